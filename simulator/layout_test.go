@@ -1,0 +1,166 @@
+package simulator_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/simulator"
+)
+
+func TestParseLayout(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want simulator.Layout
+	}{
+		{"binpack", "binpack", simulator.Layout{Strategy: simulator.StrategyBinpack}},
+		{"current upper case", "  CURRENT ", simulator.Layout{Strategy: simulator.StrategyCurrent}},
+		{"sort defaults", "sort(a)", simulator.Layout{Strategy: simulator.StrategySort, Columns: []simulator.Column{{Name: "a"}}}},
+		{
+			"sort desc defaults to nulls last",
+			"sort(a desc nulls last, b)",
+			simulator.Layout{Strategy: simulator.StrategySort, Columns: []simulator.Column{
+				{Name: "a", Desc: true, NullsLast: true}, {Name: "b"},
+			}},
+		},
+		{
+			"iceberg default per direction",
+			"Sort ( a DESC , b ASC , c )",
+			simulator.Layout{Strategy: simulator.StrategySort, Columns: []simulator.Column{
+				{Name: "a", Desc: true, NullsLast: true}, {Name: "b"}, {Name: "c"},
+			}},
+		},
+		{
+			"explicit nulls orders against the default",
+			"sort(a desc nulls first, b nulls last)",
+			simulator.Layout{Strategy: simulator.StrategySort, Columns: []simulator.Column{
+				{Name: "a", Desc: true}, {Name: "b", NullsLast: true},
+			}},
+		},
+		{
+			"quoted identifiers",
+			`zorder("Weird Col", "say ""hi""")`,
+			simulator.Layout{Strategy: simulator.StrategyZOrder, Columns: []simulator.Column{
+				{Name: "Weird Col"}, {Name: `say "hi"`},
+			}},
+		},
+		{
+			"hilbert with target size",
+			"hilbert(a,b,c) target 256MiB",
+			simulator.Layout{Strategy: simulator.StrategyHilbert, Columns: []simulator.Column{
+				{Name: "a"}, {Name: "b"}, {Name: "c"},
+			}, TargetFileSizeBytes: 256 << 20},
+		},
+		{"binpack with decimal size", "binpack target 128mb", simulator.Layout{Strategy: simulator.StrategyBinpack, TargetFileSizeBytes: 128e6}},
+		{"whitespace everywhere", "\tzorder\n(\ta ,\r\nb\t)\n", simulator.Layout{Strategy: simulator.StrategyZOrder, Columns: []simulator.Column{{Name: "a"}, {Name: "b"}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := simulator.ParseLayout(tt.in)
+			require.NoError(t, err)
+			require.Equal(t, tt.want, got)
+			require.NoError(t, got.Validate())
+			again, err := simulator.ParseLayout(got.String())
+			require.NoError(t, err, "reparse %q", got.String())
+			require.Equal(t, got, again)
+		})
+	}
+}
+
+func TestParseLayoutErrors(t *testing.T) {
+	tests := []struct {
+		in      string
+		wantMsg string
+	}{
+		{"zorder(a", `layout "zorder(a": expected ")" at offset 8`},
+		{"", `layout "": expected a strategy (binpack, sort, zorder, hilbert, current), found end of input at offset 0`},
+		{"shuffle(a)", `layout "shuffle(a)": unknown strategy "shuffle" (want binpack, sort, zorder, hilbert or current) at offset 0`},
+		{"sort", `layout "sort": expected "(", found end of input at offset 4`},
+		{"sort()", `layout "sort()": expected a column name, found ")" at offset 5`},
+		{"zorder(a)", `layout "zorder(a)": zorder needs 2 to 8 columns, got 1 at offset 6`},
+		{"zorder(a,b,c,d,e,f,g,h,i)", `layout "zorder(a,b,c,d,e,f,g,h,i)": zorder needs 2 to 8 columns, got 9 at offset 6`},
+		{"hilbert(a,b,c,d,e)", `layout "hilbert(a,b,c,d,e)": hilbert needs 2 to 4 columns, got 5 at offset 7`},
+		{"hilbert(a)", `layout "hilbert(a)": hilbert needs 2 to 4 columns, got 1 at offset 7`},
+		{"zorder(a desc, b)", `layout "zorder(a desc, b)": "desc" is only allowed in sort, not zorder at offset 9`},
+		{"sort(a, A)", `layout "sort(a, A)": duplicate column "A" at offset 8`},
+		{"sort(a nulls middle)", `layout "sort(a nulls middle)": expected "first" or "last" after "nulls", found "middle)" at offset 13`},
+		{`sort("a)`, `layout "sort(\"a)": unterminated quoted name starting at offset 5: expected '"' at offset 8`},
+		{`sort("")`, `layout "sort(\"\")": empty quoted column name at offset 5`},
+		{"sort(a b)", `layout "sort(a b)": expected "," or ")", found "b)" at offset 7`},
+		{"binpack(a)", `layout "binpack(a)": binpack takes no columns at offset 7`},
+		{"sort(a) extra", `layout "sort(a) extra": unexpected "extra" at offset 8`},
+		{"sort(a) target", `layout "sort(a) target": expected a size after "target", found end of input at offset 14`},
+		{"sort(a) target 5 parsecs", `layout "sort(a) target 5 parsecs": unexpected "parsecs" at offset 17`},
+		{"sort(a) target 5XB", `layout "sort(a) target 5XB": unknown size unit "XB" (want B, KiB, MiB, GiB, TiB, KB, MB, GB or TB) at offset 16`},
+		{"sort(a) target 0", `layout "sort(a) target 0": target size must be positive at offset 15`},
+		{"sort(a) target 99999999TiB", `layout "sort(a) target 99999999TiB": size 99999999TiB is out of range at offset 15`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			_, err := simulator.ParseLayout(tt.in)
+			require.Error(t, err)
+			require.EqualError(t, err, tt.wantMsg)
+			require.ErrorIs(t, err, simulator.ErrInvalidLayout)
+			var se *simulator.SyntaxError
+			require.True(t, errors.As(err, &se))
+		})
+	}
+}
+
+func TestLayoutValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		l       simulator.Layout
+		wantErr string
+	}{
+		{"ok sort", simulator.Layout{Strategy: simulator.StrategySort, Columns: []simulator.Column{{Name: "a", Desc: true}}}, ""},
+		{"unknown", simulator.Layout{Strategy: "tree"}, `unknown strategy "tree"`},
+		{"binpack with columns", simulator.Layout{Strategy: simulator.StrategyBinpack, Columns: []simulator.Column{{Name: "a"}}}, "binpack takes no columns"},
+		{"zorder desc", simulator.Layout{Strategy: simulator.StrategyZOrder, Columns: []simulator.Column{{Name: "a", Desc: true}, {Name: "b"}}}, "only allowed in sort"},
+		{"empty name and duplicate", simulator.Layout{Strategy: simulator.StrategySort, Columns: []simulator.Column{{Name: ""}, {Name: "x"}, {Name: "X"}}}, "empty column name\nduplicate column \"X\""},
+		{"negative size", simulator.Layout{Strategy: simulator.StrategyBinpack, TargetFileSizeBytes: -1}, "negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.l.Validate()
+			if tt.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, simulator.ErrInvalidLayout)
+			require.ErrorContains(t, err, tt.wantErr)
+		})
+	}
+}
+
+func TestLayoutStringQuotesWhatItMust(t *testing.T) {
+	l := simulator.Layout{Strategy: simulator.StrategySort, Columns: []simulator.Column{
+		{Name: "desc", Desc: true, NullsLast: true}, {Name: "9lives", NullsLast: true}, {Name: "ünï cödé"}, {Name: "ok_1", Desc: true, NullsLast: true},
+	}, TargetFileSizeBytes: 1536}
+	require.Equal(t, `sort("desc" desc, "9lives" nulls last, "ünï cödé", ok_1 desc) target 1536`, l.String())
+	got, err := simulator.ParseLayout(l.String())
+	require.NoError(t, err)
+	require.Equal(t, l, got)
+}
+
+func FuzzParseLayout(f *testing.F) {
+	for _, s := range []string{
+		"binpack", "current target 1GiB", "sort(a desc nulls last, b)", `zorder("Weird Col", b)`,
+		"hilbert(a,b,c)", "zorder(a", "sort(a nulls first) target 12KB", `sort("x""y" asc)`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		l, err := simulator.ParseLayout(s)
+		if err != nil {
+			require.ErrorIs(t, err, simulator.ErrInvalidLayout)
+			return
+		}
+		require.NoError(t, l.Validate())
+		again, err := simulator.ParseLayout(l.String())
+		require.NoError(t, err, "reparse %q of %q", l.String(), s)
+		require.Equal(t, l, again)
+	})
+}
