@@ -65,6 +65,10 @@ type QueryEvent struct {
 	// floe catalogs and Iceberg identifiers.
 	Tables  []TableAccess `json:"tables,omitempty"`
 	Metrics QueryMetrics  `json:"metrics"`
+	// Error is the engine's failure text for a failed or cancelled query
+	// ("USER_ERROR TABLE_NOT_FOUND: line 1:15: Table ... does not exist"),
+	// empty otherwise.
+	Error string `json:"error,omitempty"`
 }
 
 // Duration is EndTime − StartTime, or zero when either is unknown.

@@ -1,0 +1,22 @@
+// Package trino reads Trino query telemetry into [collectors.QueryEvent]s.
+//
+// Two sources:
+//
+//   - trino-event ([EventParser]): QueryCompletedEvent JSON as the HTTP event
+//     listener posts it (plain object, Instants as decimal epoch seconds or
+//     ISO-8601) and as the Kafka event listener writes it (wrapped in
+//     {"eventPayload": …, "eventMetadata": …}), one per line, as a JSON
+//     array or as pretty-printed objects. QueryCreatedEvent and split
+//     events in the same file are skipped: only completed queries count.
+//   - trino-runtime ([RuntimeParser]): exports of system.runtime.queries as
+//     CSV (with header) or JSON (NDJSON or array), as the CLI writes them.
+//     These carry SQL and times only.
+//
+// Tables come from metadata.tables (every column the analyzer resolved,
+// role referenced, evidence analysis-refs; directlyReferenced → Direct) and
+// ioMetadata.inputs (snapshot id, bytes and rows per table). Columns named
+// in the plan's "constraint on [...]" were enforced by the Iceberg connector
+// and get role filter with evidence pushed-filter. Trino's JSON has no
+// WHERE-clause structure: predicates come later from the SQL text
+// (metadata.query, or preparedQuery for EXECUTE) during ingestion.
+package trino

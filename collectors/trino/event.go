@@ -1,0 +1,442 @@
+package trino
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/floe-project/floe/collectors"
+)
+
+// SourceEvent is the source name of [EventParser].
+const SourceEvent = "trino-event"
+
+// EventParser reads Trino event-listener JSON (QueryCompletedEvent).
+type EventParser struct{}
+
+// Source returns "trino-event".
+func (EventParser) Source() string { return SourceEvent }
+
+// Detect accepts JSON whose head has a query event's metadata.queryId.
+func (EventParser) Detect(_ string, head []byte) bool {
+	h := bytes.TrimLeft(head, " \t\r\n[")
+	if len(h) == 0 || h[0] != '{' {
+		return false
+	}
+	return bytes.Contains(head, []byte(`"queryId"`)) && bytes.Contains(head, []byte(`"metadata"`)) &&
+		(bytes.Contains(head, []byte(`"createTime"`)) || bytes.Contains(head, []byte(`"eventPayload"`)))
+}
+
+// Parse reads every record of r, emitting one event per QueryCompletedEvent.
+func (EventParser) Parse(ctx context.Context, name string, r io.Reader, emit func(collectors.QueryEvent) error, bad func(collectors.BadRecord) error) error {
+	return collectors.ReadJSONRecords(ctx, name, r, func(rec []byte, pos collectors.BadRecord) error {
+		ev, ok, reason := decodeEvent(rec)
+		if reason != "" {
+			pos.Reason = reason
+			return bad(pos)
+		}
+		if !ok {
+			return nil
+		}
+		return emit(ev)
+	}, bad)
+}
+
+// Wire types: only the fields floe uses; unknown fields are ignored and
+// Optionals may be absent or null.
+type wireEvent struct {
+	EventPayload       json.RawMessage `json:"eventPayload"`
+	Metadata           *wireMetadata   `json:"metadata"`
+	Statistics         *wireStatistics `json:"statistics"`
+	Context            wireContext     `json:"context"`
+	IOMetadata         wireIO          `json:"ioMetadata"`
+	FailureInfo        *wireFailure    `json:"failureInfo"`
+	CreateTime         flexTime        `json:"createTime"`
+	ExecutionStartTime flexTime        `json:"executionStartTime"`
+	EndTime            flexTime        `json:"endTime"`
+}
+
+type wireMetadata struct {
+	QueryID       string      `json:"queryId"`
+	Query         string      `json:"query"`
+	UpdateType    string      `json:"updateType"`
+	PreparedQuery string      `json:"preparedQuery"`
+	QueryState    string      `json:"queryState"`
+	Tables        []wireTable `json:"tables"`
+	Plan          string      `json:"plan"`
+}
+
+type wireTable struct {
+	Catalog            string    `json:"catalog"`
+	Schema             string    `json:"schema"`
+	Table              string    `json:"table"`
+	Columns            []colName `json:"columns"`
+	DirectlyReferenced *bool     `json:"directlyReferenced"`
+}
+
+type wireStatistics struct {
+	CPUTime            flexDuration `json:"cpuTime"`
+	WallTime           flexDuration `json:"wallTime"`
+	QueuedTime         flexDuration `json:"queuedTime"`
+	PhysicalInputBytes int64        `json:"physicalInputBytes"`
+	PhysicalInputRows  int64        `json:"physicalInputRows"`
+	ProcessedInputRows int64        `json:"processedInputRows"`
+}
+
+type wireContext struct {
+	User          string `json:"user"`
+	Catalog       string `json:"catalog"`
+	Schema        string `json:"schema"`
+	ServerVersion string `json:"serverVersion"`
+	QueryType     string `json:"queryType"`
+}
+
+type wireIO struct {
+	Inputs []wireInput `json:"inputs"`
+	Output *wireOutput `json:"output"`
+}
+
+type wireInput struct {
+	CatalogName   string    `json:"catalogName"`
+	Schema        string    `json:"schema"`
+	Table         string    `json:"table"`
+	Columns       []colName `json:"columns"`
+	ConnectorInfo *struct {
+		SnapshotID *int64 `json:"snapshotId"`
+	} `json:"connectorInfo"`
+	PhysicalInputBytes int64 `json:"physicalInputBytes"`
+	PhysicalInputRows  int64 `json:"physicalInputRows"`
+}
+
+type wireOutput struct {
+	CatalogName string `json:"catalogName"`
+	Schema      string `json:"schema"`
+	Table       string `json:"table"`
+}
+
+type wireFailure struct {
+	ErrorCode *struct {
+		Code int    `json:"code"`
+		Name string `json:"name"`
+		Type string `json:"type"`
+	} `json:"errorCode"`
+	FailureType    string `json:"failureType"`
+	FailureMessage string `json:"failureMessage"`
+}
+
+// colName is a column given as a string, {"column": …} (metadata.tables) or
+// {"name": …} (QueryInfo inputs).
+type colName string
+
+func (c *colName) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*c = colName(s)
+		return nil
+	}
+	var o struct {
+		Column string `json:"column"`
+		Name   string `json:"name"`
+	}
+	if err := json.Unmarshal(b, &o); err != nil {
+		return err
+	}
+	*c = colName(o.Column)
+	if o.Column == "" {
+		*c = colName(o.Name)
+	}
+	return nil
+}
+
+// flexTime is an Instant as decimal epoch seconds (number or string) or
+// ISO-8601 text; null and absent are zero.
+type flexTime struct{ time.Time }
+
+func (t *flexTime) UnmarshalJSON(b []byte) error {
+	s := string(bytes.Trim(b, `"`))
+	if s == "null" || s == "" {
+		return nil
+	}
+	v, err := collectors.ParseTime(s)
+	if err != nil {
+		return err
+	}
+	t.Time = v
+	return nil
+}
+
+// flexDuration is a Duration as decimal seconds (Jackson), an airlift
+// string ("3.38s") or ISO-8601 ("PT3.377S").
+type flexDuration struct{ time.Duration }
+
+func (d *flexDuration) UnmarshalJSON(b []byte) error {
+	s := string(bytes.Trim(b, `"`))
+	if s == "null" || s == "" {
+		return nil
+	}
+	v, err := collectors.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	d.Duration = v
+	return nil
+}
+
+// decodeEvent turns one record into an event. ok is false (and reason
+// empty) for records that are valid but not completed queries.
+func decodeEvent(rec []byte) (ev collectors.QueryEvent, ok bool, reason string) {
+	var w wireEvent
+	if err := json.Unmarshal(rec, &w); err != nil {
+		return ev, false, collectors.JSONReason(rec, err)
+	}
+	if len(w.EventPayload) > 0 && !bytes.Equal(w.EventPayload, []byte("null")) {
+		payload := w.EventPayload
+		w = wireEvent{}
+		if err := json.Unmarshal(payload, &w); err != nil {
+			return ev, false, collectors.JSONReason(payload, err)
+		}
+	}
+	if w.Metadata == nil || w.Metadata.QueryID == "" {
+		if bytes.Contains(rec, []byte(`"splitId"`)) || bytes.Contains(rec, []byte(`"stageId"`)) {
+			return ev, false, "" // split completed event
+		}
+		return ev, false, "not a Trino query event: no metadata.queryId"
+	}
+	if w.Statistics == nil && w.EndTime.IsZero() {
+		return ev, false, "" // QueryCreatedEvent: only completed queries are collected
+	}
+	if w.CreateTime.IsZero() {
+		return ev, false, "query " + w.Metadata.QueryID + ": no createTime"
+	}
+	return buildEvent(&w), true, ""
+}
+
+func buildEvent(w *wireEvent) collectors.QueryEvent {
+	md := w.Metadata
+	ev := collectors.QueryEvent{
+		Source:         SourceEvent,
+		Engine:         collectors.EngineTrino,
+		EngineVersion:  w.Context.ServerVersion,
+		QueryID:        md.QueryID,
+		User:           w.Context.User,
+		StartTime:      w.CreateTime.Time,
+		EndTime:        w.EndTime.Time,
+		DefaultCatalog: w.Context.Catalog,
+		DefaultSchema:  w.Context.Schema,
+	}
+	ev.State = mapState(md.QueryState, w.FailureInfo)
+	if w.FailureInfo != nil {
+		ev.Error = failureText(w.FailureInfo)
+	}
+	ev.SQL, ev.Params, ev.SQLTemplate = splitExecute(md.Query, md.PreparedQuery)
+	ev.StatementType = statementType(w.Context.QueryType, md.UpdateType, ev.SQL)
+	if s := w.Statistics; s != nil {
+		ev.Metrics = collectors.QueryMetrics{
+			ElapsedMs:    s.WallTime.Milliseconds(),
+			CPUMs:        s.CPUTime.Milliseconds(),
+			QueuedMs:     s.QueuedTime.Milliseconds(),
+			BytesScanned: s.PhysicalInputBytes,
+			RowsScanned:  s.ProcessedInputRows,
+		}
+		if ev.Metrics.RowsScanned == 0 {
+			ev.Metrics.RowsScanned = s.PhysicalInputRows
+		}
+	}
+	if ev.Metrics.ElapsedMs == 0 && !ev.EndTime.IsZero() {
+		ev.Metrics.ElapsedMs = ev.EndTime.Sub(ev.StartTime).Milliseconds()
+	}
+	ev.Tables = tables(md, &w.IOMetadata)
+	return ev
+}
+
+func mapState(s string, f *wireFailure) collectors.State {
+	switch strings.ToUpper(s) {
+	case "FINISHED":
+		return collectors.StateSucceeded
+	case "FAILED":
+		if f != nil && f.ErrorCode != nil && (f.ErrorCode.Name == "USER_CANCELED" || f.ErrorCode.Name == "ADMINISTRATIVELY_KILLED") {
+			return collectors.StateCancelled
+		}
+		return collectors.StateFailed
+	}
+	return collectors.StateUnknown
+}
+
+func failureText(f *wireFailure) string {
+	var parts []string
+	if f.ErrorCode != nil {
+		parts = append(parts, strings.TrimSpace(f.ErrorCode.Type+" "+f.ErrorCode.Name))
+	}
+	if f.FailureMessage != "" {
+		parts = append(parts, f.FailureMessage)
+	} else if f.FailureType != "" {
+		parts = append(parts, f.FailureType)
+	}
+	return strings.Join(parts, ": ")
+}
+
+// statementType maps Trino's QueryType and updateType to floe's statement
+// types; without either it peeks at the SQL's first keyword.
+func statementType(queryType, updateType, sql string) string {
+	switch strings.ToUpper(updateType) {
+	case "CREATE TABLE":
+		if strings.EqualFold(queryType, "INSERT") || queryType == "" {
+			return "CTAS"
+		}
+		return "DDL"
+	case "INSERT":
+		return "INSERT"
+	case "MERGE":
+		return "MERGE"
+	case "UPDATE":
+		return "UPDATE"
+	case "DELETE":
+		return "DELETE"
+	}
+	switch strings.ToUpper(queryType) {
+	case "SELECT":
+		return "SELECT"
+	case "INSERT":
+		return "INSERT"
+	case "MERGE":
+		return "MERGE"
+	case "UPDATE":
+		return "UPDATE"
+	case "DELETE":
+		return "DELETE"
+	case "DATA_DEFINITION":
+		return "DDL"
+	case "":
+		if updateType != "" {
+			return "DDL"
+		}
+		return collectors.ClassifyStatement(sql)
+	}
+	return "OTHER"
+}
+
+// constraintRe matches an Iceberg table handle in a Trino plan:
+// "table = lake:sales.orders$data@305… constraint on [order_date, region]".
+var constraintRe = regexp.MustCompile(`table = ([^:\s,\]]+):([^.\s]+)\.([^$@\s,\]]+)(?:\$[a-z_]+)?(?:@\d+)? constraint on \[([^\]]*)\]`)
+
+func tables(md *wireMetadata, io *wireIO) []collectors.TableAccess {
+	var out []collectors.TableAccess
+	find := func(cat, schema, table string) int {
+		for i := range out {
+			t := &out[i]
+			if strings.EqualFold(t.Catalog, cat) && strings.EqualFold(t.Namespace, schema) && strings.EqualFold(t.Name, table) {
+				return i
+			}
+		}
+		return -1
+	}
+	for _, t := range md.Tables {
+		if t.Table == "" {
+			continue
+		}
+		direct := t.DirectlyReferenced == nil || *t.DirectlyReferenced
+		i := find(t.Catalog, t.Schema, t.Table)
+		if i < 0 {
+			out = append(out, collectors.TableAccess{Catalog: t.Catalog, Namespace: t.Schema, Name: t.Table, Direct: direct, Evidence: collectors.EvidenceAnalysisRefs})
+			i = len(out) - 1
+		} else if direct {
+			out[i].Direct = true
+		}
+		for _, c := range t.Columns {
+			addColumn(&out[i], string(c), collectors.RoleReferenced, collectors.EvidenceAnalysisRefs)
+		}
+	}
+	for _, in := range io.Inputs {
+		if in.Table == "" {
+			continue
+		}
+		i := find(in.CatalogName, in.Schema, in.Table)
+		if i < 0 {
+			out = append(out, collectors.TableAccess{Catalog: in.CatalogName, Namespace: in.Schema, Name: in.Table, Direct: true, Evidence: collectors.EvidenceAnalysisRefs})
+			i = len(out) - 1
+		}
+		t := &out[i]
+		if in.ConnectorInfo != nil && in.ConnectorInfo.SnapshotID != nil {
+			id := *in.ConnectorInfo.SnapshotID
+			t.SnapshotID = &id
+		}
+		t.Metrics.BytesScanned += in.PhysicalInputBytes
+		t.Metrics.RowsScanned += in.PhysicalInputRows
+		for _, c := range in.Columns {
+			addColumn(t, string(c), collectors.RoleReferenced, collectors.EvidenceAnalysisRefs)
+		}
+	}
+	if o := io.Output; o != nil && o.Table != "" {
+		i := find(o.CatalogName, o.Schema, o.Table)
+		if i < 0 {
+			out = append(out, collectors.TableAccess{Catalog: o.CatalogName, Namespace: o.Schema, Name: o.Table, Direct: true, Evidence: collectors.EvidenceAnalysisRefs})
+			i = len(out) - 1
+		}
+		out[i].Write = true
+	}
+	if md.Plan != "" && strings.Contains(md.Plan, "constraint on [") {
+		for _, m := range constraintRe.FindAllStringSubmatch(md.Plan, -1) {
+			i := find(m[1], m[2], m[3])
+			if i < 0 {
+				continue
+			}
+			t := &out[i]
+			text := "constraint on [" + m[4] + "]"
+			if !contains(t.FilterText, text) {
+				t.FilterText = append(t.FilterText, text)
+			}
+			for c := range strings.SplitSeq(m[4], ",") {
+				if c = strings.Trim(strings.TrimSpace(c), `"`); c != "" {
+					addColumn(t, c, collectors.RoleFilter, collectors.EvidencePushedFilter)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// addColumn adds role to column name of t; stronger evidence replaces weaker.
+func addColumn(t *collectors.TableAccess, name string, role collectors.Role, ev collectors.Evidence) {
+	if name == "" {
+		return
+	}
+	for i := range t.Columns {
+		c := &t.Columns[i]
+		if !strings.EqualFold(c.Name, name) {
+			continue
+		}
+		if !containsRole(c.Roles, role) {
+			c.Roles = append(c.Roles, role)
+		}
+		if ev == collectors.EvidencePushedFilter {
+			c.Evidence = ev
+		}
+		return
+	}
+	t.Columns = append(t.Columns, collectors.ColumnUse{Name: name, Roles: []collectors.Role{role}, Evidence: ev})
+}
+
+func containsRole(rs []collectors.Role, r collectors.Role) bool {
+	for _, x := range rs {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}
