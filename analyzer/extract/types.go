@@ -72,9 +72,20 @@ type TableRef struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	Alias     string `json:"alias,omitempty"`
+	// Metadata is the Iceberg metadata table read instead of the data
+	// ("snapshots" for Spark db.t.snapshots or Trino "t$snapshots"); Name
+	// is then the base table's name.
+	Metadata string `json:"metadata,omitempty"`
+	// AsOf is the time-travel clause as written (FOR VERSION AS OF 42,
+	// FOR TIMESTAMP AS OF …, Snowflake AT(…)), empty for the current state.
+	AsOf string `json:"as_of,omitempty"`
+	// Write is true when the statement writes the table (INSERT, MERGE,
+	// UPDATE, DELETE, CTAS target, DDL).
+	Write bool `json:"write,omitempty"`
 }
 
-// QualifiedName is catalog.namespace.name with empty parts left out.
+// QualifiedName is catalog.namespace.name with empty parts left out, and
+// "$metadata" appended for a metadata table (db.orders$snapshots).
 func (t TableRef) QualifiedName() string {
 	s := t.Name
 	if t.Namespace != "" {
@@ -82,6 +93,9 @@ func (t TableRef) QualifiedName() string {
 	}
 	if t.Catalog != "" {
 		s = t.Catalog + "." + s
+	}
+	if t.Metadata != "" {
+		s += "$" + t.Metadata
 	}
 	return s
 }
@@ -142,6 +156,9 @@ type Scan struct {
 
 // Result is what the extractor found in one statement.
 type Result struct {
+	// Statement is the kind of the (first) statement: select, insert,
+	// merge, update, delete, ctas, ddl or other.
+	Statement string `json:"statement,omitempty"`
 	// Tables are the base tables referenced, each once per alias; CTE
 	// names and derived tables are followed to the tables they read.
 	Tables []TableRef `json:"tables"`

@@ -1,0 +1,267 @@
+package extract
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrUnknownDialect is returned by [ParseDialect] for a name it does not
+// know; test for it with errors.Is.
+var ErrUnknownDialect = errors.New("unknown sql dialect")
+
+// ParseDialect maps a dialect name (case-insensitive; "presto" is Trino,
+// "sparksql"/"spark-sql"/"databricks" are Spark) to a [Dialect].
+func ParseDialect(s string) (Dialect, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "trino", "presto":
+		return Trino, nil
+	case "athena":
+		return Athena, nil
+	case "spark", "sparksql", "spark-sql", "spark_sql", "databricks", "hive":
+		return Spark, nil
+	case "snowflake":
+		return Snowflake, nil
+	case "duckdb":
+		return DuckDB, nil
+	}
+	return "", fmt.Errorf("parse dialect %q (want trino, athena, spark, snowflake or duckdb): %w", s, ErrUnknownDialect)
+}
+
+// maxWarnings caps the warnings of one statement.
+const maxWarnings = 20
+
+// warnList collects distinct warnings in order.
+type warnList struct {
+	list []string
+}
+
+func (w *warnList) add(s string) {
+	for _, x := range w.list {
+		if x == s {
+			return
+		}
+	}
+	if len(w.list) == maxWarnings {
+		w.list = append(w.list, "further warnings omitted")
+		return
+	}
+	if len(w.list) > maxWarnings {
+		return
+	}
+	w.list = append(w.list, s)
+}
+
+// Parse extracts the tables, scans and predicates of sql written in
+// dialect d. It never fails and never panics: syntax it does not know is
+// reported in Result.Warnings and everything else is still extracted.
+// Several ';'-separated statements are merged into one Result.
+func Parse(d Dialect, sql string) Result {
+	warns := &warnList{}
+	p := &parser{d: d, src: sql, warns: warns}
+	p.toks = tokenize(d, sql, warns)
+	stmts := p.parseStatements()
+	r := &resolver{d: d, src: sql, warns: warns}
+	var res Result
+	for _, st := range stmts {
+		if res.Statement == "" {
+			res.Statement = st.kind
+		}
+		r.statement(st)
+	}
+	r.finish(&res)
+	if len(stmts) == 0 && strings.TrimSpace(sql) != "" && len(warns.list) == 0 {
+		warns.add("no statement found")
+	}
+	res.Warnings = warns.list
+	if res.Tables == nil {
+		res.Tables = []TableRef{}
+	}
+	if res.Warnings == nil {
+		res.Warnings = []string{}
+	}
+	return res
+}
+
+// ContractTable is a table in the CLI's JSON output.
+type ContractTable struct {
+	Catalog   string `json:"catalog"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Alias     string `json:"alias"`
+	Metadata  string `json:"metadata,omitempty"`
+	AsOf      string `json:"as_of,omitempty"`
+	Write     bool   `json:"write,omitempty"`
+}
+
+// ContractPred is a predicate leaf in the CLI's JSON output: values as
+// strings with their kinds in a parallel array.
+type ContractPred struct {
+	Table     string   `json:"table"`
+	Column    string   `json:"column"`
+	Op        string   `json:"op"`
+	Values    []string `json:"values"`
+	Kinds     []Kind   `json:"kinds"`
+	Transform string   `json:"transform"`
+}
+
+// ContractScan is one scan in the CLI's JSON output: the table's
+// qualified name and its pushable filter rendered by [Node.String] ("" when
+// the scan reads the whole table).
+type ContractScan struct {
+	Table  string `json:"table"`
+	Filter string `json:"filter"`
+}
+
+// Contract is the stable JSON shape `floe extract --output json` prints.
+type Contract struct {
+	Statement  string          `json:"statement,omitempty"`
+	Tables     []ContractTable `json:"tables"`
+	Predicates []ContractPred  `json:"predicates"`
+	Scans      []ContractScan  `json:"scans"`
+	Warnings   []string        `json:"warnings"`
+}
+
+// Contract converts r to the CLI's JSON shape; arrays are never nil.
+func (r Result) Contract() Contract {
+	c := Contract{
+		Statement:  r.Statement,
+		Tables:     make([]ContractTable, 0, len(r.Tables)),
+		Predicates: make([]ContractPred, 0, len(r.Predicates)),
+		Scans:      make([]ContractScan, 0, len(r.Scans)),
+		Warnings:   append([]string{}, r.Warnings...),
+	}
+	for _, t := range r.Tables {
+		c.Tables = append(c.Tables, ContractTable{Catalog: t.Catalog, Namespace: t.Namespace, Name: t.Name,
+			Alias: t.Alias, Metadata: t.Metadata, AsOf: t.AsOf, Write: t.Write})
+	}
+	for _, p := range r.Predicates {
+		cp := ContractPred{Table: p.Table, Column: p.Column, Op: string(p.Op), Transform: p.Transform,
+			Values: make([]string, len(p.Values)), Kinds: make([]Kind, len(p.Values))}
+		for i, v := range p.Values {
+			cp.Values[i] = v.Text
+			cp.Kinds[i] = v.Kind
+		}
+		c.Predicates = append(c.Predicates, cp)
+	}
+	for _, s := range r.Scans {
+		cs := ContractScan{}
+		if s.Table >= 0 && s.Table < len(r.Tables) {
+			cs.Table = r.Tables[s.Table].QualifiedName()
+			if a := r.Tables[s.Table].Alias; a != "" {
+				cs.Table += " " + a
+			}
+		}
+		if s.Filter != nil {
+			cs.Filter = s.Filter.String()
+		}
+		c.Scans = append(c.Scans, cs)
+	}
+	return c
+}
+
+// MarshalContract renders r as the CLI's JSON contract.
+func (r Result) MarshalContract() ([]byte, error) {
+	b, err := json.Marshal(r.Contract())
+	if err != nil {
+		return nil, fmt.Errorf("marshal extract result: %w", err)
+	}
+	return b, nil
+}
+
+// String renders the tree in a SQL-like form for diagnostics and golden
+// files: column op value, AND/OR in parentheses, transforms as
+// transform(column).
+func (n *Node) String() string {
+	var b strings.Builder
+	n.write(&b)
+	return b.String()
+}
+
+func (n *Node) write(b *strings.Builder) {
+	if n == nil {
+		b.WriteString("true")
+		return
+	}
+	switch n.Kind {
+	case NodeAnd, NodeOr:
+		sep := " AND "
+		if n.Kind == NodeOr {
+			sep = " OR "
+		}
+		b.WriteByte('(')
+		for i, c := range n.Children {
+			if i > 0 {
+				b.WriteString(sep)
+			}
+			c.write(b)
+		}
+		b.WriteByte(')')
+	case NodeNot:
+		b.WriteString("NOT ")
+		if len(n.Children) > 0 {
+			n.Children[0].write(b)
+		}
+	case NodePred:
+		if n.Pred != nil {
+			b.WriteString(n.Pred.String())
+		}
+	default:
+		b.WriteString("opaque(" + n.Text + ")")
+	}
+}
+
+// String renders the predicate as transform(column) op values.
+func (p Pred) String() string {
+	var b strings.Builder
+	col := p.Column
+	if p.Transform != "" {
+		col = p.Transform + "(" + col + ")"
+	}
+	b.WriteString(col)
+	b.WriteByte(' ')
+	b.WriteString(string(p.Op))
+	switch p.Op {
+	case OpIsNull, OpIsNotNull:
+	case OpBetween, OpNotBetween:
+		if len(p.Values) == 2 {
+			b.WriteString(" " + p.Values[0].String() + " and " + p.Values[1].String())
+		}
+	case OpIn, OpNotIn:
+		b.WriteString(" (")
+		for i, v := range p.Values {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if i == 8 && len(p.Values) > 10 {
+				fmt.Fprintf(&b, "… %d more", len(p.Values)-8)
+				break
+			}
+			b.WriteString(v.String())
+		}
+		b.WriteByte(')')
+	default:
+		for _, v := range p.Values {
+			b.WriteString(" " + v.String())
+		}
+	}
+	return b.String()
+}
+
+// String renders a value as a SQL literal of its kind.
+func (v Value) String() string {
+	switch v.Kind {
+	case KindString:
+		return "'" + strings.ReplaceAll(v.Text, "'", "''") + "'"
+	case KindDate:
+		return "date '" + v.Text + "'"
+	case KindTimestamp:
+		return "timestamp '" + v.Text + "'"
+	case KindInterval:
+		return "interval '" + v.Text + "'"
+	case KindUnknown:
+		return "unknown(" + v.Text + ")"
+	}
+	return v.Text
+}

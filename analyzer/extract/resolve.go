@@ -1,0 +1,1186 @@
+package extract
+
+import (
+	"sort"
+	"strings"
+)
+
+// colTarget is a base-table column a column reference resolves to.
+type colTarget struct {
+	scan   int
+	column string
+	// push is false when a filter on the reference may not be evaluated
+	// by the scan: correlated outer references, CTEs read more than once,
+	// derived tables with LIMIT.
+	push bool
+}
+
+// status of a column lookup.
+type status uint8
+
+const (
+	stCols    status = iota // resolved to base columns (targets)
+	stUnknown               // table not known: Pred.Table is "*"
+	stExpr                  // an expression of a derived table or a function output: opaque
+)
+
+// found is a three-valued answer to "does this relation have column c".
+type found uint8
+
+const (
+	fNo found = iota
+	fMaybe
+	fYes
+)
+
+// relInfo describes the output columns of a resolved query (CTE or derived table).
+type relInfo struct {
+	branches []*blockOut
+	push     bool
+}
+
+// blockOut describes the output columns of one query block.
+type blockOut struct {
+	cols  []outCol
+	stars []starSrc
+	sc    *scope
+}
+
+type outCol struct {
+	name    string
+	targets []colTarget
+	st      status
+}
+
+// starSrc is a * (all items) or t.* (one item) in a SELECT list.
+type starSrc struct {
+	item int // -1: all items
+	pos  int // position among the select items
+}
+
+// scope is the name scope of one query block.
+type scope struct {
+	parent *scope
+	items  []*itemInfo
+}
+
+type itemInfo struct {
+	fi       *fromItem
+	scan     int
+	rel      *relInfo
+	push     bool
+	nullable bool
+}
+
+// scanState accumulates the pushable conjuncts of one scan.
+type scanState struct {
+	table int
+	conj  []*Node
+}
+
+type posPred struct {
+	pos int32
+	seq int
+	p   Pred
+}
+
+// resolver turns parsed statements into a Result.
+type resolver struct {
+	d      Dialect
+	src    string
+	tables []TableRef
+	scans  []scanState
+	preds  []posPred
+	warns  *warnList
+}
+
+func (r *resolver) addTable(ref TableRef) int {
+	for i, t := range r.tables {
+		if t.Catalog == ref.Catalog && t.Namespace == ref.Namespace && t.Name == ref.Name &&
+			t.Alias == ref.Alias && t.Metadata == ref.Metadata && t.AsOf == ref.AsOf {
+			if ref.Write {
+				r.tables[i].Write = true
+			}
+			return i
+		}
+	}
+	r.tables = append(r.tables, ref)
+	return len(r.tables) - 1
+}
+
+func (r *resolver) statement(st *stmt) {
+	for _, t := range st.targets {
+		r.addTable(t)
+	}
+	for _, c := range st.ctes {
+		r.cte(c)
+	}
+	if st.q != nil {
+		r.query(st.q, nil)
+	}
+}
+
+func (r *resolver) cte(c *cte) {
+	if c.rel != nil || c.q == nil {
+		return
+	}
+	c.resolving = true
+	c.rel = r.query(c.q, nil)
+	c.resolving = false
+	if c.refs > 1 {
+		c.rel.push = false
+	}
+}
+
+func (r *resolver) query(q *query, parent *scope) *relInfo {
+	for _, c := range q.ctes {
+		r.cte(c)
+	}
+	rel := &relInfo{push: !q.limit}
+	for _, b := range q.branches {
+		rel.branches = append(rel.branches, r.block(b, parent))
+	}
+	return rel
+}
+
+// block resolves one query block: its FROM items, then its conditions.
+func (r *resolver) block(b *block, parent *scope) *blockOut {
+	sc := &scope{parent: parent}
+	for _, fi := range b.from {
+		it := &itemInfo{fi: fi, scan: -1, push: true}
+		switch fi.kind {
+		case fTable:
+			ref := fi.ref
+			ref.Alias = fi.alias
+			ti := r.addTable(ref)
+			r.scans = append(r.scans, scanState{table: ti})
+			it.scan = len(r.scans) - 1
+		case fCTE:
+			r.cte(fi.cte)
+			it.rel = fi.cte.rel
+		case fDerived:
+			ps := parent
+			if fi.lateral {
+				ps = sc
+			}
+			it.rel = r.query(fi.sub, ps)
+		case fFunc:
+			for _, a := range fi.args {
+				r.walk(a, sc)
+			}
+		}
+		sc.items = append(sc.items, it)
+	}
+	// Outer joins: which items may be null-extended.
+	for i, fi := range b.from {
+		switch fi.join {
+		case jLeft:
+			sc.items[i].nullable = true
+		case jRight:
+			for k := 0; k < i; k++ {
+				sc.items[k].nullable = true
+			}
+		case jFull:
+			for k := 0; k <= i; k++ {
+				sc.items[k].nullable = true
+			}
+		}
+	}
+	// JOIN … ON conditions, pushable to the items the join type allows.
+	for i, fi := range b.from {
+		if fi.on == nil {
+			continue
+		}
+		allowed := make([]bool, len(sc.items))
+		switch fi.join {
+		case jInner:
+			for k := 0; k <= i; k++ {
+				allowed[k] = true
+			}
+		case jLeft:
+			allowed[i] = true
+		case jRight:
+			for k := 0; k < i; k++ {
+				allowed[k] = true
+			}
+		}
+		r.cond(fi.on, sc, allowed, false)
+	}
+	all := make([]bool, len(sc.items))
+	for i := range all {
+		all[i] = true
+	}
+	if b.where != nil {
+		r.cond(b.where, sc, all, true)
+	}
+	if b.having != nil {
+		r.cond(b.having, sc, all, true)
+	}
+	if b.qualify != nil {
+		r.cond(b.qualify, sc, nil, false)
+	}
+	for _, c := range b.conds {
+		r.cond(c, sc, nil, false)
+	}
+	for _, e := range b.others {
+		r.walk(e, sc)
+	}
+	// Output columns for derived tables and CTEs.
+	out := &blockOut{sc: sc}
+	for i, it := range b.items {
+		if it.star {
+			src := starSrc{item: -1, pos: i}
+			if len(it.qual) > 0 {
+				src.item = r.findItem(sc, it.qual)
+			}
+			out.stars = append(out.stars, src)
+			out.cols = append(out.cols, outCol{})
+			continue
+		}
+		oc := outCol{name: it.alias, st: stExpr}
+		if it.e != nil && it.e.kind == eCol {
+			if oc.name == "" {
+				oc.name = it.e.parts[len(it.e.parts)-1]
+			}
+			_, oc.targets, oc.st, _ = r.resolveCol(sc, it.e.parts)
+		}
+		out.cols = append(out.cols, oc)
+	}
+	return out
+}
+
+// findItem returns the index of the item a qualifier names, or -1.
+func (r *resolver) findItem(sc *scope, qual []string) int {
+	for i, it := range sc.items {
+		if matchQualifier(it, qual) {
+			return i
+		}
+	}
+	return -1
+}
+
+// matchQualifier reports whether qual (1–3 parts) names the item.
+func matchQualifier(it *itemInfo, qual []string) bool {
+	fi := it.fi
+	if fi.alias != "" {
+		return len(qual) == 1 && strings.EqualFold(fi.alias, qual[0])
+	}
+	switch fi.kind {
+	case fTable:
+		if len(qual) > len(fi.parts) {
+			return false
+		}
+		off := len(fi.parts) - len(qual)
+		for k, q := range qual {
+			if !strings.EqualFold(fi.parts[off+k], q) {
+				return false
+			}
+		}
+		return true
+	case fCTE, fSelf:
+		return len(qual) == 1 && strings.EqualFold(fi.cte.name, qual[0])
+	}
+	return false
+}
+
+// lookupItem answers whether item it has column name and what it maps to.
+func (r *resolver) lookupItem(it *itemInfo, name string, rest []string) (found, []colTarget, status) {
+	fi := it.fi
+	switch fi.kind {
+	case fTable:
+		col := name
+		if len(rest) > 0 {
+			col = name + "." + strings.Join(rest, ".")
+		}
+		return fMaybe, []colTarget{{scan: it.scan, column: col, push: true}}, stCols
+	case fCTE, fDerived:
+		if it.rel == nil {
+			return fMaybe, nil, stUnknown
+		}
+		cols := fi.cols
+		if fi.kind == fCTE && len(cols) == 0 {
+			cols = fi.cte.cols
+		}
+		return r.lookupRel(it.rel, cols, name, rest, 0)
+	default:
+		cols := fi.cols
+		if fi.kind == fSelf && len(cols) == 0 {
+			cols = fi.cte.cols
+		}
+		if len(cols) == 0 {
+			return fMaybe, nil, stExpr
+		}
+		for _, c := range cols {
+			if strings.EqualFold(c, name) {
+				return fYes, nil, stExpr
+			}
+		}
+		return fNo, nil, stExpr
+	}
+}
+
+// lookupRel finds a column among a query's outputs, through every UNION branch.
+func (r *resolver) lookupRel(rel *relInfo, aliases []string, name string, rest []string, depth int) (found, []colTarget, status) {
+	if len(rel.branches) == 0 || depth > 50 {
+		return fMaybe, nil, stUnknown
+	}
+	pos := -1
+	if len(aliases) > 0 {
+		for k, a := range aliases {
+			if strings.EqualFold(a, name) {
+				pos = k
+				break
+			}
+		}
+		if pos < 0 {
+			return fNo, nil, stUnknown
+		}
+	}
+	var targets []colTarget
+	st := stCols
+	res := fYes
+	for bi, bo := range rel.branches {
+		var oc *outCol
+		if pos >= 0 || bi > 0 {
+			p := pos
+			if p < 0 {
+				p = r.branchPos(rel.branches[0], name)
+			}
+			if p < 0 || p >= len(bo.cols) || len(bo.stars) > 0 {
+				if bi == 0 {
+					return r.lookupStars(bo, name, rest, rel.push, depth)
+				}
+				st = stUnknown
+				continue
+			}
+			oc = &bo.cols[p]
+		} else {
+			p := r.branchPos(bo, name)
+			if p < 0 {
+				if len(bo.stars) > 0 {
+					f, t, s := r.lookupStars(bo, name, rest, rel.push, depth)
+					if f == fNo || len(rel.branches) == 1 {
+						return f, t, s
+					}
+					res, st = f, s
+					targets = append(targets, t...)
+					continue
+				}
+				return fNo, nil, stUnknown
+			}
+			oc = &bo.cols[p]
+		}
+		switch oc.st {
+		case stExpr:
+			return fYes, nil, stExpr
+		case stUnknown:
+			st = stUnknown
+		}
+		for _, t := range oc.targets {
+			if len(rest) > 0 {
+				t.column += "." + strings.Join(rest, ".")
+			}
+			t.push = t.push && rel.push
+			targets = append(targets, t)
+		}
+	}
+	if len(targets) == 0 && st == stCols {
+		st = stUnknown
+	}
+	return res, targets, st
+}
+
+func (r *resolver) branchPos(bo *blockOut, name string) int {
+	for k := len(bo.cols) - 1; k >= 0; k-- {
+		if bo.cols[k].name != "" && strings.EqualFold(bo.cols[k].name, name) {
+			return k
+		}
+	}
+	return -1
+}
+
+// lookupStars resolves a name through the * items of a block.
+func (r *resolver) lookupStars(bo *blockOut, name string, rest []string, push bool, depth int) (found, []colTarget, status) {
+	var cands []*itemInfo
+	for _, s := range bo.stars {
+		if s.item >= 0 {
+			cands = append(cands, bo.sc.items[s.item])
+		} else {
+			cands = append(cands, bo.sc.items...)
+		}
+	}
+	if len(cands) == 0 {
+		return fNo, nil, stUnknown
+	}
+	f, it, targets, st := r.pick(cands, name, rest)
+	if it == nil {
+		return f, nil, stUnknown
+	}
+	out := make([]colTarget, len(targets))
+	for k, t := range targets {
+		t.push = t.push && push
+		out[k] = t
+	}
+	return f, out, st
+}
+
+// pick applies the unqualified-column rule to candidate items: a single
+// item that certainly has the column and no item that may have it, or no
+// certain item and exactly one that may.
+func (r *resolver) pick(items []*itemInfo, name string, rest []string) (found, *itemInfo, []colTarget, status) {
+	var yes, maybe *itemInfo
+	nYes, nMaybe := 0, 0
+	var yt, mt []colTarget
+	var ys, ms status
+	for _, it := range items {
+		f, t, s := r.lookupItem(it, name, rest)
+		switch f {
+		case fYes:
+			nYes++
+			yes, yt, ys = it, t, s
+		case fMaybe:
+			nMaybe++
+			maybe, mt, ms = it, t, s
+		}
+	}
+	switch {
+	case nYes == 1 && nMaybe == 0:
+		return fYes, yes, yt, ys
+	case nYes == 0 && nMaybe == 1:
+		return fMaybe, maybe, mt, ms
+	case nYes == 0 && nMaybe == 0:
+		return fNo, nil, nil, stUnknown
+	}
+	return fMaybe, nil, nil, stUnknown
+}
+
+// resolveCol resolves a column reference in scope sc. It returns the index
+// of the item in sc it belongs to (-1 for outer scopes or none), the base
+// columns, the status, and the column name to report when unresolved.
+func (r *resolver) resolveCol(sc *scope, parts []string) (int, []colTarget, status, string) {
+	whole := strings.Join(parts, ".")
+	outer := false
+	for s := sc; s != nil; s = s.parent {
+		for k := min(len(parts)-1, 3); k >= 1; k-- {
+			for i, it := range s.items {
+				if !matchQualifier(it, parts[:k]) {
+					continue
+				}
+				_, t, st := r.lookupItem(it, parts[k], parts[k+1:])
+				idx := i
+				if outer {
+					idx = -1
+					t = noPush(t)
+				}
+				return idx, t, st, strings.Join(parts[k:], ".")
+			}
+		}
+		outer = true
+	}
+	outer = false
+	for s := sc; s != nil; s = s.parent {
+		f, it, t, st := r.pick(s.items, parts[0], parts[1:])
+		if f == fNo && it == nil {
+			outer = true
+			continue
+		}
+		if it == nil {
+			return -1, nil, stUnknown, whole
+		}
+		idx := -1
+		if !outer {
+			for i, x := range s.items {
+				if x == it {
+					idx = i
+				}
+			}
+		} else {
+			t = noPush(t)
+		}
+		return idx, t, st, whole
+	}
+	return -1, nil, stUnknown, whole
+}
+
+func noPush(t []colTarget) []colTarget {
+	out := make([]colTarget, len(t))
+	for k, x := range t {
+		x.push = false
+		out[k] = x
+	}
+	return out
+}
+
+// bnode is the internal boolean tree: leaves keep their resolution.
+type bnode struct {
+	kind    NodeKind
+	kids    []*bnode
+	pred    Pred
+	targets []colTarget
+	item    int
+	text    string
+}
+
+// cond converts a boolean expression, records its predicate leaves and
+// pushes its restriction to every scan it may filter. allowed lists the
+// items whose scans may receive it (nil: none); where marks WHERE/HAVING,
+// where null-extended items must not receive null-accepting leaves.
+func (r *resolver) cond(e *expr, sc *scope, allowed []bool, where bool) {
+	n := r.toNode(e, sc)
+	if n == nil || allowed == nil {
+		return
+	}
+	var seen []int
+	collectScans(n, &seen)
+	for _, s := range seen {
+		if node, ok := r.restrict(n, s, sc, allowed, where); ok && node != nil {
+			r.scans[s].conj = append(r.scans[s].conj, node)
+		}
+	}
+}
+
+func collectScans(n *bnode, seen *[]int) {
+	if n.kind == NodePred {
+		for _, t := range n.targets {
+			if !t.push {
+				continue
+			}
+			dup := false
+			for _, s := range *seen {
+				if s == t.scan {
+					dup = true
+				}
+			}
+			if !dup {
+				*seen = append(*seen, t.scan)
+			}
+		}
+		return
+	}
+	for _, k := range n.kids {
+		collectScans(k, seen)
+	}
+}
+
+// leafFor returns the Node of leaf n restricted to scan s, or nil when the
+// leaf says nothing about s.
+func (r *resolver) leafFor(n *bnode, s int, sc *scope, allowed []bool, where bool) *Node {
+	if n.kind != NodePred || n.item < 0 || n.item >= len(allowed) || !allowed[n.item] {
+		return nil
+	}
+	if where && sc.items[n.item].nullable && (n.pred.Op == OpIsNull || n.pred.Transform == "coalesce") {
+		return nil
+	}
+	for _, t := range n.targets {
+		if t.scan == s && t.push {
+			p := n.pred
+			p.Table = r.tables[r.scans[s].table].QualifiedName()
+			p.Column = t.column
+			return &Node{Kind: NodePred, Pred: &p}
+		}
+	}
+	return nil
+}
+
+// restrict weakens n to what scan s alone can evaluate: leaves of other
+// tables and opaque terms become TRUE (ok=false means TRUE). Under NOT only
+// an exact subtree (all leaves on s) is kept.
+func (r *resolver) restrict(n *bnode, s int, sc *scope, allowed []bool, where bool) (*Node, bool) {
+	switch n.kind {
+	case NodePred:
+		if l := r.leafFor(n, s, sc, allowed, where); l != nil {
+			return l, true
+		}
+		return nil, false
+	case NodeAnd:
+		var kids []*Node
+		for _, k := range n.kids {
+			if x, ok := r.restrict(k, s, sc, allowed, where); ok {
+				kids = append(kids, x)
+			}
+		}
+		switch len(kids) {
+		case 0:
+			return nil, false
+		case 1:
+			return kids[0], true
+		}
+		return &Node{Kind: NodeAnd, Children: kids}, true
+	case NodeOr:
+		kids := make([]*Node, 0, len(n.kids))
+		for _, k := range n.kids {
+			x, ok := r.restrict(k, s, sc, allowed, where)
+			if !ok {
+				return nil, false
+			}
+			kids = append(kids, x)
+		}
+		return &Node{Kind: NodeOr, Children: kids}, true
+	case NodeNot:
+		if x, ok := r.exact(n.kids[0], s, sc, allowed, where); ok {
+			return &Node{Kind: NodeNot, Children: []*Node{x}}, true
+		}
+	}
+	return nil, false
+}
+
+// exact converts n for scan s only when every leaf belongs to s.
+func (r *resolver) exact(n *bnode, s int, sc *scope, allowed []bool, where bool) (*Node, bool) {
+	switch n.kind {
+	case NodePred:
+		l := r.leafFor(n, s, sc, allowed, where)
+		return l, l != nil
+	case NodeAnd, NodeOr, NodeNot:
+		kids := make([]*Node, 0, len(n.kids))
+		for _, k := range n.kids {
+			x, ok := r.exact(k, s, sc, allowed, where)
+			if !ok {
+				return nil, false
+			}
+			kids = append(kids, x)
+		}
+		return &Node{Kind: n.kind, Children: kids}, true
+	}
+	return nil, false
+}
+
+// walk resolves the subqueries inside a non-boolean expression.
+func (r *resolver) walk(e *expr, sc *scope) {
+	if e == nil {
+		return
+	}
+	if e.sub != nil {
+		r.query(e.sub, sc)
+	}
+	for _, a := range e.args {
+		r.walk(a, sc)
+	}
+}
+
+// toNode converts a boolean expression into a bnode tree, emitting its
+// predicate leaves.
+func (r *resolver) toNode(e *expr, sc *scope) *bnode {
+	if e == nil {
+		return nil
+	}
+	switch e.kind {
+	case eAnd, eOr, eNot:
+	default:
+		// Leaf-level expressions: resolve their subqueries exactly once.
+		r.walk(e, sc)
+	}
+	switch e.kind {
+	case eAnd, eOr:
+		k := NodeAnd
+		if e.kind == eOr {
+			k = NodeOr
+		}
+		n := &bnode{kind: k}
+		for _, a := range e.args {
+			c := r.toNode(a, sc)
+			if c == nil {
+				continue
+			}
+			if c.kind == k {
+				n.kids = append(n.kids, c.kids...)
+			} else {
+				n.kids = append(n.kids, c)
+			}
+		}
+		if len(n.kids) == 1 {
+			return n.kids[0]
+		}
+		if len(n.kids) == 0 {
+			return nil
+		}
+		return n
+	case eNot:
+		c := r.toNode(e.args[0], sc)
+		if c == nil {
+			return nil
+		}
+		return &bnode{kind: NodeNot, kids: []*bnode{c}}
+	case eCmp:
+		l, rr := e.args[0], e.args[1]
+		op := Op(e.op)
+		if _, ok := colTerm(l); !ok {
+			if _, ok2 := colTerm(rr); ok2 {
+				l, rr = rr, l
+				op = reverseOp(op)
+			}
+		}
+		if n := r.leaf(e, l, op, []*expr{rr}, sc); n != nil {
+			return n
+		}
+	case eIn:
+		op := OpIn
+		if e.not {
+			op = OpNotIn
+		}
+		if e.sub != nil {
+			if n := r.leafValues(e, e.args[0], op, []Value{{Kind: KindUnknown, Text: "(subquery)"}}, sc); n != nil {
+				return n
+			}
+			break
+		}
+		if n := r.leaf(e, e.args[0], op, e.args[1:], sc); n != nil {
+			return n
+		}
+	case eBetween:
+		op := OpBetween
+		if e.not {
+			op = OpNotBetween
+		}
+		if n := r.leaf(e, e.args[0], op, e.args[1:], sc); n != nil {
+			return n
+		}
+	case eIsNull:
+		op := OpIsNull
+		if e.not {
+			op = OpIsNotNull
+		}
+		if n := r.leaf(e, e.args[0], op, nil, sc); n != nil {
+			return n
+		}
+	case eLike:
+		op := Op(e.op)
+		not := false
+		if e.not {
+			switch op {
+			case OpLike:
+				op = OpNotLike
+			default:
+				not = true
+			}
+		}
+		if n := r.leaf(e, e.args[0], op, e.args[1:], sc); n != nil {
+			if not {
+				return &bnode{kind: NodeNot, kids: []*bnode{n}}
+			}
+			return n
+		}
+	case eCol:
+		if n := r.leafValues(e, e, OpEq, []Value{{Kind: KindBool, Text: "true"}}, sc); n != nil {
+			return n
+		}
+	case eFunc:
+		switch e.name {
+		case "regexp_like", "rlike", "regexp_matches", "regexp", "starts_with", "startswith", "like", "ilike", "contains":
+			if len(e.args) == 2 {
+				if v, ok := r.value(e.args[1]); ok {
+					op := OpRLike
+					switch e.name {
+					case "starts_with", "startswith":
+						op = OpLike
+						if v.Kind == KindString {
+							v.Text = escapeLike(v.Text) + "%"
+						}
+					case "like":
+						op = OpLike
+					case "ilike":
+						op = OpILike
+					case "contains":
+						op = OpLike
+						if v.Kind == KindString {
+							v.Text = "%" + escapeLike(v.Text) + "%"
+						}
+					}
+					if n := r.leafValues(e, e.args[0], op, []Value{v}, sc); n != nil {
+						return n
+					}
+				}
+			}
+		}
+	}
+	return &bnode{kind: NodeOpaque, text: r.snippet(e), item: -1}
+}
+
+func escapeLike(s string) string {
+	if !strings.ContainsAny(s, "%_") {
+		return s
+	}
+	return strings.NewReplacer("%", `\%`, "_", `\_`).Replace(s)
+}
+
+func reverseOp(op Op) Op {
+	switch op {
+	case OpLt:
+		return OpGt
+	case OpLtEq:
+		return OpGtEq
+	case OpGt:
+		return OpLt
+	case OpGtEq:
+		return OpLtEq
+	}
+	return op
+}
+
+// snippet is the source text of e for opaque nodes, shortened.
+func (r *resolver) snippet(e *expr) string {
+	if e.pos < 0 || int(e.end) > len(r.src) || e.pos > e.end {
+		return ""
+	}
+	s := strings.Join(strings.Fields(r.src[e.pos:e.end]), " ")
+	if len(s) > 120 {
+		cut := 117
+		for cut > 0 && s[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		s = s[:cut] + "..."
+	}
+	return s
+}
+
+// leaf builds a predicate leaf from a column operand and value operands.
+// It returns nil when the operands are not column-vs-literals.
+func (r *resolver) leaf(e, col *expr, op Op, vals []*expr, sc *scope) *bnode {
+	values := make([]Value, 0, len(vals))
+	for _, v := range vals {
+		x, ok := r.value(v)
+		if !ok {
+			return nil
+		}
+		values = append(values, x)
+	}
+	return r.leafValues(e, col, op, values, sc)
+}
+
+func (r *resolver) leafValues(e, col *expr, op Op, values []Value, sc *scope) *bnode {
+	ct, ok := colTerm(col)
+	if !ok {
+		return nil
+	}
+	item, targets, st, name := r.resolveCol(sc, ct.col.parts)
+	if st == stExpr {
+		return &bnode{kind: NodeOpaque, text: r.snippet(e), item: -1}
+	}
+	if values == nil {
+		values = []Value{}
+	}
+	n := &bnode{kind: NodePred, item: item, targets: targets,
+		pred: Pred{Column: name, Op: op, Values: values, Transform: ct.transform}}
+	if len(targets) == 0 {
+		p := n.pred
+		p.Table = "*"
+		r.preds = append(r.preds, posPred{pos: e.pos, seq: len(r.preds), p: p})
+	}
+	for _, t := range targets {
+		p := n.pred
+		p.Table = r.tables[r.scans[t.scan].table].QualifiedName()
+		p.Column = t.column
+		r.preds = append(r.preds, posPred{pos: e.pos, seq: len(r.preds), p: p})
+	}
+	return n
+}
+
+// colTermResult is a column with the transform applied to it.
+type colTermResult struct {
+	col       *expr
+	transform string
+}
+
+// colTerm recognizes a column, possibly wrapped in casts and single-column
+// functions, and returns the column and its normalized transform.
+func colTerm(e *expr) (colTermResult, bool) {
+	if e == nil {
+		return colTermResult{}, false
+	}
+	switch e.kind {
+	case eCol:
+		return colTermResult{col: e}, true
+	case eCast:
+		in, ok := colTerm(e.args[0])
+		if !ok {
+			return in, false
+		}
+		return compose(in, castTransform(e.name)), true
+	case eFunc:
+		if e.op == "over" || aggregates[e.name] {
+			return colTermResult{}, false
+		}
+		colArg := -1
+		for k, a := range e.args {
+			if _, ok := colTerm(a); ok {
+				if colArg >= 0 {
+					return colTermResult{}, false
+				}
+				colArg = k
+			} else if hasColumn(a) {
+				return colTermResult{}, false
+			}
+		}
+		if colArg < 0 {
+			return colTermResult{}, false
+		}
+		in, _ := colTerm(e.args[colArg])
+		t := funcTransform(e, colArg)
+		if t == "" {
+			return colTermResult{}, false
+		}
+		return compose(in, t), true
+	}
+	return colTermResult{}, false
+}
+
+func compose(in colTermResult, outer string) colTermResult {
+	if outer == "cast" && in.transform != "" {
+		return in
+	}
+	in.transform = outer
+	return in
+}
+
+// hasColumn reports whether e refers to any column.
+func hasColumn(e *expr) bool {
+	if e == nil {
+		return false
+	}
+	if e.kind == eCol {
+		return true
+	}
+	if e.kind == eSubquery || e.kind == eExists {
+		return true
+	}
+	for _, a := range e.args {
+		if hasColumn(a) {
+			return true
+		}
+	}
+	return false
+}
+
+var aggregates = map[string]bool{
+	"count": true, "sum": true, "avg": true, "min": true, "max": true, "stddev": true, "stddev_pop": true,
+	"stddev_samp": true, "variance": true, "var_pop": true, "var_samp": true, "approx_distinct": true,
+	"approx_count_distinct": true, "approx_percentile": true, "array_agg": true, "listagg": true,
+	"string_agg": true, "collect_list": true, "collect_set": true, "any_value": true, "arbitrary": true,
+	"first": true, "last": true, "first_value": true, "last_value": true, "count_if": true, "countif": true,
+	"bool_and": true, "bool_or": true, "every": true, "median": true, "percentile": true,
+	"percentile_cont": true, "percentile_disc": true, "mode": true, "row_number": true, "rank": true,
+	"dense_rank": true, "lag": true, "lead": true, "ntile": true, "max_by": true, "min_by": true,
+	"group_concat": true, "histogram": true, "map_agg": true, "corr": true, "covar_pop": true,
+	"covar_samp": true, "hll_count": true, "approx_top_k": true, "kurtosis": true, "skewness": true,
+	"grouping": true, "sum_if": true, "avg_if": true, "array_union_agg": true, "objectagg": true, "object_agg": true,
+}
+
+// castTransform maps a cast target type to a transform.
+func castTransform(typ string) string {
+	if typ == "date" {
+		return "day"
+	}
+	return "cast"
+}
+
+// funcTransform returns the normalized transform of function e applied to
+// its argument colArg, or "" when e is not a transform of a column.
+func funcTransform(e *expr, colArg int) string {
+	switch e.name {
+	case "date_trunc", "datetrunc", "timestamp_trunc", "time_bucket", "date_bin":
+		// unit first (Trino, Spark, DuckDB, Snowflake) or last (BigQuery style).
+		for k, a := range e.args {
+			if k == colArg {
+				continue
+			}
+			if u := unitOf(a); u != "" {
+				return u
+			}
+		}
+		return "date_trunc"
+	case "trunc", "truncate":
+		if len(e.args) == 2 {
+			if u := unitOf(e.args[1-colArg]); u != "" && isIntervalUnit(u) {
+				return u
+			}
+			return "truncate"
+		}
+		return "day"
+	case "extract", "date_part", "datepart":
+		if e.unit != "" {
+			return normUnit(e.unit)
+		}
+		for k, a := range e.args {
+			if k != colArg {
+				if u := unitOf(a); u != "" {
+					return u
+				}
+			}
+		}
+		return "extract"
+	case "date", "to_date", "try_to_date", "date_format_date":
+		return "day"
+	case "year", "years", "yearofweek":
+		return "year"
+	case "quarter":
+		return "quarter"
+	case "month", "months":
+		return "month"
+	case "week", "weekofyear", "week_of_year":
+		return "week"
+	case "day", "days", "dayofmonth", "day_of_month", "dayofyear", "day_of_year", "dayofweek", "day_of_week", "dow", "doy":
+		return "day"
+	case "hour", "hours":
+		return "hour"
+	case "minute":
+		return "minute"
+	case "second":
+		return "second"
+	case "lower", "lcase":
+		return "lower"
+	case "upper", "ucase":
+		return "upper"
+	case "substr", "substring", "left", "right", "prefix":
+		return "substr"
+	case "coalesce", "nvl", "ifnull", "zeroifnull", "nullif":
+		if colArg == 0 {
+			return "coalesce"
+		}
+		return ""
+	case "cast", "try_cast", "to_timestamp", "to_timestamp_ntz", "to_timestamp_ltz", "to_timestamp_tz",
+		"from_unixtime", "from_iso8601_timestamp", "from_iso8601_date", "at_time_zone", "timestamp",
+		"to_varchar", "to_char", "string", "to_number", "to_decimal", "try_to_number":
+		if e.name == "from_iso8601_date" {
+			return "day"
+		}
+		return "cast"
+	case "subscript", "element_at", "get", "get_path", "json_extract", "json_extract_scalar", "json_value",
+		"get_json_object", "json_extract_string", "map_get", "struct_extract":
+		if colArg == 0 {
+			return "subscript"
+		}
+		return ""
+	case "array", "if", "case", "concat", "greatest", "least", "struct", "row", "map", "named_struct":
+		return ""
+	}
+	if isNiladicName(e.name) {
+		return ""
+	}
+	return e.name
+}
+
+func isNiladicName(s string) bool { return niladic[s] }
+
+// unitOf reads a date-part argument: 'day', DAY, "day".
+func unitOf(a *expr) string {
+	switch {
+	case a.kind == eLit && a.val.Kind == KindString:
+		return normUnit(a.val.Text)
+	case a.kind == eCol && len(a.parts) == 1:
+		return normUnit(a.parts[0])
+	}
+	return ""
+}
+
+// value types a literal operand. ok is false when the operand refers to a
+// column (a join or column-vs-column comparison).
+func (r *resolver) value(e *expr) (Value, bool) {
+	if e == nil {
+		return Value{}, false
+	}
+	switch e.kind {
+	case eLit, eParam:
+		return e.val, true
+	case eCast:
+		if hasColumn(e) {
+			return Value{}, false
+		}
+		in, ok := r.value(e.args[0])
+		if !ok {
+			return in, false
+		}
+		if in.Kind == KindString || in.Kind == KindNumber || in.Kind == KindTimestamp || in.Kind == KindDate {
+			switch k := typeKind(e.name); k {
+			case "":
+				return Value{Kind: KindUnknown, Text: r.snippet(e)}, true
+			default:
+				in.Kind = k
+				if k == KindDate && len(in.Text) > 10 && in.Text[4] == '-' {
+					in.Text = in.Text[:10]
+				}
+			}
+			return in, true
+		}
+		if in.Kind == KindParam || in.Kind == KindNull {
+			return in, true
+		}
+		return Value{Kind: KindUnknown, Text: r.snippet(e)}, true
+	case eFunc:
+		if hasColumn(e) {
+			return Value{}, false
+		}
+		if len(e.args) >= 1 && e.args[0].kind == eLit && e.args[0].val.Kind == KindString {
+			switch e.name {
+			case "to_date", "date", "try_to_date":
+				if len(e.args) == 1 {
+					return Value{Kind: KindDate, Text: e.args[0].val.Text}, true
+				}
+			case "to_timestamp", "timestamp", "to_timestamp_ntz", "to_timestamp_ltz", "to_timestamp_tz", "from_iso8601_timestamp":
+				if len(e.args) == 1 {
+					return Value{Kind: KindTimestamp, Text: e.args[0].val.Text}, true
+				}
+			}
+		}
+		return Value{Kind: KindUnknown, Text: r.snippet(e)}, true
+	case eSubquery:
+		return Value{Kind: KindUnknown, Text: "(subquery)"}, true
+	case eCol, eExists, eStar:
+		return Value{}, false
+	}
+	if hasColumn(e) {
+		return Value{}, false
+	}
+	return Value{Kind: KindUnknown, Text: r.snippet(e)}, true
+}
+
+// typeKind maps a SQL type name to a literal kind ("" when not a literal type).
+func typeKind(t string) Kind {
+	switch {
+	case t == "date":
+		return KindDate
+	case strings.HasPrefix(t, "timestamp") || t == "datetime":
+		return KindTimestamp
+	case t == "varchar" || t == "string" || t == "char" || t == "text" || t == "character" || t == "nvarchar":
+		return KindString
+	case t == "int" || t == "integer" || t == "bigint" || t == "smallint" || t == "tinyint" || t == "decimal" ||
+		t == "numeric" || t == "double" || t == "float" || t == "real" || t == "number" || t == "int64" ||
+		t == "hugeint" || t == "ubigint" || t == "long" || t == "short" || t == "byte" || t == "float64" || t == "float4" || t == "float8" || t == "int4" || t == "int8":
+		return KindNumber
+	case t == "boolean" || t == "bool":
+		return KindBool
+	case t == "interval":
+		return KindInterval
+	}
+	return ""
+}
+
+// finish sorts predicates into source order and builds the scans.
+func (r *resolver) finish(res *Result) {
+	sort.SliceStable(r.preds, func(i, j int) bool { return r.preds[i].pos < r.preds[j].pos })
+	res.Tables = r.tables
+	res.Predicates = make([]Pred, len(r.preds))
+	for i, p := range r.preds {
+		res.Predicates[i] = p.p
+	}
+	res.Scans = make([]Scan, len(r.scans))
+	for i, s := range r.scans {
+		res.Scans[i] = Scan{Table: s.table, Filter: andNodes(s.conj)}
+	}
+}
+
+func andNodes(ns []*Node) *Node {
+	switch len(ns) {
+	case 0:
+		return nil
+	case 1:
+		return ns[0]
+	}
+	out := &Node{Kind: NodeAnd}
+	for _, n := range ns {
+		if n.Kind == NodeAnd {
+			out.Children = append(out.Children, n.Children...)
+		} else {
+			out.Children = append(out.Children, n)
+		}
+	}
+	return out
+}
