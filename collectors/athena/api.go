@@ -44,10 +44,13 @@ type response struct {
 
 // Parse reads r and emits one event per QueryExecution.
 func (APIParser) Parse(ctx context.Context, name string, r io.Reader, emit func(collectors.QueryEvent) error, bad func(collectors.BadRecord) error) error {
-	return forEachJSON(ctx, name, r, func(raw json.RawMessage, pos collectors.BadRecord) error {
+	return collectors.ReadJSONRecords(ctx, name, r, func(raw []byte, pos collectors.BadRecord) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		var resp response
 		if err := json.Unmarshal(raw, &resp); err != nil {
-			pos.Reason = "not an Athena query execution response: " + err.Error()
+			pos.Reason = collectors.JSONReason(raw, err)
 			return bad(pos)
 		}
 		var items []json.RawMessage
@@ -57,7 +60,7 @@ func (APIParser) Parse(ctx context.Context, name string, r io.Reader, emit func(
 		case len(resp.QueryExecution) > 0 && !bytes.Equal(resp.QueryExecution, []byte("null")):
 			items = []json.RawMessage{resp.QueryExecution}
 		case resp.QueryExecutionID != "":
-			items = []json.RawMessage{raw}
+			items = []json.RawMessage{json.RawMessage(raw)}
 		}
 		for i, item := range items {
 			p := pos

@@ -68,7 +68,10 @@ type trailRecord struct {
 
 // Parse reads r and emits one event per kept record.
 func (CloudTrailParser) Parse(ctx context.Context, name string, r io.Reader, emit func(collectors.QueryEvent) error, bad func(collectors.BadRecord) error) error {
-	return forEachJSON(ctx, name, r, func(raw json.RawMessage, pos collectors.BadRecord) error {
+	return collectors.ReadJSONRecords(ctx, name, r, func(raw []byte, pos collectors.BadRecord) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		var f trailFile
 		if err := json.Unmarshal(raw, &f); err == nil && f.Records != nil {
 			for i, rec := range f.Records {
@@ -89,10 +92,10 @@ func (CloudTrailParser) Parse(ctx context.Context, name string, r io.Reader, emi
 	}, bad)
 }
 
-func parseRecord(raw json.RawMessage, pos collectors.BadRecord, prefix string, emit func(collectors.QueryEvent) error, bad func(collectors.BadRecord) error) error {
+func parseRecord(raw []byte, pos collectors.BadRecord, prefix string, emit func(collectors.QueryEvent) error, bad func(collectors.BadRecord) error) error {
 	var rec trailRecord
 	if err := json.Unmarshal(raw, &rec); err != nil {
-		pos.Reason = prefix + "decode CloudTrail record: " + err.Error()
+		pos.Reason = prefix + collectors.JSONReason(raw, err)
 		return bad(pos)
 	}
 	if rec.EventSource != "athena.amazonaws.com" || rec.EventName != "StartQueryExecution" || rec.ErrorCode != "" {

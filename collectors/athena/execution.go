@@ -32,6 +32,9 @@ type execution struct {
 		StateChangeReason  string
 		SubmissionDateTime awsTime
 		CompletionDateTime awsTime
+		AthenaError        *struct {
+			ErrorMessage string
+		}
 	}
 	Statistics struct {
 		EngineExecutionTimeInMillis flexInt
@@ -72,6 +75,12 @@ func (e *execution) event(source string) (collectors.QueryEvent, error) {
 			QueuedMs:     int64(e.Statistics.QueryQueueTimeInMillis),
 			BytesScanned: int64(e.Statistics.DataScannedInBytes),
 		},
+	}
+	if ev.State == collectors.StateFailed || ev.State == collectors.StateCancelled {
+		ev.Error = e.Status.StateChangeReason
+		if ae := e.Status.AthenaError; ae != nil && ae.ErrorMessage != "" {
+			ev.Error = ae.ErrorMessage
+		}
 	}
 	if ev.EngineVersion == "" {
 		ev.EngineVersion = e.EngineVersion.SelectedEngineVersion

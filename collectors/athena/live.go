@@ -126,6 +126,9 @@ func fromSDK(qe *types.QueryExecution) execution {
 	if s := qe.Status; s != nil {
 		e.Status.State = string(s.State)
 		e.Status.StateChangeReason = deref(s.StateChangeReason)
+		if ae := s.AthenaError; ae != nil {
+			e.Status.AthenaError = &struct{ ErrorMessage string }{ErrorMessage: deref(ae.ErrorMessage)}
+		}
 		if s.SubmissionDateTime != nil {
 			e.Status.SubmissionDateTime.Time = s.SubmissionDateTime.UTC()
 		}
