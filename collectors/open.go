@@ -225,7 +225,7 @@ func (m *partsReader) Read(p []byte) (int, error) {
 			if cerr != nil {
 				return 0, cerr
 			}
-			if m.last != '\n' {
+			if m.last != '\n' && len(m.parts) > 0 {
 				m.pend = true
 			}
 			continue

@@ -1,0 +1,250 @@
+package spark_test
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/floe-project/floe/analyzer/extract"
+	"github.com/floe-project/floe/collectors"
+	"github.com/floe-project/floe/collectors/collectortest"
+	"github.com/floe-project/floe/collectors/spark"
+	"github.com/stretchr/testify/require"
+)
+
+var dir = filepath.Join("..", "..", "testdata", "logs", "spark")
+
+func fx(name string) string { return filepath.Join(dir, name) }
+
+var fixtures = []string{
+	fx("application_1714560000000_0042"),
+	fx("eventlog_v2_app-20240502093000-0007"),
+	fx("local-1714650000000.inprogress"),
+	fx("eventlog-2024-05-03--12-00.gz"),
+}
+
+func TestConformance(t *testing.T) {
+	collectortest.Run(t, spark.EventLogParser{}, fixtures...)
+}
+
+func pred(table, col, transform string, op extract.Op, vals ...extract.Value) *extract.Node {
+	return &extract.Node{Kind: extract.NodePred, Pred: &extract.Pred{Table: table, Column: col, Transform: transform, Op: op, Values: vals}}
+}
+
+func num(s string) extract.Value { return extract.Value{Kind: extract.KindNumber, Text: s} }
+func str(s string) extract.Value { return extract.Value{Kind: extract.KindString, Text: s} }
+
+func and(ch ...*extract.Node) *extract.Node { return &extract.Node{Kind: extract.NodeAnd, Children: ch} }
+func or(ch ...*extract.Node) *extract.Node  { return &extract.Node{Kind: extract.NodeOr, Children: ch} }
+func not(ch *extract.Node) *extract.Node    { return &extract.Node{Kind: extract.NodeNot, Children: []*extract.Node{ch}} }
+
+func TestParseFilters(t *testing.T) {
+	const tb = "demo.db.t"
+	tests := []struct {
+		name string
+		in   string
+		want *extract.Node
+		err  bool
+	}{
+		{"empty", "", nil, false},
+		{"reference", "order_date IS NOT NULL, customer_id IS NOT NULL, order_date >= 19814, customer_id = 42",
+			and(pred(tb, "order_date", "", extract.OpIsNotNull), pred(tb, "customer_id", "", extract.OpIsNotNull),
+				pred(tb, "order_date", "", extract.OpGtEq, num("19814")), pred(tb, "customer_id", "", extract.OpEq, num("42"))), false},
+		{"timestamp micros", "ts < 1625018400000000", pred(tb, "ts", "", extract.OpLt, num("1625018400000000")), false},
+		{"in with comma in string", "region IN ('a', 'b,c')", pred(tb, "region", "", extract.OpIn, str("a"), str("b,c")), false},
+		{"not in", "x NOT IN (1, -2, 3.5)", pred(tb, "x", "", extract.OpNotIn, num("1"), num("-2"), num("3.5")), false},
+		{"not", "NOT (x = 1)", not(pred(tb, "x", "", extract.OpEq, num("1"))), false},
+		{"or", "(a = 1 OR b = 2)", or(pred(tb, "a", "", extract.OpEq, num("1")), pred(tb, "b", "", extract.OpEq, num("2"))), false},
+		{"nested and/or", "((a = 1 AND b != 'x') OR c <= 3)", or(and(pred(tb, "a", "", extract.OpEq, num("1")), pred(tb, "b", "", extract.OpNotEq, str("x"))), pred(tb, "c", "", extract.OpLtEq, num("3"))), false},
+		{"like", "name LIKE 'acme%', name NOT LIKE 'x%'", and(pred(tb, "name", "", extract.OpLike, str("acme%")), pred(tb, "name", "", extract.OpNotLike, str("x%"))), false},
+		{"transforms", "day(ts) = 19844, bucket[16](id) = 3", and(pred(tb, "ts", "day", extract.OpEq, num("19844")), pred(tb, "id", "bucket[16]", extract.OpEq, num("3"))), false},
+		{"nested field and quote", "a.b = 'it''s'", pred(tb, "a.b", "", extract.OpEq, str("it's")), false},
+		{"nan", "is_nan(f)", &extract.Node{Kind: extract.NodeOpaque, Text: "is_nan(f)"}, false},
+		{"true vanishes", "true, x > 1", pred(tb, "x", "", extract.OpGt, num("1")), false},
+		{"is null", "y IS NULL", pred(tb, "y", "", extract.OpIsNull), false},
+		{"bad operator", "x ~ 1", nil, true},
+		{"unterminated", "x = 'abc", nil, true},
+		{"dangling", "x =", nil, true},
+		{"unbalanced", "(x = 1", nil, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := spark.ParseFilters(tb, tc.in)
+			if tc.err {
+				require.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestRetype(t *testing.T) {
+	tests := []struct {
+		typ  string
+		in   extract.Value
+		want extract.Value
+	}{
+		{"date", num("19814"), extract.Value{Kind: extract.KindDate, Text: "2024-04-01"}},
+		{"date", num("-1"), extract.Value{Kind: extract.KindDate, Text: "1969-12-31"}},
+		{"timestamp", num("1625018400000000"), extract.Value{Kind: extract.KindTimestamp, Text: "2021-06-30 02:00:00"}},
+		{"timestamptz", num("1625018400123456"), extract.Value{Kind: extract.KindTimestamp, Text: "2021-06-30 02:00:00.123456+00:00"}},
+		{"timestamp_ns", num("1625018400000000001"), extract.Value{Kind: extract.KindTimestamp, Text: "2021-06-30 02:00:00.000000001"}},
+		{"long", num("42"), num("42")},
+		{"date", str("19814"), str("19814")},
+		{"date", num("1.5"), num("1.5")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.typ+"/"+tc.in.Text, func(t *testing.T) {
+			require.Equal(t, tc.want, spark.Retype(tc.typ, tc.in))
+		})
+	}
+	f, err := spark.ParseFilters("t", "d >= 19814, day(ts) = 19844, n = 5")
+	require.NoError(t, err)
+	got := spark.RetypeFilter(f, func(_, col string) string {
+		return map[string]string{"d": "date", "ts": "timestamptz", "n": "int"}[col]
+	})
+	require.Equal(t, and(
+		pred("t", "d", "", extract.OpGtEq, extract.Value{Kind: extract.KindDate, Text: "2024-04-01"}),
+		pred("t", "ts", "day", extract.OpEq, extract.Value{Kind: extract.KindDate, Text: "2024-05-01"}),
+		pred("t", "n", "", extract.OpEq, num("5"))), got)
+	require.Equal(t, num("19814"), f.Children[0].Pred.Values[0], "input tree unchanged")
+}
+
+func byID(evs []collectors.QueryEvent) map[string]collectors.QueryEvent {
+	m := map[string]collectors.QueryEvent{}
+	for _, e := range evs {
+		m[e.QueryID] = e
+	}
+	return m
+}
+
+func TestEventLog(t *testing.T) {
+	evs, bad := collectortest.Parse(t, spark.EventLogParser{}, fx("application_1714560000000_0042"))
+	require.Empty(t, bad)
+	ids := make([]string, len(evs))
+	for i, e := range evs {
+		ids[i] = e.QueryID
+	}
+	const app = "application_1714560000000_0042"
+	require.Equal(t, []string{app + "/7", app + "/8", app + "/9", app + "/12", app + "/10"}, ids, "nested execution 11 has no scans and is skipped")
+	m := byID(evs)
+
+	e := m[app+"/7"]
+	require.Equal(t, "alice", e.User)
+	require.Equal(t, "3.5.3", e.EngineVersion)
+	require.Equal(t, time.UnixMilli(1714567890123).UTC(), e.StartTime)
+	require.Equal(t, time.UnixMilli(1714567893512).UTC(), e.EndTime)
+	require.Equal(t, collectors.StateSucceeded, e.State)
+	require.Equal(t, "SELECT", e.StatementType)
+	require.Equal(t, "SELECT order_id, amount FROM demo.db.orders WHERE order_date >= DATE'2024-04-01' AND customer_id = 42", e.SQL)
+	require.Equal(t, collectors.QueryMetrics{ElapsedMs: 3389, CPUMs: 460, BytesScanned: 73400320, RowsScanned: 1250000}, e.Metrics)
+	require.Len(t, e.Tables, 1)
+	tb := e.Tables[0]
+	require.Equal(t, "demo.db.orders", tb.QualifiedName())
+	require.Equal(t, collectors.TableMetrics{ResultDataFiles: 3, SkippedDataFiles: 41, ScannedManifests: 2, SkippedManifests: 10}, tb.Metrics)
+	require.Equal(t, collectors.EvidencePushedFilter, tb.Evidence)
+	require.Equal(t, []string{"order_date IS NOT NULL, customer_id IS NOT NULL, order_date >= 19814, customer_id = 42"}, tb.FilterText)
+	const q = "demo.db.orders"
+	require.Equal(t, and(pred(q, "order_date", "", extract.OpIsNotNull), pred(q, "customer_id", "", extract.OpIsNotNull),
+		pred(q, "order_date", "", extract.OpGtEq, num("19814")), pred(q, "customer_id", "", extract.OpEq, num("42"))), tb.Filter)
+	require.Equal(t, []collectors.ColumnUse{
+		{Name: "order_date", Roles: []collectors.Role{collectors.RoleFilter}, Evidence: collectors.EvidencePushedFilter},
+		{Name: "customer_id", Roles: []collectors.Role{collectors.RoleFilter}, Evidence: collectors.EvidencePushedFilter},
+	}, tb.Columns)
+
+	t.Run("aqe", func(t *testing.T) {
+		e := m[app+"/8"]
+		require.Len(t, e.Tables, 1, "two AQE re-plans fold into one event with one table")
+		tb := e.Tables[0]
+		require.Equal(t, "glue_catalog", tb.Catalog)
+		require.Equal(t, collectors.TableMetrics{ResultDataFiles: 12, SkippedDataFiles: 88}, tb.Metrics, "metrics of the re-planned scan")
+		require.Equal(t, extract.NodeAnd, tb.Filter.Kind)
+		require.Len(t, tb.Filter.Children, 7)
+		require.Equal(t, or(pred("glue_catalog.web.events", "region", "", extract.OpEq, str("eu")),
+			pred("glue_catalog.web.events", "region", "", extract.OpIn, str("us-east"), str("a,b"))), tb.Filter.Children[2])
+	})
+	t.Run("dataframe failed self-join", func(t *testing.T) {
+		e := m[app+"/9"]
+		require.Empty(t, e.SQL, "call-site descriptions are not SQL")
+		require.Equal(t, "SELECT", e.StatementType)
+		require.Equal(t, collectors.StateFailed, e.State)
+		require.Equal(t, "org.apache.spark.SparkException: Job aborted due to stage failure: Task 3 in stage 8.0 failed 4 times", e.Error)
+		require.Len(t, e.Tables, 2)
+		require.Equal(t, or(pred("demo.db.orders", "amount", "", extract.OpGt, num("100.5")),
+			pred("demo.db.orders", "customer_id", "", extract.OpIn, num("1"), num("2"), num("3"))), e.Tables[0].Filter, "two scans of one table OR together")
+		require.Equal(t, "customers", e.Tables[1].Name)
+		require.Nil(t, e.Tables[1].Filter, "whole-table scan")
+	})
+	t.Run("ctas and nested", func(t *testing.T) {
+		e := m[app+"/10"]
+		require.Equal(t, "CTAS", e.StatementType)
+		require.Len(t, e.Tables, 2)
+		require.True(t, e.Tables[1].Write)
+		require.Equal(t, "big_orders", e.Tables[1].Name)
+		n := m[app+"/12"]
+		require.Equal(t, app+"/10", n.RootQueryID)
+	})
+}
+
+func TestEventLogForms(t *testing.T) {
+	tests := []struct {
+		path  string
+		ids   []string
+		check func(t *testing.T, evs []collectors.QueryEvent, bad []collectors.BadRecord)
+	}{
+		{"eventlog_v2_app-20240502093000-0007", []string{"app-20240502093000-0007/0", "app-20240502093000-0007/1", "app-20240502093000-0007/2"},
+			func(t *testing.T, evs []collectors.QueryEvent, bad []collectors.BadRecord) {
+				require.Len(t, bad, 1, "the cut last line; Collect forgives it because the log is in progress")
+				require.Equal(t, "SELECT * FROM lake.sales.orders WHERE order_date = DATE '2024-05-01'", evs[0].SQL, "sqlText")
+				require.Equal(t, "4.0.1", evs[0].EngineVersion)
+				require.Equal(t, collectors.StateSucceeded, evs[0].State, "end is in part 2")
+				require.Equal(t, collectors.StateUnknown, evs[2].State, "still running")
+				require.True(t, evs[2].EndTime.IsZero())
+			}},
+		{"local-1714650000000.inprogress", []string{"local-1714650000000/0"}, func(t *testing.T, _ []collectors.QueryEvent, bad []collectors.BadRecord) {
+			require.Len(t, bad, 1)
+			require.Equal(t, 6, bad[0].Line)
+		}},
+		{"eventlog-2024-05-03--12-00.gz", []string{"app-20240503120000-0001/0"}, func(t *testing.T, evs []collectors.QueryEvent, bad []collectors.BadRecord) {
+			require.Len(t, bad, 1)
+			require.Equal(t, 4, bad[0].Line)
+			require.Equal(t, and(not(pred("spark_catalog.db.t", "x", "", extract.OpEq, num("1"))), pred("spark_catalog.db.t", "y", "", extract.OpIsNull)), evs[0].Tables[0].Filter)
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.path, func(t *testing.T) {
+			evs, bad := collectortest.Parse(t, spark.EventLogParser{}, fx(tc.path))
+			ids := make([]string, len(evs))
+			for i, e := range evs {
+				ids[i] = e.QueryID
+			}
+			require.Equal(t, tc.ids, ids)
+			tc.check(t, evs, bad)
+		})
+	}
+}
+
+func TestCollectInProgress(t *testing.T) {
+	st, err := collectors.Collect(t.Context(), []collectors.Parser{spark.EventLogParser{}}, collectors.CollectOptions{Strict: true},
+		[]string{fx("eventlog_v2_app-20240502093000-0007"), fx("local-1714650000000.inprogress")}, func(collectors.QueryEvent) error { return nil })
+	require.NoError(t, err, "cut last lines of in-progress logs are not bad records")
+	require.Equal(t, 4, st.Events)
+	require.Equal(t, 2, st.TruncatedTails)
+	require.Zero(t, st.BadRecords)
+}
+
+func FuzzParse(f *testing.F) { collectortest.Fuzz(f, spark.EventLogParser{}, fixtures...) }
+
+func FuzzParseFilters(f *testing.F) {
+	for _, s := range []string{"a = 1, b IN ('x', 'y,z')", "NOT ((a = 1 OR b != 2) AND c IS NULL)", "day(ts) >= 19814, bucket[16](id) = 3", "x LIKE 'p%'"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := spark.ParseFilters("t", s)
+		if err == nil && n != nil {
+			require.NotEmpty(t, n.Kind)
+		}
+	})
+}
