@@ -21,7 +21,6 @@ type parser struct {
 	// jinjaRef holds dbt ref()/source() table names found in templates.
 }
 
-
 func (p *parser) at(k int) token {
 	if j := p.i + k; j < len(p.toks) {
 		return p.toks[j]
@@ -1250,6 +1249,11 @@ func (p *parser) create(st *stmt) {
 	}
 	// Skip column definitions and table properties up to AS query.
 	for !p.eof() && !p.isOp(";") {
+		if p.kw("with") && p.opAt(1, "(") {
+			p.i++
+			p.skipBalanced() // table properties
+			continue
+		}
 		if p.kw("as") && p.queryStart(1) {
 			p.i++
 			st.kind = "ctas"
@@ -1276,7 +1280,23 @@ func (p *parser) create(st *stmt) {
 // ddl records the table of ALTER/DROP/TRUNCATE/… and skips the rest.
 func (p *parser) ddl(st *stmt) {
 	write := !(p.kw("describe") || p.kw("desc") || p.kw("analyze"))
+	direct := !(p.kw("alter") || p.kw("drop") || p.kw("comment"))
 	p.i++
+	if direct {
+		// DESCRIBE [TABLE] [EXTENDED] t, TRUNCATE [TABLE] t, OPTIMIZE t, VACUUM t …
+		for p.kw("table") || p.kw("extended") || p.kw("formatted") || p.kw("history") || p.kw("detail") || p.kw("input") || p.kw("output") {
+			p.i++
+		}
+		if t := p.cur(); t.kind == tQuoted || t.kind == tIdent && !aliasStop[p.lower(t)] {
+			if parts := p.dottedName(); len(parts) > 0 {
+				ref := tableRefFromParts(p.d, parts)
+				ref.Write = write
+				st.targets = append(st.targets, ref)
+			}
+		}
+		p.skipStatement()
+		return
+	}
 	for !p.eof() && !p.isOp(";") {
 		if p.kw("table") || p.kw("view") {
 			p.i++

@@ -424,9 +424,9 @@ func (r *resolver) lookupStars(bo *blockOut, name string, rest []string, push bo
 	return f, out, st
 }
 
-// pick applies the unqualified-column rule to candidate items: a single
-// item that certainly has the column and no item that may have it, or no
-// certain item and exactly one that may.
+// pick applies the unqualified-column rule to candidate items: the single
+// item that certainly has the column, or, when none certainly has it, the
+// single item that may.
 func (r *resolver) pick(items []*itemInfo, name string, rest []string) (found, *itemInfo, []colTarget, status) {
 	var yes, maybe *itemInfo
 	nYes, nMaybe := 0, 0
@@ -444,7 +444,10 @@ func (r *resolver) pick(items []*itemInfo, name string, rest []string) (found, *
 		}
 	}
 	switch {
-	case nYes == 1 && nMaybe == 0:
+	case nYes == 1:
+		// A name declared by exactly one item (column alias list, derived
+		// output) is that item's: were a base table to have it too, the
+		// engine would have rejected the query as ambiguous.
 		return fYes, yes, yt, ys
 	case nYes == 0 && nMaybe == 1:
 		return fMaybe, maybe, mt, ms
@@ -1125,6 +1128,17 @@ func (r *resolver) value(e *expr) (Value, bool) {
 		return Value{Kind: KindUnknown, Text: "(subquery)"}, true
 	case eCol, eExists, eStar:
 		return Value{}, false
+	case eBinary:
+		if len(e.args) == 2 {
+			l, ok1 := r.value(e.args[0])
+			rv, ok2 := r.value(e.args[1])
+			if !ok1 || !ok2 {
+				return Value{}, false
+			}
+			if v, ok := fold(l, e.op, rv); ok {
+				return v, true
+			}
+		}
 	}
 	if hasColumn(e) {
 		return Value{}, false

@@ -1,0 +1,108 @@
+package extract
+
+import (
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// fold evaluates constant arithmetic the extractor can do exactly:
+// number ± × number (decimal), and date ± interval in days, weeks, months
+// or years. ok is false for anything else (the caller keeps the text with
+// KindUnknown).
+func fold(l Value, op string, r Value) (Value, bool) {
+	switch {
+	case l.Kind == KindNumber && r.Kind == KindNumber:
+		return foldNumber(l.Text, op, r.Text)
+	case l.Kind == KindDate && r.Kind == KindInterval && (op == "+" || op == "-"):
+		return foldDate(l.Text, op, r.Text)
+	case l.Kind == KindInterval && r.Kind == KindDate && op == "+":
+		return foldDate(r.Text, op, l.Text)
+	}
+	return Value{}, false
+}
+
+func foldNumber(a, op, b string) (Value, bool) {
+	x, ok1 := new(big.Rat).SetString(a)
+	y, ok2 := new(big.Rat).SetString(b)
+	if !ok1 || !ok2 {
+		return Value{}, false
+	}
+	z := new(big.Rat)
+	switch op {
+	case "+":
+		z.Add(x, y)
+	case "-":
+		z.Sub(x, y)
+	case "*":
+		z.Mul(x, y)
+	default:
+		return Value{}, false
+	}
+	scale := decimals(a)
+	if op == "*" {
+		scale += decimals(b)
+	} else if d := decimals(b); d > scale {
+		scale = d
+	}
+	if scale == 0 && z.IsInt() {
+		return Value{Kind: KindNumber, Text: z.Num().String()}, true
+	}
+	return Value{Kind: KindNumber, Text: z.FloatString(scale)}, true
+}
+
+func decimals(s string) int {
+	if strings.ContainsAny(s, "eE") {
+		return 6
+	}
+	if k := strings.IndexByte(s, '.'); k >= 0 {
+		return len(s) - k - 1
+	}
+	return 0
+}
+
+func foldDate(date, op, interval string) (Value, bool) {
+	t, err := time.Parse("2006-01-02", date)
+	if err != nil {
+		return Value{}, false
+	}
+	f := strings.Fields(interval)
+	if len(f) != 2 {
+		return Value{}, false
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil || n > 100000 || n < -100000 {
+		return Value{}, false
+	}
+	if op == "-" {
+		n = -n
+	}
+	switch f[1] {
+	case "day":
+		t = t.AddDate(0, 0, n)
+	case "week":
+		t = t.AddDate(0, 0, 7*n)
+	case "month":
+		t = addMonths(t, n)
+	case "quarter":
+		t = addMonths(t, 3*n)
+	case "year":
+		t = addMonths(t, 12*n)
+	default:
+		return Value{}, false
+	}
+	return Value{Kind: KindDate, Text: t.Format("2006-01-02")}, true
+}
+
+// addMonths adds n months and clamps the day to the end of the target
+// month, as SQL engines do (2024-01-31 + 1 month = 2024-02-29).
+func addMonths(t time.Time, n int) time.Time {
+	y, m, d := t.Date()
+	first := time.Date(y, m, 1, 0, 0, 0, 0, time.UTC).AddDate(0, n, 0)
+	last := first.AddDate(0, 1, -1).Day()
+	if d > last {
+		d = last
+	}
+	return time.Date(first.Year(), first.Month(), d, 0, 0, 0, 0, time.UTC)
+}
