@@ -34,9 +34,13 @@ func pred(table, col, transform string, op extract.Op, vals ...extract.Value) *e
 func num(s string) extract.Value { return extract.Value{Kind: extract.KindNumber, Text: s} }
 func str(s string) extract.Value { return extract.Value{Kind: extract.KindString, Text: s} }
 
-func and(ch ...*extract.Node) *extract.Node { return &extract.Node{Kind: extract.NodeAnd, Children: ch} }
-func or(ch ...*extract.Node) *extract.Node  { return &extract.Node{Kind: extract.NodeOr, Children: ch} }
-func not(ch *extract.Node) *extract.Node    { return &extract.Node{Kind: extract.NodeNot, Children: []*extract.Node{ch}} }
+func and(ch ...*extract.Node) *extract.Node {
+	return &extract.Node{Kind: extract.NodeAnd, Children: ch}
+}
+func or(ch ...*extract.Node) *extract.Node { return &extract.Node{Kind: extract.NodeOr, Children: ch} }
+func not(ch *extract.Node) *extract.Node {
+	return &extract.Node{Kind: extract.NodeNot, Children: []*extract.Node{ch}}
+}
 
 func TestParseFilters(t *testing.T) {
 	const tb = "demo.db.t"
