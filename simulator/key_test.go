@@ -1,0 +1,487 @@
+package simulator_test
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/decimal256"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
+	"github.com/apache/arrow-go/v18/arrow/float16"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/simulator"
+)
+
+// colSpec describes one test column: its type, a value generator (nil means null), how to
+// append a value to its builder, and the reference comparator of two non-null values.
+type colSpec struct {
+	name   string
+	typ    arrow.DataType
+	gen    func(r *rand.Rand) any
+	append func(b array.Builder, v any)
+	cmp    func(a, b any) int
+}
+
+func pick[T any](r *rand.Rand, special []T, random func() T) T {
+	if r.IntN(3) == 0 {
+		return random()
+	}
+	return special[r.IntN(len(special))]
+}
+
+func cmpFloat(a, b float64) int {
+	an, bn := math.IsNaN(a), math.IsNaN(b)
+	switch {
+	case an && bn:
+		return 0
+	case an:
+		return 1
+	case bn:
+		return -1
+	}
+	return cmp.Compare(a, b) // -0 == +0
+}
+
+var (
+	testStrings = []string{"", "a", "a\x00", "a\x00\x00", "a\x00b", "a\x01", "ab", "abc", "b", "\xff", "\xff\x00", "zz", "héllo", "\x00", "\x00\xff"}
+	nanNeg      = math.Float64frombits(0xfff8000000000001)
+	testFloats  = []float64{math.NaN(), nanNeg, math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 1.5, -1.5,
+		math.SmallestNonzeroFloat64, -math.SmallestNonzeroFloat64, math.MaxFloat64, -math.MaxFloat64, 1, -1}
+)
+
+func intSpec[T int8 | int16 | int32 | int64](name string, typ arrow.DataType, lo, hi T, app func(array.Builder, T)) colSpec {
+	return colSpec{
+		name: name, typ: typ,
+		gen: func(r *rand.Rand) any {
+			return pick(r, []T{lo, hi, 0, 1, ^T(0), lo + 1, hi - 1}, func() T { return T(r.Uint64()) })
+		},
+		append: func(b array.Builder, v any) { app(b, v.(T)) },
+		cmp:    func(a, b any) int { return cmp.Compare(a.(T), b.(T)) },
+	}
+}
+
+func uintSpec[T uint8 | uint16 | uint32 | uint64](name string, typ arrow.DataType, app func(array.Builder, T)) colSpec {
+	return colSpec{
+		name: name, typ: typ,
+		gen: func(r *rand.Rand) any {
+			return pick(r, []T{0, 1, ^T(0), ^T(0) >> 1, ^T(0)>>1 + 1}, func() T { return T(r.Uint64()) })
+		},
+		append: func(b array.Builder, v any) { app(b, v.(T)) },
+		cmp:    func(a, b any) int { return cmp.Compare(a.(T), b.(T)) },
+	}
+}
+
+func bytesSpec(name string, typ arrow.DataType, app func(array.Builder, string)) colSpec {
+	return colSpec{
+		name: name, typ: typ,
+		gen: func(r *rand.Rand) any {
+			return pick(r, testStrings, func() string {
+				b := make([]byte, r.IntN(5))
+				for i := range b {
+					b[i] = []byte{0, 'a', 'b', 0xff}[r.IntN(4)]
+				}
+				return string(b)
+			})
+		},
+		append: func(b array.Builder, v any) { app(b, v.(string)) },
+		cmp:    func(a, b any) int { return cmp.Compare(a.(string), b.(string)) },
+	}
+}
+
+func tsSpec(name string, unit arrow.TimeUnit, limit int64) colSpec {
+	return colSpec{
+		name: name, typ: &arrow.TimestampType{Unit: unit, TimeZone: "UTC"},
+		gen: func(r *rand.Rand) any {
+			return pick(r, []int64{-limit, limit, 0, -1, 1, 999, 1000, -999, -1000, -1001},
+				func() int64 {
+					if limit == math.MaxInt64 {
+						return int64(r.Uint64())
+					}
+					return r.Int64N(2*limit) - limit
+				})
+		},
+		append: func(b array.Builder, v any) { b.(*array.TimestampBuilder).Append(arrow.Timestamp(v.(int64))) },
+		cmp:    func(a, b any) int { return cmp.Compare(a.(int64), b.(int64)) },
+	}
+}
+
+func allTypeSpecs() []colSpec {
+	return []colSpec{
+		intSpec("i8", arrow.PrimitiveTypes.Int8, int8(math.MinInt8), math.MaxInt8, func(b array.Builder, v int8) { b.(*array.Int8Builder).Append(v) }),
+		intSpec("i16", arrow.PrimitiveTypes.Int16, int16(math.MinInt16), math.MaxInt16, func(b array.Builder, v int16) { b.(*array.Int16Builder).Append(v) }),
+		intSpec("i32", arrow.PrimitiveTypes.Int32, int32(math.MinInt32), math.MaxInt32, func(b array.Builder, v int32) { b.(*array.Int32Builder).Append(v) }),
+		intSpec("i64", arrow.PrimitiveTypes.Int64, int64(math.MinInt64), math.MaxInt64, func(b array.Builder, v int64) { b.(*array.Int64Builder).Append(v) }),
+		uintSpec("u8", arrow.PrimitiveTypes.Uint8, func(b array.Builder, v uint8) { b.(*array.Uint8Builder).Append(v) }),
+		uintSpec("u16", arrow.PrimitiveTypes.Uint16, func(b array.Builder, v uint16) { b.(*array.Uint16Builder).Append(v) }),
+		uintSpec("u32", arrow.PrimitiveTypes.Uint32, func(b array.Builder, v uint32) { b.(*array.Uint32Builder).Append(v) }),
+		uintSpec("u64", arrow.PrimitiveTypes.Uint64, func(b array.Builder, v uint64) { b.(*array.Uint64Builder).Append(v) }),
+		intSpec("d32", arrow.FixedWidthTypes.Date32, int32(math.MinInt32), math.MaxInt32, func(b array.Builder, v int32) { b.(*array.Date32Builder).Append(arrow.Date32(v)) }),
+		intSpec("d64", arrow.FixedWidthTypes.Date64, int64(math.MinInt64), math.MaxInt64, func(b array.Builder, v int64) { b.(*array.Date64Builder).Append(arrow.Date64(v)) }),
+		intSpec("dec32", &arrow.Decimal32Type{Precision: 9, Scale: 2}, int32(-999999999), 999999999, func(b array.Builder, v int32) { b.(*array.Decimal32Builder).Append(decimal.Decimal32(v)) }),
+		{
+			name: "f64", typ: arrow.PrimitiveTypes.Float64,
+			gen:    func(r *rand.Rand) any { return pick(r, testFloats, func() float64 { return r.NormFloat64() * 1e3 }) },
+			append: func(b array.Builder, v any) { b.(*array.Float64Builder).Append(v.(float64)) },
+			cmp:    func(a, b any) int { return cmpFloat(a.(float64), b.(float64)) },
+		},
+		{
+			name: "f32", typ: arrow.PrimitiveTypes.Float32,
+			gen: func(r *rand.Rand) any {
+				return float32(pick(r, testFloats, func() float64 { return r.NormFloat64() * 1e3 }))
+			},
+			append: func(b array.Builder, v any) { b.(*array.Float32Builder).Append(v.(float32)) },
+			cmp:    func(a, b any) int { return cmpFloat(float64(a.(float32)), float64(b.(float32))) },
+		},
+		{
+			name: "f16", typ: arrow.FixedWidthTypes.Float16,
+			gen: func(r *rand.Rand) any {
+				return float16.New(float32(pick(r, []float64{0, math.Copysign(0, -1), 1, -1, 65504, -65504, math.Inf(1), math.NaN()},
+					func() float64 { return r.NormFloat64() * 100 }))).Float32()
+			},
+			append: func(b array.Builder, v any) { b.(*array.Float16Builder).Append(float16.New(v.(float32))) },
+			cmp:    func(a, b any) int { return cmpFloat(float64(a.(float32)), float64(b.(float32))) },
+		},
+		{
+			name: "bool", typ: arrow.FixedWidthTypes.Boolean,
+			gen:    func(r *rand.Rand) any { return r.IntN(2) == 1 },
+			append: func(b array.Builder, v any) { b.(*array.BooleanBuilder).Append(v.(bool)) },
+			cmp: func(a, b any) int {
+				x, y := a.(bool), b.(bool)
+				switch {
+				case x == y:
+					return 0
+				case y:
+					return -1
+				}
+				return 1
+			},
+		},
+		bytesSpec("str", arrow.BinaryTypes.String, func(b array.Builder, v string) { b.(*array.StringBuilder).Append(v) }),
+		bytesSpec("lstr", arrow.BinaryTypes.LargeString, func(b array.Builder, v string) { b.(*array.LargeStringBuilder).Append(v) }),
+		bytesSpec("bin", arrow.BinaryTypes.Binary, func(b array.Builder, v string) { b.(*array.BinaryBuilder).Append([]byte(v)) }),
+		bytesSpec("dict", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.BinaryTypes.String},
+			func(b array.Builder, v string) {
+				if err := b.(*array.BinaryDictionaryBuilder).AppendString(v); err != nil {
+					panic(err)
+				}
+			}),
+		tsSpec("ts_s", arrow.Second, 1e11),
+		tsSpec("ts_ms", arrow.Millisecond, 1e14),
+		tsSpec("ts_us", arrow.Microsecond, math.MaxInt64),
+		tsSpec("ts_ns", arrow.Nanosecond, math.MaxInt64),
+		{
+			name: "dec128", typ: &arrow.Decimal128Type{Precision: 38, Scale: 4},
+			gen: func(r *rand.Rand) any {
+				return pick(r, []decimal128.Num{decimal128.New(0, 0), decimal128.New(-1, math.MaxUint64), decimal128.New(0, 1),
+					decimal128.New(math.MinInt64, 0), decimal128.New(math.MaxInt64, math.MaxUint64), decimal128.New(-1, 0)},
+					func() decimal128.Num { return decimal128.New(r.Int64N(5)-2, r.Uint64()) })
+			},
+			append: func(b array.Builder, v any) { b.(*array.Decimal128Builder).Append(v.(decimal128.Num)) },
+			cmp:    func(a, b any) int { return a.(decimal128.Num).Cmp(b.(decimal128.Num)) },
+		},
+		{
+			name: "dec256", typ: &arrow.Decimal256Type{Precision: 76, Scale: 0},
+			gen: func(r *rand.Rand) any {
+				return decimal256.New(uint64(r.Int64N(5)-2), r.Uint64()%3, r.Uint64(), r.Uint64())
+			},
+			append: func(b array.Builder, v any) { b.(*array.Decimal256Builder).Append(v.(decimal256.Num)) },
+			cmp:    func(a, b any) int { return a.(decimal256.Num).Cmp(b.(decimal256.Num)) },
+		},
+		{
+			name: "fsb", typ: &arrow.FixedSizeBinaryType{ByteWidth: 3},
+			gen: func(r *rand.Rand) any {
+				return string([]byte{byte(r.IntN(3)), byte(r.IntN(256)), []byte{0, 0xff}[r.IntN(2)]})
+			},
+			append: func(b array.Builder, v any) { b.(*array.FixedSizeBinaryBuilder).Append([]byte(v.(string))) },
+			cmp:    func(a, b any) int { return cmp.Compare(a.(string), b.(string)) },
+		},
+		{
+			name: "uuid", typ: extensions.NewUUIDType(),
+			gen: func(r *rand.Rand) any {
+				var u uuid.UUID
+				for i := range u {
+					u[i] = byte(r.IntN(4))
+				}
+				return u
+			},
+			append: func(b array.Builder, v any) { b.(*extensions.UUIDBuilder).Append(v.(uuid.UUID)) },
+			cmp:    func(a, b any) int { ua, ub := a.(uuid.UUID), b.(uuid.UUID); return bytes.Compare(ua[:], ub[:]) },
+		},
+	}
+}
+
+// buildRecord generates n rows for specs (about 15% nulls) and returns the record and the Go
+// values (nil for null) per column.
+func buildRecord(t testing.TB, r *rand.Rand, specs []colSpec, n int) (arrow.RecordBatch, [][]any) {
+	t.Helper()
+	fields := make([]arrow.Field, len(specs))
+	for i, s := range specs {
+		fields[i] = arrow.Field{Name: s.name, Type: s.typ, Nullable: true}
+	}
+	schema := arrow.NewSchema(fields, nil)
+	b := array.NewRecordBuilder(memory.NewGoAllocator(), schema)
+	defer b.Release()
+	vals := make([][]any, len(specs))
+	for i, s := range specs {
+		vals[i] = make([]any, n)
+		fb := b.Field(i)
+		for row := range n {
+			if r.IntN(100) < 15 {
+				fb.AppendNull()
+				continue
+			}
+			v := s.gen(r)
+			vals[i][row] = v
+			s.append(fb, v)
+		}
+	}
+	rec := b.NewRecordBatch()
+	t.Cleanup(rec.Release)
+	return rec, vals
+}
+
+func sign(x int) int { return cmp.Compare(x, 0) }
+
+// TestSortKeyMatchesComparator is the property test of the sort encoding: for random rows
+// over every supported type, with nulls and both directions and nulls orders, comparing keys
+// with bytes.Compare agrees with a direct comparator on every pair of rows.
+func TestSortKeyMatchesComparator(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	specs := allTypeSpecs()
+	const rows = 160
+	rec, vals := buildRecord(t, r, specs, rows)
+
+	// One column at a time, every direction and nulls order.
+	for ci, s := range specs {
+		for _, dir := range []simulator.Column{{}, {Desc: true}, {NullsLast: true}, {Desc: true, NullsLast: true}} {
+			dir.Name = s.name
+			t.Run(fmt.Sprintf("col=%s,desc=%t,nullslast=%t", s.name, dir.Desc, dir.NullsLast), func(t *testing.T) {
+				checkSortPairs(t, rec, specs, vals, []int{ci}, []simulator.Column{dir}, rows)
+			})
+		}
+	}
+	// Random multi-column keys.
+	for trial := range 40 {
+		k := 2 + r.IntN(3)
+		idx := r.Perm(len(specs))[:k]
+		cols := make([]simulator.Column, k)
+		for i, ci := range idx {
+			cols[i] = simulator.Column{Name: specs[ci].name, Desc: r.IntN(2) == 1, NullsLast: r.IntN(2) == 1}
+		}
+		t.Run(fmt.Sprintf("trial=%d", trial), func(t *testing.T) {
+			checkSortPairs(t, rec, specs, vals, idx, cols, rows)
+		})
+	}
+}
+
+func checkSortPairs(t *testing.T, rec arrow.RecordBatch, specs []colSpec, vals [][]any, idx []int, cols []simulator.Column, rows int) {
+	t.Helper()
+	l := simulator.Layout{Strategy: simulator.StrategySort, Columns: cols}
+	enc, err := simulator.NewEncoder(l, rec.Schema(), simulator.EncoderOptions{})
+	require.NoError(t, err)
+	keys := make([][]byte, rows)
+	for row := range rows {
+		keys[row], err = enc.AppendKey(nil, rec, row)
+		require.NoError(t, err)
+	}
+	ref := func(x, y int) int {
+		for i, ci := range idx {
+			a, b := vals[ci][x], vals[ci][y]
+			var c int
+			switch {
+			case a == nil && b == nil:
+				c = 0
+			case a == nil:
+				c = -1
+				if cols[i].NullsLast {
+					c = 1
+				}
+			case b == nil:
+				c = 1
+				if cols[i].NullsLast {
+					c = -1
+				}
+			default:
+				c = specs[ci].cmp(a, b)
+				if cols[i].Desc {
+					c = -c
+				}
+			}
+			if c != 0 {
+				return c
+			}
+		}
+		return 0
+	}
+	for x := range rows {
+		for y := range rows {
+			want := sign(ref(x, y))
+			got := sign(bytes.Compare(keys[x], keys[y]))
+			if got != want {
+				require.Failf(t, "key order differs from comparator", "layout %s rows %d/%d: values %v vs %v: keys %x vs %x: got %d want %d",
+					l, x, y, rowVals(vals, idx, x), rowVals(vals, idx, y), keys[x], keys[y], got, want)
+			}
+		}
+	}
+}
+
+func rowVals(vals [][]any, idx []int, row int) []any {
+	out := make([]any, len(idx))
+	for i, ci := range idx {
+		out[i] = vals[ci][row]
+	}
+	return out
+}
+
+func TestSortKeyExactBytes(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	specs := []colSpec{allTypeSpecs()[3], allTypeSpecs()[15]} // i64, str
+	rec, vals := buildRecord(t, r, specs, 50)
+	enc, err := simulator.NewEncoder(simulator.Layout{Strategy: simulator.StrategySort, Columns: []simulator.Column{
+		{Name: "I64"}, {Name: "str", Desc: true, NullsLast: true},
+	}}, rec.Schema(), simulator.EncoderOptions{})
+	require.NoError(t, err)
+	require.Equal(t, []string{"i64", "str"}, enc.KeyColumns())
+	for row := range 50 {
+		var want []byte
+		if v := vals[0][row]; v == nil {
+			want = append(want, 0x00)
+		} else {
+			want = append(want, 0x01)
+			want = append(want, bigEndian(uint64(v.(int64))^1<<63)...)
+		}
+		if v := vals[1][row]; v == nil {
+			want = append(want, 0xFF)
+		} else {
+			part := []byte{0x01}
+			for _, c := range []byte(v.(string)) {
+				part = append(part, c)
+				if c == 0 {
+					part = append(part, 0xFF)
+				}
+			}
+			part = append(part, 0, 0)
+			for i := range part {
+				part[i] = ^part[i]
+			}
+			want = append(want, part...)
+		}
+		prefix := []byte("keep")
+		got, err := enc.AppendKey(prefix, rec, row)
+		require.NoError(t, err)
+		require.Equal(t, append([]byte("keep"), want...), got, "row %d", row)
+	}
+}
+
+func bigEndian(u uint64) []byte {
+	b := make([]byte, 8)
+	for i := range 8 {
+		b[i] = byte(u >> (56 - 8*i))
+	}
+	return b
+}
+
+func TestNewEncoderErrors(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "a", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "Amount", Type: &arrow.Decimal128Type{Precision: 10, Scale: 2}},
+		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond}},
+		{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)},
+		{Name: "x", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "X", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "Ab", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "aB", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	tests := []struct {
+		name   string
+		layout string
+		opts   simulator.EncoderOptions
+		is     error
+		msg    string
+	}{
+		{"missing column", "sort(a, nope, zip)", simulator.EncoderOptions{}, simulator.ErrColumnNotFound, `"nope" (schema has a, Amount, ts, l, x, X, Ab, aB)`},
+		{"exact match wins", "sort(a, X, Ab)", simulator.EncoderOptions{}, nil, ""},
+		{"ambiguous case-insensitive", "sort(ab)", simulator.EncoderOptions{}, nil, `column "ab" is ambiguous: "Ab" and "aB" both match`},
+		{"list in sort", "sort(l)", simulator.EncoderOptions{}, simulator.ErrUnsupportedType, `column "l": unsupported column type: list`},
+		{"decimal in iceberg zorder", "zorder(a, amount)", simulator.EncoderOptions{}, simulator.ErrUnsupportedType, "use rank z-order (ZOrderRank)"},
+		{"ntz in iceberg zorder", "zorder(a, ts)", simulator.EncoderOptions{}, simulator.ErrUnsupportedType, "TimestampNTZType"},
+		{"rank without quantiles", "zorder(a, x)", simulator.EncoderOptions{ZOrderMode: simulator.ZOrderRank}, nil, "needs EncoderOptions.Quantiles"},
+		{"hilbert without quantiles", "hilbert(a, x)", simulator.EncoderOptions{}, nil, "needs EncoderOptions.Quantiles"},
+		{"negative var length", "zorder(a, x)", simulator.EncoderOptions{VarLengthContribution: -1}, nil, "must not be negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := simulator.ParseLayout(tt.layout)
+			require.NoError(t, err)
+			_, err = simulator.NewEncoder(l, schema, tt.opts)
+			if tt.msg == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tt.msg)
+			if tt.is != nil {
+				require.ErrorIs(t, err, tt.is)
+			}
+		})
+	}
+	t.Run("invalid layout", func(t *testing.T) {
+		_, err := simulator.NewEncoder(simulator.Layout{Strategy: simulator.StrategyZOrder, Columns: []simulator.Column{{Name: "a"}}}, schema, simulator.EncoderOptions{})
+		require.ErrorIs(t, err, simulator.ErrInvalidLayout)
+	})
+}
+
+func TestAppendKeyRejectsForeignRecords(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	specs := allTypeSpecs()
+	rec, _ := buildRecord(t, r, specs[:4], 10) // i8, i16, i32, i64
+	other, _ := buildRecord(t, r, []colSpec{specs[4], specs[5], specs[6], specs[7]}, 10)
+	enc, err := simulator.NewEncoder(simulator.Layout{Strategy: simulator.StrategySort, Columns: []simulator.Column{{Name: "i64"}}}, rec.Schema(), simulator.EncoderOptions{})
+	require.NoError(t, err)
+
+	_, err = enc.AppendKey(nil, other, 0)
+	require.ErrorIs(t, err, simulator.ErrSchemaMismatch)
+	_, err = enc.AppendKey(nil, rec, 10)
+	require.ErrorIs(t, err, simulator.ErrSchemaMismatch)
+	_, err = enc.AppendKey(nil, rec, -1)
+	require.ErrorIs(t, err, simulator.ErrSchemaMismatch)
+	_, err = enc.AppendKey(nil, nil, 0)
+	require.ErrorIs(t, err, simulator.ErrSchemaMismatch)
+
+	// A record with an equal but distinct schema is accepted.
+	same := array.NewRecordBatch(arrow.NewSchema(rec.Schema().Fields(), nil), rec.Columns(), rec.NumRows())
+	defer same.Release()
+	k1, err := enc.AppendKey(nil, rec, 3)
+	require.NoError(t, err)
+	k2, err := enc.AppendKey(nil, same, 3)
+	require.NoError(t, err)
+	require.Equal(t, k1, k2)
+}
+
+func TestBinpackAndCurrentKeysAreEmpty(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	rec, _ := buildRecord(t, r, allTypeSpecs()[:2], 5)
+	for _, s := range []string{"binpack", "current"} {
+		t.Run(s, func(t *testing.T) {
+			l, err := simulator.ParseLayout(s)
+			require.NoError(t, err)
+			enc, err := simulator.NewEncoder(l, rec.Schema(), simulator.EncoderOptions{})
+			require.NoError(t, err)
+			require.Empty(t, enc.KeyColumns())
+			k, err := enc.AppendKey([]byte{9}, rec, 4)
+			require.NoError(t, err)
+			require.Equal(t, []byte{9}, k)
+			_, err = enc.AppendKey(nil, rec, 5)
+			require.ErrorIs(t, err, simulator.ErrSchemaMismatch)
+		})
+	}
+}

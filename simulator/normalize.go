@@ -1,0 +1,213 @@
+package simulator
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// Bucket counts for [FitQuantiles].
+const (
+	// DefaultQuantileBuckets is the number of buckets FitQuantiles uses when asked for 0. It is
+	// in line with Delta Lake's 1000 range ids (spark.databricks.io.skipping.mdc.rangeId.max).
+	DefaultQuantileBuckets = 1024
+	// MaxQuantileBuckets is the largest number of buckets per column, so that a coordinate
+	// (bucket id plus a null slot) fits in 17 bits.
+	MaxQuantileBuckets = 1 << 16
+)
+
+// Quantiles holds, per column, the boundaries that split a sample of its values into
+// equal-count buckets. Rank-normalized z-order and Hilbert keys replace each value by its
+// bucket id, so that every column spans the same coordinate range whatever its raw bit width or
+// skew. Quantiles are immutable once fitted and safe for concurrent use.
+type Quantiles struct {
+	cols []*quantileCol
+}
+
+type quantileCol struct {
+	name   string
+	typ    arrow.DataType
+	fn     valueFn
+	bounds [][]byte // strictly increasing ascending encodings (see ascCodec)
+}
+
+// FitQuantiles fits bucket boundaries for the named columns (case-insensitive) on the rows of
+// samples, which must agree on those columns' types. Nulls are left out of the fit; they get a
+// slot of their own when keys are built. For n non-null sample values, the boundaries are the
+// values of rank n·i/buckets (i = 1 … buckets-1); repeated values collapse, so a value that
+// fills several buckets' worth of the sample gets one bucket and the column fewer buckets. A
+// column with no non-null values has a single bucket. buckets 0 means
+// [DefaultQuantileBuckets]; at most [MaxQuantileBuckets].
+func FitQuantiles(samples []arrow.RecordBatch, columns []string, buckets int) (*Quantiles, error) {
+	if buckets == 0 {
+		buckets = DefaultQuantileBuckets
+	}
+	if buckets < 1 || buckets > MaxQuantileBuckets {
+		return nil, fmt.Errorf("fit quantiles: buckets %d out of range [1, %d]", buckets, MaxQuantileBuckets)
+	}
+	if len(columns) == 0 {
+		return nil, errors.New("fit quantiles: no columns")
+	}
+	if len(samples) == 0 {
+		return nil, errors.New("fit quantiles: no sample records")
+	}
+	q := &Quantiles{}
+	var errs []error
+	seen := map[string]bool{}
+	for _, name := range columns {
+		if seen[strings.ToLower(name)] {
+			errs = append(errs, fmt.Errorf("duplicate column %q", name))
+			continue
+		}
+		seen[strings.ToLower(name)] = true
+		qc, err := fitColumn(samples, name, buckets)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		q.cols = append(q.cols, qc)
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("fit quantiles: %w", errors.Join(errs...))
+	}
+	return q, nil
+}
+
+func fitColumn(samples []arrow.RecordBatch, name string, buckets int) (*quantileCol, error) {
+	var (
+		qc    *quantileCol
+		arena []byte
+		ends  []int
+	)
+	for si, rec := range samples {
+		if rec == nil {
+			return nil, fmt.Errorf("sample %d is nil", si)
+		}
+		idx, err := findField(rec.Schema(), name)
+		if err != nil {
+			return nil, fmt.Errorf("sample %d: %w", si, err)
+		}
+		f := rec.Schema().Field(idx)
+		if qc == nil {
+			fn, err := ascCodec(f.Type)
+			if err != nil {
+				return nil, fmt.Errorf("column %q: %w", f.Name, err)
+			}
+			qc = &quantileCol{name: f.Name, typ: f.Type, fn: fn}
+		} else if !arrow.TypeEqual(qc.typ, f.Type) {
+			return nil, fmt.Errorf("column %q is %s in sample %d but %s in sample 0", f.Name, f.Type, si, qc.typ)
+		}
+		arr := rec.Column(idx)
+		for row := range int(rec.NumRows()) {
+			if nullAt(arr, row) {
+				continue
+			}
+			arena, err = qc.fn(arena, arr, row)
+			if err != nil {
+				return nil, fmt.Errorf("column %q sample %d row %d: %w", f.Name, si, row, err)
+			}
+			ends = append(ends, len(arena))
+		}
+	}
+	vals := make([][]byte, len(ends))
+	start := 0
+	for i, end := range ends {
+		vals[i] = arena[start:end:end]
+		start = end
+	}
+	slices.SortFunc(vals, bytes.Compare)
+	n := len(vals)
+	for i := 1; i < buckets && n > 0; i++ {
+		v := vals[int(int64(n)*int64(i)/int64(buckets))]
+		if len(qc.bounds) == 0 || bytes.Compare(v, qc.bounds[len(qc.bounds)-1]) > 0 {
+			qc.bounds = append(qc.bounds, v)
+		}
+	}
+	// The first boundary must leave something below it; a boundary equal to the minimum
+	// would make bucket 0 empty.
+	if len(qc.bounds) > 0 && bytes.Equal(qc.bounds[0], vals[0]) {
+		qc.bounds = qc.bounds[1:]
+	}
+	return qc, nil
+}
+
+// Columns returns the fitted columns as the sample schema spells them.
+func (q *Quantiles) Columns() []string {
+	names := make([]string, len(q.cols))
+	for i, c := range q.cols {
+		names[i] = c.name
+	}
+	return names
+}
+
+// Buckets returns the number of non-null buckets of column (case-insensitive), or false if the
+// column was not fitted.
+func (q *Quantiles) Buckets(column string) (int, bool) {
+	c, err := q.column(column)
+	if err != nil {
+		return 0, false
+	}
+	return len(c.bounds) + 1, true
+}
+
+// Bucket returns the bucket of the value at row of rec in column: an id in
+// [0, Buckets(column)), or null=true for a null value. Values equal to a boundary go to the
+// bucket that the boundary starts; values outside the sample's range go to the first or last
+// bucket.
+func (q *Quantiles) Bucket(column string, rec arrow.RecordBatch, row int) (bucket int, null bool, err error) {
+	c, err := q.column(column)
+	if err != nil {
+		return 0, false, err
+	}
+	idx, err := findField(rec.Schema(), c.name)
+	if err != nil {
+		return 0, false, err
+	}
+	if row < 0 || int64(row) >= rec.NumRows() {
+		return 0, false, fmt.Errorf("%w: row %d out of range [0, %d)", ErrSchemaMismatch, row, rec.NumRows())
+	}
+	arr := rec.Column(idx)
+	if !arrow.TypeEqual(arr.DataType(), c.typ) {
+		return 0, false, fmt.Errorf("%w: column %q is %s, quantiles were fitted on %s", ErrSchemaMismatch, c.name, arr.DataType(), c.typ)
+	}
+	if nullAt(arr, row) {
+		return 0, true, nil
+	}
+	enc, err := c.fn(nil, arr, row)
+	if err != nil {
+		return 0, false, err
+	}
+	return c.bucketOf(enc), false, nil
+}
+
+func (q *Quantiles) column(name string) (*quantileCol, error) {
+	for _, c := range q.cols {
+		if c.name == name {
+			return c, nil
+		}
+	}
+	for _, c := range q.cols {
+		if strings.EqualFold(c.name, name) {
+			return c, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: no quantiles for column %q (fitted: %s)", ErrColumnNotFound, name, strings.Join(q.Columns(), ", "))
+}
+
+// bucketOf returns the number of boundaries <= enc.
+func (c *quantileCol) bucketOf(enc []byte) int {
+	lo, hi := 0, len(c.bounds)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if bytes.Compare(c.bounds[mid], enc) <= 0 {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
