@@ -1,0 +1,47 @@
+// Package rewriter executes approved layout plans against Iceberg tables.
+//
+// This file set is the native engine: it rewrites one group of data files
+// (normally one partition) into files ordered by a layout key, within a fixed
+// memory budget, and returns the new [iceberg.DataFile]s without committing
+// them (committing, retrying and conflict handling live beside it).
+//
+// # Pipeline of one group
+//
+//	scan (iceberg-go ReadTasks, deletes applied) → Sorter (external merge sort
+//	by Keyer) → rolling Parquet writer → []iceberg.DataFile
+//
+// What runs in parallel: the scan decodes files on its own workers; runs are
+// sorted and spilled on a background goroutine while the next run fills; the
+// Parquet encoder runs on its own goroutine fed through a small channel, so
+// decode, sort/merge and encode overlap; [RewriteGroups] runs several groups
+// (and therefore several writers) at once, splitting the memory budget.
+//
+// # Memory
+//
+// Every Arrow allocation of the engine goes through one [TrackingAllocator],
+// so the budget is measured, not estimated. A group's budget is split: a
+// quarter for each of the two in-memory sort runs (one filling, one being
+// spilled), a quarter for the merge's read buffers (FanIn spilled batches,
+// their size chosen from the measured bytes per row) and the Parquet writer's
+// buffered row group (row groups are sized to fit), the rest for the scan's
+// in-flight batches. Rows with equal keys keep their input order.
+//
+// # Spill files
+//
+// Sorted runs are written as Arrow IPC streams with the row keys as an extra
+// binary column: IPC round-trips every Arrow type exactly and is read back one
+// batch at a time, and stored keys spare the merge from recomputing them. All
+// spill files of a sort are removed when its iterator returns, also on error,
+// cancellation or early stop.
+//
+// # Output files
+//
+// Files are written with pqarrow in the table's schema with Iceberg field ids,
+// under the table's data location and partition path, and described with
+// iceberg-go's own statistics code (table.DataFileFromMetadata), which honours
+// the table's metrics configuration. A file is rolled over when its flushed
+// bytes plus the estimated size of its buffered row group reach the target;
+// row groups are a fraction of the target, so files land within a few percent
+// of it. Dictionary encoding is enabled per column only where a sample shows
+// few distinct values.
+package rewriter

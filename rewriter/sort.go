@@ -1,0 +1,618 @@
+package rewriter
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"os"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"golang.org/x/sync/errgroup"
+)
+
+// Keyer computes the layout key of one row. bytes.Compare of two keys orders
+// the rows by the layout (linear sort, z-order, Hilbert): the simulator's
+// encoder satisfies it. AppendKey appends the key of row in rec to dst and
+// returns the extended slice.
+type Keyer interface {
+	AppendKey(dst []byte, rec arrow.RecordBatch, row int) ([]byte, error)
+}
+
+// Defaults of [SortOptions].
+const (
+	// DefaultBatchRows is the default number of rows per sorted output batch.
+	DefaultBatchRows = 8192
+	// DefaultFanIn is the default number of runs merged at once.
+	DefaultFanIn = 64
+	// minSpillRows bounds the rows per spilled batch from below, so that a tiny
+	// budget does not degrade into one IPC message per row.
+	minSpillRows = 256
+)
+
+// SortOptions tunes [Sorter]. The zero value sorts entirely in memory with
+// default batch sizes.
+type SortOptions struct {
+	// MemoryBytes is the Arrow memory the sort may hold. A quarter is the
+	// budget of one in-memory run (two runs are alive at a time: one filling
+	// while the previous one is sorted and spilled), a quarter bounds the
+	// merge's read buffers (FanIn spilled batches), and the rest is left to
+	// the producer of the input and the consumer of the output (scan and
+	// Parquet writer). Zero means unbounded: nothing is spilled.
+	MemoryBytes int64
+	// TempDir holds the spill files. Default: os.TempDir().
+	TempDir string
+	// BatchRows caps the rows of each yielded batch. Default: DefaultBatchRows.
+	BatchRows int
+	// FanIn caps how many runs one merge reads at once; more runs are first
+	// merged in intermediate passes. Default: DefaultFanIn; minimum 2. It is
+	// further lowered when MemoryBytes cannot hold FanIn read buffers.
+	FanIn int
+	// Allocator receives every Arrow allocation of the sort. Default:
+	// memory.DefaultAllocator.
+	Allocator memory.Allocator
+}
+
+// Validate reports every invalid field at once.
+func (o SortOptions) Validate() error {
+	var errs []error
+	if o.MemoryBytes < 0 {
+		errs = append(errs, fmt.Errorf("memory bytes must be >= 0, got %d", o.MemoryBytes))
+	}
+	if o.BatchRows < 0 {
+		errs = append(errs, fmt.Errorf("batch rows must be >= 0, got %d", o.BatchRows))
+	}
+	if o.FanIn < 0 || o.FanIn == 1 {
+		errs = append(errs, fmt.Errorf("fan-in must be 0 (default) or >= 2, got %d", o.FanIn))
+	}
+	if o.TempDir != "" {
+		if st, err := os.Stat(o.TempDir); err != nil {
+			errs = append(errs, fmt.Errorf("temp dir: %w", err))
+		} else if !st.IsDir() {
+			errs = append(errs, fmt.Errorf("temp dir %s is not a directory", o.TempDir))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (o SortOptions) withDefaults() SortOptions {
+	if o.BatchRows == 0 {
+		o.BatchRows = DefaultBatchRows
+	}
+	if o.FanIn == 0 {
+		o.FanIn = DefaultFanIn
+	}
+	if o.TempDir == "" {
+		o.TempDir = os.TempDir()
+	}
+	if o.Allocator == nil {
+		o.Allocator = memory.DefaultAllocator
+	}
+	return o
+}
+
+// SortStats describes one completed sort.
+type SortStats struct {
+	// Rows is the number of rows sorted.
+	Rows int64
+	// SpilledRuns is the number of sorted runs written to temporary files by
+	// the first pass (0 when the input fit in memory).
+	SpilledRuns int
+	// SpilledBytes is the size of all spill files written, intermediate
+	// merge passes included.
+	SpilledBytes int64
+	// MergePasses is the number of intermediate merge passes (needed when
+	// there are more runs than the fan-in).
+	MergePasses int
+	// FanIn is the fan-in the merge used.
+	FanIn int
+}
+
+// Sorter is an external merge sort of Arrow record batches by a [Keyer].
+// Rows with equal keys keep their input order (the sort is stable).
+//
+// A Sorter runs one sort at a time; create one per sort.
+type Sorter struct {
+	keyer     Keyer
+	opts      SortOptions
+	stats     SortStats
+	spillRows int // rows per spilled batch of the current sort
+}
+
+// NewSorter returns a sorter ordering rows by keyer.
+func NewSorter(keyer Keyer, opts SortOptions) (*Sorter, error) {
+	if keyer == nil {
+		return nil, errors.New("new sorter: keyer is nil")
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("new sorter: %w", err)
+	}
+	return &Sorter{keyer: keyer, opts: opts.withDefaults()}, nil
+}
+
+// Stats reports the figures of the last sort once its iterator is exhausted.
+func (s *Sorter) Stats() SortStats { return s.stats }
+
+// Sort returns the rows of input, whose batches all have schema, ordered by
+// key. Nothing happens until the result is ranged over. The sorter takes
+// ownership of (and releases) every input batch; the caller owns and must
+// Release every yielded batch. Spill files live under TempDir only while the
+// iterator runs: they are removed when it returns, whether it finished, failed,
+// was cancelled through ctx or was stopped early by the caller.
+func (s *Sorter) Sort(ctx context.Context, schema *arrow.Schema, input iter.Seq2[arrow.RecordBatch, error]) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		s.stats = SortStats{}
+		s.spillRows = 0
+		sp := &spillSet{dir: s.opts.TempDir, mem: s.opts.Allocator}
+		defer sp.removeAll()
+		ctx = compute.WithAllocator(ctx, s.opts.Allocator)
+		sch := keyedSchema(schema)
+
+		runs, last, err := s.formRuns(ctx, sch, input, sp)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer last.release()
+
+		if len(runs) == 0 {
+			s.stats.FanIn = 1
+			src := last.source(ctx, s.opts.BatchRows, s.opts.Allocator)
+			for {
+				rec, err := src.next()
+				if err != nil {
+					yield(nil, err)
+					return
+				}
+				if rec == nil {
+					return
+				}
+				if !yield(dropKey(schema, rec), nil) {
+					return
+				}
+			}
+		}
+
+		fanIn := s.effectiveFanIn(last)
+		s.stats.FanIn = fanIn
+		// Intermediate passes merge consecutive runs, so the order of runs
+		// (and therefore stability) is preserved.
+		for len(runs)+1 > fanIn {
+			if err := ctx.Err(); err != nil {
+				yield(nil, err)
+				return
+			}
+			s.stats.MergePasses++
+			var next []*spillFile
+			for i := 0; i < len(runs); i += fanIn {
+				group := runs[i:min(i+fanIn, len(runs))]
+				if len(group) == 1 {
+					next = append(next, group[0])
+					continue
+				}
+				out, err := s.mergeToSpill(ctx, sch, group, sp)
+				if err != nil {
+					yield(nil, err)
+					return
+				}
+				next = append(next, out)
+			}
+			runs = next
+		}
+
+		srcs := make([]batchSource, 0, len(runs)+1)
+		for _, r := range runs {
+			src, err := r.open(s.opts.Allocator)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			defer src.close()
+			srcs = append(srcs, src)
+		}
+		if last.rows() > 0 {
+			srcs = append(srcs, last.source(ctx, last.spillRows, s.opts.Allocator))
+		}
+		m, err := newMerger(ctx, srcs, s.mergeRows(last), s.opts.Allocator)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer m.release()
+		for {
+			if err := ctx.Err(); err != nil {
+				yield(nil, err)
+				return
+			}
+			rec, err := m.next()
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if rec == nil {
+				return
+			}
+			if !yield(dropKey(schema, rec), nil) {
+				return
+			}
+		}
+	}
+}
+
+// runBudget is the Arrow bytes one in-memory run may hold.
+func (s *Sorter) runBudget() int64 {
+	if s.opts.MemoryBytes == 0 {
+		return 0
+	}
+	return max(s.opts.MemoryBytes/4, 1)
+}
+
+// mergeRows is the size of merged batches: no larger than the spilled ones
+// when memory is bounded, since a merged batch is assembled from copies.
+func (s *Sorter) mergeRows(_ *memRun) int {
+	if s.opts.MemoryBytes > 0 && s.spillRows > 0 {
+		return min(s.opts.BatchRows, s.spillRows)
+	}
+	return s.opts.BatchRows
+}
+
+// effectiveFanIn lowers FanIn so that FanIn spilled batches fit in a quarter
+// of the budget.
+func (s *Sorter) effectiveFanIn(last *memRun) int {
+	fanIn := s.opts.FanIn
+	if s.opts.MemoryBytes > 0 && last.rowBytes > 0 {
+		perRun := int64(last.spillRows) * last.rowBytes
+		if perRun > 0 {
+			fanIn = min(fanIn, int(max(2, (s.opts.MemoryBytes/4)/perRun)))
+		}
+	}
+	return max(fanIn, 2)
+}
+
+// formRuns consumes input into sorted runs. Every run but the last is sorted
+// and spilled in a background goroutine while the next run fills; the last
+// run stays in memory and takes part in the final merge directly.
+func (s *Sorter) formRuns(ctx context.Context, sch *arrow.Schema, input iter.Seq2[arrow.RecordBatch, error], sp *spillSet) ([]*spillFile, *memRun, error) {
+	budget := s.runBudget()
+	var (
+		runs    []*spillFile
+		pending = make(chan *memRun)
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		for r := range pending {
+			f, err := s.spillRun(gctx, sch, r, sp)
+			r.release()
+			if err != nil {
+				// Drain so the producer never blocks on a dead consumer.
+				for r := range pending {
+					r.release()
+				}
+				return err
+			}
+			runs = append(runs, f)
+		}
+		return nil
+	})
+
+	cur := &memRun{}
+	produce := func() error {
+		defer close(pending)
+		for rec, err := range input {
+			if err != nil {
+				return fmt.Errorf("read input batch: %w", err)
+			}
+			if err := gctx.Err(); err != nil {
+				rec.Release()
+				return err
+			}
+			if rec.NumRows() == 0 {
+				rec.Release()
+				continue
+			}
+			if err := cur.add(s.keyer, rec); err != nil {
+				return err
+			}
+			s.stats.Rows += rec.NumRows()
+			if budget > 0 && cur.bytes >= budget {
+				if err := cur.sort(); err != nil {
+					return err
+				}
+				cur.planSpill(s.opts.MemoryBytes, s.opts.FanIn, s.opts.BatchRows)
+				if s.spillRows == 0 {
+					s.spillRows = cur.spillRows
+				}
+				select {
+				case pending <- cur:
+				case <-gctx.Done():
+					return gctx.Err()
+				}
+				cur = &memRun{}
+			}
+		}
+		return cur.sort()
+	}
+	perr := produce()
+	gerr := g.Wait()
+	if err := errors.Join(perr, gerr); err != nil {
+		cur.release()
+		return nil, nil, err
+	}
+	s.stats.SpilledRuns = len(runs)
+	// The last run is merged with the spilled ones in batches of the same
+	// size they were written with.
+	if len(runs) > 0 {
+		cur.planSpill(s.opts.MemoryBytes, s.opts.FanIn, s.opts.BatchRows)
+	} else {
+		cur.spillRows = s.opts.BatchRows
+	}
+	return runs, cur, nil
+}
+
+// spillRun writes the sorted run r to a new spill file.
+func (s *Sorter) spillRun(ctx context.Context, sch *arrow.Schema, r *memRun, sp *spillSet) (*spillFile, error) {
+	w, err := sp.create(sch)
+	if err != nil {
+		return nil, err
+	}
+	src := r.source(ctx, r.spillRows, s.opts.Allocator)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, errors.Join(err, w.abort())
+		}
+		rec, err := src.next()
+		if err != nil {
+			return nil, errors.Join(err, w.abort())
+		}
+		if rec == nil {
+			break
+		}
+		err = w.write(rec)
+		rec.Release()
+		if err != nil {
+			return nil, errors.Join(err, w.abort())
+		}
+	}
+	f, err := w.finish()
+	if err != nil {
+		return nil, err
+	}
+	s.stats.SpilledBytes += f.size
+	return f, nil
+}
+
+// mergeToSpill merges runs into one new spill file and removes the inputs.
+func (s *Sorter) mergeToSpill(ctx context.Context, sch *arrow.Schema, runs []*spillFile, sp *spillSet) (*spillFile, error) {
+	srcs := make([]batchSource, 0, len(runs))
+	closeAll := func() {
+		for _, src := range srcs {
+			src.close()
+		}
+	}
+	for _, r := range runs {
+		src, err := r.open(s.opts.Allocator)
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		srcs = append(srcs, src)
+	}
+	defer closeAll()
+	m, err := newMerger(ctx, srcs, s.mergeRows(nil), s.opts.Allocator)
+	if err != nil {
+		return nil, err
+	}
+	defer m.release()
+	w, err := sp.create(sch)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, errors.Join(err, w.abort())
+		}
+		rec, err := m.next()
+		if err != nil {
+			return nil, errors.Join(err, w.abort())
+		}
+		if rec == nil {
+			break
+		}
+		err = w.write(rec)
+		rec.Release()
+		if err != nil {
+			return nil, errors.Join(err, w.abort())
+		}
+	}
+	out, err := w.finish()
+	if err != nil {
+		return nil, err
+	}
+	s.stats.SpilledBytes += out.size
+	closeAll()
+	srcs = nil
+	for _, r := range runs {
+		sp.remove(r)
+	}
+	return out, nil
+}
+
+// rowEnt is one row of an in-memory run: where its key is in the run's key
+// arena and which batch and row it comes from. Entries are created in input
+// order, so (key, batch, row) ordering is a stable sort by key.
+type rowEnt struct {
+	koff int
+	klen int32
+	b    int32
+	r    int32
+}
+
+// memRun is a run being accumulated in memory.
+type memRun struct {
+	batches []arrow.RecordBatch
+	keys    []byte
+	ents    []rowEnt
+	// bytes is the accounted size: Arrow buffers plus keys plus entries.
+	bytes int64
+	// rowBytes is the accounted bytes per row (keys included).
+	rowBytes int64
+	// spillRows is the number of rows per batch when the run is written out
+	// or merged.
+	spillRows int
+}
+
+func (r *memRun) rows() int { return len(r.ents) }
+
+func (r *memRun) add(k Keyer, rec arrow.RecordBatch) error {
+	b := int32(len(r.batches))
+	r.batches = append(r.batches, rec)
+	before := len(r.keys)
+	n := int(rec.NumRows())
+	for i := range n {
+		off := len(r.keys)
+		var err error
+		r.keys, err = k.AppendKey(r.keys, rec, i)
+		if err != nil {
+			return fmt.Errorf("compute layout key of row %d: %w", i, err)
+		}
+		r.ents = append(r.ents, rowEnt{koff: off, klen: int32(len(r.keys) - off), b: b, r: int32(i)})
+	}
+	r.bytes += recordBytes(rec) + int64(len(r.keys)-before) + int64(n)*24
+	return nil
+}
+
+func (r *memRun) sort() error {
+	keys := r.keys
+	slices.SortFunc(r.ents, func(a, b rowEnt) int {
+		if c := bytes.Compare(keys[a.koff:a.koff+int(a.klen)], keys[b.koff:b.koff+int(b.klen)]); c != 0 {
+			return c
+		}
+		if a.b != b.b {
+			return int(a.b - b.b)
+		}
+		return int(a.r - b.r)
+	})
+	return nil
+}
+
+// planSpill sizes the batches the run is written and merged in, so that
+// fanIn of them fit in a quarter of the budget.
+func (r *memRun) planSpill(memoryBytes int64, fanIn, batchRows int) {
+	if len(r.ents) > 0 {
+		r.rowBytes = max(r.bytes/int64(len(r.ents)), 1)
+	}
+	rows := batchRows
+	if memoryBytes > 0 && r.rowBytes > 0 {
+		rows = int(min(int64(batchRows), memoryBytes/4/int64(max(fanIn, 2))/r.rowBytes))
+	}
+	r.spillRows = max(rows, minSpillRows)
+}
+
+func (r *memRun) release() {
+	if r == nil {
+		return
+	}
+	for _, b := range r.batches {
+		b.Release()
+	}
+	r.batches, r.keys, r.ents = nil, nil, nil
+}
+
+// source returns the run's rows in sorted order as keyed batches of at most
+// rows rows.
+func (r *memRun) source(ctx context.Context, rows int, mem memory.Allocator) batchSource {
+	return &memSource{ctx: ctx, run: r, rows: rows, mem: mem}
+}
+
+type memSource struct {
+	ctx  context.Context
+	run  *memRun
+	rows int
+	pos  int
+	mem  memory.Allocator
+}
+
+func (m *memSource) next() (arrow.RecordBatch, error) {
+	if m.pos >= len(m.run.ents) {
+		return nil, nil
+	}
+	end := min(m.pos+m.rows, len(m.run.ents))
+	ents := m.run.ents[m.pos:end]
+	m.pos = end
+	refs := make([]rowRef, len(ents))
+	kb := array.NewBinaryBuilder(m.mem, arrow.BinaryTypes.Binary)
+	defer kb.Release()
+	kb.Reserve(len(ents))
+	for i, e := range ents {
+		refs[i] = rowRef{src: e.b, row: e.r}
+		kb.Append(m.run.keys[e.koff : e.koff+int(e.klen)])
+	}
+	rec, err := gather(m.ctx, m.mem, m.run.batches, refs)
+	if err != nil {
+		return nil, err
+	}
+	defer rec.Release()
+	keys := kb.NewArray()
+	defer keys.Release()
+	return appendKey(rec, keys), nil
+}
+
+func (m *memSource) close() {}
+
+// keyColumn is the name of the key column appended to spilled batches.
+const keyColumn = "__floe_sort_key"
+
+func keyedSchema(schema *arrow.Schema) *arrow.Schema {
+	fields := append(slices.Clone(schema.Fields()), arrow.Field{Name: keyColumn, Type: arrow.BinaryTypes.Binary})
+	md := schema.Metadata()
+	return arrow.NewSchema(fields, &md)
+}
+
+func appendKey(rec arrow.RecordBatch, keys arrow.Array) arrow.RecordBatch {
+	cols := append(slices.Clone(rec.Columns()), keys)
+	return array.NewRecordBatch(keyedSchema(rec.Schema()), cols, rec.NumRows())
+}
+
+// dropKey returns rec without its trailing key column, with schema, and
+// releases rec.
+func dropKey(schema *arrow.Schema, rec arrow.RecordBatch) arrow.RecordBatch {
+	defer rec.Release()
+	cols := rec.Columns()
+	return array.NewRecordBatch(schema, cols[:len(cols)-1], rec.NumRows())
+}
+
+// recordBytes sums the lengths of the buffers rec references, counting a
+// buffer shared by several arrays once. Slices count their whole buffers, so
+// the figure is an upper bound of what rec keeps alive.
+func recordBytes(rec arrow.RecordBatch) int64 {
+	seen := make(map[*memory.Buffer]struct{})
+	var total int64
+	var visit func(d arrow.ArrayData)
+	visit = func(d arrow.ArrayData) {
+		for _, b := range d.Buffers() {
+			if b == nil {
+				continue
+			}
+			if _, ok := seen[b]; ok {
+				continue
+			}
+			seen[b] = struct{}{}
+			total += int64(b.Cap())
+		}
+		for _, c := range d.Children() {
+			visit(c)
+		}
+		if d.DataType().ID() == arrow.DICTIONARY {
+			visit(d.Dictionary())
+		}
+	}
+	for _, c := range rec.Columns() {
+		visit(c.Data())
+	}
+	return total
+}
