@@ -119,6 +119,7 @@ type cte struct {
 	q         *query
 	refs      int
 	parsing   bool
+	recursive bool
 	rel       *relInfo
 	resolving bool
 }

@@ -105,6 +105,12 @@ func (p *parser) predicate() *expr {
 					e.args = []*expr{l}
 					return e
 				}
+				if op == "<=>" && r.kind == eLit && r.val.Kind == KindNull {
+					e := p.mk(eIsNull, startTok)
+					e.args = []*expr{l}
+					l = e
+					continue
+				}
 				e := p.mk(eCmp, startTok)
 				e.op = c
 				e.args = []*expr{l, r}

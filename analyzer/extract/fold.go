@@ -19,6 +19,8 @@ func fold(l Value, op string, r Value) (Value, bool) {
 		return foldDate(l.Text, op, r.Text)
 	case l.Kind == KindInterval && r.Kind == KindDate && op == "+":
 		return foldDate(r.Text, op, l.Text)
+	case l.Kind == KindTimestamp && r.Kind == KindInterval && (op == "+" || op == "-"):
+		return foldTimestamp(l.Text, op, r.Text)
 	}
 	return Value{}, false
 }
@@ -105,4 +107,62 @@ func addMonths(t time.Time, n int) time.Time {
 		d = last
 	}
 	return time.Date(first.Year(), first.Month(), d, 0, 0, 0, 0, time.UTC)
+}
+
+// timestampLayouts are the literal forms foldTimestamp understands; the
+// result keeps the input's layout.
+var timestampLayouts = [...]string{"2006-01-02 15:04:05", "2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05", "2006-01-02"}
+
+func foldTimestamp(ts, op, interval string) (Value, bool) {
+	for _, layout := range timestampLayouts {
+		t, err := time.Parse(layout, ts)
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(interval)
+		if len(f) != 2 {
+			return Value{}, false
+		}
+		n, err := strconv.Atoi(f[0])
+		if err != nil || n > 100000 || n < -100000 {
+			return Value{}, false
+		}
+		if op == "-" {
+			n = -n
+		}
+		var d time.Duration
+		switch f[1] {
+		case "second":
+			d = time.Duration(n) * time.Second
+		case "minute":
+			d = time.Duration(n) * time.Minute
+		case "hour":
+			d = time.Duration(n) * time.Hour
+		case "day":
+			t = t.AddDate(0, 0, n)
+		case "week":
+			t = t.AddDate(0, 0, 7*n)
+		case "month", "quarter", "year":
+			v, ok := foldDate(t.Format("2006-01-02"), "+", f[0]+" "+f[1])
+			if !ok {
+				return Value{}, false
+			}
+			if op == "-" {
+				v, ok = foldDate(t.Format("2006-01-02"), "-", f[0]+" "+f[1])
+				if !ok {
+					return Value{}, false
+				}
+			}
+			day, err := time.Parse("2006-01-02", v.Text)
+			if err != nil {
+				return Value{}, false
+			}
+			t = time.Date(day.Year(), day.Month(), day.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
+		default:
+			return Value{}, false
+		}
+		t = t.Add(d)
+		return Value{Kind: KindTimestamp, Text: t.Format(layout)}, true
+	}
+	return Value{}, false
 }

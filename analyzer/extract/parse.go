@@ -215,6 +215,13 @@ func (p *parser) statement() *stmt {
 		p.deleteStmt(st)
 	case p.kw("create") || p.kw("replace"):
 		p.create(st)
+	case p.kw("unload") && p.opAt(1, "("):
+		// Athena UNLOAD (query) TO 's3://…' WITH (…)
+		st.kind = "select"
+		p.i += 2
+		st.q = p.query()
+		p.expectClose()
+		p.skipStatement()
 	case p.kw("prepare"):
 		p.i++
 		p.i++ // statement name
@@ -721,8 +728,11 @@ func (p *parser) joinKeyword() (joinKind, bool) {
 		j++
 	}
 	for p.kwAt(j, "outer") || p.kwAt(j, "semi") || p.kwAt(j, "anti") || p.kwAt(j, "asof") {
-		if p.kwAt(j, "semi") || p.kwAt(j, "anti") {
-			jk = jInner
+		switch {
+		case p.kwAt(j, "semi"):
+			jk = jInner // a semi join filters both sides
+		case p.kwAt(j, "anti"):
+			jk = jLeft // an anti join keeps the left rows that do not match
 		}
 		j++
 	}
@@ -860,6 +870,7 @@ func (p *parser) tableFactor() *fromItem {
 				fi.cte = c
 				if c.parsing {
 					fi.kind = fSelf
+					c.recursive = true
 				} else {
 					fi.kind = fCTE
 					c.refs++
@@ -1279,12 +1290,12 @@ func (p *parser) create(st *stmt) {
 
 // ddl records the table of ALTER/DROP/TRUNCATE/… and skips the rest.
 func (p *parser) ddl(st *stmt) {
-	write := !(p.kw("describe") || p.kw("desc") || p.kw("analyze"))
+	write := !(p.kw("describe") || p.kw("desc") || p.kw("analyze") || p.kw("msck"))
 	direct := !(p.kw("alter") || p.kw("drop") || p.kw("comment"))
 	p.i++
 	if direct {
 		// DESCRIBE [TABLE] [EXTENDED] t, TRUNCATE [TABLE] t, OPTIMIZE t, VACUUM t …
-		for p.kw("table") || p.kw("extended") || p.kw("formatted") || p.kw("history") || p.kw("detail") || p.kw("input") || p.kw("output") {
+		for p.kw("table") || p.kw("repair") || p.kw("extended") || p.kw("formatted") || p.kw("history") || p.kw("detail") || p.kw("input") || p.kw("output") {
 			p.i++
 		}
 		if t := p.cur(); t.kind == tQuoted || t.kind == tIdent && !aliasStop[p.lower(t)] {

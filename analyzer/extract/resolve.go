@@ -127,7 +127,9 @@ func (r *resolver) cte(c *cte) {
 	c.resolving = true
 	c.rel = r.query(c.q, nil)
 	c.resolving = false
-	if c.refs > 1 {
+	if c.refs > 1 || c.recursive {
+		// A filter on a CTE read twice may not restrict its one scan, and
+		// one on a recursive CTE may not restrict its anchor.
 		c.rel.push = false
 	}
 }
@@ -769,7 +771,9 @@ func (r *resolver) toNode(e *expr, sc *scope) *bnode {
 	case eFunc:
 		switch e.name {
 		case "regexp_like", "rlike", "regexp_matches", "regexp", "starts_with", "startswith", "like", "ilike", "contains":
-			if len(e.args) == 2 {
+			// contains() is array membership in Trino and Athena, a
+			// substring test elsewhere.
+			if len(e.args) == 2 && !(e.name == "contains" && (r.d == Trino || r.d == Athena)) {
 				if v, ok := r.value(e.args[1]); ok {
 					op := OpRLike
 					switch e.name {
