@@ -519,6 +519,10 @@ func (p *parser) primary() *expr {
 			p.i++
 			e.end = p.at(-1).end
 		}
+		if strings.Contains(e.val.Text, "{{") {
+			e.kind = eParam
+			e.val.Kind = KindParam
+		}
 		return e
 	case tParam, tJinja:
 		p.i++

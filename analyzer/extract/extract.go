@@ -65,7 +65,7 @@ func Parse(d Dialect, sql string) Result {
 	r := &resolver{d: d, src: sql, warns: warns}
 	var res Result
 	for _, st := range stmts {
-		if res.Statement == "" {
+		if res.Statement == "" || res.Statement == "other" && st.kind != "other" {
 			res.Statement = st.kind
 		}
 		r.statement(st)

@@ -126,3 +126,14 @@ func normalize(t *testing.T, c extract.Contract) extract.Contract {
 	require.NoError(t, json.Unmarshal(b, &out))
 	return out
 }
+func TestCorpusSize(t *testing.T) {
+	stmts := loadCorpus(t)
+	perDialect := map[extract.Dialect]int{}
+	for _, s := range stmts {
+		perDialect[s.dialect]++
+	}
+	require.GreaterOrEqual(t, len(stmts), 150)
+	for _, d := range []extract.Dialect{extract.Trino, extract.Athena, extract.Spark, extract.Snowflake, extract.DuckDB} {
+		require.GreaterOrEqual(t, perDialect[d], 15, "dialect %s", d)
+	}
+}

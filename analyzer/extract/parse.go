@@ -161,6 +161,10 @@ func (p *parser) parseStatements() []*stmt {
 		if p.acceptOp(";") {
 			continue
 		}
+		if p.cur().kind == tJinja {
+			p.i++ // {{ config(…) }} before a dbt model
+			continue
+		}
 		start := p.i
 		st := p.statement()
 		if st != nil {
@@ -215,8 +219,8 @@ func (p *parser) statement() *stmt {
 		p.deleteStmt(st)
 	case p.kw("create") || p.kw("replace"):
 		p.create(st)
-	case p.kw("unload") && p.opAt(1, "("):
-		// Athena UNLOAD (query) TO 's3://…' WITH (…)
+	case (p.kw("unload") || p.kw("copy")) && p.opAt(1, "("):
+		// Athena UNLOAD (query) TO 's3://…', DuckDB COPY (query) TO 'file'.
 		st.kind = "select"
 		p.i += 2
 		st.q = p.query()

@@ -749,19 +749,17 @@ func (r *resolver) toNode(e *expr, sc *scope) *bnode {
 		}
 	case eLike:
 		op := Op(e.op)
-		not := false
 		if e.not {
 			switch op {
 			case OpLike:
 				op = OpNotLike
+			case OpILike:
+				op = OpNotILike
 			default:
-				not = true
+				op = OpNotRLike
 			}
 		}
 		if n := r.leaf(e, e.args[0], op, e.args[1:], sc); n != nil {
-			if not {
-				return &bnode{kind: NodeNot, kids: []*bnode{n}}
-			}
 			return n
 		}
 	case eCol:
@@ -908,6 +906,9 @@ func colTerm(e *expr) (colTermResult, bool) {
 		}
 		colArg := -1
 		for k, a := range e.args {
+			if isUnitArg(e.name, a) {
+				continue
+			}
 			if _, ok := colTerm(a); ok {
 				if colArg >= 0 {
 					return colTermResult{}, false
@@ -950,11 +951,28 @@ func hasColumn(e *expr) bool {
 		return true
 	}
 	for _, a := range e.args {
+		if e.kind == eFunc && isUnitArg(e.name, a) {
+			continue
+		}
 		if hasColumn(a) {
 			return true
 		}
 	}
 	return false
+}
+
+// dateFuncs take a date-part keyword argument (DATEADD(day, 1, ts),
+// DATE_TRUNC(MONTH, ts)) that parses like a column name.
+var dateFuncs = map[string]bool{
+	"date_trunc": true, "datetrunc": true, "date_part": true, "datepart": true, "dateadd": true,
+	"datediff": true, "date_diff": true, "date_add": true, "date_sub": true, "timestampadd": true,
+	"timestampdiff": true, "timestamp_trunc": true, "trunc": true, "time_slice": true, "last_day": true,
+	"timediff": true, "timeadd": true, "timestamp_diff": true,
+}
+
+// isUnitArg reports whether a is the unit keyword of a date function.
+func isUnitArg(fn string, a *expr) bool {
+	return dateFuncs[fn] && a.kind == eCol && len(a.parts) == 1 && isIntervalUnit(strings.ToLower(a.parts[0]))
 }
 
 var aggregates = map[string]bool{

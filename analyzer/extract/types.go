@@ -33,6 +33,8 @@ const (
 	OpNotLike    Op = "not like"
 	OpILike      Op = "ilike"
 	OpRLike      Op = "rlike"
+	OpNotILike   Op = "not ilike"
+	OpNotRLike   Op = "not rlike"
 	OpIsNull     Op = "is null"
 	OpIsNotNull  Op = "is not null"
 )
