@@ -425,9 +425,13 @@ func appendInterleavedCoords(dst []byte, coords []uint32, nbits int) []byte {
 	return dst
 }
 
-// coordMapper turns the key columns of a row into integer coordinates of equal bit width:
-// each column's quantile bucket, with nulls in their own slot, scaled to the widest column so
-// that every column spans the whole coordinate range.
+// coordMapper turns the key columns of a row into integer coordinates of equal bit width.
+// A column with k non-null buckets has k+1 slots: bucket+1 with the null slot 0 (nulls first)
+// or bucket with the null slot k (nulls last). Slot v of the k+1 is scaled to
+// floor(v·2^bits/(k+1)), where bits is the width the column with the most slots needs, so
+// every column spans the whole coordinate range evenly: the top bit of each coordinate splits
+// its column near the median, whatever its bucket count. The scaling is strictly increasing,
+// so distinct slots stay distinct.
 type coordMapper struct {
 	cols []coordCol
 	bits int
@@ -439,7 +443,6 @@ type coordCol struct {
 	index     int // in the record
 	nullsLast bool
 	nonNull   uint32 // number of non-null buckets
-	shift     int
 }
 
 func newCoordMapper(b keyBase, q *Quantiles, what string) (coordMapper, error) {
@@ -465,13 +468,10 @@ func newCoordMapper(b keyBase, q *Quantiles, what string) (coordMapper, error) {
 		}
 		nb := uint32(len(qc.bounds) + 1)
 		m.cols = append(m.cols, coordCol{q: qc, fn: fn, index: c.index, nullsLast: c.spec.NullsLast, nonNull: nb})
-		m.bits = max(m.bits, bits.Len32(nb))
+		m.bits = max(m.bits, bits.Len32(nb)) // slots 0…nb
 	}
 	if len(errs) > 0 {
 		return coordMapper{}, errors.Join(errs...)
-	}
-	for i := range m.cols {
-		m.cols[i].shift = m.bits - bits.Len32(m.cols[i].nonNull)
 	}
 	return m, nil
 }
@@ -499,7 +499,7 @@ func (m *coordMapper) fill(c []uint32, dst []byte, rec arrow.RecordBatch, row in
 				v++
 			}
 		}
-		c[i] = v << col.shift
+		c[i] = uint32(uint64(v) << m.bits / uint64(col.nonNull+1))
 	}
 	return dst[:base], nil
 }
