@@ -1,0 +1,288 @@
+package duckdb
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/floe-project/floe/analyzer/extract"
+	"github.com/floe-project/floe/collectors"
+)
+
+// ProfileParser reads DuckDB JSON profiling output (PRAGMA
+// enable_profiling='json'): the flat 1.x layout (query_name, latency,
+// children of operator_type nodes) and the sectioned 2.x layout (query,
+// io, operator). Each file holds one query. TABLE_SCAN nodes give the
+// tables, and their extra_info Filters the predicate tree.
+//
+// Profiles carry no timestamps: StartTime is the file's modification time
+// (DuckDB rewrites the file after each query), and QueryID hashes the file
+// name, that time and the SQL.
+type ProfileParser struct{}
+
+// Source returns "duckdb-profile".
+func (ProfileParser) Source() string { return SourceProfile }
+
+// Detect accepts a JSON object with the profile's root keys.
+func (ProfileParser) Detect(_ string, head []byte) bool {
+	h := bytes.TrimLeft(head, " \t\r\n")
+	if len(h) == 0 || h[0] != '{' {
+		return false
+	}
+	v1 := bytes.Contains(head, []byte(`"query_name"`)) && (bytes.Contains(head, []byte(`"latency"`)) || bytes.Contains(head, []byte(`"operator_type"`)))
+	v2 := bytes.Contains(head, []byte(`"operator"`)) && bytes.Contains(head, []byte(`"sql"`)) && bytes.Contains(head, []byte(`"total_time"`))
+	return v1 || v2
+}
+
+type profile1 struct {
+	QueryName             string  `json:"query_name"`
+	Latency               float64 `json:"latency"`
+	CPUTime               float64 `json:"cpu_time"`
+	CumulativeRowsScanned int64   `json:"cumulative_rows_scanned"`
+	TotalBytesRead        int64   `json:"total_bytes_read"`
+	Children              []*op   `json:"children"`
+}
+
+type profile2 struct {
+	Query *struct {
+		SQL              string  `json:"sql"`
+		TotalTime        float64 `json:"total_time"`
+		CPUTime          float64 `json:"cpu_time"`
+		TotalRowsScanned int64   `json:"total_rows_scanned"`
+	} `json:"query"`
+	IO struct {
+		TotalBytesRead int64 `json:"total_bytes_read"`
+	} `json:"io"`
+	Operator json.RawMessage `json:"operator"`
+}
+
+// op is an operator node of either layout.
+type op struct {
+	OperatorType        string                     `json:"operator_type"`
+	Type                string                     `json:"type"`
+	ExtraInfo           map[string]json.RawMessage `json:"extra_info"`
+	OperatorRowsScanned int64                      `json:"operator_rows_scanned"`
+	RowsScanned         int64                      `json:"rows_scanned"`
+	Children            []*op                      `json:"children"`
+}
+
+// Parse reads one profile.
+func (ProfileParser) Parse(_ context.Context, name string, r io.Reader, emit func(collectors.QueryEvent) error, bad func(collectors.BadRecord) error) error {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	pos := collectors.BadRecord{File: name, Line: 1}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		pos.Reason = collectors.JSONReason(data, err)
+		return bad(pos)
+	}
+	ev := collectors.QueryEvent{Source: SourceProfile, Engine: collectors.EngineDuckDB, State: collectors.StateSucceeded}
+	var roots []*op
+	if _, ok := raw["query_name"]; ok {
+		var p profile1
+		if err := json.Unmarshal(data, &p); err != nil {
+			pos.Reason = collectors.JSONReason(data, err)
+			return bad(pos)
+		}
+		ev.SQL = p.QueryName
+		ev.Metrics = collectors.QueryMetrics{ElapsedMs: secMs(p.Latency), CPUMs: secMs(p.CPUTime), RowsScanned: p.CumulativeRowsScanned, BytesScanned: p.TotalBytesRead}
+		roots = p.Children
+	} else {
+		var p profile2
+		if err := json.Unmarshal(data, &p); err != nil {
+			pos.Reason = collectors.JSONReason(data, err)
+			return bad(pos)
+		}
+		if p.Query == nil {
+			pos.Reason = "not a DuckDB profile: no query_name or query section"
+			return bad(pos)
+		}
+		ev.SQL = p.Query.SQL
+		ev.Metrics = collectors.QueryMetrics{ElapsedMs: secMs(p.Query.TotalTime), CPUMs: secMs(p.Query.CPUTime), RowsScanned: p.Query.TotalRowsScanned, BytesScanned: p.IO.TotalBytesRead}
+		roots, err = operators(p.Operator)
+		if err != nil {
+			pos.Reason = fmt.Sprintf("operator section: %v", err)
+			return bad(pos)
+		}
+	}
+	if strings.TrimSpace(ev.SQL) == "" {
+		pos.Reason = "profile without SQL text"
+		return bad(pos)
+	}
+	ev.StatementType = collectors.ClassifyStatement(ev.SQL)
+	ev.SQLTemplate = hasPlaceholder(ev.SQL)
+	ev.StartTime = fileTime(name)
+	if !ev.StartTime.IsZero() && ev.Metrics.ElapsedMs > 0 {
+		// The file is written when the query ends.
+		ev.EndTime = ev.StartTime
+		ev.StartTime = ev.StartTime.Add(-time.Duration(ev.Metrics.ElapsedMs) * time.Millisecond)
+	}
+	for _, root := range roots {
+		walkOps(root, func(o *op) { addScan(&ev, o) })
+	}
+	var filters []string
+	for _, t := range ev.Tables {
+		filters = append(filters, t.QualifiedName()+"|"+strings.Join(t.FilterText, "|"))
+	}
+	ev.QueryID = collectors.StableID(SourceProfile, filepath.Base(name), ev.EndTime.Format(time.RFC3339Nano), ev.SQL, strings.Join(filters, ";"))
+	return emit(ev)
+}
+
+// fileTime is the modification time of name in UTC, zero when name is not
+// a file.
+func fileTime(name string) time.Time {
+	fi, err := os.Stat(name)
+	if err != nil || fi.IsDir() {
+		return time.Time{}
+	}
+	return fi.ModTime().UTC()
+}
+
+func secMs(s float64) int64 {
+	if s != s || s < 0 || s > 1e9 {
+		return 0
+	}
+	return int64(s * 1000)
+}
+
+// operators decodes the 2.x operator section: an array of nodes or one node.
+func operators(raw json.RawMessage) ([]*op, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, nil
+	}
+	if raw[0] == '[' {
+		var ops []*op
+		err := json.Unmarshal(raw, &ops)
+		return ops, err
+	}
+	var o op
+	err := json.Unmarshal(raw, &o)
+	return []*op{&o}, err
+}
+
+func walkOps(o *op, fn func(*op)) {
+	if o == nil {
+		return
+	}
+	fn(o)
+	for _, c := range o.Children {
+		walkOps(c, fn)
+	}
+}
+
+// infoStrings reads an extra_info value that is a string or a list.
+func infoStrings(raw json.RawMessage) []string {
+	if len(raw) == 0 {
+		return nil
+	}
+	var one string
+	if err := json.Unmarshal(raw, &one); err == nil {
+		if one == "" {
+			return nil
+		}
+		return []string{one}
+	}
+	var many []string
+	if err := json.Unmarshal(raw, &many); err == nil {
+		return many
+	}
+	return nil
+}
+
+func addScan(ev *collectors.QueryEvent, o *op) {
+	typ := o.OperatorType
+	if typ == "" {
+		typ = o.Type
+	}
+	if typ != "TABLE_SCAN" {
+		return
+	}
+	names := infoStrings(o.ExtraInfo["Table"])
+	if len(names) == 0 {
+		return // a table function (read_parquet, iceberg_scan) without a table name
+	}
+	cat, ns, name := splitTable(names[0])
+	var t *collectors.TableAccess
+	for i := range ev.Tables {
+		if strings.EqualFold(ev.Tables[i].QualifiedName(), names[0]) {
+			t = &ev.Tables[i]
+		}
+	}
+	first := t == nil
+	if first {
+		ev.Tables = append(ev.Tables, collectors.TableAccess{Catalog: cat, Namespace: ns, Name: name, Direct: true, Evidence: collectors.EvidencePushedFilter})
+		t = &ev.Tables[len(ev.Tables)-1]
+	}
+	rows := o.OperatorRowsScanned + o.RowsScanned
+	t.Metrics.RowsScanned += rows
+	texts := infoStrings(o.ExtraInfo["Filters"])
+	var conj []*extract.Node
+	for _, f := range texts {
+		t.FilterText = append(t.FilterText, f)
+		n, err := ParseFilter(t.QualifiedName(), f)
+		if err != nil {
+			n = &extract.Node{Kind: extract.NodeOpaque, Text: f}
+		}
+		if n != nil {
+			addFilterColumns(t, n)
+			if n.Kind == extract.NodeAnd {
+				conj = append(conj, n.Children...)
+			} else {
+				conj = append(conj, n)
+			}
+		}
+	}
+	var f *extract.Node
+	switch len(conj) {
+	case 0:
+	case 1:
+		f = conj[0]
+	default:
+		f = &extract.Node{Kind: extract.NodeAnd, Children: conj}
+	}
+	// Several scans of one table: the table's filter is the OR of the scans'
+	// filters; one unfiltered scan reads the whole table.
+	switch {
+	case first:
+		t.Filter = f
+	case f == nil || t.Filter == nil:
+		t.Filter = nil
+	default:
+		t.Filter = &extract.Node{Kind: extract.NodeOr, Children: []*extract.Node{t.Filter, f}}
+	}
+}
+
+// splitTable splits DuckDB's catalog.schema.table.
+func splitTable(s string) (cat, ns, name string) {
+	parts := strings.Split(s, ".")
+	switch len(parts) {
+	case 1:
+		return "", "", parts[0]
+	case 2:
+		return "", parts[0], parts[1]
+	}
+	return parts[0], strings.Join(parts[1:len(parts)-1], "."), parts[len(parts)-1]
+}
+
+func addFilterColumns(t *collectors.TableAccess, n *extract.Node) {
+	if n.Pred != nil {
+		for _, c := range t.Columns {
+			if strings.EqualFold(c.Name, n.Pred.Column) {
+				return
+			}
+		}
+		t.Columns = append(t.Columns, collectors.ColumnUse{Name: n.Pred.Column, Roles: []collectors.Role{collectors.RoleFilter}, Evidence: collectors.EvidencePushedFilter})
+	}
+	for _, c := range n.Children {
+		addFilterColumns(t, c)
+	}
+}
