@@ -93,7 +93,9 @@ func pred(table, col string, op extract.Op, vals ...extract.Value) *extract.Node
 
 func v(k extract.Kind, s string) extract.Value { return extract.Value{Kind: k, Text: s} }
 
-func and(ch ...*extract.Node) *extract.Node { return &extract.Node{Kind: extract.NodeAnd, Children: ch} }
+func and(ch ...*extract.Node) *extract.Node {
+	return &extract.Node{Kind: extract.NodeAnd, Children: ch}
+}
 
 func or(ch ...*extract.Node) *extract.Node { return &extract.Node{Kind: extract.NodeOr, Children: ch} }
 
@@ -204,9 +206,13 @@ func TestHistory(t *testing.T) {
 
 func FuzzParse(f *testing.F) { collectortest.Fuzz(f, duckdb.LogParser{}, logFixtures...) }
 
-func FuzzParseProfile(f *testing.F) { collectortest.Fuzz(f, duckdb.ProfileParser{}, profileFixtures...) }
+func FuzzParseProfile(f *testing.F) {
+	collectortest.Fuzz(f, duckdb.ProfileParser{}, profileFixtures...)
+}
 
-func FuzzParseHistory(f *testing.F) { collectortest.Fuzz(f, duckdb.HistoryParser{}, historyFixtures...) }
+func FuzzParseHistory(f *testing.F) {
+	collectortest.Fuzz(f, duckdb.HistoryParser{}, historyFixtures...)
+}
 
 func FuzzParseFilter(f *testing.F) {
 	for _, s := range []string{"optional: a IN (1, 3)", "((d >= '2024-02-01'::DATE) AND (d <= '2024-02-10'::DATE))", "x>1.5::DECIMAL(18,2) OR y IS NULL"} {
