@@ -1,0 +1,606 @@
+package rewriter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"path"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go"
+	icebergio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+)
+
+// Table properties the writer reads that iceberg-go does not export.
+const (
+	propDictEnabled       = "parquet.enable.dictionary"
+	propDictColumnEnabled = "write.parquet.dict-encoding-enabled.column."
+)
+
+// Defaults of [WriterOptions].
+const (
+	// DefaultRowGroupsPerFile is how many row groups a file is cut into when
+	// RowGroupBytes is not set: the rollover decision is made at row-group
+	// boundaries, so files land within about half a row group of the target.
+	DefaultRowGroupsPerFile = 8
+	// DefaultDictionaryMaxDistinctRatio enables dictionary encoding for a
+	// column whose sampled distinct/non-null ratio is at most this.
+	DefaultDictionaryMaxDistinctRatio = 0.5
+)
+
+// WriterOptions tunes [Writer]. The zero value writes unpartitioned,
+// unsorted files of the table's target size.
+type WriterOptions struct {
+	// TargetFileSizeBytes is the size files are rolled over at. Default: the
+	// table's write.target-file-size-bytes (512 MiB unless set).
+	TargetFileSizeBytes int64
+	// RowGroupBytes is the encoded size of each row group. Default:
+	// TargetFileSizeBytes / DefaultRowGroupsPerFile, lowered to MemoryBytes
+	// when that is smaller.
+	RowGroupBytes int64
+	// MemoryBytes caps the writer's buffered row group (a Parquet row group is
+	// held in memory, encoded, until it is flushed). Zero: no cap.
+	MemoryBytes int64
+	// PartitionValues maps partition field id to the partition value of every
+	// row written (the group's partition, in the table's current spec). Nil
+	// for unpartitioned tables.
+	PartitionValues map[int]any
+	// SortOrderID, when set, is recorded as each file's sort_order_id. Set it
+	// only when the rows are written ordered by that Iceberg sort order.
+	SortOrderID *int
+	// DictionaryMaxDistinctRatio decides dictionary encoding per column from
+	// the first batch written: on when distinct/non-null values is at most
+	// this. Table properties parquet.enable.dictionary and
+	// write.parquet.dict-encoding-enabled.column.<name> override it. Default:
+	// DefaultDictionaryMaxDistinctRatio; negative disables dictionaries.
+	DictionaryMaxDistinctRatio float64
+	// Allocator receives the writer's Arrow allocations. Default:
+	// memory.DefaultAllocator.
+	Allocator memory.Allocator
+	// WriteUUID names the files of this write. Default: a random UUID.
+	WriteUUID uuid.UUID
+}
+
+// Validate reports every invalid field at once.
+func (o WriterOptions) Validate() error {
+	var errs []error
+	if o.TargetFileSizeBytes < 0 {
+		errs = append(errs, fmt.Errorf("target file size must be >= 0, got %d", o.TargetFileSizeBytes))
+	}
+	if o.RowGroupBytes < 0 {
+		errs = append(errs, fmt.Errorf("row group bytes must be >= 0, got %d", o.RowGroupBytes))
+	}
+	if o.MemoryBytes < 0 {
+		errs = append(errs, fmt.Errorf("memory bytes must be >= 0, got %d", o.MemoryBytes))
+	}
+	if o.SortOrderID != nil && *o.SortOrderID < 0 {
+		errs = append(errs, fmt.Errorf("sort order id must be >= 0, got %d", *o.SortOrderID))
+	}
+	return errors.Join(errs...)
+}
+
+// WriterStats describes what a [Writer] wrote.
+type WriterStats struct {
+	// Files, Rows and Bytes count the data files written.
+	Files int
+	Rows  int64
+	Bytes int64
+	// RowGroups counts Parquet row groups over all files.
+	RowGroups int
+	// DictionaryColumns lists the top-level columns written with dictionary
+	// encoding.
+	DictionaryColumns []string
+}
+
+// Writer writes record batches, in the order given, to Parquet data files of
+// an Iceberg table, rolling over to a new file when the target size is
+// reached. Files are named and placed like the table's own (its location
+// provider, data/<partition path>/<name>.parquet), carry Iceberg field ids,
+// and are described with full column statistics by iceberg-go's
+// table.DataFileFromMetadata under the table's metrics configuration. Nothing
+// is committed.
+//
+// Size control: the writer knows the exact bytes of every flushed row group
+// and estimates the buffered one from the bytes per row measured so far; it
+// sizes row groups to RowGroupBytes and closes a file at a row-group boundary
+// once the flushed plus estimated bytes come within half a row group of the
+// target.
+//
+// A Writer is not safe for concurrent use.
+type Writer struct {
+	opts     WriterOptions
+	fs       icebergio.WriteFileIO
+	loc      table.LocationProvider
+	partPath string
+	schema   *iceberg.Schema
+	arrowSch *arrow.Schema
+	spec     iceberg.PartitionSpec
+	props    iceberg.Properties
+	version  int
+	base     []parquet.WriterProperty
+	wprops   *parquet.WriterProperties
+	rgLimit  int64
+	target   int64
+	rgBytes  int64
+
+	files []iceberg.DataFile
+	stats WriterStats
+	count int
+
+	// bytesPerRow is the measured encoded bytes per row (flushed row groups);
+	// zero until the first flush.
+	flushedRows  int64
+	flushedBytes int64
+	guessPerRow  float64
+
+	cur *openFile
+}
+
+type openFile struct {
+	path    string
+	out     icebergio.FileWriter
+	counter *countingWriter
+	pw      *pqarrow.FileWriter
+	rgRows  int64 // rows in the buffered row group
+	rgQuota int64 // rows the buffered row group is allowed
+	rows    int64
+	rgs     int
+}
+
+// NewWriter prepares a writer for tbl. It opens no file until the first
+// non-empty batch.
+func NewWriter(ctx context.Context, tbl *table.Table, opts WriterOptions) (*Writer, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("new writer: %w", err)
+	}
+	if opts.Allocator == nil {
+		opts.Allocator = memory.DefaultAllocator
+	}
+	if opts.DictionaryMaxDistinctRatio == 0 {
+		opts.DictionaryMaxDistinctRatio = DefaultDictionaryMaxDistinctRatio
+	}
+	if opts.WriteUUID == uuid.Nil {
+		opts.WriteUUID = uuid.New()
+	}
+	props := tbl.Properties()
+	if opts.TargetFileSizeBytes == 0 {
+		opts.TargetFileSizeBytes = int64(props.GetInt(table.WriteTargetFileSizeBytesKey, table.WriteTargetFileSizeBytesDefault))
+	}
+	if opts.RowGroupBytes == 0 {
+		opts.RowGroupBytes = max(opts.TargetFileSizeBytes/DefaultRowGroupsPerFile, 1)
+		if opts.MemoryBytes > 0 {
+			opts.RowGroupBytes = min(opts.RowGroupBytes, opts.MemoryBytes)
+		}
+	}
+	if f := props.Get(table.WriteFormatDefaultKey, "parquet"); !strings.EqualFold(f, "parquet") {
+		return nil, fmt.Errorf("new writer for %s: write format %q is not supported, only parquet", tbl.Location(), f)
+	}
+
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open file io of %s: %w", tbl.Location(), err)
+	}
+	wfs, ok := fs.(icebergio.WriteFileIO)
+	if !ok {
+		return nil, fmt.Errorf("file io of %s cannot write files", tbl.Location())
+	}
+	loc, err := tbl.LocationProvider()
+	if err != nil {
+		return nil, fmt.Errorf("location provider of %s: %w", tbl.Location(), err)
+	}
+	sch, err := iceberg.SanitizeColumnNames(tbl.Schema())
+	if err != nil {
+		return nil, fmt.Errorf("sanitize schema of %s: %w", tbl.Location(), err)
+	}
+	arrowSch, err := table.SchemaToArrowSchemaWithOptions(sch, table.ArrowSchemaOptions{IncludeFieldIDs: true, TableProperties: props})
+	if err != nil {
+		return nil, fmt.Errorf("arrow schema of %s: %w", tbl.Location(), err)
+	}
+	spec := tbl.Spec()
+	partPath := ""
+	if !spec.IsUnpartitioned() {
+		for id := range opts.PartitionValues {
+			if !specHasField(spec, id) {
+				return nil, fmt.Errorf("new writer: partition field id %d is not in the current spec %d", id, spec.ID())
+			}
+		}
+		partPath = spec.PartitionToPath(partitionRecord(spec, opts.PartitionValues), tbl.Schema())
+	} else if len(opts.PartitionValues) > 0 {
+		return nil, errors.New("new writer: partition values given for an unpartitioned table")
+	}
+	base, rgLimit, err := parquetProps(props)
+	if err != nil {
+		return nil, fmt.Errorf("parquet properties of %s: %w", tbl.Location(), err)
+	}
+	return &Writer{
+		opts:     opts,
+		fs:       wfs,
+		loc:      loc,
+		partPath: partPath,
+		schema:   sch,
+		arrowSch: arrowSch,
+		spec:     spec,
+		props:    props,
+		version:  tbl.Metadata().Version(),
+		base:     base,
+		rgLimit:  rgLimit,
+		target:   opts.TargetFileSizeBytes,
+		rgBytes:  opts.RowGroupBytes,
+	}, nil
+}
+
+// Schema is the Arrow schema, with Iceberg field ids, of the files written.
+func (w *Writer) Schema() *arrow.Schema { return w.arrowSch }
+
+// Write appends rec's rows. rec must have the table's columns; it is
+// converted to the file schema when its Arrow schema differs. Write does not
+// take ownership of rec.
+func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) error {
+	if rec.NumRows() == 0 {
+		return nil
+	}
+	rec, err := w.conform(ctx, rec)
+	if err != nil {
+		return err
+	}
+	defer rec.Release()
+	if w.wprops == nil {
+		w.wprops = parquet.NewWriterProperties(append(w.base, w.dictionaryProps(rec)...)...)
+		if w.guessPerRow == 0 {
+			// Before anything is flushed, the Arrow size is the estimate;
+			// encoding nearly always shrinks it, so early row groups err small.
+			w.guessPerRow = max(float64(recordBytes(rec))/float64(rec.NumRows()), 1)
+		}
+	}
+	var off int64
+	for off < rec.NumRows() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if w.cur == nil {
+			if err := w.open(); err != nil {
+				return err
+			}
+		}
+		f := w.cur
+		if f.rgRows == f.rgQuota {
+			if err := w.endRowGroup(); err != nil {
+				return err
+			}
+			continue
+		}
+		n := min(rec.NumRows()-off, f.rgQuota-f.rgRows)
+		part := rec.NewSlice(off, off+n)
+		err := f.pw.WriteBuffered(part)
+		part.Release()
+		if err != nil {
+			return fmt.Errorf("write parquet file %s: %w", f.path, err)
+		}
+		f.rgRows += n
+		f.rows += n
+		off += n
+	}
+	return nil
+}
+
+// perRow is the current estimate of encoded bytes per row.
+func (w *Writer) perRow() float64 {
+	if w.flushedRows > 0 {
+		return float64(w.flushedBytes) / float64(w.flushedRows)
+	}
+	return w.guessPerRow
+}
+
+// quota is the row count of the next row group: RowGroupBytes, or what is
+// left to the target if that is less, at the measured bytes per row.
+func (w *Writer) quota(fileBytes int64) int64 {
+	want := min(w.rgBytes, max(w.target-fileBytes, w.rgBytes/2))
+	return min(max(int64(float64(want)/w.perRow()), 1), w.rgLimit)
+}
+
+// endRowGroup is called when the buffered row group is full: it either closes
+// the file (when it is within half a row group of the target) or flushes the
+// row group and starts the next one.
+func (w *Writer) endRowGroup() error {
+	f := w.cur
+	flushed := f.counter.n
+	est := flushed + int64(float64(f.rgRows)*w.perRow())
+	if est >= w.target-w.rgBytes/2 {
+		return w.closeFile()
+	}
+	if err := f.pw.NewBufferedRowGroupChecked(); err != nil {
+		return fmt.Errorf("flush row group of %s: %w", f.path, err)
+	}
+	w.flushedRows += f.rgRows
+	w.flushedBytes += f.counter.n - flushed
+	f.rgs++
+	f.rgRows = 0
+	f.rgQuota = w.quota(f.counter.n)
+	return nil
+}
+
+func (w *Writer) open() error {
+	w.count++
+	name := fmt.Sprintf("00000-%d-%s-%05d.parquet", w.count, w.opts.WriteUUID, w.count)
+	if w.partPath != "" {
+		name = path.Join(w.partPath, name)
+	}
+	p := w.loc.NewDataLocation(name)
+	out, err := w.fs.Create(p)
+	if err != nil {
+		return fmt.Errorf("create data file %s: %w", p, err)
+	}
+	cw := &countingWriter{w: out}
+	pw, err := pqarrow.NewFileWriter(w.arrowSch, cw, w.wprops,
+		pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(w.opts.Allocator), pqarrow.WithStoreSchema()))
+	if err != nil {
+		return errors.Join(fmt.Errorf("start parquet file %s: %w", p, err), out.Close(), w.fs.Remove(p))
+	}
+	w.cur = &openFile{path: p, out: out, counter: cw, pw: pw, rgQuota: w.quota(0)}
+	return nil
+}
+
+// closeFile finishes the open file and describes it as a DataFile.
+func (w *Writer) closeFile() error {
+	f := w.cur
+	w.cur = nil
+	before := f.counter.n
+	if err := f.pw.Close(); err != nil { // also closes f.out
+		return errors.Join(fmt.Errorf("close parquet file %s: %w", f.path, err), w.fs.Remove(f.path))
+	}
+	if f.rgRows > 0 {
+		w.flushedRows += f.rgRows
+		w.flushedBytes += f.counter.n - before
+		f.rgs++
+	}
+	meta, err := f.pw.FileMetadata()
+	if err != nil {
+		return errors.Join(fmt.Errorf("footer of %s: %w", f.path, err), w.fs.Remove(f.path))
+	}
+	args := table.DataFileArgs{
+		Schema:          w.schema,
+		Spec:            w.spec,
+		Format:          iceberg.ParquetFile,
+		Metadata:        meta,
+		FilePath:        f.path,
+		FileSize:        f.counter.n,
+		Content:         iceberg.EntryContentData,
+		PartitionValues: w.opts.PartitionValues,
+		Properties:      w.props,
+		FormatVersion:   w.version,
+	}
+	if w.opts.SortOrderID != nil {
+		args.SortOrderID = *w.opts.SortOrderID
+	}
+	df, err := table.DataFileFromMetadata(args)
+	if err != nil {
+		return errors.Join(fmt.Errorf("describe data file %s: %w", f.path, err), w.fs.Remove(f.path))
+	}
+	w.files = append(w.files, df)
+	w.stats.Files++
+	w.stats.Rows += f.rows
+	w.stats.Bytes += f.counter.n
+	w.stats.RowGroups += f.rgs
+	return nil
+}
+
+// Close finishes the open file and returns every file written, in write
+// order. After an error, call Abort to remove what was written.
+func (w *Writer) Close() ([]iceberg.DataFile, error) {
+	if w.cur != nil && w.cur.rows > 0 {
+		if err := w.closeFile(); err != nil {
+			return nil, err
+		}
+	} else if w.cur != nil {
+		if err := w.discard(); err != nil {
+			return nil, err
+		}
+	}
+	return w.files, nil
+}
+
+func (w *Writer) discard() error {
+	f := w.cur
+	w.cur = nil
+	return errors.Join(f.out.Close(), w.fs.Remove(f.path))
+}
+
+// Abort removes every file this writer created, finished or not. The files
+// were never committed, so nothing references them.
+func (w *Writer) Abort() error {
+	var errs []error
+	if w.cur != nil {
+		errs = append(errs, w.discard())
+	}
+	for _, f := range w.files {
+		errs = append(errs, w.fs.Remove(f.FilePath()))
+	}
+	w.files = nil
+	return errors.Join(errs...)
+}
+
+// Stats reports what was written so far.
+func (w *Writer) Stats() WriterStats { return w.stats }
+
+// conform returns rec in the file schema (a new reference either way).
+func (w *Writer) conform(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if rec.Schema().Equal(w.arrowSch) {
+		rec.Retain()
+		return rec, nil
+	}
+	if int(rec.NumCols()) == w.arrowSch.NumFields() {
+		same := true
+		for i, f := range w.arrowSch.Fields() {
+			if !arrow.TypeEqual(f.Type, rec.Column(i).DataType()) || rec.Schema().Field(i).Name != f.Name {
+				same = false
+				break
+			}
+		}
+		if same {
+			return array.NewRecordBatch(w.arrowSch, rec.Columns(), rec.NumRows()), nil
+		}
+	}
+	ctx = compute.WithAllocator(ctx, w.opts.Allocator)
+	out, err := table.ToRequestedSchema(ctx, w.schema, w.schema, rec, table.SchemaOptions{
+		DowncastTimestamp: true, IncludeFieldIDs: true, UseWriteDefault: true,
+		FormatVersion: w.version, TableProperties: w.props,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("convert batch to the schema of the table: %w", err)
+	}
+	if !out.Schema().Equal(w.arrowSch) {
+		defer out.Release()
+		return nil, fmt.Errorf("batch schema %s does not match the table's %s", out.Schema(), w.arrowSch)
+	}
+	return out, nil
+}
+
+// dictionaryProps decides dictionary encoding per top-level column from a
+// sample batch.
+func (w *Writer) dictionaryProps(sample arrow.RecordBatch) []parquet.WriterProperty {
+	if v, ok := w.props[propDictEnabled]; ok && !strings.EqualFold(v, "true") {
+		return nil // disabled table-wide by parquet.enable.dictionary
+	}
+	var props []parquet.WriterProperty
+	for i, f := range w.arrowSch.Fields() {
+		if _, ok := w.props[propDictColumnEnabled+f.Name]; ok {
+			continue // explicit per-column setting, already in base
+		}
+		ratio, ok := distinctRatio(sample.Column(i))
+		if !ok {
+			// Nested or boolean: keep the default, with the cost fallback.
+			continue
+		}
+		on := w.opts.DictionaryMaxDistinctRatio >= 0 && ratio <= w.opts.DictionaryMaxDistinctRatio
+		props = append(props, parquet.WithDictionaryFor(f.Name, on))
+		if on {
+			w.stats.DictionaryColumns = append(w.stats.DictionaryColumns, f.Name)
+		}
+	}
+	return props
+}
+
+// distinctRatio is distinct/non-null values of a flat column; ok is false
+// for types where the question does not apply.
+func distinctRatio(arr arrow.Array) (float64, bool) {
+	switch arr.DataType().ID() {
+	case arrow.BOOL, arrow.STRUCT, arrow.LIST, arrow.LARGE_LIST, arrow.MAP, arrow.FIXED_SIZE_LIST, arrow.EXTENSION:
+		return 0, false
+	}
+	var (
+		seed  = maphash.MakeSeed()
+		seen  = make(map[uint64]struct{})
+		valid int
+	)
+	for i := range arr.Len() {
+		if arr.IsNull(i) {
+			continue
+		}
+		valid++
+		seen[maphash.String(seed, arr.ValueStr(i))] = struct{}{}
+	}
+	if valid == 0 {
+		return 0, true
+	}
+	return float64(len(seen)) / float64(valid), true
+}
+
+// parquetProps maps the table's Parquet write properties to arrow-go ones,
+// as iceberg-go's own writer does. Row-group size is not taken from the table:
+// the writer sizes row groups itself (see [Writer]).
+func parquetProps(props iceberg.Properties) ([]parquet.WriterProperty, int64, error) {
+	rgLimit := int64(props.GetInt(table.ParquetRowGroupLimitKey, table.ParquetRowGroupLimitDefault))
+	if rgLimit <= 0 {
+		return nil, 0, fmt.Errorf("%s must be > 0, got %d", table.ParquetRowGroupLimitKey, rgLimit)
+	}
+	var codec compress.Compression
+	switch c := strings.ToLower(props.Get(table.ParquetCompressionKey, table.ParquetCompressionDefault)); c {
+	case "zstd":
+		codec = compress.Codecs.Zstd
+	case "snappy":
+		codec = compress.Codecs.Snappy
+	case "gzip":
+		codec = compress.Codecs.Gzip
+	case "brotli":
+		codec = compress.Codecs.Brotli
+	case "lz4":
+		codec = compress.Codecs.Lz4
+	case "lz4raw":
+		codec = compress.Codecs.Lz4Raw
+	case "uncompressed", "none":
+		codec = compress.Codecs.Uncompressed
+	default:
+		return nil, 0, fmt.Errorf("%s: unsupported codec %q", table.ParquetCompressionKey, c)
+	}
+	page := parquet.DataPageV2
+	if props.Get(table.ParquetPageVersionKey, table.ParquetPageVersionDefault) == "1" {
+		page = parquet.DataPageV1
+	}
+	out := []parquet.WriterProperty{
+		parquet.WithMaxRowGroupLength(rgLimit),
+		parquet.WithDataPageSize(int64(props.GetInt(table.ParquetPageSizeBytesKey, table.ParquetPageSizeBytesDefault))),
+		parquet.WithDataPageVersion(page),
+		parquet.WithBatchSize(int64(props.GetInt(table.ParquetPageRowLimitKey, table.ParquetPageRowLimitDefault))),
+		parquet.WithDictionaryPageSizeLimit(int64(props.GetInt(table.ParquetDictSizeBytesKey, table.ParquetDictSizeBytesDefault))),
+		parquet.WithCompression(codec),
+		parquet.WithCompressionLevel(props.GetInt(table.ParquetCompressionLevelKey, table.ParquetCompressionLevelDefault)),
+	}
+	if v, ok := props[propDictEnabled]; ok {
+		out = append(out, parquet.WithDictionaryDefault(strings.EqualFold(v, "true")))
+	}
+	for k, v := range props {
+		if col, ok := strings.CutPrefix(k, propDictColumnEnabled); ok && col != "" {
+			out = append(out, parquet.WithDictionaryFor(col, strings.EqualFold(v, "true")))
+		}
+	}
+	return out, rgLimit, nil
+}
+
+func specHasField(spec iceberg.PartitionSpec, id int) bool {
+	for _, f := range spec.Fields() {
+		if f.FieldID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// partitionRecord lays the partition values out in spec field order.
+type partRecord []any
+
+func partitionRecord(spec iceberg.PartitionSpec, values map[int]any) partRecord {
+	rec := make(partRecord, 0, spec.NumFields())
+	for _, f := range spec.Fields() {
+		rec = append(rec, values[f.FieldID])
+	}
+	return rec
+}
+
+func (r partRecord) Size() int          { return len(r) }
+func (r partRecord) Get(pos int) any    { return r[pos] }
+func (r partRecord) Set(pos int, v any) { r[pos] = v }
+
+// countingWriter counts the bytes that reach the data file.
+type countingWriter struct {
+	w io.WriteCloser
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *countingWriter) Close() error { return c.w.Close() }
