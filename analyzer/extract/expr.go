@@ -16,7 +16,7 @@ var exprStop = map[string]bool{
 }
 
 func (p *parser) mk(k exprKind, start token) *expr {
-	return &expr{kind: k, pos: start.pos, end: p.at(-1).end}
+	return p.ne(expr{kind: k, pos: start.pos, end: p.at(-1).end})
 }
 
 // expr parses a full expression (OR level).
@@ -36,7 +36,7 @@ func (p *parser) orExpr() *expr {
 	if l == nil || !p.kw("or") {
 		return l
 	}
-	e := &expr{kind: eOr, args: []*expr{l}, pos: l.pos}
+	e := p.ne(expr{kind: eOr, args: []*expr{l}, pos: l.pos})
 	for p.accept("or") {
 		if r := p.andExpr(); r != nil {
 			e.args = append(e.args, r)
@@ -51,7 +51,7 @@ func (p *parser) andExpr() *expr {
 	if l == nil || !p.kw("and") {
 		return l
 	}
-	e := &expr{kind: eAnd, args: []*expr{l}, pos: l.pos}
+	e := p.ne(expr{kind: eAnd, args: []*expr{l}, pos: l.pos})
 	for p.accept("and") {
 		if r := p.notExpr(); r != nil {
 			e.args = append(e.args, r)
@@ -176,10 +176,10 @@ func (p *parser) predicate() *expr {
 				if n {
 					e.op = "!="
 				}
-				lit := &expr{kind: eLit, val: Value{Kind: KindBool, Text: boolText(v)}, pos: p.at(-1).pos, end: p.at(-1).end}
+				lit := p.ne(expr{kind: eLit, val: Value{Kind: KindBool, Text: boolText(v)}, pos: p.at(-1).pos, end: p.at(-1).end})
 				e.args = []*expr{l, lit}
 				if n {
-					e = &expr{kind: eOther, args: []*expr{l}, pos: e.pos, end: e.end}
+					e = p.ne(expr{kind: eOther, args: []*expr{l}, pos: e.pos, end: e.end})
 				}
 				l = e
 			default:
@@ -189,7 +189,7 @@ func (p *parser) predicate() *expr {
 				l = e
 			}
 		case p.kwAt(k, "isnull") || p.kwAt(k, "notnull"):
-			e := &expr{kind: eIsNull, not: p.kw("notnull"), args: []*expr{l}, pos: l.pos}
+			e := p.ne(expr{kind: eIsNull, not: p.kw("notnull"), args: []*expr{l}, pos: l.pos})
 			p.i++
 			e.end = p.at(-1).end
 			l = e
@@ -259,7 +259,7 @@ func boolText(b bool) string {
 
 // inList parses the operand of IN after the keyword.
 func (p *parser) inList(l *expr, not bool, startTok token) *expr {
-	e := &expr{kind: eIn, not: not, pos: startTok.pos}
+	e := p.ne(expr{kind: eIn, not: not, pos: startTok.pos})
 	if !p.isOp("(") {
 		// IN UNNEST(x), DuckDB IN list_column …
 		r := p.additive()
@@ -311,7 +311,7 @@ func (p *parser) additive() *expr {
 		}
 		p.i++
 		r := p.multiplicative()
-		e := &expr{kind: eBinary, op: p.text(t), args: []*expr{l, r}, pos: l.pos, end: p.at(-1).end}
+		e := p.ne(expr{kind: eBinary, op: p.text(t), args: []*expr{l, r}, pos: l.pos, end: p.at(-1).end})
 		if r == nil {
 			e.args = e.args[:1]
 		}
@@ -330,7 +330,7 @@ func (p *parser) multiplicative() *expr {
 		}
 		p.i++
 		r := p.unary()
-		e := &expr{kind: eBinary, op: p.text(t), args: []*expr{l, r}, pos: l.pos, end: p.at(-1).end}
+		e := p.ne(expr{kind: eBinary, op: p.text(t), args: []*expr{l, r}, pos: l.pos, end: p.at(-1).end})
 		if r == nil {
 			e.args = e.args[:1]
 		}
@@ -509,10 +509,10 @@ func (p *parser) primary() *expr {
 		return nil
 	case tNumber:
 		p.i++
-		return &expr{kind: eLit, val: Value{Kind: KindNumber, Text: p.text(t)}, pos: t.pos, end: t.end}
+		return p.ne(expr{kind: eLit, val: Value{Kind: KindNumber, Text: p.text(t)}, pos: t.pos, end: t.end})
 	case tString:
 		p.i++
-		e := &expr{kind: eLit, val: Value{Kind: KindString, Text: unescape(p.src, t)}, pos: t.pos, end: t.end}
+		e := p.ne(expr{kind: eLit, val: Value{Kind: KindString, Text: unescape(p.src, t)}, pos: t.pos, end: t.end})
 		// Adjacent string literals concatenate ('a' 'b').
 		for p.cur().kind == tString && p.d != Spark {
 			e.val.Text += unescape(p.src, p.cur())
@@ -526,10 +526,10 @@ func (p *parser) primary() *expr {
 		return e
 	case tParam, tJinja:
 		p.i++
-		return &expr{kind: eParam, val: Value{Kind: KindParam, Text: p.text(t)}, pos: t.pos, end: t.end}
+		return p.ne(expr{kind: eParam, val: Value{Kind: KindParam, Text: p.text(t)}, pos: t.pos, end: t.end})
 	case tStage:
 		p.i++
-		return &expr{kind: eOther, pos: t.pos, end: t.end}
+		return p.ne(expr{kind: eOther, pos: t.pos, end: t.end})
 	case tQuoted:
 		return p.columnOrCall()
 	case tOp:
@@ -538,7 +538,7 @@ func (p *parser) primary() *expr {
 			return p.paren()
 		case "*":
 			p.i++
-			return &expr{kind: eStar, pos: t.pos, end: t.end}
+			return p.ne(expr{kind: eStar, pos: t.pos, end: t.end})
 		case "[":
 			p.i++
 			e := p.mk(eFunc, t)
@@ -558,11 +558,11 @@ func (p *parser) primary() *expr {
 	switch l {
 	case "null":
 		p.i++
-		return &expr{kind: eLit, val: Value{Kind: KindNull, Text: "null"}, pos: t.pos, end: t.end}
+		return p.ne(expr{kind: eLit, val: Value{Kind: KindNull, Text: "null"}, pos: t.pos, end: t.end})
 	case "true", "false":
 		if !p.opAt(1, ".") {
 			p.i++
-			return &expr{kind: eLit, val: Value{Kind: KindBool, Text: l}, pos: t.pos, end: t.end}
+			return p.ne(expr{kind: eLit, val: Value{Kind: KindBool, Text: l}, pos: t.pos, end: t.end})
 		}
 	case "date", "timestamp", "timestamptz", "timestamp_ntz", "timestamp_ltz", "timestamp_tz", "datetime", "time", "timestamp_ns", "timestamp_ms", "timestamp_s":
 		k := 1
@@ -581,7 +581,7 @@ func (p *parser) primary() *expr {
 			case "time":
 				v.Kind = KindString
 			}
-			return &expr{kind: eLit, val: v, pos: t.pos, end: p.at(-1).end}
+			return p.ne(expr{kind: eLit, val: v, pos: t.pos, end: p.at(-1).end})
 		}
 	case "interval":
 		if e := p.interval(); e != nil {
@@ -600,7 +600,7 @@ func (p *parser) primary() *expr {
 	case "exists":
 		if p.opAt(1, "(") && p.queryStart(2) {
 			p.i += 2
-			e := &expr{kind: eExists, pos: t.pos}
+			e := p.ne(expr{kind: eExists, pos: t.pos})
 			e.sub = p.query()
 			p.expectClose()
 			e.end = p.at(-1).end
@@ -613,7 +613,7 @@ func (p *parser) primary() *expr {
 		}
 		if p.opAt(1, "(") && p.queryStart(2) {
 			p.i += 2
-			e := &expr{kind: eSubquery, pos: t.pos}
+			e := p.ne(expr{kind: eSubquery, pos: t.pos})
 			e.sub = p.query()
 			p.expectClose()
 			e.end = p.at(-1).end
@@ -624,7 +624,7 @@ func (p *parser) primary() *expr {
 	}
 	if niladic[l] && !p.opAt(1, "(") && !p.opAt(1, ".") {
 		p.i++
-		return &expr{kind: eFunc, name: l, pos: t.pos, end: t.end}
+		return p.ne(expr{kind: eFunc, name: l, pos: t.pos, end: t.end})
 	}
 	if exprStop[l] && !p.opAt(1, "(") {
 		return nil
@@ -634,7 +634,7 @@ func (p *parser) primary() *expr {
 
 func (p *parser) postfixArray(start token) *expr {
 	p.i++ // [
-	e := &expr{kind: eFunc, name: "array", pos: start.pos}
+	e := p.ne(expr{kind: eFunc, name: "array", pos: start.pos})
 	p.exprList(&e.args)
 	p.expectCloseBracket()
 	e.end = p.at(-1).end
@@ -658,7 +658,7 @@ func (p *parser) columnOrCall() *expr {
 		p.i++
 	}
 	if p.isOp("(") {
-		e := &expr{kind: eFunc, name: strings.ToLower(strings.Join(parts, ".")), pos: start.pos}
+		e := p.ne(expr{kind: eFunc, name: strings.ToLower(strings.Join(parts, ".")), pos: start.pos})
 		e.args = p.callArgs()
 		p.callTail(e)
 		e.end = p.at(-1).end
@@ -677,7 +677,7 @@ func (p *parser) columnOrCall() *expr {
 		}
 		return e
 	}
-	return &expr{kind: eCol, parts: parts, pos: start.pos, end: p.at(-1).end}
+	return p.ne(expr{kind: eCol, parts: parts, pos: start.pos, end: p.at(-1).end})
 }
 
 // callArgs parses (args) of a function call, tolerating keyword separators
@@ -689,7 +689,7 @@ func (p *parser) callArgs() []*expr {
 	}
 	var args []*expr
 	if p.queryStart(0) {
-		e := &expr{kind: eSubquery, pos: p.cur().pos}
+		e := p.ne(expr{kind: eSubquery, pos: p.cur().pos})
 		e.sub = p.query()
 		e.end = p.at(-1).end
 		p.expectClose()
@@ -710,7 +710,7 @@ func (p *parser) callArgs() []*expr {
 		}
 		if p.isOp("*") {
 			p.i++
-			args = append(args, &expr{kind: eStar, pos: p.at(-1).pos, end: p.at(-1).end})
+			args = append(args, p.ne(expr{kind: eStar, pos: p.at(-1).pos, end: p.at(-1).end}))
 		} else if e := p.expr(); e != nil {
 			args = append(args, e)
 		}
@@ -767,7 +767,7 @@ func (p *parser) paren() *expr {
 	start := p.cur()
 	if p.queryStart(1) {
 		p.i++
-		e := &expr{kind: eSubquery, pos: start.pos}
+		e := p.ne(expr{kind: eSubquery, pos: start.pos})
 		e.sub = p.query()
 		p.expectClose()
 		e.end = p.at(-1).end
@@ -776,7 +776,7 @@ func (p *parser) paren() *expr {
 	p.i++
 	first := p.expr()
 	if p.isOp(",") {
-		e := &expr{kind: eTuple, pos: start.pos}
+		e := p.ne(expr{kind: eTuple, pos: start.pos})
 		if first != nil {
 			e.args = append(e.args, first)
 		}
@@ -802,7 +802,7 @@ func (p *parser) paren() *expr {
 func (p *parser) caseExpr() *expr {
 	start := p.cur()
 	p.i++
-	e := &expr{kind: eOther, pos: start.pos}
+	e := p.ne(expr{kind: eOther, pos: start.pos})
 	for !p.eof() && !p.kw("end") {
 		if p.kw("when") || p.kw("then") || p.kw("else") {
 			p.i++
@@ -830,7 +830,7 @@ func (p *parser) castExpr() *expr {
 	start := p.cur()
 	p.i += 2
 	x := p.expr()
-	e := &expr{kind: eCast, pos: start.pos}
+	e := p.ne(expr{kind: eCast, pos: start.pos})
 	if p.accept("as") {
 		e.name = p.typeName()
 	}
@@ -850,7 +850,7 @@ func (p *parser) castExpr() *expr {
 func (p *parser) extract() *expr {
 	start := p.cur()
 	p.i += 2
-	e := &expr{kind: eFunc, name: "extract", pos: start.pos}
+	e := p.ne(expr{kind: eFunc, name: "extract", pos: start.pos})
 	if t := p.cur(); t.kind == tIdent || t.kind == tString || t.kind == tQuoted {
 		e.unit = strings.ToLower(p.name(t))
 		p.i++
@@ -908,7 +908,7 @@ func (p *parser) interval() *expr {
 	} else {
 		text = normIntervalText(qty)
 	}
-	return &expr{kind: eLit, val: Value{Kind: KindInterval, Text: text}, pos: start.pos, end: p.at(-1).end}
+	return p.ne(expr{kind: eLit, val: Value{Kind: KindInterval, Text: text}, pos: start.pos, end: p.at(-1).end})
 }
 
 func isIntervalUnit(s string) bool {

@@ -18,7 +18,23 @@ type parser struct {
 	depth int
 	warns *warnList
 	ctes  []*cte // WITH names visible at the current point, innermost last
-	// jinjaRef holds dbt ref()/source() table names found in templates.
+	// slab hands out expression nodes in chunks to keep allocations few.
+	slab  []expr
+	slabN int
+}
+
+// ne returns a pointer to a copy of v allocated from the parser's slab.
+func (p *parser) ne(v expr) *expr {
+	if len(p.slab) == 0 {
+		// Chunks grow from 8 to 256 nodes: small statements stay small,
+		// large ones (20k-element IN lists) allocate rarely.
+		p.slabN = min(max(p.slabN*2, 8), 256)
+		p.slab = make([]expr, p.slabN)
+	}
+	e := &p.slab[0]
+	p.slab = p.slab[1:]
+	*e = v
+	return e
 }
 
 func (p *parser) at(k int) token {
@@ -37,8 +53,25 @@ func (p *parser) text(t token) string { return p.src[t.pos:t.end] }
 // kwAt reports whether the token k ahead is the unquoted keyword kw
 // (kw in lower case).
 func (p *parser) kwAt(k int, kw string) bool {
-	t := p.at(k)
-	return t.kind == tIdent && int(t.end-t.pos) == len(kw) && strings.EqualFold(p.src[t.pos:t.end], kw)
+	j := p.i + k
+	if j < 0 || j >= len(p.toks) {
+		return false
+	}
+	t := &p.toks[j]
+	if t.kind != tIdent || int(t.end-t.pos) != len(kw) {
+		return false
+	}
+	s := p.src[t.pos:t.end]
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != kw[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *parser) kw(kw string) bool { return p.kwAt(0, kw) }
@@ -52,8 +85,12 @@ func (p *parser) accept(kw string) bool {
 }
 
 func (p *parser) opAt(k int, op string) bool {
-	t := p.at(k)
-	return t.kind == tOp && p.src[t.pos:t.end] == op
+	j := p.i + k
+	if j < 0 || j >= len(p.toks) {
+		return false
+	}
+	t := &p.toks[j]
+	return t.kind == tOp && int(t.end-t.pos) == len(op) && p.src[t.pos:t.end] == op
 }
 
 func (p *parser) isOp(op string) bool { return p.opAt(0, op) }
@@ -597,17 +634,17 @@ func (p *parser) blockClauses(b *block) {
 		switch {
 		case p.kw("where"):
 			p.i++
-			b.where = andExpr(b.where, p.expr())
+			b.where = p.andExpr2(b.where, p.expr())
 		case p.kw("group") && p.kwAt(1, "by"):
 			p.i += 2
 			p.accept("all")
 			p.exprList(&b.others)
 		case p.kw("having"):
 			p.i++
-			b.having = andExpr(b.having, p.expr())
+			b.having = p.andExpr2(b.having, p.expr())
 		case p.kw("qualify"):
 			p.i++
-			b.qualify = andExpr(b.qualify, p.expr())
+			b.qualify = p.andExpr2(b.qualify, p.expr())
 		case p.kw("window"):
 			p.i++
 			for !p.eof() {
@@ -631,14 +668,14 @@ func (p *parser) blockClauses(b *block) {
 	}
 }
 
-func andExpr(a, b *expr) *expr {
+func (p *parser) andExpr2(a, b *expr) *expr {
 	if a == nil {
 		return b
 	}
 	if b == nil {
 		return a
 	}
-	return &expr{kind: eAnd, args: []*expr{a, b}, pos: a.pos, end: b.end}
+	return p.ne(expr{kind: eAnd, args: []*expr{a, b}, pos: a.pos, end: b.end})
 }
 
 // exprList parses comma-separated expressions, optionally keeping them.

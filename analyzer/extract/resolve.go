@@ -523,7 +523,6 @@ type bnode struct {
 	pred    Pred
 	targets []colTarget
 	item    int
-	text    string
 }
 
 // cond converts a boolean expression, records its predicate leaves and
@@ -797,7 +796,7 @@ func (r *resolver) toNode(e *expr, sc *scope) *bnode {
 			}
 		}
 	}
-	return &bnode{kind: NodeOpaque, text: r.snippet(e), item: -1}
+	return &bnode{kind: NodeOpaque, item: -1}
 }
 
 func escapeLike(s string) string {
@@ -858,7 +857,7 @@ func (r *resolver) leafValues(e, col *expr, op Op, values []Value, sc *scope) *b
 	}
 	item, targets, st, name := r.resolveCol(sc, ct.col.parts)
 	if st == stExpr {
-		return &bnode{kind: NodeOpaque, text: r.snippet(e), item: -1}
+		return &bnode{kind: NodeOpaque, item: -1}
 	}
 	if values == nil {
 		values = []Value{}

@@ -382,19 +382,79 @@ func (t *tokenizer) colon(i int) int {
 	return i + 1
 }
 
-// ops lists multi-character operators, longest first.
-var ops = [...]string{"<=>", "->>", "!~~", "<>", "!=", "==", "<=", ">=", "||", "->", "=>", "::", "~~", "!~", "<<", ">>", "**", "//", "@>", "<@", "&&"}
-
-func (t *tokenizer) op(i int) int {
-	s := t.s[i:]
-	for _, o := range ops {
-		if strings.HasPrefix(s, o) {
-			t.emit(tOp, i, i+len(o))
-			return i + len(o)
+// opLen returns the length of the operator at the start of s: the
+// multi-character operators <=> ->> !~~ <> != == <= >= || -> => ~~ !~ << >>
+// ** // @> <@ && or a single character.
+func opLen(s string) int {
+	var b1, b2 byte
+	if len(s) > 1 {
+		b1 = s[1]
+	}
+	if len(s) > 2 {
+		b2 = s[2]
+	}
+	switch s[0] {
+	case '<':
+		switch {
+		case b1 == '=' && b2 == '>':
+			return 3
+		case b1 == '>' || b1 == '=' || b1 == '<' || b1 == '@':
+			return 2
+		}
+	case '-':
+		switch {
+		case b1 == '>' && b2 == '>':
+			return 3
+		case b1 == '>':
+			return 2
+		}
+	case '!':
+		switch {
+		case b1 == '~' && b2 == '~':
+			return 3
+		case b1 == '=' || b1 == '~':
+			return 2
+		}
+	case '>':
+		if b1 == '=' || b1 == '>' {
+			return 2
+		}
+	case '=':
+		if b1 == '=' || b1 == '>' {
+			return 2
+		}
+	case '|':
+		if b1 == '|' {
+			return 2
+		}
+	case '~':
+		if b1 == '~' {
+			return 2
+		}
+	case '*':
+		if b1 == '*' {
+			return 2
+		}
+	case '/':
+		if b1 == '/' {
+			return 2
+		}
+	case '@':
+		if b1 == '>' {
+			return 2
+		}
+	case '&':
+		if b1 == '&' {
+			return 2
 		}
 	}
-	t.emit(tOp, i, i+1)
-	return i + 1
+	return 1
+}
+
+func (t *tokenizer) op(i int) int {
+	n := opLen(t.s[i:])
+	t.emit(tOp, i, i+n)
+	return i + n
 }
 
 // unescape returns the content of a string or quoted-identifier token.
