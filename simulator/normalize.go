@@ -33,6 +33,10 @@ type quantileCol struct {
 	typ    arrow.DataType
 	fn     valueFn
 	bounds [][]byte // strictly increasing ascending encodings (see ascCodec)
+	// For types whose encodings all have one width of at most 8 bytes (integers, dates,
+	// floats), the bounds as big-endian integers: one integer compare per search step.
+	width    int
+	bounds64 []uint64
 }
 
 // FitQuantiles fits bucket boundaries for the named columns (case-insensitive) on the rows of
@@ -132,6 +136,7 @@ func fitColumn(samples []arrow.RecordBatch, name string, buckets int) (*quantile
 	if len(qc.bounds) > 0 && bytes.Equal(qc.bounds[0], vals[0]) {
 		qc.bounds = qc.bounds[1:]
 	}
+	qc.index64()
 	return qc, nil
 }
 
@@ -198,8 +203,64 @@ func (q *Quantiles) column(name string) (*quantileCol, error) {
 	return nil, fmt.Errorf("%w: no quantiles for column %q (fitted: %s)", ErrColumnNotFound, name, strings.Join(q.Columns(), ", "))
 }
 
+// index64 fills bounds64 when every boundary has the same width of at most 8 bytes and the
+// type's encoding has a fixed width (so values have that width too).
+func (c *quantileCol) index64() {
+	w := fixedEncodingWidth(c.typ)
+	if w == 0 || w > 8 {
+		return
+	}
+	c.width = w
+	c.bounds64 = make([]uint64, len(c.bounds))
+	for i, b := range c.bounds {
+		c.bounds64[i] = be64(b)
+	}
+}
+
+// be64 reads up to 8 bytes as a big-endian integer, left-aligned so that order is kept.
+func be64(b []byte) uint64 {
+	var u uint64
+	for _, c := range b {
+		u = u<<8 | uint64(c)
+	}
+	return u << (8 * (8 - len(b)))
+}
+
+// fixedEncodingWidth is the width of ascCodec's encoding for fixed-width types, 0 otherwise.
+func fixedEncodingWidth(dt arrow.DataType) int {
+	switch dt.ID() {
+	case arrow.INT8, arrow.UINT8, arrow.BOOL:
+		return 1
+	case arrow.INT16, arrow.UINT16:
+		return 2
+	case arrow.INT32, arrow.UINT32, arrow.DATE32, arrow.TIME32, arrow.DECIMAL32, arrow.FLOAT16, arrow.FLOAT32:
+		return 4
+	case arrow.INT64, arrow.UINT64, arrow.DATE64, arrow.TIME64, arrow.DURATION, arrow.DECIMAL64, arrow.FLOAT64:
+		return 8
+	case arrow.TIMESTAMP:
+		if dt.(*arrow.TimestampType).Unit == arrow.Nanosecond {
+			return 10
+		}
+		return 8
+	}
+	return 0
+}
+
 // bucketOf returns the number of boundaries <= enc.
 func (c *quantileCol) bucketOf(enc []byte) int {
+	if c.bounds64 != nil && len(enc) == c.width {
+		v := be64(enc)
+		lo, hi := 0, len(c.bounds64)
+		for lo < hi {
+			mid := int(uint(lo+hi) >> 1)
+			if c.bounds64[mid] <= v {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		return lo
+	}
 	lo, hi := 0, len(c.bounds)
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)

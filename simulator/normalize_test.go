@@ -164,3 +164,31 @@ func TestEncoderRejectsQuantilesOfAnotherType(t *testing.T) {
 	require.ErrorContains(t, err, `quantiles of column "a" were fitted on int64, schema has int32`)
 	require.ErrorContains(t, err, `no quantiles for column "c"`)
 }
+
+func TestFitQuantilesStrings(t *testing.T) {
+	build := func(vals []string) arrow.RecordBatch {
+		b := array.NewRecordBuilder(memory.NewGoAllocator(), arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String}}, nil))
+		defer b.Release()
+		b.Field(0).(*array.StringBuilder).AppendValues(vals, nil)
+		rec := b.NewRecordBatch()
+		t.Cleanup(rec.Release)
+		return rec
+	}
+	var sample []string
+	for c := 'a'; c <= 'z'; c++ {
+		for range 10 {
+			sample = append(sample, string(c))
+		}
+	}
+	q, err := simulator.FitQuantiles([]arrow.RecordBatch{build(sample)}, []string{"s"}, 26)
+	require.NoError(t, err)
+	n, _ := q.Buckets("s")
+	require.Equal(t, 26, n)
+	probe := build([]string{"", "a", "a\x00", "az", "b", "m", "mm", "z", "zzz"})
+	want := []int{0, 0, 0, 0, 1, 12, 12, 25, 25}
+	for row, w := range want {
+		got, _, err := q.Bucket("s", probe, row)
+		require.NoError(t, err)
+		require.Equal(t, w, got, "row %d", row)
+	}
+}
