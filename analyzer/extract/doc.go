@@ -51,7 +51,7 @@
 // and parenthesized joins.
 //
 // Tokens per dialect: "x" is an identifier except in Spark, where it is a
-// string; `x` is an identifier everywhere; 'it''s' everywhere, with backslash
+// string; `x` is an identifier everywhere; 'it”s' everywhere, with backslash
 // escapes in Spark and Snowflake, E'…' (escapes), r'…' (raw, Spark), $$…$$
 // and $tag$…$tag$; comments --, /* */ (nested in Spark and DuckDB) and
 // Snowflake //; numbers 1, 1.5, .5, 1e5, 0x1F, 1_000 and Spark 10L / 1.5D /
