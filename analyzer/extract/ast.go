@@ -130,6 +130,11 @@ type stmt struct {
 	ctes    []*cte
 	targets []TableRef // written, not read (INSERT, CTAS, CREATE, DDL)
 	q       *query
+	// nested are the statements of EXECUTE IMMEDIATE '…', parsed from src
+	// (the unescaped string) found at offset base of the outer text.
+	nested []*stmt
+	src    string
+	base   int32
 }
 
 // metaTables are the Iceberg metadata table names (Spark suffix form

@@ -36,7 +36,8 @@
 // [TABLE] [INTO]] … [PARTITION (…)] [BY NAME] query, CREATE [OR REPLACE] …
 // TABLE | VIEW … [WITH (…)] AS query, MERGE INTO … USING … ON … WHEN …,
 // UPDATE … SET … [FROM …] WHERE …, DELETE FROM … [USING …] WHERE …,
-// EXPLAIN [ANALYZE], PREPARE x FROM stmt, UNLOAD (query), COPY (query) TO,
+// EXPLAIN [ANALYZE], PREPARE x FROM stmt, EXECUTE IMMEDIATE 'stmt' (the
+// string is parsed), UNLOAD (query), COPY (query) TO,
 // and DDL / session statements (ALTER, DROP, TRUNCATE, DESCRIBE, OPTIMIZE,
 // VACUUM, MSCK, USE, SET, SHOW, CALL, …), which yield at most their target
 // table. Several ';'-separated statements are merged into one Result.
@@ -136,11 +137,13 @@
 //     extractor does not know the tables' schemas.
 //   - A filter on a derived table with window functions is pushed through a
 //     plain output column even when it is not the window's partition key.
-//   - Snowflake / DuckDB select-list aliases used in WHERE are read as column
-//     names.
+//   - Snowflake / DuckDB select-list aliases used in WHERE / QUALIFY are
+//     replaced by their column term (date_trunc('day', ts) AS d is day(ts));
+//     an alias of any other expression (count(*) AS n) makes the comparison
+//     opaque, even if a base table had a column of that name.
 //   - PIVOT / UNPIVOT, MATCH_RECOGNIZE, multi-table INSERT ALL and
-//     procedural scripts (Snowflake scripting, EXECUTE IMMEDIATE) are skipped
-//     with a warning; UDF and lambda bodies are not analysed.
+//     procedural scripts (Snowflake scripting) are skipped with a warning;
+//     UDF and lambda bodies are not analysed.
 //   - Nesting deeper than 200 levels stops the parse with a warning.
 //   - Warnings are capped at 20 per input.
 package extract

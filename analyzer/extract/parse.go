@@ -263,6 +263,28 @@ func (p *parser) statement() *stmt {
 		st.q = p.query()
 		p.expectClose()
 		p.skipStatement()
+	case p.kw("execute") && p.kwAt(1, "immediate") && p.at(2).kind == tString:
+		// Trino clients send parameterized SQL as EXECUTE IMMEDIATE '…' USING …
+		lit := p.at(2)
+		p.i += 3
+		p.skipStatement()
+		if p.depth > 2 {
+			p.warns.add("nested EXECUTE IMMEDIATE not analysed")
+			return st
+		}
+		inner := unescape(p.src, lit)
+		sub := &parser{d: p.d, src: inner, warns: p.warns, depth: p.depth + 1}
+		sub.toks = tokenize(p.d, inner, p.warns)
+		st.nested = sub.parseStatements()
+		st.kind = "other"
+		for _, n := range st.nested {
+			n.src = inner
+			n.base = lit.vpos
+			if st.kind == "other" {
+				st.kind = n.kind
+			}
+		}
+		return st
 	case p.kw("prepare"):
 		p.i++
 		p.i++ // statement name

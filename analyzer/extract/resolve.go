@@ -62,6 +62,9 @@ type starSrc struct {
 type scope struct {
 	parent *scope
 	items  []*itemInfo
+	// aliases are the block's SELECT items when the dialect lets WHERE and
+	// QUALIFY refer to them (Snowflake, DuckDB).
+	aliases []selItem
 }
 
 type itemInfo struct {
@@ -86,8 +89,11 @@ type posPred struct {
 
 // resolver turns parsed statements into a Result.
 type resolver struct {
-	d      Dialect
-	src    string
+	d   Dialect
+	src string
+	// base is added to source offsets of statements parsed from a string
+	// literal (EXECUTE IMMEDIATE) so predicates stay in source order.
+	base   int32
 	tables []TableRef
 	scans  []scanState
 	preds  []posPred
@@ -109,6 +115,12 @@ func (r *resolver) addTable(ref TableRef) int {
 }
 
 func (r *resolver) statement(st *stmt) {
+	for _, n := range st.nested {
+		src, base := r.src, r.base
+		r.src, r.base = n.src, n.base
+		r.statement(n)
+		r.src, r.base = src, base
+	}
 	for _, t := range st.targets {
 		r.addTable(t)
 	}
@@ -187,6 +199,9 @@ func (r *resolver) block(b *block, parent *scope) *blockOut {
 				sc.items[k].nullable = true
 			}
 		}
+	}
+	if r.d == Snowflake || r.d == DuckDB {
+		sc.aliases = b.items
 	}
 	// JOIN … ON conditions, pushable to the items the join type allows.
 	for i, fi := range b.from {
@@ -855,6 +870,12 @@ func (r *resolver) leafValues(e, col *expr, op Op, values []Value, sc *scope) *b
 	if !ok {
 		return nil
 	}
+	if len(ct.col.parts) == 1 && sc.aliases != nil {
+		var isExpr bool
+		if ct, isExpr = aliasTerm(sc, ct); isExpr {
+			return &bnode{kind: NodeOpaque, item: -1}
+		}
+	}
 	item, targets, st, name := r.resolveCol(sc, ct.col.parts)
 	if st == stExpr {
 		return &bnode{kind: NodeOpaque, item: -1}
@@ -867,15 +888,40 @@ func (r *resolver) leafValues(e, col *expr, op Op, values []Value, sc *scope) *b
 	if len(targets) == 0 {
 		p := n.pred
 		p.Table = "*"
-		r.preds = append(r.preds, posPred{pos: e.pos, seq: len(r.preds), p: p})
+		r.preds = append(r.preds, posPred{pos: r.base + e.pos, seq: len(r.preds), p: p})
 	}
 	for _, t := range targets {
 		p := n.pred
 		p.Table = r.tables[r.scans[t.scan].table].QualifiedName()
 		p.Column = t.column
-		r.preds = append(r.preds, posPred{pos: e.pos, seq: len(r.preds), p: p})
+		r.preds = append(r.preds, posPred{pos: r.base + e.pos, seq: len(r.preds), p: p})
 	}
 	return n
+}
+
+// aliasTerm replaces a reference to a select-list alias by the aliased
+// column term (SELECT date_trunc('day', ts) AS d … WHERE d > … is day(ts)).
+// isExpr is true when the alias names an expression that is not a column
+// term (count(*) AS n): the comparison is then not a column predicate.
+func aliasTerm(sc *scope, ct colTermResult) (colTermResult, bool) {
+	name := ct.col.parts[0]
+	for _, it := range sc.aliases {
+		if it.e == nil || it.alias == "" || !strings.EqualFold(it.alias, name) {
+			continue
+		}
+		at, ok := colTerm(it.e)
+		if !ok {
+			return ct, true
+		}
+		if at.col == ct.col {
+			return ct, false
+		}
+		if ct.transform != "" {
+			at = compose(at, ct.transform)
+		}
+		return at, false
+	}
+	return ct, false
 }
 
 // colTermResult is a column with the transform applied to it.

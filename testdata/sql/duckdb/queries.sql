@@ -56,3 +56,5 @@ SUMMARIZE lake.main.orders
 SELECT * FROM lake.main.events WHERE len(list_filter(tags, x -> x LIKE 'a%')) > 0 AND day = '2024-05-05'
 -- name: huge_unbalanced_parens
 SELECT * FROM lake.main.orders WHERE ((((amount > 5)) AND (region = 'EU')
+-- name: lateral_alias_in_where
+SELECT lower(email) AS e, amount * 2 AS double_amount FROM lake.main.users WHERE e LIKE '%@x.com' AND double_amount > 10

@@ -72,3 +72,6 @@ SELECT * FROM {{ ref('fct_sessions') }} WHERE session_date >= {{ var('start_date
 SELECT o.ID, o.AMOUNT FROM SALES.CORE.ORDERS o WHERE o.REGION = 'EU' AND o.ORDER_DATE >= '2024-01-01' AND o.CUSTOMER_ID IN (1, 2, 3, 4
 -- name: truncated_in_string
 SELECT * FROM SALES.CORE.ORDERS WHERE STATUS = 'open' AND NOTE LIKE 'abc
+-- name: lateral_alias_in_where
+SELECT DATE_TRUNC('day', EVENT_TS) AS DAY, COUNT(*) AS N FROM ANALYTICS.PUBLIC.EVENTS
+WHERE DAY >= '2024-05-01' AND N > 0 AND TENANT = 'a' GROUP BY 1

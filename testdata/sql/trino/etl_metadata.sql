@@ -38,3 +38,5 @@ DROP TABLE IF EXISTS iceberg.tmp.scratch
 DESCRIBE iceberg.sales.orders
 -- name: prepare_statement
 PREPARE my_select FROM SELECT * FROM iceberg.sales.orders WHERE tenant_id = ? AND region = 'EU'
+-- name: execute_immediate_using
+EXECUTE IMMEDIATE 'SELECT * FROM iceberg.sales.orders o WHERE o.region = ''EU'' AND o.order_date >= ?' USING DATE '2024-01-01'
