@@ -2,14 +2,9 @@ package extract
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 )
-
-// ErrUnknownDialect is returned by [ParseDialect] for a name it does not
-// know; test for it with errors.Is.
-var ErrUnknownDialect = errors.New("unknown sql dialect")
 
 // ParseDialect maps a dialect name (case-insensitive; "presto" is Trino,
 // "sparksql"/"spark-sql"/"databricks" are Spark) to a [Dialect].

@@ -165,7 +165,9 @@ type Result struct {
 	// names and derived tables are followed to the tables they read.
 	Tables []TableRef `json:"tables"`
 	// Scans are the table scans with their pushable filters, one per
-	// table reference (a table read twice has two scans).
+	// table reference in a query block (a table read twice has two scans;
+	// a CTE is resolved once however often it is referenced). Tables that
+	// are only written (INSERT, CTAS and DDL targets) have no scan.
 	Scans []Scan `json:"scans"`
 	// Predicates are all predicate leaves of the statement, in source
 	// order: WHERE, JOIN … ON, HAVING, subqueries and every UNION branch.
