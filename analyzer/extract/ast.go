@@ -102,6 +102,8 @@ type block struct {
 	// others are expressions scanned only for subqueries (SELECT list,
 	// GROUP BY, ORDER BY, SET assignments, …).
 	others []*expr
+	// values marks a VALUES list.
+	values bool
 }
 
 // query is a query expression: UNION/INTERSECT/EXCEPT branches with the

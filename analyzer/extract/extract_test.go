@@ -220,6 +220,10 @@ func TestScanFilters(t *testing.T) {
 			"select * from a o where exists (select 1 from b i where i.k = o.k and o.z = 3 and i.w = 4)", []string{"", "w = 4"}},
 		{"union cte filter pushed into each branch", extract.Trino,
 			"with u as (select id, d from a union all select id, d from b) select * from u where d = 1", []string{"d = 1", "d = 1"}},
+		{"union of stars in derived table", extract.Trino,
+			"select * from (select * from a union all select * from b) u where u.k = 1", []string{"k = 1", "k = 1"}},
+		{"values columns are not base columns", extract.Trino,
+			"select * from (values (1, 'a')) as v(id, name) join t on t.id = v.id where v.name = 'a' and t.x = 2", []string{"x = 2"}},
 		{"opaque conjunct ignored", extract.Trino,
 			"select * from a where my_udf(x, y) and z = 1", []string{"z = 1"}},
 	}

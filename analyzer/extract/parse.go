@@ -482,7 +482,7 @@ func (p *parser) branch(q *query) {
 	case p.kw("from"):
 		q.branches = append(q.branches, p.fromFirst())
 	case p.kw("values"):
-		b := &block{}
+		b := &block{values: true}
 		p.i++
 		p.exprList(&b.others)
 		q.branches = append(q.branches, b)

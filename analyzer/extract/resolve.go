@@ -44,6 +44,8 @@ type blockOut struct {
 	cols  []outCol
 	stars []starSrc
 	sc    *scope
+	// values is true for a VALUES list: its columns are literals.
+	values bool
 }
 
 type outCol struct {
@@ -243,7 +245,7 @@ func (r *resolver) block(b *block, parent *scope) *blockOut {
 		r.walk(e, sc)
 	}
 	// Output columns for derived tables and CTEs.
-	out := &blockOut{sc: sc}
+	out := &blockOut{sc: sc, values: b.values}
 	for i, it := range b.items {
 		if it.star {
 			src := starSrc{item: -1, pos: i}
@@ -336,7 +338,10 @@ func (r *resolver) lookupItem(it *itemInfo, name string, rest []string) (found, 
 	}
 }
 
-// lookupRel finds a column among a query's outputs, through every UNION branch.
+// lookupRel finds a column among a query's outputs, through every UNION
+// branch: by position when the reference names a column of an alias list
+// or of the first branch's explicit SELECT list, else by name in each
+// branch (through its * items).
 func (r *resolver) lookupRel(rel *relInfo, aliases []string, name string, rest []string, depth int) (found, []colTarget, status) {
 	if len(rel.branches) == 0 || depth > 50 {
 		return fMaybe, nil, stUnknown
@@ -352,40 +357,50 @@ func (r *resolver) lookupRel(rel *relInfo, aliases []string, name string, rest [
 		if pos < 0 {
 			return fNo, nil, stUnknown
 		}
+	} else if b0 := rel.branches[0]; len(b0.stars) == 0 {
+		pos = r.branchPos(b0, name)
+		if pos < 0 && !b0.values {
+			return fNo, nil, stUnknown
+		}
 	}
 	var targets []colTarget
-	st := stCols
-	res := fYes
-	for bi, bo := range rel.branches {
+	res, st := fYes, stCols
+	for _, bo := range rel.branches {
+		if bo.values {
+			return fYes, nil, stExpr
+		}
 		var oc *outCol
-		if pos >= 0 || bi > 0 {
-			p := pos
-			if p < 0 {
-				p = r.branchPos(rel.branches[0], name)
+		switch {
+		case pos >= 0 && len(bo.stars) == 0 && pos < len(bo.cols):
+			oc = &bo.cols[pos]
+		case len(aliases) == 0:
+			if p := r.branchPos(bo, name); p >= 0 {
+				oc = &bo.cols[p]
 			}
-			if p < 0 || p >= len(bo.cols) || len(bo.stars) > 0 {
-				if bi == 0 {
-					return r.lookupStars(bo, name, rest, rel.push, depth)
-				}
+		}
+		if oc == nil {
+			if len(aliases) > 0 || len(bo.stars) == 0 {
+				// Renamed columns of a SELECT *, or a branch without the
+				// name: the base column is not known.
 				st = stUnknown
 				continue
 			}
-			oc = &bo.cols[p]
-		} else {
-			p := r.branchPos(bo, name)
-			if p < 0 {
-				if len(bo.stars) > 0 {
-					f, t, s := r.lookupStars(bo, name, rest, rel.push, depth)
-					if f == fNo || len(rel.branches) == 1 {
-						return f, t, s
-					}
-					res, st = f, s
-					targets = append(targets, t...)
-					continue
+			f, t, s := r.lookupStars(bo, name, rest, rel.push, depth)
+			switch {
+			case f == fNo:
+				st = stUnknown
+			case s == stExpr:
+				return fYes, nil, stExpr
+			default:
+				if f == fMaybe {
+					res = fMaybe
 				}
-				return fNo, nil, stUnknown
+				if s == stUnknown {
+					st = stUnknown
+				}
+				targets = append(targets, t...)
 			}
-			oc = &bo.cols[p]
+			continue
 		}
 		switch oc.st {
 		case stExpr:
@@ -401,10 +416,11 @@ func (r *resolver) lookupRel(rel *relInfo, aliases []string, name string, rest [
 			targets = append(targets, t)
 		}
 	}
-	if len(targets) == 0 && st == stCols {
-		st = stUnknown
+	if len(targets) > 0 {
+		// Report what is known; pushing stays per target.
+		return res, targets, stCols
 	}
-	return res, targets, st
+	return res, nil, st
 }
 
 func (r *resolver) branchPos(bo *blockOut, name string) int {
