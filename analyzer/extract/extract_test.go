@@ -159,6 +159,7 @@ func TestTablesAndScopes(t *testing.T) {
 		{"use has no tables", extract.Trino, "use s", []string{}, []string{}},
 		{"dbt ref", extract.Snowflake, "select * from {{ ref('orders') }} where a = 1", []string{"orders"}, []string{"orders a = number:1"}},
 		{"dbt source", extract.Snowflake, "select * from {{ source('raw', 'events') }} e where e.a = 1", []string{"raw.events e"}, []string{"raw.events a = number:1"}},
+		{"spark path query is not a table", extract.Spark, "select * from parquet.`s3://b/p/` where a = 1", []string{}, []string{}},
 		{"read_parquet is not a table", extract.DuckDB, "select * from read_parquet('x.parquet') where a = 1", []string{}, []string{}},
 		{"time travel", extract.Trino, "select * from s.t for version as of 5 where a = 1", []string{"s.t @5"}, []string{"s.t a = number:1"}},
 	}

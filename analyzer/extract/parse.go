@@ -927,6 +927,12 @@ func (p *parser) tableFactor() *fromItem {
 			}
 			break
 		}
+		if p.d == Spark && len(parts) == 2 && sparkFileFormats[strings.ToLower(parts[0])] && strings.ContainsAny(parts[1], "/:") {
+			// parquet.`s3://bucket/path/` reads files, not a table.
+			fi.kind = fFunc
+			p.warnAt("file "+strconv.Quote(parts[1])+" read directly is not an Iceberg table", t)
+			break
+		}
 		fi.parts = parts
 		if len(parts) == 1 {
 			if c := p.lookupCTE(parts[0]); c != nil {
@@ -953,6 +959,13 @@ func (p *parser) tableFactor() *fromItem {
 	}
 	p.tableModifiers(fi)
 	return fi
+}
+
+// sparkFileFormats are the data sources Spark can query by path
+// (format.`path`).
+var sparkFileFormats = map[string]bool{
+	"parquet": true, "orc": true, "json": true, "csv": true, "text": true, "avro": true,
+	"delta": true, "binaryfile": true, "iceberg": true,
 }
 
 // isGenerator reports table functions that produce rows without reading
