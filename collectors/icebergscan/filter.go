@@ -8,9 +8,10 @@ import (
 	"github.com/floe-project/floe/analyzer/extract"
 )
 
-// maxDepth bounds filter nesting, so a hostile body cannot exhaust the
-// stack.
-const maxDepth = 200
+// maxDepth bounds the conversion's recursion. Iceberg builds long OR
+// chains as left-deep trees, so real filters can nest hundreds deep;
+// encoding/json itself stops at 10,000.
+const maxDepth = 5000
 
 var ops = map[string]extract.Op{
 	"eq":              extract.OpEq,
@@ -27,61 +28,61 @@ var ops = map[string]extract.Op{
 	"not-starts-with": extract.OpNotLike,
 }
 
-type wireExpr struct {
-	Type   string            `json:"type"`
-	Left   json.RawMessage   `json:"left"`
-	Right  json.RawMessage   `json:"right"`
-	Child  json.RawMessage   `json:"child"`
-	Term   json.RawMessage   `json:"term"`
-	Value  json.RawMessage   `json:"value"`
-	Values []json.RawMessage `json:"values"`
-}
-
-type wireTerm struct {
-	Type      string          `json:"type"`
-	Transform string          `json:"transform"`
-	Term      json.RawMessage `json:"term"`
-	Name      string          `json:"name"`
-}
-
 // convert turns an Iceberg JSON expression into a predicate tree over
 // table. A nil result means "no filter" (absent or always true). Shapes it
-// does not know become opaque nodes; convert never fails.
+// does not know become opaque nodes; convert never fails. The expression
+// is decoded once into generic values, so the work is linear in its size
+// however deep it nests.
 func convert(raw json.RawMessage, table string) *extract.Node {
-	return conv(bytes.TrimSpace(raw), table, 0)
-}
-
-func conv(raw []byte, table string, depth int) *extract.Node {
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) || bytes.Equal(raw, []byte("true")) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
 		return nil
 	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return opaque(clip(string(raw)))
+	}
+	return conv(v, table, 0)
+}
+
+func conv(v any, table string, depth int) *extract.Node {
 	if depth > maxDepth {
 		return opaque("expression nested too deep")
 	}
-	if bytes.Equal(raw, []byte("false")) {
-		return opaque("false")
-	}
-	var e wireExpr
-	if err := json.Unmarshal(raw, &e); err != nil {
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			switch strings.ToLower(s) {
-			case "true":
-				return nil
-			case "false":
-				return opaque("false")
-			}
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case bool:
+		if x {
+			return nil
 		}
-		return opaque(clip(string(raw)))
+		return opaque("false")
+	case string:
+		switch strings.ToLower(x) {
+		case "true":
+			return nil
+		case "false":
+			return opaque("false")
+		}
+		return opaque(clip(x))
+	case map[string]any:
+		return convObject(x, table, depth)
 	}
-	typ := strings.ToLower(e.Type)
+	return opaque(text(v))
+}
+
+func convObject(m map[string]any, table string, depth int) *extract.Node {
+	typ, _ := m["type"].(string)
+	typ = strings.ToLower(typ)
 	switch typ {
 	case "true":
 		return nil
 	case "false":
 		return opaque("false")
 	case "and":
-		l, r := conv(bytes.TrimSpace(e.Left), table, depth+1), conv(bytes.TrimSpace(e.Right), table, depth+1)
+		l, r := conv(m["left"], table, depth+1), conv(m["right"], table, depth+1)
 		switch {
 		case l == nil:
 			return r
@@ -90,21 +91,21 @@ func conv(raw []byte, table string, depth int) *extract.Node {
 		}
 		return flatten(extract.NodeAnd, l, r)
 	case "or":
-		l, r := conv(bytes.TrimSpace(e.Left), table, depth+1), conv(bytes.TrimSpace(e.Right), table, depth+1)
+		l, r := conv(m["left"], table, depth+1), conv(m["right"], table, depth+1)
 		if l == nil || r == nil {
 			return nil // x OR true
 		}
 		return flatten(extract.NodeOr, l, r)
 	case "not":
-		c := conv(bytes.TrimSpace(e.Child), table, depth+1)
+		c := conv(m["child"], table, depth+1)
 		if c == nil {
 			return opaque("false") // NOT true
 		}
 		return &extract.Node{Kind: extract.NodeNot, Children: []*extract.Node{c}}
 	}
-	col, transform, ok := term(e.Term, 0)
+	col, transform, ok := term(m["term"], 0)
 	if !ok {
-		return opaque(clip(string(raw)))
+		return opaque(text(m))
 	}
 	switch typ {
 	case "is-nan", "not-nan":
@@ -112,28 +113,29 @@ func conv(raw []byte, table string, depth int) *extract.Node {
 	}
 	op, ok := ops[typ]
 	if !ok {
-		return opaque(clip(string(raw)))
+		return opaque(text(m))
 	}
 	p := &extract.Pred{Table: table, Column: col, Op: op, Transform: transform, Values: []extract.Value{}}
 	switch op {
 	case extract.OpIsNull, extract.OpIsNotNull:
 	case extract.OpIn, extract.OpNotIn:
-		vals := e.Values
-		if len(vals) == 0 && len(e.Value) > 0 {
-			vals = []json.RawMessage{e.Value}
+		vals, _ := m["values"].([]any)
+		if len(vals) == 0 {
+			if v, ok := m["value"]; ok {
+				vals = []any{v}
+			}
 		}
 		for _, v := range vals {
 			p.Values = append(p.Values, value(v))
 		}
 	default:
-		if len(e.Value) == 0 {
-			return opaque(clip(string(raw)))
+		raw, ok := m["value"]
+		if !ok {
+			return opaque(text(m))
 		}
-		v := value(e.Value)
-		if op == extract.OpLike || op == extract.OpNotLike {
-			if v.Kind == extract.KindString {
-				v.Text += "%"
-			}
+		v := value(raw)
+		if (op == extract.OpLike || op == extract.OpNotLike) && v.Kind == extract.KindString {
+			v.Text += "%"
 		}
 		p.Values = append(p.Values, v)
 	}
@@ -142,58 +144,63 @@ func conv(raw []byte, table string, depth int) *extract.Node {
 
 // term reads a term: a column name, {"type":"reference","term":"x"}, or
 // {"type":"transform","transform":"day","term":…}.
-func term(raw json.RawMessage, depth int) (col, transform string, ok bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || depth > 3 {
+func term(v any, depth int) (col, transform string, ok bool) {
+	if depth > 3 {
 		return "", "", false
 	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, "", s != ""
-	}
-	var t wireTerm
-	if json.Unmarshal(raw, &t) != nil {
-		return "", "", false
-	}
-	switch strings.ToLower(t.Type) {
-	case "reference", "ref", "":
-		if t.Name != "" && len(t.Term) == 0 {
-			return t.Name, "", true
+	switch x := v.(type) {
+	case string:
+		return x, "", x != ""
+	case map[string]any:
+		typ, _ := x["type"].(string)
+		switch strings.ToLower(typ) {
+		case "reference", "ref", "":
+			if name, _ := x["name"].(string); name != "" && x["term"] == nil {
+				return name, "", true
+			}
+			col, _, ok := term(x["term"], depth+1)
+			return col, "", ok
+		case "transform":
+			col, _, ok := term(x["term"], depth+1)
+			tr, _ := x["transform"].(string)
+			tr = strings.ToLower(strings.TrimSpace(tr))
+			if tr == "identity" {
+				tr = ""
+			}
+			return col, tr, ok
 		}
-		col, _, ok := term(t.Term, depth+1)
-		return col, "", ok
-	case "transform":
-		col, _, ok := term(t.Term, depth+1)
-		tr := strings.ToLower(strings.TrimSpace(t.Transform))
-		if tr == "identity" {
-			tr = ""
-		}
-		return col, tr, ok
 	}
 	return "", "", false
 }
 
 // value types a literal. Sanitized literals are strings in parentheses.
-func value(raw json.RawMessage) extract.Value {
-	raw = bytes.TrimSpace(raw)
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		if len(s) >= 2 && s[0] == '(' && s[len(s)-1] == ')' {
-			return extract.Value{Kind: extract.KindUnknown, Text: s}
+func value(v any) extract.Value {
+	switch x := v.(type) {
+	case string:
+		if len(x) >= 2 && x[0] == '(' && x[len(x)-1] == ')' {
+			return extract.Value{Kind: extract.KindUnknown, Text: x}
 		}
-		return extract.Value{Kind: extract.KindString, Text: s}
-	}
-	switch {
-	case len(raw) == 0:
-		return extract.Value{Kind: extract.KindUnknown}
-	case bytes.Equal(raw, []byte("null")):
+		return extract.Value{Kind: extract.KindString, Text: x}
+	case nil:
 		return extract.Value{Kind: extract.KindNull, Text: "null"}
-	case bytes.Equal(raw, []byte("true")) || bytes.Equal(raw, []byte("false")):
-		return extract.Value{Kind: extract.KindBool, Text: string(raw)}
-	case raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9':
-		return extract.Value{Kind: extract.KindNumber, Text: string(raw)}
+	case bool:
+		if x {
+			return extract.Value{Kind: extract.KindBool, Text: "true"}
+		}
+		return extract.Value{Kind: extract.KindBool, Text: "false"}
+	case json.Number:
+		return extract.Value{Kind: extract.KindNumber, Text: x.String()}
 	}
-	return extract.Value{Kind: extract.KindUnknown, Text: clip(string(raw))}
+	return extract.Value{Kind: extract.KindUnknown, Text: text(v)}
+}
+
+// text is v as compact JSON (object keys sorted), clipped.
+func text(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "unprintable expression"
+	}
+	return clip(string(b))
 }
 
 func opaque(text string) *extract.Node {
@@ -201,15 +208,18 @@ func opaque(text string) *extract.Node {
 }
 
 // flatten joins l and r under kind, lifting children of the same kind so
-// a chain of ands is one node.
+// a chain of ands is one node. It reuses l when l is already of kind
+// (nodes are fresh per conversion), so a left-deep chain of n ORs takes
+// O(n), not O(n²).
 func flatten(kind extract.NodeKind, l, r *extract.Node) *extract.Node {
-	n := &extract.Node{Kind: kind}
-	for _, c := range []*extract.Node{l, r} {
-		if c.Kind == kind {
-			n.Children = append(n.Children, c.Children...)
-		} else {
-			n.Children = append(n.Children, c)
-		}
+	n := l
+	if l.Kind != kind {
+		n = &extract.Node{Kind: kind, Children: []*extract.Node{l}}
+	}
+	if r.Kind == kind {
+		n.Children = append(n.Children, r.Children...)
+	} else {
+		n.Children = append(n.Children, r)
 	}
 	return n
 }

@@ -214,7 +214,7 @@ func TestFilterConversion(t *testing.T) {
 		{"not true", `{"type":"not","child":true}`, &extract.Node{Kind: extract.NodeOpaque, Text: "false"}},
 		{"or with true", `{"type":"or","left":{"type":"eq","term":"a","value":1},"right":true}`, nil},
 		{"and with true", `{"type":"and","left":true,"right":{"type":"is-null","term":"a"}}`, pred("a", "", extract.OpIsNull)},
-		{"unknown op", `{"type":"st-within","term":"geom","value":"(bounding-box)"}`, &extract.Node{Kind: extract.NodeOpaque, Text: `{"type":"st-within","term":"geom","value":"(bounding-box)"}`}},
+		{"unknown op", `{"type":"st-within","term":"geom","value":"(bounding-box)"}`, &extract.Node{Kind: extract.NodeOpaque, Text: `{"term":"geom","type":"st-within","value":"(bounding-box)"}`}},
 		{"no term", `{"type":"eq","value":1}`, &extract.Node{Kind: extract.NodeOpaque, Text: `{"type":"eq","value":1}`}},
 		{"not json object", `42`, &extract.Node{Kind: extract.NodeOpaque, Text: `42`}},
 	}
@@ -227,13 +227,21 @@ func TestFilterConversion(t *testing.T) {
 		})
 	}
 
-	t.Run("deep nesting", func(t *testing.T) {
-		f := `{"type":"is-null","term":"a"}`
-		for range 5000 {
-			f = `{"type":"not","child":` + f + `}`
-		}
+	t.Run("long or chain", func(t *testing.T) {
+		// Iceberg nests a chain of ORs left-deep.
+		leaf := `{"type":"eq","term":"a","value":"(1-digit-int)"}`
+		f := strings.Repeat(`{"type":"or","left":`, 3000) + leaf + strings.Repeat(`,"right":`+leaf+`}`, 3000)
 		res := parse(t, fixedParser(), "f", []byte(body(f)))
 		require.Len(t, res.events, 1)
+		got := res.events[0].Tables[0].Filter
+		require.Equal(t, extract.NodeOr, got.Kind)
+		require.Len(t, got.Children, 3001)
+	})
+	t.Run("nesting past the JSON limit", func(t *testing.T) {
+		f := strings.Repeat(`{"type":"not","child":`, 12000) + `{"type":"is-null","term":"a"}` + strings.Repeat(`}`, 12000)
+		res := parse(t, fixedParser(), "f", []byte(body(f)))
+		require.Empty(t, res.events)
+		require.Len(t, res.bad, 1)
 	})
 }
 
