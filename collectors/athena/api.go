@@ -37,9 +37,14 @@ func (APIParser) Detect(_ string, head []byte) bool {
 
 // response holds every shape an input value can have.
 type response struct {
-	QueryExecution   json.RawMessage
-	QueryExecutions  []json.RawMessage
-	QueryExecutionID string `json:"QueryExecutionId"`
+	QueryExecution               json.RawMessage
+	QueryExecutions              []json.RawMessage
+	QueryExecutionID             string `json:"QueryExecutionId"`
+	UnprocessedQueryExecutionIds []struct {
+		QueryExecutionID string `json:"QueryExecutionId"`
+		ErrorCode        string
+		ErrorMessage     string
+	}
 }
 
 // Parse reads r and emits one event per QueryExecution.
@@ -61,6 +66,15 @@ func (APIParser) Parse(ctx context.Context, name string, r io.Reader, emit func(
 			items = []json.RawMessage{resp.QueryExecution}
 		case resp.QueryExecutionID != "":
 			items = []json.RawMessage{json.RawMessage(raw)}
+		}
+		// Ids the service could not return are missing data, not
+		// malformed input, but the user should hear about them.
+		for _, u := range resp.UnprocessedQueryExecutionIds {
+			p := pos
+			p.Reason = fmt.Sprintf("query execution %s was not returned (%s: %s)", u.QueryExecutionID, u.ErrorCode, u.ErrorMessage)
+			if err := bad(p); err != nil {
+				return err
+			}
 		}
 		for i, item := range items {
 			p := pos

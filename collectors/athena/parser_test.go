@@ -232,6 +232,15 @@ func TestParseStopsOnEmitError(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 }
 
+func TestUnprocessedIDs(t *testing.T) {
+	body := `{"QueryExecutions":[{"QueryExecutionId":"q1","Status":{"SubmissionDateTime":1714564800}}],"UnprocessedQueryExecutionIds":[{"QueryExecutionId":"q2","ErrorCode":"INVALID_INPUT","ErrorMessage":"QueryExecution q2 was not found"}]}`
+	res := parse(t, athena.APIParser{}, "u.json", []byte(body))
+	require.Len(t, res.events, 1)
+	require.Len(t, res.bad, 1)
+	require.Equal(t, 1, res.bad[0].Line)
+	require.Equal(t, "query execution q2 was not returned (INVALID_INPUT: QueryExecution q2 was not found)", res.bad[0].Reason)
+}
+
 func TestArrayAndBadArray(t *testing.T) {
 	good := `[{"QueryExecution":{"QueryExecutionId":"q1","Status":{"SubmissionDateTime":"2024-05-01T12:00:00Z"}}},{"QueryExecutionId":"q2","Status":{"SubmissionDateTime":1714564800}}]`
 	res := parse(t, athena.APIParser{}, "a.json", []byte(good))
