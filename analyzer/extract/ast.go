@@ -76,6 +76,7 @@ type fromItem struct {
 	args    []*expr
 	join    joinKind
 	on      *expr
+	using   []string
 	lateral bool
 	scanned bool
 }

@@ -22,6 +22,8 @@
 //     HAVING, QUALIFY, MERGE WHEN conditions, subqueries and every UNION
 //     branch, in source order. A leaf reached through a CTE or derived table
 //     that maps to several base tables (a UNION) is reported once per table.
+//   - Joins: the equalities between columns of two table references (ON,
+//     WHERE, USING), join keys being layout candidates too.
 //   - Scans: one per base-table reference in a query block, with the part of
 //     the block's conditions that a scan of that table alone can evaluate, as
 //     a [Node] tree that keeps AND / OR / NOT. Files no scan's filter can

@@ -115,6 +115,7 @@ type Contract struct {
 	Tables     []ContractTable `json:"tables"`
 	Predicates []ContractPred  `json:"predicates"`
 	Scans      []ContractScan  `json:"scans"`
+	Joins      []Join          `json:"joins"`
 	Warnings   []string        `json:"warnings"`
 }
 
@@ -125,6 +126,7 @@ func (r Result) Contract() Contract {
 		Tables:     make([]ContractTable, 0, len(r.Tables)),
 		Predicates: make([]ContractPred, 0, len(r.Predicates)),
 		Scans:      make([]ContractScan, 0, len(r.Scans)),
+		Joins:      append([]Join{}, r.Joins...),
 		Warnings:   append([]string{}, r.Warnings...),
 	}
 	for _, t := range r.Tables {

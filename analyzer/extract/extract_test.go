@@ -245,6 +245,40 @@ func TestScanFilters(t *testing.T) {
 	}
 }
 
+func TestJoins(t *testing.T) {
+	cases := []struct {
+		name string
+		d    extract.Dialect
+		sql  string
+		want []string
+	}{
+		{"on equality", extract.Trino, "select * from s.a x join s.b y on x.id = y.a_id", []string{"s.a.id = s.b.a_id"}},
+		{"where equality and order", extract.Trino, "select * from s.b y, s.a x where y.a_id = x.id and x.k = 1", []string{"s.a.id = s.b.a_id"}},
+		{"using", extract.Trino, "select * from s.a join s.b using (id)", []string{"s.a.id = s.b.id"}},
+		{"through cte", extract.Trino, "with c as (select id as cid from s.a) select * from c join s.b on c.cid = b.id", []string{"s.a.id = s.b.id"}},
+		{"same reference is a filter", extract.Trino, "select * from s.a where a.x = a.y", []string{}},
+		{"self join", extract.Trino, "select * from s.a p join s.a c on c.parent = p.id", []string{"s.a.id = s.a.parent"}},
+		{"transformed key", extract.Trino, "select * from s.a x join s.b y on date(x.ts) = y.d", []string{"s.a.day(ts) = s.b.d"}},
+		{"non-equality is not a join", extract.Trino, "select * from s.a x join s.b y on x.ts < y.ts", []string{}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := extract.Parse(c.d, c.sql)
+			got := make([]string, 0, len(r.Joins))
+			side := func(c extract.ColumnRef) string {
+				if c.Transform != "" {
+					return c.Table + "." + c.Transform + "(" + c.Column + ")"
+				}
+				return c.Table + "." + c.Column
+			}
+			for _, j := range r.Joins {
+				got = append(got, side(j.Left)+" = "+side(j.Right))
+			}
+			require.Equal(t, c.want, got)
+		})
+	}
+}
+
 func TestHugeInList(t *testing.T) {
 	const n = 20000
 	var b strings.Builder
@@ -315,7 +349,7 @@ func TestContractShape(t *testing.T) {
 
 	empty, err := extract.Parse(extract.Trino, "").MarshalContract()
 	require.NoError(t, err)
-	require.JSONEq(t, `{"tables":[],"predicates":[],"scans":[],"warnings":[]}`, string(empty))
+	require.JSONEq(t, `{"tables":[],"predicates":[],"scans":[],"joins":[],"warnings":[]}`, string(empty))
 }
 
 // TestPrefixesNeverFail parses every prefix of every corpus statement: the

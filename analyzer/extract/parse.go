@@ -740,9 +740,10 @@ func (p *parser) fromList() []*fromItem {
 			if len(sub) > 0 {
 				sub[0].join = jk
 			}
-			on := p.joinCondition()
+			on, using := p.joinCondition()
 			if len(sub) > 0 {
 				sub[len(sub)-1].on = on
+				sub[len(sub)-1].using = using
 			}
 			items = append(items, sub...)
 			continue
@@ -809,22 +810,22 @@ func (p *parser) joinKeyword() (joinKind, bool) {
 	return jk, false
 }
 
-func (p *parser) joinCondition() *expr {
+func (p *parser) joinCondition() (*expr, []string) {
 	switch {
 	case p.kw("on"):
 		p.i++
-		return p.expr()
+		return p.expr(), nil
 	case p.kw("using") && p.opAt(1, "("):
 		p.i++
-		p.identList()
+		return nil, p.identList()
 	case p.kw("match_condition") && p.opAt(1, "("):
 		p.i++
 		p.skipBalanced()
 		if p.accept("on") {
-			return p.expr()
+			return p.expr(), nil
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // lateralView parses Spark's LATERAL VIEW [OUTER] f(args) alias [AS c1, c2].

@@ -89,6 +89,11 @@ type posPred struct {
 	p   Pred
 }
 
+type posJoin struct {
+	pos int32
+	j   Join
+}
+
 // resolver turns parsed statements into a Result.
 type resolver struct {
 	d   Dialect
@@ -99,6 +104,7 @@ type resolver struct {
 	tables []TableRef
 	scans  []scanState
 	preds  []posPred
+	joins  []posJoin
 	warns  *warnList
 }
 
@@ -207,6 +213,11 @@ func (r *resolver) block(b *block, parent *scope) *blockOut {
 	}
 	// JOIN … ON conditions, pushable to the items the join type allows.
 	for i, fi := range b.from {
+		for _, c := range fi.using {
+			_, _, lt, _ := r.pick(sc.items[:i], c, nil)
+			_, rt, _ := r.lookupItem(sc.items[i], c, nil)
+			r.addJoin(0, colTermResult{}, lt, c, colTermResult{}, rt, c)
+		}
 		if fi.on == nil {
 			continue
 		}
@@ -738,6 +749,9 @@ func (r *resolver) toNode(e *expr, sc *scope) *bnode {
 	case eCmp:
 		l, rr := e.args[0], e.args[1]
 		op := Op(e.op)
+		if op == OpEq {
+			r.joinLeaf(e, l, rr, sc)
+		}
 		if _, ok := colTerm(l); !ok {
 			if _, ok2 := colTerm(rr); ok2 {
 				l, rr = rr, l
@@ -938,6 +952,48 @@ func aliasTerm(sc *scope, ct colTermResult) (colTermResult, bool) {
 		return at, false
 	}
 	return ct, false
+}
+
+// joinLeaf records l = r when both sides are column terms of different
+// table references.
+func (r *resolver) joinLeaf(e, l, rr *expr, sc *scope) {
+	lc, ok1 := colTerm(l)
+	rc, ok2 := colTerm(rr)
+	if !ok1 || !ok2 {
+		return
+	}
+	_, lt, lst, ln := r.resolveCol(sc, lc.col.parts)
+	_, rt, rst, rn := r.resolveCol(sc, rc.col.parts)
+	if lst == stExpr || rst == stExpr {
+		return
+	}
+	r.addJoin(e.pos, lc, lt, ln, rc, rt, rn)
+}
+
+// addJoin records a join between the first target of each side (or "*").
+func (r *resolver) addJoin(pos int32, lc colTermResult, lt []colTarget, ln string, rc colTermResult, rt []colTarget, rn string) {
+	left := ColumnRef{Table: "*", Column: ln, Transform: lc.transform}
+	right := ColumnRef{Table: "*", Column: rn, Transform: rc.transform}
+	if len(lt) > 0 {
+		left.Table, left.Column = r.tables[r.scans[lt[0].scan].table].QualifiedName(), lt[0].column
+	}
+	if len(rt) > 0 {
+		right.Table, right.Column = r.tables[r.scans[rt[0].scan].table].QualifiedName(), rt[0].column
+	}
+	if len(lt) > 0 && len(rt) > 0 && lt[0].scan == rt[0].scan {
+		return // a filter within one table reference, not a join
+	}
+	// Order the sides so that a = b and b = a are one join.
+	if right.Table < left.Table || right.Table == left.Table && right.Column < left.Column {
+		left, right = right, left
+	}
+	j := Join{Left: left, Right: right}
+	for _, x := range r.joins {
+		if x.j == j {
+			return
+		}
+	}
+	r.joins = append(r.joins, posJoin{pos: r.base + pos, j: j})
 }
 
 // colTermResult is a column with the transform applied to it.
@@ -1257,6 +1313,11 @@ func (r *resolver) finish(res *Result) {
 	res.Predicates = make([]Pred, len(r.preds))
 	for i, p := range r.preds {
 		res.Predicates[i] = p.p
+	}
+	sort.SliceStable(r.joins, func(i, j int) bool { return r.joins[i].pos < r.joins[j].pos })
+	res.Joins = make([]Join, len(r.joins))
+	for i, j := range r.joins {
+		res.Joins[i] = j.j
 	}
 	res.Scans = make([]Scan, len(r.scans))
 	for i, s := range r.scans {

@@ -172,7 +172,26 @@ type Result struct {
 	// Predicates are all predicate leaves of the statement, in source
 	// order: WHERE, JOIN … ON, HAVING, subqueries and every UNION branch.
 	Predicates []Pred `json:"predicates"`
+	// Joins are the equalities between columns of two table references
+	// (JOIN … ON a.k = b.k, WHERE a.k = b.k, USING (k)), once each, in
+	// source order: join keys are layout candidates too.
+	Joins []Join `json:"joins"`
 	// Warnings name what the extractor skipped; a non-empty list does not
 	// mean nothing was extracted.
 	Warnings []string `json:"warnings"`
+}
+
+// ColumnRef names a column of a base table; Table is a
+// [TableRef.QualifiedName] or "*" when the table cannot be resolved.
+type ColumnRef struct {
+	Table     string `json:"table"`
+	Column    string `json:"column"`
+	Transform string `json:"transform,omitempty"`
+}
+
+// Join is an equality between columns of two table references; the side
+// whose table (then column) sorts first is Left.
+type Join struct {
+	Left  ColumnRef `json:"left"`
+	Right ColumnRef `json:"right"`
 }
