@@ -138,7 +138,7 @@ func (c *collector) collectInput(ctx context.Context, parsers []Parser, forced P
 	fs := &c.st.Files[len(c.st.Files)-1]
 	fileErr := func(e error) error {
 		fs.Err = e.Error()
-		return c.addBad(fs, BadRecord{File: in.Name, Reason: e.Error()})
+		return c.addBad(fs, BadRecord{File: in.Name, Reason: e.Error(), Err: e})
 	}
 	rc, err := in.Open()
 	if err != nil {

@@ -34,7 +34,14 @@ type BadRecord struct {
 	Line   int    `json:"line,omitempty"`
 	Index  int    `json:"index,omitempty"`
 	Reason string `json:"reason"`
+	// Err is the error behind a file-level bad record (an unrecognized
+	// format, an unsupported codec, a read error), for errors.Is; nil for
+	// malformed records.
+	Err error `json:"-"`
 }
+
+// Unwrap returns Err.
+func (b BadRecord) Unwrap() error { return b.Err }
 
 // Error formats the record as file:line: reason.
 func (b BadRecord) Error() string {

@@ -3,7 +3,7 @@ package trino
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	json "github.com/goccy/go-json"
 	"io"
 	"regexp"
 	"strings"
@@ -49,7 +49,7 @@ func (EventParser) Parse(ctx context.Context, name string, r io.Reader, emit fun
 // Wire types: only the fields floe uses; unknown fields are ignored and
 // Optionals may be absent or null.
 type wireEvent struct {
-	EventPayload       json.RawMessage `json:"eventPayload"`
+	EventPayload       *wireEvent      `json:"eventPayload"`
 	Metadata           *wireMetadata   `json:"metadata"`
 	Statistics         *wireStatistics `json:"statistics"`
 	Context            wireContext     `json:"context"`
@@ -71,11 +71,11 @@ type wireMetadata struct {
 }
 
 type wireTable struct {
-	Catalog            string    `json:"catalog"`
-	Schema             string    `json:"schema"`
-	Table              string    `json:"table"`
-	Columns            []colName `json:"columns"`
-	DirectlyReferenced *bool     `json:"directlyReferenced"`
+	Catalog            string        `json:"catalog"`
+	Schema             string        `json:"schema"`
+	Table              string        `json:"table"`
+	Columns            []tableColumn `json:"columns"`
+	DirectlyReferenced *bool         `json:"directlyReferenced"`
 }
 
 type wireStatistics struct {
@@ -128,11 +128,15 @@ type wireFailure struct {
 	FailureMessage string `json:"failureMessage"`
 }
 
-// colName is a column given as a string, {"column": …} (metadata.tables) or
-// {"name": …} (QueryInfo inputs).
+// colName is a column given as a string (ioMetadata.inputs), {"column": …}
+// (metadata.tables) or {"name": …} (QueryInfo inputs).
 type colName string
 
 func (c *colName) UnmarshalJSON(b []byte) error {
+	if len(b) > 1 && b[0] == '"' && b[len(b)-1] == '"' && bytes.IndexByte(b, '\\') < 0 {
+		*c = colName(b[1 : len(b)-1]) // the common case, without a second decoder pass
+		return nil
+	}
 	if len(b) > 0 && b[0] == '"' {
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
@@ -153,6 +157,11 @@ func (c *colName) UnmarshalJSON(b []byte) error {
 		*c = colName(o.Name)
 	}
 	return nil
+}
+
+// tableColumn is a metadata.tables column: {"column": …, "mask": …}.
+type tableColumn struct {
+	Column string `json:"column"`
 }
 
 // flexTime is an Instant as decimal epoch seconds (number or string) or
@@ -196,12 +205,8 @@ func decodeEvent(rec []byte) (ev collectors.QueryEvent, ok bool, reason string) 
 	if err := json.Unmarshal(rec, &w); err != nil {
 		return ev, false, collectors.JSONReason(rec, err)
 	}
-	if len(w.EventPayload) > 0 && !bytes.Equal(w.EventPayload, []byte("null")) {
-		payload := w.EventPayload
-		w = wireEvent{}
-		if err := json.Unmarshal(payload, &w); err != nil {
-			return ev, false, collectors.JSONReason(payload, err)
-		}
+	if w.EventPayload != nil { // Kafka wrapper, decoded in the same pass
+		w = *w.EventPayload
 	}
 	if w.Metadata == nil || w.Metadata.QueryID == "" {
 		if bytes.Contains(rec, []byte(`"splitId"`)) || bytes.Contains(rec, []byte(`"stageId"`)) {
@@ -350,7 +355,7 @@ func tables(md *wireMetadata, io *wireIO) []collectors.TableAccess {
 			out[i].Direct = true
 		}
 		for _, c := range t.Columns {
-			addColumn(&out[i], string(c), collectors.RoleReferenced, collectors.EvidenceAnalysisRefs)
+			addColumn(&out[i], c.Column, collectors.RoleReferenced, collectors.EvidenceAnalysisRefs)
 		}
 	}
 	for _, in := range io.Inputs {
