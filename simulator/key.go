@@ -266,6 +266,7 @@ func (e *sortEncoder) AppendKey(dst []byte, rec arrow.RecordBatch, row int) ([]b
 	if err := e.check(rec, row); err != nil {
 		return dst, err
 	}
+	base := len(dst)
 	for i, c := range e.cols {
 		arr := rec.Column(c.index)
 		if nullAt(arr, row) {
@@ -281,7 +282,7 @@ func (e *sortEncoder) AppendKey(dst []byte, rec arrow.RecordBatch, row int) ([]b
 		var err error
 		dst, err = e.fns[i](dst, arr, row)
 		if err != nil {
-			return dst[:start], fmt.Errorf("encode column %q row %d: %w", c.name, row, err)
+			return dst[:base], fmt.Errorf("encode column %q row %d: %w", c.name, row, err)
 		}
 		if c.spec.Desc {
 			complement(dst[start:])

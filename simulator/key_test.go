@@ -485,3 +485,60 @@ func TestBinpackAndCurrentKeysAreEmpty(t *testing.T) {
 		})
 	}
 }
+
+// FuzzSortKey checks the sort encoding on two arbitrary (int64, string, float64) rows against
+// the comparator, in the direction and nulls order the fuzzer picks.
+func FuzzSortKey(f *testing.F) {
+	f.Add(int64(1), "a", 1.5, int64(1), "a\x00", -0.0, uint8(0))
+	f.Add(int64(-1), "", math.NaN(), int64(0), "\x00", math.Inf(1), uint8(7))
+	f.Add(int64(math.MinInt64), "ab", 0.0, int64(math.MaxInt64), "a", math.Copysign(0, -1), uint8(3))
+	f.Fuzz(func(t *testing.T, i1 int64, s1 string, f1 float64, i2 int64, s2 string, f2 float64, flags uint8) {
+		schema := arrow.NewSchema([]arrow.Field{
+			{Name: "i", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+			{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+			{Name: "f", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		}, nil)
+		b := array.NewRecordBuilder(memory.NewGoAllocator(), schema)
+		defer b.Release()
+		b.Field(0).(*array.Int64Builder).AppendValues([]int64{i1, i2}, []bool{flags&64 == 0, true})
+		b.Field(1).(*array.StringBuilder).AppendValues([]string{s1, s2}, []bool{true, flags&128 == 0})
+		b.Field(2).(*array.Float64Builder).AppendValues([]float64{f1, f2}, nil)
+		rec := b.NewRecordBatch()
+		defer rec.Release()
+		cols := []simulator.Column{
+			{Name: "i", Desc: flags&1 != 0, NullsLast: flags&2 != 0},
+			{Name: "s", Desc: flags&4 != 0, NullsLast: flags&8 != 0},
+			{Name: "f", Desc: flags&16 != 0, NullsLast: flags&32 != 0},
+		}
+		enc, err := simulator.NewEncoder(simulator.Layout{Strategy: simulator.StrategySort, Columns: cols}, schema, simulator.EncoderOptions{})
+		require.NoError(t, err)
+		k1, err := enc.AppendKey(nil, rec, 0)
+		require.NoError(t, err)
+		k2, err := enc.AppendKey(nil, rec, 1)
+		require.NoError(t, err)
+		nulls := [][2]bool{{flags&64 != 0, false}, {false, flags&128 != 0}, {false, false}}
+		cmps := []int{cmp.Compare(i1, i2), cmp.Compare(s1, s2), cmpFloat(f1, f2)}
+		want := 0
+		for c := range cols {
+			var r int
+			switch n := nulls[c]; {
+			case n[0] && n[1]:
+			case n[0] || n[1]:
+				r = 1
+				if n[0] != cols[c].NullsLast {
+					r = -1
+				}
+			default:
+				r = cmps[c]
+				if cols[c].Desc {
+					r = -r
+				}
+			}
+			if r != 0 {
+				want = r
+				break
+			}
+		}
+		require.Equal(t, want, sign(bytes.Compare(k1, k2)), "keys %x %x", k1, k2)
+	})
+}
