@@ -1,0 +1,135 @@
+package lake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+)
+
+// ErrNoSuchTable is returned (wrapped) when a table name resolves to no
+// table. It wraps iceberg-go's catalog.ErrNoSuchTable when the catalog said so.
+var ErrNoSuchTable = errors.New("no such table")
+
+// OpenCatalog opens the catalog called name with iceberg-go properties.
+func OpenCatalog(ctx context.Context, name string, props map[string]string) (catalog.Catalog, error) {
+	cat, err := catalog.Load(ctx, name, iceberg.Properties(props))
+	if err != nil {
+		return nil, fmt.Errorf("open catalog %s: %w", name, err)
+	}
+	return cat, nil
+}
+
+// Ident names a table: a floe catalog, a namespace (possibly nested) and a
+// table name.
+type Ident struct {
+	Catalog   string
+	Namespace []string
+	Name      string
+}
+
+// String is catalog.namespace.name.
+func (i Ident) String() string {
+	parts := append([]string{}, i.Catalog)
+	parts = append(parts, i.Namespace...)
+	parts = append(parts, i.Name)
+	if i.Catalog == "" {
+		parts = parts[1:]
+	}
+	return strings.Join(parts, ".")
+}
+
+// TableIdent is the iceberg-go identifier (namespace…, name).
+func (i Ident) TableIdent() table.Identifier {
+	return append(slices.Clone(i.Namespace), i.Name)
+}
+
+// ParseIdent reads "ns.table" or "catalog.ns.table". A first part equal to
+// one of catalogs (case-insensitively) names the catalog; otherwise
+// defaultCatalog is used.
+func ParseIdent(s string, catalogs []string, defaultCatalog string) (Ident, error) {
+	parts := strings.Split(strings.TrimSpace(s), ".")
+	for _, p := range parts {
+		if p == "" {
+			return Ident{}, fmt.Errorf("table name %q: empty part", s)
+		}
+	}
+	id := Ident{Catalog: defaultCatalog}
+	if len(parts) >= 3 {
+		for _, c := range catalogs {
+			if strings.EqualFold(c, parts[0]) {
+				id.Catalog = c
+				parts = parts[1:]
+				break
+			}
+		}
+	}
+	if len(parts) < 2 {
+		return Ident{}, fmt.Errorf("table name %q: want namespace.table or catalog.namespace.table", s)
+	}
+	id.Namespace = parts[:len(parts)-1]
+	id.Name = parts[len(parts)-1]
+	if id.Catalog == "" {
+		return Ident{}, fmt.Errorf("table name %q: no catalog given and no default catalog", s)
+	}
+	return id, nil
+}
+
+// ListTables lists every table of a catalog, walking nested namespaces.
+func ListTables(ctx context.Context, catName string, cat catalog.Catalog) ([]Ident, error) {
+	var out []Ident
+	seen := map[string]bool{}
+	var walk func(parent table.Identifier) error
+	walk = func(parent table.Identifier) error {
+		nss, err := cat.ListNamespaces(ctx, parent)
+		if err != nil {
+			if len(parent) > 0 {
+				// Catalogs without nested namespaces may refuse a parent.
+				return nil
+			}
+			return fmt.Errorf("list namespaces of %s: %w", catName, err)
+		}
+		for _, ns := range nss {
+			if len(parent) > 0 && !slices.Equal(ns[:min(len(parent), len(ns))], parent) {
+				ns = append(slices.Clone(parent), ns...)
+			}
+			key := strings.Join(ns, "\x00")
+			if len(ns) <= len(parent) || seen[key] {
+				continue
+			}
+			seen[key] = true
+			for tid, err := range cat.ListTables(ctx, ns) {
+				if err != nil {
+					return fmt.Errorf("list tables of %s.%s: %w", catName, strings.Join(ns, "."), err)
+				}
+				out = append(out, Ident{Catalog: catName, Namespace: tid[:len(tid)-1], Name: tid[len(tid)-1]})
+			}
+			if err := walk(ns); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(nil); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b Ident) int { return strings.Compare(a.String(), b.String()) })
+	return slices.CompactFunc(out, func(a, b Ident) bool { return a.String() == b.String() }), nil
+}
+
+// LoadTable loads a table, wrapping a missing table as [ErrNoSuchTable].
+func LoadTable(ctx context.Context, cat catalog.Catalog, id Ident) (*table.Table, error) {
+	tbl, err := cat.LoadTable(ctx, id.TableIdent())
+	if err != nil {
+		if errors.Is(err, catalog.ErrNoSuchTable) {
+			return nil, fmt.Errorf("load table %s: %w: %w", id, ErrNoSuchTable, err)
+		}
+		return nil, fmt.Errorf("load table %s: %w", id, err)
+	}
+	return tbl, nil
+}

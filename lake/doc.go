@@ -1,0 +1,14 @@
+// Package lake connects floe to Iceberg catalogs and reads what a table is
+// made of: its data and delete files with their statistics, snapshots,
+// manifests and partitions ([State]), and from that the table's health
+// ([Health]).
+//
+// Every other stage uses lake; lake imports none of them. It reads metadata
+// only — manifest lists and manifests, never data files — and reads each
+// manifest of the current snapshot exactly once, in parallel.
+//
+// iceberg-go's scan planning splits a Parquet file larger than
+// read.split.target-size into several tasks that share one DataFile; lake
+// never plans scans for metadata, it walks the manifests, so every data file
+// appears once, keyed by path.
+package lake

@@ -1,0 +1,361 @@
+package lake
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+)
+
+// Status is a table's health class.
+type Status string
+
+// Health classes, from best to worst.
+const (
+	Healthy  Status = "healthy"
+	Warning  Status = "warning"
+	Critical Status = "critical"
+)
+
+func (s Status) rank() int {
+	switch s {
+	case Critical:
+		return 2
+	case Warning:
+		return 1
+	}
+	return 0
+}
+
+// Thresholds decide when a metric makes a table warning or critical. The
+// defaults come from [DefaultThresholds]; later they become policy keys. A
+// zero threshold disables its check.
+type Thresholds struct {
+	// SmallFileRatioWarning/Critical apply when the table has at least
+	// MinFilesForSmallFileCheck data files. Defaults: 0.3 and 0.7.
+	SmallFileRatioWarning, SmallFileRatioCritical float64
+	// MinFilesForSmallFileCheck. Default: 10.
+	MinFilesForSmallFileCheck int
+	// SnapshotsWarning/Critical on the snapshot count. Defaults: 100, 1000.
+	SnapshotsWarning, SnapshotsCritical int
+	// OldestSnapshotWarning/Critical on the oldest snapshot's age.
+	// Defaults: 7 days, 30 days.
+	OldestSnapshotWarning, OldestSnapshotCritical time.Duration
+	// ManifestsWarning on the manifest count when the mean entries per
+	// manifest is below MinEntriesPerManifest. Defaults: 100 and 20.
+	ManifestsWarning      int
+	MinEntriesPerManifest float64
+	// ManifestsCritical on the manifest count. Default: 2000.
+	ManifestsCritical int
+	// DeleteRatioWarning/Critical on delete files per data file.
+	// Defaults: 0.1 and 0.5.
+	DeleteRatioWarning, DeleteRatioCritical float64
+	// PartitionSkewWarning on max/median data files per partition, when
+	// there are at least 3 partitions. Default: 10.
+	PartitionSkewWarning float64
+	// OverlapWarning on the overlap fraction of a column of the table's
+	// sort order (a sorted table whose files overlap has drifted), when
+	// the table has at least MinFilesForSmallFileCheck files. Default: 0.5.
+	OverlapWarning float64
+}
+
+// DefaultThresholds returns the built-in thresholds.
+func DefaultThresholds() Thresholds {
+	return Thresholds{
+		SmallFileRatioWarning: 0.3, SmallFileRatioCritical: 0.7, MinFilesForSmallFileCheck: 10,
+		SnapshotsWarning: 100, SnapshotsCritical: 1000,
+		OldestSnapshotWarning: 7 * 24 * time.Hour, OldestSnapshotCritical: 30 * 24 * time.Hour,
+		ManifestsWarning: 100, MinEntriesPerManifest: 20, ManifestsCritical: 2000,
+		DeleteRatioWarning: 0.1, DeleteRatioCritical: 0.5,
+		PartitionSkewWarning: 10,
+		OverlapWarning:       0.5,
+	}
+}
+
+// HealthOptions tune [ComputeHealth].
+type HealthOptions struct {
+	// TargetFileSizeBytes is used when the table has no
+	// write.target-file-size-bytes. Default: 512 MiB.
+	TargetFileSizeBytes int64
+	// SmallFileFraction: a data file is small below this fraction of the
+	// target size. Default: 0.75, as Iceberg's rewrite_data_files
+	// min-file-size-bytes.
+	SmallFileFraction float64
+	// Columns to measure clustering on, in addition to the columns of the
+	// table's current sort order.
+	Columns []string
+	// Now is the reference time for ages. Default: time.Now.
+	Now time.Time
+	// Thresholds; zero value means [DefaultThresholds].
+	Thresholds *Thresholds
+}
+
+// Metrics are a table's health figures. Sizes are bytes, ages seconds
+// (JSON) and durations (Go).
+type Metrics struct {
+	DataFiles            int     `json:"data_files"`
+	Records              int64   `json:"records"`
+	DataBytes            int64   `json:"data_bytes"`
+	TargetFileSizeBytes  int64   `json:"target_file_size_bytes"`
+	SmallFiles           int     `json:"small_files"`
+	SmallFileRatio       float64 `json:"small_file_ratio"`
+	AvgFileSizeBytes     int64   `json:"avg_file_size_bytes"`
+	MedianFileSizeBytes  int64   `json:"median_file_size_bytes"`
+	Snapshots            int     `json:"snapshots"`
+	OldestSnapshotAgeSec int64   `json:"oldest_snapshot_age_seconds"`
+	Manifests            int     `json:"manifests"`
+	EntriesPerManifest   float64 `json:"mean_entries_per_manifest"`
+	DeleteFiles          int     `json:"delete_files"`
+	PositionDeleteFiles  int     `json:"position_delete_files"`
+	EqualityDeleteFiles  int     `json:"equality_delete_files"`
+	DeletionVectors      int     `json:"deletion_vectors"`
+	DeleteToDataRatio    float64 `json:"delete_to_data_ratio"`
+	Partitions           int     `json:"partitions"`
+	PartitionFileSkew    float64 `json:"partition_file_skew"`
+	// LastCompactionAgeSec is the age of the newest "replace" snapshot; -1
+	// when the table was never compacted.
+	LastCompactionAgeSec int64 `json:"last_compaction_age_seconds"`
+	// OrphanBytes is filled in once an orphan scan has run; -1 unknown.
+	OrphanBytes int64        `json:"orphan_bytes"`
+	Clustering  []Clustering `json:"clustering,omitempty"`
+}
+
+// Health is a table's metrics and class with the reasons that crossed a
+// threshold.
+type Health struct {
+	Table      string   `json:"table"`
+	SnapshotID int64    `json:"snapshot_id,omitempty"`
+	Status     Status   `json:"status"`
+	Reasons    []string `json:"reasons"`
+	Metrics    Metrics  `json:"metrics"`
+}
+
+// ComputeHealth derives [Health] from a loaded [State]. It does no IO.
+func ComputeHealth(st *State, opts HealthOptions) (Health, error) {
+	if opts.TargetFileSizeBytes <= 0 {
+		opts.TargetFileSizeBytes = 512 << 20
+	}
+	if opts.SmallFileFraction <= 0 {
+		opts.SmallFileFraction = 0.75
+	}
+	if opts.Now.IsZero() {
+		opts.Now = time.Now()
+	}
+	th := DefaultThresholds()
+	if opts.Thresholds != nil {
+		th = *opts.Thresholds
+	}
+	h := Health{Table: st.Ident.String(), Reasons: []string{}}
+	if st.Current != nil {
+		h.SnapshotID = st.Current.SnapshotID
+	}
+	m := &h.Metrics
+	m.OrphanBytes = -1
+	m.TargetFileSizeBytes = st.TargetFileSizeBytes(opts.TargetFileSizeBytes)
+	small := int64(float64(m.TargetFileSizeBytes) * opts.SmallFileFraction)
+	sizes := make([]int64, 0, len(st.DataFiles))
+	for _, f := range st.DataFiles {
+		m.DataFiles++
+		m.Records += f.Records
+		m.DataBytes += f.SizeBytes
+		if f.SizeBytes < small {
+			m.SmallFiles++
+		}
+		sizes = append(sizes, f.SizeBytes)
+	}
+	if m.DataFiles > 0 {
+		m.SmallFileRatio = float64(m.SmallFiles) / float64(m.DataFiles)
+		m.AvgFileSizeBytes = m.DataBytes / int64(m.DataFiles)
+		m.MedianFileSizeBytes = medianInt64(sizes)
+	}
+	m.Snapshots = len(st.Snapshots)
+	m.LastCompactionAgeSec = -1
+	for _, s := range st.Snapshots {
+		age := int64(opts.Now.Sub(s.Timestamp) / time.Second)
+		m.OldestSnapshotAgeSec = max(m.OldestSnapshotAgeSec, age)
+		if s.Operation == string(table.OpReplace) && (m.LastCompactionAgeSec < 0 || age < m.LastCompactionAgeSec) {
+			m.LastCompactionAgeSec = max(age, 0)
+		}
+	}
+	m.Manifests = len(st.Manifests)
+	if m.Manifests > 0 {
+		entries := 0
+		for _, mf := range st.Manifests {
+			entries += mf.LiveEntries
+		}
+		m.EntriesPerManifest = float64(entries) / float64(m.Manifests)
+	}
+	for _, f := range st.DeleteFiles {
+		m.DeleteFiles++
+		switch f.DeleteKind {
+		case PositionDeletes:
+			m.PositionDeleteFiles++
+		case EqualityDeletes:
+			m.EqualityDeleteFiles++
+		case DeletionVector:
+			m.DeletionVectors++
+		}
+	}
+	if m.DataFiles > 0 {
+		m.DeleteToDataRatio = float64(m.DeleteFiles) / float64(m.DataFiles)
+	}
+	m.Partitions = len(st.Partitions)
+	if m.Partitions > 0 {
+		counts := make([]int64, 0, m.Partitions)
+		var most int64
+		for _, p := range st.Partitions {
+			counts = append(counts, int64(p.DataFiles))
+			most = max(most, int64(p.DataFiles))
+		}
+		if med := medianInt64(counts); med > 0 {
+			m.PartitionFileSkew = float64(most) / float64(med)
+		}
+	}
+	cols, err := clusteringColumns(st, opts.Columns)
+	if err != nil {
+		return Health{}, err
+	}
+	for _, c := range cols {
+		m.Clustering = append(m.Clustering, MeasureClustering(c.name, c.id, st.DataFiles))
+	}
+	classify(&h, th, sortOrderColumns(st))
+	return h, nil
+}
+
+type column struct {
+	id   int
+	name string
+}
+
+// clusteringColumns are the sort-order columns plus the requested ones,
+// each once, spelled as the schema spells them.
+func clusteringColumns(st *State, extra []string) ([]column, error) {
+	var out []column
+	seen := map[int]bool{}
+	for _, name := range sortOrderColumns(st) {
+		if id, canon, ok := st.FieldID(name); ok && !seen[id] {
+			seen[id] = true
+			out = append(out, column{id, canon})
+		}
+	}
+	for _, name := range extra {
+		id, canon, ok := st.FieldID(name)
+		if !ok {
+			return nil, fmt.Errorf("health of %s: no column %q", st.Ident, name)
+		}
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, column{id, canon})
+		}
+	}
+	return out, nil
+}
+
+func sortOrderColumns(st *State) []string {
+	schema := st.Metadata.CurrentSchema()
+	var out []string
+	for _, f := range st.Metadata.SortOrder().Fields() {
+		if len(f.SourceIDs) == 0 {
+			continue
+		}
+		if name, ok := schema.FindColumnName(f.SourceIDs[0]); ok {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+func classify(h *Health, th Thresholds, sortCols []string) {
+	m := h.Metrics
+	raise := func(s Status, format string, args ...any) {
+		if s.rank() > h.Status.rank() {
+			h.Status = s
+		}
+		h.Reasons = append(h.Reasons, string(s)+": "+fmt.Sprintf(format, args...))
+	}
+	h.Status = Healthy
+	if m.DataFiles >= th.MinFilesForSmallFileCheck && th.MinFilesForSmallFileCheck > 0 {
+		switch {
+		case th.SmallFileRatioCritical > 0 && m.SmallFileRatio >= th.SmallFileRatioCritical:
+			raise(Critical, "small files: %d of %d data files (%.0f%%) are below 75%% of the %s target", m.SmallFiles, m.DataFiles, 100*m.SmallFileRatio, sizeStr(m.TargetFileSizeBytes))
+		case th.SmallFileRatioWarning > 0 && m.SmallFileRatio >= th.SmallFileRatioWarning:
+			raise(Warning, "small files: %d of %d data files (%.0f%%) are below 75%% of the %s target", m.SmallFiles, m.DataFiles, 100*m.SmallFileRatio, sizeStr(m.TargetFileSizeBytes))
+		}
+	}
+	switch {
+	case th.SnapshotsCritical > 0 && m.Snapshots >= th.SnapshotsCritical:
+		raise(Critical, "snapshots: %d retained (threshold %d); expire them", m.Snapshots, th.SnapshotsCritical)
+	case th.SnapshotsWarning > 0 && m.Snapshots >= th.SnapshotsWarning:
+		raise(Warning, "snapshots: %d retained (threshold %d); expire them", m.Snapshots, th.SnapshotsWarning)
+	}
+	age := time.Duration(m.OldestSnapshotAgeSec) * time.Second
+	switch {
+	case th.OldestSnapshotCritical > 0 && age >= th.OldestSnapshotCritical:
+		raise(Critical, "oldest snapshot is %s old (threshold %s)", durStr(age), durStr(th.OldestSnapshotCritical))
+	case th.OldestSnapshotWarning > 0 && age >= th.OldestSnapshotWarning:
+		raise(Warning, "oldest snapshot is %s old (threshold %s)", durStr(age), durStr(th.OldestSnapshotWarning))
+	}
+	switch {
+	case th.ManifestsCritical > 0 && m.Manifests >= th.ManifestsCritical:
+		raise(Critical, "manifests: %d (threshold %d); rewrite them", m.Manifests, th.ManifestsCritical)
+	case th.ManifestsWarning > 0 && m.Manifests >= th.ManifestsWarning && m.EntriesPerManifest < th.MinEntriesPerManifest:
+		raise(Warning, "manifests: %d with %.1f entries each on average; rewrite them", m.Manifests, m.EntriesPerManifest)
+	}
+	if m.DataFiles > 0 {
+		switch {
+		case th.DeleteRatioCritical > 0 && m.DeleteToDataRatio >= th.DeleteRatioCritical:
+			raise(Critical, "delete files: %d for %d data files (ratio %.2f); compact to apply them", m.DeleteFiles, m.DataFiles, m.DeleteToDataRatio)
+		case th.DeleteRatioWarning > 0 && m.DeleteToDataRatio >= th.DeleteRatioWarning:
+			raise(Warning, "delete files: %d for %d data files (ratio %.2f); compact to apply them", m.DeleteFiles, m.DataFiles, m.DeleteToDataRatio)
+		}
+	}
+	if th.PartitionSkewWarning > 0 && m.Partitions >= 3 && m.PartitionFileSkew >= th.PartitionSkewWarning {
+		raise(Warning, "partition skew: the largest partition has %.0f× the median partition's files", m.PartitionFileSkew)
+	}
+	if th.OverlapWarning > 0 && m.DataFiles >= th.MinFilesForSmallFileCheck {
+		for _, c := range m.Clustering {
+			if slices.Contains(sortCols, c.Column) && c.OverlapFraction >= th.OverlapWarning {
+				raise(Warning, "clustering: %.0f%% of files overlap on sort column %s (average depth %.1f)", 100*c.OverlapFraction, c.Column, c.AverageDepth)
+			}
+		}
+	}
+}
+
+func medianInt64(v []int64) int64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func sizeStr(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%dGiB", n>>30)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.0fMiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.0fKiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+func durStr(d time.Duration) string {
+	switch {
+	case d >= 48*time.Hour:
+		return fmt.Sprintf("%.0fd", d.Hours()/24)
+	case d >= 2*time.Hour:
+		return fmt.Sprintf("%.0fh", d.Hours())
+	case d >= 2*time.Minute:
+		return fmt.Sprintf("%.0fm", d.Minutes())
+	}
+	return strings.TrimSuffix(d.Round(time.Second).String(), "0s")
+}
