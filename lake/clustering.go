@@ -113,7 +113,9 @@ func partitionDepths(ivs []interval) (depth, overlaps []int) {
 			uniq = append(uniq, v)
 		}
 	}
-	idx := func(v iceberg.Literal) int { return sort.Search(len(uniq), func(k int) bool { return !less(uniq[k], v) }) }
+	idx := func(v iceberg.Literal) int {
+		return sort.Search(len(uniq), func(k int) bool { return !less(uniq[k], v) })
+	}
 	m := len(uniq)
 	// starts[k] = #lo at value k, ends[k] = #hi at value k.
 	starts, ends := make([]int, m+1), make([]int, m+1)
