@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -13,12 +14,16 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	sqlcat "github.com/apache/iceberg-go/catalog/sql"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite" // database/sql driver "sqlite" for the embedded catalog
+
+	"github.com/floe-project/floe/rewriter"
 )
 
 // eventsSchema is the test table: id is the layout key of most tests.
@@ -120,4 +125,95 @@ func scanCount(ctx context.Context, t testing.TB, tbl *table.Table) int64 {
 		rec.Release()
 	}
 	return n
+}
+
+// partitionGroups plans tbl's files and groups the tasks by the region
+// partition value ("" when unpartitioned).
+func partitionGroups(t testing.TB, tbl *table.Table) (map[string][]table.FileScanTask, []string) {
+	t.Helper()
+	scan := tbl.Scan()
+	defer scan.Close()
+	tasks, err := scan.PlanFiles(t.Context())
+	require.NoError(t, err)
+	groups := make(map[string][]table.FileScanTask)
+	var order []string
+	for _, task := range tasks {
+		k, _ := task.File.Partition()[1000].(string)
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], task)
+	}
+	return groups, order
+}
+
+// rewriteResult is what rewriteTable did.
+type rewriteResult struct {
+	tbl   *table.Table
+	files map[string][]iceberg.DataFile // new files per partition, in key order
+	stats []rewriter.GroupStats
+}
+
+// rewriteTable rewrites every partition of tbl with opts and commits the
+// result as one rewrite snapshot: old data files and their position delete
+// files out, new files in.
+func rewriteTable(t testing.TB, tbl *table.Table, opts rewriter.GroupOptions) rewriteResult {
+	t.Helper()
+	ctx := t.Context()
+	groups, order := partitionGroups(t, tbl)
+	res := rewriteResult{files: make(map[string][]iceberg.DataFile)}
+	tx := tbl.NewTransaction()
+	rw := tx.NewRewrite(nil)
+	removed := make(map[string]bool)
+	for _, k := range order {
+		files, st, err := rewriter.RewriteGroup(ctx, tbl, groups[k], opts)
+		require.NoError(t, err)
+		require.NotEmpty(t, files)
+		res.files[k] = files
+		res.stats = append(res.stats, st)
+		for _, task := range groups[k] {
+			for _, df := range append([]iceberg.DataFile{task.File}, task.DeleteFiles...) {
+				if !removed[df.FilePath()] {
+					removed[df.FilePath()] = true
+					rw.DeleteFile(df)
+				}
+			}
+		}
+		for _, f := range files {
+			rw.AddDataFile(f)
+		}
+	}
+	require.NoError(t, rw.Commit(ctx))
+	out, err := tx.Commit(ctx)
+	require.NoError(t, err)
+	require.Equal(t, table.OpReplace, out.CurrentSnapshot().Summary.Operation)
+	res.tbl = out
+	return res
+}
+
+// requireGloballyOrdered reads files back with the pure-Go Parquet reader and
+// checks that ids never decrease, within and across files, in the order
+// given.
+func requireGloballyOrdered(t testing.TB, files []iceberg.DataFile) {
+	t.Helper()
+	prev := int64(math.MinInt64)
+	for i, df := range files {
+		rdr, err := file.OpenParquetFile(localPath(df.FilePath()), false)
+		require.NoError(t, err)
+		fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{BatchSize: 8192}, memory.DefaultAllocator)
+		require.NoError(t, err)
+		tbl, err := fr.ReadTable(t.Context())
+		require.NoError(t, err)
+		col := tbl.Column(0)
+		require.Equal(t, "id", col.Name())
+		for _, chunk := range col.Data().Chunks() {
+			ids := chunk.(*array.Int64)
+			for j := range ids.Len() {
+				require.LessOrEqual(t, prev, ids.Value(j), "file %d row %d out of order", i, j)
+				prev = ids.Value(j)
+			}
+		}
+		tbl.Release()
+		require.NoError(t, rdr.Close())
+	}
 }

@@ -1,0 +1,235 @@
+package rewriter_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/internal/oracle"
+	"github.com/floe-project/floe/rewriter"
+)
+
+func TestRewriteGroupSortsEveryPartitionAndKeepsRows(t *testing.T) {
+	cases := []struct {
+		name        string
+		partitioned bool
+		memory      int64
+		keyer       bool
+		props       iceberg.Properties
+		wantSpill   bool
+		wantSplit   bool
+	}{
+		{name: "sort,partitioned,memory=2MiB", partitioned: true, memory: 2 << 20, keyer: true, wantSpill: true},
+		{name: "sort,unpartitioned,unbounded", keyer: true},
+		{name: "binpack,partitioned", partitioned: true},
+		{
+			name: "sort,split-tasks", keyer: true, memory: 4 << 20, wantSpill: true, wantSplit: true,
+			props: iceberg.Properties{
+				table.ParquetRowGroupLimitKey: "1000",
+				"read.split.target-size":      "16384",
+			},
+		},
+	}
+	cat := newCatalog(t)
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			tbl := createEvents(t, cat, "events"+string(rune('a'+i)), tc.partitioned, tc.props)
+			const commits, rows = 5, 12000
+			for c := range commits {
+				tbl = appendBatch(t, tbl, eventRows(t, tbl, c*rows, rows, "", uint64(c)))
+			}
+			before, err := oracle.ChecksumIceberg(ctx, tbl)
+			require.NoError(t, err)
+			require.Equal(t, int64(commits*rows), before.Rows)
+
+			tmp := t.TempDir()
+			opts := rewriter.GroupOptions{TargetFileSizeBytes: 256 << 10, MemoryBytes: tc.memory, TempDir: tmp}
+			if tc.keyer {
+				opts.Keyer = int64Keyer{col: 0}
+			}
+			res := rewriteTable(t, tbl, opts)
+
+			after, err := oracle.ChecksumIceberg(ctx, res.tbl)
+			require.NoError(t, err)
+			require.Equal(t, before, after, "rows changed by the rewrite")
+			requireEmptyDir(t, tmp)
+
+			var spilled, inTasks, inFiles int
+			var outRows int64
+			for _, st := range res.stats {
+				t.Logf("group: tasks=%d files=%d rows=%d out=%d files/%d B spilled=%d runs passes=%d peak=%d B in %s",
+					st.InputTasks, st.InputFiles, st.Rows, st.OutputFiles, st.OutputBytes, st.Sort.SpilledRuns, st.Sort.MergePasses, st.PeakArrowBytes, st.Duration)
+				spilled += st.Sort.SpilledRuns
+				inTasks += st.InputTasks
+				inFiles += st.InputFiles
+				outRows += st.Rows
+				if tc.memory > 0 {
+					require.LessOrEqual(t, st.PeakArrowBytes, tc.memory, "peak Arrow bytes over budget: %+v", st)
+				}
+			}
+			require.Equal(t, int64(commits*rows), outRows)
+			require.Equal(t, tc.wantSpill, spilled > 0)
+			require.Equal(t, tc.wantSplit, inTasks > inFiles, "tasks %d files %d", inTasks, inFiles)
+			if tc.partitioned {
+				require.Len(t, res.files, len(regions))
+			}
+			for part, files := range res.files {
+				if tc.keyer {
+					requireGloballyOrdered(t, files)
+				}
+				for _, f := range files {
+					if part != "" {
+						require.Equal(t, part, f.Partition()[1000])
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestRewriteGroupDoesNotResurrectDeletedRows(t *testing.T) {
+	ctx := t.Context()
+	cat := newCatalog(t)
+	tbl := createEvents(t, cat, "deletes", true, iceberg.Properties{"write.delete.mode": "merge-on-read"})
+	for c := range 4 {
+		tbl = appendBatch(t, tbl, eventRows(t, tbl, c*5000, 5000, "", uint64(c)))
+	}
+	var err error
+	tbl, err = tbl.Delete(ctx, iceberg.LessThan(iceberg.Reference("amount"), 500.0), nil)
+	require.NoError(t, err)
+	_, dels, err := oracle.LiveFiles(ctx, tbl)
+	require.NoError(t, err)
+	require.NotEmpty(t, dels, "expected position delete files")
+	before, err := oracle.ChecksumIceberg(ctx, tbl)
+	require.NoError(t, err)
+	require.Less(t, before.Rows, int64(20000))
+
+	res := rewriteTable(t, tbl, rewriter.GroupOptions{Keyer: int64Keyer{col: 0}, MemoryBytes: 2 << 20, TempDir: t.TempDir()})
+	after, err := oracle.ChecksumIceberg(ctx, res.tbl)
+	require.NoError(t, err)
+	require.Equal(t, before, after)
+	_, dels, err = oracle.LiveFiles(ctx, res.tbl)
+	require.NoError(t, err)
+	require.Empty(t, dels, "dead position deletes were removed with their data files")
+}
+
+func TestRewriteGroupFailureLeavesNothingBehind(t *testing.T) {
+	cat := newCatalog(t)
+	tbl := createEvents(t, cat, "cancel", false, nil)
+	for c := range 3 {
+		tbl = appendBatch(t, tbl, eventRows(t, tbl, c*20000, 20000, "", uint64(c)))
+	}
+	groups, _ := partitionGroups(t, tbl)
+	dataDir := filepath.Join(localPath(tbl.Location()), "data")
+	countFiles := func() int {
+		n := 0
+		require.NoError(t, filepath.WalkDir(dataDir, func(_ string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				n++
+			}
+			return err
+		}))
+		return n
+	}
+	existing := countFiles()
+
+	cases := []struct {
+		name  string
+		keyer rewriter.Keyer
+		ctx   func() (context.Context, context.CancelFunc)
+	}{
+		{name: "cancelled", keyer: int64Keyer{col: 0}, ctx: func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(t.Context())
+			cancel()
+			return ctx, cancel
+		}},
+		{name: "keyer-fails", keyer: int64Keyer{col: 2}, ctx: func() (context.Context, context.CancelFunc) {
+			return context.WithCancel(t.Context())
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := tc.ctx()
+			defer cancel()
+			tmp := t.TempDir()
+			files, _, err := rewriter.RewriteGroup(ctx, tbl, groups[""], rewriter.GroupOptions{
+				Keyer: tc.keyer, MemoryBytes: 1 << 20, TempDir: tmp, TargetFileSizeBytes: 128 << 10,
+			})
+			require.Error(t, err)
+			require.Nil(t, files)
+			requireEmptyDir(t, tmp)
+			require.Equal(t, existing, countFiles(), "new data files left behind")
+		})
+	}
+}
+
+func TestRewriteGroupRejectsBadInput(t *testing.T) {
+	cat := newCatalog(t)
+	tbl := createEvents(t, cat, "bad", true, nil)
+	tbl = appendBatch(t, tbl, eventRows(t, tbl, 0, 300, "", 1))
+	groups, order := partitionGroups(t, tbl)
+	require.Len(t, order, 3)
+	neg := -1
+	cases := []struct {
+		name  string
+		tasks []table.FileScanTask
+		opts  rewriter.GroupOptions
+		want  []string
+	}{
+		{name: "spans-partitions", tasks: append(append([]table.FileScanTask(nil), groups["eu"]...), groups["us"]...), want: []string{"spans partitions"}},
+		{name: "bad-options", tasks: groups["eu"], opts: rewriter.GroupOptions{
+			TargetFileSizeBytes: -1, MemoryBytes: 1000, Parallelism: -1, ScanBatchRows: -1, SortOrderID: &neg, TempDir: "/nonexistent/dir",
+		}, want: []string{"target file size", "1 MiB", "parallelism", "scan batch rows", "sort order id", "temp dir"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := rewriter.RewriteGroup(t.Context(), tbl, tc.tasks, tc.opts)
+			for _, w := range tc.want {
+				require.ErrorContains(t, err, w)
+			}
+		})
+	}
+}
+
+func TestRewriteGroupsRunsGroupsConcurrently(t *testing.T) {
+	ctx := t.Context()
+	cat := newCatalog(t)
+	tbl := createEvents(t, cat, "groups", true, nil)
+	for c := range 3 {
+		tbl = appendBatch(t, tbl, eventRows(t, tbl, c*6000, 6000, "", uint64(c)))
+	}
+	before, err := oracle.ChecksumIceberg(ctx, tbl)
+	require.NoError(t, err)
+	groups, order := partitionGroups(t, tbl)
+	var in [][]table.FileScanTask
+	for _, k := range order {
+		in = append(in, groups[k])
+	}
+	results := rewriter.RewriteGroups(ctx, tbl, in, rewriter.GroupOptions{Keyer: int64Keyer{col: 0}, MemoryBytes: 6 << 20, Parallelism: 2, TempDir: t.TempDir()})
+	require.Len(t, results, len(in))
+	tx := tbl.NewTransaction()
+	rw := tx.NewRewrite(nil)
+	for i, r := range results {
+		require.NoError(t, r.Err)
+		requireGloballyOrdered(t, r.Files)
+		require.LessOrEqual(t, r.Stats.PeakArrowBytes, int64(3<<20))
+		for _, task := range rewriter.CollapseTasks(in[i]) {
+			rw.DeleteFile(task.File)
+		}
+		for _, f := range r.Files {
+			rw.AddDataFile(f)
+		}
+	}
+	require.NoError(t, rw.Commit(ctx))
+	tbl, err = tx.Commit(ctx)
+	require.NoError(t, err)
+	after, err := oracle.ChecksumIceberg(ctx, tbl)
+	require.NoError(t, err)
+	require.Equal(t, before, after)
+}
