@@ -28,6 +28,11 @@ func InterleaveBits(dst []byte, columns [][]byte, size int) []byte {
 		total += len(c)
 	}
 	size = max(min(size, total), 0)
+	if n := len(columns); n >= 1 && n <= 8 && total == n*len(columns[0]) {
+		if equal := allLen(columns, len(columns[0])); equal {
+			return interleaveEqual(dst, columns, size)
+		}
+	}
 	start := len(dst)
 	dst = grow(dst, size)[:start+size]
 	out := dst[start:]
@@ -49,6 +54,48 @@ func InterleaveBits(dst []byte, columns [][]byte, size int) []byte {
 		}
 	}
 	return dst
+}
+
+func allLen(columns [][]byte, n int) bool {
+	for _, c := range columns {
+		if len(c) != n {
+			return false
+		}
+	}
+	return true
+}
+
+// spreadTables[n][b] moves bit i of the byte b to bit n·i, for n = 1 … 8 columns.
+var spreadTables = func() (t [9][256]uint64) {
+	for n := 1; n <= 8; n++ {
+		for b := range 256 {
+			for i := range 8 {
+				t[n][b] |= uint64(b>>i&1) << (n * i)
+			}
+		}
+	}
+	return t
+}()
+
+// interleaveEqual is InterleaveBits for 1 to 8 columns of one length: byte k of every column
+// becomes n output bytes at once through a spread table.
+func interleaveEqual(dst []byte, columns [][]byte, size int) []byte {
+	n := len(columns)
+	table := &spreadTables[n]
+	start := len(dst)
+	length := len(columns[0])
+	// Each step writes 8 bytes of which the first n are kept; 8 bytes of slack absorb the rest.
+	dst = grow(dst, n*length+8)[:start+n*length+8]
+	out := dst[start:]
+	shift := uint(64 - 8*n)
+	for k := range length {
+		var acc uint64
+		for c, col := range columns {
+			acc |= table[col[k]] << (n - 1 - c)
+		}
+		binary.BigEndian.PutUint64(out[k*n:], acc<<shift)
+	}
+	return dst[:start+size]
 }
 
 // interleave2x8 interleaves two 8-byte columns (the common case of Iceberg z-order on two

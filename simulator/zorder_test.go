@@ -116,11 +116,16 @@ func referenceInterleave(cols [][]byte, size int) []byte {
 func TestInterleaveBitsRandomExamples(t *testing.T) {
 	r := rand.New(rand.NewPCG(42, 42))
 	for range 1000 {
-		n := r.IntN(6) + 1
+		n := r.IntN(9) + 1
 		cols := make([][]byte, n)
 		total := 0
+		sameLen := r.IntN(2) == 0
+		length := r.IntN(100) + 1
 		for i := range cols {
-			cols[i] = make([]byte, r.IntN(100)+1)
+			if !sameLen {
+				length = r.IntN(100) + 1
+			}
+			cols[i] = make([]byte, length)
 			for j := range cols[i] {
 				cols[i][j] = byte(r.Uint32())
 			}
