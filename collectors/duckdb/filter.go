@@ -28,7 +28,7 @@ func ParseFilter(table, text string) (*extract.Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse filter %q: %w", text, err)
 	}
-	if p.pos != len(p.toks) {
+	if p.pos < len(p.toks) {
 		return nil, fmt.Errorf("parse filter %q: unexpected %q", text, p.toks[p.pos].text)
 	}
 	return n, nil
@@ -351,6 +351,9 @@ func (p *parser) parseValue() (extract.Value, error) {
 		if l := p.peek(); l != nil && l.kind == tLParen { // DECIMAL(18,3)
 			for p.pos < len(p.toks) && p.toks[p.pos].kind != tRParen {
 				p.pos++
+			}
+			if p.pos == len(p.toks) {
+				return extract.Value{}, fmt.Errorf("unterminated type parameters")
 			}
 			p.pos++
 		}

@@ -32,7 +32,7 @@ func ParseFilters(table, text string) (*extract.Node, error) {
 		if err != nil {
 			return nil, fmt.Errorf("parse filter %q: %w", it, err)
 		}
-		if p.pos != len(p.toks) {
+		if p.pos < len(p.toks) {
 			return nil, fmt.Errorf("parse filter %q: unexpected %q", it, p.toks[p.pos].text)
 		}
 		if n != nil {
