@@ -21,14 +21,15 @@ type EventParser struct{}
 // Source returns "trino-event".
 func (EventParser) Source() string { return SourceEvent }
 
-// Detect accepts JSON whose head has a query event's metadata.queryId.
+// Detect accepts JSON whose head has a query event's metadata.queryId. It
+// does not rely on keys after metadata: with the plan included (HTTP
+// listener) the first event can be larger than the head.
 func (EventParser) Detect(_ string, head []byte) bool {
 	h := bytes.TrimLeft(head, " \t\r\n[")
 	if len(h) == 0 || h[0] != '{' {
 		return false
 	}
-	return bytes.Contains(head, []byte(`"queryId"`)) && bytes.Contains(head, []byte(`"metadata"`)) &&
-		(bytes.Contains(head, []byte(`"createTime"`)) || bytes.Contains(head, []byte(`"eventPayload"`)))
+	return bytes.Contains(head, []byte(`"queryId"`)) && bytes.Contains(head, []byte(`"metadata"`))
 }
 
 // Parse reads every record of r, emitting one event per QueryCompletedEvent.
