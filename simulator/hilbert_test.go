@@ -177,3 +177,44 @@ func TestHilbertKeyMatchesIndexOfBuckets(t *testing.T) {
 		require.Equal(t, want, got, "row %d coords %v", row, coords)
 	}
 }
+
+// TestCurveNullsOrder checks where nulls land in rank z-order and Hilbert coordinates: slot 0
+// by default, the last slot with nulls last.
+func TestCurveNullsOrder(t *testing.T) {
+	rec := int64Record(t, []string{"a", "b"}, append(span(0, 8), nil), append(span(0, 8), nil))
+	q, err := simulator.FitQuantiles([]arrow.RecordBatch{rec}, []string{"a", "b"}, 8)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		layout string
+		want   []uint32 // coordinates of the all-null row: 8 buckets + 1 null slot need 4 bits
+	}{
+		{"hilbert(a, b)", []uint32{0, 0}},
+		{"hilbert(a nulls last, b)", []uint32{8 << 4 / 9, 0}},
+		{"hilbert(a nulls last, b nulls last)", []uint32{8 << 4 / 9, 8 << 4 / 9}},
+	} {
+		t.Run(tc.layout, func(t *testing.T) {
+			l, err := simulator.ParseLayout(tc.layout)
+			require.NoError(t, err)
+			enc, err := simulator.NewEncoder(l, rec.Schema(), simulator.EncoderOptions{Quantiles: q})
+			require.NoError(t, err)
+			got, err := enc.AppendKey(nil, rec, 8)
+			require.NoError(t, err)
+			want, err := simulator.AppendHilbertIndex(nil, tc.want, 4)
+			require.NoError(t, err)
+			require.Equal(t, want, got)
+		})
+	}
+	t.Run("rank zorder nulls last sorts the all-null row last", func(t *testing.T) {
+		l, err := simulator.ParseLayout("zorder(a nulls last, b nulls last)")
+		require.NoError(t, err)
+		enc, err := simulator.NewEncoder(l, rec.Schema(), simulator.EncoderOptions{ZOrderMode: simulator.ZOrderRank, Quantiles: q})
+		require.NoError(t, err)
+		last, err := enc.AppendKey(nil, rec, 8)
+		require.NoError(t, err)
+		for row := range 8 {
+			k, err := enc.AppendKey(nil, rec, row)
+			require.NoError(t, err)
+			require.Negative(t, bytes.Compare(k, last), "row %d", row)
+		}
+	})
+}

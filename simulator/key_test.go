@@ -415,6 +415,7 @@ func TestNewEncoderErrors(t *testing.T) {
 		{"list in sort", "sort(l)", simulator.EncoderOptions{}, simulator.ErrUnsupportedType, `column "l": unsupported column type: list`},
 		{"decimal in iceberg zorder", "zorder(a, amount)", simulator.EncoderOptions{}, simulator.ErrUnsupportedType, "use rank z-order (ZOrderRank)"},
 		{"ntz in iceberg zorder", "zorder(a, ts)", simulator.EncoderOptions{}, simulator.ErrUnsupportedType, "TimestampNTZType"},
+		{"nulls last in iceberg zorder", "zorder(a nulls last, x)", simulator.EncoderOptions{}, nil, "nulls last cannot be expressed in Iceberg-exact z-order"},
 		{"rank without quantiles", "zorder(a, x)", simulator.EncoderOptions{ZOrderMode: simulator.ZOrderRank}, nil, "needs EncoderOptions.Quantiles"},
 		{"hilbert without quantiles", "hilbert(a, x)", simulator.EncoderOptions{}, nil, "needs EncoderOptions.Quantiles"},
 		{"negative var length", "zorder(a, x)", simulator.EncoderOptions{VarLengthContribution: -1}, nil, "must not be negative"},

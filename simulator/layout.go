@@ -41,10 +41,11 @@ var ErrInvalidLayout = errors.New("invalid layout")
 
 // Column is one column of a layout key.
 //
-// Desc and NullsLast only matter for [StrategySort]. Iceberg's defaults, which [ParseLayout]
-// applies when a column gives no nulls order, are: ascending → NULLS FIRST, descending →
-// NULLS LAST (nulls sort as if they were smaller than every value). Z-order and Hilbert columns
-// are always ascending with nulls first.
+// Iceberg's defaults, which [ParseLayout] applies when a column gives no nulls order, are:
+// ascending → NULLS FIRST, descending → NULLS LAST. Z-order and Hilbert columns are always
+// ascending (Desc is only allowed in sort); with rank-normalized keys NullsLast puts their
+// nulls in the last quantile slot instead of the first, and Iceberg-exact z-order cannot
+// express it (Iceberg encodes nulls as zero bytes).
 type Column struct {
 	// Name is the column name as written; it is matched case-insensitively against the schema.
 	Name string `json:"name"`
@@ -86,8 +87,8 @@ func (l Layout) Validate() error {
 			errs = append(errs, fmt.Errorf("%s needs %d to %d columns, got %d", l.Strategy, lo, hi, n))
 		}
 		for _, c := range l.Columns {
-			if c.Desc || c.NullsLast {
-				errs = append(errs, fmt.Errorf("%s column %q: direction and nulls order are only allowed in sort", l.Strategy, c.Name))
+			if c.Desc {
+				errs = append(errs, fmt.Errorf("%s column %q: a direction is only allowed in sort", l.Strategy, c.Name))
 			}
 		}
 	default:
@@ -191,13 +192,17 @@ var sizeUnits = []struct {
 	{"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1},
 }
 
+// formatSize prints n with the unit that divides it exactly and gives the shortest text.
 func formatSize(n int64) string {
-	for _, u := range sizeUnits[:4] {
+	best := strconv.FormatInt(n, 10)
+	for _, u := range sizeUnits[:len(sizeUnits)-1] {
 		if n%u.mul == 0 {
-			return strconv.FormatInt(n/u.mul, 10) + u.name
+			if s := strconv.FormatInt(n/u.mul, 10) + u.name; len(s) < len(best) {
+				best = s
+			}
 		}
 	}
-	return strconv.FormatInt(n, 10)
+	return best
 }
 
 // ParseLayout reads a layout such as
@@ -211,7 +216,8 @@ func formatSize(n int64) string {
 // Keywords are case-insensitive and whitespace is free. A column is a plain identifier
 // ([A-Za-z_][A-Za-z0-9_]*) or a double-quoted name in which "" stands for one quote
 // ("Weird Col"). Sort columns may be followed by asc|desc and nulls first|last; without a nulls
-// order, Iceberg's default applies (ascending → nulls first, descending → nulls last). zorder
+// order, Iceberg's default applies (ascending → nulls first, descending → nulls last).
+// zorder and hilbert columns may only carry nulls first|last (default first). zorder
 // takes 2 to [MaxZOrderColumns] columns, hilbert 2 to [MaxHilbertColumns], sort 1 to
 // [MaxSortColumns]. The optional "target <size>" sets TargetFileSizeBytes; the size is a byte
 // count with an optional unit (KiB, MiB, GiB, TiB, or decimal KB, MB, GB, TB).
@@ -418,7 +424,7 @@ func (p *layoutParser) column(s Strategy) (Column, int, error) {
 			return c, at, nil
 		}
 		_, kwAt := p.word()
-		if s != StrategySort {
+		if s != StrategySort && kw != "nulls" {
 			return Column{}, at, p.errorf(kwAt, "%q is only allowed in sort, not %s", kw, s)
 		}
 		switch kw {

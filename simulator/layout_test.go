@@ -53,6 +53,11 @@ func TestParseLayout(t *testing.T) {
 				{Name: "a"}, {Name: "b"}, {Name: "c"},
 			}, TargetFileSizeBytes: 256 << 20},
 		},
+		{
+			"curve columns may carry a nulls order",
+			"hilbert(a NULLS LAST, b nulls first)",
+			simulator.Layout{Strategy: simulator.StrategyHilbert, Columns: []simulator.Column{{Name: "a", NullsLast: true}, {Name: "b"}}},
+		},
 		{"binpack with decimal size", "binpack target 128mb", simulator.Layout{Strategy: simulator.StrategyBinpack, TargetFileSizeBytes: 128e6}},
 		{"whitespace everywhere", "\tzorder\n(\ta ,\r\nb\t)\n", simulator.Layout{Strategy: simulator.StrategyZOrder, Columns: []simulator.Column{{Name: "a"}, {Name: "b"}}}},
 	}
@@ -94,6 +99,7 @@ func TestParseLayoutErrors(t *testing.T) {
 		{"sort(a) target", `layout "sort(a) target": expected a size after "target", found end of input at offset 14`},
 		{"sort(a) target 5 parsecs", `layout "sort(a) target 5 parsecs": unexpected "parsecs" at offset 17`},
 		{"sort(a) target 5XB", `layout "sort(a) target 5XB": unknown size unit "XB" (want B, KiB, MiB, GiB, TiB, KB, MB, GB or TB) at offset 16`},
+		{"zorder(a asc, b)", `layout "zorder(a asc, b)": "asc" is only allowed in sort, not zorder at offset 9`},
 		{"sort(a) target 0", `layout "sort(a) target 0": target size must be positive at offset 15`},
 		{"sort(a) target 99999999TiB", `layout "sort(a) target 99999999TiB": size 99999999TiB is out of range at offset 15`},
 	}
@@ -145,6 +151,18 @@ func TestLayoutStringQuotesWhatItMust(t *testing.T) {
 	require.Equal(t, l, got)
 }
 
+func TestLayoutStringPicksShortestSize(t *testing.T) {
+	for size, want := range map[int64]string{
+		128e6: "128MB", 512 << 20: "512MiB", 1 << 40: "1TiB", 3e12: "3TB", 1000: "1KB", 1023: "1023", 1024: "1024", 5 << 30: "5GiB",
+	} {
+		l := simulator.Layout{Strategy: simulator.StrategyBinpack, TargetFileSizeBytes: size}
+		require.Equal(t, "binpack target "+want, l.String())
+		got, err := simulator.ParseLayout(l.String())
+		require.NoError(t, err)
+		require.Equal(t, l, got)
+	}
+}
+
 func FuzzParseLayout(f *testing.F) {
 	for _, s := range []string{
 		"binpack", "current target 1GiB", "sort(a desc nulls last, b)", `zorder("Weird Col", b)`,
@@ -152,6 +170,7 @@ func FuzzParseLayout(f *testing.F) {
 	} {
 		f.Add(s)
 	}
+	f.Add("zorder(a nulls last, b) target 128MB")
 	f.Fuzz(func(t *testing.T, s string) {
 		l, err := simulator.ParseLayout(s)
 		if err != nil {

@@ -136,6 +136,10 @@ func newIcebergZOrderEncoder(b keyBase, opts EncoderOptions) (*icebergZOrderEnco
 	e := &icebergZOrderEncoder{keyBase: b}
 	var errs []error
 	for _, c := range b.cols {
+		if c.spec.NullsLast {
+			errs = append(errs, fmt.Errorf("column %q: nulls last cannot be expressed in Iceberg-exact z-order (Iceberg encodes nulls as zero bytes, which sort first); use rank z-order (ZOrderRank)", c.name))
+			continue
+		}
 		fn, w, err := icebergContribution(c.typ, varLen)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("column %q: %w", c.name, err))
