@@ -160,6 +160,7 @@ type rewriteResult struct {
 func rewriteTable(t testing.TB, tbl *table.Table, opts rewriter.GroupOptions) rewriteResult {
 	t.Helper()
 	ctx := t.Context()
+	duckBefore := duckSum(t, tbl)
 	groups, order := partitionGroups(t, tbl)
 	res := rewriteResult{files: make(map[string][]iceberg.DataFile)}
 	tx := tbl.NewTransaction()
@@ -187,6 +188,7 @@ func rewriteTable(t testing.TB, tbl *table.Table, opts rewriter.GroupOptions) re
 	out, err := tx.Commit(ctx)
 	require.NoError(t, err)
 	require.Equal(t, table.OpReplace, out.CurrentSnapshot().Summary.Operation)
+	checkWithDuckDB(t, duckBefore, out, res.files, opts.Keyer != nil)
 	res.tbl = out
 	return res
 }

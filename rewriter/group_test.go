@@ -206,6 +206,7 @@ func TestRewriteGroupsRunsGroupsConcurrently(t *testing.T) {
 	}
 	before, err := oracle.ChecksumIceberg(ctx, tbl)
 	require.NoError(t, err)
+	duckBefore := duckSum(t, tbl)
 	groups, order := partitionGroups(t, tbl)
 	var in [][]table.FileScanTask
 	for _, k := range order {
@@ -215,8 +216,10 @@ func TestRewriteGroupsRunsGroupsConcurrently(t *testing.T) {
 	require.Len(t, results, len(in))
 	tx := tbl.NewTransaction()
 	rw := tx.NewRewrite(nil)
+	files := make(map[string][]iceberg.DataFile)
 	for i, r := range results {
 		require.NoError(t, r.Err)
+		files[order[i]] = r.Files
 		requireGloballyOrdered(t, r.Files)
 		require.LessOrEqual(t, r.Stats.PeakArrowBytes, int64(3<<20))
 		for _, task := range rewriter.CollapseTasks(in[i]) {
@@ -232,4 +235,5 @@ func TestRewriteGroupsRunsGroupsConcurrently(t *testing.T) {
 	after, err := oracle.ChecksumIceberg(ctx, tbl)
 	require.NoError(t, err)
 	require.Equal(t, before, after)
+	checkWithDuckDB(t, duckBefore, tbl, files, true)
 }
