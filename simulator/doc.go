@@ -62,14 +62,15 @@
 // Long.MIN_VALUE) (NaN canonical, and here -0 sorts just before +0); booleans are 0x81 or
 // 0x00 followed by seven zero bytes; dates are day numbers (unix_date); timestamps with a time
 // zone are cast to a long by Spark, which yields whole seconds (floorDiv of the micros), not
-// microseconds — floe follows Spark, so two rows within one second tie on that column;
-// strings are their UTF-8 bytes cut before the first character that does not fit whole in
-// VarLengthContribution bytes (default 8) and zero-padded; binaries are truncated or
-// zero-filled to the same length; UUIDs, which Iceberg hands to Spark as strings, contribute
-// their canonical text. Nulls contribute all-zero bytes (Spark would throw on a null boolean;
-// floe encodes it as false). Iceberg rejects decimals, timestamps without a time zone (Spark's
-// TimestampNTZType has no case in the UDF) and every other type; so does this mode, with an
-// error that points to rank mode.
+// microseconds — floe follows Spark, so rows within one second tie on that column; timestamps
+// without a time zone (Spark's TimestampNTZType, accepted since Iceberg PR #15778; older
+// releases reject them) are microseconds; strings are their UTF-8 bytes cut before the first
+// character that does not fit whole in VarLengthContribution bytes (default 8) and
+// zero-padded; binaries are truncated or zero-filled to the same length; UUIDs, which Iceberg
+// hands to Spark as strings, contribute their canonical text. Nulls contribute all-zero bytes
+// (for booleans too, as since Iceberg PR #17669; older releases threw on a null boolean).
+// Types the UDF has no case for (decimals, times, nested types, and Arrow-only ones such as
+// uint64) are rejected by Iceberg and by this mode alike, with an error naming the column.
 //
 // Iceberg's mapping has no normalization, so a column's influence depends on its raw bit
 // width. Interleaving walks the bits from the top, and the top bits of a small-range column

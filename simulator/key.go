@@ -30,7 +30,8 @@ type ZOrderMode int
 
 const (
 	// ZOrderIcebergExact (the zero value) reproduces Iceberg's Spark action byte for byte:
-	// ZOrderByteUtils ordered bytes per column, interleaved by ZOrderByteUtils.interleaveBits.
+	// ZOrderByteUtils ordered bytes per column, interleaved by ZOrderByteUtils.interleaveBits,
+	// as Iceberg main behaves in late 2026 (timestamp_ntz accepted, null booleans as zeros).
 	// Use it to predict what rewrite_data_files(strategy => 'zorder') produces.
 	ZOrderIcebergExact ZOrderMode = iota
 	// ZOrderRank interleaves per-column quantile bucket ids ([Quantiles]), so every column gets

@@ -235,17 +235,12 @@ func timestampCodec(unit arrow.TimeUnit) valueFn {
 			return dst, mismatch(arr, "timestamp")
 		}
 		v := int64(a.Value(row))
-		switch unit {
-		case arrow.Second:
-			v = saturatingMul(v, 1_000_000)
-		case arrow.Millisecond:
-			v = saturatingMul(v, 1_000)
-		case arrow.Nanosecond:
-			micros, rem := floorDivMod(v, 1_000)
-			dst = binary.BigEndian.AppendUint64(dst, uint64(micros)^(1<<63))
-			return binary.BigEndian.AppendUint16(dst, uint16(rem)), nil
+		dst = binary.BigEndian.AppendUint64(dst, uint64(toMicros(v, unit))^(1<<63))
+		if unit == arrow.Nanosecond {
+			_, rem := floorDivMod(v, 1_000)
+			dst = binary.BigEndian.AppendUint16(dst, uint16(rem))
 		}
-		return binary.BigEndian.AppendUint64(dst, uint64(v)^(1<<63)), nil
+		return dst, nil
 	}
 }
 

@@ -396,6 +396,7 @@ func TestNewEncoderErrors(t *testing.T) {
 		{Name: "a", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "Amount", Type: &arrow.Decimal128Type{Precision: 10, Scale: 2}},
 		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Microsecond}},
+		{Name: "t", Type: arrow.FixedWidthTypes.Time64us},
 		{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)},
 		{Name: "x", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "X", Type: arrow.PrimitiveTypes.Int64},
@@ -409,12 +410,13 @@ func TestNewEncoderErrors(t *testing.T) {
 		is     error
 		msg    string
 	}{
-		{"missing column", "sort(a, nope, zip)", simulator.EncoderOptions{}, simulator.ErrColumnNotFound, `"nope" (schema has a, Amount, ts, l, x, X, Ab, aB)`},
+		{"missing column", "sort(a, nope, zip)", simulator.EncoderOptions{}, simulator.ErrColumnNotFound, `"nope" (schema has a, Amount, ts, t, l, x, X, Ab, aB)`},
 		{"exact match wins", "sort(a, X, Ab)", simulator.EncoderOptions{}, nil, ""},
 		{"ambiguous case-insensitive", "sort(ab)", simulator.EncoderOptions{}, nil, `column "ab" is ambiguous: "Ab" and "aB" both match`},
 		{"list in sort", "sort(l)", simulator.EncoderOptions{}, simulator.ErrUnsupportedType, `column "l": unsupported column type: list`},
 		{"decimal in iceberg zorder", "zorder(a, amount)", simulator.EncoderOptions{}, simulator.ErrUnsupportedType, "use rank z-order (ZOrderRank)"},
-		{"ntz in iceberg zorder", "zorder(a, ts)", simulator.EncoderOptions{}, simulator.ErrUnsupportedType, "TimestampNTZType"},
+		{"ntz in iceberg zorder", "zorder(a, ts)", simulator.EncoderOptions{}, nil, ""},
+		{"time in iceberg zorder", "zorder(a, t)", simulator.EncoderOptions{}, simulator.ErrUnsupportedType, "time64[us] is not one of the types"},
 		{"nulls last in iceberg zorder", "zorder(a nulls last, x)", simulator.EncoderOptions{}, nil, "nulls last cannot be expressed in Iceberg-exact z-order"},
 		{"rank without quantiles", "zorder(a, x)", simulator.EncoderOptions{ZOrderMode: simulator.ZOrderRank}, nil, "needs EncoderOptions.Quantiles"},
 		{"hilbert without quantiles", "hilbert(a, x)", simulator.EncoderOptions{}, nil, "needs EncoderOptions.Quantiles"},

@@ -221,17 +221,19 @@ func icebergContribution(dt arrow.DataType, varLen int) (valueFn, int, error) {
 			return appendTruncateOrFill(dst, canonicalUUID(&buf, a.Value(row)), varLen), nil
 		}, varLen, nil
 	case *arrow.TimestampType:
-		if t.TimeZone == "" {
-			return nil, 0, fmt.Errorf("%w: %s without time zone: Iceberg's Spark z-order has no case for TimestampNTZType and rejects it; use rank z-order (ZOrderRank) or hilbert", ErrUnsupportedType, dt)
-		}
-		// Spark casts TimestampType to LongType as whole seconds (floorDiv of micros).
-		unit := t.Unit
+		unit, ntz := t.Unit, t.TimeZone == ""
 		return func(dst []byte, arr arrow.Array, row int) ([]byte, error) {
 			a, ok := arr.(*array.Timestamp)
 			if !ok {
 				return dst, mismatch(arr, "timestamp")
 			}
-			secs, _ := floorDivMod(int64(a.Value(row)), unitsPerSecond(unit))
+			v := int64(a.Value(row))
+			if ntz {
+				// TimestampNTZType (Iceberg PR #15778): microseconds of the local date-time.
+				return appendJavaLong(dst, toMicros(v, unit)), nil
+			}
+			// TimestampType: Spark's cast to LongType gives whole seconds (floorDiv of micros).
+			secs, _ := floorDivMod(v, unitsPerSecond(unit))
 			return appendJavaLong(dst, secs), nil
 		}, icebergPrimitiveSize, nil
 	case arrow.ExtensionType:
@@ -313,7 +315,7 @@ func icebergContribution(dt arrow.DataType, varLen int) (valueFn, int, error) {
 	case arrow.UINT64:
 		return nil, 0, fmt.Errorf("%w: uint64 has no Spark equivalent (Spark's LongType is signed); use rank z-order (ZOrderRank)", ErrUnsupportedType)
 	}
-	return nil, 0, fmt.Errorf("%w: %s is not one of the types Iceberg's Spark z-order accepts (integers, floats, boolean, string, binary, date, timestamp with time zone)", ErrUnsupportedType, dt)
+	return nil, 0, fmt.Errorf("%w: %s is not one of the types Iceberg's Spark z-order accepts (integers, floats, boolean, string, binary, date, timestamp)", ErrUnsupportedType, dt)
 }
 
 // canonicalUUID writes u as Java's UUID.toString does: lower-case hex in 8-4-4-4-12 groups.
@@ -329,6 +331,22 @@ func canonicalUUID(buf *[36]byte, u [16]byte) []byte {
 		j += 2
 	}
 	return buf[:]
+}
+
+// toMicros converts a timestamp of the given unit to microseconds, flooring nanoseconds and
+// saturating at the int64 range.
+func toMicros(v int64, unit arrow.TimeUnit) int64 {
+	switch unit {
+	case arrow.Second:
+		return saturatingMul(v, 1_000_000)
+	case arrow.Millisecond:
+		return saturatingMul(v, 1_000)
+	case arrow.Nanosecond:
+		q, _ := floorDivMod(v, 1_000)
+		return q
+	default:
+		return v
+	}
 }
 
 func unitsPerSecond(u arrow.TimeUnit) int64 {

@@ -248,6 +248,9 @@ func TestIcebergZOrderContributions(t *testing.T) {
 		{"timestamptz as seconds", utc, int64(1_500_000), 0, be(0x8000000000000001)},
 		{"timestamptz floors negative", utc, int64(-1), 0, be(0x7FFFFFFFFFFFFFFF)},
 		{"timestamptz ns as seconds", &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "Europe/Paris"}, int64(3_999_999_999), 0, be(0x8000000000000003)},
+		{"timestamp ntz as micros", &arrow.TimestampType{Unit: arrow.Microsecond}, int64(1_500_000), 0, be(0x80000000_0016E360)},
+		{"timestamp ntz ms as micros", &arrow.TimestampType{Unit: arrow.Millisecond}, int64(-2), 0, be(uint64(1<<63 - 2000))},
+		{"timestamp ntz ns floors to micros", &arrow.TimestampType{Unit: arrow.Nanosecond}, int64(-1), 0, be(0x7FFFFFFFFFFFFFFF)},
 		{"uuid as its string", extensions.NewUUIDType(), uuid.MustParse("123E4567-E89B-12D3-A456-426614174000"), 0, []byte("123e4567")},
 		{"uuid string var-length 10", extensions.NewUUIDType(), uuid.MustParse("123e4567-e89b-12d3-a456-426614174000"), 10, []byte("123e4567-e")},
 	}
