@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+
+	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/lake"
+)
+
+// factory wires the real world lazily: nothing is opened until a verb asks.
+type factory struct {
+	IO *IOStreams
+	// ConfigPath is the --config flag.
+	ConfigPath string
+	Now        func() time.Time
+
+	mu       sync.Mutex
+	cfg      *config.Config
+	catalogs map[string]catalog.Catalog
+}
+
+func newFactory(io *IOStreams) *factory {
+	return &factory{IO: io, Now: time.Now, catalogs: map[string]catalog.Catalog{}}
+}
+
+// Config loads the configuration once.
+func (f *factory) Config() (*config.Config, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cfg != nil {
+		return f.cfg, nil
+	}
+	cfg, err := config.Load(config.Options{Path: f.ConfigPath})
+	if err != nil {
+		return nil, err
+	}
+	f.cfg = cfg
+	return cfg, nil
+}
+
+// Catalog opens (once) the floe catalog called name.
+func (f *factory) Catalog(ctx context.Context, name string) (catalog.Catalog, error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c, ok := f.catalogs[name]; ok {
+		return c, nil
+	}
+	props, ok := cfg.Catalogs[name]
+	if !ok {
+		return nil, fmt.Errorf("%w: catalog %q is not configured in %s (have: %s)", lake.ErrNoSuchTable, name, cfg.Source, strings.Join(cfg.CatalogNames(), ", "))
+	}
+	if err := ensureLocalDirs(props); err != nil {
+		return nil, err
+	}
+	c, err := lake.OpenCatalog(ctx, name, props)
+	if err != nil {
+		return nil, err
+	}
+	f.catalogs[name] = c
+	return c, nil
+}
+
+// ensureLocalDirs creates the directory of a local SQLite catalog and a
+// file:// warehouse, so that the embedded default works on a fresh machine.
+func ensureLocalDirs(props config.Props) error {
+	if props["type"] == "sql" && strings.EqualFold(props["sql.driver"], "sqlite") {
+		path, _, _ := strings.Cut(strings.TrimPrefix(props["uri"], "file:"), "?")
+		if i := strings.LastIndex(path, "/"); i > 0 {
+			if err := os.MkdirAll(path[:i], 0o755); err != nil {
+				return fmt.Errorf("create catalog directory: %w", err)
+			}
+		}
+	}
+	if wh, ok := strings.CutPrefix(props["warehouse"], "file://"); ok {
+		if err := os.MkdirAll(wh, 0o755); err != nil {
+			return fmt.Errorf("create warehouse directory: %w", err)
+		}
+	}
+	return nil
+}
+
+// ResolveTable parses a table name with the configured catalogs.
+func (f *factory) ResolveTable(name string) (lake.Ident, error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return lake.Ident{}, err
+	}
+	id, err := lake.ParseIdent(name, cfg.CatalogNames(), cfg.DefaultCatalog)
+	if err != nil {
+		return lake.Ident{}, flagError{err}
+	}
+	return id, nil
+}
+
+// Logger is a structured logger on ErrOut, level from FLOE_LOG_LEVEL.
+func (f *factory) Logger() *slog.Logger {
+	level := slog.LevelWarn
+	_ = level.UnmarshalText([]byte(os.Getenv("FLOE_LOG_LEVEL")))
+	opts := &slog.HandlerOptions{Level: level}
+	if os.Getenv("FLOE_LOG_FORMAT") == "json" {
+		return slog.New(slog.NewJSONHandler(f.IO.ErrOut, opts))
+	}
+	return slog.New(slog.NewTextHandler(f.IO.ErrOut, opts))
+}

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/lake"
+)
+
+type healthOptions struct {
+	f              *factory
+	Tables         []string
+	Columns        []string
+	TargetFileSize string
+	FailOn         string
+	Output         outputFormat
+}
+
+func newHealthCmd(f *factory, runF func(context.Context, *healthOptions) error) *cobra.Command {
+	opts := &healthOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "health [TABLE...]",
+		Short: "Measure the structural health of tables",
+		Long: `Measure each table (all tables when none is named) from its metadata: data
+files, small files (below 75% of the target file size), file sizes, snapshots
+and the oldest one's age, manifests and entries per manifest, delete files,
+partitions and their file skew, the last compaction, and clustering depth on
+the sort-order columns and on --column.
+
+Each table is classified healthy, warning or critical, with the reasons that
+crossed a threshold. With --fail-on, floe exits 3 when any table is at or
+above that level, for use in scripts and CI.`,
+		Example: `  floe health
+  floe health web.events --column tenant_id --output json
+  floe health --fail-on critical`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Tables = args
+			switch opts.FailOn {
+			case "", string(lake.Warning), string(lake.Critical):
+			default:
+				return flagErrorf("--fail-on %q: want warning or critical", opts.FailOn)
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runHealth(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringSliceVar(&opts.Columns, "column", nil, "also measure clustering on these columns (repeatable)")
+	cmd.Flags().StringVar(&opts.TargetFileSize, "target-file-size", "", "target file size for tables without write.target-file-size-bytes (default from config: 512MiB)")
+	cmd.Flags().StringVar(&opts.FailOn, "fail-on", "", "exit 3 if any table is at least this unhealthy: warning|critical")
+	addOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+// tableIdents resolves the named tables, or lists all tables when none.
+func tableIdents(ctx context.Context, f *factory, names []string) ([]lake.Ident, error) {
+	if len(names) > 0 {
+		ids := make([]lake.Ident, 0, len(names))
+		for _, n := range names {
+			id, err := f.ResolveTable(n)
+			if err != nil {
+				return nil, err
+			}
+			ids = append(ids, id)
+		}
+		return ids, nil
+	}
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, err
+	}
+	var ids []lake.Ident
+	for _, name := range cfg.CatalogNames() {
+		cat, err := f.Catalog(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		got, err := lake.ListTables(ctx, name, cat)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, got...)
+	}
+	return ids, nil
+}
+
+// loadState loads one table's state through the factory's catalogs.
+func loadState(ctx context.Context, f *factory, id lake.Ident) (*lake.State, error) {
+	cat, err := f.Catalog(ctx, id.Catalog)
+	if err != nil {
+		return nil, err
+	}
+	tbl, err := lake.LoadTable(ctx, cat, id)
+	if err != nil {
+		return nil, err
+	}
+	return lake.LoadState(ctx, id, tbl, lake.LoadOptions{})
+}
+
+func runHealth(ctx context.Context, opts *healthOptions) error {
+	cfg, err := opts.f.Config()
+	if err != nil {
+		return err
+	}
+	target := cfg.TargetFileSizeBytes()
+	if opts.TargetFileSize != "" {
+		if target, err = config.ParseSize(opts.TargetFileSize); err != nil {
+			return flagErrorf("--target-file-size: %v", err)
+		}
+	}
+	ids, err := tableIdents(ctx, opts.f, opts.Tables)
+	if err != nil {
+		return err
+	}
+	results := make([]lake.Health, 0, len(ids))
+	for _, id := range ids {
+		st, err := loadState(ctx, opts.f, id)
+		if err != nil {
+			return err
+		}
+		// Clustering columns that a table lacks are an error only when the
+		// table was named; across all tables they apply where they exist.
+		cols := opts.Columns
+		if len(opts.Tables) == 0 {
+			cols = nil
+			for _, c := range opts.Columns {
+				if _, _, ok := st.FieldID(c); ok {
+					cols = append(cols, c)
+				}
+			}
+		}
+		h, err := lake.ComputeHealth(st, lake.HealthOptions{TargetFileSizeBytes: target, Columns: cols, Now: opts.f.Now()})
+		if err != nil {
+			return flagError{err}
+		}
+		results = append(results, h)
+	}
+	if opts.Output == outputJSON {
+		if err := writeJSON(opts.f.IO.Out, results); err != nil {
+			return err
+		}
+	} else if err := printHealth(opts.f.IO, results); err != nil {
+		return err
+	}
+	return failOn(opts.FailOn, results)
+}
+
+func failOn(level string, results []lake.Health) error {
+	if level == "" {
+		return nil
+	}
+	var bad []string
+	for _, h := range results {
+		if h.Status == lake.Critical || (level == string(lake.Warning) && h.Status == lake.Warning) {
+			bad = append(bad, h.Table+" ("+string(h.Status)+")")
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return exitCodeError{code: exitUnhealth, msg: "floe: unhealthy tables: " + strings.Join(bad, ", ")}
+}
+
+func printHealth(io *IOStreams, results []lake.Health) error {
+	if len(results) == 0 {
+		fmt.Fprintln(io.ErrOut, "no tables; run 'floe demo' to create the demo warehouse")
+		return nil
+	}
+	t := newTable(io.Out, "TABLE", "STATUS", "FILES", "SMALL", "AVG SIZE", "SNAPSHOTS", "OLDEST", "MANIFESTS", "DELETES", "PARTITIONS", "LAST COMPACTION")
+	for _, h := range results {
+		m := h.Metrics
+		last := "never"
+		if m.LastCompactionAgeSec >= 0 {
+			last = ageStr(m.LastCompactionAgeSec) + " ago"
+		}
+		t.row(h.Table, string(h.Status), strconv.Itoa(m.DataFiles), fmt.Sprintf("%.0f%%", 100*m.SmallFileRatio),
+			config.FormatSize(m.AvgFileSizeBytes), strconv.Itoa(m.Snapshots), ageStr(m.OldestSnapshotAgeSec),
+			strconv.Itoa(m.Manifests), strconv.Itoa(m.DeleteFiles), strconv.Itoa(m.Partitions), last)
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	for _, h := range results {
+		if len(h.Reasons) == 0 && len(h.Metrics.Clustering) == 0 {
+			continue
+		}
+		fmt.Fprintf(io.Out, "\n%s\n", h.Table)
+		for _, r := range h.Reasons {
+			fmt.Fprintf(io.Out, "  %s\n", r)
+		}
+		for _, c := range h.Metrics.Clustering {
+			fmt.Fprintf(io.Out, "  clustering on %s: average depth %.2f, %.0f%% of %d files overlap another\n",
+				c.Column, c.AverageDepth, 100*c.OverlapFraction, c.Files)
+		}
+	}
+	return nil
+}
+
+func ageStr(sec int64) string {
+	d := time.Duration(sec) * time.Second
+	switch {
+	case d >= 48*time.Hour:
+		return fmt.Sprintf("%dd", int(d.Hours()/24))
+	case d >= time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	case d >= time.Minute:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	}
+	return fmt.Sprintf("%ds", sec)
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+// outputFormat is the value of --output.
+type outputFormat string
+
+const (
+	outputTable outputFormat = "table"
+	outputJSON  outputFormat = "json"
+)
+
+// addOutputFlag adds --output/-o to a read command.
+func addOutputFlag(cmd *cobra.Command, dst *outputFormat) {
+	*dst = outputTable
+	cmd.Flags().VarP((*outputValue)(dst), "output", "o", "output format: table|json")
+}
+
+type outputValue outputFormat
+
+func (o *outputValue) String() string { return string(*o) }
+func (o *outputValue) Type() string   { return "format" }
+func (o *outputValue) Set(s string) error {
+	switch outputFormat(strings.ToLower(s)) {
+	case outputTable, outputJSON:
+		*o = outputValue(strings.ToLower(s))
+		return nil
+	}
+	return fmt.Errorf("unknown output format %q (want table or json)", s)
+}
+
+// writeJSON prints v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// table is a small aligned text table.
+type table struct {
+	tw *tabwriter.Writer
+}
+
+func newTable(w io.Writer, header ...string) *table {
+	t := &table{tw: tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)}
+	t.row(header...)
+	return t
+}
+
+func (t *table) row(cells ...string) {
+	fmt.Fprintln(t.tw, strings.Join(cells, "\t"))
+}
+
+func (t *table) flush() error { return t.tw.Flush() }

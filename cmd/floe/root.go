@@ -1,0 +1,44 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+)
+
+func newRootCmd(f *factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "floe",
+		Short: "Query-telemetry-driven layout optimizer and maintenance for Apache Iceberg",
+		Long: `floe reads the query logs of Trino, Spark, Athena, Snowflake and DuckDB, learns
+which columns each Iceberg table is filtered on, projects how many files each
+candidate layout would let those queries skip, and rewrites tables (plus
+snapshot expiry, orphan removal and manifest rewrites) once approved.
+
+With no configuration floe uses an embedded local warehouse in ./floe-data
+(SQL catalog on SQLite, file:// storage). Run 'floe demo' to fill it.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.PersistentFlags().StringVar(&f.ConfigPath, "config", "", "configuration file (default: $FLOE_CONFIG, ./floe.yaml, then the embedded default)")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return flagError{err}
+	})
+	root.AddCommand(
+		newTablesCmd(f, nil),
+		newHealthCmd(f, nil),
+		newDemoCmd(f, nil),
+		newPredicatesCmd(f, nil),
+		newVersionCmd(f),
+	)
+	return root
+}
+
+// exactArgs and friends wrap cobra's argument checks as flag errors, so
+// that they print usage and exit 2.
+func wrapArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return flagError{err}
+		}
+		return nil
+	}
+}

@@ -1,0 +1,14 @@
+// Package demo builds floe's demo warehouse: realistic Iceberg tables whose
+// structural debt floe then measures and repays.
+//
+//   - web.events: a clickstream table written the way a streaming job writes
+//     it — hundreds of micro-batch commits of small files, partitioned by
+//     day(ts) — with a skewed tenant mix.
+//   - sales.orders and sales.lineitem: TPC-H rows (github.com/pingcap/go-tpc's
+//     dbgen) loaded in a few large batches.
+//   - crm.accounts: a merge-on-read table with position deletes.
+//
+// Everything is seeded, so two builds give the same rows. go-tpc's dbgen
+// prints two "generating …" lines to standard output and keeps global
+// state, so Build must not run concurrently with itself in one process.
+package demo
