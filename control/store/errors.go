@@ -1,0 +1,12 @@
+package store
+
+import "errors"
+
+// ErrSchemaTooNew is returned by [Open] when the database was migrated by
+// a newer floe than this binary: its schema version is above the last
+// migration this binary knows. Nothing is changed. Test with errors.Is.
+var ErrSchemaTooNew = errors.New("state store schema is newer than this floe")
+
+// ErrNotFound is returned (wrapped) by the plan and run accessors when no
+// row has the requested id. Test with errors.Is.
+var ErrNotFound = errors.New("not found")

@@ -1,0 +1,129 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// TableStat summarizes the stored queries of one table.
+type TableStat struct {
+	// Table is catalog.namespace.name as the catalog spells it.
+	Table string `json:"table"`
+	// Queries counts distinct events that read or wrote the table
+	// (metadata-table reads excluded); Failed those that did not succeed.
+	Queries int `json:"queries"`
+	Failed  int `json:"failed"`
+	// Users counts distinct non-empty users.
+	Users     int       `json:"users"`
+	FirstSeen time.Time `json:"first_seen"`
+	LastSeen  time.Time `json:"last_seen"`
+	// TopColumns are the columns predicates filter on most, by number of
+	// queries, most used first.
+	TopColumns []ColumnCount `json:"top_columns"`
+}
+
+// ColumnCount is how many queries filtered a column, and with which
+// operators.
+type ColumnCount struct {
+	Column  string   `json:"column"`
+	Queries int      `json:"queries"`
+	Ops     []string `json:"ops"`
+}
+
+// TableStats summarizes, per table, the events f selects: query and user
+// counts and the top predicate columns (at most top per table; top <= 0
+// means 5). f.Limit caps the number of tables, busiest first. Tables are
+// ordered by query count, then name.
+func (s *Store) TableStats(ctx context.Context, f QueryFilter, top int) (out []TableStat, err error) {
+	if top <= 0 {
+		top = 5
+	}
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("table stats: begin: %w", err)
+	}
+	defer func() { err = errors.Join(err, rollback(tx)) }()
+	limit := f.Limit
+	f.Limit = 0
+	where, args := f.where()
+	cond := " AND ta.metadata = ''"
+	if where == "" {
+		cond = " WHERE ta.metadata = ''"
+	}
+	q := `SELECT ta.table_key, min(ta.catalog), min(ta.namespace), min(ta.name), count(DISTINCT e.id),
+	count(DISTINCT CASE WHEN e.state != 'SUCCEEDED' THEN e.id END),
+	count(DISTINCT nullif(e.user_name, '')), min(e.start_time), max(e.start_time)
+FROM query_events e JOIN table_accesses ta ON ta.event_id = e.id` + where + cond + `
+GROUP BY ta.table_key ORDER BY 5 DESC, 1`
+	if limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", limit)
+	}
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("table stats: %w", err)
+	}
+	idx := map[string]int{}
+	for rows.Next() {
+		var (
+			key, cat, ns, name string
+			st                 TableStat
+			first, last        int64
+		)
+		if err := rows.Scan(&key, &cat, &ns, &name, &st.Queries, &st.Failed, &st.Users, &first, &last); err != nil {
+			return nil, errors.Join(fmt.Errorf("table stats: %w", err), rows.Close())
+		}
+		st.Table = strings.Join(nonEmpty(cat, ns, name), ".")
+		st.FirstSeen = fromNanos(sql.NullInt64{Int64: first, Valid: first != 0})
+		st.LastSeen = fromNanos(sql.NullInt64{Int64: last, Valid: last != 0})
+		st.TopColumns = []ColumnCount{}
+		idx[key] = len(out)
+		out = append(out, st)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, fmt.Errorf("table stats: %w", err)
+	}
+	if len(out) == 0 {
+		return out, nil
+	}
+	q = `SELECT p.table_key, p.column_name, count(DISTINCT p.event_id), group_concat(DISTINCT p.op)
+FROM predicates p JOIN query_events e ON e.id = p.event_id` + where + `
+GROUP BY p.table_key, p.column_name ORDER BY p.table_key, 3 DESC, 2`
+	rows, err = tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("table stats: predicate columns: %w", err)
+	}
+	for rows.Next() {
+		var (
+			key string
+			cc  ColumnCount
+			ops sql.NullString
+		)
+		if err := rows.Scan(&key, &cc.Column, &cc.Queries, &ops); err != nil {
+			return nil, errors.Join(fmt.Errorf("table stats: predicate columns: %w", err), rows.Close())
+		}
+		i, ok := idx[key]
+		if !ok || len(out[i].TopColumns) >= top {
+			continue
+		}
+		cc.Ops = strings.Split(ops.String, ",")
+		out[i].TopColumns = append(out[i].TopColumns, cc)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, fmt.Errorf("table stats: predicate columns: %w", err)
+	}
+	return out, nil
+}
+
+func nonEmpty(parts ...string) []string {
+	out := parts[:0]
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,198 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+)
+
+// Store is an open state database. It is safe for concurrent use by
+// several goroutines; several processes may share the file (WAL journal,
+// writers wait up to the busy timeout for each other).
+type Store struct {
+	db   *sql.DB
+	path string
+	now  func() time.Time
+}
+
+// BusyTimeout is how long a writer waits for another writer's lock before
+// the statement fails with SQLITE_BUSY.
+const BusyTimeout = 10 * time.Second
+
+// Open opens (creating it if needed) the state database at path and
+// migrates it to [SchemaVersion]. path ":memory:" opens a private
+// in-memory database. A database with a schema newer than this binary is
+// refused with [ErrSchemaTooNew].
+func Open(ctx context.Context, path string) (*Store, error) {
+	return openTo(ctx, path, SchemaVersion())
+}
+
+// openTo opens path and migrates it to version target (tests use it to
+// build databases of older versions).
+func openTo(ctx context.Context, path string, target int) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("open state store: empty path")
+	}
+	memory := path == ":memory:"
+	if !memory {
+		if dir := filepath.Dir(path); dir != "" {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, fmt.Errorf("open state store %s: %w", path, err)
+			}
+		}
+	}
+	db := sql.OpenDB(connector{dsn: dsn(path, memory)})
+	if memory {
+		// Every connection to ":memory:" is a new database: keep one.
+		db.SetMaxOpenConns(1)
+	}
+	s := &Store{db: db, path: path, now: time.Now}
+	if err := s.migrate(ctx, target); err != nil {
+		return nil, errors.Join(fmt.Errorf("open state store %s: %w", path, err), db.Close())
+	}
+	return s, nil
+}
+
+// dsn builds the modernc.org/sqlite data source name: WAL journal, a busy
+// timeout, foreign keys, and write transactions that take the write lock
+// when they begin (BEGIN IMMEDIATE), so two writers queue on the busy
+// timeout instead of failing when one upgrades a read lock.
+func dsn(path string, memory bool) string {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "foreign_keys(1)")
+	if !memory {
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "synchronous(NORMAL)")
+	}
+	q.Set("_txlock", "immediate")
+	name := path
+	if !memory {
+		name = "file:" + path
+	}
+	return name + "?" + q.Encode()
+}
+
+// connector opens modernc.org/sqlite connections without going through the
+// global driver registry.
+type connector struct{ dsn string }
+
+func (c connector) Connect(context.Context) (driver.Conn, error) {
+	return (&sqlite.Driver{}).Open(c.dsn)
+}
+
+func (c connector) Driver() driver.Driver { return &sqlite.Driver{} }
+
+// Close closes the database.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close state store %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// Path is the database file the store was opened on.
+func (s *Store) Path() string { return s.path }
+
+// Version returns the schema version recorded in the database.
+func (s *Store) Version(ctx context.Context) (int, error) {
+	var v sql.NullInt64
+	if err := s.db.QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	return int(v.Int64), nil
+}
+
+// migrate applies the migrations after the database's version up to
+// target, in one transaction.
+func (s *Store) migrate(ctx context.Context, target int) (err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin migration: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, rollback(tx))
+		}
+	}()
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	version    INTEGER PRIMARY KEY,
+	name       TEXT    NOT NULL,
+	applied_at INTEGER NOT NULL
+)`); err != nil {
+		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	var cur sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&cur); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if int(cur.Int64) > SchemaVersion() {
+		return fmt.Errorf("%w: database is at version %d, this binary knows up to %d; upgrade floe", ErrSchemaTooNew, cur.Int64, SchemaVersion())
+	}
+	for _, m := range migrations {
+		if m.version <= int(cur.Int64) || m.version > target {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			return fmt.Errorf("apply migration %d (%s): %w", m.version, m.name, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+			m.version, m.name, s.now().UTC().UnixNano()); err != nil {
+			return fmt.Errorf("record migration %d: %w", m.version, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit migration: %w", err)
+	}
+	return nil
+}
+
+func rollback(tx *sql.Tx) error {
+	if err := tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
+		return fmt.Errorf("roll back: %w", err)
+	}
+	return nil
+}
+
+// nanos stores a time as UTC Unix nanoseconds; the zero time is NULL.
+func nanos(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UTC().UnixNano(), Valid: true}
+}
+
+// fromNanos is the inverse of nanos.
+func fromNanos(n sql.NullInt64) time.Time {
+	if !n.Valid {
+		return time.Time{}
+	}
+	return time.Unix(0, n.Int64).UTC()
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// tableKey is the case-insensitive key of catalog.namespace.name.
+func tableKey(catalog, namespace, name string) string {
+	parts := make([]string, 0, 3)
+	for _, p := range []string{catalog, namespace, name} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.ToLower(strings.Join(parts, "."))
+}
