@@ -425,8 +425,6 @@ func statementType(sql string, plan *planNode, hasScans bool) string {
 type scan struct {
 	table   string
 	filters string // the text after "filters=", "" for none
-	hasList bool
-	node    *planNode
 }
 
 // scansOf finds the Iceberg scans: from the start plan (AQE does not change
@@ -438,7 +436,6 @@ func scansOf(ex *execution) []scan {
 		walk(p, func(n *planNode) {
 			if strings.HasPrefix(n.NodeName, "BatchScan") || strings.HasPrefix(n.SimpleString, "BatchScan") {
 				if s, ok := parseScan(n.NodeName, n.SimpleString); ok {
-					s.node = n
 					out = append(out, s)
 				}
 			}
@@ -487,7 +484,6 @@ func parseScan(nodeName, s string) (scan, bool) {
 		}
 		return sc, true
 	}
-	sc.hasList = true
 	if sc.table == "" {
 		prefix := strings.TrimSpace(s[:i])
 		if j := strings.LastIndex(prefix, " (branch="); j >= 0 {

@@ -10,10 +10,12 @@ import (
 // "EXECUTE IMMEDIATE '<sql>' USING …". params are the USING values as
 // written (string literals unquoted).
 func splitExecute(query, prepared string) (sql string, params []string, template bool) {
-	words := strings.Fields(query)
-	isExec := len(words) > 0 && strings.EqualFold(words[0], "EXECUTE")
+	q := strings.TrimSpace(query)
+	isExec := len(q) > 8 && strings.EqualFold(q[:7], "EXECUTE") && (q[7] == ' ' || q[7] == '\t' || q[7] == '\n')
+	var words []string
 	if isExec {
 		params = usingParams(query)
+		words = strings.Fields(q[:min(len(q), 64)])
 	}
 	switch {
 	case prepared != "":
