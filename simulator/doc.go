@@ -59,7 +59,8 @@
 // significant bit first, skipping columns that have run out of bytes. Per column: integers of
 // any width are widened to a long and written as 8 big-endian bytes with the sign bit flipped;
 // floats are widened to double and written as doubleToLongBits(v) ^ ((bits >> 63) |
-// Long.MIN_VALUE) (NaN canonical, and here -0 sorts just before +0); booleans are 0x81 or
+// Long.MIN_VALUE) (NaN canonical, and here -0 sorts just before +0; releases before Iceberg
+// PR #17071 shifted by 31, see EncoderOptions.IcebergLegacyFloatBytes); booleans are 0x81 or
 // 0x00 followed by seven zero bytes; dates are day numbers (unix_date); timestamps with a time
 // zone are cast to a long by Spark, which yields whole seconds (floorDiv of the micros), not
 // microseconds — floe follows Spark, so rows within one second tie on that column; timestamps

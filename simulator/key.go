@@ -71,6 +71,11 @@ type EncoderOptions struct {
 	// MaxOutputBytes caps the length of an Iceberg-exact z-order value (Iceberg's
 	// max-output-size option). Zero means no cap (Iceberg's default, Integer.MAX_VALUE).
 	MaxOutputBytes int
+	// IcebergLegacyFloatBytes reproduces the float/double bytes of Iceberg releases built
+	// before PR #17071 (merged in 2026; 1.10.x and earlier), whose sign mask shifted by 31
+	// instead of 63 and so garbles the low 32 bits. False (the default) matches current
+	// Iceberg. Only used by Iceberg-exact z-order.
+	IcebergLegacyFloatBytes bool
 }
 
 // Errors returned (wrapped) by [NewEncoder], [FitQuantiles] and AppendKey; test with errors.Is.

@@ -140,7 +140,7 @@ func newIcebergZOrderEncoder(b keyBase, opts EncoderOptions) (*icebergZOrderEnco
 			errs = append(errs, fmt.Errorf("column %q: nulls last cannot be expressed in Iceberg-exact z-order (Iceberg encodes nulls as zero bytes, which sort first); use rank z-order (ZOrderRank)", c.name))
 			continue
 		}
-		fn, w, err := icebergContribution(c.typ, varLen)
+		fn, w, err := icebergContribution(c.typ, varLen, opts.IcebergLegacyFloatBytes)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("column %q: %w", c.name, err))
 			continue
@@ -195,10 +195,14 @@ func (e *icebergZOrderEncoder) AppendKey(dst []byte, rec arrow.RecordBatch, row 
 
 // icebergContribution returns the function appending a non-null value's ordered bytes as
 // SparkZOrderUDF computes them, and their width. Nulls contribute width zero bytes.
-func icebergContribution(dt arrow.DataType, varLen int) (valueFn, int, error) {
+func icebergContribution(dt arrow.DataType, varLen int, legacyFloat bool) (valueFn, int, error) {
+	signShift := uint(63)
+	if legacyFloat {
+		signShift = 31
+	}
 	switch t := dt.(type) {
 	case *arrow.DictionaryType:
-		inner, w, err := icebergContribution(t.ValueType, varLen)
+		inner, w, err := icebergContribution(t.ValueType, varLen, legacyFloat)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -272,7 +276,7 @@ func icebergContribution(dt arrow.DataType, varLen int) (valueFn, int, error) {
 			if !ok {
 				return dst, mismatch(arr, "float32")
 			}
-			return appendJavaDouble(dst, float64(a.Value(row))), nil
+			return appendJavaDouble(dst, float64(a.Value(row)), signShift), nil
 		}, icebergPrimitiveSize, nil
 	case arrow.FLOAT64:
 		return func(dst []byte, arr arrow.Array, row int) ([]byte, error) {
@@ -280,7 +284,7 @@ func icebergContribution(dt arrow.DataType, varLen int) (valueFn, int, error) {
 			if !ok {
 				return dst, mismatch(arr, "float64")
 			}
-			return appendJavaDouble(dst, a.Value(row)), nil
+			return appendJavaDouble(dst, a.Value(row), signShift), nil
 		}, icebergPrimitiveSize, nil
 	case arrow.BOOL:
 		return func(dst []byte, arr arrow.Array, row int) ([]byte, error) {
@@ -382,14 +386,16 @@ func javaLongCodec[T signedInt | unsignedInt, A interface {
 }
 
 // appendJavaDouble is ZOrderByteUtils.floatingPointOrderedBytes: l = doubleToLongBits(v);
-// l ^= (l >> 63) | Long.MIN_VALUE. doubleToLongBits maps every NaN to 0x7ff8000000000000, and
-// -0.0 keeps its sign, so -0.0 sorts just before +0.0.
-func appendJavaDouble(dst []byte, f float64) []byte {
+// l ^= (l >> shift) | Long.MIN_VALUE. doubleToLongBits maps every NaN to 0x7ff8000000000000,
+// and -0.0 keeps its sign, so -0.0 sorts just before +0.0. shift is 63 since Iceberg PR #17071;
+// releases before it shifted by 31 (Integer.SIZE - 1), which leaks exponent bits into the low
+// word and is not order-preserving for values that share their top 31 bits.
+func appendJavaDouble(dst []byte, f float64, shift uint) []byte {
 	l := int64(math.Float64bits(f))
 	if f != f {
 		l = canonicalNaN64
 	}
-	l ^= (l >> 63) | math.MinInt64
+	l ^= (l >> shift) | math.MinInt64
 	return binary.BigEndian.AppendUint64(dst, uint64(l))
 }
 

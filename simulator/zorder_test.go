@@ -269,6 +269,33 @@ func TestIcebergZOrderContributions(t *testing.T) {
 	}
 }
 
+// TestIcebergZOrderLegacyFloatBytes covers releases before Iceberg PR #17071, whose sign mask
+// was (bits >> 31) | Long.MIN_VALUE: for 1.0 the mask is 0x800000007fe00000 (the PR's example).
+func TestIcebergZOrderLegacyFloatBytes(t *testing.T) {
+	tests := []struct {
+		name string
+		typ  arrow.DataType
+		v    any
+		want []byte
+	}{
+		{"double 1.0", arrow.PrimitiveTypes.Float64, 1.0, be(0x3FF0000000000000 ^ 0x800000007FE00000)},
+		{"double -1.0", arrow.PrimitiveTypes.Float64, -1.0, be(0xBFF0000000000000 ^ 0xFFFFFFFF7FE00000)},
+		{"float 1.5 widened", arrow.PrimitiveTypes.Float32, float32(1.5), be(0x3FF8000000000000 ^ 0x800000007FF00000)},
+		{"NaN", arrow.PrimitiveTypes.Float64, math.NaN(), be(0x7FF8000000000000 ^ 0x80000000FFF00000)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := oneRow(t, tt.typ, tt.v)
+			enc, err := simulator.NewEncoder(simulator.Layout{Strategy: simulator.StrategyZOrder, Columns: []simulator.Column{{Name: "v"}, {Name: "k"}}},
+				rec.Schema(), simulator.EncoderOptions{IcebergLegacyFloatBytes: true})
+			require.NoError(t, err)
+			got, err := enc.AppendKey(nil, rec, 0)
+			require.NoError(t, err)
+			require.Equal(t, referenceInterleave([][]byte{tt.want, be(1 << 63)}, 16), got)
+		})
+	}
+}
+
 func TestIcebergZOrderMaxOutputBytes(t *testing.T) {
 	rec := oneRow(t, arrow.BinaryTypes.String, "abcdefghijklmnop")
 	l := simulator.Layout{Strategy: simulator.StrategyZOrder, Columns: []simulator.Column{{Name: "v"}, {Name: "k"}}}
