@@ -90,6 +90,9 @@ func (APIParser) Parse(ctx context.Context, name string, r io.Reader, emit func(
 				}
 				continue
 			}
+			if e.Status.State != "" && !finished(e.Status.State) {
+				continue // still QUEUED or RUNNING: a later record has the outcome
+			}
 			ev, err := e.event(SourceAPI)
 			if err != nil {
 				p.Reason = prefix + err.Error()

@@ -22,6 +22,8 @@
 // are lower-cased (Glue stores them lower case; Athena resolves them
 // case-insensitively) and an absent catalog defaults to "awsdatacatalog".
 // Failed and cancelled queries are kept with their state. Queries still
-// QUEUED or RUNNING in a file are kept with State UNKNOWN; [Poll] skips
-// them and keeps its watermark below them so a later poll sees them done.
+// QUEUED or RUNNING are skipped, in files and by [Poll] alike: events are
+// deduplicated on (source, query id) keeping the first, so an unfinished
+// record would hide the finished one read later. [Poll] keeps its
+// watermark below them so a later poll sees them done.
 package athena

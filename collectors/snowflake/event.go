@@ -2,6 +2,7 @@ package snowflake
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -33,6 +34,12 @@ func hasAny(r row, cols []string) bool {
 	return false
 }
 
+// errUnfinished marks a QUERY_HISTORY row of a query still running or
+// queued (INFORMATION_SCHEMA exports include them); it is skipped, since
+// events are deduplicated keeping the first and the finished row may come
+// later.
+var errUnfinished = errors.New("query not finished")
+
 // halves is what one row says about one query: the QUERY_HISTORY part,
 // the ACCESS_HISTORY part, or both.
 type halves struct {
@@ -51,6 +58,9 @@ func split(r row) (halves, error) {
 		ev, err := queryHistory(id, r)
 		if err != nil {
 			return halves{}, err
+		}
+		if strings.TrimSpace(r["EXECUTION_STATUS"]) != "" && ev.State == collectors.StateUnknown {
+			return halves{}, errUnfinished
 		}
 		h.qh = &ev
 	}

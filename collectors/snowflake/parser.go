@@ -3,6 +3,7 @@ package snowflake
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"strings"
 	"sync"
@@ -59,6 +60,9 @@ func detect(head []byte) bool {
 func (Parser) Parse(ctx context.Context, name string, r io.Reader, emit func(collectors.QueryEvent) error, bad func(collectors.BadRecord) error) error {
 	return readRows(ctx, name, r, func(rw row, pos collectors.BadRecord) error {
 		h, err := split(rw)
+		if errors.Is(err, errUnfinished) {
+			return nil
+		}
 		if err != nil {
 			pos.Reason = err.Error()
 			return bad(pos)
@@ -100,6 +104,9 @@ func (*Joiner) Detect(_ string, head []byte) bool { return detect(head) }
 func (j *Joiner) Parse(ctx context.Context, name string, r io.Reader, emit func(collectors.QueryEvent) error, bad func(collectors.BadRecord) error) error {
 	return readRows(ctx, name, r, func(rw row, pos collectors.BadRecord) error {
 		h, err := split(rw)
+		if errors.Is(err, errUnfinished) {
+			return nil
+		}
 		if err != nil {
 			pos.Reason = err.Error()
 			return bad(pos)

@@ -293,6 +293,25 @@ func TestJoinerFlushError(t *testing.T) {
 	require.Equal(t, 3, j.Pending())
 }
 
+func TestUnfinishedSkipped(t *testing.T) {
+	data := "QUERY_ID,QUERY_TEXT,EXECUTION_STATUS,START_TIME\n" +
+		"q1,select 1,RUNNING,2024-05-01 00:00:00.000 +0000\n" +
+		"q2,select 2,QUEUED,2024-05-01 00:00:00.000 +0000\n" +
+		"q3,select 3,,2024-05-01 00:00:00.000 +0000\n" +
+		"q4,select 4,SUCCESS,2024-05-01 00:00:00.000 +0000\n"
+	for _, p := range []collectors.Parser{snowflake.Parser{}, snowflake.NewJoiner()} {
+		res := &result{}
+		parseWith(t, p, res, "qh.csv", []byte(data))
+		if j, ok := p.(*snowflake.Joiner); ok {
+			require.NoError(t, j.Flush(res.emit))
+		}
+		require.Empty(t, res.bad)
+		require.Len(t, res.events, 2)
+		require.Equal(t, collectors.StateUnknown, res.byID()["q3"].State, "no status: kept as unknown")
+		require.Equal(t, collectors.StateSucceeded, res.byID()["q4"].State)
+	}
+}
+
 func TestTruncatedText(t *testing.T) {
 	for _, n := range []int{snowflake.MaxQueryTextChars - 1, snowflake.MaxQueryTextChars} {
 		// Multi-byte characters: the limit counts characters, not bytes.
