@@ -51,6 +51,36 @@ func (m ZOrderMode) String() string {
 	}
 }
 
+// ParseZOrderMode reads "iceberg-exact" (also "iceberg" or "exact") or "rank",
+// case-insensitively; "" is the zero value, ZOrderIcebergExact.
+func ParseZOrderMode(s string) (ZOrderMode, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "iceberg-exact", "iceberg", "exact":
+		return ZOrderIcebergExact, nil
+	case "rank":
+		return ZOrderRank, nil
+	}
+	return 0, fmt.Errorf("unknown z-order mode %q (want iceberg-exact or rank)", s)
+}
+
+// MarshalText returns the name String gives, so modes read well in JSON and YAML.
+func (m ZOrderMode) MarshalText() ([]byte, error) {
+	if m != ZOrderIcebergExact && m != ZOrderRank {
+		return nil, fmt.Errorf("unknown z-order mode %d", int(m))
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText reads what [ParseZOrderMode] accepts.
+func (m *ZOrderMode) UnmarshalText(b []byte) error {
+	v, err := ParseZOrderMode(string(b))
+	if err != nil {
+		return err
+	}
+	*m = v
+	return nil
+}
+
 // DefaultVarLengthContribution is the number of bytes a string or binary column contributes to
 // an Iceberg z-order value, Iceberg's var-length-contribution default
 // (ZOrderByteUtils.PRIMITIVE_BUFFER_SIZE).

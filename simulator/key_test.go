@@ -3,6 +3,7 @@ package simulator_test
 import (
 	"bytes"
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -544,4 +545,30 @@ func FuzzSortKey(f *testing.F) {
 		}
 		require.Equal(t, want, sign(bytes.Compare(k1, k2)), "keys %x %x", k1, k2)
 	})
+}
+
+func TestZOrderModeText(t *testing.T) {
+	for in, want := range map[string]simulator.ZOrderMode{
+		"": simulator.ZOrderIcebergExact, "Iceberg-Exact": simulator.ZOrderIcebergExact, "iceberg": simulator.ZOrderIcebergExact,
+		"exact": simulator.ZOrderIcebergExact, " RANK ": simulator.ZOrderRank,
+	} {
+		got, err := simulator.ParseZOrderMode(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+	}
+	_, err := simulator.ParseZOrderMode("hilbert")
+	require.EqualError(t, err, `unknown z-order mode "hilbert" (want iceberg-exact or rank)`)
+
+	var cfg struct {
+		Mode simulator.ZOrderMode `json:"mode"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(`{"mode":"rank"}`), &cfg))
+	require.Equal(t, simulator.ZOrderRank, cfg.Mode)
+	out, err := json.Marshal(cfg)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"mode":"rank"}`, string(out))
+	require.Error(t, json.Unmarshal([]byte(`{"mode":"curvy"}`), &cfg))
+	_, err = simulator.ZOrderMode(7).MarshalText()
+	require.Error(t, err)
+	require.Equal(t, "ZOrderMode(7)", simulator.ZOrderMode(7).String())
 }
