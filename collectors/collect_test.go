@@ -110,6 +110,18 @@ func TestOpen(t *testing.T) {
 		_, err = collectors.Open(t.Context(), []string{filepath.Join(a, "*.nothing")})
 		require.ErrorContains(t, err, "no files match")
 	})
+	t.Run("compacted rolling log", func(t *testing.T) {
+		roll := filepath.Join(dir, "eventlog_v2_app-2")
+		write(t, filepath.Join(roll, "appstatus_app-2"), nil)
+		write(t, filepath.Join(roll, "events_1_app-2"), []byte("old\n"))
+		write(t, filepath.Join(roll, "events_2_app-2.compact"), []byte("compacted\n"))
+		write(t, filepath.Join(roll, "events_3_app-2"), []byte("new\n"))
+		ins, err := collectors.Open(t.Context(), []string{roll})
+		require.NoError(t, err)
+		require.Len(t, ins, 1)
+		require.False(t, ins[0].InProgress)
+		require.Equal(t, "compacted\nnew\n", readAll(t, ins[0]), "parts before the last compact file are replaced by it")
+	})
 	t.Run("missing", func(t *testing.T) {
 		_, err := collectors.Open(t.Context(), []string{filepath.Join(dir, "nope")})
 		require.ErrorIs(t, err, os.ErrNotExist)

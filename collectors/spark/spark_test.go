@@ -1,6 +1,7 @@
 package spark_test
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -251,4 +252,25 @@ func FuzzParseFilters(f *testing.F) {
 			require.NotEmpty(t, n.Kind)
 		}
 	})
+}
+
+// TestFormattedPlanFallback reads the filters from physicalPlanDescription
+// when sparkPlanInfo has no BatchScan (a log written with plan info
+// stripped).
+func TestFormattedPlanFallback(t *testing.T) {
+	log := `{"Event":"SparkListenerApplicationStart","App Name":"x","App ID":"app-1","Timestamp":1714567800000,"User":"eve"}
+{"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart","executionId":3,"description":"SELECT * FROM demo.db.orders WHERE region IN ('a, b', 'c')","physicalPlanDescription":"== Physical Plan ==\n* Project (2)\n+- BatchScan demo.db.orders (1)\n\n\n(1) BatchScan demo.db.orders\nOutput [2]: [id#1L, region#2]\ndemo.db.orders (branch=null) [filters=region IN ('a, b', 'c'), groupedBy=]\nRuntimeFilters: []\n","sparkPlanInfo":null,"time":1714567890000}
+{"Event":"org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionEnd","executionId":3,"time":1714567891000,"errorMessage":"java.lang.RuntimeException: boom\n\tat x.y"}
+`
+	path := filepath.Join(t.TempDir(), "app-1")
+	require.NoError(t, os.WriteFile(path, []byte(log), 0o644))
+	evs, bad := collectortest.Parse(t, spark.EventLogParser{}, path)
+	require.Empty(t, bad)
+	require.Len(t, evs, 1)
+	e := evs[0]
+	require.Equal(t, "app-1/3", e.QueryID)
+	require.Equal(t, collectors.StateFailed, e.State)
+	require.Equal(t, "java.lang.RuntimeException: boom", e.Error)
+	require.Len(t, e.Tables, 1)
+	require.Equal(t, pred("demo.db.orders", "region", "", extract.OpIn, str("a, b"), str("c")), e.Tables[0].Filter)
 }

@@ -1,6 +1,7 @@
 package trino_test
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -181,3 +182,19 @@ func TestRuntime(t *testing.T) {
 func FuzzParse(f *testing.F) { collectortest.Fuzz(f, trino.EventParser{}, eventFixtures...) }
 
 func FuzzParseRuntime(f *testing.F) { collectortest.Fuzz(f, trino.RuntimeParser{}, runtimeFixtures...) }
+
+func TestRuntimeTSV(t *testing.T) {
+	tsv := "query_id\tstate\tuser\tsource\tquery\tcreated\tend\terror_type\terror_code\n" +
+		"20240504_1_00001_tsv01\tFINISHED\tzoe\ttrino-cli\tSELECT 1\t2024-05-04 10:15:00.120 UTC\t2024-05-04 10:15:01.120 UTC\t\t\n" +
+		"20240504_1_00002_tsv01\tFINISHED\tzoe\ttrino-cli\tSELECT 2\tnot a time\t\t\t\n"
+	path := filepath.Join(t.TempDir(), "queries.tsv")
+	require.NoError(t, os.WriteFile(path, []byte(tsv), 0o644))
+	require.True(t, trino.RuntimeParser{}.Detect("queries.tsv", []byte(tsv)))
+	require.False(t, trino.EventParser{}.Detect("queries.tsv", []byte(tsv)))
+	evs, bad := collectortest.Parse(t, trino.RuntimeParser{}, path)
+	require.Len(t, evs, 1)
+	require.Equal(t, int64(1000), evs[0].Metrics.ElapsedMs)
+	require.Len(t, bad, 1)
+	require.Equal(t, 3, bad[0].Line)
+	require.Contains(t, bad[0].Reason, "created")
+}
