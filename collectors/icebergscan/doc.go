@@ -36,6 +36,8 @@
 // to the Iceberg transform ("day", "bucket[16]", "truncate[4]"); identity is
 // bare. The constant true is no filter; false is an opaque "false" node.
 //
-// Commit reports ("report-type":"commit-report") carry no predicates; they
-// are skipped without being bad records, and counted.
+// Commit reports ("report-type":"commit-report") carry no predicates, and
+// scans of metadata tables (table-name "<table>.files", ".snapshots", …)
+// filter metadata columns, not the table's; both are skipped without being
+// bad records, and counted.
 package icebergscan

@@ -19,7 +19,8 @@ const DefaultMaxBodyBytes = 8 << 20
 // POST …/v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics with a
 // ReportMetricsRequest body, passes each scan report to Sink as an event
 // dated when it arrived, and answers 204 No Content, as a REST catalog
-// does. Commit reports are answered 204 and counted, not passed on. Bad
+// does. Commit reports and scans of metadata tables are answered 204 and
+// counted, not passed on. Bad
 // bodies get 400, other methods 405, other paths 404, and a Sink error
 // 500, each with an Iceberg REST error body
 // ({"error":{"message","type","code"}}).
@@ -32,7 +33,7 @@ type Handler struct {
 	// MaxBodyBytes bounds a request body. Default: DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 
-	scans, commits atomic.Int64
+	scans, commits, metadata atomic.Int64
 }
 
 // NewHandler returns a Handler passing scan reports to sink.
@@ -45,6 +46,10 @@ func (h *Handler) ScanReports() int64 { return h.scans.Load() }
 
 // CommitReports is how many commit reports were accepted and skipped.
 func (h *Handler) CommitReports() int64 { return h.commits.Load() }
+
+// MetadataTableReports is how many scan reports of metadata tables were
+// accepted and skipped.
+func (h *Handler) MetadataTableReports() int64 { return h.metadata.Load() }
 
 // ServeHTTP handles one metrics POST.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -80,6 +85,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.Is(err, errCommitReport):
 		h.commits.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+		return
+	case errors.Is(err, errMetadataTable):
+		h.metadata.Add(1)
 		w.WriteHeader(http.StatusNoContent)
 		return
 	case err != nil:

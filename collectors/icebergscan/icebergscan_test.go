@@ -245,6 +245,25 @@ func TestFilterConversion(t *testing.T) {
 	})
 }
 
+func TestMetadataTableScansSkipped(t *testing.T) {
+	report := func(name string) string {
+		return `{"report-type":"scan-report","table-name":"` + name + `","snapshot-id":1,"filter":{"type":"eq","term":"snapshot_id","value":"(19-digit-long)"},"metrics":{}}`
+	}
+	p := fixedParser()
+	data := report("demo.sales.orders.snapshots") + "\n" + report("demo.sales.orders.all_data_files") + "\n" + report("demo.sales.files") + "\n"
+	res := parse(t, p, "f", []byte(data))
+	require.Empty(t, res.bad)
+	require.Len(t, res.events, 1, "a 3-part name ending in files is a table")
+	require.Equal(t, "files", res.events[0].Tables[0].Name)
+	require.Equal(t, int64(2), p.MetadataTableReports())
+
+	h := icebergscan.NewHandler(func(collectors.QueryEvent) error { t.Fatal("metadata scan passed on"); return nil })
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/namespaces/sales/tables/orders/metrics", strings.NewReader(report("lake.sales.orders.files"))))
+	require.Equal(t, http.StatusNoContent, rec.Code)
+	require.Equal(t, int64(1), h.MetadataTableReports())
+}
+
 func TestDetect(t *testing.T) {
 	p := icebergscan.NewParser()
 	tests := []struct {

@@ -32,7 +32,7 @@ type Parser struct {
 	// Default: time.Now, the time of collection.
 	Now func() time.Time
 
-	commits atomic.Int64
+	commits, metadata atomic.Int64
 }
 
 var _ collectors.Parser = (*Parser)(nil)
@@ -46,6 +46,10 @@ func (*Parser) Source() string { return Source }
 
 // CommitReports is how many commit reports Parse has skipped.
 func (p *Parser) CommitReports() int64 { return p.commits.Load() }
+
+// MetadataTableReports is how many scan reports of metadata tables
+// (t.files, t.snapshots, …) Parse has skipped.
+func (p *Parser) MetadataTableReports() int64 { return p.metadata.Load() }
 
 // Detect matches JSON whose head has a report-type of scan-report or
 // commit-report.
@@ -85,6 +89,9 @@ func (p *Parser) Parse(ctx context.Context, name string, r io.Reader, emit func(
 		switch {
 		case errors.Is(err, errCommitReport):
 			p.commits.Add(1)
+			return nil
+		case errors.Is(err, errMetadataTable):
+			p.metadata.Add(1)
 			return nil
 		case err != nil:
 			pos.Reason = err.Error()

@@ -20,8 +20,40 @@ const (
 	typeCommit = "commit-report"
 )
 
-// errCommitReport marks a commit report, which is skipped, not bad.
-var errCommitReport = errors.New("commit report")
+// Reports that are skipped, not bad.
+var (
+	// errCommitReport marks a commit report.
+	errCommitReport = errors.New("commit report")
+	// errMetadataTable marks a scan of a metadata table (t.files,
+	// t.snapshots, …): its filter is on metadata columns, not the table's.
+	errMetadataTable = errors.New("metadata table scan")
+)
+
+// metadataTables are Iceberg's metadata table types, the last part of a
+// metadata table's name (<catalog>.<namespace>.<table>.<type>).
+var metadataTables = map[string]bool{
+	"entries": true, "files": true, "data_files": true, "delete_files": true,
+	"history": true, "metadata_log_entries": true, "snapshots": true, "refs": true,
+	"manifests": true, "partitions": true, "position_deletes": true,
+	"all_data_files": true, "all_delete_files": true, "all_files": true,
+	"all_manifests": true, "all_entries": true,
+}
+
+// isMetadataTable reports whether a table-name names a metadata table:
+// its last part is a metadata table type and it has one part more than a
+// table's name, which is the REST path's table when known, else
+// catalog.namespace.table (so "demo.sales.files" stays a table).
+func isMetadataTable(name string, loc location) bool {
+	parts := strings.Split(name, ".")
+	n := len(parts)
+	if n < 2 || !metadataTables[strings.ToLower(parts[n-1])] {
+		return false
+	}
+	if loc.table != "" {
+		return parts[n-2] == loc.table
+	}
+	return n >= 4
+}
 
 type wireReport struct {
 	ReportType          string                     `json:"report-type"`
@@ -47,7 +79,8 @@ type location struct {
 }
 
 // decode reads one ReportMetricsRequest body into an event received at
-// at. It returns errCommitReport for commit reports.
+// at. It returns errCommitReport for commit reports and errMetadataTable
+// for scans of metadata tables.
 func decode(body []byte, loc location, at time.Time) (collectors.QueryEvent, error) {
 	var r wireReport
 	if err := json.Unmarshal(body, &r); err != nil {
@@ -61,6 +94,9 @@ func decode(body []byte, loc location, at time.Time) (collectors.QueryEvent, err
 		return collectors.QueryEvent{}, fmt.Errorf("report has no report-type")
 	default:
 		return collectors.QueryEvent{}, fmt.Errorf("unknown report-type %q", r.ReportType)
+	}
+	if isMetadataTable(strings.TrimSpace(r.TableName), loc) {
+		return collectors.QueryEvent{}, errMetadataTable
 	}
 	ta, err := table(r.TableName, loc)
 	if err != nil {
