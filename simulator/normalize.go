@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -138,6 +139,91 @@ func fitColumn(samples []arrow.RecordBatch, name string, buckets int) (*quantile
 	}
 	qc.index64()
 	return qc, nil
+}
+
+// quantilesJSON is the persisted form of Quantiles. Bounds are the ascending key encodings
+// (base64 in JSON); Fingerprint is Arrow's type fingerprint, checked when loading.
+type quantilesJSON struct {
+	Columns []quantileColumnJSON `json:"columns"`
+}
+
+type quantileColumnJSON struct {
+	Name        string   `json:"name"`
+	Type        string   `json:"type"`
+	Fingerprint string   `json:"fingerprint"`
+	Bounds      [][]byte `json:"bounds"`
+}
+
+// MarshalJSON persists the boundaries, so that a plan approved on a simulation can be
+// rewritten with exactly the keys it was simulated with. Load them with [UnmarshalQuantiles].
+func (q *Quantiles) MarshalJSON() ([]byte, error) {
+	out := quantilesJSON{Columns: make([]quantileColumnJSON, len(q.cols))}
+	for i, c := range q.cols {
+		out.Columns[i] = quantileColumnJSON{Name: c.name, Type: c.typ.String(), Fingerprint: c.typ.Fingerprint(), Bounds: c.bounds}
+		if out.Columns[i].Bounds == nil {
+			out.Columns[i].Bounds = [][]byte{}
+		}
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalQuantiles loads quantiles written by [Quantiles.MarshalJSON], binding each column to
+// the field of the same name (case-insensitive) in schema. It fails if a column is missing,
+// its type changed since the fit, or the boundaries are not strictly increasing.
+func UnmarshalQuantiles(data []byte, schema *arrow.Schema) (*Quantiles, error) {
+	var in quantilesJSON
+	if err := json.Unmarshal(data, &in); err != nil {
+		return nil, fmt.Errorf("load quantiles: %w", err)
+	}
+	if schema == nil {
+		return nil, errors.New("load quantiles: nil schema")
+	}
+	q := &Quantiles{}
+	var errs []error
+	for _, c := range in.Columns {
+		idx, err := findField(schema, c.Name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		f := schema.Field(idx)
+		if f.Type.Fingerprint() != c.Fingerprint {
+			errs = append(errs, fmt.Errorf("column %q was fitted as %s, schema has %s", c.Name, c.Type, f.Type))
+			continue
+		}
+		fn, err := ascCodec(f.Type)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("column %q: %w", c.Name, err))
+			continue
+		}
+		for i := 1; i < len(c.Bounds); i++ {
+			if bytes.Compare(c.Bounds[i-1], c.Bounds[i]) >= 0 {
+				errs = append(errs, fmt.Errorf("column %q: boundaries %d and %d are not increasing", c.Name, i-1, i))
+				break
+			}
+		}
+		if len(c.Bounds) > MaxQuantileBuckets-1 {
+			errs = append(errs, fmt.Errorf("column %q: %d boundaries, at most %d", c.Name, len(c.Bounds), MaxQuantileBuckets-1))
+		}
+		qc := &quantileCol{name: f.Name, typ: f.Type, fn: fn, bounds: c.Bounds}
+		if w := fixedEncodingWidth(f.Type); w > 0 && w <= 8 {
+			for _, b := range c.Bounds {
+				if len(b) != w {
+					errs = append(errs, fmt.Errorf("column %q: a boundary of %d bytes for a %d-byte type", c.Name, len(b), w))
+					break
+				}
+			}
+		}
+		qc.index64()
+		q.cols = append(q.cols, qc)
+	}
+	if len(in.Columns) == 0 {
+		errs = append(errs, errors.New("no columns"))
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("load quantiles: %w", errors.Join(errs...))
+	}
+	return q, nil
 }
 
 // Columns returns the fitted columns as the sample schema spells them.

@@ -1,6 +1,7 @@
 package simulator_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -191,4 +192,47 @@ func TestFitQuantilesStrings(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, w, got, "row %d", row)
 	}
+}
+
+func TestQuantilesRoundTripJSON(t *testing.T) {
+	rec := int64Record(t, []string{"a", "b"}, span(0, 1000), append(span(0, 999), nil))
+	q, err := simulator.FitQuantiles([]arrow.RecordBatch{rec}, []string{"a", "b"}, 16)
+	require.NoError(t, err)
+	data, err := json.Marshal(q)
+	require.NoError(t, err)
+
+	loaded, err := simulator.UnmarshalQuantiles(data, rec.Schema())
+	require.NoError(t, err)
+	require.Equal(t, q.Columns(), loaded.Columns())
+	l, err := simulator.ParseLayout("hilbert(a, b)")
+	require.NoError(t, err)
+	e1, err := simulator.NewEncoder(l, rec.Schema(), simulator.EncoderOptions{Quantiles: q})
+	require.NoError(t, err)
+	e2, err := simulator.NewEncoder(l, rec.Schema(), simulator.EncoderOptions{Quantiles: loaded})
+	require.NoError(t, err)
+	for row := range int(rec.NumRows()) {
+		k1, err := e1.AppendKey(nil, rec, row)
+		require.NoError(t, err)
+		k2, err := e2.AppendKey(nil, rec, row)
+		require.NoError(t, err)
+		require.Equal(t, k1, k2)
+	}
+
+	t.Run("errors", func(t *testing.T) {
+		other := arrow.NewSchema([]arrow.Field{{Name: "A", Type: arrow.PrimitiveTypes.Int32}}, nil)
+		_, err := simulator.UnmarshalQuantiles(data, other)
+		require.ErrorContains(t, err, `column "a" was fitted as int64, schema has int32`)
+		require.ErrorContains(t, err, `column not found: "b"`)
+		_, err = simulator.UnmarshalQuantiles([]byte(`{"columns":[]}`), rec.Schema())
+		require.ErrorContains(t, err, "no columns")
+		_, err = simulator.UnmarshalQuantiles([]byte(`{`), rec.Schema())
+		require.ErrorContains(t, err, "load quantiles")
+		fp := arrow.PrimitiveTypes.Int64.Fingerprint()
+		bad := `{"columns":[{"name":"a","type":"int64","fingerprint":"` + fp + `","bounds":["AAAAAAAAAAI=","AAAAAAAAAAE="]}]}`
+		_, err = simulator.UnmarshalQuantiles([]byte(bad), rec.Schema())
+		require.ErrorContains(t, err, "not increasing")
+		short := `{"columns":[{"name":"a","type":"int64","fingerprint":"` + fp + `","bounds":["AAE="]}]}`
+		_, err = simulator.UnmarshalQuantiles([]byte(short), rec.Schema())
+		require.ErrorContains(t, err, "a boundary of 2 bytes for a 8-byte type")
+	})
 }
