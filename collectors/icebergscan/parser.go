@@ -63,7 +63,6 @@ func (*Parser) Detect(_ string, head []byte) bool {
 }
 
 type envelope struct {
-	ReportType string          `json:"report-type"`
 	Time       json.RawMessage `json:"time"`
 	Timestamp  json.RawMessage `json:"timestamp"`
 	ReceivedAt json.RawMessage `json:"received-at"`
@@ -102,13 +101,14 @@ func (p *Parser) Parse(ctx context.Context, name string, r io.Reader, emit func(
 }
 
 func (p *Parser) record(rec []byte, now func() time.Time) (collectors.QueryEvent, error) {
-	var env envelope
-	if err := json.Unmarshal(rec, &env); err != nil {
+	var r wireReport
+	if err := json.Unmarshal(rec, &r); err != nil {
 		return collectors.QueryEvent{}, errors.New(collectors.JSONReason(rec, err))
 	}
-	if env.ReportType != "" {
-		return decode(rec, location{}, now())
+	if r.ReportType != "" {
+		return r.event(rec, location{}, now())
 	}
+	env := &r.envelope
 	body := firstRaw(env.Body, env.Request, env.Report)
 	if len(body) == 0 {
 		return collectors.QueryEvent{}, fmt.Errorf("record is neither a report (no report-type) nor an envelope (no body)")

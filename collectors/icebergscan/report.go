@@ -63,6 +63,10 @@ type wireReport struct {
 	ProjectedFieldNames []string                   `json:"projected-field-names"`
 	Metrics             map[string]json.RawMessage `json:"metrics"`
 	Metadata            map[string]string          `json:"metadata"`
+
+	// A capture envelope's fields (see [Parser]), decoded in the same
+	// pass so a bare report is decoded once.
+	envelope
 }
 
 type wireMetric struct {
@@ -86,6 +90,11 @@ func decode(body []byte, loc location, at time.Time) (collectors.QueryEvent, err
 	if err := json.Unmarshal(body, &r); err != nil {
 		return collectors.QueryEvent{}, fmt.Errorf("decode report: %w", err)
 	}
+	return r.event(body, loc, at)
+}
+
+// event maps a decoded report whose raw body is body.
+func (r *wireReport) event(body []byte, loc location, at time.Time) (collectors.QueryEvent, error) {
 	switch r.ReportType {
 	case typeScan:
 	case typeCommit:
