@@ -16,14 +16,36 @@ import (
 // batchSize is the most ids BatchGetQueryExecution accepts per call.
 const batchSize = 50
 
-// API is the part of the Athena client [Poll] uses; *athena.Client of
-// github.com/aws/aws-sdk-go-v2/service/athena implements it.
+// API is the part of the Athena client [Poll] and [Workgroups] use;
+// *athena.Client of github.com/aws/aws-sdk-go-v2/service/athena
+// implements it.
 type API interface {
+	ListWorkGroups(ctx context.Context, in *awsathena.ListWorkGroupsInput, optFns ...func(*awsathena.Options)) (*awsathena.ListWorkGroupsOutput, error)
 	ListQueryExecutions(ctx context.Context, in *awsathena.ListQueryExecutionsInput, optFns ...func(*awsathena.Options)) (*awsathena.ListQueryExecutionsOutput, error)
 	BatchGetQueryExecution(ctx context.Context, in *awsathena.BatchGetQueryExecutionInput, optFns ...func(*awsathena.Options)) (*awsathena.BatchGetQueryExecutionOutput, error)
 }
 
 var _ API = (*awsathena.Client)(nil)
+
+// Workgroups lists the names of the workgroups the caller can see, in the
+// service's order. Query history is per workgroup: poll each one with its
+// own watermark.
+func Workgroups(ctx context.Context, client API) ([]string, error) {
+	var names []string
+	pager := awsathena.NewListWorkGroupsPaginator(client, &awsathena.ListWorkGroupsInput{})
+	for pager.HasMorePages() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list athena workgroups: %w", err)
+		}
+		for _, wg := range page.WorkGroups {
+			if name := deref(wg.Name); name != "" {
+				names = append(names, name)
+			}
+		}
+	}
+	return names, nil
+}
 
 // Poll returns the finished queries of workgroup ("" for the caller's
 // default, primary) submitted after watermark, oldest first, and the

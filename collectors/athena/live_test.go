@@ -99,6 +99,17 @@ func (f *fakeAthena) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch target {
+	case "AmazonAthena.ListWorkGroups":
+		all := []map[string]any{
+			{"Name": "primary", "State": "ENABLED"},
+			{"Name": "analysts", "State": "ENABLED", "Description": "BI"},
+			{"Name": "retired", "State": "DISABLED"},
+		}
+		if in.NextToken == "" {
+			reply(200, map[string]any{"WorkGroups": all[:2], "NextToken": "2"})
+		} else {
+			reply(200, map[string]any{"WorkGroups": all[2:]})
+		}
 	case "AmazonAthena.ListQueryExecutions":
 		f.workgroups = append(f.workgroups, in.WorkGroup)
 		if in.MaxResults < 1 || in.MaxResults > 50 {
@@ -239,6 +250,14 @@ func TestPoll(t *testing.T) {
 		require.Nil(t, events)
 		require.Equal(t, mark, next)
 	})
+}
+
+func TestWorkgroups(t *testing.T) {
+	fake := newFakeAthena(t, 0, time.Time{})
+	names, err := athena.Workgroups(context.Background(), newClient(t, fake))
+	require.NoError(t, err)
+	require.Equal(t, []string{"primary", "analysts", "retired"}, names)
+	require.Equal(t, 2, fake.calls["AmazonAthena.ListWorkGroups"])
 }
 
 func TestPollServiceError(t *testing.T) {
