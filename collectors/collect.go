@@ -3,6 +3,7 @@ package collectors
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -93,7 +94,7 @@ func Collect(ctx context.Context, parsers []Parser, opts CollectOptions, paths [
 	if err != nil {
 		return st, err
 	}
-	seen := make(map[string]struct{})
+	seen := make(map[[16]byte]struct{})
 	c := &collector{st: &st, maxBad: maxBad, strict: opts.Strict, seen: seen, sink: sink}
 	for _, in := range inputs {
 		if err := ctx.Err(); err != nil {
@@ -110,8 +111,12 @@ type collector struct {
 	st     *Stats
 	maxBad int
 	strict bool
-	seen   map[string]struct{}
-	sink   func(QueryEvent) error
+	// seen holds a 128-bit hash of each Source+QueryID passed on: a map
+	// without pointers, which the garbage collector does not scan, so a run
+	// over millions of events stays cheap. Accidental collisions are
+	// negligible at 2^-128.
+	seen map[[16]byte]struct{}
+	sink func(QueryEvent) error
 }
 
 // sinkError marks an error returned by the caller's sink so it is not
@@ -168,7 +173,7 @@ func (c *collector) collectInput(ctx context.Context, parsers []Parser, forced P
 	}
 	fs.Source = p.Source()
 	emit := func(ev QueryEvent) error {
-		key := ev.Source + "\x00" + ev.QueryID
+		key := dedupeKey(ev.Source, ev.QueryID)
 		if _, dup := c.seen[key]; dup {
 			fs.Duplicates++
 			c.st.Duplicates++
@@ -204,6 +209,16 @@ func (c *collector) collectInput(ctx context.Context, parsers []Parser, forced P
 		return fmt.Errorf("collect %s: %w", in.Name, perr)
 	}
 	return fileErr(fmt.Errorf("parse %s as %s: %w", in.Name, p.Source(), perr))
+}
+
+func dedupeKey(source, id string) [16]byte {
+	h := sha256.New()
+	_, _ = io.WriteString(h, source) // hash writes never fail
+	_, _ = h.Write([]byte{0})
+	_, _ = io.WriteString(h, id)
+	var k [16]byte
+	copy(k[:], h.Sum(nil))
+	return k
 }
 
 // countingReader counts bytes and newlines and remembers whether the
