@@ -166,7 +166,7 @@ func (e *icebergZOrderEncoder) AppendKey(dst []byte, rec arrow.RecordBatch, row 
 	base := len(dst)
 	// Contributions go after dst, the interleaved value after them, and the value is then
 	// moved down to base. Growing first keeps every slice below pointing at one array.
-	dst = grow(dst, e.total+e.outSize)
+	dst = grow(dst, e.total+e.outSize+8) // +8: interleaveEqual writes whole words
 	var cols [MaxZOrderColumns][]byte
 	for i, c := range e.cols {
 		arr := rec.Column(c.index)
