@@ -22,6 +22,9 @@ type CollectOptions struct {
 	// MaxBad is how many bad records Stats.Bad keeps. Default: 20; negative
 	// keeps none.
 	MaxBad int
+	// OnFile, when set, is called after each input with its counts (for
+	// progress output). Default: nil.
+	OnFile func(FileStats)
 }
 
 // Stats says what [Collect] read.
@@ -102,6 +105,9 @@ func Collect(ctx context.Context, parsers []Parser, opts CollectOptions, paths [
 		}
 		if err := c.collectInput(ctx, parsers, forced, in); err != nil {
 			return st, err
+		}
+		if opts.OnFile != nil {
+			opts.OnFile(st.Files[len(st.Files)-1])
 		}
 	}
 	return st, nil

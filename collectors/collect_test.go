@@ -182,6 +182,16 @@ func TestCollectTrinoDir(t *testing.T) {
 	}
 }
 
+func TestCollectOnFile(t *testing.T) {
+	var names []string
+	_, _, err := collect(t, collectors.CollectOptions{OnFile: func(f collectors.FileStats) {
+		names = append(names, filepath.Base(f.Name)+"="+f.Source)
+	}}, filepath.Join(logs, "spark"))
+	require.NoError(t, err)
+	require.Equal(t, []string{"application_1714560000000_0042=spark-eventlog", "eventlog-2024-05-03--12-00.gz=spark-eventlog",
+		"eventlog_v2_app-20240502093000-0007=spark-eventlog", "gen_fixtures.py=", "local-1714650000000.inprogress=spark-eventlog"}, names)
+}
+
 func TestCollectAllFixtures(t *testing.T) {
 	st, _, err := collect(t, collectors.CollectOptions{}, logs)
 	require.NoError(t, err)

@@ -72,6 +72,24 @@ func Run(t *testing.T, p collectors.Parser, fixtures ...string) {
 		require.Positive(t, total, "%s emitted no events from its fixtures", p.Source())
 	})
 
+	t.Run("callback errors stop parsing", func(t *testing.T) {
+		stop := errors.New("collectortest: stop")
+		for _, in := range own {
+			evs, bad, err := parseInput(ctx, p, in)
+			require.NoError(t, err, in.Name)
+			if len(evs) > 0 {
+				n := 0
+				err := parseWith(ctx, p, in, func(collectors.QueryEvent) error { n++; return stop }, func(collectors.BadRecord) error { return nil })
+				require.ErrorIs(t, err, stop, "%s: Parse must return emit's error", in.Name)
+				require.Equal(t, 1, n, "%s: Parse must stop at emit's error", in.Name)
+			}
+			if len(bad) > 0 {
+				err := parseWith(ctx, p, in, func(collectors.QueryEvent) error { return nil }, func(collectors.BadRecord) error { return stop })
+				require.ErrorIs(t, err, stop, "%s: Parse must return bad's error", in.Name)
+			}
+		}
+	})
+
 	t.Run("deterministic", func(t *testing.T) {
 		for _, in := range own {
 			evs1, bad1, err1 := parseInput(ctx, p, in)
@@ -229,6 +247,14 @@ func parseInput(ctx context.Context, p collectors.Parser, in collectors.Input) (
 	}
 	evs, bad, err := parse(ctx, p, in.Name, rc)
 	return evs, bad, errors.Join(err, rc.Close())
+}
+
+func parseWith(ctx context.Context, p collectors.Parser, in collectors.Input, emit func(collectors.QueryEvent) error, bad func(collectors.BadRecord) error) error {
+	rc, err := in.Open()
+	if err != nil {
+		return err
+	}
+	return errors.Join(p.Parse(ctx, in.Name, rc, emit, bad), rc.Close())
 }
 
 func parse(ctx context.Context, p collectors.Parser, name string, r io.Reader) ([]collectors.QueryEvent, []collectors.BadRecord, error) {
