@@ -62,3 +62,42 @@ func ExampleNewEncoder() {
 	// ab -1
 	// b 5
 }
+
+func ExampleFitQuantiles() {
+	schema := arrow.NewSchema([]arrow.Field{{Name: "day", Type: arrow.FixedWidthTypes.Date32}, {Name: "qty", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	b := array.NewRecordBuilder(memory.NewGoAllocator(), schema)
+	defer b.Release()
+	for i := range 100 {
+		b.Field(0).(*array.Date32Builder).Append(arrow.Date32(19000 + i))
+		b.Field(1).(*array.Int64Builder).Append(int64(i % 50))
+	}
+	sample := b.NewRecordBatch()
+	defer sample.Release()
+
+	q, err := simulator.FitQuantiles([]arrow.RecordBatch{sample}, []string{"day", "qty"}, 4)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, row := range []int{0, 30, 60, 99} {
+		day, _, _ := q.Bucket("day", sample, row)
+		qty, _, _ := q.Bucket("qty", sample, row)
+		fmt.Printf("row %d: day bucket %d, qty bucket %d\n", row, day, qty)
+	}
+
+	// A Hilbert layout over the same columns orders rows by those buckets.
+	l, _ := simulator.ParseLayout("hilbert(day, qty)")
+	enc, err := simulator.NewEncoder(l, schema, simulator.EncoderOptions{Quantiles: q})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	key, _ := enc.AppendKey(nil, sample, 99)
+	fmt.Printf("key of row 99: %x\n", key)
+	// Output:
+	// row 0: day bucket 0, qty bucket 0
+	// row 30: day bucket 1, qty bucket 2
+	// row 60: day bucket 2, qty bucket 0
+	// row 99: day bucket 3, qty bucket 3
+	// key of row 99: a0
+}
