@@ -2,10 +2,14 @@ package rewriter_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
@@ -236,4 +240,52 @@ func TestRewriteGroupsRunsGroupsConcurrently(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, before, after)
 	checkWithDuckDB(t, duckBefore, tbl, files, true)
+}
+
+func TestRewriteGroupNestedColumns(t *testing.T) {
+	ctx := t.Context()
+	cat := newCatalog(t)
+	sch := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "tags", Type: &iceberg.ListType{ElementID: 5, Element: iceberg.PrimitiveTypes.String, ElementRequired: false}},
+		iceberg.NestedField{ID: 3, Name: "geo", Type: &iceberg.StructType{FieldList: []iceberg.NestedField{
+			{ID: 6, Name: "lat", Type: iceberg.PrimitiveTypes.Float64},
+			{ID: 7, Name: "city", Type: iceberg.PrimitiveTypes.String},
+		}}},
+		iceberg.NestedField{ID: 4, Name: "price", Type: iceberg.DecimalTypeOf(10, 2)},
+	)
+	tbl, err := cat.CreateTable(ctx, table.Identifier{"db", "nested"}, sch)
+	require.NoError(t, err)
+	asch, err := table.SchemaToArrowSchema(tbl.Schema(), nil, false, false)
+	require.NoError(t, err)
+	for c := range 3 {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, asch)
+		for i := range 3000 {
+			id := int64((i*7919 + c*13) % 9000)
+			b.Field(0).(*array.Int64Builder).Append(id)
+			lb := b.Field(1).(*array.ListBuilder)
+			if id%5 == 0 {
+				lb.AppendNull()
+			} else {
+				lb.Append(true)
+				for j := range int(id % 3) {
+					lb.ValueBuilder().(*array.StringBuilder).Append(fmt.Sprintf("t%d", j))
+				}
+			}
+			sb := b.Field(2).(*array.StructBuilder)
+			sb.Append(true)
+			sb.FieldBuilder(0).(*array.Float64Builder).Append(float64(id) / 100)
+			sb.FieldBuilder(1).(*array.StringBuilder).Append(fmt.Sprintf("city-%d", id%17))
+			b.Field(3).(*array.Decimal128Builder).Append(decimal128.FromI64(id * 3))
+		}
+		tbl = appendBatch(t, tbl, b.NewRecordBatch())
+		b.Release()
+	}
+	before, err := oracle.ChecksumIceberg(ctx, tbl)
+	require.NoError(t, err)
+	res := rewriteTable(t, tbl, rewriter.GroupOptions{Keyer: int64Keyer{col: 0}, MemoryBytes: 1 << 20, TempDir: t.TempDir()})
+	after, err := oracle.ChecksumIceberg(ctx, res.tbl)
+	require.NoError(t, err)
+	require.Equal(t, before, after)
+	requireGloballyOrdered(t, res.files[""])
 }

@@ -545,21 +545,40 @@ func (m *memSource) next() (arrow.RecordBatch, error) {
 	ents := m.run.ents[m.pos:end]
 	m.pos = end
 	refs := make([]rowRef, len(ents))
-	kb := array.NewBinaryBuilder(m.mem, arrow.BinaryTypes.Binary)
-	defer kb.Release()
-	kb.Reserve(len(ents))
+	total := 0
 	for i, e := range ents {
 		refs[i] = rowRef{src: e.b, row: e.r}
-		kb.Append(m.run.keys[e.koff : e.koff+int(e.klen)])
+		total += int(e.klen)
 	}
+	keys := m.keyArray(ents, total)
+	defer keys.Release()
 	rec, err := gather(m.ctx, m.mem, m.run.batches, refs)
 	if err != nil {
 		return nil, err
 	}
 	defer rec.Release()
-	keys := kb.NewArray()
-	defer keys.Release()
 	return appendKey(rec, keys), nil
+}
+
+// keyArray copies the keys of ents into one binary array, building its
+// offsets and data buffers directly.
+func (m *memSource) keyArray(ents []rowEnt, total int) arrow.Array {
+	offBuf := memory.NewResizableBuffer(m.mem)
+	offBuf.Resize((len(ents) + 1) * 4)
+	offs := arrow.Int32Traits.CastFromBytes(offBuf.Bytes())
+	dataBuf := memory.NewResizableBuffer(m.mem)
+	dataBuf.Resize(total)
+	data := dataBuf.Bytes()[:0]
+	for i, e := range ents {
+		offs[i] = int32(len(data))
+		data = append(data, m.run.keys[e.koff:e.koff+int(e.klen)]...)
+	}
+	offs[len(ents)] = int32(len(data))
+	d := array.NewData(arrow.BinaryTypes.Binary, len(ents), []*memory.Buffer{nil, offBuf, dataBuf}, nil, 0, 0)
+	offBuf.Release()
+	dataBuf.Release()
+	defer d.Release()
+	return array.NewBinaryData(d)
 }
 
 func (m *memSource) close() {}
