@@ -1,0 +1,55 @@
+# floe — see README.md. Everything here needs only Go and gcc (cgo is used
+# by the DuckDB-based test oracle and benchmarks, never by the floe binary).
+GO        ?= go
+TAGS      ?= duckdb
+PKGS      ?= ./...
+BIN       ?= bin/floe
+FUZZTIME  ?= 10s
+
+.PHONY: all build test test-short demo bench bench-health fuzz fuzz-long lint clean
+
+all: lint build test
+
+## build: the floe binary, pure Go (CGO_ENABLED=0)
+build:
+	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/floe
+
+## test: every test, with the DuckDB oracle (-tags duckdb), race-free, fuzz seeds included
+test:
+	$(GO) test -tags '$(TAGS)' -timeout 30m -count=1 $(PKGS)
+
+## test-short: without the DuckDB oracle (no cgo)
+test-short:
+	CGO_ENABLED=0 $(GO) test -short -timeout 20m $(PKGS)
+
+## demo: build floe and run the whole flow on the embedded default warehouse
+demo: build
+	./$(BIN) demo --reset
+
+## bench: the comparative benchmarks; results land in bench/results/
+bench:
+	$(GO) test -tags '$(TAGS)' -run '^$$' -bench . -benchtime 1x -timeout 90m ./bench/...
+
+## bench-health: health on a generated table with 50,000 data files and 2,000 snapshots
+bench-health:
+	$(GO) test -run '^$$' -bench BenchmarkHealth -benchtime 1x -timeout 60m ./bench/health
+
+## fuzz: every fuzz target on its seeds only (fast; part of make test too)
+fuzz:
+	$(GO) test -tags '$(TAGS)' -run '^Fuzz' $(PKGS)
+
+## fuzz-long: run each fuzz target for FUZZTIME
+fuzz-long:
+	@for pkg in $$($(GO) list $(PKGS)); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+## lint: go vet and gofmt must be clean
+lint:
+	$(GO) vet -tags '$(TAGS)' $(PKGS)
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt -l:"; echo "$$out"; exit 1; fi
+
+clean:
+	rm -rf bin floe-data

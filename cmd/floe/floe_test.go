@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/lake"
+)
+
+// run executes floe with args against a config in dir and returns stdout,
+// stderr and the exit code, as Main would.
+func run(t *testing.T, dir string, args ...string) (string, string, int) {
+	t.Helper()
+	io, out, errOut := testIO()
+	f := newFactory(io)
+	root := newRootCmd(f)
+	root.SetArgs(append([]string{"--config", filepath.Join(dir, "floe.yaml")}, args...))
+	root.SetOut(out)
+	root.SetErr(errOut)
+	err := root.ExecuteContext(context.Background())
+	code := exitCode(io, err)
+	return out.String(), errOut.String(), code
+}
+
+func writeConfig(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := "data_dir: " + filepath.Join(dir, "data") + `
+catalogs:
+  local:
+    type: sql
+    sql.driver: sqlite
+    sql.dialect: sqlite
+    uri: "{data_dir}/catalog.db"
+    warehouse: "file://{data_dir}/warehouse"
+`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "floe.yaml"), []byte(cfg), 0o644))
+	return dir
+}
+
+func TestNewCmdsParseArgs(t *testing.T) {
+	io, _, _ := testIO()
+	f := newFactory(io)
+	for _, tc := range []struct {
+		name    string
+		cmd     func() (*cobra.Command, func() any)
+		args    []string
+		want    any
+		wantErr string
+	}{
+		{
+			name: "health",
+			cmd: func() (*cobra.Command, func() any) {
+				var got *healthOptions
+				c := newHealthCmd(f, func(_ context.Context, o *healthOptions) error { got = o; return nil })
+				return c, func() any { return []any{got.Tables, got.Columns, got.FailOn, got.Output} }
+			},
+			args: []string{"web.events", "--column", "tenant_id", "--fail-on", "critical", "-o", "json"},
+			want: []any{[]string{"web.events"}, []string{"tenant_id"}, "critical", outputJSON},
+		},
+		{
+			name: "health bad fail-on",
+			cmd: func() (*cobra.Command, func() any) {
+				return newHealthCmd(f, func(context.Context, *healthOptions) error { return nil }), nil
+			},
+			args:    []string{"--fail-on", "sometimes"},
+			wantErr: "--fail-on",
+		},
+		{
+			name: "bad output",
+			cmd: func() (*cobra.Command, func() any) {
+				return newTablesCmd(f, func(context.Context, *tablesOptions) error { return nil }), nil
+			},
+			args:    []string{"--output", "yaml"},
+			wantErr: "unknown output format",
+		},
+		{
+			name: "predicates",
+			cmd: func() (*cobra.Command, func() any) {
+				var got *predicatesOptions
+				c := newPredicatesCmd(f, func(_ context.Context, o *predicatesOptions) error { got = o; return nil })
+				return c, func() any { return []any{got.Dialect, got.File} }
+			},
+			args: []string{"--dialect", "spark", "q.sql"},
+			want: []any{"spark", "q.sql"},
+		},
+		{
+			name: "demo",
+			cmd: func() (*cobra.Command, func() any) {
+				var got *demoOptions
+				c := newDemoCmd(f, func(_ context.Context, o *demoOptions) error { got = o; return nil })
+				return c, func() any { return []any{got.Reset, got.EventCommits, got.Orders} }
+			},
+			args: []string{"--reset", "--event-commits", "12", "--orders", "50"},
+			want: []any{true, 12, 50},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, got := tc.cmd()
+			c.SetArgs(tc.args)
+			io2, _, _ := testIO()
+			c.SetOut(io2.Out)
+			c.SetErr(io2.ErrOut)
+			err := c.Execute()
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got())
+		})
+	}
+}
+
+func TestDemoThenHealthMatchesSnapshotSummary(t *testing.T) {
+	dir := writeConfig(t)
+	out, errOut, code := run(t, dir, "demo", "--event-commits", "110", "--orders", "2000")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "local.web.events")
+	require.Contains(t, out, "critical: small files")
+	require.Contains(t, out, "snapshots: 110 retained")
+
+	// Running demo again without --reset refuses, with a usage-class hint.
+	_, errOut, code = run(t, dir, "demo", "--event-commits", "2", "--orders", "10")
+	require.Equal(t, exitError, code)
+	require.Contains(t, errOut, "--reset")
+
+	out, errOut, code = run(t, dir, "health", "web.events", "--output", "json")
+	require.Equal(t, 0, code, errOut)
+	var hs []lake.Health
+	require.NoError(t, json.Unmarshal([]byte(out), &hs))
+	require.Len(t, hs, 1)
+	h := hs[0]
+	require.Equal(t, "local.web.events", h.Table)
+	require.Contains(t, []lake.Status{lake.Warning, lake.Critical}, h.Status)
+
+	// The table's own snapshot summary, read independently through tables.
+	out, _, code = run(t, dir, "tables", "--output", "json")
+	require.Equal(t, 0, code)
+	var rows []tableRow
+	require.NoError(t, json.Unmarshal([]byte(out), &rows))
+	var events tableRow
+	for _, r := range rows {
+		if r.Table == "local.web.events" {
+			events = r
+		}
+	}
+	require.Equal(t, events.DataFiles, int64(h.Metrics.DataFiles))
+	require.Equal(t, events.Records, h.Metrics.Records)
+	require.Equal(t, events.SizeBytes, h.Metrics.DataBytes)
+	require.Equal(t, int64(110*500), h.Metrics.Records)
+	require.Equal(t, 110, h.Metrics.Snapshots)
+
+	// total-delete-files of crm.accounts equals floe's delete-file count.
+	out, _, code = run(t, dir, "health", "crm.accounts", "-o", "json")
+	require.Equal(t, 0, code)
+	require.NoError(t, json.Unmarshal([]byte(out), &hs))
+	st := loadSummary(t, dir, "crm.accounts")
+	require.Equal(t, st["total-delete-files"], strconv.Itoa(hs[0].Metrics.DeleteFiles))
+	require.Equal(t, st["total-data-files"], strconv.Itoa(hs[0].Metrics.DataFiles))
+	require.Positive(t, hs[0].Metrics.DeleteFiles)
+
+	// --fail-on critical exits 3 when web.events is critical.
+	_, errOut, code = run(t, dir, "health", "--fail-on", "warning")
+	require.Equal(t, exitUnhealth, code)
+	require.Contains(t, errOut, "local.web.events")
+
+	// Unknown tables exit 4; bad names exit 2.
+	_, _, code = run(t, dir, "health", "web.nope")
+	require.Equal(t, exitNotFound, code)
+	_, _, code = run(t, dir, "health", "nodots")
+	require.Equal(t, exitUsage, code)
+}
+
+func loadSummary(t *testing.T, dir, name string) map[string]string {
+	t.Helper()
+	io, _, _ := testIO()
+	f := newFactory(io)
+	f.ConfigPath = filepath.Join(dir, "floe.yaml")
+	id, err := f.ResolveTable(name)
+	require.NoError(t, err)
+	cat, err := f.Catalog(context.Background(), id.Catalog)
+	require.NoError(t, err)
+	tbl, err := lake.LoadTable(context.Background(), cat, id)
+	require.NoError(t, err)
+	return tbl.Metadata().CurrentSnapshot().Summary.Properties
+}
+
+func TestPredicatesCommand(t *testing.T) {
+	io, out, _ := testIO()
+	io.In = stringsReader("SELECT count(*) FROM web.events e WHERE e.tenant_id IN (1, 2) AND date_trunc('day', ts) >= DATE '2026-11-01'")
+	f := newFactory(io)
+	require.NoError(t, runPredicates(context.Background(), &predicatesOptions{f: f, Dialect: "trino", Output: outputJSON}))
+	var got struct {
+		Tables []struct {
+			Namespace, Name, Alias string
+		} `json:"tables"`
+		Predicates []struct {
+			Table, Column, Op, Transform string
+			Values                       []string
+		} `json:"predicates"`
+		Warnings []string `json:"warnings"`
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &got))
+	require.Len(t, got.Tables, 1)
+	require.Equal(t, "events", got.Tables[0].Name)
+	require.Equal(t, "e", got.Tables[0].Alias)
+	require.Len(t, got.Predicates, 2)
+	require.Equal(t, "tenant_id", got.Predicates[0].Column)
+	require.Equal(t, "in", got.Predicates[0].Op)
+	require.Equal(t, []string{"1", "2"}, got.Predicates[0].Values)
+	require.Equal(t, "ts", got.Predicates[1].Column)
+	require.Equal(t, "day", got.Predicates[1].Transform)
+	require.NotNil(t, got.Warnings)
+}

@@ -1,0 +1,105 @@
+package config_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/control/config"
+)
+
+func load(t *testing.T, file string, env ...string) (*config.Config, error) {
+	t.Helper()
+	dir := t.TempDir()
+	opts := config.Options{WorkDir: dir, Getenv: func(string) string { return "" }, Environ: func() []string { return env }}
+	if file != "" {
+		opts.Path = filepath.Join(dir, "floe.yaml")
+		require.NoError(t, os.WriteFile(opts.Path, []byte(file), 0o644))
+	}
+	return config.Load(opts)
+}
+
+func TestEmbeddedDefault(t *testing.T) {
+	cfg, err := load(t, "")
+	require.NoError(t, err)
+	require.Equal(t, "(embedded default)", cfg.Source)
+	require.Equal(t, "local", cfg.DefaultCatalog)
+	props := cfg.Catalogs["local"]
+	require.Equal(t, "sql", props["type"])
+	require.True(t, strings.HasPrefix(props["uri"], "file:/"), props["uri"])
+	require.Contains(t, props["uri"], "floe-data/catalog.db?_pragma=busy_timeout")
+	require.True(t, strings.HasPrefix(props["warehouse"], "file:///"), props["warehouse"])
+	require.True(t, strings.HasSuffix(cfg.State.Path, "floe-data/state.db"))
+	require.Equal(t, int64(512<<20), cfg.TargetFileSizeBytes())
+	fc, ok := cfg.MapEngineCatalog("trino", "ICEBERG")
+	require.True(t, ok)
+	require.Equal(t, "local", fc)
+}
+
+func TestErrorsNameFileLineAndKey(t *testing.T) {
+	for _, tc := range []struct {
+		name, file string
+		want       []string
+	}{
+		{"unknown key", "catalogs:\n  a: {type: rest}\nhealth:\n  target_size: 1\n", []string{"floe.yaml", "line 4", "target_size"}},
+		{"bad size", "catalogs:\n  a: {type: rest, uri: 'http://x'}\nhealth:\n  target_file_size: lots\n", []string{"floe.yaml", "health.target_file_size", "lots"}},
+		{"unknown default", "default_catalog: nope\ncatalogs:\n  a: {type: rest}\n", []string{"default_catalog", `"nope"`}},
+		{"no type", "catalogs:\n  a: {warehouse: x}\n", []string{"catalogs.a.type"}},
+		{"bad map", "catalogs:\n  a: {type: sql}\ntelemetry:\n  catalog_map:\n    trino: {iceberg: b}\n", []string{"telemetry.catalog_map.trino.iceberg"}},
+		{"not yaml", "catalogs: [\n", []string{"floe.yaml", "line"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := load(t, tc.file)
+			require.Error(t, err)
+			for _, w := range tc.want {
+				require.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+func TestEnvOverrides(t *testing.T) {
+	file := "catalogs:\n  prod:\n    type: rest\n    uri: http://old\n    s3.access-key-id: AKIA\n"
+	cfg, err := load(t, file,
+		"FLOE_CATALOG__PROD__URI=http://new",
+		"FLOE_CATALOG__PROD__S3_SECRET_ACCESS_KEY=shh",
+		"FLOE_CATALOG__PROD__S3_ACCESS_KEY_ID=AKIB",
+		"FLOE_TELEMETRY__TRINO__LAKE=prod",
+		"FLOE_HEALTH_TARGET_FILE_SIZE=128MiB",
+		"HOME=/root",
+	)
+	require.NoError(t, err)
+	p := cfg.Catalogs["prod"]
+	require.Equal(t, "http://new", p["uri"])
+	require.Equal(t, "shh", p["s3.secret-access-key"])
+	require.Equal(t, "AKIB", p["s3.access-key-id"])
+	require.Equal(t, int64(128<<20), cfg.TargetFileSizeBytes())
+	fc, ok := cfg.MapEngineCatalog("trino", "lake")
+	require.True(t, ok)
+	require.Equal(t, "prod", fc)
+	// Secrets never print.
+	require.NotContains(t, p.String(), "shh")
+	require.NotContains(t, p.String(), "AKIB")
+	require.Contains(t, p.String(), "uri=http://new")
+
+	_, err = load(t, file, "FLOE_TYPO=1")
+	require.ErrorIs(t, err, config.ErrInvalid)
+	require.ErrorContains(t, err, "FLOE_TYPO")
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("catalogs:\n  a: {type: sql}\n"))
+	f.Add(config.DefaultYAML())
+	f.Add([]byte("health: [1, 2\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cfg, err := config.Parse("fuzz.yaml", data)
+		if err == nil {
+			require.NotNil(t, cfg)
+		} else {
+			require.Contains(t, err.Error(), "fuzz.yaml")
+		}
+	})
+}
