@@ -7,8 +7,7 @@ import "errors"
 var ErrUnrecognized = errors.New("unrecognized log format")
 
 // ErrUnsupportedCodec is returned when reading a file compressed with a codec
-// floe cannot decompress (Spark's lz4, snappy and lzf stream formats). Test
-// with errors.Is.
+// floe cannot decompress (Spark's lzf stream format). Test with errors.Is.
 var ErrUnsupportedCodec = errors.New("unsupported compression codec")
 
 // ErrUnknownSource is returned by [Collect] when CollectOptions.Source names

@@ -246,9 +246,11 @@ var (
 	magicZstd      = []byte{0x28, 0xb5, 0x2f, 0xfd}
 	magicLZ4Block  = []byte("LZ4Block")
 	magicSnappyJav = []byte("\x82SNAPPY\x00")
+	magicLZF       = []byte("ZV")
 )
 
-// openFile opens path and decompresses gzip and zstd by their magic bytes.
+// openFile opens path and decompresses it by its magic bytes (see
+// [Decompress]).
 func openFile(path string) (io.ReadCloser, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -268,10 +270,12 @@ type closeBoth struct {
 
 func (c *closeBoth) Close() error { return errors.Join(c.ReadCloser.Close(), c.f.Close()) }
 
-// Decompress wraps r in a gzip or zstd decoder when its first bytes are that
-// format's magic number, and returns it unchanged (buffered) otherwise. It
-// returns [ErrUnsupportedCodec] for Spark's lz4 and snappy stream formats.
-// Closing the result does not close r.
+// Decompress wraps r in a decoder when its first bytes are the magic number
+// of gzip, zstd, or the Java stream formats Spark's lz4 (lz4-java
+// LZ4BlockOutputStream) and snappy (snappy-java SnappyOutputStream) codecs
+// write, and returns it unchanged (buffered) otherwise. It returns
+// [ErrUnsupportedCodec] for Spark's lzf codec. Closing the result does not
+// close r.
 func Decompress(r io.Reader) (io.ReadCloser, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, _ := br.Peek(8) // a short or failing peek means plain data; Read reports the error
@@ -289,9 +293,11 @@ func Decompress(r io.Reader) (io.ReadCloser, error) {
 		}
 		return zr.IOReadCloser(), nil
 	case bytes.HasPrefix(head, magicLZ4Block):
-		return nil, fmt.Errorf("lz4 block stream: %w", ErrUnsupportedCodec)
+		return &lz4BlockReader{r: br}, nil
 	case bytes.HasPrefix(head, magicSnappyJav):
-		return nil, fmt.Errorf("snappy-java stream: %w", ErrUnsupportedCodec)
+		return &snappyJavaReader{r: br}, nil
+	case bytes.HasPrefix(head, magicLZF) && len(head) >= 3 && head[2] <= 1:
+		return nil, fmt.Errorf("lzf stream: %w", ErrUnsupportedCodec)
 	}
 	return io.NopCloser(br), nil
 }
