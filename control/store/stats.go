@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -14,7 +15,8 @@ type TableStat struct {
 	// Table is catalog.namespace.name as the catalog spells it.
 	Table string `json:"table"`
 	// Queries counts distinct events that read or wrote the table
-	// (metadata-table reads excluded); Failed those that did not succeed.
+	// (metadata-table reads excluded); Failed those that failed or were
+	// cancelled.
 	Queries int `json:"queries"`
 	Failed  int `json:"failed"`
 	// Users counts distinct non-empty users.
@@ -27,7 +29,7 @@ type TableStat struct {
 }
 
 // ColumnCount is how many queries filtered a column, and with which
-// operators.
+// operators (sorted).
 type ColumnCount struct {
 	Column  string   `json:"column"`
 	Queries int      `json:"queries"`
@@ -55,7 +57,7 @@ func (s *Store) TableStats(ctx context.Context, f QueryFilter, top int) (out []T
 		cond = " WHERE ta.metadata = ''"
 	}
 	q := `SELECT ta.table_key, min(ta.catalog), min(ta.namespace), min(ta.name), count(DISTINCT e.id),
-	count(DISTINCT CASE WHEN e.state != 'SUCCEEDED' THEN e.id END),
+	count(DISTINCT CASE WHEN e.state IN ('FAILED', 'CANCELLED') THEN e.id END),
 	count(DISTINCT nullif(e.user_name, '')), min(e.start_time), max(e.start_time)
 FROM query_events e JOIN table_accesses ta ON ta.event_id = e.id` + where + cond + `
 GROUP BY ta.table_key ORDER BY 5 DESC, 1`
@@ -110,6 +112,7 @@ GROUP BY p.table_key, p.column_name ORDER BY p.table_key, 3 DESC, 2`
 			continue
 		}
 		cc.Ops = strings.Split(ops.String, ",")
+		slices.Sort(cc.Ops)
 		out[i].TopColumns = append(out[i].TopColumns, cc)
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {

@@ -1,0 +1,255 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/floe-project/floe/collectors"
+	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/control/store"
+)
+
+// MaxBadRecords is how many bad records a [Report] keeps; all are counted.
+const MaxBadRecords = 100
+
+// DefaultBatchSize is how many events go into one store transaction.
+const DefaultBatchSize = 500
+
+// Options configure [Run].
+type Options struct {
+	// Paths are files, directories or glob patterns, as [collectors.Open]
+	// takes them.
+	Paths []string
+	// Source forces one parser by its Source name ("trino-event", …)
+	// instead of detecting each file's format. Default: detect.
+	Source string
+	// Strict makes the first bad record (or unreadable, undetectable
+	// file) fatal: Run returns an error naming it with file:line.
+	Strict bool
+	// Force reads files even when their size and modification time are
+	// unchanged since they were last collected.
+	Force bool
+	// Parsers are the formats to detect among (the wiring list).
+	Parsers []collectors.Parser
+	// Resolver finds tables and their schemas in the floe catalogs.
+	Resolver Resolver
+	// Config maps engine catalogs to floe catalogs
+	// ([config.Config.MapEngineCatalog]) and names the default catalog.
+	Config *config.Config
+	// BatchSize is how many events are stored per transaction. Default:
+	// [DefaultBatchSize].
+	BatchSize int
+}
+
+// Validate reports every missing option at once.
+func (o *Options) Validate() error {
+	var errs []error
+	if len(o.Paths) == 0 {
+		errs = append(errs, errors.New("paths: at least one path is required"))
+	}
+	if len(o.Parsers) == 0 {
+		errs = append(errs, errors.New("parsers: none given"))
+	}
+	if o.Resolver == nil {
+		errs = append(errs, errors.New("resolver: required"))
+	}
+	if o.Config == nil {
+		errs = append(errs, errors.New("config: required"))
+	}
+	if o.BatchSize < 0 {
+		errs = append(errs, fmt.Errorf("batch size: %d is negative", o.BatchSize))
+	}
+	return errors.Join(errs...)
+}
+
+// FileReport says what happened to one input.
+type FileReport struct {
+	// Path is the input as collected: a file, or a Spark rolling event log
+	// directory.
+	Path   string `json:"path"`
+	Source string `json:"source,omitempty"`
+	// Events were read (after per-file deduplication); Inserted were new
+	// to the store; Duplicates were already stored or repeated in the file.
+	Events     int `json:"events"`
+	Inserted   int `json:"inserted"`
+	Duplicates int `json:"duplicates"`
+	// Bad counts malformed records (the first ones are in Report.BadRecords).
+	Bad int `json:"bad"`
+	// Skipped is true when the file was unchanged since it was last
+	// collected and not read.
+	Skipped bool `json:"skipped,omitempty"`
+	// Error is set when the file could not be detected or read to the end.
+	Error string `json:"error,omitempty"`
+}
+
+// Report is what [Run] did.
+type Report struct {
+	Files []FileReport `json:"files"`
+	// Totals over Files.
+	Events     int `json:"events"`
+	Inserted   int `json:"inserted"`
+	Duplicates int `json:"duplicates"`
+	Bad        int `json:"bad"`
+	Skipped    int `json:"skipped"`
+	// BadRecords are the first [MaxBadRecords] bad records, with file:line.
+	BadRecords []collectors.BadRecord `json:"bad_records,omitempty"`
+	// Unresolved counts, per table name as the query wrote it (with the
+	// event's defaults applied), the events that referenced a table the
+	// catalogs do not know: views, temp tables, CTE names, other catalogs.
+	Unresolved map[string]int `json:"unresolved,omitempty"`
+	// Warnings counts what was dropped during normalization, by message
+	// ("column local.web.events.foo not in schema").
+	Warnings map[string]int `json:"warnings,omitempty"`
+}
+
+// Run collects the inputs under opts.Paths into st: each file's format is
+// detected (or forced), its events are parsed, normalized — SQL parsed
+// with the engine's dialect and merged with what the source reported,
+// tables resolved in the floe catalogs, columns spelled as the schema
+// spells them, literals typed by their columns — and stored.
+//
+// Collection is incremental and idempotent: a file whose size and
+// modification time match its record in st is skipped unless opts.Force,
+// and events already stored (same source and query id) are counted as
+// duplicates. Bad records are counted and reported with file:line while
+// the rest of the file is collected; with opts.Strict the first one stops
+// the run. A file is recorded as collected only when it was read to the
+// end.
+//
+// The report is returned also with an error, holding what was done before
+// it.
+func Run(ctx context.Context, opts Options, st *store.Store) (Report, error) {
+	rep, err := run(ctx, opts, st)
+	return *rep, err
+}
+
+func run(ctx context.Context, opts Options, st *store.Store) (*Report, error) {
+	rep := &Report{Unresolved: map[string]int{}, Warnings: map[string]int{}}
+	if err := opts.Validate(); err != nil {
+		return rep, fmt.Errorf("collect: %w", err)
+	}
+	if opts.BatchSize == 0 {
+		opts.BatchSize = DefaultBatchSize
+	}
+	if opts.Source != "" {
+		if _, err := collectors.ParserFor(opts.Parsers, opts.Source); err != nil {
+			return rep, fmt.Errorf("collect: %w", err)
+		}
+	}
+	inputs, err := collectors.Open(ctx, opts.Paths)
+	if err != nil {
+		return rep, fmt.Errorf("collect: %w", err)
+	}
+	norm := newNormalizer(opts.Config, opts.Resolver, rep)
+	for _, in := range inputs {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		err := collectInput(ctx, opts, st, norm, rep, in)
+		fr := rep.Files[len(rep.Files)-1]
+		rep.Events += fr.Events
+		rep.Inserted += fr.Inserted
+		rep.Duplicates += fr.Duplicates
+		rep.Bad += fr.Bad
+		if fr.Skipped {
+			rep.Skipped++
+		}
+		if err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// fileState is the size and latest modification time of an input's parts.
+func fileState(in collectors.Input) (int64, time.Time, error) {
+	var size int64
+	var mtime time.Time
+	for _, p := range in.Parts {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return 0, time.Time{}, fmt.Errorf("stat %s: %w", p, err)
+		}
+		size += fi.Size()
+		if fi.ModTime().After(mtime) {
+			mtime = fi.ModTime()
+		}
+	}
+	return size, mtime.UTC(), nil
+}
+
+func collectInput(ctx context.Context, opts Options, st *store.Store, norm *normalizer, rep *Report, in collectors.Input) error {
+	rep.Files = append(rep.Files, FileReport{Path: in.Name})
+	fr := &rep.Files[len(rep.Files)-1]
+	key, err := filepath.Abs(in.Name)
+	if err != nil {
+		return fmt.Errorf("collect %s: %w", in.Name, err)
+	}
+	size, mtime, err := fileState(in)
+	if err != nil {
+		return fmt.Errorf("collect %s: %w", in.Name, err)
+	}
+	if !opts.Force {
+		rec, ok, err := st.File(ctx, key)
+		if err != nil {
+			return fmt.Errorf("collect %s: %w", in.Name, err)
+		}
+		if ok && rec.Unchanged(size, mtime) {
+			fr.Skipped, fr.Source = true, rec.Source
+			return nil
+		}
+	}
+	var batch []collectors.QueryEvent
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		ins, dup, err := st.InsertEvents(ctx, batch)
+		if err != nil {
+			return err
+		}
+		fr.Inserted += ins
+		fr.Duplicates += dup
+		batch = batch[:0]
+		return nil
+	}
+	sink := func(ev collectors.QueryEvent) error {
+		if err := norm.normalize(ctx, &ev); err != nil {
+			return err
+		}
+		batch = append(batch, ev)
+		if len(batch) >= opts.BatchSize {
+			return flush()
+		}
+		return nil
+	}
+	maxBad := MaxBadRecords - len(rep.BadRecords)
+	if maxBad <= 0 {
+		maxBad = -1
+	}
+	stats, cerr := collectors.Collect(ctx, opts.Parsers, collectors.CollectOptions{
+		Source: opts.Source, Strict: opts.Strict, MaxBad: maxBad,
+	}, []string{in.Name}, sink)
+	rep.BadRecords = append(rep.BadRecords, stats.Bad...)
+	if len(stats.Files) > 0 {
+		fs := stats.Files[0]
+		fr.Source, fr.Events, fr.Bad, fr.Error = fs.Source, fs.Events, fs.BadRecords, fs.Err
+		fr.Duplicates += fs.Duplicates
+	}
+	if cerr != nil {
+		return cerr
+	}
+	if err := flush(); err != nil {
+		return fmt.Errorf("collect %s: %w", in.Name, err)
+	}
+	if fr.Error != "" {
+		return nil // not read to the end: try again next time
+	}
+	return st.RecordFile(ctx, store.FileRecord{
+		Path: key, Source: fr.Source, Size: size, ModTime: mtime, Events: fr.Events, Bad: fr.Bad,
+	})
+}

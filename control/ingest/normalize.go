@@ -1,0 +1,557 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go"
+
+	"github.com/floe-project/floe/analyzer/extract"
+	"github.com/floe-project/floe/collectors"
+	"github.com/floe-project/floe/collectors/spark"
+	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/control/store"
+)
+
+// Dialect returns the SQL dialect of an engine's statements; ok is false
+// for an engine whose events carry no SQL of a known dialect.
+func Dialect(e collectors.Engine) (extract.Dialect, bool) {
+	switch e {
+	case collectors.EngineTrino:
+		return extract.Trino, true
+	case collectors.EngineAthena:
+		return extract.Athena, true
+	case collectors.EngineSpark:
+		return extract.Spark, true
+	case collectors.EngineSnowflake:
+		return extract.Snowflake, true
+	case collectors.EngineDuckDB:
+		return extract.DuckDB, true
+	}
+	return "", false
+}
+
+// metadataTables are the Iceberg metadata tables engines expose as
+// <table>.<name> (Spark) or "<table>$<name>" (Trino).
+var metadataTables = map[string]bool{
+	"snapshots": true, "history": true, "files": true, "data_files": true, "delete_files": true,
+	"manifests": true, "all_manifests": true, "partitions": true, "entries": true, "all_entries": true,
+	"refs": true, "metadata_log_entries": true, "all_data_files": true, "all_delete_files": true,
+	"all_files": true, "position_deletes": true, "properties": true,
+}
+
+// maxWarningKinds caps the distinct warnings a report keeps.
+const maxWarningKinds = 200
+
+// normalizer resolves and canonicalizes events. It caches every table
+// lookup for the run.
+type normalizer struct {
+	cfg   *config.Config
+	res   Resolver
+	cache map[string]resolved
+	rep   *Report
+	// unresolved collects the names one event could not resolve, so each
+	// counts once per event.
+	unresolved map[string]bool
+	warnings   map[string]bool
+}
+
+// resolved is the outcome of looking up one table name.
+type resolved struct {
+	ok      bool
+	catalog string
+	ns      []string
+	name    string
+	schema  *iceberg.Schema
+}
+
+func (r resolved) qualified() string {
+	return r.catalog + "." + strings.Join(r.ns, ".") + "." + r.name
+}
+
+func newNormalizer(cfg *config.Config, res Resolver, rep *Report) *normalizer {
+	return &normalizer{cfg: cfg, res: res, cache: map[string]resolved{}, rep: rep, unresolved: map[string]bool{}, warnings: map[string]bool{}}
+}
+
+// warn records a warning of the current event; each counts once per event.
+func (n *normalizer) warn(format string, args ...any) {
+	n.warnings[fmt.Sprintf(format, args...)] = true
+}
+
+// flush adds the current event's unresolved names and warnings to the
+// report.
+func (n *normalizer) flush() {
+	for name := range n.unresolved {
+		n.rep.Unresolved[name]++
+		delete(n.unresolved, name)
+	}
+	for msg := range n.warnings {
+		if _, ok := n.rep.Warnings[msg]; !ok && len(n.rep.Warnings) >= maxWarningKinds {
+			msg = "further warnings omitted"
+		}
+		n.rep.Warnings[msg]++
+		delete(n.warnings, msg)
+	}
+}
+
+// access is a TableAccess during normalization, with its resolution.
+type access struct {
+	t    collectors.TableAccess
+	r    resolved
+	meta string
+}
+
+func (a *access) key() string {
+	return strings.ToLower(a.r.qualified()) + "$" + strings.ToLower(a.meta)
+}
+
+// lookup resolves an engine table name: defaults from the event, the
+// engine catalog mapped to a floe catalog, then the catalog lookup.
+func (n *normalizer) lookup(ctx context.Context, ev *collectors.QueryEvent, cat, ns, name string) (resolved, string, error) {
+	if ns == "" {
+		ns = ev.DefaultSchema
+		if cat == "" {
+			cat = ev.DefaultCatalog
+		}
+	}
+	if cat == "" {
+		cat = ev.DefaultCatalog
+	}
+	written := strings.Join(nonEmpty(cat, ns, name), ".")
+	floeCat := n.cfg.DefaultCatalog
+	if cat != "" {
+		fc, ok := n.cfg.MapEngineCatalog(string(ev.Engine), cat)
+		if !ok {
+			return resolved{}, written, nil
+		}
+		floeCat = fc
+	}
+	if floeCat == "" || ns == "" || name == "" {
+		return resolved{}, written, nil
+	}
+	key := strings.ToLower(floeCat + "\x00" + ns + "\x00" + name)
+	if r, ok := n.cache[key]; ok {
+		return r, written, nil
+	}
+	schema, cns, cname, ok, err := n.res.Schema(ctx, floeCat, strings.Split(ns, "."), name)
+	if err != nil {
+		return resolved{}, written, fmt.Errorf("resolve table %s: %w", written, err)
+	}
+	r := resolved{ok: ok}
+	if ok {
+		r = resolved{ok: true, catalog: floeCat, ns: cns, name: cname, schema: schema}
+	}
+	n.cache[key] = r
+	return r, written, nil
+}
+
+// sourceAccess resolves a table the source reported. A name that does not
+// resolve but reads as a metadata table (Trino "t$snapshots", Spark
+// db.t.snapshots) is looked up as its base table.
+func (n *normalizer) sourceAccess(ctx context.Context, ev *collectors.QueryEvent, t collectors.TableAccess) (*access, string, error) {
+	name, meta := t.Name, ""
+	if base, m, ok := strings.Cut(t.Name, "$"); ok && base != "" {
+		name, meta = base, strings.ToLower(m)
+		if meta == "data" {
+			meta = ""
+		}
+	}
+	r, written, err := n.lookup(ctx, ev, t.Catalog, t.Namespace, name)
+	if err != nil {
+		return nil, "", err
+	}
+	if !r.ok && meta == "" && metadataTables[strings.ToLower(t.Name)] && t.Namespace != "" {
+		parts := strings.Split(t.Namespace, ".")
+		if len(parts) >= 2 {
+			r2, _, err := n.lookup(ctx, ev, t.Catalog, strings.Join(parts[:len(parts)-1], "."), parts[len(parts)-1])
+			if err != nil {
+				return nil, "", err
+			}
+			if r2.ok {
+				r, meta = r2, strings.ToLower(t.Name)
+			}
+		}
+	}
+	if !r.ok {
+		return nil, written, nil
+	}
+	return &access{t: t, r: r, meta: meta}, written, nil
+}
+
+// normalize resolves ev's tables, merges what its SQL says into them,
+// canonicalizes column names and re-types literals. Tables the catalogs do
+// not know are dropped and counted in the report.
+func (n *normalizer) normalize(ctx context.Context, ev *collectors.QueryEvent) error {
+	defer n.flush()
+	ev.StartTime = ev.StartTime.UTC()
+	if !ev.EndTime.IsZero() {
+		ev.EndTime = ev.EndTime.UTC()
+	}
+	var accs []*access
+	byKey := map[string]*access{}
+	add := func(a *access) *access {
+		if prev, ok := byKey[a.key()]; ok {
+			mergeAccess(prev, a)
+			return prev
+		}
+		byKey[a.key()] = a
+		accs = append(accs, a)
+		return a
+	}
+	for _, t := range ev.Tables {
+		a, written, err := n.sourceAccess(ctx, ev, t)
+		if err != nil {
+			return err
+		}
+		if a == nil {
+			n.unresolved[written] = true
+			continue
+		}
+		add(a)
+	}
+	var res *extract.Result
+	if d, ok := Dialect(ev.Engine); ok && strings.TrimSpace(ev.SQL) != "" {
+		r := extract.Parse(d, ev.SQL)
+		res = &r
+	}
+	// refKey maps a TableRef's qualified name as written to its access.
+	refKey := map[string]*access{}
+	if res != nil {
+		sqlAccs, err := n.sqlAccesses(ctx, ev, res, refKey)
+		if err != nil {
+			return err
+		}
+		for _, a := range sqlAccs {
+			merged := add(a)
+			for k, v := range refKey {
+				if v == a {
+					refKey[k] = merged
+				}
+			}
+		}
+	}
+	var data []*access
+	for _, a := range accs {
+		if a.meta == "" {
+			data = append(data, a)
+		}
+	}
+	if res != nil {
+		n.sqlColumns(res, refKey, data)
+	}
+	ev.Tables = ev.Tables[:0]
+	for _, a := range accs {
+		n.canonicalize(ev, a)
+		ev.Tables = append(ev.Tables, a.t)
+	}
+	return nil
+}
+
+// sqlAccesses turns the tables and scans of a parsed statement into
+// resolved accesses with evidence sql-parse, one per table (the scans of a
+// table read twice are OR-ed). Tables that do not resolve — CTE names the
+// extractor could not follow, views, temp tables — are counted unresolved.
+func (n *normalizer) sqlAccesses(ctx context.Context, ev *collectors.QueryEvent, res *extract.Result, refKey map[string]*access) ([]*access, error) {
+	var out []*access
+	byKey := map[string]*access{}
+	perRef := make([]*access, len(res.Tables))
+	for i, ref := range res.Tables {
+		r, written, err := n.lookup(ctx, ev, ref.Catalog, ref.Namespace, ref.Name)
+		if err != nil {
+			return nil, err
+		}
+		if !r.ok {
+			if ref.Metadata != "" {
+				written += "$" + ref.Metadata
+			}
+			n.unresolved[written] = true
+			continue
+		}
+		a := &access{r: r, meta: strings.ToLower(ref.Metadata), t: collectors.TableAccess{
+			Catalog: ref.Catalog, Namespace: ref.Namespace, Name: ref.Name,
+			Direct: true, Write: ref.Write, Evidence: collectors.EvidenceSQL,
+		}}
+		if prev, ok := byKey[a.key()]; ok {
+			prev.t.Write = prev.t.Write || ref.Write
+			a = prev
+		} else {
+			byKey[a.key()] = a
+			out = append(out, a)
+		}
+		perRef[i] = a
+		refKey[strings.ToLower(ref.QualifiedName())] = a
+	}
+	// Scan filters: a table's filter is the OR of its scans' filters; one
+	// scan of the whole table makes it nil.
+	type scans struct {
+		whole   bool
+		filters []*extract.Node
+	}
+	per := map[*access]*scans{}
+	for _, sc := range res.Scans {
+		if sc.Table < 0 || sc.Table >= len(perRef) || perRef[sc.Table] == nil {
+			continue
+		}
+		a := perRef[sc.Table]
+		s := per[a]
+		if s == nil {
+			s = &scans{}
+			per[a] = s
+		}
+		if sc.Filter == nil {
+			s.whole = true
+		} else {
+			s.filters = append(s.filters, sc.Filter)
+		}
+	}
+	for a, s := range per {
+		if s.whole || len(s.filters) == 0 || a.meta != "" {
+			continue
+		}
+		if len(s.filters) == 1 {
+			a.t.Filter = s.filters[0]
+		} else {
+			a.t.Filter = &extract.Node{Kind: extract.NodeOr, Children: s.filters}
+		}
+	}
+	return out, nil
+}
+
+// mergeAccess folds b (the same table, learned another way) into a. A
+// filter the source reported structurally (pushed filter, scan report)
+// beats one parsed from SQL; column uses of both are kept with their
+// evidence.
+func mergeAccess(a, b *access) {
+	a.t.Write = a.t.Write || b.t.Write
+	a.t.Direct = a.t.Direct || b.t.Direct
+	if a.t.Filter == nil && b.t.Filter != nil {
+		a.t.Filter = b.t.Filter
+		a.t.Evidence = b.t.Evidence
+	}
+	if a.t.SnapshotID == nil {
+		a.t.SnapshotID = b.t.SnapshotID
+	}
+	a.t.FilterText = append(a.t.FilterText, b.t.FilterText...)
+	for _, c := range b.t.Columns {
+		for _, r := range c.Roles {
+			addColumn(&a.t, c.Name, r, c.Evidence)
+		}
+	}
+}
+
+// addColumn records a column use, merging roles of uses with the same
+// name (case-insensitively) and evidence.
+func addColumn(t *collectors.TableAccess, name string, role collectors.Role, ev collectors.Evidence) {
+	for i := range t.Columns {
+		c := &t.Columns[i]
+		if strings.EqualFold(c.Name, name) && c.Evidence == ev {
+			for _, r := range c.Roles {
+				if r == role {
+					return
+				}
+			}
+			c.Roles = append(c.Roles, role)
+			return
+		}
+	}
+	t.Columns = append(t.Columns, collectors.ColumnUse{Name: name, Roles: []collectors.Role{role}, Evidence: ev})
+}
+
+// sqlColumns adds the filter and join columns of a parsed statement as
+// column uses (evidence sql-parse). A column whose table the extractor
+// could not tell ("*") goes to the statement's one data table when there is
+// exactly one, and is dropped otherwise.
+func (n *normalizer) sqlColumns(res *extract.Result, refKey map[string]*access, data []*access) {
+	target := func(table, column string) *access {
+		if table == "*" {
+			if len(data) == 1 {
+				return data[0]
+			}
+			n.warn("column %s of no single table dropped", column)
+			return nil
+		}
+		a := refKey[strings.ToLower(table)]
+		if a == nil || a.meta != "" {
+			return nil // an unresolved table, already counted, or a metadata table
+		}
+		return a
+	}
+	for _, p := range res.Predicates {
+		if a := target(p.Table, p.Column); a != nil {
+			addColumn(&a.t, p.Column, collectors.RoleFilter, collectors.EvidenceSQL)
+		}
+	}
+	for _, j := range res.Joins {
+		for _, c := range []extract.ColumnRef{j.Left, j.Right} {
+			if a := target(c.Table, c.Column); a != nil {
+				addColumn(&a.t, c.Column, collectors.RoleJoin, collectors.EvidenceSQL)
+			}
+		}
+	}
+}
+
+// canonicalize gives a resolved access the catalog's names, the schema's
+// column spelling and literals typed by their columns. Columns the schema
+// does not have are dropped (filter leaves become opaque, so pruning stays
+// sound) and counted as warnings.
+func (n *normalizer) canonicalize(ev *collectors.QueryEvent, a *access) {
+	t := &a.t
+	t.Catalog, t.Namespace, t.Name = a.r.catalog, strings.Join(a.r.ns, "."), a.r.name
+	qualified := t.QualifiedName()
+	if a.meta != "" {
+		t.Evidence = store.MetadataEvidence(a.meta)
+		t.Filter, t.Columns = nil, nil
+		return
+	}
+	schema := a.r.schema
+	canon := func(col string) (string, iceberg.Type, bool) {
+		if schema == nil {
+			return col, nil, true
+		}
+		f, ok := schema.FindFieldByNameCaseInsensitive(col)
+		if !ok {
+			return "", nil, false
+		}
+		name, ok := schema.FindColumnName(f.ID)
+		if !ok {
+			name = f.Name
+		}
+		return name, f.Type, true
+	}
+	cols := t.Columns[:0]
+	for _, c := range t.Columns {
+		name, _, ok := canon(c.Name)
+		if !ok {
+			n.warn("column %s.%s not in schema", qualified, c.Name)
+			continue
+		}
+		c.Name = name
+		merged := false
+		for i := range cols {
+			if cols[i].Name == name && cols[i].Evidence == c.Evidence {
+				for _, r := range c.Roles {
+					if !hasRole(cols[i].Roles, r) {
+						cols[i].Roles = append(cols[i].Roles, r)
+					}
+				}
+				merged = true
+				break
+			}
+		}
+		if !merged {
+			cols = append(cols, c)
+		}
+	}
+	t.Columns = cols
+	if t.Filter == nil {
+		return
+	}
+	typeOf := func(col string) string {
+		if _, typ, ok := canon(col); ok && typ != nil {
+			return typ.String()
+		}
+		return ""
+	}
+	f := t.Filter
+	if ev.Engine == collectors.EngineSpark && t.Evidence == collectors.EvidencePushedFilter {
+		// Iceberg prints Spark's pushed DATE literals as day numbers and
+		// TIMESTAMP literals as epoch microseconds.
+		f = spark.RetypeFilter(f, func(_, col string) string { return typeOf(col) })
+	}
+	t.Filter = n.rewrite(f, qualified, canon, typeOf)
+}
+
+func hasRole(rs []collectors.Role, r collectors.Role) bool {
+	for _, x := range rs {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}
+
+// rewrite returns a copy of f with leaves on the table's canonical name and
+// column spelling and string literals typed as dates / timestamps on such
+// columns; leaves on unknown columns become opaque terms.
+func (n *normalizer) rewrite(f *extract.Node, qualified string, canon func(string) (string, iceberg.Type, bool), typeOf func(string) string) *extract.Node {
+	if f == nil {
+		return nil
+	}
+	c := *f
+	if f.Pred != nil {
+		p := *f.Pred
+		name, _, ok := canon(p.Column)
+		if !ok {
+			n.warn("column %s.%s not in schema", qualified, p.Column)
+			return &extract.Node{Kind: extract.NodeOpaque, Text: p.String()}
+		}
+		p.Table, p.Column = qualified, name
+		if p.Transform == "" {
+			if typ := typeOf(name); typ != "" {
+				p.Values = retypeValues(typ, p.Values)
+			}
+		}
+		c.Pred = &p
+	}
+	if len(f.Children) > 0 {
+		c.Children = make([]*extract.Node, len(f.Children))
+		for i, ch := range f.Children {
+			c.Children[i] = n.rewrite(ch, qualified, canon, typeOf)
+		}
+	}
+	return &c
+}
+
+// retypeValues types string literals compared with a date or timestamp
+// column ('2024-04-01' on a date column is a date); other values are kept.
+func retypeValues(icebergType string, vals []extract.Value) []extract.Value {
+	var out []extract.Value
+	for i, v := range vals {
+		nv := retypeValue(icebergType, v)
+		if nv != v && out == nil {
+			out = append([]extract.Value(nil), vals...)
+		}
+		if out != nil {
+			out[i] = nv
+		}
+	}
+	if out == nil {
+		return vals
+	}
+	return out
+}
+
+func retypeValue(icebergType string, v extract.Value) extract.Value {
+	if v.Kind != extract.KindString {
+		return v
+	}
+	text := strings.TrimSpace(v.Text)
+	switch {
+	case icebergType == "date":
+		if _, err := parseDate(text); err == nil {
+			return extract.Value{Kind: extract.KindDate, Text: text}
+		}
+	case strings.HasPrefix(icebergType, "timestamp"):
+		if _, err := parseDate(text); err == nil {
+			return extract.Value{Kind: extract.KindTimestamp, Text: text + " 00:00:00"}
+		}
+		if _, err := collectors.ParseTime(text); err == nil && strings.ContainsAny(text, "-:") {
+			return extract.Value{Kind: extract.KindTimestamp, Text: text}
+		}
+	}
+	return v
+}
+
+func nonEmpty(parts ...string) []string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func parseDate(s string) (time.Time, error) { return time.Parse("2006-01-02", s) }

@@ -1,0 +1,197 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/floe-project/floe/control/config"
+)
+
+// Resolver finds a table in a floe catalog and returns its current
+// schema. Lookups are case-insensitive: namespace and table name are
+// matched against the catalog's spelling, which is returned as
+// canonicalNamespace and canonicalName. ok is false (with a nil error) when
+// the catalog has no such table — a temp table, a view the catalog does not
+// know, a CTE name; err is for failures to ask (catalog unreachable).
+type Resolver interface {
+	Schema(ctx context.Context, floeCatalog string, namespace []string, table string) (schema *iceberg.Schema, canonicalNamespace []string, canonicalName string, ok bool, err error)
+}
+
+// OpenCatalogFunc opens the floe catalog called name.
+type OpenCatalogFunc func(ctx context.Context, name string) (catalog.Catalog, error)
+
+// CatalogResolver is a [Resolver] over iceberg-go catalogs. Each catalog is
+// opened once, each namespace's table list is read once, and each table's
+// schema is loaded once; it is safe for concurrent use.
+type CatalogResolver struct {
+	cfg  *config.Config
+	open OpenCatalogFunc
+
+	mu       sync.Mutex
+	catalogs map[string]catalog.Catalog
+	// namespaces caches the child namespaces of a parent, by catalog and
+	// the parent's canonical path.
+	namespaces map[string][]table.Identifier
+	// tables caches the tables of a namespace, by catalog and the
+	// namespace's canonical path.
+	tables  map[string][]table.Identifier
+	schemas map[string]*iceberg.Schema
+}
+
+// NewCatalogResolver returns a resolver over the catalogs of cfg, opened
+// on first use with open (typically a closure over [lake.OpenCatalog] and
+// cfg.Catalogs).
+func NewCatalogResolver(cfg *config.Config, open OpenCatalogFunc) *CatalogResolver {
+	return &CatalogResolver{
+		cfg:        cfg,
+		open:       open,
+		catalogs:   map[string]catalog.Catalog{},
+		namespaces: map[string][]table.Identifier{},
+		tables:     map[string][]table.Identifier{},
+		schemas:    map[string]*iceberg.Schema{},
+	}
+}
+
+// Schema implements [Resolver]. floeCatalog must be one of the configured
+// catalogs (matched case-insensitively); an unknown catalog name is
+// ok == false, not an error.
+func (r *CatalogResolver) Schema(ctx context.Context, floeCatalog string, namespace []string, name string) (*iceberg.Schema, []string, string, bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	catName, ok := r.catalogName(floeCatalog)
+	if !ok || len(namespace) == 0 || name == "" {
+		return nil, nil, "", false, nil
+	}
+	cat, err := r.catalog(ctx, catName)
+	if err != nil {
+		return nil, nil, "", false, err
+	}
+	ns, ok, err := r.namespace(ctx, catName, cat, namespace)
+	if err != nil || !ok {
+		return nil, nil, "", false, err
+	}
+	tables, err := r.listTables(ctx, catName, cat, ns)
+	if err != nil {
+		return nil, nil, "", false, err
+	}
+	ident, ok := matchIdent(tables, name)
+	if !ok {
+		return nil, nil, "", false, nil
+	}
+	key := catName + "\x00" + strings.Join(ident, "\x00")
+	schema := r.schemas[key]
+	if schema == nil {
+		tbl, err := cat.LoadTable(ctx, ident)
+		if err != nil {
+			return nil, nil, "", false, fmt.Errorf("load table %s.%s: %w", catName, strings.Join(ident, "."), err)
+		}
+		schema = tbl.Schema()
+		r.schemas[key] = schema
+	}
+	return schema, slices.Clone(ident[:len(ident)-1]), ident[len(ident)-1], true, nil
+}
+
+func (r *CatalogResolver) catalogName(name string) (string, bool) {
+	if _, ok := r.cfg.Catalogs[name]; ok {
+		return name, true
+	}
+	for n := range r.cfg.Catalogs {
+		if strings.EqualFold(n, name) {
+			return n, true
+		}
+	}
+	return "", false
+}
+
+func (r *CatalogResolver) catalog(ctx context.Context, name string) (catalog.Catalog, error) {
+	if c, ok := r.catalogs[name]; ok {
+		return c, nil
+	}
+	c, err := r.open(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("open catalog %s: %w", name, err)
+	}
+	r.catalogs[name] = c
+	return c, nil
+}
+
+// namespace finds the catalog's spelling of a (possibly nested) namespace,
+// one level at a time.
+func (r *CatalogResolver) namespace(ctx context.Context, catName string, cat catalog.Catalog, want []string) (table.Identifier, bool, error) {
+	var cur table.Identifier
+	for _, part := range want {
+		key := catName + "\x00" + strings.Join(cur, "\x00")
+		children, ok := r.namespaces[key]
+		if !ok {
+			list, err := cat.ListNamespaces(ctx, cur)
+			if err != nil {
+				if len(cur) > 0 {
+					// Catalogs without nested namespaces may refuse a parent.
+					list = nil
+				} else {
+					return nil, false, fmt.Errorf("list namespaces of %s: %w", catName, err)
+				}
+			}
+			for _, ns := range list {
+				// Some catalogs return full paths, others the last level.
+				if len(cur) > 0 && !(len(ns) > len(cur) && slices.Equal(ns[:len(cur)], cur)) {
+					ns = append(slices.Clone(cur), ns...)
+				}
+				if len(ns) == len(cur)+1 {
+					children = append(children, ns)
+				}
+			}
+			r.namespaces[key] = children
+		}
+		next, ok := matchIdent(children, part)
+		if !ok {
+			return nil, false, nil
+		}
+		cur = next
+	}
+	return cur, true, nil
+}
+
+func (r *CatalogResolver) listTables(ctx context.Context, catName string, cat catalog.Catalog, ns table.Identifier) ([]table.Identifier, error) {
+	key := catName + "\x00" + strings.Join(ns, "\x00")
+	if t, ok := r.tables[key]; ok {
+		return t, nil
+	}
+	var out []table.Identifier
+	for id, err := range cat.ListTables(ctx, ns) {
+		if err != nil {
+			return nil, fmt.Errorf("list tables of %s.%s: %w", catName, strings.Join(ns, "."), err)
+		}
+		if len(id) == 1 {
+			id = append(slices.Clone(ns), id...)
+		}
+		out = append(out, id)
+	}
+	r.tables[key] = out
+	return out, nil
+}
+
+// matchIdent returns the identifier whose last part is name: an exact
+// match first, else the first case-insensitive one (in the catalog's
+// order; two tables differing only in case are ambiguous, and the exact
+// spelling wins).
+func matchIdent(ids []table.Identifier, name string) (table.Identifier, bool) {
+	for _, id := range ids {
+		if id[len(id)-1] == name {
+			return id, true
+		}
+	}
+	for _, id := range ids {
+		if strings.EqualFold(id[len(id)-1], name) {
+			return id, true
+		}
+	}
+	return nil, false
+}
