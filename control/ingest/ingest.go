@@ -162,7 +162,79 @@ func run(ctx context.Context, opts Options, st *store.Store) (*Report, error) {
 			return rep, err
 		}
 	}
+	for _, p := range opts.Parsers {
+		if f, ok := p.(Flusher); ok {
+			if err := flushParser(ctx, opts, st, norm, rep, p.Source(), f); err != nil {
+				return rep, err
+			}
+		}
+	}
 	return rep, nil
+}
+
+// Flusher is a parser that holds records back until it has seen every
+// input, such as the Snowflake joiner pairing QUERY_HISTORY and
+// ACCESS_HISTORY rows. [Run] calls Flush once after the last input and
+// stores what it emits.
+type Flusher interface {
+	Flush(emit func(collectors.QueryEvent) error) error
+}
+
+// flushParser stores the events a Flusher held back, reported as a
+// FileReport with Path "(flush)".
+func flushParser(ctx context.Context, opts Options, st *store.Store, norm *normalizer, rep *Report, source string, f Flusher) error {
+	fr := FileReport{Path: "(flush)", Source: source}
+	b := &batcher{st: st, size: opts.BatchSize, fr: &fr}
+	err := f.Flush(func(ev collectors.QueryEvent) error {
+		if err := norm.normalize(ctx, &ev); err != nil {
+			return err
+		}
+		fr.Events++
+		return b.add(ctx, ev)
+	})
+	if err == nil {
+		err = b.flush(ctx)
+	}
+	if fr.Events > 0 {
+		rep.Files = append(rep.Files, fr)
+		rep.Events += fr.Events
+		rep.Inserted += fr.Inserted
+		rep.Duplicates += fr.Duplicates
+	}
+	if err != nil {
+		return fmt.Errorf("flush %s: %w", source, err)
+	}
+	return nil
+}
+
+// batcher stores events in transactions of size events.
+type batcher struct {
+	st    *store.Store
+	size  int
+	fr    *FileReport
+	batch []collectors.QueryEvent
+}
+
+func (b *batcher) add(ctx context.Context, ev collectors.QueryEvent) error {
+	b.batch = append(b.batch, ev)
+	if len(b.batch) >= b.size {
+		return b.flush(ctx)
+	}
+	return nil
+}
+
+func (b *batcher) flush(ctx context.Context) error {
+	if len(b.batch) == 0 {
+		return nil
+	}
+	ins, dup, err := b.st.InsertEvents(ctx, b.batch)
+	if err != nil {
+		return err
+	}
+	b.fr.Inserted += ins
+	b.fr.Duplicates += dup
+	b.batch = b.batch[:0]
+	return nil
 }
 
 // fileState is the size and latest modification time of an input's parts.
@@ -203,29 +275,12 @@ func collectInput(ctx context.Context, opts Options, st *store.Store, norm *norm
 			return nil
 		}
 	}
-	var batch []collectors.QueryEvent
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
-		ins, dup, err := st.InsertEvents(ctx, batch)
-		if err != nil {
-			return err
-		}
-		fr.Inserted += ins
-		fr.Duplicates += dup
-		batch = batch[:0]
-		return nil
-	}
+	b := &batcher{st: st, size: opts.BatchSize, fr: fr}
 	sink := func(ev collectors.QueryEvent) error {
 		if err := norm.normalize(ctx, &ev); err != nil {
 			return err
 		}
-		batch = append(batch, ev)
-		if len(batch) >= opts.BatchSize {
-			return flush()
-		}
-		return nil
+		return b.add(ctx, ev)
 	}
 	maxBad := MaxBadRecords - len(rep.BadRecords)
 	if maxBad <= 0 {
@@ -243,7 +298,7 @@ func collectInput(ctx context.Context, opts Options, st *store.Store, norm *norm
 	if cerr != nil {
 		return cerr
 	}
-	if err := flush(); err != nil {
+	if err := b.flush(ctx); err != nil {
 		return fmt.Errorf("collect %s: %w", in.Name, err)
 	}
 	if fr.Error != "" {
