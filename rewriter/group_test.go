@@ -55,7 +55,17 @@ func TestRewriteGroupSortsEveryPartitionAndKeepsRows(t *testing.T) {
 			tmp := t.TempDir()
 			opts := rewriter.GroupOptions{TargetFileSizeBytes: 256 << 10, MemoryBytes: tc.memory, TempDir: tmp}
 			if tc.keyer {
-				opts.Keyer = int64Keyer{col: 0}
+				// The layout is the Iceberg sort order "id asc": record it.
+				order, err := table.NewSortOrder(1, []table.SortField{{
+					SourceIDs: []int{1}, Transform: iceberg.IdentityTransform{}, Direction: table.SortASC, NullOrder: table.NullsFirst,
+				}})
+				require.NoError(t, err)
+				tx := tbl.NewTransaction()
+				require.NoError(t, tx.ReplaceSortOrder(order))
+				tbl, err = tx.Commit(ctx)
+				require.NoError(t, err)
+				id := tbl.SortOrder().OrderID()
+				opts.Keyer, opts.SortOrderID = int64Keyer{col: 0}, &id
 			}
 			res := rewriteTable(t, tbl, opts)
 
@@ -83,11 +93,29 @@ func TestRewriteGroupSortsEveryPartitionAndKeepsRows(t *testing.T) {
 			if tc.partitioned {
 				require.Len(t, res.files, len(regions))
 			}
+			// sort_order_id as committed, read back from the new manifests.
+			committed, _ := partitionGroups(t, res.tbl)
+			for _, tasks := range committed {
+				for _, task := range tasks {
+					if tc.keyer {
+						require.NotNil(t, task.File.SortOrderID())
+						require.Equal(t, 1, *task.File.SortOrderID())
+					} else if id := task.File.SortOrderID(); id != nil {
+						require.Zero(t, *id, "bin-pack output claims a sort order")
+					}
+				}
+			}
 			for part, files := range res.files {
 				if tc.keyer {
 					requireGloballyOrdered(t, files)
 				}
 				for _, f := range files {
+					if tc.keyer {
+						require.NotNil(t, f.SortOrderID())
+						require.Equal(t, 1, *f.SortOrderID())
+					} else {
+						require.Nil(t, f.SortOrderID())
+					}
 					if part != "" {
 						require.Equal(t, part, f.Partition()[1000])
 					}

@@ -315,6 +315,10 @@ func (s *Sorter) formRuns(ctx context.Context, sch *arrow.Schema, input iter.Seq
 				rec.Release()
 				continue
 			}
+			rec, err = conformSchema(schemaOf(sch), rec)
+			if err != nil {
+				return err
+			}
 			if err := cur.add(s.keyer, rec); err != nil {
 				return err
 			}
@@ -440,6 +444,31 @@ func (s *Sorter) mergeToSpill(ctx context.Context, sch *arrow.Schema, runs []*sp
 		sp.remove(r)
 	}
 	return out, nil
+}
+
+// schemaOf strips the key column from a keyed schema.
+func schemaOf(keyed *arrow.Schema) *arrow.Schema {
+	md := keyed.Metadata()
+	return arrow.NewSchema(keyed.Fields()[:keyed.NumFields()-1], &md)
+}
+
+// conformSchema returns rec labelled with schema when their columns have the
+// same types (field metadata may differ), taking over rec's reference; a batch
+// of other types is an error and is released.
+func conformSchema(schema *arrow.Schema, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if rec.Schema().Equal(schema) {
+		return rec, nil
+	}
+	defer rec.Release()
+	if int(rec.NumCols()) != schema.NumFields() {
+		return nil, fmt.Errorf("input batch has %d columns, the sort schema %d", rec.NumCols(), schema.NumFields())
+	}
+	for i, f := range schema.Fields() {
+		if !arrow.TypeEqual(f.Type, rec.Column(i).DataType()) {
+			return nil, fmt.Errorf("input column %d (%s) is %s, the sort schema says %s", i, f.Name, rec.Column(i).DataType(), f.Type)
+		}
+	}
+	return array.NewRecordBatch(schema, rec.Columns(), rec.NumRows()), nil
 }
 
 // rowEnt is one row of an in-memory run: where its key is in the run's key

@@ -304,3 +304,24 @@ func TestSortOptionsValidate(t *testing.T) {
 	_, err := rewriter.NewSorter(nil, rewriter.SortOptions{})
 	require.ErrorContains(t, err, "keyer is nil")
 }
+
+func TestSorterRejectsBatchOfOtherTypes(t *testing.T) {
+	other := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int32}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, other)
+	defer b.Release()
+	b.Field(0).(*array.Int32Builder).Append(1)
+	input := func(yield func(arrow.RecordBatch, error) bool) {
+		yield(b.NewRecordBatch(), nil)
+	}
+	s, err := rewriter.NewSorter(int64Keyer{col: 0}, rewriter.SortOptions{TempDir: t.TempDir()})
+	require.NoError(t, err)
+	var got error
+	for rec, err := range s.Sort(t.Context(), sortSchema, input) {
+		if err != nil {
+			got = err
+			break
+		}
+		rec.Release()
+	}
+	require.ErrorContains(t, got, "input batch has 1 columns")
+}
