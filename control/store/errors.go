@@ -10,3 +10,8 @@ var ErrSchemaTooNew = errors.New("state store schema is newer than this floe")
 // ErrNotFound is returned (wrapped) by the plan and run accessors when no
 // row has the requested id. Test with errors.Is.
 var ErrNotFound = errors.New("not found")
+
+// ErrStateConflict is returned (wrapped) by [Store.TransitionPlan] when the
+// plan is not in the state the caller expected: someone else decided or
+// ran it first. Test with errors.Is.
+var ErrStateConflict = errors.New("state changed concurrently")

@@ -1,0 +1,330 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// PlanRecord is a stored layout plan. The control plane owns its meaning;
+// the store keeps it and guards its state changes.
+type PlanRecord struct {
+	// ID is the plan's stable hash of table, base snapshot and layout.
+	ID string `json:"id"`
+	// Table is catalog.namespace.name.
+	Table        string `json:"table"`
+	BaseSnapshot int64  `json:"base_snapshot"`
+	// Layout is the layout's canonical text (strategy and columns).
+	Layout string `json:"layout"`
+	// Projection is the simulator's projection, as JSON.
+	Projection json.RawMessage `json:"projection,omitempty"`
+	// State is proposed, approved, rejected, running, done, failed or stale.
+	State     string    `json:"state"`
+	CreatedBy string    `json:"created_by,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	DecidedBy string    `json:"decided_by,omitempty"`
+	// DecidedAt is zero until the plan leaves its first state.
+	DecidedAt time.Time `json:"decided_at,omitzero"`
+}
+
+// InsertPlan stores p. A plan with the same ID is already stored — the same
+// table, snapshot and layout proposed again — is left as it is (its state
+// and decision are kept) and inserted is false.
+func (s *Store) InsertPlan(ctx context.Context, p PlanRecord) (inserted bool, err error) {
+	if p.ID == "" || p.Table == "" || p.State == "" {
+		return false, fmt.Errorf("insert plan: id, table and state are required")
+	}
+	if p.CreatedAt.IsZero() {
+		p.CreatedAt = s.now()
+	}
+	res, err := s.db.ExecContext(ctx, `INSERT INTO plans (id, table_name, base_snapshot, layout, projection_json,
+	state, created_by, created_at, decided_by, decided_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		p.ID, p.Table, p.BaseSnapshot, p.Layout, string(p.Projection), p.State, p.CreatedBy,
+		p.CreatedAt.UTC().UnixNano(), p.DecidedBy, nanos(p.DecidedAt))
+	if err != nil {
+		return false, fmt.Errorf("insert plan %s: %w", p.ID, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("insert plan %s: %w", p.ID, err)
+	}
+	return n == 1, nil
+}
+
+const planColumns = `id, table_name, base_snapshot, layout, projection_json, state, created_by, created_at, decided_by, decided_at`
+
+func scanPlan(sc interface{ Scan(...any) error }) (PlanRecord, error) {
+	var (
+		p       PlanRecord
+		proj    string
+		created int64
+		decided sql.NullInt64
+	)
+	if err := sc.Scan(&p.ID, &p.Table, &p.BaseSnapshot, &p.Layout, &proj, &p.State, &p.CreatedBy, &created, &p.DecidedBy, &decided); err != nil {
+		return PlanRecord{}, err
+	}
+	if proj != "" {
+		p.Projection = json.RawMessage(proj)
+	}
+	p.CreatedAt, p.DecidedAt = time.Unix(0, created).UTC(), fromNanos(decided)
+	return p, nil
+}
+
+// Plan returns the plan with id, or an error wrapping [ErrNotFound].
+func (s *Store) Plan(ctx context.Context, id string) (PlanRecord, error) {
+	p, err := scanPlan(s.db.QueryRowContext(ctx, `SELECT `+planColumns+` FROM plans WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return PlanRecord{}, fmt.Errorf("plan %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return PlanRecord{}, fmt.Errorf("read plan %s: %w", id, err)
+	}
+	return p, nil
+}
+
+// PlanFilter selects plans; empty fields select all.
+type PlanFilter struct {
+	// Table is catalog.namespace.name, compared case-insensitively.
+	Table string
+	State string
+}
+
+// Plans lists the plans f selects, newest first.
+func (s *Store) Plans(ctx context.Context, f PlanFilter) (out []PlanRecord, err error) {
+	var conds []string
+	var args []any
+	if f.Table != "" {
+		conds = append(conds, `lower(table_name) = ?`)
+		args = append(args, strings.ToLower(f.Table))
+	}
+	if f.State != "" {
+		conds = append(conds, `state = ?`)
+		args = append(args, f.State)
+	}
+	q := `SELECT ` + planColumns + ` FROM plans`
+	if len(conds) > 0 {
+		q += ` WHERE ` + strings.Join(conds, " AND ")
+	}
+	rows, err := s.db.QueryContext(ctx, q+` ORDER BY created_at DESC, id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list plans: %w", err)
+	}
+	defer func() { err = errors.Join(err, rows.Close()) }()
+	for rows.Next() {
+		p, err := scanPlan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list plans: %w", err)
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list plans: %w", err)
+	}
+	return out, nil
+}
+
+// TransitionPlan moves plan id from state from to state to, recording who
+// decided and when, as one compare-and-set: when the plan is no longer in
+// from the error wraps [ErrStateConflict], when there is no such plan
+// [ErrNotFound]. A zero at means now.
+func (s *Store) TransitionPlan(ctx context.Context, id, from, to, by string, at time.Time) error {
+	if at.IsZero() {
+		at = s.now()
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE plans SET state = ?, decided_by = ?, decided_at = ? WHERE id = ? AND state = ?`,
+		to, by, at.UTC().UnixNano(), id, from)
+	if err != nil {
+		return fmt.Errorf("move plan %s from %s to %s: %w", id, from, to, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("move plan %s from %s to %s: %w", id, from, to, err)
+	}
+	if n == 1 {
+		return nil
+	}
+	cur, err := s.Plan(ctx, id)
+	if err != nil {
+		return fmt.Errorf("move plan %s from %s to %s: %w", id, from, to, err)
+	}
+	return fmt.Errorf("move plan %s from %s to %s: it is %s: %w", id, from, to, cur.State, ErrStateConflict)
+}
+
+// RunRecord is one stored optimize run of one table, with its steps.
+type RunRecord struct {
+	ID     string `json:"id"`
+	Table  string `json:"table"`
+	PlanID string `json:"plan_id,omitempty"`
+	// Status is running, done or failed (the control plane's words).
+	Status    string    `json:"status"`
+	Error     string    `json:"error,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	// EndedAt is zero while the run is going.
+	EndedAt time.Time    `json:"ended_at,omitzero"`
+	Steps   []StepRecord `json:"steps"`
+}
+
+// StepRecord is one step of a run (expire, orphans, compact, manifests)
+// with its before and after metrics as JSON.
+type StepRecord struct {
+	Step      string          `json:"step"`
+	Status    string          `json:"status"`
+	Before    json.RawMessage `json:"before,omitempty"`
+	After     json.RawMessage `json:"after,omitempty"`
+	Error     string          `json:"error,omitempty"`
+	StartedAt time.Time       `json:"started_at"`
+	EndedAt   time.Time       `json:"ended_at,omitzero"`
+}
+
+// StartRun stores a new run (its Steps are ignored; add them with
+// [Store.PutRunStep]). A zero StartedAt means now.
+func (s *Store) StartRun(ctx context.Context, r RunRecord) error {
+	if r.ID == "" || r.Table == "" || r.Status == "" {
+		return fmt.Errorf("start run: id, table and status are required")
+	}
+	if r.StartedAt.IsZero() {
+		r.StartedAt = s.now()
+	}
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO runs (id, table_name, plan_id, status, error, started_at, ended_at)
+VALUES (?, ?, ?, ?, ?, ?, ?)`, r.ID, r.Table, r.PlanID, r.Status, r.Error, r.StartedAt.UTC().UnixNano(), nanos(r.EndedAt)); err != nil {
+		return fmt.Errorf("start run %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// EndRun records a run's final status and error text. A zero at means now.
+// The error wraps [ErrNotFound] when there is no such run.
+func (s *Store) EndRun(ctx context.Context, id, status, errText string, at time.Time) error {
+	if at.IsZero() {
+		at = s.now()
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE runs SET status = ?, error = ?, ended_at = ? WHERE id = ?`, status, errText, at.UTC().UnixNano(), id)
+	if err != nil {
+		return fmt.Errorf("end run %s: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("end run %s: %w", id, err)
+	} else if n == 0 {
+		return fmt.Errorf("end run %s: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// PutRunStep inserts or replaces step st.Step of run runID. A zero
+// StartedAt means now.
+func (s *Store) PutRunStep(ctx context.Context, runID string, st StepRecord) error {
+	if st.Step == "" || st.Status == "" {
+		return fmt.Errorf("record step of run %s: step and status are required", runID)
+	}
+	if st.StartedAt.IsZero() {
+		st.StartedAt = s.now()
+	}
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO run_steps (run_id, step, status, before_json, after_json, error, started_at, ended_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (run_id, step) DO UPDATE SET status = excluded.status, before_json = excluded.before_json,
+	after_json = excluded.after_json, error = excluded.error, started_at = excluded.started_at, ended_at = excluded.ended_at`,
+		runID, st.Step, st.Status, string(st.Before), string(st.After), st.Error, st.StartedAt.UTC().UnixNano(), nanos(st.EndedAt)); err != nil {
+		return fmt.Errorf("record step %s of run %s: %w", st.Step, runID, err)
+	}
+	return nil
+}
+
+// Run returns run id with its steps in the order they started, or an
+// error wrapping [ErrNotFound].
+func (s *Store) Run(ctx context.Context, id string) (RunRecord, error) {
+	runs, err := s.runs(ctx, `WHERE id = ?`, []any{id}, 0)
+	if err != nil {
+		return RunRecord{}, err
+	}
+	if len(runs) == 0 {
+		return RunRecord{}, fmt.Errorf("run %s: %w", id, ErrNotFound)
+	}
+	return runs[0], nil
+}
+
+// Runs lists the runs of table (catalog.namespace.name, case-insensitive;
+// "" for all tables), newest first, at most limit (0: all), with their
+// steps.
+func (s *Store) Runs(ctx context.Context, table string, limit int) ([]RunRecord, error) {
+	if table == "" {
+		return s.runs(ctx, "", nil, limit)
+	}
+	return s.runs(ctx, `WHERE lower(table_name) = ?`, []any{strings.ToLower(table)}, limit)
+}
+
+func (s *Store) runs(ctx context.Context, where string, args []any, limit int) (out []RunRecord, err error) {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("read runs: begin: %w", err)
+	}
+	defer func() { err = errors.Join(err, rollback(tx)) }()
+	q := `SELECT id, table_name, plan_id, status, error, started_at, ended_at FROM runs ` + where + ` ORDER BY started_at DESC, id`
+	if limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", limit)
+	}
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read runs: %w", err)
+	}
+	idx := map[string]int{}
+	for rows.Next() {
+		var (
+			r       RunRecord
+			started int64
+			ended   sql.NullInt64
+		)
+		if err := rows.Scan(&r.ID, &r.Table, &r.PlanID, &r.Status, &r.Error, &started, &ended); err != nil {
+			return nil, errors.Join(fmt.Errorf("read runs: %w", err), rows.Close())
+		}
+		r.StartedAt, r.EndedAt = time.Unix(0, started).UTC(), fromNanos(ended)
+		r.Steps = []StepRecord{}
+		idx[r.ID] = len(out)
+		out = append(out, r)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, fmt.Errorf("read runs: %w", err)
+	}
+	for i := range out {
+		if err := readSteps(ctx, tx, &out[i]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func readSteps(ctx context.Context, tx *sql.Tx, r *RunRecord) (err error) {
+	rows, err := tx.QueryContext(ctx, `SELECT step, status, before_json, after_json, error, started_at, ended_at
+FROM run_steps WHERE run_id = ? ORDER BY started_at, rowid`, r.ID)
+	if err != nil {
+		return fmt.Errorf("read steps of run %s: %w", r.ID, err)
+	}
+	defer func() { err = errors.Join(err, rows.Close()) }()
+	for rows.Next() {
+		var (
+			st            StepRecord
+			before, after string
+			started       int64
+			ended         sql.NullInt64
+		)
+		if err := rows.Scan(&st.Step, &st.Status, &before, &after, &st.Error, &started, &ended); err != nil {
+			return fmt.Errorf("read steps of run %s: %w", r.ID, err)
+		}
+		if before != "" {
+			st.Before = json.RawMessage(before)
+		}
+		if after != "" {
+			st.After = json.RawMessage(after)
+		}
+		st.StartedAt, st.EndedAt = time.Unix(0, started).UTC(), fromNanos(ended)
+		r.Steps = append(r.Steps, st)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read steps of run %s: %w", r.ID, err)
+	}
+	return nil
+}
