@@ -218,7 +218,7 @@ func (s *Sorter) Sort(ctx context.Context, schema *arrow.Schema, input iter.Seq2
 		if last.rows() > 0 {
 			srcs = append(srcs, last.source(ctx, last.spillRows, s.opts.Allocator))
 		}
-		m, err := newMerger(ctx, srcs, s.mergeRows(last), s.opts.Allocator)
+		m, err := newMerger(ctx, srcs, s.mergeRows(), s.opts.Allocator)
 		if err != nil {
 			yield(nil, err)
 			return
@@ -254,7 +254,7 @@ func (s *Sorter) runBudget() int64 {
 
 // mergeRows is the size of merged batches: no larger than the spilled ones
 // when memory is bounded, since a merged batch is assembled from copies.
-func (s *Sorter) mergeRows(_ *memRun) int {
+func (s *Sorter) mergeRows() int {
 	if s.opts.MemoryBytes > 0 && s.spillRows > 0 {
 		return min(s.opts.BatchRows, s.spillRows)
 	}
@@ -407,7 +407,7 @@ func (s *Sorter) mergeToSpill(ctx context.Context, sch *arrow.Schema, runs []*sp
 		srcs = append(srcs, src)
 	}
 	defer closeAll()
-	m, err := newMerger(ctx, srcs, s.mergeRows(nil), s.opts.Allocator)
+	m, err := newMerger(ctx, srcs, s.mergeRows(), s.opts.Allocator)
 	if err != nil {
 		return nil, err
 	}
