@@ -41,7 +41,7 @@ type lakeFixture struct {
 	resolver *ingest.CatalogResolver
 }
 
-func newLake(t *testing.T) *lakeFixture {
+func newLake(t testing.TB) *lakeFixture {
 	t.Helper()
 	w := testlake.New(t)
 	w.CreateTable(t, "web", "events", iceberg.NewSchema(0,
@@ -78,7 +78,7 @@ func (l *lakeFixture) options(paths ...string) ingest.Options {
 	return ingest.Options{Paths: paths, Parsers: parsers(), Resolver: l.resolver, Config: l.cfg}
 }
 
-func openStore(t *testing.T) *store.Store {
+func openStore(t testing.TB) *store.Store {
 	t.Helper()
 	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "state.db"))
 	require.NoError(t, err)
