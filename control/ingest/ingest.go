@@ -144,7 +144,7 @@ func run(ctx context.Context, opts Options, st *store.Store) (*Report, error) {
 	if err != nil {
 		return rep, fmt.Errorf("collect: %w", err)
 	}
-	norm := newNormalizer(opts.Config, opts.Resolver, rep)
+	norm := &normalizer{n: NewNormalizer(opts.Config, opts.Resolver), rep: rep}
 	for _, in := range inputs {
 		if err := ctx.Err(); err != nil {
 			return rep, err
@@ -307,4 +307,24 @@ func collectInput(ctx context.Context, opts Options, st *store.Store, norm *norm
 	return st.RecordFile(ctx, store.FileRecord{
 		Path: key, Source: fr.Source, Size: size, ModTime: mtime, Events: fr.Events, Bad: fr.Bad,
 	})
+}
+
+// normalizer runs a [Normalizer] and adds its notes to a report.
+type normalizer struct {
+	n   *Normalizer
+	rep *Report
+}
+
+func (r *normalizer) normalize(ctx context.Context, ev *collectors.QueryEvent) error {
+	notes, err := r.n.Normalize(ctx, ev)
+	for _, name := range notes.Unresolved {
+		r.rep.Unresolved[name]++
+	}
+	for _, msg := range notes.Warnings {
+		if _, ok := r.rep.Warnings[msg]; !ok && len(r.rep.Warnings) >= maxWarningKinds {
+			msg = "further warnings omitted"
+		}
+		r.rep.Warnings[msg]++
+	}
+	return err
 }

@@ -3,7 +3,9 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/apache/iceberg-go"
@@ -45,17 +47,29 @@ var metadataTables = map[string]bool{
 // maxWarningKinds caps the distinct warnings a report keeps.
 const maxWarningKinds = 200
 
-// normalizer resolves and canonicalizes events. It caches every table
-// lookup for the run.
-type normalizer struct {
-	cfg   *config.Config
-	res   Resolver
+// Normalizer resolves and canonicalizes events one at a time: what [Run]
+// does to every event between parsing and storing, for callers that
+// receive events another way (the HTTP ingest endpoints). It caches every
+// table lookup for its lifetime, so use one per collection run or bound
+// its life when the catalogs change. It is safe for concurrent use.
+type Normalizer struct {
+	cfg *config.Config
+	res Resolver
+
+	mu    sync.Mutex
 	cache map[string]resolved
-	rep   *Report
-	// unresolved collects the names one event could not resolve, so each
-	// counts once per event.
+	// unresolved and warnings collect the notes of the current event.
 	unresolved map[string]bool
 	warnings   map[string]bool
+}
+
+// Notes are what normalizing one event dropped.
+type Notes struct {
+	// Unresolved are the table names (as the query wrote them, defaults
+	// applied) the catalogs do not know, each once.
+	Unresolved []string
+	// Warnings name dropped columns, each once.
+	Warnings []string
 }
 
 // resolved is the outcome of looking up one table name.
@@ -71,29 +85,31 @@ func (r resolved) qualified() string {
 	return r.catalog + "." + strings.Join(r.ns, ".") + "." + r.name
 }
 
-func newNormalizer(cfg *config.Config, res Resolver, rep *Report) *normalizer {
-	return &normalizer{cfg: cfg, res: res, cache: map[string]resolved{}, rep: rep, unresolved: map[string]bool{}, warnings: map[string]bool{}}
+// NewNormalizer returns a normalizer that maps engine catalogs with cfg
+// and finds tables with res.
+func NewNormalizer(cfg *config.Config, res Resolver) *Normalizer {
+	return &Normalizer{cfg: cfg, res: res, cache: map[string]resolved{}, unresolved: map[string]bool{}, warnings: map[string]bool{}}
 }
 
 // warn records a warning of the current event; each counts once per event.
-func (n *normalizer) warn(format string, args ...any) {
+func (n *Normalizer) warn(format string, args ...any) {
 	n.warnings[fmt.Sprintf(format, args...)] = true
 }
 
-// flush adds the current event's unresolved names and warnings to the
-// report.
-func (n *normalizer) flush() {
+// notes returns and clears the current event's notes, sorted.
+func (n *Normalizer) notes() Notes {
+	var out Notes
 	for name := range n.unresolved {
-		n.rep.Unresolved[name]++
-		delete(n.unresolved, name)
+		out.Unresolved = append(out.Unresolved, name)
 	}
 	for msg := range n.warnings {
-		if _, ok := n.rep.Warnings[msg]; !ok && len(n.rep.Warnings) >= maxWarningKinds {
-			msg = "further warnings omitted"
-		}
-		n.rep.Warnings[msg]++
-		delete(n.warnings, msg)
+		out.Warnings = append(out.Warnings, msg)
 	}
+	clear(n.unresolved)
+	clear(n.warnings)
+	slices.Sort(out.Unresolved)
+	slices.Sort(out.Warnings)
+	return out
 }
 
 // access is a TableAccess during normalization, with its resolution.
@@ -109,7 +125,7 @@ func (a *access) key() string {
 
 // lookup resolves an engine table name: defaults from the event, the
 // engine catalog mapped to a floe catalog, then the catalog lookup.
-func (n *normalizer) lookup(ctx context.Context, ev *collectors.QueryEvent, cat, ns, name string) (resolved, string, error) {
+func (n *Normalizer) lookup(ctx context.Context, ev *collectors.QueryEvent, cat, ns, name string) (resolved, string, error) {
 	if ns == "" {
 		ns = ev.DefaultSchema
 		if cat == "" {
@@ -150,7 +166,7 @@ func (n *normalizer) lookup(ctx context.Context, ev *collectors.QueryEvent, cat,
 // sourceAccess resolves a table the source reported. A name that does not
 // resolve but reads as a metadata table (Trino "t$snapshots", Spark
 // db.t.snapshots) is looked up as its base table.
-func (n *normalizer) sourceAccess(ctx context.Context, ev *collectors.QueryEvent, t collectors.TableAccess) (*access, string, error) {
+func (n *Normalizer) sourceAccess(ctx context.Context, ev *collectors.QueryEvent, t collectors.TableAccess) (*access, string, error) {
 	name, meta := t.Name, ""
 	if base, m, ok := strings.Cut(t.Name, "$"); ok && base != "" {
 		name, meta = base, strings.ToLower(m)
@@ -180,11 +196,21 @@ func (n *normalizer) sourceAccess(ctx context.Context, ev *collectors.QueryEvent
 	return &access{t: t, r: r, meta: meta}, written, nil
 }
 
-// normalize resolves ev's tables, merges what its SQL says into them,
-// canonicalizes column names and re-types literals. Tables the catalogs do
-// not know are dropped and counted in the report.
-func (n *normalizer) normalize(ctx context.Context, ev *collectors.QueryEvent) error {
-	defer n.flush()
+// Normalize rewrites ev in place: times in UTC; SQL parsed with the
+// engine's dialect and merged with the tables the source reported; tables
+// resolved to the floe catalogs' spelling; column names spelled as the
+// schema spells them; literals typed by their columns (see the package
+// documentation). Tables the catalogs do not know are dropped and named in
+// the notes. The error is a failure to ask a catalog, not a property of
+// the event.
+func (n *Normalizer) Normalize(ctx context.Context, ev *collectors.QueryEvent) (Notes, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	err := n.normalize(ctx, ev)
+	return n.notes(), err
+}
+
+func (n *Normalizer) normalize(ctx context.Context, ev *collectors.QueryEvent) error {
 	ev.StartTime = ev.StartTime.UTC()
 	if !ev.EndTime.IsZero() {
 		ev.EndTime = ev.EndTime.UTC()
@@ -253,7 +279,7 @@ func (n *normalizer) normalize(ctx context.Context, ev *collectors.QueryEvent) e
 // resolved accesses with evidence sql-parse, one per table (the scans of a
 // table read twice are OR-ed). Tables that do not resolve — CTE names the
 // extractor could not follow, views, temp tables — are counted unresolved.
-func (n *normalizer) sqlAccesses(ctx context.Context, ev *collectors.QueryEvent, res *extract.Result, refKey map[string]*access) ([]*access, error) {
+func (n *Normalizer) sqlAccesses(ctx context.Context, ev *collectors.QueryEvent, res *extract.Result, refKey map[string]*access) ([]*access, error) {
 	var out []*access
 	byKey := map[string]*access{}
 	perRef := make([]*access, len(res.Tables))
@@ -363,7 +389,7 @@ func addColumn(t *collectors.TableAccess, name string, role collectors.Role, ev 
 // column uses (evidence sql-parse). A column whose table the extractor
 // could not tell ("*") goes to the statement's one data table when there is
 // exactly one, and is dropped otherwise.
-func (n *normalizer) sqlColumns(res *extract.Result, refKey map[string]*access, data []*access) {
+func (n *Normalizer) sqlColumns(res *extract.Result, refKey map[string]*access, data []*access) {
 	target := func(table, column string) *access {
 		if table == "*" {
 			if len(data) == 1 {
@@ -396,7 +422,7 @@ func (n *normalizer) sqlColumns(res *extract.Result, refKey map[string]*access, 
 // column spelling and literals typed by their columns. Columns the schema
 // does not have are dropped (filter leaves become opaque, so pruning stays
 // sound) and counted as warnings.
-func (n *normalizer) canonicalize(ev *collectors.QueryEvent, a *access) {
+func (n *Normalizer) canonicalize(ev *collectors.QueryEvent, a *access) {
 	t := &a.t
 	t.Catalog, t.Namespace, t.Name = a.r.catalog, strings.Join(a.r.ns, "."), a.r.name
 	qualified := t.QualifiedName()
@@ -475,7 +501,7 @@ func hasRole(rs []collectors.Role, r collectors.Role) bool {
 // rewrite returns a copy of f with leaves on the table's canonical name and
 // column spelling and string literals typed as dates / timestamps on such
 // columns; leaves on unknown columns become opaque terms.
-func (n *normalizer) rewrite(f *extract.Node, qualified string, canon func(string) (string, iceberg.Type, bool), typeOf func(string) string) *extract.Node {
+func (n *Normalizer) rewrite(f *extract.Node, qualified string, canon func(string) (string, iceberg.Type, bool), typeOf func(string) string) *extract.Node {
 	if f == nil {
 		return nil
 	}
