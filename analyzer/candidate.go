@@ -1,0 +1,207 @@
+package analyzer
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/apache/iceberg-go"
+
+	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/simulator"
+)
+
+// Defaults of [CandidateOptions].
+const (
+	// DefaultMinShare is the share of the workload below which a column
+	// is too rarely filtered on to key a layout.
+	DefaultMinShare = 0.05
+	// DefaultMaxCandidateColumns is the most columns a candidate names.
+	DefaultMaxCandidateColumns = 3
+)
+
+// CandidateOptions tune [Candidates]. The zero value means every default.
+type CandidateOptions struct {
+	// MinShare is the least [ColumnRank.Share] a key column needs.
+	// Zero means [DefaultMinShare].
+	MinShare float64
+	// MaxColumns caps the key columns of a candidate, 1 to
+	// [simulator.MaxHilbertColumns]. Zero means [DefaultMaxCandidateColumns].
+	MaxColumns int
+	// PrunedDiscount: a partitioned column whose
+	// [ColumnRank.PartitionDiscount] is at most this has had (nearly) all
+	// its benefit taken by partition pruning and keys no layout. Zero
+	// means [DefaultPartitionDiscount] + 0.05.
+	PrunedDiscount float64
+	// ZOrderMode is the z-order the simulator will use. Iceberg-exact (the
+	// zero value) cannot encode decimal and time columns, so they are left
+	// out of z-order candidates; rank mode takes them.
+	ZOrderMode simulator.ZOrderMode
+	// TargetFileSizeBytes is set on every candidate. Zero means the
+	// table's write.target-file-size-bytes.
+	TargetFileSizeBytes int64
+}
+
+func (o CandidateOptions) withDefaults() CandidateOptions {
+	if o.MinShare <= 0 {
+		o.MinShare = DefaultMinShare
+	}
+	if o.MaxColumns <= 0 {
+		o.MaxColumns = DefaultMaxCandidateColumns
+	}
+	o.MaxColumns = min(o.MaxColumns, simulator.MaxHilbertColumns)
+	if o.PrunedDiscount <= 0 {
+		o.PrunedDiscount = DefaultPartitionDiscount + 0.05
+	}
+	if o.TargetFileSizeBytes < 0 {
+		o.TargetFileSizeBytes = 0
+	}
+	return o
+}
+
+// Candidate is one layout to simulate, with why it was proposed.
+type Candidate struct {
+	// Layout is the layout, valid for [simulator.NewEncoder].
+	Layout simulator.Layout `json:"layout"`
+	// Why is a one-line rationale.
+	Why string `json:"why"`
+}
+
+// Candidates proposes layouts for one table from its ranking (as [Rank]
+// returns it). The key columns are the ranked columns, best score first,
+// with a positive score, at least MinShare of the workload, benefit not
+// all taken by partition pruning, and (when st is given) a top-level
+// primitive type in the current schema. From the first MaxColumns of
+// them: sort(c1), sort(c1, c2), zorder(c1, c2), zorder(c1, c2, c3),
+// hilbert(c1, c2), hilbert(c1, c2, c3) — as many as the qualifying
+// columns allow — then current and binpack, which are always proposed.
+// Z-order leaves out columns its mode cannot encode. Layouts are
+// distinct.
+func Candidates(ranks []ColumnRank, st *lake.State, opts CandidateOptions) []Candidate {
+	opts = opts.withDefaults()
+	ranks = slices.Clone(ranks)
+	slices.SortStableFunc(ranks, func(a, b ColumnRank) int { return cmp.Compare(b.Score, a.Score) })
+	var total float64
+	for _, r := range ranks {
+		total += r.Score
+	}
+	var keys []keyColumn
+	for _, r := range ranks {
+		if len(keys) == opts.MaxColumns {
+			break
+		}
+		if r.Score <= 0 || r.Share < opts.MinShare || (r.Partitioned && r.PartitionDiscount <= opts.PrunedDiscount) {
+			continue
+		}
+		typ, ok := columnType(st, r.Column)
+		if !ok {
+			continue
+		}
+		keys = append(keys, keyColumn{rank: r, typ: typ, scoreShare: r.Score / total})
+	}
+	var out []Candidate
+	seen := map[string]bool{}
+	add := func(l simulator.Layout, why string) {
+		l.TargetFileSizeBytes = opts.TargetFileSizeBytes
+		if l.Validate() != nil || seen[l.String()] {
+			return
+		}
+		seen[l.String()] = true
+		out = append(out, Candidate{Layout: l, Why: why})
+	}
+	if len(keys) >= 1 {
+		k := keys[0]
+		add(layout(simulator.StrategySort, keys[:1]), fmt.Sprintf("%s carries %.0f%% of the filter score (%s of queries, mostly %s); a sort clusters it fully",
+			k.rank.Column, 100*k.scoreShare, percent(k.rank.Share), topOp(k.rank.OpMix)))
+	}
+	if len(keys) >= 2 {
+		add(layout(simulator.StrategySort, keys[:2]), fmt.Sprintf("sort by %s, then %s within equal %s values (%.0f%% of the filter score together)",
+			keys[0].rank.Column, keys[1].rank.Column, keys[0].rank.Column, 100*(keys[0].scoreShare+keys[1].scoreShare)))
+	}
+	var zkeys []keyColumn
+	for _, k := range keys {
+		if zorderEncodes(k.typ, opts.ZOrderMode) {
+			zkeys = append(zkeys, k)
+		}
+	}
+	for n := 2; n <= min(3, len(zkeys)); n++ {
+		add(layout(simulator.StrategyZOrder, zkeys[:n]), fmt.Sprintf("z-order %s: each column keeps part of its locality (%s z-order)",
+			names(zkeys[:n]), opts.ZOrderMode))
+	}
+	for n := 2; n <= min(3, len(keys)); n++ {
+		add(layout(simulator.StrategyHilbert, keys[:n]), fmt.Sprintf("Hilbert curve over %s: like z-order with more compact files, on quantile-normalized columns",
+			names(keys[:n])))
+	}
+	if len(keys) == 0 {
+		add(simulator.Layout{Strategy: simulator.StrategyCurrent}, "the table as it is today; no column is filtered on often and selectively enough to key a layout")
+	} else {
+		add(simulator.Layout{Strategy: simulator.StrategyCurrent}, "the table as it is today: the baseline every projection is compared with")
+	}
+	add(simulator.Layout{Strategy: simulator.StrategyBinpack}, "compaction only: fewer, larger files in today's row order")
+	return out
+}
+
+type keyColumn struct {
+	rank       ColumnRank
+	typ        iceberg.Type // nil without a state
+	scoreShare float64
+}
+
+func layout(s simulator.Strategy, keys []keyColumn) simulator.Layout {
+	l := simulator.Layout{Strategy: s}
+	for _, k := range keys {
+		l.Columns = append(l.Columns, simulator.Column{Name: k.rank.Column})
+	}
+	return l
+}
+
+func names(keys []keyColumn) string {
+	s := make([]string, len(keys))
+	for i, k := range keys {
+		s[i] = k.rank.Column
+	}
+	return strings.Join(s, ", ")
+}
+
+func topOp(mix map[string]float64) string {
+	best, bw := "", -1.0
+	for op, w := range mix {
+		if w > bw || (w == bw && op < best) {
+			best, bw = op, w
+		}
+	}
+	if best == "" {
+		return "unknown"
+	}
+	return best
+}
+
+// columnType finds a top-level primitive column; without a state every
+// column is accepted, with a nil type.
+func columnType(st *lake.State, name string) (iceberg.Type, bool) {
+	if st == nil {
+		return nil, true
+	}
+	for _, f := range st.Metadata.CurrentSchema().Fields() {
+		if strings.EqualFold(f.Name, name) {
+			_, prim := f.Type.(iceberg.PrimitiveType)
+			return f.Type, prim
+		}
+	}
+	return nil, false
+}
+
+// zorderEncodes reports whether the simulator's z-order in mode encodes
+// a column of type t. Iceberg's Spark z-order has no case for decimals or
+// times; rank z-order orders every primitive.
+func zorderEncodes(t iceberg.Type, mode simulator.ZOrderMode) bool {
+	if mode == simulator.ZOrderRank || t == nil {
+		return true
+	}
+	switch t.(type) {
+	case iceberg.DecimalType, iceberg.TimeType:
+		return false
+	}
+	return true
+}

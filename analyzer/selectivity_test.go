@@ -1,0 +1,73 @@
+package analyzer_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/analyzer"
+	"github.com/floe-project/floe/analyzer/extract"
+)
+
+func TestSelectivityFromFileBounds(t *testing.T) {
+	st := eventsTable(t, "events", nil)
+	require.Len(t, st.DataFiles, files)
+	stats := analyzer.NewStats(st)
+	require.Equal(t, int64(totalRows), stats.Rows())
+
+	// File 1 holds ts in [day1, day1 + 85,536 s]; noon cuts it at 43,200 s.
+	afterNoonFile1 := float64(fileSpanSeconds-43200) / fileSpanSeconds * rowsPerFile
+	cases := []struct {
+		name      string
+		n         *extract.Node
+		want      float64
+		fromStats bool
+	}{
+		// tenant_id: 400 distinct values, 100 per file, width 100.
+		{"eq inside one file", pred("tenant_id", extract.OpEq, num("150")), 1.0 / totalRows, true},
+		{"eq outside every file", pred("tenant_id", extract.OpEq, num("9999")), 0, true},
+		{"in sums equalities", pred("tenant_id", extract.OpIn, num("5"), num("150"), num("9999")), 2.0 / totalRows, true},
+		{"between spans two files", pred("tenant_id", extract.OpBetween, num("150"), num("249")), 100.0 / totalRows, true},
+		{"open range", pred("tenant_id", extract.OpLt, num("50")), 50.0 / totalRows, true},
+		{"strict bound on integers", pred("tenant_id", extract.OpGt, num("398")), 1.0 / totalRows, true},
+		{"column name case-insensitive", pred("TENANT_ID", extract.OpEq, num("150")), 1.0 / totalRows, true},
+		{"parameter takes typical equality 1/NDV", pred("tenant_id", extract.OpEq, param()), 1.0 / totalRows, false},
+		{"parameter range takes 1/3", pred("tenant_id", extract.OpLt, param()), 1.0 / 3, false},
+		{"not equal", pred("tenant_id", extract.OpNotEq, num("150")), 1 - 1.0/totalRows, true},
+		// ts: continuous, piecewise uniform within each file.
+		{"timestamp range cuts a file", pred("ts", extract.OpGtEq, ts("2026-11-02 12:00:00")), (afterNoonFile1 + 200) / totalRows, true},
+		{"date string on a timestamp", pred("ts", extract.OpGtEq, str("2026-11-03")), 200.0 / totalRows, true},
+		{"timestamp before all data", pred("ts", extract.OpLt, ts("2026-11-01 00:00:00")), 0, true},
+		{"day(ts) = date is a one-day range", trpred("day", "ts", extract.OpEq, date("2026-11-02")), 100.0 / totalRows, true},
+		{"year(ts) = number", trpred("year", "ts", extract.OpEq, num("2026")), 1, true},
+		{"month(ts) > november starts in december", trpred("month", "ts", extract.OpGt, date("2026-11-01")), 0, true},
+		// country: strings take DefaultStringNDV per file (capped by its rows).
+		{"string equality", pred("country", extract.OpEq, str("FR")), 4.0 / totalRows, true},
+		{"like without wildcard is equality", pred("country", extract.OpLike, str("FR")), 4.0 / totalRows, true},
+		{"leading wildcard keeps everything", pred("country", extract.OpLike, str("%R")), 1, true},
+		{"is null from null counts", pred("country", extract.OpIsNull), 20.0 / totalRows, true},
+		{"is not null", pred("country", extract.OpIsNotNull), 380.0 / totalRows, true},
+		// amount: decimal(10,2) 0.00…0.99 in every file.
+		{"decimal range", pred("amount", extract.OpBetween, num("0.10"), num("0.19")), 0.09 / 0.99, true},
+		// defaults
+		{"unknown column", pred("nope", extract.OpEq, num("1")), 1.0 / analyzer.DefaultStringNDV, false},
+		{"masked literal", pred("tenant_id", extract.OpGtEq, extract.Value{Kind: extract.KindUnknown, Text: "(hash-1234)"}), 1.0 / 3, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, fromStats := stats.Selectivity(*tc.n.Pred)
+			require.InDelta(t, tc.want, got, 1e-9)
+			require.Equal(t, tc.fromStats, fromStats)
+		})
+	}
+}
+
+func TestSelectivityWithoutState(t *testing.T) {
+	stats := analyzer.NewStats(nil)
+	got, fromStats := stats.Selectivity(extract.Pred{Column: "x", Op: extract.OpBetween, Values: []extract.Value{num("1"), num("2")}})
+	require.False(t, fromStats)
+	require.InDelta(t, analyzer.DefaultBetweenSelectivity, got, 1e-12)
+	got, fromStats = stats.Selectivity(extract.Pred{Column: "x", Op: extract.OpIsNull})
+	require.False(t, fromStats)
+	require.InDelta(t, analyzer.DefaultNullSelectivity, got, 1e-12)
+}
