@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/floe-project/floe/collectors"
@@ -263,7 +264,17 @@ func collectInput(ctx context.Context, opts Options, st *store.Store, norm *norm
 	}
 	size, mtime, err := fileState(in)
 	if err != nil {
-		return fmt.Errorf("collect %s: %w", in.Name, err)
+		// Gone or unreadable since it was listed: a bad input, not a
+		// failed run, unless strict.
+		b := collectors.BadRecord{File: in.Name, Reason: err.Error(), Err: err}
+		fr.Bad, fr.Error = 1, err.Error()
+		if len(rep.BadRecords) < MaxBadRecords {
+			rep.BadRecords = append(rep.BadRecords, b)
+		}
+		if opts.Strict {
+			return fmt.Errorf("strict mode: %w", b)
+		}
+		return nil
 	}
 	if !opts.Force {
 		rec, ok, err := st.File(ctx, key)
@@ -288,7 +299,7 @@ func collectInput(ctx context.Context, opts Options, st *store.Store, norm *norm
 	}
 	stats, cerr := collectors.Collect(ctx, opts.Parsers, collectors.CollectOptions{
 		Source: opts.Source, Strict: opts.Strict, MaxBad: maxBad,
-	}, []string{in.Name}, sink)
+	}, []string{escapeGlob(in.Name)}, sink)
 	rep.BadRecords = append(rep.BadRecords, stats.Bad...)
 	if len(stats.Files) > 0 {
 		fs := stats.Files[0]
@@ -327,4 +338,24 @@ func (r *normalizer) normalize(ctx context.Context, ev *collectors.QueryEvent) e
 		r.rep.Warnings[msg]++
 	}
 	return err
+}
+
+// escapeGlob quotes the glob metacharacters of a path that names one input,
+// since [collectors.Collect] expands patterns.
+func escapeGlob(p string) string {
+	if !strings.ContainsAny(p, "*?[") {
+		return p
+	}
+	var b strings.Builder
+	for _, r := range p {
+		switch r {
+		case '*', '?', '[':
+			b.WriteByte('[')
+			b.WriteRune(r)
+			b.WriteByte(']')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

@@ -380,3 +380,20 @@ func TestOptionsValidate(t *testing.T) {
 		require.ErrorContains(t, err, want)
 	}
 }
+
+// TestRunOddFileNames collects a file whose name holds glob
+// metacharacters, found by walking its directory.
+func TestRunOddFileNames(t *testing.T) {
+	ctx := t.Context()
+	l := newLake(t)
+	st := openStore(t)
+	dir := t.TempDir()
+	b, err := os.ReadFile(filepath.Join("testdata", "duckdb-querylog.csv"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "query log [copy] *1?.csv"), b, 0o644))
+	rep, err := ingest.Run(ctx, l.options(dir), st)
+	require.NoError(t, err)
+	require.Len(t, rep.Files, 1)
+	require.Empty(t, rep.Files[0].Error)
+	require.Equal(t, 2, rep.Inserted)
+}

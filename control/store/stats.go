@@ -38,8 +38,9 @@ type ColumnCount struct {
 
 // TableStats summarizes, per table, the events f selects: query and user
 // counts and the top predicate columns (at most top per table; top <= 0
-// means 5). f.Limit caps the number of tables, busiest first. Tables are
-// ordered by query count, then name.
+// means 5). With f.Table set only that table is summarized. f.Limit caps
+// the number of tables. Tables are ordered by query count (busiest first),
+// then name.
 func (s *Store) TableStats(ctx context.Context, f QueryFilter, top int) (out []TableStat, err error) {
 	if top <= 0 {
 		top = 5
@@ -56,6 +57,16 @@ func (s *Store) TableStats(ctx context.Context, f QueryFilter, top int) (out []T
 	if where == "" {
 		cond = " WHERE ta.metadata = ''"
 	}
+	// With a table filter, summarize that table only, not the other tables
+	// its queries joined.
+	predCond, predArgs := "", []any{}
+	if f.Table != "" {
+		key := strings.ToLower(strings.TrimSpace(f.Table))
+		cond += ` AND (ta.table_key = ? OR substr(ta.table_key, -length(?) - 1) = '.' || ?)`
+		predCond = ` AND (p.table_key = ? OR substr(p.table_key, -length(?) - 1) = '.' || ?)`
+		predArgs = []any{key, key, key}
+	}
+	tableArgs := append(append([]any{}, args...), predArgs...)
 	q := `SELECT ta.table_key, min(ta.catalog), min(ta.namespace), min(ta.name), count(DISTINCT e.id),
 	count(DISTINCT CASE WHEN e.state IN ('FAILED', 'CANCELLED') THEN e.id END),
 	count(DISTINCT nullif(e.user_name, '')), min(e.start_time), max(e.start_time)
@@ -64,7 +75,7 @@ GROUP BY ta.table_key ORDER BY 5 DESC, 1`
 	if limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
-	rows, err := tx.QueryContext(ctx, q, args...)
+	rows, err := tx.QueryContext(ctx, q, tableArgs...)
 	if err != nil {
 		return nil, fmt.Errorf("table stats: %w", err)
 	}
@@ -92,9 +103,13 @@ GROUP BY ta.table_key ORDER BY 5 DESC, 1`
 		return out, nil
 	}
 	q = `SELECT p.table_key, p.column_name, count(DISTINCT p.event_id), group_concat(DISTINCT p.op)
-FROM predicates p JOIN query_events e ON e.id = p.event_id` + where + `
+FROM predicates p JOIN query_events e ON e.id = p.event_id` + where
+	if where == "" && predCond != "" {
+		q += " WHERE TRUE"
+	}
+	q += predCond + `
 GROUP BY p.table_key, p.column_name ORDER BY p.table_key, 3 DESC, 2`
-	rows, err = tx.QueryContext(ctx, q, args...)
+	rows, err = tx.QueryContext(ctx, q, tableArgs...)
 	if err != nil {
 		return nil, fmt.Errorf("table stats: predicate columns: %w", err)
 	}

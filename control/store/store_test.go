@@ -47,11 +47,28 @@ func eventsAccess(filter *extract.Node) collectors.TableAccess {
 }
 
 func TestOpenMigrates(t *testing.T) {
-	s := open(t)
-	v, err := s.Version(t.Context())
-	require.NoError(t, err)
-	require.Equal(t, store.SchemaVersion(), v)
-	require.GreaterOrEqual(t, v, 2)
+	for _, name := range []string{"state.db", "dir with spaces/état.db"} {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			path := filepath.Join(t.TempDir(), name)
+			s, err := store.Open(ctx, path)
+			require.NoError(t, err)
+			v, err := s.Version(ctx)
+			require.NoError(t, err)
+			require.Equal(t, store.SchemaVersion(), v)
+			require.GreaterOrEqual(t, v, 2)
+			require.NoError(t, s.Close())
+			require.FileExists(t, path)
+
+			// Opening an up-to-date database changes nothing.
+			s, err = store.Open(ctx, path)
+			require.NoError(t, err)
+			v, err = s.Version(ctx)
+			require.NoError(t, err)
+			require.Equal(t, store.SchemaVersion(), v)
+			require.NoError(t, s.Close())
+		})
+	}
 }
 
 func TestOpenMemory(t *testing.T) {
@@ -238,6 +255,12 @@ func TestQueriesFilter(t *testing.T) {
 	require.Equal(t, t0.Add(5*time.Hour), stats[0].FirstSeen)
 	require.Equal(t, t0.Add(9*time.Hour), stats[0].LastSeen)
 	require.Equal(t, 2, stats[1].Queries)
+
+	stats, err = s.TableStats(ctx, store.QueryFilter{Table: "SALES.ORDERS"}, 0)
+	require.NoError(t, err)
+	require.Len(t, stats, 1, "only the table asked for, not the tables its queries joined")
+	require.Equal(t, "local.sales.orders", stats[0].Table)
+	require.Equal(t, 5, stats[0].Queries)
 }
 
 // TestConcurrentWriters inserts from two goroutines on two Store handles
