@@ -38,8 +38,9 @@ type CandidateOptions struct {
 	// zero value) cannot encode decimal and time columns, so they are left
 	// out of z-order candidates; rank mode takes them.
 	ZOrderMode simulator.ZOrderMode
-	// TargetFileSizeBytes is set on every candidate. Zero means the
-	// table's write.target-file-size-bytes.
+	// TargetFileSizeBytes is set on every candidate but current (the
+	// files as they are). Zero means the table's
+	// write.target-file-size-bytes.
 	TargetFileSizeBytes int64
 }
 
@@ -103,7 +104,9 @@ func Candidates(ranks []ColumnRank, st *lake.State, opts CandidateOptions) []Can
 	var out []Candidate
 	seen := map[string]bool{}
 	add := func(l simulator.Layout, why string) {
-		l.TargetFileSizeBytes = opts.TargetFileSizeBytes
+		if l.Strategy != simulator.StrategyCurrent {
+			l.TargetFileSizeBytes = opts.TargetFileSizeBytes
+		}
 		if l.Validate() != nil || seen[l.String()] {
 			return
 		}
