@@ -95,7 +95,9 @@
 // for floats and timestamps, and [DefaultStringNDV] for strings. Literals
 // the statistics cannot place (masked scan-report values, parameters,
 // expressions) take the column's typical value: equality 1/NDV of the
-// non-null rows, open ranges 1/3, closed ranges 1/4.
+// non-null rows; a range, in [Rank], the weighted median selectivity of the
+// workload's ranges on the column whose literals are known, else 1/3 (open)
+// or 1/4 (closed), System R's defaults.
 //
 // # Candidates
 //

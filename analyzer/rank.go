@@ -157,14 +157,22 @@ func Rank(table lake.Ident, st *lake.State, events []collectors.QueryEvent, opts
 	}
 	weighQueries(queries, opts)
 
+	leaves := make([][][]weighted, len(queries))
+	for qi := range queries {
+		for _, a := range queries[qi].accesses {
+			leaves[qi] = append(leaves[qi], accessLeaves(stats, a, opts))
+		}
+	}
+	typical := typicalRanges(stats, queries, leaves)
+
 	cols := map[string]*colAcc{}
 	var total float64
 	for qi := range queries {
 		q := &queries[qi]
 		total += q.weight
 		perCol := map[string]*queryCol{}
-		for _, a := range q.accesses {
-			for col, qc := range accessCredit(stats, a, opts) {
+		for _, ls := range leaves[qi] {
+			for col, qc := range scoreLeaves(stats, ls, typical, opts) {
 				if prev, ok := perCol[col]; ok {
 					prev.merge(qc)
 				} else {
@@ -376,9 +384,11 @@ func (q *queryCol) merge(o *queryCol) {
 	q.leaves = append(q.leaves, o.leaves...)
 }
 
-// accessCredit scores the leaves of one access per column.
-func accessCredit(stats *Stats, a *collectors.TableAccess, opts RankOptions) map[string]*queryCol {
-	out := map[string]*queryCol{}
+// accessLeaves lists the leaves of one access with their evidence and OR
+// share, adding a leaf of unknown operator for each filter column the
+// access names without a predicate on it. Leaves on columns the table
+// lacks are dropped.
+func accessLeaves(stats *Stats, a *collectors.TableAccess, opts RankOptions) []weighted {
 	ew := opts.evidence(a.Evidence)
 	var leaves []weighted
 	collectLeaves(stats, a.Filter, false, 1, &leaves)
@@ -397,15 +407,56 @@ func accessCredit(stats *Stats, a *collectors.TableAccess, opts RankOptions) map
 		}
 		leaves = append(leaves, weighted{leaf: l, share: 1, evidence: opts.evidence(c.Evidence)})
 	}
+	out := leaves[:0]
 	for _, wl := range leaves {
 		if wl.evidence < 0 {
 			wl.evidence = ew
 		}
-		cs := stats.column(wl.leaf.column)
-		if stats.st != nil && cs == nil {
+		if stats.st != nil && stats.column(wl.leaf.column) == nil {
 			continue // not a column of the table
 		}
-		sel, _ := stats.estimate(&wl.leaf)
+		out = append(out, wl)
+	}
+	return out
+}
+
+// typicalRanges is, per column, the weighted median selectivity of the
+// workload's ranges whose literals the statistics could place: the
+// column's typical range, which stands in for ranges with unknown
+// literals (a masked scan-report bound, a parameter).
+func typicalRanges(stats *Stats, qs []query, leaves [][][]weighted) map[string]float64 {
+	samples := map[string][]weightedValue{}
+	for qi, perAccess := range leaves {
+		for _, ls := range perAccess {
+			for _, wl := range ls {
+				l := &wl.leaf
+				if l.kind != kindRange || l.unknown > 0 || len(l.ivs) == 0 {
+					continue
+				}
+				sel, known := stats.estimate(l)
+				if w := qs[qi].weight * wl.evidence * wl.share; known && w > 0 {
+					samples[l.column] = append(samples[l.column], weightedValue{sel, w})
+				}
+			}
+		}
+	}
+	out := make(map[string]float64, len(samples))
+	for col, vs := range samples {
+		out[col] = weightedMedian(vs)
+	}
+	return out
+}
+
+// scoreLeaves scores the leaves of one access per column.
+func scoreLeaves(stats *Stats, leaves []weighted, typical map[string]float64, opts RankOptions) map[string]*queryCol {
+	out := map[string]*queryCol{}
+	for _, wl := range leaves {
+		cs := stats.column(wl.leaf.column)
+		tr, ok := typical[wl.leaf.column]
+		if !ok {
+			tr = -1
+		}
+		sel, _ := stats.estimateWith(&wl.leaf, tr)
 		d := 1.0
 		if cs != nil {
 			d = stats.discount(&wl.leaf, stats.partitionOf(cs.id), opts.PartitionDiscount)

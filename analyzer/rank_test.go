@@ -397,3 +397,26 @@ func TestRankOptionsValidate(t *testing.T) {
 	}
 	require.NoError(t, analyzer.RankOptions{}.Validate())
 }
+
+func TestRankUnknownRangeTakesTheColumnsTypicalRange(t *testing.T) {
+	st := eventsTable(t, "events", nil)
+	masked := extract.Value{Kind: extract.KindUnknown, Text: "(timestamp-9f2c)"}
+	known := event(st, "known", pred("ts", extract.OpGtEq, ts("2026-11-03 00:00:00")), collectors.EvidenceScanReport) // keeps 200 of 400
+	hidden := event(st, "hidden", pred("ts", extract.OpGtEq, masked), collectors.EvidenceScanReport)
+	cases := []struct {
+		name   string
+		events []collectors.QueryEvent
+		want   float64
+	}{
+		{"alone: the default 1/3", []collectors.QueryEvent{hidden}, analyzer.BenefitRange * (1 - analyzer.DefaultRangeSelectivity)},
+		{"with a known range on the column: its selectivity", []collectors.QueryEvent{known, hidden}, 2 * analyzer.BenefitRange * (1 - 0.5)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ranks, err := analyzer.Rank(st.Ident, st, tc.events, analyzer.RankOptions{Now: now})
+			require.NoError(t, err)
+			require.Len(t, ranks, 1)
+			require.InDelta(t, tc.want, ranks[0].Score, 1e-9)
+		})
+	}
+}

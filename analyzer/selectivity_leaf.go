@@ -383,6 +383,12 @@ func timeNumber(t time.Time, cls class) float64 {
 // estimate is the fraction of rows l keeps, and whether the table's
 // statistics answered (false: a default or typical value was used).
 func (s *Stats) estimate(l *leaf) (float64, bool) {
+	return s.estimateWith(l, -1)
+}
+
+// estimateWith is estimate with typicalRange, when not negative, standing
+// in for a range whose literal is unknown.
+func (s *Stats) estimateWith(l *leaf, typicalRange float64) (float64, bool) {
 	c := s.column(l.column)
 	switch l.kind {
 	case kindEq, kindNotEq:
@@ -410,7 +416,11 @@ func (s *Stats) estimate(l *leaf) (float64, bool) {
 			}
 			sel += f
 		}
-		sel += float64(l.unknown) * defaultRange(l.between)
+		unknownRange := defaultRange(l.between)
+		if typicalRange >= 0 {
+			unknownRange = typicalRange
+		}
+		sel += float64(l.unknown) * unknownRange
 		return clamp01(sel), known
 	case kindNull:
 		return c.nullFraction()
