@@ -2,7 +2,6 @@ package demo
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -17,18 +16,28 @@ type athenaBatch struct {
 }
 
 type athenaExecution struct {
-	QueryExecutionID      string            `json:"QueryExecutionId"`
-	Query                 string            `json:"Query"`
-	StatementType         string            `json:"StatementType"`
-	SubstatementType      string            `json:"SubstatementType"`
-	ResultConfiguration   map[string]string `json:"ResultConfiguration"`
-	QueryExecutionContext map[string]string `json:"QueryExecutionContext"`
-	Status                athenaStatus      `json:"Status"`
-	Statistics            athenaStatistics  `json:"Statistics"`
-	WorkGroup             string            `json:"WorkGroup"`
-	EngineVersion         map[string]string `json:"EngineVersion"`
-	ExecutionParameters   []string          `json:"ExecutionParameters,omitempty"`
-	ResultReuseConfig     map[string]any    `json:"ResultReuseConfiguration"`
+	QueryExecutionID      string              `json:"QueryExecutionId"`
+	Query                 string              `json:"Query"`
+	StatementType         string              `json:"StatementType"`
+	SubstatementType      string              `json:"SubstatementType"`
+	ResultConfiguration   map[string]string   `json:"ResultConfiguration"`
+	QueryExecutionContext athenaContext       `json:"QueryExecutionContext"`
+	Status                athenaStatus        `json:"Status"`
+	Statistics            athenaStatistics    `json:"Statistics"`
+	WorkGroup             string              `json:"WorkGroup"`
+	EngineVersion         athenaEngineVersion `json:"EngineVersion"`
+	ExecutionParameters   []string            `json:"ExecutionParameters,omitempty"`
+	ResultReuseConfig     map[string]any      `json:"ResultReuseConfiguration"`
+}
+
+type athenaContext struct {
+	Database string `json:"Database"`
+	Catalog  string `json:"Catalog"`
+}
+
+type athenaEngineVersion struct {
+	SelectedEngineVersion  string `json:"SelectedEngineVersion"`
+	EffectiveEngineVersion string `json:"EffectiveEngineVersion"`
 }
 
 type athenaStatus struct {
@@ -67,18 +76,14 @@ func (t epochSeconds) MarshalJSON() ([]byte, error) {
 
 func writeAthena(lw *logWriter, qs []*query) error {
 	return lw.create("batch-get-query-execution.ndjson", func(w *bufio.Writer) error {
+		enc := lineEncoder(w)
 		for i := 0; i < len(qs); i += 50 {
 			batch := athenaBatch{UnprocessedQueryExecutionIDs: []any{}}
 			for _, q := range qs[i:min(i+50, len(qs))] {
 				batch.QueryExecutions = append(batch.QueryExecutions, athenaExec(lw, q))
 				lw.event(q)
 			}
-			b, err := json.Marshal(batch)
-			if err != nil {
-				return err
-			}
-			b = append(b, '\n')
-			if _, err := w.Write(b); err != nil {
+			if err := enc.Encode(batch); err != nil {
 				return err
 			}
 		}
@@ -99,7 +104,7 @@ func athenaExec(lw *logWriter, q *query) athenaExecution {
 		StatementType:         "DML",
 		SubstatementType:      "SELECT",
 		ResultConfiguration:   map[string]string{"OutputLocation": "s3://acme-athena-results/primary/" + id + ".csv"},
-		QueryExecutionContext: map[string]string{"Database": q.ns(), "Catalog": "AwsDataCatalog"},
+		QueryExecutionContext: athenaContext{Database: q.ns(), Catalog: "AwsDataCatalog"},
 		Status: athenaStatus{
 			State:              "SUCCEEDED",
 			SubmissionDateTime: epochSeconds(q.at),
@@ -111,7 +116,7 @@ func athenaExec(lw *logWriter, q *query) athenaExecution {
 			ServiceProcessingTimeInMillis: int64(10 + r.IntN(50)), ResultReuseInformation: map[string]any{"ReusedPreviousResult": false},
 		},
 		WorkGroup:           "primary",
-		EngineVersion:       map[string]string{"SelectedEngineVersion": "AUTO", "EffectiveEngineVersion": "Athena engine version 3"},
+		EngineVersion:       athenaEngineVersion{SelectedEngineVersion: "AUTO", EffectiveEngineVersion: "Athena engine version 3"},
 		ExecutionParameters: q.params(),
 		ResultReuseConfig:   map[string]any{"ResultReuseByAgeConfiguration": map[string]any{"Enabled": false}},
 	}

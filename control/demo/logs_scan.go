@@ -138,7 +138,7 @@ func writeScanReports(lw *logWriter, qs []*query) error {
 				}
 				rep.Metrics.TotalPlanningDuration.TotalDuration++
 			}
-			at := q.at.Add(time.Duration(rep.Metrics.TotalPlanningDuration.TotalDuration))
+			at := q.at.Add(time.Duration(rep.Metrics.TotalPlanningDuration.TotalDuration)).Truncate(time.Millisecond)
 			recs = append(recs, scanRecord{at: at, seq: len(recs), body: rep, path: metricsPath(s.t)})
 			lw.event(q)
 		}
@@ -182,13 +182,9 @@ func writeScanReports(lw *logWriter, qs []*query) error {
 		return a.seq - b.seq
 	})
 	return lw.create("scan-reports.ndjson", func(w *bufio.Writer) error {
+		enc := lineEncoder(w)
 		for _, rec := range recs {
-			b, err := json.Marshal(scanEnvelope{Time: rec.at.UTC().Format(time.RFC3339Nano), Path: rec.path, Body: rec.body})
-			if err != nil {
-				return err
-			}
-			b = append(b, '\n')
-			if _, err := w.Write(b); err != nil {
+			if err := enc.Encode(scanEnvelope{Time: rec.at.UTC().Format(time.RFC3339Nano), Path: rec.path, Body: rec.body}); err != nil {
 				return err
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -125,7 +127,7 @@ var longCols = map[string]bool{
 
 // sparkLog holds the running ids of one application's log.
 type sparkLog struct {
-	w                      *bufio.Writer
+	enc                    *json.Encoder
 	lw                     *logWriter
 	exec, job, stage, task int64
 	accum, attr            int64
@@ -137,23 +139,28 @@ func (sl *sparkLog) line(v any) {
 	if sl.err != nil {
 		return
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		sl.err = err
-		return
-	}
-	b = append(b, '\n')
-	_, sl.err = sl.w.Write(b)
+	sl.err = sl.enc.Encode(v)
 }
 
 func writeSpark(lw *logWriter, qs []*query) error {
+	// The application id depends on Now: remove the logs of earlier runs so
+	// that the directory holds one application.
+	old, err := filepath.Glob(filepath.Join(lw.dir, "application_*_0001"))
+	if err != nil {
+		return err
+	}
+	for _, f := range old {
+		if err := os.Remove(f); err != nil {
+			return err
+		}
+	}
 	start := lw.now.Add(-8 * 24 * time.Hour).Truncate(time.Hour).Add(17 * time.Minute)
 	if len(qs) > 0 && qs[0].at.Before(start) {
 		start = qs[0].at.Add(-time.Hour)
 	}
 	appID := fmt.Sprintf("application_%d_0001", start.UnixMilli()-int64(lw.r.IntN(86400000)))
 	return lw.create(appID, func(w *bufio.Writer) error {
-		sl := &sparkLog{w: w, lw: lw, catalog: engineCatalog[engSpark], accum: 100, attr: 0}
+		sl := &sparkLog{enc: lineEncoder(w), lw: lw, catalog: engineCatalog[engSpark], accum: 100, attr: 0}
 		sl.line(map[string]string{"Event": "SparkListenerLogStart", "Spark Version": "3.5.3"})
 		sl.line(struct {
 			Event   string `json:"Event"`
@@ -372,16 +379,26 @@ func wrapStages(n *sparkNode) *sparkNode {
 func describePlan(p *sparkNode, final bool) string {
 	var b strings.Builder
 	b.WriteString("== Physical Plan ==\n")
+	// Operators are numbered bottom-up, as Spark's formatted explain does.
 	var nodes []*sparkNode
+	num := map[*sparkNode]int{}
+	var number func(n *sparkNode)
+	number = func(n *sparkNode) {
+		for _, ch := range n.Children {
+			number(ch)
+		}
+		nodes = append(nodes, n)
+		num[n] = len(nodes)
+	}
+	number(p)
 	var tree func(n *sparkNode, prefix string, first bool)
 	tree = func(n *sparkNode, prefix string, first bool) {
-		nodes = append(nodes, n)
 		if first {
 			b.WriteString(n.NodeName)
 		} else {
 			b.WriteString(prefix + "+- " + n.NodeName)
 		}
-		fmt.Fprintf(&b, " (%d)\n", len(nodes))
+		fmt.Fprintf(&b, " (%d)\n", num[n])
 		for _, ch := range n.Children {
 			next := prefix + "   "
 			if first {

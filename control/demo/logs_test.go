@@ -444,3 +444,18 @@ func BenchmarkWriteLogs(b *testing.B) {
 		})
 	}
 }
+
+// Writing again into the same directory replaces the earlier logs: the
+// Spark application, whose name depends on Now, included.
+func TestWriteLogsRewrite(t *testing.T) {
+	dir := t.TempDir()
+	_, err := demo.WriteLogs(dir, demo.LogOptions{Now: logNow.Add(-48 * time.Hour), Queries: 400})
+	require.NoError(t, err)
+	sum, err := demo.WriteLogs(dir, demo.LogOptions{Now: logNow, Queries: 300})
+	require.NoError(t, err)
+	c := collectAll(t, dir)
+	require.Zero(t, c.stats.BadRecords)
+	for _, src := range sum.Sources {
+		require.Len(t, c.bySource[src.Source], src.Events, src.Source)
+	}
+}

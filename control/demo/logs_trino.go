@@ -185,6 +185,7 @@ func uuid(r *rand.Rand) string {
 
 func writeTrino(lw *logWriter, qs []*query) error {
 	return lw.create("http-event-listener.ndjson", func(w *bufio.Writer) error {
+		enc := lineEncoder(w)
 		day, counter := "", 0
 		for _, q := range qs {
 			ev := trinoCompleted(lw, q)
@@ -195,12 +196,7 @@ func writeTrino(lw *logWriter, qs []*query) error {
 			counter++
 			ev.Metadata.QueryID = q.at.UTC().Format("20060102_150405") + fmt.Sprintf("_%05d_", counter) + "q7k3m"
 			ev.Metadata.URI = "http://trino-coordinator.internal:8080/v1/query/" + ev.Metadata.QueryID
-			b, err := json.Marshal(ev)
-			if err != nil {
-				return err
-			}
-			b = append(b, '\n')
-			if _, err := w.Write(b); err != nil {
+			if err := enc.Encode(ev); err != nil {
 				return err
 			}
 			lw.event(q)
