@@ -1,0 +1,577 @@
+package simulator
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
+
+	"github.com/floe-project/floe/lake"
+)
+
+// DefaultTargetFileSizeBytes is Iceberg's write.target-file-size-bytes default, used when
+// neither the layout nor the table sets one.
+const DefaultTargetFileSizeBytes = 512 << 20
+
+// Projection is how one layout would serve one workload: the JSON contract of a
+// `floe simulate` candidate.
+type Projection struct {
+	// Layout is the layout in [ParseLayout] syntax.
+	Layout string `json:"layout"`
+	// FilesBefore is the table's live data files today.
+	FilesBefore int `json:"files_before"`
+	// FilesAfter is the number of data files after the rewrite (today's for current).
+	FilesAfter int `json:"files_after"`
+	// SkippedPct is the weighted mean over queries of 1 − files read/files, in percent.
+	SkippedPct float64 `json:"skipped_pct"`
+	// BytesReadPct is the weighted mean over queries of bytes read/table bytes, in percent.
+	BytesReadPct float64 `json:"bytes_read_pct"`
+	// ErrorPP bounds the sampling error of SkippedPct, in percentage points: the largest
+	// deviation of a half-sample replicate's SkippedPct from the full sample's. Zero for
+	// current (real bounds) and when every row was read.
+	ErrorPP float64 `json:"error_pp"`
+	// BiasPP is how much the naive projection (each projected file's range = its sampled
+	// rows' min/max) overstated SkippedPct compared with the reported, widened one, in
+	// percentage points; it shows how optimistic sample-based min/max is for this layout.
+	BiasPP float64 `json:"bias_pp"`
+	// RewriteBytes is the bytes the rewrite reads and rewrites (0 for current).
+	RewriteBytes int64 `json:"rewrite_bytes"`
+	// SampleRows and SampleFraction describe the sample (0 for current).
+	SampleRows     int     `json:"sample_rows"`
+	SampleFraction float64 `json:"sample_fraction"`
+	// PerQuery holds each query's files and bytes read, in input order.
+	PerQuery []QueryResult `json:"per_query,omitempty"`
+}
+
+// SimulateResult is the JSON contract of `floe simulate`.
+type SimulateResult struct {
+	// Table names the table.
+	Table string `json:"table"`
+	// Queries is the number of workload queries replayed.
+	Queries int `json:"queries"`
+	// Candidates are the projections, one per layout, in input order.
+	Candidates []Projection `json:"candidates"`
+}
+
+// ProjectOptions tunes [Project] and [ProjectSample]. The zero value uses the defaults.
+type ProjectOptions struct {
+	// Sample sizes and seeds the sample.
+	Sample SampleOptions
+	// ZOrderMode picks Iceberg-exact (default) or rank-normalized z-order keys.
+	ZOrderMode ZOrderMode
+	// QuantileBuckets is the number of quantile buckets for rank z-order and Hilbert.
+	// Default: [DefaultQuantileBuckets].
+	QuantileBuckets int
+	// Replicates is the number of random half/half splits of the sample used for
+	// ErrorPP (each gives two replicates). Default: 2.
+	Replicates int
+}
+
+// ProjectCurrent replays the workload against the table's real current file bounds: the
+// baseline, and what [Measure] must agree with file for file. It needs no sample.
+func ProjectCurrent(st *lake.State, queries []Query) Projection {
+	b := newBinding(st.Metadata.CurrentSchema())
+	bq := bindQueries(b, queries)
+	fs := fileSetFromLake(st.DataFiles, b)
+	rs := fs.replay(bq)
+	p := Projection{Layout: Layout{Strategy: StrategyCurrent}.String(), FilesBefore: fs.n, FilesAfter: fs.n, PerQuery: rs}
+	p.SkippedPct, p.BytesReadPct = summarize(bq, rs, fs.totalBytes)
+	return p
+}
+
+// WorkloadColumns lists the schema columns (as the schema spells them) the queries'
+// filters can prune on, in order of first use: the columns a sample must hold.
+func WorkloadColumns(schema *iceberg.Schema, queries []Query) []string {
+	b := newBinding(schema)
+	bindQueries(b, queries)
+	out := make([]string, len(b.cols))
+	for i, c := range b.cols {
+		out[i] = c.name
+	}
+	return out
+}
+
+// Project projects every layout for the workload: current from the real file bounds,
+// every other layout from one sample of the predicate and layout columns (taken once,
+// see [TakeSample]).
+func Project(ctx context.Context, st *lake.State, layouts []Layout, queries []Query, opts ProjectOptions) ([]Projection, error) {
+	schema := st.Metadata.CurrentSchema()
+	cols := WorkloadColumns(schema, queries)
+	needSample := false
+	projected := 0
+	for _, l := range layouts {
+		if err := l.Validate(); err != nil {
+			return nil, err
+		}
+		if l.Strategy == StrategyCurrent {
+			continue
+		}
+		needSample = true
+		for _, c := range l.Columns {
+			f, ok := schema.FindFieldByNameCaseInsensitive(c.Name)
+			if !ok {
+				return nil, fmt.Errorf("project layout %s: column %q: %w", l, c.Name, ErrColumnNotFound)
+			}
+			n, _ := schema.FindColumnName(f.ID)
+			if !slices.Contains(cols, n) {
+				cols = append(cols, n)
+			}
+		}
+		var bytes int64
+		for _, f := range st.DataFiles {
+			bytes += f.SizeBytes
+		}
+		projected = max(projected, int(math.Ceil(float64(bytes)/float64(targetSize(l, st)))))
+	}
+	var sample *Sample
+	if needSample {
+		so := opts.Sample
+		if so.ProjectedFiles <= 0 {
+			so.ProjectedFiles = projected
+		}
+		var err error
+		sample, err = TakeSample(ctx, st, cols, so)
+		if err != nil {
+			return nil, err
+		}
+		defer sample.Release()
+	}
+	out := make([]Projection, 0, len(layouts))
+	for _, l := range layouts {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("project %s: %w", st.Ident, err)
+		}
+		if l.Strategy == StrategyCurrent {
+			out = append(out, ProjectCurrent(st, queries))
+			continue
+		}
+		p, err := ProjectSample(sample, l, queries, targetSize(l, st), opts)
+		if err != nil {
+			return nil, fmt.Errorf("project %s: %w", st.Ident, err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func targetSize(l Layout, st *lake.State) int64 {
+	if l.TargetFileSizeBytes > 0 {
+		return l.TargetFileSizeBytes
+	}
+	return st.TargetFileSizeBytes(DefaultTargetFileSizeBytes)
+}
+
+// colVals are one column's sampled values, keyed, in sample row order.
+type colVals struct {
+	u    []uint64
+	s    []string
+	null []bool // null (or NaN: no bound contribution, not a null either)
+	nan  []bool
+}
+
+// ProjectSample projects layout l from a sample: per partition, it orders the sampled rows
+// by l's key (binpack keeps arrival order), cuts them into as many files as the
+// partition's bytes fill at targetFileSizeBytes, takes each projected file's min/max and
+// null count for every predicate column (truncated as the table's metrics mode truncates
+// string bounds), and replays the workload against those files. Pure: no I/O.
+//
+// Bias correction: a projected file's true range contains its sampled range, so naive
+// bounds are optimistic. Each file's range is widened to the sorted neighbours just
+// outside it (the last sampled row of the file before and the first of the file after,
+// in the same partition): by order statistics the unsampled rows of a file lie, in key
+// order, between those neighbours, so for the leading key column the widened range covers
+// the true one. BiasPP reports the difference. ErrorPP is the largest deviation of
+// replicates projected from random disjoint halves of the sample (same file counts).
+func ProjectSample(s *Sample, l Layout, queries []Query, targetFileSizeBytes int64, opts ProjectOptions) (Projection, error) {
+	if err := l.Validate(); err != nil {
+		return Projection{}, err
+	}
+	if l.Strategy == StrategyCurrent {
+		return Projection{}, fmt.Errorf("project sample: layout current needs the table's files, use ProjectCurrent")
+	}
+	if targetFileSizeBytes <= 0 {
+		targetFileSizeBytes = DefaultTargetFileSizeBytes
+	}
+	if opts.Replicates <= 0 {
+		opts.Replicates = 2
+	}
+	p := Projection{Layout: l.String(), FilesBefore: s.FilesBefore, RewriteBytes: s.TableBytes, SampleRows: s.Rows, SampleFraction: s.Fraction}
+	b := newBinding(s.Schema)
+	bq := bindQueries(b, queries)
+	if s.Rows == 0 {
+		if s.TableRows > 0 {
+			return Projection{}, fmt.Errorf("project %s: %w", l, errNoSample)
+		}
+		p.PerQuery = make([]QueryResult, len(bq))
+		for i, q := range bq {
+			p.PerQuery[i] = QueryResult{ID: q.id}
+		}
+		return p, nil
+	}
+	vals, err := extractColumns(s, b)
+	if err != nil {
+		return Projection{}, fmt.Errorf("project %s: %w", l, err)
+	}
+	perm, err := sortSample(s, l, opts)
+	if err != nil {
+		return Projection{}, fmt.Errorf("project %s: %w", l, err)
+	}
+	// Files per partition.
+	files := make([]int, len(s.Partitions))
+	for pi, by := range s.PartitionBytes {
+		files[pi] = max(1, int(math.Ceil(float64(by)/float64(targetFileSizeBytes))))
+		if s.PartitionRows[pi] == 0 {
+			files[pi] = 0
+		}
+		p.FilesAfter += files[pi]
+	}
+	exact := s.Fraction >= 1
+	fs := cutFiles(s, b, vals, perm, files, !exact)
+	rs := fs.replay(bq)
+	p.PerQuery = rs
+	p.SkippedPct, p.BytesReadPct = summarize(bq, rs, fs.totalBytes)
+	if exact {
+		return p, nil
+	}
+	naive := cutFiles(s, b, vals, perm, files, false)
+	naiveSkip, _ := summarize(bq, naive.replay(bq), naive.totalBytes)
+	p.BiasPP = naiveSkip - p.SkippedPct
+	rng := rand.New(rand.NewPCG(s.metricsSeed(), 0x4a1f))
+	for range opts.Replicates {
+		half := make([]bool, s.Rows)
+		for i := range half {
+			half[i] = rng.IntN(2) == 1
+		}
+		for _, side := range []bool{false, true} {
+			sub := make([]int32, 0, len(perm)/2+1)
+			for _, r := range perm {
+				if half[r] == side {
+					sub = append(sub, r)
+				}
+			}
+			rep := cutFiles(s, b, vals, sub, files, true)
+			skip, _ := summarize(bq, rep.replay(bq), rep.totalBytes)
+			p.ErrorPP = max(p.ErrorPP, math.Abs(skip-p.SkippedPct))
+		}
+	}
+	return p, nil
+}
+
+func (s *Sample) metricsSeed() uint64 { return uint64(s.Rows)*0x9e3779b97f4a7c15 + 1 }
+
+// sortSample returns the sample's row numbers grouped by partition and, within one,
+// ordered by the layout's key (stable: ties and binpack keep arrival order).
+func sortSample(s *Sample, l Layout, opts ProjectOptions) ([]int32, error) {
+	perm := make([]int32, s.Rows)
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	var keys [][]byte
+	if len(l.Columns) > 0 {
+		schema := s.Records[0].Schema()
+		eo := EncoderOptions{ZOrderMode: opts.ZOrderMode}
+		if l.Strategy == StrategyHilbert || l.Strategy == StrategyZOrder && opts.ZOrderMode == ZOrderRank {
+			names := make([]string, len(l.Columns))
+			for i, c := range l.Columns {
+				names[i] = c.Name
+			}
+			q, err := FitQuantiles(s.Records, names, opts.QuantileBuckets)
+			if err != nil {
+				return nil, err
+			}
+			eo.Quantiles = q
+		}
+		enc, err := NewEncoder(l, schema, eo)
+		if err != nil {
+			return nil, err
+		}
+		keys = make([][]byte, s.Rows)
+		var buf []byte
+		r := 0
+		for _, rec := range s.Records {
+			for row := range int(rec.NumRows()) {
+				start := len(buf)
+				buf, err = enc.AppendKey(buf, rec, row)
+				if err != nil {
+					return nil, err
+				}
+				keys[r] = buf[start:len(buf):len(buf)]
+				r++
+			}
+		}
+		// keys alias buf, which may have moved while growing: re-slice from the final buffer.
+		off := 0
+		for i, k := range keys {
+			keys[i] = buf[off : off+len(k) : off+len(k)]
+			off += len(k)
+		}
+	}
+	slices.SortStableFunc(perm, func(a, b int32) int {
+		if c := compareInt64(int64(s.rowPart[a]), int64(s.rowPart[b])); c != 0 {
+			return c
+		}
+		if keys == nil {
+			return 0
+		}
+		return bytes.Compare(keys[a], keys[b])
+	})
+	return perm, nil
+}
+
+// cutFiles cuts the ordered rows (grouped by partition) into files[p] files per partition
+// and builds their statistics; widen extends every file's rows by one sorted neighbour
+// on each side within its partition.
+func cutFiles(s *Sample, b *binding, vals []colVals, perm []int32, files []int, widen bool) *fileSet {
+	total := 0
+	for _, k := range files {
+		total += k
+	}
+	fs := newFileSet(total, b)
+	visited := make([]bool, len(files))
+	fi := 0
+	start := 0
+	for start < len(perm) {
+		// rows of this partition in perm[start:end]
+		pi := int(s.rowPart[perm[start]])
+		end := start
+		for end < len(perm) && int(s.rowPart[perm[end]]) == pi {
+			end++
+		}
+		visited[pi] = true
+		k := files[pi]
+		m := end - start
+		for j := range k {
+			a, z := start+j*m/k, start+(j+1)*m/k
+			if widen {
+				a, z = max(start, a-1), min(end, z+1)
+			}
+			fs.size[fi] = s.PartitionBytes[pi] / int64(k)
+			fs.records[fi] = max(1, s.PartitionRows[pi]/int64(k))
+			for ci := range b.cols {
+				trunc := s.metrics(b.cols[ci].name)
+				switch cd := fs.cols[ci].(type) {
+				case *colData[uint64]:
+					fillU64(cd, fi, &vals[ci], perm[a:z], fs.records[fi], trunc)
+				case *colData[string]:
+					fillStr(cd, fi, &vals[ci], perm[a:z], fs.records[fi], trunc)
+				}
+			}
+			fi++
+		}
+		start = end
+	}
+	// Partitions without sampled rows: files with no bounds (may match anything).
+	for pi, k := range files {
+		if visited[pi] {
+			continue
+		}
+		for range k {
+			fs.size[fi], fs.records[fi] = s.PartitionBytes[pi]/int64(k), max(1, s.PartitionRows[pi]/int64(k))
+			fi++
+		}
+	}
+	fs.finish()
+	return fs
+}
+
+func fillU64(cd *colData[uint64], fi int, v *colVals, rows []int32, records int64, trunc int) {
+	var lo, hi uint64
+	seen := false
+	nulls := 0
+	for _, r := range rows {
+		if v.null[r] {
+			if !v.nan[r] {
+				nulls++
+			}
+			continue
+		}
+		x := v.u[r]
+		if !seen || x < lo {
+			lo = x
+		}
+		if !seen || x > hi {
+			hi = x
+		}
+		seen = true
+	}
+	setCounts(&cd.nulls[fi], &cd.values[fi], nulls, len(rows), records)
+	if seen && trunc >= 0 {
+		cd.low[fi], cd.up[fi], cd.hasLow[fi], cd.hasUp[fi] = lo, hi, true, true
+	}
+}
+
+func fillStr(cd *colData[string], fi int, v *colVals, rows []int32, records int64, trunc int) {
+	var lo, hi string
+	seen := false
+	nulls := 0
+	for _, r := range rows {
+		if v.null[r] {
+			nulls++
+			continue
+		}
+		x := v.s[r]
+		if !seen || x < lo {
+			lo = x
+		}
+		if !seen || x > hi {
+			hi = x
+		}
+		seen = true
+	}
+	setCounts(&cd.nulls[fi], &cd.values[fi], nulls, len(rows), records)
+	if !seen || trunc < 0 {
+		return
+	}
+	if trunc > 0 {
+		lo = truncateLower(lo, trunc)
+		var ok bool
+		if hi, ok = truncateUpper(hi, trunc); !ok {
+			cd.low[fi], cd.hasLow[fi] = lo, true
+			return
+		}
+	}
+	cd.low[fi], cd.up[fi], cd.hasLow[fi], cd.hasUp[fi] = lo, hi, true, true
+}
+
+// setCounts scales a file's sampled null count to its projected records: all-null stays
+// all-null, some nulls stay at least one, none stays none.
+func setCounts(nulls, values *int64, sampledNulls, sampled int, records int64) {
+	if sampled == 0 {
+		return // unknown
+	}
+	*values = records
+	switch {
+	case sampledNulls == 0:
+		*nulls = 0
+	case sampledNulls == sampled:
+		*nulls = records
+	default:
+		*nulls = min(records-1, max(1, int64(math.Round(float64(sampledNulls)/float64(sampled)*float64(records)))))
+	}
+}
+
+// extractColumns keys every bound column of the sample, row by row.
+func extractColumns(s *Sample, b *binding) ([]colVals, error) {
+	out := make([]colVals, len(b.cols))
+	schema := s.Records[0].Schema()
+	for ci, c := range b.cols {
+		idx := -1
+		for i, f := range schema.Fields() {
+			if strings.EqualFold(f.Name, c.name) || strings.EqualFold(f.Name, lastPart(c.name)) && idx < 0 {
+				idx = i
+			}
+		}
+		if idx < 0 {
+			return nil, fmt.Errorf("sample has no column %q: %w", c.name, ErrColumnNotFound)
+		}
+		v := &out[ci]
+		v.null = make([]bool, 0, s.Rows)
+		v.nan = make([]bool, 0, s.Rows)
+		if c.kind == kindStr {
+			v.s = make([]string, 0, s.Rows)
+		} else {
+			v.u = make([]uint64, 0, s.Rows)
+		}
+		for _, rec := range s.Records {
+			if err := appendKeys(v, c, rec.Column(idx)); err != nil {
+				return nil, fmt.Errorf("column %s: %w", c.name, err)
+			}
+		}
+	}
+	return out, nil
+}
+
+func lastPart(s string) string {
+	if i := strings.LastIndexByte(s, '.'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+func appendKeys(v *colVals, c boundCol, arr arrow.Array) error {
+	n := arr.Len()
+	for i := range n {
+		null := arr.IsNull(i)
+		v.null = append(v.null, null)
+		v.nan = append(v.nan, false)
+		if c.kind == kindStr {
+			s := ""
+			if !null {
+				switch a := arr.(type) {
+				case *array.String:
+					s = a.Value(i)
+				case *array.LargeString:
+					s = a.Value(i)
+				case *array.StringView:
+					s = a.Value(i)
+				default:
+					return fmt.Errorf("%w: %s for a string column", ErrUnsupportedType, arr.DataType())
+				}
+			}
+			v.s = append(v.s, s)
+			continue
+		}
+		var u uint64
+		if !null {
+			switch a := arr.(type) {
+			case *array.Int32:
+				u = intKey(int64(a.Value(i)))
+			case *array.Int64:
+				u = intKey(a.Value(i))
+			case *array.Date32:
+				u = intKey(int64(a.Value(i)))
+			case *array.Boolean:
+				if a.Value(i) {
+					u = 1
+				}
+			case *array.Float32:
+				f := float64(a.Value(i))
+				if math.IsNaN(f) {
+					v.null[len(v.null)-1], v.nan[len(v.nan)-1] = true, true
+				} else {
+					u = floatKey(f)
+				}
+			case *array.Float64:
+				f := a.Value(i)
+				if math.IsNaN(f) {
+					v.null[len(v.null)-1], v.nan[len(v.nan)-1] = true, true
+				} else {
+					u = floatKey(f)
+				}
+			case *array.Timestamp:
+				unit := a.DataType().(*arrow.TimestampType).Unit
+				x := int64(a.Value(i))
+				switch c.typ.(type) {
+				case iceberg.TimestampNsType, iceberg.TimestampTzNsType:
+					x = toNanos(x, unit)
+				default:
+					x = toMicros(x, unit)
+				}
+				u = intKey(x)
+			default:
+				return fmt.Errorf("%w: %s", ErrUnsupportedType, arr.DataType())
+			}
+		}
+		v.u = append(v.u, u)
+	}
+	return nil
+}
+
+func toNanos(v int64, unit arrow.TimeUnit) int64 {
+	switch unit {
+	case arrow.Second:
+		return v * 1e9
+	case arrow.Millisecond:
+		return v * 1e6
+	case arrow.Microsecond:
+		return v * 1e3
+	}
+	return v
+}

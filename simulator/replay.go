@@ -1,0 +1,491 @@
+package simulator
+
+import (
+	"math/bits"
+	"sort"
+	"strings"
+
+	"github.com/floe-project/floe/lake"
+)
+
+// QueryResult is what one query reads under one layout.
+type QueryResult struct {
+	// ID is the query's [Query.ID].
+	ID string `json:"id"`
+	// FilesRead is the number of files whose statistics do not rule the query out.
+	FilesRead int `json:"files_read"`
+	// FilesTotal is the number of files of the layout.
+	FilesTotal int `json:"files_total"`
+	// BytesRead is the total size of the files read, in bytes.
+	BytesRead int64 `json:"bytes_read"`
+}
+
+// inPredicateLimit mirrors iceberg-go's: an IN list longer than this is not checked
+// against bounds (only against all-null files).
+const inPredicateLimit = 200
+
+// fileSet holds the per-column statistics of a set of files (real or projected) in a
+// form replay can evaluate quickly: every bound column keyed by an order-preserving
+// uint64 or by its bytes, and a per-64-file block summary (min lower, max upper) so that
+// a range predicate skips whole blocks without looking at their files. Files are kept in
+// layout order, so a layout sorted on a column has tight blocks on it.
+type fileSet struct {
+	n          int
+	size       []int64
+	records    []int64
+	nonEmpty   []uint64 // files with at least one record; an empty file never matches
+	cols       []colIndex
+	totalBytes int64
+}
+
+// colIndex is one bound column of a fileSet.
+type colIndex interface {
+	// evalLeaf sets in out the bits of the files l may match (out is cleared).
+	evalLeaf(l *leaf, out []uint64)
+	finish()
+}
+
+type colData[T uint64 | string] struct {
+	n             int
+	low, up       []T
+	hasLow, hasUp []bool
+	nulls, values []int64 // -1: unknown
+	blocks        []block[T]
+}
+
+// block summarizes 64 consecutive files of one column, over the files that are not
+// all-null: the least lower and greatest upper bound, and whether every such file has
+// a lower (upper) bound at all.
+type block[T uint64 | string] struct {
+	minLow, maxUp T
+	allLow, allUp bool
+	allNullsOnly  bool
+}
+
+func newFileSet(n int, b *binding) *fileSet {
+	fs := &fileSet{n: n, size: make([]int64, n), records: make([]int64, n), cols: make([]colIndex, len(b.cols))}
+	for i, c := range b.cols {
+		if c.kind == kindStr {
+			fs.cols[i] = newColData[string](n)
+		} else {
+			fs.cols[i] = newColData[uint64](n)
+		}
+	}
+	return fs
+}
+
+func newColData[T uint64 | string](n int) *colData[T] {
+	c := &colData[T]{
+		n: n, low: make([]T, n), up: make([]T, n), hasLow: make([]bool, n), hasUp: make([]bool, n),
+		nulls: make([]int64, n), values: make([]int64, n),
+	}
+	for i := range n {
+		c.nulls[i], c.values[i] = -1, -1
+	}
+	return c
+}
+
+// fileSetFromLake builds the fileSet of a table's real data files, in the order given.
+func fileSetFromLake(files []lake.File, b *binding) *fileSet {
+	fs := newFileSet(len(files), b)
+	for i, f := range files {
+		fs.size[i], fs.records[i] = f.SizeBytes, f.Records
+		for ci, c := range b.cols {
+			switch cd := fs.cols[ci].(type) {
+			case *colData[uint64]:
+				cd.setStats(i, c, f)
+			case *colData[string]:
+				cd.setStats(i, c, f)
+			}
+		}
+	}
+	fs.finish()
+	return fs
+}
+
+func (c *colData[T]) setStats(i int, bc boundCol, f lake.File) {
+	if n, ok := f.NullCounts[bc.fieldID]; ok {
+		c.nulls[i] = n
+	}
+	if n, ok := f.ValueCounts[bc.fieldID]; ok {
+		c.values[i] = n
+	}
+	if lit, ok := f.Lower[bc.fieldID]; ok {
+		if u, s, ok := literalKey(bc, lit); ok {
+			c.low[i], c.hasLow[i] = pick[T](u, s), true
+		}
+	}
+	if lit, ok := f.Upper[bc.fieldID]; ok {
+		if u, s, ok := literalKey(bc, lit); ok {
+			c.up[i], c.hasUp[i] = pick[T](u, s), true
+		}
+	}
+}
+
+func pick[T uint64 | string](u uint64, s string) T {
+	var z T
+	if _, ok := any(z).(uint64); ok {
+		return any(u).(T)
+	}
+	return any(s).(T)
+}
+
+func leafVals[T uint64 | string](l *leaf) []T {
+	var z T
+	if _, ok := any(z).(uint64); ok {
+		return any(l.u).([]T)
+	}
+	return any(l.s).([]T)
+}
+
+func (fs *fileSet) finish() {
+	words := (fs.n + 63) / 64
+	fs.nonEmpty = make([]uint64, words)
+	fs.totalBytes = 0
+	for i := range fs.n {
+		if fs.records[i] > 0 {
+			fs.nonEmpty[i/64] |= 1 << (i % 64)
+		}
+		fs.totalBytes += fs.size[i]
+	}
+	for _, c := range fs.cols {
+		c.finish()
+	}
+}
+
+func (c *colData[T]) nullsOnly(i int) bool {
+	return c.values[i] >= 0 && c.nulls[i] >= 0 && c.values[i] == c.nulls[i]
+}
+
+func (c *colData[T]) finish() {
+	nb := (c.n + 63) / 64
+	c.blocks = make([]block[T], nb)
+	for b := range nb {
+		blk := block[T]{allLow: true, allUp: true, allNullsOnly: true}
+		seenLow, seenUp := false, false
+		for i := b * 64; i < min(c.n, b*64+64); i++ {
+			if c.nullsOnly(i) {
+				continue
+			}
+			blk.allNullsOnly = false
+			if !c.hasLow[i] {
+				blk.allLow = false
+			} else if !seenLow || c.low[i] < blk.minLow {
+				blk.minLow, seenLow = c.low[i], true
+			}
+			if !c.hasUp[i] {
+				blk.allUp = false
+			} else if !seenUp || c.up[i] > blk.maxUp {
+				blk.maxUp, seenUp = c.up[i], true
+			}
+		}
+		c.blocks[b] = blk
+	}
+}
+
+// rangeTest is a comparison leaf as bounds on the values a file must reach: a file
+// cannot match when its lower bound is above hi (or equal, if hiStrict) or its upper
+// bound below lo (or equal, if loStrict). These are exactly iceberg-go's inclusive
+// metrics tests for <, <=, >, >=, = and the outer values of IN.
+type rangeTest[T uint64 | string] struct {
+	lo, hi             T
+	hasLo, hasHi       bool
+	loStrict, hiStrict bool
+}
+
+func (r *rangeTest[T]) lowFails(x T) bool {
+	return r.hasHi && (x > r.hi || r.hiStrict && x == r.hi)
+}
+
+func (r *rangeTest[T]) upFails(x T) bool {
+	return r.hasLo && (x < r.lo || r.loStrict && x == r.lo)
+}
+
+func (c *colData[T]) evalLeaf(l *leaf, out []uint64) {
+	clear(out)
+	switch l.op {
+	case opNE, opNotIn, opNotStartsWith:
+		// iceberg-go's inclusive metrics evaluator never prunes these: bounds need not be
+		// values of the column, so min = max = v does not prove every row equals v.
+		setFirst(out, c.n)
+		return
+	case opIsNull:
+		for i := range c.n {
+			if c.nulls[i] != 0 {
+				out[i/64] |= 1 << (i % 64)
+			}
+		}
+		return
+	case opNotNull:
+		for i := range c.n {
+			if !c.nullsOnly(i) {
+				out[i/64] |= 1 << (i % 64)
+			}
+		}
+		return
+	case opStartsWith:
+		c.evalStartsWith(l, out)
+		return
+	}
+	vals := leafVals[T](l)
+	var r rangeTest[T]
+	switch l.op {
+	case opLT:
+		r.hi, r.hasHi, r.hiStrict = vals[0], true, true
+	case opLE:
+		r.hi, r.hasHi = vals[0], true
+	case opGT:
+		r.lo, r.hasLo, r.loStrict = vals[0], true, true
+	case opGE:
+		r.lo, r.hasLo = vals[0], true
+	case opEQ:
+		r.lo, r.hi, r.hasLo, r.hasHi = vals[0], vals[0], true, true
+	case opIn:
+		if len(vals) > inPredicateLimit {
+			for i := range c.n {
+				if !c.nullsOnly(i) {
+					out[i/64] |= 1 << (i % 64)
+				}
+			}
+			return
+		}
+		r.lo, r.hi, r.hasLo, r.hasHi = vals[0], vals[len(vals)-1], true, true
+	}
+	checkIn := l.op == opIn && len(vals) > 1
+	for b, blk := range c.blocks {
+		if blk.allNullsOnly || blk.allLow && r.lowFails(blk.minLow) || blk.allUp && r.upFails(blk.maxUp) {
+			continue
+		}
+		var w uint64
+		for i := b * 64; i < min(c.n, b*64+64); i++ {
+			if c.nullsOnly(i) || c.hasLow[i] && r.lowFails(c.low[i]) || c.hasUp[i] && r.upFails(c.up[i]) {
+				continue
+			}
+			if checkIn && !c.inHit(vals, i) {
+				continue
+			}
+			w |= 1 << (i % 64)
+		}
+		out[b] = w
+	}
+}
+
+// inHit reports whether some value of the sorted list lies within file i's bounds.
+func (c *colData[T]) inHit(vals []T, i int) bool {
+	j := 0
+	if c.hasLow[i] {
+		j = sort.Search(len(vals), func(k int) bool { return vals[k] >= c.low[i] })
+	}
+	return j < len(vals) && (!c.hasUp[i] || vals[j] <= c.up[i])
+}
+
+// evalStartsWith follows iceberg-go: a bound truncated to the prefix's length that sorts
+// after (lower) or before (upper) the prefix rules the file out.
+func (c *colData[T]) evalStartsWith(l *leaf, out []uint64) {
+	cs, ok := any(c).(*colData[string])
+	if !ok {
+		setFirst(out, c.n)
+		return
+	}
+	p := l.s[0]
+	lowFails := func(x string) bool { t := x[:min(len(x), len(p))]; return len(t) > 0 && t > p }
+	upFails := func(x string) bool { t := x[:min(len(x), len(p))]; return len(t) > 0 && t < p }
+	for b, blk := range cs.blocks {
+		if blk.allNullsOnly || blk.allLow && lowFails(blk.minLow) || blk.allUp && upFails(blk.maxUp) {
+			continue
+		}
+		var w uint64
+		for i := b * 64; i < min(cs.n, b*64+64); i++ {
+			if cs.nullsOnly(i) || cs.hasLow[i] && lowFails(cs.low[i]) || cs.hasUp[i] && upFails(cs.up[i]) {
+				continue
+			}
+			w |= 1 << (i % 64)
+		}
+		out[b] = w
+	}
+}
+
+func setFirst(out []uint64, n int) {
+	for i := range out {
+		out[i] = ^uint64(0)
+	}
+	if r := n % 64; r != 0 {
+		out[len(out)-1] = 1<<r - 1
+	}
+}
+
+// evaluator evaluates bound trees over one fileSet with reusable bitsets.
+type evaluator struct {
+	fs   *fileSet
+	pool [][]uint64
+}
+
+func (ev *evaluator) buf(d int) []uint64 {
+	for len(ev.pool) <= d {
+		ev.pool = append(ev.pool, make([]uint64, len(ev.fs.nonEmpty)))
+	}
+	return ev.pool[d]
+}
+
+// eval writes into dst the files e may match; children use buffers from depth d on.
+func (ev *evaluator) eval(e *expr, dst []uint64, d int) {
+	fs := ev.fs
+	switch e.kind {
+	case exTrue:
+		copy(dst, fs.nonEmpty)
+	case exLeaf:
+		fs.cols[e.leaf.col].evalLeaf(&e.leaf, dst)
+		for i := range dst {
+			dst[i] &= fs.nonEmpty[i]
+		}
+	case exAnd:
+		ev.eval(e.kids[0], dst, d)
+		for _, k := range e.kids[1:] {
+			if allZero(dst) {
+				return
+			}
+			tmp := ev.buf(d)
+			ev.eval(k, tmp, d+1)
+			for i := range dst {
+				dst[i] &= tmp[i]
+			}
+		}
+	case exOr:
+		ev.eval(e.kids[0], dst, d)
+		for _, k := range e.kids[1:] {
+			tmp := ev.buf(d)
+			ev.eval(k, tmp, d+1)
+			for i := range dst {
+				dst[i] |= tmp[i]
+			}
+		}
+	}
+}
+
+func allZero(b []uint64) bool {
+	for _, w := range b {
+		if w != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// boundQuery is a [Query] bound to a table's schema.
+type boundQuery struct {
+	id     string
+	weight float64
+	e      *expr
+}
+
+// replay evaluates every query against fs.
+func (fs *fileSet) replay(qs []boundQuery) []QueryResult {
+	ev := &evaluator{fs: fs}
+	out := make([]QueryResult, len(qs))
+	for qi, q := range qs {
+		res := ev.buf(0)
+		ev.eval(q.e, res, 1)
+		r := QueryResult{ID: q.id, FilesTotal: fs.n}
+		for wi, w := range res {
+			r.FilesRead += bits.OnesCount64(w)
+			for w != 0 {
+				i := wi*64 + bits.TrailingZeros64(w)
+				r.BytesRead += fs.size[i]
+				w &= w - 1
+			}
+		}
+		out[qi] = r
+	}
+	return out
+}
+
+// summarize computes the weighted workload figures of a replay: the mean over queries
+// (weighted) of 1 − read/total and of bytes read / total bytes, in percent.
+func summarize(qs []boundQuery, rs []QueryResult, totalBytes int64) (skippedPct, bytesReadPct float64) {
+	var wsum float64
+	for i, r := range rs {
+		w := qs[i].weight
+		if w <= 0 {
+			w = 1
+		}
+		wsum += w
+		if r.FilesTotal > 0 {
+			skippedPct += w * (1 - float64(r.FilesRead)/float64(r.FilesTotal))
+		}
+		if totalBytes > 0 {
+			bytesReadPct += w * float64(r.BytesRead) / float64(totalBytes)
+		} else {
+			bytesReadPct += w
+		}
+	}
+	if wsum == 0 {
+		return 0, 0
+	}
+	return 100 * skippedPct / wsum, 100 * bytesReadPct / wsum
+}
+
+// bindQueries binds every query's filter.
+func bindQueries(b *binding, qs []Query) []boundQuery {
+	out := make([]boundQuery, len(qs))
+	for i, q := range qs {
+		out[i] = boundQuery{id: q.ID, weight: q.Weight, e: b.bind(q.Filter)}
+	}
+	return out
+}
+
+// truncateLower truncates a string lower bound to n code points, as Iceberg's
+// truncate(n) metrics mode does.
+func truncateLower(s string, n int) string {
+	i := 0
+	for pos := range s {
+		if i == n {
+			return s[:pos]
+		}
+		i++
+	}
+	return s
+}
+
+// truncateUpper truncates a string upper bound to n code points and increments the last
+// one so the result stays an upper bound; ok is false when no such bound exists (every
+// code point is the maximum), in which case Iceberg writes no upper bound.
+func truncateUpper(s string, n int) (string, bool) {
+	t := truncateLower(s, n)
+	if len(t) == len(s) {
+		return s, true
+	}
+	rs := []rune(t)
+	for i := len(rs) - 1; i >= 0; i-- {
+		r := rs[i] + 1
+		if r >= 0xD800 && r <= 0xDFFF {
+			r = 0xE000
+		}
+		if r <= 0x10FFFF {
+			rs[i] = r
+			var b strings.Builder
+			for _, x := range rs[:i+1] {
+				b.WriteRune(x)
+			}
+			return b.String(), true
+		}
+	}
+	return "", false
+}
+
+// FilesRead lists the paths of st's live data files that q may read, judged on their
+// real bounds exactly as [ProjectCurrent] judges them.
+func FilesRead(st *lake.State, q Query) []string {
+	b := newBinding(st.Metadata.CurrentSchema())
+	bq := bindQueries(b, []Query{q})
+	fs := fileSetFromLake(st.DataFiles, b)
+	ev := &evaluator{fs: fs}
+	res := ev.buf(0)
+	ev.eval(bq[0].e, res, 1)
+	var out []string
+	for i, f := range st.DataFiles {
+		if res[i/64]&(1<<(i%64)) != 0 {
+			out = append(out, f.Path)
+		}
+	}
+	return out
+}
