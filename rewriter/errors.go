@@ -1,0 +1,55 @@
+package rewriter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/apache/iceberg-go/table"
+)
+
+// ErrConflict means the table moved underneath an operation: refresh the
+// table, re-validate and replay. [CommitGroups] handles it itself, with
+// bounded attempts and backoff; callers see it only when the attempts are
+// exhausted. Test with errors.Is.
+var ErrConflict = errors.New("rewriter: table changed concurrently")
+
+// ErrStaleGroup wraps [ErrConflict]: one group's input files are no longer
+// live in the table's head, or a delete file added after the group was read
+// may apply to them. Replaying cannot help; the group is skipped (its output
+// files become orphans) and reported, never committed. Returned in
+// [SkippedGroup.Err]; test with errors.Is.
+var ErrStaleGroup = fmt.Errorf("%w: group inputs changed since they were read", ErrConflict)
+
+// ErrInvariant means floe found the table or its own bookkeeping in a state
+// that must not happen (for example, only some output files of one commit
+// are live). Stop work on the table and alert; never retry. Test with
+// errors.Is.
+var ErrInvariant = errors.New("rewriter: invariant violated")
+
+// ErrUnsafeAge is returned by [PlanOrphans] when the requested minimum file
+// age is below the 24 h safety floor and Force is not set: files younger
+// than the longest write job may belong to a commit still in flight.
+var ErrUnsafeAge = errors.New("rewriter: orphan age below the 24h safety floor")
+
+// IsRetryableCommitError reports whether a commit error from iceberg-go or a
+// catalog means "the table moved; reload and try again": a wrapped
+// [table.ErrCommitFailed] (REST 409s, the SQL catalog's lost compare-and-swap),
+// the plain "requirement failed" error the SQL, Hive, Glue and Hadoop
+// catalogs return for a stale base, [table.ErrCommitDiverged], or floe's own
+// [ErrConflict] other than [ErrStaleGroup]. Everything else, including
+// context cancellation, is not retryable.
+func IsRetryableCommitError(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, ErrStaleGroup) || errors.Is(err, ErrInvariant) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	if errors.Is(err, table.ErrCommitFailed) || errors.Is(err, table.ErrCommitDiverged) || errors.Is(err, ErrConflict) {
+		return true
+	}
+	return strings.Contains(err.Error(), "requirement failed")
+}
