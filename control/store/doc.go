@@ -17,7 +17,10 @@
 //
 // A query event is unique on (source, query_id): [Store.InsertEvents]
 // inserts a batch in one transaction and counts events already stored as
-// duplicates, so collecting the same file twice stores each event once.
+// duplicates, so collecting the same file twice stores each event once. The
+// one exception keeps in-progress logs right: an event stored while its
+// query was running (State UNKNOWN, no end time) is replaced by the
+// finished event when the grown log is read again.
 // Times are stored as UTC Unix nanoseconds and read back in UTC. Every
 // TableAccess is stored with its filter tree as the JSON of
 // [extract.Node]; its predicate leaves are also flattened into the

@@ -39,8 +39,12 @@ func MetadataTable(t *collectors.TableAccess) (string, bool) {
 
 // InsertEvents stores events in one transaction. An event whose (Source,
 // QueryID) is already stored is left as it is and counted in duplicates,
-// so inserting the same batch twice stores each event once. Events without
-// a Source or QueryID are refused, and nothing of the batch is stored.
+// so inserting the same batch twice stores each event once — except that
+// a stored event collected while its query was still running (State
+// UNKNOWN and no EndTime, as read from a log being written) is replaced,
+// with its tables, by a finished one, which counts as inserted. Events
+// without a Source or QueryID are refused, and nothing of the batch is
+// stored.
 func (s *Store) InsertEvents(ctx context.Context, events []collectors.QueryEvent) (inserted, duplicates int, err error) {
 	for i := range events {
 		if events[i].Source == "" || events[i].QueryID == "" {
@@ -84,8 +88,8 @@ func (s *Store) InsertEvents(ctx context.Context, events []collectors.QueryEvent
 
 // writer holds the prepared statements of one insert transaction.
 type writer struct {
-	event, access, column, pred *sql.Stmt
-	closed                      bool
+	event, access, column, pred, unfinished *sql.Stmt
+	closed                                  bool
 }
 
 func prepareWriter(ctx context.Context, tx *sql.Tx) (*writer, error) {
@@ -110,6 +114,7 @@ ON CONFLICT (source, query_id) DO NOTHING`)
 	result_data_files, skipped_data_files, scanned_manifests, skipped_manifests, planning_nanos)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	w.column = prep(`INSERT INTO column_uses (access_id, ord, name, roles, evidence) VALUES (?, ?, ?, ?, ?)`)
+	w.unfinished = prep(`DELETE FROM query_events WHERE source = ? AND query_id = ? AND state = ? AND end_time IS NULL`)
 	w.pred = prep(`INSERT INTO predicates (access_id, event_id, table_key, column_name, transform, op, values_json, evidence)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 	if err != nil {
@@ -124,7 +129,7 @@ func (w *writer) close() error {
 	}
 	w.closed = true
 	var errs []error
-	for _, st := range []*sql.Stmt{w.event, w.access, w.column, w.pred} {
+	for _, st := range []*sql.Stmt{w.event, w.access, w.column, w.pred, w.unfinished} {
 		if st != nil {
 			if err := st.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("close statement: %w", err))
@@ -151,7 +156,7 @@ func (w *writer) insert(ctx context.Context, ev *collectors.QueryEvent) (bool, e
 	if n, err := res.RowsAffected(); err != nil {
 		return false, err
 	} else if n == 0 {
-		return false, nil
+		return w.replaceUnfinished(ctx, ev)
 	}
 	eventID, err := res.LastInsertId()
 	if err != nil {
@@ -163,6 +168,24 @@ func (w *writer) insert(ctx context.Context, ev *collectors.QueryEvent) (bool, e
 		}
 	}
 	return true, nil
+}
+
+// replaceUnfinished replaces a stored event that was collected while its
+// query was still running (State UNKNOWN, no end time: a Spark execution
+// of an .inprogress log) by ev when ev has finished. It reports whether ev
+// was stored.
+func (w *writer) replaceUnfinished(ctx context.Context, ev *collectors.QueryEvent) (bool, error) {
+	if ev.State == collectors.StateUnknown && ev.EndTime.IsZero() {
+		return false, nil
+	}
+	res, err := w.unfinished.ExecContext(ctx, ev.Source, ev.QueryID, string(collectors.StateUnknown))
+	if err != nil {
+		return false, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return false, err
+	}
+	return w.insert(ctx, ev)
 }
 
 func (w *writer) insertAccess(ctx context.Context, eventID int64, ord int, t *collectors.TableAccess) error {

@@ -128,6 +128,46 @@ func TestInsertIdempotent(t *testing.T) {
 	require.Equal(t, 1, stats[0].Queries)
 }
 
+// TestInsertReplacesUnfinished stores a query read from a log still being
+// written, then the same query finished.
+func TestInsertReplacesUnfinished(t *testing.T) {
+	ctx := t.Context()
+	s := open(t)
+	running := event("app/7", "u", t0, eventsAccess(nil))
+	running.State, running.EndTime = collectors.StateUnknown, time.Time{}
+	done := event("app/7", "u", t0, eventsAccess(pred("local.web.events", "tenant_id", "", extract.OpEq, extract.Value{Kind: extract.KindNumber, Text: "1"})),
+		collectors.TableAccess{Catalog: "local", Namespace: "sales", Name: "orders", Write: true})
+
+	for _, step := range []struct {
+		name     string
+		ev       collectors.QueryEvent
+		ins, dup int
+		state    collectors.State
+		tables   int
+	}{
+		{"running", running, 1, 0, collectors.StateUnknown, 1},
+		{"running again", running, 0, 1, collectors.StateUnknown, 1},
+		{"finished replaces running", done, 1, 0, collectors.StateSucceeded, 2},
+		{"finished again", done, 0, 1, collectors.StateSucceeded, 2},
+		{"running after finished", running, 0, 1, collectors.StateSucceeded, 2},
+	} {
+		ins, dup, err := s.InsertEvents(ctx, []collectors.QueryEvent{step.ev})
+		require.NoError(t, err, step.name)
+		require.Equal(t, step.ins, ins, step.name)
+		require.Equal(t, step.dup, dup, step.name)
+		evs, err := s.Queries(ctx, store.QueryFilter{})
+		require.NoError(t, err)
+		require.Len(t, evs, 1, step.name)
+		require.Equal(t, step.state, evs[0].State, step.name)
+		require.Len(t, evs[0].Tables, step.tables, step.name)
+	}
+	stats, err := s.TableStats(ctx, store.QueryFilter{Table: "web.events"}, 0)
+	require.NoError(t, err)
+	require.Len(t, stats, 1)
+	require.Equal(t, []store.ColumnCount{{Column: "tenant_id", Queries: 1, Ops: []string{"="}}}, stats[0].TopColumns,
+		"the replaced event's predicates are gone with it")
+}
+
 func TestInsertRejectsIncompleteBatch(t *testing.T) {
 	ctx := t.Context()
 	s := open(t)
