@@ -147,8 +147,10 @@ type query struct {
 	// meta is the metadata table a query reads ("snapshots"); it has no
 	// data scans.
 	meta string
-	// utility marks SHOW / DESCRIBE statements.
+	// utility marks SHOW / DESCRIBE statements; about is the table one
+	// describes.
 	utility bool
+	about   tableID
 	fail    failKind
 	render  func(w *sqlWriter) string
 	elapsed time.Duration
@@ -163,8 +165,11 @@ type query struct {
 
 // ns is the session default namespace a query runs with.
 func (q *query) ns() string {
-	if len(q.scans) > 0 {
+	switch {
+	case len(q.scans) > 0:
 		return q.scans[0].t.info().ns
+	case q.utility:
+		return q.about.info().ns
 	}
 	return "web"
 }
@@ -569,6 +574,7 @@ func (w *workload) build(q *query, name string) {
 		q.scans = nil
 		q.utility = true
 		t := tableID(w.r.IntN(4))
+		q.about = t
 		q.render = func(x *sqlWriter) string { return x.describe(t) }
 	case "fail-column":
 		// A dashboard with a misspelled column: fails analysis.
