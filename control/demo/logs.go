@@ -31,6 +31,34 @@ type LogOptions struct {
 	Orders int
 }
 
+// DefaultLogOptions returns the options [WriteLogs] uses for zero fields,
+// with Now left zero (the time of the call).
+func DefaultLogOptions() LogOptions {
+	o := LogOptions{}
+	o.defaults()
+	o.Now = time.Time{}
+	return o
+}
+
+// MaxLogQueries bounds LogOptions.Queries: the logs of ten million queries
+// are gigabytes.
+const MaxLogQueries = 10_000_000
+
+// Validate reports every bad option at once.
+func (o *LogOptions) Validate() error {
+	var errs []error
+	if o.Queries < 0 || o.Queries > MaxLogQueries {
+		errs = append(errs, fmt.Errorf("queries: %d is outside 0..%d", o.Queries, MaxLogQueries))
+	}
+	if o.Window < 0 {
+		errs = append(errs, fmt.Errorf("window: %s is negative", o.Window))
+	}
+	if o.Orders < 0 {
+		errs = append(errs, fmt.Errorf("orders: %d is negative", o.Orders))
+	}
+	return errors.Join(errs...)
+}
+
 func (o *LogOptions) defaults() {
 	if o.Queries <= 0 {
 		o.Queries = 3000
@@ -142,6 +170,9 @@ var shares = [numEngines]float64{0.40, 0.20, 0.10, 0.10, 0.10, 0.10}
 // failed queries as noise. Output is deterministic for a fixed
 // opts.Seed and opts.Now. Files already present are overwritten.
 func WriteLogs(dir string, opts LogOptions) (LogSummary, error) {
+	if err := opts.Validate(); err != nil {
+		return LogSummary{}, fmt.Errorf("write demo logs: %w", err)
+	}
 	opts.defaults()
 	sum := LogSummary{Dir: dir, Queries: opts.Queries}
 	qs := newWorkload(opts).queries()

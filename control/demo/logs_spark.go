@@ -281,10 +281,16 @@ func (sl *sparkLog) plan(q *query) (*sparkNode, []scanInfo) {
 		return node("AdaptiveSparkPlan", "AdaptiveSparkPlan isFinalPlan=false",
 			node("TakeOrderedAndProject", "TakeOrderedAndProject(limit=10, orderBy=[committed_at DESC NULLS LAST], output=[snapshot_id, committed_at, operation])", leaves...)), scans
 	}
-	for _, s := range q.scans {
+	// groupKey is the grouping attribute plans print for an aggregate: the
+	// first returned column of the first scan.
+	groupKey := ""
+	for i, s := range q.scans {
 		info := s.t.info()
 		name := sl.catalog + "." + info.ns + "." + info.name
 		attrs := sl.attrs(s.read)
+		if i == 0 && len(s.out) > 0 {
+			groupKey = attrs[0]
+		}
 		bs := sl.batchScan(name, attrs, pushedFilters(s))
 		res, skip := s.dataFiles(q.at)
 		scans = append(scans, scanInfo{accum: bs.Metrics[0].AccumulatorID, result: res, skipped: skip,
@@ -304,11 +310,20 @@ func (sl *sparkLog) plan(q *query) (*sparkNode, []scanInfo) {
 	} else {
 		body = leaves[0]
 	}
-	agg := node("HashAggregate", "HashAggregate(keys=[], functions=[partial_count(1)])", body)
-	top := node("HashAggregate", "HashAggregate(keys=[], functions=[count(1)])",
-		node("Exchange", "Exchange hashpartitioning(200), ENSURE_REQUIREMENTS, [plan_id=27]", agg))
+	if lookups[q.kind] {
+		top := node("Sort", "Sort [1 ASC NULLS FIRST], true, 0",
+			node("Exchange", "Exchange rangepartitioning(200), ENSURE_REQUIREMENTS, [plan_id=31]", body))
+		return node("AdaptiveSparkPlan", "AdaptiveSparkPlan isFinalPlan=false", top), scans
+	}
+	keys := "[" + groupKey + "]"
+	agg := node("HashAggregate", "HashAggregate(keys="+keys+", functions=[partial_count(1)])", body)
+	top := node("HashAggregate", "HashAggregate(keys="+keys+", functions=[count(1)])",
+		node("Exchange", "Exchange hashpartitioning("+strings.Trim(keys, "[]")+", 200), ENSURE_REQUIREMENTS, [plan_id=27]", agg))
 	return node("AdaptiveSparkPlan", "AdaptiveSparkPlan isFinalPlan=false", top), scans
 }
+
+// lookups are the templates that return rows rather than aggregates.
+var lookups = map[string]bool{"events-user": true, "lineitem-order": true, "orders-customer": true, "accounts-lookup": true}
 
 // attrs gives each column an attribute id, as the analyzer does.
 func (sl *sparkLog) attrs(cols []string) []string {

@@ -418,8 +418,28 @@ func TestWriteLogsDeterministic(t *testing.T) {
 func TestWriteLogsErrors(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "not-a-dir")
 	require.NoError(t, os.WriteFile(file, []byte("x"), 0o644))
-	_, err := demo.WriteLogs(file, demo.LogOptions{Now: logNow, Queries: 10})
-	require.ErrorContains(t, err, "write demo logs")
+	cases := []struct {
+		name string
+		dir  string
+		opts demo.LogOptions
+		want []string
+	}{
+		{"dir is a file", file, demo.LogOptions{Now: logNow, Queries: 10}, []string{"write demo logs", "not-a-dir"}},
+		{"bad options", t.TempDir(), demo.LogOptions{Queries: -1, Window: -time.Hour, Orders: -5},
+			[]string{"queries: -1", "window: -1h0m0s is negative", "orders: -5 is negative"}},
+		{"too many queries", t.TempDir(), demo.LogOptions{Queries: demo.MaxLogQueries + 1}, []string{"queries: 10000001"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := demo.WriteLogs(tc.dir, tc.opts)
+			require.Error(t, err)
+			for _, w := range tc.want {
+				require.ErrorContains(t, err, w)
+			}
+		})
+	}
+	require.Equal(t, 3000, demo.DefaultLogOptions().Queries)
+	require.True(t, demo.DefaultLogOptions().Now.IsZero())
 }
 
 func BenchmarkWriteLogs(b *testing.B) {
