@@ -31,6 +31,10 @@ func (s *Stats) partitionOf(fid int) partitioning {
 	if s.st == nil {
 		return p
 	}
+	if p, ok := s.parts[fid]; ok {
+		return p
+	}
+	defer func() { s.parts[fid] = p }()
 	spec := s.st.Metadata.PartitionSpec()
 	for _, f := range spec.Fields() {
 		if f.SourceID() != fid {

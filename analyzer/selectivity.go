@@ -76,9 +76,11 @@ func classOf(t iceberg.Type) class {
 // Stats caches each column's summary on first use and is not safe for
 // concurrent use.
 type Stats struct {
-	st   *lake.State
-	rows int64
-	cols map[int]*columnStats
+	st     *lake.State
+	rows   int64
+	cols   map[int]*columnStats
+	byName map[string]*columnStats // nil value: no such column
+	parts  map[int]partitioning
 }
 
 // fileStats is one data file's view of one column.
@@ -108,7 +110,7 @@ type columnStats struct {
 // NewStats prepares estimates over st's live data files. A nil st gives a
 // Stats that answers every question with the defaults.
 func NewStats(st *lake.State) *Stats {
-	s := &Stats{st: st, cols: map[int]*columnStats{}}
+	s := &Stats{st: st, cols: map[int]*columnStats{}, byName: map[string]*columnStats{}, parts: map[int]partitioning{}}
 	if st != nil {
 		for i := range st.DataFiles {
 			s.rows += st.DataFiles[i].Records
@@ -126,6 +128,15 @@ func (s *Stats) column(name string) *columnStats {
 	if s.st == nil {
 		return nil
 	}
+	if c, ok := s.byName[name]; ok {
+		return c
+	}
+	c := s.lookup(name)
+	s.byName[name] = c
+	return c
+}
+
+func (s *Stats) lookup(name string) *columnStats {
 	id, canon, ok := s.st.FieldID(name)
 	if !ok {
 		return nil
@@ -474,6 +485,10 @@ func parseTimeValue(v extract.Value) (time.Time, bool) {
 	}
 	if !strings.Contains(text, "-") {
 		return time.Time{}, false // epoch numbers are not dates
+	}
+	// The extractor's canonical form first: it is by far the most common.
+	if t, err := time.Parse("2006-01-02 15:04:05.999999999", text); err == nil {
+		return t, true
 	}
 	t, err := collectors.ParseTime(text)
 	return t, err == nil
