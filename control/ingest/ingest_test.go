@@ -397,3 +397,37 @@ func TestRunOddFileNames(t *testing.T) {
 	require.Empty(t, rep.Files[0].Error)
 	require.Equal(t, 2, rep.Inserted)
 }
+
+// TestRunGrowingSparkLog collects a Spark log while the query runs, then
+// again once the log has its end: the stored event ends up finished.
+func TestRunGrowingSparkLog(t *testing.T) {
+	ctx := t.Context()
+	l := newLake(t)
+	st := openStore(t)
+	b, err := os.ReadFile(filepath.Join("testdata", "spark-app-20260501120000-0001"))
+	require.NoError(t, err)
+	lines := splitLines(b)
+	require.Len(t, lines, 5)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app-20260501120000-0001.inprogress")
+	require.NoError(t, os.WriteFile(path, []byte(lines[0]+"\n"+lines[1]+"\n"+lines[2]+"\n"), 0o644))
+
+	rep, err := ingest.Run(ctx, l.options(dir), st)
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Inserted)
+	evs, err := st.Queries(ctx, store.QueryFilter{})
+	require.NoError(t, err)
+	require.Len(t, evs, 1)
+	require.Equal(t, collectors.StateUnknown, evs[0].State)
+
+	require.NoError(t, os.WriteFile(path, []byte(lines[0]+"\n"+lines[1]+"\n"+lines[2]+"\n"+lines[3]+"\n"+lines[4]+"\n"), 0o644))
+	rep, err = ingest.Run(ctx, l.options(dir), st)
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Inserted, "the finished execution replaces the running one")
+	evs, err = st.Queries(ctx, store.QueryFilter{})
+	require.NoError(t, err)
+	require.Len(t, evs, 1)
+	require.Equal(t, collectors.StateSucceeded, evs[0].State)
+	require.Equal(t, int64(3000), evs[0].Metrics.ElapsedMs)
+	require.Len(t, evs[0].Tables, 1)
+}
