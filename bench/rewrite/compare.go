@@ -1,0 +1,323 @@
+package rewrite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"github.com/floe-project/floe/internal/oracle"
+)
+
+// Defaults of [Config].
+const (
+	// DefaultMemoryBytes is floe's memory budget: 512 MiB.
+	DefaultMemoryBytes = 512 << 20
+	// DefaultTargetFileSizeBytes is the output file size: 128 MiB.
+	DefaultTargetFileSizeBytes = 128 << 20
+)
+
+// Config describes one comparison over a dataset.
+type Config struct {
+	// Exe is the child executable (normally os.Executable() of the test
+	// binary). Required.
+	Exe string
+	// Dataset is the input. Required.
+	Dataset *Dataset
+	// Layouts are the layouts compared, in simulator.ParseLayout form.
+	Layouts []string
+	// Reps is the number of runs per engine and layout; medians are
+	// reported. Default: 1.
+	Reps int
+	// MemoryBytes is floe's budget. Default: [DefaultMemoryBytes].
+	MemoryBytes int64
+	// TargetFileSizeBytes is floe's output file size. Default:
+	// [DefaultTargetFileSizeBytes].
+	TargetFileSizeBytes int64
+	// WorkDir receives DuckDB's outputs and both engines' spill files.
+	// Required.
+	WorkDir string
+	// FloeOnly skips DuckDB.
+	FloeOnly bool
+	// CPUProfileDir, when set, receives a CPU profile of floe's first run
+	// per layout.
+	CPUProfileDir string
+}
+
+// Measure is one engine's figures for one layout: medians over the runs.
+type Measure struct {
+	// Wall, CPU and MaxRSSBytes are measured on the child process (see
+	// [Usage]); RusageMaxRSSBytes is its ru_maxrss, kept for comparison.
+	Wall              time.Duration
+	CPU               time.Duration
+	MaxRSSBytes       int64
+	RusageMaxRSSBytes int64
+	// Rows and Files describe the output.
+	Rows  int64
+	Files int
+	// OutputBytes is the output's total size.
+	OutputBytes int64
+	// PeakArrowBytes and SpilledRuns are floe's own figures (zero for
+	// DuckDB).
+	PeakArrowBytes int64
+	SpilledRuns    int
+}
+
+// RowsPerSecond is the throughput over the child's wall time.
+func (m Measure) RowsPerSecond() float64 {
+	if m.Wall <= 0 {
+		return 0
+	}
+	return float64(m.Rows) / m.Wall.Seconds()
+}
+
+// LayoutResult is the comparison of one layout.
+type LayoutResult struct {
+	// Layout is the layout compared.
+	Layout string
+	// Floe and DuckDB are the median figures (DuckDB is zero when
+	// Config.FloeOnly).
+	Floe, DuckDB Measure
+	// FloeRuns and DuckDBRuns are the single runs the medians come from.
+	FloeRuns, DuckDBRuns []Measure
+	// Input, FloeSum and DuckDBSum are the row digests checked equal.
+	Input, FloeSum, DuckDBSum oracle.Sum
+	// FloeOrder and DuckDBOrder are the order checks of the first run.
+	FloeOrder, DuckDBOrder OrderCheck
+}
+
+// ThroughputRatio is floe's rows/s over DuckDB's.
+func (r LayoutResult) ThroughputRatio() float64 {
+	if d := r.DuckDB.RowsPerSecond(); d > 0 {
+		return r.Floe.RowsPerSecond() / d
+	}
+	return 0
+}
+
+// RSSRatio is floe's peak RSS over DuckDB's.
+func (r LayoutResult) RSSRatio() float64 {
+	if r.DuckDB.MaxRSSBytes > 0 {
+		return float64(r.Floe.MaxRSSBytes) / float64(r.DuckDB.MaxRSSBytes)
+	}
+	return 0
+}
+
+// Compare runs every layout of cfg on both engines, Reps times each, floe
+// first so that DuckDB can cut its files at the same rows, and checks the
+// first run of each engine: all rows present exactly once (digest equal to
+// the input's) and globally ordered by the layout. A failed check is an
+// error.
+func Compare(ctx context.Context, cfg Config) ([]LayoutResult, error) {
+	if cfg.Exe == "" || cfg.Dataset == nil || cfg.WorkDir == "" || len(cfg.Layouts) == 0 {
+		return nil, errors.New("compare: exe, dataset, work dir and layouts are required")
+	}
+	if !cfg.FloeOnly && !DuckDBAvailable {
+		return nil, fmt.Errorf("compare: %w", ErrNoDuckDB)
+	}
+	cfg.Reps = max(cfg.Reps, 1)
+	if cfg.MemoryBytes == 0 {
+		cfg.MemoryBytes = DefaultMemoryBytes
+	}
+	if cfg.TargetFileSizeBytes == 0 {
+		cfg.TargetFileSizeBytes = DefaultTargetFileSizeBytes
+	}
+	ds := cfg.Dataset
+	input, err := Checksum(ctx, ds.Paths)
+	if err != nil {
+		return nil, err
+	}
+	if input.Rows != ds.Rows {
+		return nil, fmt.Errorf("compare: dataset holds %d rows, expected %d", input.Rows, ds.Rows)
+	}
+	var out []LayoutResult
+	for _, layout := range cfg.Layouts {
+		r, err := compareLayout(ctx, cfg, layout, input)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func compareLayout(ctx context.Context, cfg Config, layout string, input oracle.Sum) (LayoutResult, error) {
+	ds := cfg.Dataset
+	res := LayoutResult{Layout: layout, Input: input}
+	var duckInputs []string
+	keyCol := ""
+	if !cfg.FloeOnly {
+		keyed, err := NeedsKeyColumn(layout)
+		if err != nil {
+			return res, err
+		}
+		duckInputs = ds.Paths
+		if keyed {
+			keyCol = KeyColumn
+			if duckInputs, err = ds.KeyedCopy(ctx, layout); err != nil {
+				return res, err
+			}
+		}
+	}
+	for rep := range cfg.Reps {
+		tmp, err := os.MkdirTemp(cfg.WorkDir, "run-")
+		if err != nil {
+			return res, fmt.Errorf("compare %s: %w", layout, err)
+		}
+		job := Job{
+			Engine: EngineFloe, Layout: layout, QuantilesFile: ds.QuantilesFile, TempDir: tmp,
+			Warehouse: ds.Dir, MemoryBytes: cfg.MemoryBytes, TargetFileSizeBytes: cfg.TargetFileSizeBytes,
+		}
+		if rep == 0 && cfg.CPUProfileDir != "" {
+			job.CPUProfile = filepath.Join(cfg.CPUProfileDir, "floe-"+slug(layout)+".pprof")
+		}
+		fres, fu, err := Run(ctx, cfg.Exe, job)
+		if err != nil {
+			return res, errors.Join(err, os.RemoveAll(tmp))
+		}
+		res.FloeRuns = append(res.FloeRuns, measure(fres, fu))
+		checkErr := func() error {
+			if rep > 0 {
+				return nil
+			}
+			res.FloeSum, res.FloeOrder, err = check(ctx, fres, layout, ds, input)
+			return err
+		}()
+		if checkErr == nil && !cfg.FloeOnly {
+			dres, du, err := Run(ctx, cfg.Exe, Job{
+				Engine: EngineDuckDB, Layout: layout, QuantilesFile: ds.QuantilesFile, TempDir: tmp,
+				Inputs: duckInputs, KeyColumn: keyCol, FileRows: fres.FileRows, OutDir: filepath.Join(tmp, "duckdb"),
+			})
+			checkErr = err
+			if err == nil {
+				res.DuckDBRuns = append(res.DuckDBRuns, measure(dres, du))
+				if rep == 0 {
+					res.DuckDBSum, res.DuckDBOrder, checkErr = check(ctx, dres, layout, ds, input)
+				}
+			}
+		}
+		// floe's files are written into the table's data directory,
+		// uncommitted: remove them with the run's scratch directory.
+		var rmErr []error
+		for _, p := range fres.Files {
+			rmErr = append(rmErr, os.Remove(p))
+		}
+		rmErr = append(rmErr, os.RemoveAll(tmp))
+		if err := errors.Join(append([]error{checkErr}, rmErr...)...); err != nil {
+			return res, fmt.Errorf("compare %s: %w", layout, err)
+		}
+	}
+	res.Floe = median(res.FloeRuns)
+	res.DuckDB = median(res.DuckDBRuns)
+	return res, nil
+}
+
+// check verifies one engine's output: every input row exactly once and
+// globally ordered by layout.
+func check(ctx context.Context, r JobResult, layout string, ds *Dataset, input oracle.Sum) (oracle.Sum, OrderCheck, error) {
+	sum, err := Checksum(ctx, r.Files)
+	if err != nil {
+		return sum, OrderCheck{}, err
+	}
+	oc, err := CheckOrder(ctx, r.Files, layout, ds.QuantilesFile)
+	if err != nil {
+		return sum, oc, err
+	}
+	var errs []error
+	if sum != input {
+		errs = append(errs, fmt.Errorf("output rows differ from the input: output %s, input %s", sum, input))
+	}
+	if r.Rows != ds.Rows || oc.Rows != ds.Rows {
+		errs = append(errs, fmt.Errorf("engine reported %d rows and its files hold %d, the input %d", r.Rows, oc.Rows, ds.Rows))
+	}
+	if oc.Violations != 0 {
+		errs = append(errs, fmt.Errorf("%d adjacent rows out of %s order across %d files", oc.Violations, layout, len(r.Files)))
+	}
+	return sum, oc, errors.Join(errs...)
+}
+
+func measure(r JobResult, u Usage) Measure {
+	return Measure{
+		Wall: u.Wall, CPU: u.CPU, MaxRSSBytes: u.MaxRSSBytes, RusageMaxRSSBytes: u.RusageMaxRSSBytes, Rows: r.Rows, Files: len(r.Files),
+		OutputBytes: r.OutputBytes, PeakArrowBytes: r.PeakArrowBytes, SpilledRuns: r.SpilledRuns,
+	}
+}
+
+// median takes the median of each figure on its own.
+func median(ms []Measure) Measure {
+	if len(ms) == 0 {
+		return Measure{}
+	}
+	mid := func(f func(Measure) int64) int64 {
+		v := make([]int64, len(ms))
+		for i, m := range ms {
+			v[i] = f(m)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	return Measure{
+		Wall:              time.Duration(mid(func(m Measure) int64 { return int64(m.Wall) })),
+		CPU:               time.Duration(mid(func(m Measure) int64 { return int64(m.CPU) })),
+		MaxRSSBytes:       mid(func(m Measure) int64 { return m.MaxRSSBytes }),
+		RusageMaxRSSBytes: mid(func(m Measure) int64 { return m.RusageMaxRSSBytes }),
+		Rows:              ms[0].Rows,
+		Files:             ms[0].Files,
+		OutputBytes:       mid(func(m Measure) int64 { return m.OutputBytes }),
+		PeakArrowBytes:    mid(func(m Measure) int64 { return m.PeakArrowBytes }),
+		SpilledRuns:       int(mid(func(m Measure) int64 { return int64(m.SpilledRuns) })),
+	}
+}
+
+// Slug turns a layout into a name usable in files and JSON keys.
+func slug(layout string) string {
+	b := make([]byte, 0, len(layout))
+	dash := false
+	for _, c := range []byte(layout) {
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '_':
+			b = append(b, c)
+			dash = false
+		case c >= 'A' && c <= 'Z':
+			b = append(b, c+'a'-'A')
+			dash = false
+		default:
+			if !dash && len(b) > 0 {
+				b = append(b, '-')
+				dash = true
+			}
+		}
+	}
+	for len(b) > 0 && b[len(b)-1] == '-' {
+		b = b[:len(b)-1]
+	}
+	return string(b)
+}
+
+// Slug is the name of a layout in result keys and file names:
+// "sort(l_shipdate, l_orderkey)" becomes "sort-l_shipdate-l_orderkey".
+func Slug(layout string) string { return slug(layout) }
+
+// WriteTable prints results as an aligned table: one line per layout and
+// engine, with floe/DuckDB ratios on floe's line.
+func WriteTable(w io.Writer, results []LayoutResult) error {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "layout\tengine\twall s\tcpu s\tpeak RSS MiB\trows/s\tfiles\tspilled runs\tthroughput ×\tRSS ×\t")
+	for _, r := range results {
+		row := func(engine string, m Measure, ratios string) {
+			fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%.0f\t%.0f\t%d\t%d\t%s\t\n", r.Layout, engine, m.Wall.Seconds(), m.CPU.Seconds(),
+				float64(m.MaxRSSBytes)/(1<<20), m.RowsPerSecond(), m.Files, m.SpilledRuns, ratios)
+		}
+		if r.DuckDB.Rows == 0 {
+			row("floe", r.Floe, "-\t-")
+			continue
+		}
+		row("floe", r.Floe, fmt.Sprintf("%.2f\t%.2f", r.ThroughputRatio(), r.RSSRatio()))
+		row("duckdb", r.DuckDB, "\t")
+	}
+	return tw.Flush()
+}

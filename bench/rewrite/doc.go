@@ -1,0 +1,49 @@
+// Package rewrite benchmarks floe's native compaction (rewriter.RewriteGroup)
+// against DuckDB on the same input, in the same run.
+//
+// # What is compared
+//
+// A seeded generator ([PrepareDataset]) writes an unpartitioned Iceberg
+// table of TPC-H lineitem-like rows as many small files through iceberg-go
+// appends (SQL catalog on SQLite, file:// warehouse), cached on disk between
+// runs. For each layout (a linear sort, zorder, hilbert) both engines
+// rewrite every row of the table into globally ordered Parquet files:
+//
+//   - floe reads the table's files as one group and runs
+//     rewriter.RewriteGroup with a memory budget (512 MiB by default) and a
+//     128 MiB target file size. The files are written under the table's data
+//     location and not committed.
+//   - DuckDB runs the order-correct equivalent: CREATE TEMP TABLE s AS
+//     SELECT * FROM read_parquet([...]) ORDER BY key, then one
+//     COPY (SELECT ... FROM s LIMIT n OFFSET k) per output file, with n taken from the file floe
+//     wrote at the same position, so both sides cut the same files. A single
+//     multi-file COPY ... ORDER BY would write files whose key ranges
+//     overlap. DuckDB runs with its defaults (threads = cores, memory limit
+//     80% of RAM) and writes zstd, the codec floe writes.
+//
+// DuckDB has no z-order or Hilbert function. For those layouts its input is
+// a copy of the table's files with one extra binary column, _floe_key,
+// holding floe's own key for the row ([Dataset.KeyedCopy], computed before
+// the timed run with the same simulator encoder and quantiles); DuckDB sorts
+// by that column and leaves it out of the files it writes. DuckDB therefore
+// does not pay for computing z-order or Hilbert keys, floe does, and DuckDB
+// reads one more column. For the sort layout both read the same files.
+//
+// # How it is measured
+//
+// Each engine runs in a child process: the benchmark's own test binary
+// re-executed with [ChildEnv] holding a JSON [Job] ([Run], [ServeChild]).
+// The parent records the child's wall time, user+system CPU and peak
+// resident set (getrusage of the waited child). The binary is the same for
+// both engines, so both carry the same baseline RSS; [Run] of an
+// [EngineIdle] job measures it.
+//
+// # What is checked
+//
+// After a run the parent reads every output file back: [CheckOrder]
+// recomputes the layout key of each row with the simulator's encoder and
+// counts adjacent rows out of key order across the files in order (zero
+// means globally ordered), and the row multiset of the outputs must equal
+// the input's ([Digest], or internal/oracle's DuckDB checksum when built
+// with the duckdb tag).
+package rewrite

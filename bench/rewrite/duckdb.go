@@ -1,0 +1,139 @@
+//go:build duckdb
+
+package rewrite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	_ "github.com/duckdb/duckdb-go/v2" // database/sql driver "duckdb"
+
+	"github.com/floe-project/floe/internal/oracle"
+	"github.com/floe-project/floe/simulator"
+)
+
+const duckDBAvailable = true
+
+// Checksum digests the rows of the Parquet files at paths. With the duckdb
+// build tag it is internal/oracle's DuckDB checksum; without it, [Digest].
+// Only compare sums from the same binary.
+func Checksum(ctx context.Context, paths []string) (oracle.Sum, error) {
+	return oracle.Checksum(ctx, paths)
+}
+
+// runDuckDB sorts the inputs into a temp table and writes one file per
+// entry of job.FileRows with COPY ... LIMIT n OFFSET k, so that file i holds
+// rows [k, k+n) of the global order.
+func runDuckDB(ctx context.Context, job Job) (res JobResult, err error) {
+	if len(job.Inputs) == 0 || len(job.FileRows) == 0 || job.OutDir == "" {
+		return res, errors.New("duckdb job needs inputs, file rows and an output dir")
+	}
+	order, err := duckOrder(job)
+	if err != nil {
+		return res, err
+	}
+	if err := os.MkdirAll(job.OutDir, 0o755); err != nil {
+		return res, fmt.Errorf("duckdb output dir: %w", err)
+	}
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		return res, fmt.Errorf("open duckdb: %w", err)
+	}
+	defer func() { err = errors.Join(err, db.Close()) }()
+	// A temp table lives in one connection: pin it.
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return res, fmt.Errorf("open duckdb: %w", err)
+	}
+	defer func() { err = errors.Join(err, conn.Close()) }()
+
+	exec := func(q string) error {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("duckdb %s: %w", firstWords(q), err)
+		}
+		return nil
+	}
+	if job.TempDir != "" {
+		if err := exec("SET temp_directory = " + quote(job.TempDir)); err != nil {
+			return res, err
+		}
+	}
+	if err := exec(fmt.Sprintf("CREATE TEMP TABLE s AS SELECT * FROM read_parquet(%s) ORDER BY %s", pathList(job.Inputs), order)); err != nil {
+		return res, err
+	}
+	sel := "*"
+	if job.KeyColumn != "" {
+		sel = "* EXCLUDE (" + ident(job.KeyColumn) + ")"
+	}
+	var offset int64
+	for i, n := range job.FileRows {
+		out := filepath.Join(job.OutDir, fmt.Sprintf("%05d.parquet", i))
+		if err := exec(fmt.Sprintf("COPY (SELECT %s FROM s LIMIT %d OFFSET %d) TO %s (FORMAT parquet, COMPRESSION zstd)",
+			sel, n, offset, quote(out))); err != nil {
+			return res, err
+		}
+		offset += n
+		res.Files = append(res.Files, out)
+		res.FileRows = append(res.FileRows, n)
+	}
+	var total int64
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM s").Scan(&total); err != nil {
+		return res, fmt.Errorf("duckdb count: %w", err)
+	}
+	if total != offset {
+		return res, fmt.Errorf("duckdb sorted %d rows but the output files were cut for %d", total, offset)
+	}
+	res.Rows = total
+	return res, nil
+}
+
+// duckOrder is the ORDER BY list of a job: the key column, or the sort
+// layout's columns with their directions and nulls orders.
+func duckOrder(job Job) (string, error) {
+	if job.KeyColumn != "" {
+		return ident(job.KeyColumn), nil
+	}
+	l, err := simulator.ParseLayout(job.Layout)
+	if err != nil {
+		return "", err
+	}
+	if l.Strategy != simulator.StrategySort {
+		return "", fmt.Errorf("layout %s needs a precomputed key column for duckdb", l)
+	}
+	parts := make([]string, len(l.Columns))
+	for i, c := range l.Columns {
+		dir, nulls := "ASC", "NULLS FIRST"
+		if c.Desc {
+			dir = "DESC"
+		}
+		if c.NullsLast {
+			nulls = "NULLS LAST"
+		}
+		parts[i] = ident(c.Name) + " " + dir + " " + nulls
+	}
+	return strings.Join(parts, ", "), nil
+}
+
+func ident(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+func pathList(paths []string) string {
+	q := make([]string, len(paths))
+	for i, p := range paths {
+		q[i] = quote(localPath(p))
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+func firstWords(q string) string {
+	if f := strings.Fields(q); len(f) > 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return q
+}

@@ -1,0 +1,334 @@
+package rewrite_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/floe-project/floe/bench"
+	"github.com/floe-project/floe/bench/rewrite"
+)
+
+// TestMain doubles as the benchmark's child process: with
+// rewrite.ChildEnv set, it runs that one job and exits.
+func TestMain(m *testing.M) {
+	if served, err := rewrite.ServeChild(context.Background(), os.Stdout); served {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	// iceberg-go's SQL catalog has no Close: its database/sql pool stays.
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"))
+}
+
+// defaultLayouts are compared by the benchmark: a linear sort on two
+// columns, and z-order and Hilbert on two.
+var defaultLayouts = []string{
+	"sort(l_shipdate, l_orderkey)",
+	"zorder(l_shipdate, l_partkey)",
+	"hilbert(l_shipdate, l_partkey)",
+}
+
+func exe(t testing.TB) string {
+	t.Helper()
+	p, err := os.Executable()
+	require.NoError(t, err)
+	return p
+}
+
+// TestCompareSmall runs the whole comparison at test size with a budget
+// small enough to spill and a target small enough for several files: both
+// engines must write every input row once, globally ordered, in files of
+// the same row counts.
+func TestCompareSmall(t *testing.T) {
+	ctx := t.Context()
+	ds, err := rewrite.PrepareDataset(ctx, rewrite.DatasetOptions{Dir: t.TempDir(), Rows: 100_000, Files: 20, Seed: 7})
+	require.NoError(t, err)
+	require.Len(t, ds.Paths, 20)
+
+	results, err := rewrite.Compare(ctx, rewrite.Config{
+		Exe: exe(t), Dataset: ds, Layouts: defaultLayouts, WorkDir: t.TempDir(),
+		MemoryBytes: 16 << 20, TargetFileSizeBytes: 2 << 20, FloeOnly: !rewrite.DuckDBAvailable,
+	})
+	require.NoError(t, err)
+	require.Len(t, results, len(defaultLayouts))
+	for _, r := range results {
+		t.Run(rewrite.Slug(r.Layout), func(t *testing.T) {
+			require.Equal(t, int64(100_000), r.Floe.Rows)
+			require.Greater(t, r.Floe.Files, 1, "a 2 MiB target must cut several files")
+			require.Positive(t, r.Floe.SpilledRuns, "a 16 MiB budget must spill")
+			require.Equal(t, r.Input, r.FloeSum)
+			require.Zero(t, r.FloeOrder.Violations)
+			require.Positive(t, r.Floe.MaxRSSBytes)
+			require.Positive(t, r.Floe.CPU)
+			if !rewrite.DuckDBAvailable {
+				t.Log("DuckDB side skipped: build with -tags duckdb")
+				return
+			}
+			require.Equal(t, r.Floe.Rows, r.DuckDB.Rows)
+			require.Equal(t, r.Floe.Files, r.DuckDB.Files)
+			require.Equal(t, r.Input, r.DuckDBSum)
+			require.Zero(t, r.DuckDBOrder.Violations)
+			require.Positive(t, r.DuckDB.MaxRSSBytes)
+		})
+	}
+	var sb strings.Builder
+	require.NoError(t, rewrite.WriteTable(&sb, results))
+	t.Log("\n" + sb.String())
+}
+
+// TestChecksCatchBadOutput makes sure the checks Compare relies on can fail:
+// the unsorted input is out of order, and a dropped or duplicated file
+// changes the digest.
+func TestChecksCatchBadOutput(t *testing.T) {
+	ctx := t.Context()
+	ds, err := rewrite.PrepareDataset(ctx, rewrite.DatasetOptions{Dir: t.TempDir(), Rows: 3_000, Files: 3, Seed: 1})
+	require.NoError(t, err)
+	full, err := rewrite.Checksum(ctx, ds.Paths)
+	require.NoError(t, err)
+	require.Equal(t, int64(3_000), full.Rows)
+
+	cases := []struct {
+		name  string
+		paths []string
+		same  bool
+	}{
+		{name: "reordered-files", paths: []string{ds.Paths[2], ds.Paths[0], ds.Paths[1]}, same: true},
+		{name: "file-dropped", paths: ds.Paths[1:]},
+		{name: "file-duplicated", paths: append(slices.Clone(ds.Paths), ds.Paths[0])},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := rewrite.Checksum(ctx, tc.paths)
+			require.NoError(t, err)
+			if tc.same {
+				require.Equal(t, full, got)
+			} else {
+				require.NotEqual(t, full, got)
+			}
+			dg, err := rewrite.Digest(ctx, tc.paths)
+			require.NoError(t, err)
+			want, err := rewrite.Digest(ctx, ds.Paths)
+			require.NoError(t, err)
+			require.Equal(t, tc.same, dg == want)
+		})
+	}
+	for _, layout := range defaultLayouts {
+		oc, err := rewrite.CheckOrder(ctx, ds.Paths, layout, ds.QuantilesFile)
+		require.NoError(t, err)
+		require.Equal(t, int64(3_000), oc.Rows)
+		require.Greater(t, oc.Violations, int64(500), "%s: random rows are far from ordered", layout)
+	}
+}
+
+// TestPrepareDatasetReusesAndIsDeterministic checks the cache: the same
+// options reuse the files, and the same seed elsewhere gives the same rows.
+func TestPrepareDatasetReusesAndIsDeterministic(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	opts := rewrite.DatasetOptions{Dir: dir, Rows: 5_000, Files: 5, Seed: 3}
+	a, err := rewrite.PrepareDataset(ctx, opts)
+	require.NoError(t, err)
+	st, err := os.Stat(a.Paths[0])
+	require.NoError(t, err)
+	again, err := rewrite.PrepareDataset(ctx, opts)
+	require.NoError(t, err)
+	require.Equal(t, a, again)
+	st2, err := os.Stat(again.Paths[0])
+	require.NoError(t, err)
+	require.Equal(t, st.ModTime(), st2.ModTime(), "reused, not regenerated")
+
+	opts.Dir = t.TempDir()
+	b, err := rewrite.PrepareDataset(ctx, opts)
+	require.NoError(t, err)
+	sa, err := rewrite.Digest(ctx, a.Paths)
+	require.NoError(t, err)
+	sb, err := rewrite.Digest(ctx, b.Paths)
+	require.NoError(t, err)
+	require.Equal(t, sa, sb)
+
+	opts.Seed = 4
+	c, err := rewrite.PrepareDataset(ctx, opts)
+	require.NoError(t, err)
+	sc, err := rewrite.Digest(ctx, c.Paths)
+	require.NoError(t, err)
+	require.NotEqual(t, sa, sc)
+
+	// A missing data file invalidates the cache.
+	require.NoError(t, os.Remove(c.Paths[1]))
+	c2, err := rewrite.PrepareDataset(ctx, opts)
+	require.NoError(t, err)
+	sc2, err := rewrite.Digest(ctx, c2.Paths)
+	require.NoError(t, err)
+	require.Equal(t, sc, sc2)
+}
+
+func envInt(b *testing.B, name string, def int64) int64 {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	v, err := strconv.ParseInt(strings.ReplaceAll(s, "_", ""), 10, 64)
+	require.NoError(b, err, "%s", name)
+	return v
+}
+
+// BenchmarkRewrite compares floe's compaction with DuckDB's on the same
+// table (FLOE_BENCH_ROWS rows in FLOE_BENCH_FILES files, default 10,000,000
+// in 400; 200,000 in 40 with -short), then runs floe alone on
+// FLOE_BENCH_FLAT_ROWS rows (default 4x; 0 skips) to see whether its peak
+// RSS stays flat at the same budget. Run it with
+//
+//	go test -tags duckdb -run '^$' -bench BenchmarkRewrite -benchtime 1x ./bench/rewrite
+//
+// Other knobs: FLOE_BENCH_DIR (dataset cache; default a directory under
+// the system temp dir), FLOE_BENCH_REPS (default 3 up to 2M rows, else 1),
+// FLOE_BENCH_MEMORY (floe's budget, bytes; default 512 MiB),
+// FLOE_BENCH_LAYOUTS (';'-separated), FLOE_BENCH_CPUPROFILE (a directory
+// for floe's CPU profiles). The table is printed and the figures are
+// written to bench/results/rewrite.json.
+func BenchmarkRewrite(b *testing.B) {
+	if !rewrite.DuckDBAvailable {
+		b.Skip("needs DuckDB: run with -tags duckdb")
+	}
+	ctx := b.Context()
+	rows, files := envInt(b, "FLOE_BENCH_ROWS", 10_000_000), envInt(b, "FLOE_BENCH_FILES", 400)
+	if testing.Short() {
+		rows, files = 200_000, 40
+	}
+	defReps := int64(1)
+	if rows <= 2_000_000 {
+		defReps = 3
+	}
+	reps := envInt(b, "FLOE_BENCH_REPS", defReps)
+	flatRows := envInt(b, "FLOE_BENCH_FLAT_ROWS", 4*rows)
+	memory := envInt(b, "FLOE_BENCH_MEMORY", rewrite.DefaultMemoryBytes)
+	layouts := defaultLayouts
+	if s := os.Getenv("FLOE_BENCH_LAYOUTS"); s != "" {
+		layouts = strings.Split(s, ";")
+	}
+	dir := os.Getenv("FLOE_BENCH_DIR")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "floe-bench")
+	}
+	work := filepath.Join(dir, "work")
+	require.NoError(b, os.MkdirAll(work, 0o755))
+	profiles := os.Getenv("FLOE_BENCH_CPUPROFILE")
+
+	start := time.Now()
+	ds, err := rewrite.PrepareDataset(ctx, rewrite.DatasetOptions{Dir: dir, Rows: rows, Files: int(files), Seed: 1})
+	require.NoError(b, err)
+	b.Logf("dataset: %d rows in %d files, %.0f MiB, ready in %s (%s)", ds.Rows, len(ds.Paths),
+		float64(ds.InputBytes)/(1<<20), time.Since(start).Round(time.Second), ds.Dir)
+	_, idleUsage, err := rewrite.Run(ctx, exe(b), rewrite.Job{Engine: rewrite.EngineIdle})
+	require.NoError(b, err)
+
+	res := bench.NewResult("rewrite")
+	res.Params["rows"] = rows
+	res.Params["files"] = len(ds.Paths)
+	res.Params["input_bytes"] = ds.InputBytes
+	res.Params["reps"] = reps
+	res.Params["memory_bytes"] = memory
+	res.Params["target_file_size_bytes"] = rewrite.DefaultTargetFileSizeBytes
+	res.Params["layouts"] = layouts
+	res.Figures["idle_child_rss_mib"] = mib(idleUsage.MaxRSSBytes)
+	res.Figures["idle_child_rusage_maxrss_mib"] = mib(idleUsage.RusageMaxRSSBytes)
+	res.Notes = append(res.Notes,
+		"each engine runs in a child process (the test binary re-executed); wall, user+sys CPU and peak RSS come from the child's rusage",
+		"DuckDB: CREATE TEMP TABLE s AS SELECT * FROM read_parquet(...) ORDER BY key, then one COPY (SELECT ... FROM s LIMIT n OFFSET k) per output file, cut at floe's file row counts; default threads and memory limit; zstd",
+		"z-order and Hilbert: DuckDB sorts by floe's key, precomputed into a copy of the input (column _floe_key, not timed); floe computes its keys inside the timed run",
+		"peak RSS is the child's own VmHWM (/proc/self/status) read before it exits: ru_maxrss of a child started by Go includes the parent's RSS at fork time (vfork/CLONE_VM, exec keeps the old address space's high-water mark), so it is recorded only as *.rusage_maxrss_mib",
+		"outputs of both engines checked: same rows as the input (DuckDB checksum) and globally ordered by the layout key",
+		fmt.Sprintf("baseline RSS of the child binary doing nothing: %.0f MiB (both engines carry it)", mib(idleUsage.MaxRSSBytes)))
+
+	var all []rewrite.LayoutResult
+	for _, layout := range layouts {
+		b.Run("layout="+rewrite.Slug(layout), func(b *testing.B) {
+			var r []rewrite.LayoutResult
+			for b.Loop() {
+				var err error
+				r, err = rewrite.Compare(ctx, rewrite.Config{
+					Exe: exe(b), Dataset: ds, Layouts: []string{layout}, Reps: int(reps), MemoryBytes: memory,
+					WorkDir: work, CPUProfileDir: profiles,
+				})
+				require.NoError(b, err)
+			}
+			lr := r[0]
+			all = append(all, lr)
+			b.ReportMetric(lr.Floe.RowsPerSecond(), "floe-rows/s")
+			b.ReportMetric(lr.DuckDB.RowsPerSecond(), "duckdb-rows/s")
+			b.ReportMetric(lr.ThroughputRatio(), "throughput-x")
+			b.ReportMetric(mib(lr.Floe.MaxRSSBytes), "floe-rss-MiB")
+			b.ReportMetric(mib(lr.DuckDB.MaxRSSBytes), "duckdb-rss-MiB")
+			b.ReportMetric(lr.RSSRatio(), "rss-x")
+			s := rewrite.Slug(layout)
+			for engine, m := range map[string]rewrite.Measure{"floe": lr.Floe, "duckdb": lr.DuckDB} {
+				res.Figures[s+"."+engine+".wall_s"] = m.Wall.Seconds()
+				res.Figures[s+"."+engine+".cpu_s"] = m.CPU.Seconds()
+				res.Figures[s+"."+engine+".peak_rss_mib"] = mib(m.MaxRSSBytes)
+				res.Figures[s+"."+engine+".rusage_maxrss_mib"] = mib(m.RusageMaxRSSBytes)
+				res.Figures[s+"."+engine+".rows_per_s"] = m.RowsPerSecond()
+				res.Figures[s+"."+engine+".files"] = float64(m.Files)
+			}
+			res.Figures[s+".floe.peak_arrow_mib"] = mib(lr.Floe.PeakArrowBytes)
+			res.Figures[s+".floe.spilled_runs"] = float64(lr.Floe.SpilledRuns)
+			res.Figures[s+".throughput_ratio"] = lr.ThroughputRatio()
+			res.Figures[s+".rss_ratio"] = lr.RSSRatio()
+		})
+	}
+
+	if flatRows > 0 && len(all) > 0 {
+		flatFiles := files * flatRows / rows
+		b.Run(fmt.Sprintf("flat,rows=%d", flatRows), func(b *testing.B) {
+			start := time.Now()
+			big, err := rewrite.PrepareDataset(ctx, rewrite.DatasetOptions{Dir: dir, Rows: flatRows, Files: int(flatFiles), Seed: 1})
+			require.NoError(b, err)
+			b.Logf("dataset: %d rows in %d files, %.0f MiB, ready in %s", big.Rows, len(big.Paths),
+				float64(big.InputBytes)/(1<<20), time.Since(start).Round(time.Second))
+			var r []rewrite.LayoutResult
+			for b.Loop() {
+				r, err = rewrite.Compare(ctx, rewrite.Config{
+					Exe: exe(b), Dataset: big, Layouts: []string{all[0].Layout}, MemoryBytes: memory, WorkDir: work, FloeOnly: true,
+				})
+				require.NoError(b, err)
+			}
+			small, large := all[0].Floe, r[0].Floe
+			ratio := float64(large.MaxRSSBytes) / float64(small.MaxRSSBytes)
+			b.ReportMetric(mib(large.MaxRSSBytes), "floe-rss-MiB")
+			b.ReportMetric(ratio, "rss-ratio-vs-small")
+			b.Logf("floe %s at %d MiB: %d rows peak RSS %.0f MiB (%.2f s), %d rows peak RSS %.0f MiB (%.2f s): ratio %.2f",
+				all[0].Layout, memory>>20, small.Rows, mib(small.MaxRSSBytes), small.Wall.Seconds(),
+				large.Rows, mib(large.MaxRSSBytes), large.Wall.Seconds(), ratio)
+			res.Params["flat_rows"] = flatRows
+			res.Figures["flat.small.peak_rss_mib"] = mib(small.MaxRSSBytes)
+			res.Figures["flat.large.peak_rss_mib"] = mib(large.MaxRSSBytes)
+			res.Figures["flat.large.wall_s"] = large.Wall.Seconds()
+			res.Figures["flat.large.rows_per_s"] = large.RowsPerSecond()
+			res.Figures["flat.rss_ratio"] = ratio
+			all = append(all, rewrite.LayoutResult{Layout: fmt.Sprintf("%s @%dM rows", all[0].Layout, flatRows/1_000_000), Floe: large})
+		})
+	}
+
+	var sb strings.Builder
+	require.NoError(b, rewrite.WriteTable(&sb, all))
+	b.Log("\n" + sb.String())
+	if testing.Short() {
+		return // test-sized figures are not results
+	}
+	path, err := res.Write()
+	require.NoError(b, err)
+	b.Logf("wrote %s", path)
+}
+
+func mib(n int64) float64 { return float64(n) / (1 << 20) }

@@ -1,0 +1,24 @@
+//go:build unix
+
+package rewrite
+
+import (
+	"os"
+	"runtime"
+	"syscall"
+	"time"
+)
+
+// childUsage reads user+system CPU and peak RSS of an exited child from its
+// rusage. Linux reports ru_maxrss in KiB, Darwin in bytes.
+func childUsage(ps *os.ProcessState) (cpu time.Duration, maxRSSBytes int64) {
+	ru, ok := ps.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return ps.UserTime() + ps.SystemTime(), 0
+	}
+	rss := int64(ru.Maxrss)
+	if runtime.GOOS != "darwin" {
+		rss *= 1024
+	}
+	return ps.UserTime() + ps.SystemTime(), rss
+}
