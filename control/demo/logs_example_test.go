@@ -42,6 +42,6 @@ func ExampleWriteLogs() {
 	// athena-api          100 queries  100 events [athena/batch-get-query-execution.ndjson]
 	// snowflake           100 queries  100 events [snowflake/query_history.csv snowflake/access_history.csv]
 	// duckdb-log          100 queries  100 events [duckdb/duckdb_log_contexts.csv duckdb/duckdb_log_entries.csv]
-	// iceberg-scanreport  100 queries  101 events [icebergscan/scan-reports.ndjson]
-	// 1001 events in all
+	// iceberg-scanreport  100 queries  102 events [icebergscan/scan-reports.ndjson]
+	// 1002 events in all
 }

@@ -405,7 +405,7 @@ func (w *workload) build(q *query, name string) {
 		}
 	case "events-types":
 		ps := append([]pred{{col: "tenant_id", op: "=", vals: []lit{w.tenant()}}}, w.timeRange(q)...)
-		ps = append(ps, pred{col: "event_type", op: "in", vals: w.pickStrings(distinctEventTypes, 1+w.r.IntN(3))})
+		ps = append(ps, pred{col: "event_type", op: "in", vals: w.pickStrings(distinctEventTypes, 2+w.r.IntN(2))})
 		s := ev(ps, []string{"event_type", "user_id", "revenue"})
 		q.scans = []scan{s}
 		q.render = func(x *sqlWriter) string {
