@@ -648,15 +648,16 @@ func reason(r ColumnRank, part partitioning) string {
 		return strings.Compare(a.op, b.op)
 	})
 	var b strings.Builder
-	fmt.Fprintf(&b, "filtered by %.0f%% of the workload (%d queries)", 100*r.Share, r.Queries)
+	plural := "queries"
+	if r.Queries == 1 {
+		plural = "query"
+	}
+	fmt.Fprintf(&b, "filtered by %.0f%% of the workload (%d %s)", 100*r.Share, r.Queries, plural)
 	if len(ops) > 0 {
 		fmt.Fprintf(&b, ", mostly %s (%.0f%%)", ops[0].op, 100*ops[0].w)
 	}
 	if r.Score == 0 {
 		b.WriteString("; its predicates cannot skip files")
-		if len(ops) > 0 {
-			fmt.Fprintf(&b, " (%s)", ops[0].op)
-		}
 		return b.String()
 	}
 	fmt.Fprintf(&b, "; a predicate keeps ~%s of rows", percent(r.Selectivity))
