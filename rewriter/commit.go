@@ -295,12 +295,15 @@ func commitBatch(ctx context.Context, base *lake.State, known map[string]bool, c
 			if err := opts.Sleep(ctx, opts.wait(attempt)); err != nil {
 				return cur, err
 			}
-			fresh, err := opts.Load(ctx, cur)
-			if err != nil {
-				return cur, fmt.Errorf("reload table for attempt %d: %w", attempt, err)
-			}
-			cur = fresh
 		}
+		// Always start from the catalog's newest metadata: staging on a
+		// known-stale head only wastes an attempt and leaves its manifests
+		// behind as orphans.
+		fresh, err := opts.Load(ctx, cur)
+		if err != nil {
+			return cur, fmt.Errorf("reload table for attempt %d: %w", attempt, err)
+		}
+		cur = fresh
 		head, err := lake.LoadState(ctx, base.Ident, cur, lake.LoadOptions{SkipBounds: true})
 		if err != nil {
 			return cur, fmt.Errorf("load head for attempt %d: %w", attempt, err)

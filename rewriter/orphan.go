@@ -1,0 +1,310 @@
+package rewriter
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+)
+
+// MinOrphanAge is the safety floor of [OrphanOptions.OlderThan]: files
+// younger than this may belong to a commit still in flight.
+const MinOrphanAge = 24 * time.Hour
+
+// OrphanOptions tune [PlanOrphans]. A zero value means "use the default".
+type OrphanOptions struct {
+	// OlderThan is the minimum age (by modification time) of a file to be
+	// an orphan. Default: 72h. Below [MinOrphanAge] only with Force.
+	OlderThan time.Duration
+	// Force allows OlderThan below [MinOrphanAge].
+	Force bool
+	// Now is the clock ages are measured against. Default: time.Now.
+	Now func() time.Time
+	// Location is the prefix listed. Default: the table location.
+	Location string
+	// ExcludePrefixes are never listed as orphans, whatever their age:
+	// the staging paths of floe runs still in progress.
+	ExcludePrefixes []string
+	// EqualSchemes maps comma-separated schemes to the scheme they are
+	// equal to. Default: {"s3,s3a,s3n": "s3"}.
+	EqualSchemes map[string]string
+	// EqualAuthorities maps comma-separated authorities (buckets, hosts) to
+	// the authority they are equal to. Default: none.
+	EqualAuthorities map[string]string
+	// Concurrency bounds parallel manifest reads. Default: 8.
+	Concurrency int
+}
+
+// Validate reports every invalid option at once.
+func (o OrphanOptions) Validate() error {
+	var errs []error
+	if o.OlderThan < 0 {
+		errs = append(errs, fmt.Errorf("older-than must not be negative, got %s", o.OlderThan))
+	} else if o.OlderThan > 0 && o.OlderThan < MinOrphanAge && !o.Force {
+		errs = append(errs, fmt.Errorf("older-than %s: %w (use force to override)", o.OlderThan, ErrUnsafeAge))
+	}
+	if o.Concurrency < 0 {
+		errs = append(errs, fmt.Errorf("concurrency must be >= 1, got %d", o.Concurrency))
+	}
+	return errors.Join(errs...)
+}
+
+func (o OrphanOptions) withDefaults() OrphanOptions {
+	if o.OlderThan == 0 {
+		o.OlderThan = 72 * time.Hour
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.EqualSchemes == nil {
+		o.EqualSchemes = map[string]string{"s3,s3a,s3n": "s3"}
+	}
+	if o.Concurrency == 0 {
+		o.Concurrency = 8
+	}
+	return o
+}
+
+// OrphanFile is one file under the table location that nothing references.
+type OrphanFile struct {
+	Path    string
+	Size    int64
+	ModTime time.Time
+}
+
+// OrphanPlan is what [PlanOrphans] found.
+type OrphanPlan struct {
+	// Files are the orphans, sorted by path; Bytes their total size.
+	Files []OrphanFile
+	Bytes int64
+	// Scanned counts the files listed.
+	Scanned int
+	// Young counts unreferenced files kept for being younger than Cutoff.
+	Young int
+	// Excluded counts files kept for being under an exclude prefix.
+	Excluded int
+	// Mismatched are unreferenced files kept because metadata references
+	// the same path under a scheme or authority not declared equal.
+	Mismatched []string
+	// Cutoff is the modification time orphans are older than.
+	Cutoff time.Time
+	// equal* carry the plan's equivalences to DeleteOrphans.
+	equalSchemes, equalAuthorities map[string]string
+}
+
+// OrphanResult is what [DeleteOrphans] did.
+type OrphanResult struct {
+	// Deleted are the files deleted; Bytes their size.
+	Deleted []string
+	Bytes   int64
+	// Referenced are planned files that metadata references by now; they
+	// were kept.
+	Referenced []string
+}
+
+// PlanOrphans lists the files under the table location that no snapshot,
+// manifest list, manifest, metadata file (current or logged), version hint
+// or statistics file of the table references, that are older than
+// opts.OlderThan and not under an exclude prefix. It deletes nothing.
+// Paths are compared after [NormalizeLocation], so s3a://b/k and s3://b/k
+// are one file; a file whose path matches a reference only up to an
+// undeclared scheme or authority difference is kept and reported.
+func PlanOrphans(ctx context.Context, tbl *table.Table, opts OrphanOptions) (OrphanPlan, error) {
+	if err := opts.Validate(); err != nil {
+		return OrphanPlan{}, fmt.Errorf("plan orphans of %s: %w", tbl.Location(), err)
+	}
+	opts = opts.withDefaults()
+	schemes, auths := flattenEquivalences(opts.EqualSchemes), flattenEquivalences(opts.EqualAuthorities)
+	plan := OrphanPlan{Cutoff: opts.Now().Add(-opts.OlderThan), equalSchemes: schemes, equalAuthorities: auths}
+	fio, err := tbl.FS(ctx)
+	if err != nil {
+		return OrphanPlan{}, fmt.Errorf("plan orphans of %s: open table io: %w", tbl.Location(), err)
+	}
+	lister, ok := fio.(iceio.ListableIO)
+	if !ok {
+		return OrphanPlan{}, fmt.Errorf("plan orphans of %s: io %T cannot list files", tbl.Location(), fio)
+	}
+	refs, tails, err := referencedKeys(ctx, fio, tbl, schemes, auths, opts.Concurrency)
+	if err != nil {
+		return OrphanPlan{}, fmt.Errorf("plan orphans of %s: %w", tbl.Location(), err)
+	}
+	var excludes []string
+	for _, p := range opts.ExcludePrefixes {
+		excludes = append(excludes, NormalizeLocation(p, schemes, auths))
+	}
+	root := cmp.Or(opts.Location, tbl.Location())
+	err = lister.WalkDir(root, func(p string, d iofs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		plan.Scanned++
+		key := NormalizeLocation(p, schemes, auths)
+		if refs[key] {
+			return nil
+		}
+		for _, ex := range excludes {
+			if strings.HasPrefix(key, ex) {
+				plan.Excluded++
+				return nil
+			}
+		}
+		info, err := d.Info()
+		if err != nil {
+			return fmt.Errorf("stat %s: %w", p, err)
+		}
+		if !info.ModTime().Before(plan.Cutoff) {
+			plan.Young++
+			return nil
+		}
+		if tails[locationTail(key)] {
+			plan.Mismatched = append(plan.Mismatched, p)
+			return nil
+		}
+		plan.Files = append(plan.Files, OrphanFile{Path: p, Size: info.Size(), ModTime: info.ModTime()})
+		plan.Bytes += info.Size()
+		return nil
+	})
+	if err != nil {
+		return OrphanPlan{}, fmt.Errorf("plan orphans of %s: list %s: %w", tbl.Location(), root, err)
+	}
+	slices.SortFunc(plan.Files, func(a, b OrphanFile) int { return strings.Compare(a.Path, b.Path) })
+	return plan, nil
+}
+
+// DeleteOrphans deletes the files of plan, at most concurrency at a time
+// (default 8). The table's references are read again first, from its newest
+// metadata, and any planned file referenced by now is kept.
+func DeleteOrphans(ctx context.Context, tbl *table.Table, plan OrphanPlan, concurrency int) (OrphanResult, error) {
+	var res OrphanResult
+	if len(plan.Files) == 0 {
+		return res, nil
+	}
+	if concurrency <= 0 {
+		concurrency = 8
+	}
+	fresh := *tbl
+	if err := fresh.Refresh(ctx); err != nil {
+		return res, fmt.Errorf("delete orphans of %s: reload table: %w", tbl.Location(), err)
+	}
+	fio, err := fresh.FS(ctx)
+	if err != nil {
+		return res, fmt.Errorf("delete orphans of %s: open table io: %w", tbl.Location(), err)
+	}
+	refs, _, err := referencedKeys(ctx, fio, &fresh, plan.equalSchemes, plan.equalAuthorities, concurrency)
+	if err != nil {
+		return res, fmt.Errorf("delete orphans of %s: %w", tbl.Location(), err)
+	}
+	files := fileSet{}
+	for _, f := range plan.Files {
+		if refs[NormalizeLocation(f.Path, plan.equalSchemes, plan.equalAuthorities)] {
+			res.Referenced = append(res.Referenced, f.Path)
+			continue
+		}
+		files[f.Path] = f.Size
+	}
+	res.Deleted, res.Bytes, err = deleteFiles(ctx, fio, files, concurrency)
+	if err != nil {
+		return res, fmt.Errorf("delete orphans of %s: %w", tbl.Location(), err)
+	}
+	return res, nil
+}
+
+// referencedKeys is every location tbl's metadata references, normalized,
+// and the set of their tails (paths without scheme and authority).
+func referencedKeys(ctx context.Context, fio iceio.IO, tbl *table.Table, schemes, auths map[string]string, concurrency int) (keys, tails map[string]bool, err error) {
+	md := tbl.Metadata()
+	files, err := reachable(ctx, fio, md, allSnapshotIDs(md), true, concurrency)
+	if err != nil {
+		return nil, nil, err
+	}
+	files[tbl.MetadataLocation()] = 0
+	for e := range md.PreviousFiles() {
+		files[e.MetadataFile] = 0
+	}
+	files[strings.TrimSuffix(md.Location(), "/")+"/metadata/version-hint.text"] = 0
+	for sf := range md.Statistics() {
+		files[sf.StatisticsPath] = 0
+	}
+	for sf := range md.PartitionStatistics() {
+		files[sf.StatisticsPath] = 0
+	}
+	keys = make(map[string]bool, len(files))
+	tails = make(map[string]bool, len(files))
+	for p := range files {
+		if p == "" {
+			continue
+		}
+		k := NormalizeLocation(p, schemes, auths)
+		keys[k] = true
+		tails[locationTail(k)] = true
+	}
+	return keys, tails, nil
+}
+
+// NormalizeLocation is the comparison key of a file location: local paths
+// and file: URIs become a cleaned absolute path; other URIs become
+// scheme://authority/path with the scheme lower-cased and both mapped
+// through the equivalences (already flattened: one scheme or authority per
+// key, see [OrphanOptions.EqualSchemes]). The object key is kept as is.
+func NormalizeLocation(loc string, equalSchemes, equalAuthorities map[string]string) string {
+	scheme, rest, ok := strings.Cut(loc, "://")
+	if !ok {
+		if after, found := strings.CutPrefix(loc, "file:"); found {
+			return path.Clean("/" + strings.TrimLeft(after, "/"))
+		}
+		return path.Clean(loc)
+	}
+	scheme = strings.ToLower(scheme)
+	if scheme == "file" {
+		// file:///p and file://localhost/p
+		rest = strings.TrimPrefix(rest, "localhost")
+		return path.Clean("/" + strings.TrimLeft(rest, "/"))
+	}
+	if s, ok := equalSchemes[scheme]; ok {
+		scheme = s
+	}
+	auth, key, _ := strings.Cut(rest, "/")
+	if a, ok := equalAuthorities[strings.ToLower(auth)]; ok {
+		auth = a
+	}
+	return scheme + "://" + auth + "/" + key
+}
+
+// locationTail is a normalized location without scheme and authority.
+func locationTail(key string) string {
+	_, rest, ok := strings.Cut(key, "://")
+	if !ok {
+		return key
+	}
+	_, tail, _ := strings.Cut(rest, "/")
+	return "/" + tail
+}
+
+// flattenEquivalences expands {"s3,s3a,s3n": "s3"} to one entry per name.
+func flattenEquivalences(eq map[string]string) map[string]string {
+	out := make(map[string]string, len(eq))
+	for _, k := range slices.Sorted(maps.Keys(eq)) {
+		for _, name := range strings.Split(k, ",") {
+			if name = strings.ToLower(strings.TrimSpace(name)); name != "" {
+				out[name] = eq[k]
+			}
+		}
+	}
+	return out
+}
+
