@@ -307,4 +307,3 @@ func flattenEquivalences(eq map[string]string) map[string]string {
 	}
 	return out
 }
-
