@@ -2,7 +2,9 @@ package analyzer
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -42,6 +44,31 @@ type CandidateOptions struct {
 	// files as they are). Zero means the table's
 	// write.target-file-size-bytes.
 	TargetFileSizeBytes int64
+}
+
+// DefaultCandidateOptions returns the options the zero value stands for,
+// with every default spelled out.
+func DefaultCandidateOptions() CandidateOptions {
+	return CandidateOptions{}.withDefaults()
+}
+
+// Validate reports every invalid option at once. [Candidates] itself
+// clamps what Validate rejects.
+func (o CandidateOptions) Validate() error {
+	var errs []error
+	if math.IsNaN(o.MinShare) || o.MinShare < 0 || o.MinShare > 1 {
+		errs = append(errs, fmt.Errorf("min share %v, want 0 to 1", o.MinShare))
+	}
+	if o.MaxColumns < 0 || o.MaxColumns > simulator.MaxHilbertColumns {
+		errs = append(errs, fmt.Errorf("max columns %d, want 1 to %d", o.MaxColumns, simulator.MaxHilbertColumns))
+	}
+	if math.IsNaN(o.PrunedDiscount) || o.PrunedDiscount < 0 || o.PrunedDiscount > 1 {
+		errs = append(errs, fmt.Errorf("pruned discount %v, want 0 to 1", o.PrunedDiscount))
+	}
+	if o.TargetFileSizeBytes < 0 {
+		errs = append(errs, fmt.Errorf("target file size %d is negative", o.TargetFileSizeBytes))
+	}
+	return errors.Join(errs...)
 }
 
 func (o CandidateOptions) withDefaults() CandidateOptions {

@@ -84,3 +84,18 @@ func TestCandidatesFromRank(t *testing.T) {
 	// Without a state every ranked column is taken as it is.
 	require.Len(t, analyzer.Candidates(ranks, nil, analyzer.CandidateOptions{}), 6)
 }
+
+func TestCandidateOptions(t *testing.T) {
+	d := analyzer.DefaultCandidateOptions()
+	require.NoError(t, d.Validate())
+	require.Equal(t, analyzer.DefaultMinShare, d.MinShare)
+	require.Equal(t, analyzer.DefaultMaxCandidateColumns, d.MaxColumns)
+	err := analyzer.CandidateOptions{MinShare: 2, MaxColumns: 9, PrunedDiscount: -1, TargetFileSizeBytes: -1}.Validate()
+	for _, want := range []string{"min share 2", "max columns 9", "pruned discount -1", "target file size -1"} {
+		require.ErrorContains(t, err, want)
+	}
+	r := analyzer.DefaultRankOptions()
+	require.NoError(t, r.Validate())
+	require.Equal(t, analyzer.DefaultHalfLife, r.HalfLife)
+	require.Equal(t, 0.9, r.EvidenceWeights[collectors.EvidenceSQL])
+}

@@ -64,6 +64,12 @@ type RankOptions struct {
 	PartitionDiscount float64
 }
 
+// DefaultRankOptions returns the options the zero value stands for, with
+// every default spelled out (Now stays zero: the newest event).
+func DefaultRankOptions() RankOptions {
+	return RankOptions{}.withDefaults()
+}
+
 // Validate reports every invalid option at once.
 func (o RankOptions) Validate() error {
 	var errs []error

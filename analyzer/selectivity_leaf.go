@@ -112,6 +112,9 @@ func (s *Stats) makeLeaf(p *extract.Pred, neg bool) leaf {
 		l.column = c.name
 	}
 	tr := strings.ToLower(strings.TrimSpace(p.Transform))
+	if u := strings.TrimSuffix(tr, "s"); timeUnits[u] {
+		tr = u // Spark's and Iceberg's plural names: days(ts), hours(ts)
+	}
 	label := string(op)
 	factor := 1.0
 	switch {

@@ -71,3 +71,13 @@ func TestSelectivityWithoutState(t *testing.T) {
 	require.False(t, fromStats)
 	require.InDelta(t, analyzer.DefaultNullSelectivity, got, 1e-12)
 }
+
+func TestSelectivityPluralTransforms(t *testing.T) {
+	st := eventsTable(t, "events", nil)
+	stats := analyzer.NewStats(st)
+	for _, tr := range []string{"day", "days", "DAY"} {
+		got, fromStats := stats.Selectivity(*trpred(tr, "ts", extract.OpEq, date("2026-11-02")).Pred)
+		require.True(t, fromStats, tr)
+		require.InDelta(t, 100.0/totalRows, got, 1e-9, tr)
+	}
+}
