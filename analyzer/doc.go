@@ -45,15 +45,18 @@
 //     counts once, as the narrow range it is.
 //   - d(ℓ) is the partition discount: 1 unless the current partition spec
 //     already prunes the predicate. identity(c) prunes =, in, ranges and
-//     is null: d = RankOptions.PartitionDiscount (default 0.2). bucket(c)
-//     prunes = and in, truncate(c) also ranges and prefixes, each only down
-//     to a bucket or prefix: d = 0.5. year/month/day/hour(ts) prune ranges
-//     at their granularity g: a range of width w (clamped to the column's
-//     bounds; unknown literal: w ≥ g) gets d = 1 − (1 − 0.2) · min(1, w/g),
-//     so a week on a day-partitioned column is fully discounted while a
-//     one-hour range still benefits from sorting within the day; an
+//     is null: d = D, RankOptions.PartitionDiscount (default 0.2).
+//     bucket(c) prunes = and in, truncate(c) also ranges and prefixes,
+//     each only down to a bucket or prefix: d = 0.5. year/month/day/hour(ts)
+//     prune ranges at their granularity g (a month is 30.44 days, a year
+//     365.24): a range of width w (clamped to the column's bounds; unknown
+//     literal: w ≥ g) gets d = 1 − (1 − D) · min(1, w/g), so a week on a
+//     day-partitioned column is fully discounted while a one-hour range
+//     keeps 97% of its benefit, since sorting within the day still serves
+//     it; day(ts) = x on a day partition is a whole partition (d = D); an
 //     equality on ts is finer than any partition (d = 1); is null is
-//     pruned (0.2).
+//     pruned (D). Only the current spec counts; with several transforms of
+//     one column the strongest discount applies.
 //
 // A query credits a column once: when it reads the table twice (a
 // self-join) the access that credits the column most counts.
