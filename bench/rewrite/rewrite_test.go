@@ -186,9 +186,7 @@ func envInt(b *testing.B, name string, def int64) int64 {
 
 // BenchmarkRewrite compares floe's compaction with DuckDB's on the same
 // table (FLOE_BENCH_ROWS rows in FLOE_BENCH_FILES files, default 10,000,000
-// in 400; 200,000 in 40 with -short), then runs floe alone on
-// FLOE_BENCH_FLAT_ROWS rows (default 4x; 0 skips) to see whether its peak
-// RSS stays flat at the same budget. Run it with
+// in 400; 200,000 in 40 with -short). Run it with
 //
 //	go test -tags duckdb -run '^$' -bench BenchmarkRewrite -benchtime 1x ./bench/rewrite
 //
@@ -212,18 +210,12 @@ func BenchmarkRewrite(b *testing.B) {
 		defReps = 3
 	}
 	reps := envInt(b, "FLOE_BENCH_REPS", defReps)
-	flatRows := envInt(b, "FLOE_BENCH_FLAT_ROWS", 4*rows)
 	memory := envInt(b, "FLOE_BENCH_MEMORY", rewrite.DefaultMemoryBytes)
 	layouts := defaultLayouts
 	if s := os.Getenv("FLOE_BENCH_LAYOUTS"); s != "" {
 		layouts = strings.Split(s, ";")
 	}
-	dir := os.Getenv("FLOE_BENCH_DIR")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "floe-bench")
-	}
-	work := filepath.Join(dir, "work")
-	require.NoError(b, os.MkdirAll(work, 0o755))
+	dir, work := benchDirs(b)
 	profiles := os.Getenv("FLOE_BENCH_CPUPROFILE")
 
 	start := time.Now()
@@ -288,38 +280,6 @@ func BenchmarkRewrite(b *testing.B) {
 		})
 	}
 
-	if flatRows > 0 && len(all) > 0 {
-		flatFiles := files * flatRows / rows
-		b.Run(fmt.Sprintf("flat,rows=%d", flatRows), func(b *testing.B) {
-			start := time.Now()
-			big, err := rewrite.PrepareDataset(ctx, rewrite.DatasetOptions{Dir: dir, Rows: flatRows, Files: int(flatFiles), Seed: 1})
-			require.NoError(b, err)
-			b.Logf("dataset: %d rows in %d files, %.0f MiB, ready in %s", big.Rows, len(big.Paths),
-				float64(big.InputBytes)/(1<<20), time.Since(start).Round(time.Second))
-			var r []rewrite.LayoutResult
-			for b.Loop() {
-				r, err = rewrite.Compare(ctx, rewrite.Config{
-					Exe: exe(b), Dataset: big, Layouts: []string{all[0].Layout}, MemoryBytes: memory, WorkDir: work, FloeOnly: true,
-				})
-				require.NoError(b, err)
-			}
-			small, large := all[0].Floe, r[0].Floe
-			ratio := float64(large.MaxRSSBytes) / float64(small.MaxRSSBytes)
-			b.ReportMetric(mib(large.MaxRSSBytes), "floe-rss-MiB")
-			b.ReportMetric(ratio, "rss-ratio-vs-small")
-			b.Logf("floe %s at %d MiB: %d rows peak RSS %.0f MiB (%.2f s), %d rows peak RSS %.0f MiB (%.2f s): ratio %.2f",
-				all[0].Layout, memory>>20, small.Rows, mib(small.MaxRSSBytes), small.Wall.Seconds(),
-				large.Rows, mib(large.MaxRSSBytes), large.Wall.Seconds(), ratio)
-			res.Params["flat_rows"] = flatRows
-			res.Figures["flat.small.peak_rss_mib"] = mib(small.MaxRSSBytes)
-			res.Figures["flat.large.peak_rss_mib"] = mib(large.MaxRSSBytes)
-			res.Figures["flat.large.wall_s"] = large.Wall.Seconds()
-			res.Figures["flat.large.rows_per_s"] = large.RowsPerSecond()
-			res.Figures["flat.rss_ratio"] = ratio
-			all = append(all, rewrite.LayoutResult{Layout: fmt.Sprintf("%s @%dM rows", all[0].Layout, flatRows/1_000_000), Floe: large})
-		})
-	}
-
 	var sb strings.Builder
 	require.NoError(b, rewrite.WriteTable(&sb, all))
 	b.Log("\n" + sb.String())
@@ -332,3 +292,79 @@ func BenchmarkRewrite(b *testing.B) {
 }
 
 func mib(n int64) float64 { return float64(n) / (1 << 20) }
+
+// benchDirs returns the dataset cache ($FLOE_BENCH_DIR or a directory under
+// the system temp dir) and a scratch directory in it.
+func benchDirs(b *testing.B) (dir, work string) {
+	dir = os.Getenv("FLOE_BENCH_DIR")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "floe-bench")
+	}
+	work = filepath.Join(dir, "work")
+	require.NoError(b, os.MkdirAll(work, 0o755))
+	return dir, work
+}
+
+// BenchmarkRewriteFlat runs floe alone, sorting by the first default layout
+// at the same budget (FLOE_BENCH_MEMORY, default 512 MiB), on
+// FLOE_BENCH_FLAT_ROWS rows (default 10,000,000; 50,000 with -short) and on
+// four times as many, in files of the same size, and reports the peak RSS
+// ratio: a bounded engine's peak should not grow with the input. Results go
+// to bench/results/rewrite-flat.json.
+func BenchmarkRewriteFlat(b *testing.B) {
+	ctx := b.Context()
+	small := envInt(b, "FLOE_BENCH_FLAT_ROWS", 10_000_000)
+	files := envInt(b, "FLOE_BENCH_FILES", 400)
+	rowsPerFile := envInt(b, "FLOE_BENCH_ROWS", 10_000_000) / files
+	if testing.Short() {
+		small, rowsPerFile = 50_000, 5_000
+	}
+	memory := envInt(b, "FLOE_BENCH_MEMORY", rewrite.DefaultMemoryBytes)
+	dir, work := benchDirs(b)
+	layout := defaultLayouts[0]
+
+	res := bench.NewResult("rewrite-flat")
+	res.Params["layout"] = layout
+	res.Params["memory_bytes"] = memory
+	res.Params["rows_per_file"] = rowsPerFile
+	res.Notes = append(res.Notes, "floe alone, in a child process; peak RSS is the child's VmHWM")
+	var ms []rewrite.Measure
+	for _, rows := range []int64{small, 4 * small} {
+		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
+			start := time.Now()
+			ds, err := rewrite.PrepareDataset(ctx, rewrite.DatasetOptions{Dir: dir, Rows: rows, Files: int(max(rows/rowsPerFile, 1)), Seed: 1})
+			require.NoError(b, err)
+			b.Logf("dataset: %d rows in %d files, %.0f MiB, ready in %s", ds.Rows, len(ds.Paths),
+				float64(ds.InputBytes)/(1<<20), time.Since(start).Round(time.Second))
+			var r []rewrite.LayoutResult
+			for b.Loop() {
+				r, err = rewrite.Compare(ctx, rewrite.Config{
+					Exe: exe(b), Dataset: ds, Layouts: []string{layout}, MemoryBytes: memory, WorkDir: work, FloeOnly: true,
+				})
+				require.NoError(b, err)
+			}
+			m := r[0].Floe
+			ms = append(ms, m)
+			b.ReportMetric(mib(m.MaxRSSBytes), "floe-rss-MiB")
+			b.ReportMetric(m.RowsPerSecond(), "floe-rows/s")
+			k := fmt.Sprintf("rows_%d.", rows)
+			res.Figures[k+"peak_rss_mib"] = mib(m.MaxRSSBytes)
+			res.Figures[k+"peak_arrow_mib"] = mib(m.PeakArrowBytes)
+			res.Figures[k+"wall_s"] = m.Wall.Seconds()
+			res.Figures[k+"cpu_s"] = m.CPU.Seconds()
+			res.Figures[k+"rows_per_s"] = m.RowsPerSecond()
+			res.Figures[k+"spilled_runs"] = float64(m.SpilledRuns)
+		})
+	}
+	require.Len(b, ms, 2)
+	ratio := float64(ms[1].MaxRSSBytes) / float64(ms[0].MaxRSSBytes)
+	res.Figures["rss_ratio"] = ratio
+	b.Logf("floe %s at %d MiB: %d rows peak RSS %.0f MiB, %d rows peak RSS %.0f MiB: ratio %.2f",
+		layout, memory>>20, ms[0].Rows, mib(ms[0].MaxRSSBytes), ms[1].Rows, mib(ms[1].MaxRSSBytes), ratio)
+	if testing.Short() {
+		return
+	}
+	path, err := res.Write()
+	require.NoError(b, err)
+	b.Logf("wrote %s", path)
+}
