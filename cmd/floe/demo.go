@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +16,7 @@ type demoOptions struct {
 	Reset        bool
 	EventCommits int
 	Orders       int
+	Queries      int
 }
 
 func newDemoCmd(f *factory, runF func(context.Context, *demoOptions) error) *cobra.Command {
@@ -30,7 +32,11 @@ embedded ./floe-data warehouse unless configured otherwise):
   sales.lineitem  TPC-H line items, four batch loads
   crm.accounts    a merge-on-read table with position deletes
 
-then print the health of every table. --reset rebuilds existing demo tables.`,
+then print the health of every table, write query logs of all six telemetry
+sources over those tables (Trino event-listener JSON, a Spark event log,
+Athena API JSON, Snowflake QUERY_HISTORY/ACCESS_HISTORY CSV, the DuckDB query
+log and Iceberg REST scan reports) under <data_dir>/logs, collect them, and
+summarize the queries. --reset rebuilds existing demo tables.`,
 		Example: `  floe demo
   floe demo --reset`,
 		Args: wrapArgs(cobra.NoArgs),
@@ -44,6 +50,7 @@ then print the health of every table. --reset rebuilds existing demo tables.`,
 	cmd.Flags().BoolVar(&opts.Reset, "reset", false, "drop and rebuild the demo tables if they exist")
 	cmd.Flags().IntVar(&opts.EventCommits, "event-commits", 320, "micro-batch commits to write to web.events")
 	cmd.Flags().IntVar(&opts.Orders, "orders", 25000, "TPC-H orders to generate (about four line items each)")
+	cmd.Flags().IntVar(&opts.Queries, "queries", 3000, "queries in the generated query logs")
 	return cmd
 }
 
@@ -61,15 +68,35 @@ func runDemo(ctx context.Context, opts *demoOptions) error {
 	}
 	bar := newProgress(opts.f.IO)
 	start := time.Now()
+	now := opts.f.Now()
 	fmt.Fprintf(opts.f.IO.ErrOut, "building the demo warehouse in catalog %q (%s)\n", cfg.DefaultCatalog, cfg.Source)
 	err = demo.Build(ctx, cat, demo.Options{
 		Reset: opts.Reset, EventCommits: opts.EventCommits, Orders: opts.Orders,
-		Progress: bar.Set,
+		Progress: bar.Set, Now: now,
 	})
 	bar.Done()
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(opts.f.IO.ErrOut, "built %d tables in %s\n\n", len(demo.Tables), time.Since(start).Round(100*time.Millisecond))
-	return runHealth(ctx, &healthOptions{f: opts.f, Output: outputTable})
+	fmt.Fprintf(opts.f.IO.ErrOut, "built %d tables in %s\n", len(demo.Tables), time.Since(start).Round(100*time.Millisecond))
+
+	out := opts.f.IO.Out
+	section := func(title string) { fmt.Fprintf(out, "\n== %s\n\n", title) }
+	section("health")
+	if err := runHealth(ctx, &healthOptions{f: opts.f, Output: outputTable}); err != nil {
+		return err
+	}
+
+	// Query logs of all six sources over the demo tables, then collected.
+	logDir := filepath.Join(cfg.DataDir, "logs")
+	sum, err := demo.WriteLogs(logDir, demo.LogOptions{Queries: opts.Queries, Now: now, Orders: opts.Orders})
+	if err != nil {
+		return err
+	}
+	section(fmt.Sprintf("floe collect %s  (%d queries from Trino, Spark, Athena, Snowflake, DuckDB and Iceberg scan reports)", logDir, sum.Queries))
+	if err := runCollect(ctx, &collectOptions{f: opts.f, Paths: []string{logDir}, Force: true, Output: outputTable}); err != nil {
+		return err
+	}
+	section("floe queries")
+	return runQueries(ctx, &queriesOptions{f: opts.f, Output: outputTable})
 }

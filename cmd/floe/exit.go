@@ -47,6 +47,9 @@ func Main() int {
 	root := newRootCmd(f)
 	root.SetArgs(os.Args[1:])
 	err := root.ExecuteContext(ctx)
+	if cerr := f.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
 	return exitCode(f.IO, err)
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
 )
 
@@ -25,6 +27,7 @@ type factory struct {
 	mu       sync.Mutex
 	cfg      *config.Config
 	catalogs map[string]catalog.Catalog
+	store    *store.Store
 }
 
 func newFactory(io *IOStreams) *factory {
@@ -89,6 +92,41 @@ func ensureLocalDirs(props config.Props) error {
 		}
 	}
 	return nil
+}
+
+// Store opens (once) the state store named by the configuration, creating
+// its directory on first use. Close it with CloseStore.
+func (f *factory) Store(ctx context.Context) (*store.Store, error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.store != nil {
+		return f.store, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(cfg.State.Path), 0o755); err != nil {
+		return nil, fmt.Errorf("create state directory: %w", err)
+	}
+	st, err := store.Open(ctx, cfg.State.Path)
+	if err != nil {
+		return nil, err
+	}
+	f.store = st
+	return st, nil
+}
+
+// Close releases what the factory opened.
+func (f *factory) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.store == nil {
+		return nil
+	}
+	err := f.store.Close()
+	f.store = nil
+	return err
 }
 
 // ResolveTable parses a table name with the configured catalogs.

@@ -121,11 +121,45 @@ func TestNewCmdsParseArgs(t *testing.T) {
 
 func TestDemoThenHealthMatchesSnapshotSummary(t *testing.T) {
 	dir := writeConfig(t)
-	out, errOut, code := run(t, dir, "demo", "--event-commits", "110", "--orders", "2000")
+	out, errOut, code := run(t, dir, "demo", "--event-commits", "110", "--orders", "2000", "--queries", "400")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "local.web.events")
 	require.Contains(t, out, "critical: small files")
 	require.Contains(t, out, "snapshots: 110 retained")
+
+	// The demo collected its logs; collecting them again stores nothing new.
+	out, errOut, code = run(t, dir, "collect", filepath.Join(dir, "data", "logs"), "--force", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var rep struct{ Events, Inserted, Duplicates, Bad int }
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Positive(t, rep.Events)
+	require.Zero(t, rep.Inserted)
+	require.Zero(t, rep.Bad)
+	require.Equal(t, rep.Events, rep.Duplicates)
+	// Without --force every file is unchanged and skipped.
+	out, _, code = run(t, dir, "collect", filepath.Join(dir, "data", "logs"), "-o", "json")
+	require.Equal(t, 0, code)
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Zero(t, rep.Events)
+
+	out, errOut, code = run(t, dir, "queries", "--table", "web.events", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var stats []struct {
+		Table      string `json:"table"`
+		Queries    int    `json:"queries"`
+		TopColumns []struct {
+			Column string `json:"column"`
+		} `json:"top_columns"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &stats))
+	require.Len(t, stats, 1)
+	require.Equal(t, "local.web.events", stats[0].Table)
+	require.Positive(t, stats[0].Queries)
+	var cols []string
+	for _, c := range stats[0].TopColumns {
+		cols = append(cols, c.Column)
+	}
+	require.Contains(t, cols, "tenant_id")
 
 	// Running demo again without --reset refuses, with a usage-class hint.
 	_, errOut, code = run(t, dir, "demo", "--event-commits", "2", "--orders", "10")
@@ -219,4 +253,16 @@ func TestPredicatesCommand(t *testing.T) {
 	require.Equal(t, "ts", got.Predicates[1].Column)
 	require.Equal(t, "day", got.Predicates[1].Transform)
 	require.NotNil(t, got.Warnings)
+}
+
+func TestParseDuration(t *testing.T) {
+	for in, want := range map[string]string{"30d": "720h0m0s", "12h": "12h0m0s", "1d12h": "36h0m0s", "90m": "1h30m0s"} {
+		d, err := parseDuration(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, d.String(), in)
+	}
+	for _, bad := range []string{"", "d", "xd", "3w", "1d2x"} {
+		_, err := parseDuration(bad)
+		require.Error(t, err, bad)
+	}
 }

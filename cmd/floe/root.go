@@ -27,6 +27,8 @@ With no configuration floe uses an embedded local warehouse in ./floe-data
 		newHealthCmd(f, nil),
 		newDemoCmd(f, nil),
 		newPredicatesCmd(f, nil),
+		newCollectCmd(f, nil),
+		newQueriesCmd(f, nil),
 		newVersionCmd(f),
 	)
 	return root

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/floe-project/floe/collectors"
+	"github.com/floe-project/floe/collectors/icebergscan"
+	"github.com/floe-project/floe/collectors/trinolive"
+	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/control/ingest"
+)
+
+type collectOptions struct {
+	f      *factory
+	Paths  []string
+	Source string
+	Strict bool
+	Force  bool
+	Listen string
+	Output outputFormat
+	// ready, when set, receives the listener's address (tests).
+	ready func(addr string)
+}
+
+func newCollectCmd(f *factory, runF func(context.Context, *collectOptions) error) *cobra.Command {
+	opts := &collectOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "collect [--source S] PATH... | collect trino|iceberg --listen ADDR",
+		Short: "Read query logs into floe's state store",
+		Long: `Read query logs — files, directories or globs; plain, gzip or zstd — detect each
+file's format (or take --source), resolve the tables they name against the
+configured Iceberg catalogs, extract predicates and store the events.
+
+Formats: ` + strings.Join(control.SourceNames(), ", ") + `.
+
+Collection is incremental and idempotent: a file unchanged since it was last
+collected is skipped (--force reads it again), and each event is stored once.
+Malformed records are counted and reported with file:line; the rest of the
+file is still collected unless --strict.
+
+With --listen, floe serves an HTTP endpoint instead: 'trino' accepts the
+POSTs of Trino's HTTP event listener (http-event-listener.connect-ingest-uri),
+'iceberg' accepts Iceberg REST scan reports (…/namespaces/NS/tables/T/metrics).`,
+		Example: `  floe collect /var/log/trino/queries.ndjson spark-events/ 'athena/*.json.gz'
+  floe collect --source snowflake query_history.csv access_history.csv
+  floe collect trino --listen :8089`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Paths = args
+			if opts.Listen != "" {
+				if len(args) != 1 || (args[0] != "trino" && args[0] != "iceberg") {
+					return flagErrorf("--listen needs one argument: trino or iceberg")
+				}
+			} else if len(args) == 0 {
+				return flagErrorf("collect needs at least one PATH")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			if opts.Listen != "" {
+				return runListen(cmd.Context(), opts)
+			}
+			return runCollect(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Source, "source", "", "force one format instead of detecting: "+strings.Join(control.SourceNames(), "|"))
+	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "fail on the first malformed record")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "read files even if unchanged since they were last collected")
+	cmd.Flags().StringVar(&opts.Listen, "listen", "", "serve an HTTP ingest endpoint on ADDR (host:port) instead of reading files")
+	addOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+func runCollect(ctx context.Context, opts *collectOptions) error {
+	cfg, err := opts.f.Config()
+	if err != nil {
+		return err
+	}
+	st, err := opts.f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	rep, err := ingest.Run(ctx, ingest.Options{
+		Paths: opts.Paths, Source: opts.Source, Strict: opts.Strict, Force: opts.Force,
+		Parsers: control.Parsers(), Config: cfg,
+		Resolver: ingest.NewCatalogResolver(cfg, opts.f.Catalog),
+	}, st)
+	if err != nil {
+		return fmt.Errorf("collect: %w", err)
+	}
+	if opts.Output == outputJSON {
+		return writeJSON(opts.f.IO.Out, rep)
+	}
+	return printCollect(opts.f.IO, rep)
+}
+
+func printCollect(io *IOStreams, rep ingest.Report) error {
+	t := newTable(io.Out, "FILE", "SOURCE", "EVENTS", "NEW", "DUPLICATES", "BAD", "NOTE")
+	for _, f := range rep.Files {
+		note := f.Error
+		if f.Skipped {
+			note = "unchanged since last collected"
+		}
+		t.row(f.Path, f.Source, strconv.Itoa(f.Events), strconv.Itoa(f.Inserted), strconv.Itoa(f.Duplicates), strconv.Itoa(f.Bad), note)
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(io.Out, "\n%d events read, %d new, %d already stored, %d malformed records, %d files skipped\n",
+		rep.Events, rep.Inserted, rep.Duplicates, rep.Bad, rep.Skipped)
+	for _, b := range rep.BadRecords {
+		fmt.Fprintln(io.ErrOut, "malformed:", b.Error())
+	}
+	if len(rep.Unresolved) > 0 {
+		names := make([]string, 0, len(rep.Unresolved))
+		for n := range rep.Unresolved {
+			names = append(names, n)
+		}
+		sort.Slice(names, func(i, j int) bool { return rep.Unresolved[names[i]] > rep.Unresolved[names[j]] })
+		if len(names) > 10 {
+			names = names[:10]
+		}
+		parts := make([]string, len(names))
+		for i, n := range names {
+			parts[i] = fmt.Sprintf("%s (%d)", n, rep.Unresolved[n])
+		}
+		fmt.Fprintln(io.ErrOut, "tables not in any configured catalog (views, temp tables, other catalogs):", strings.Join(parts, ", "))
+	}
+	return nil
+}
+
+// runListen serves an ingest endpoint until ctx is cancelled; each event is
+// normalized and stored as it arrives.
+func runListen(ctx context.Context, opts *collectOptions) error {
+	cfg, err := opts.f.Config()
+	if err != nil {
+		return err
+	}
+	st, err := opts.f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	norm := ingest.NewNormalizer(cfg, ingest.NewCatalogResolver(cfg, opts.f.Catalog))
+	log := opts.f.Logger()
+	sink := func(ev collectors.QueryEvent) error {
+		if _, err := norm.Normalize(ctx, &ev); err != nil {
+			return err
+		}
+		_, _, err := st.InsertEvents(ctx, []collectors.QueryEvent{ev})
+		if err != nil {
+			log.Error("store event", "source", ev.Source, "query_id", ev.QueryID, "err", err)
+		}
+		return err
+	}
+	var h http.Handler
+	switch opts.Paths[0] {
+	case "trino":
+		h = trinolive.NewListenerHandler(sink)
+	default:
+		h = icebergscan.NewHandler(sink)
+	}
+	ln, err := net.Listen("tcp", opts.Listen)
+	if err != nil {
+		return flagErrorf("--listen %s: %v", opts.Listen, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(opts.f.IO.ErrOut, "collecting %s events on http://%s (Ctrl-C to stop)\n", opts.Paths[0], ln.Addr())
+	if opts.ready != nil {
+		opts.ready(ln.Addr().String())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("collect --listen: %w", err)
+	case <-ctx.Done():
+		shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		serr := srv.Shutdown(shutCtx)
+		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return errors.Join(err, serr)
+		}
+		return serr
+	}
+}
