@@ -8,6 +8,11 @@
 //     dbgen) loaded in a few large batches.
 //   - crm.accounts: a merge-on-read table with position deletes.
 //
+// [WriteLogs] then writes a seeded, skewed query workload over those tables
+// as the six telemetry sources log it (Trino event-listener JSON, a Spark
+// event log, Athena API JSON, Snowflake QUERY_HISTORY/ACCESS_HISTORY CSV,
+// the DuckDB query log, Iceberg REST scan reports), for floe collect.
+//
 // Everything is seeded, so two builds give the same rows. go-tpc's dbgen
 // prints two "generating …" lines to standard output and keeps global
 // state, so Build must not run concurrently with itself in one process.
