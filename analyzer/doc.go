@@ -80,12 +80,15 @@
 //     columns are not scored.
 //   - Duplicates: events with the same (engine, query id) are one query;
 //     the record with a known state, a known cost and a filter is kept
-//     (Athena's API and CloudTrail share ids). Not deduplicated: an Iceberg
-//     scan report and the engine's own record of the same query, which
-//     share no id (the scan report's id is a hash of the report), and
-//     re-plans reported twice with different bodies. Collect either the
-//     engine logs or the scan reports of an engine, not both, or the
-//     query counts twice.
+//     (Athena's API and CloudTrail share ids). An Iceberg scan report
+//     shares no id with the engine's record of the same query (its id is a
+//     hash of the report), so it is matched by time: when exactly one
+//     engine query of the table was running when the report arrived (start
+//     ≤ report ≤ end; same engine when the report names one), the report's
+//     access joins that query, which then counts once with the better of
+//     the two filters per column. A report that matches no query or
+//     several (concurrent queries of one table) counts on its own, as does
+//     a re-plan reported twice with different bodies.
 //
 // # Selectivity
 //

@@ -157,7 +157,7 @@ func Rank(table lake.Ident, st *lake.State, events []collectors.QueryEvent, opts
 	}
 	opts = opts.withDefaults()
 	stats := NewStats(st)
-	queries := selectQueries(table, events, opts)
+	queries := foldScanReports(selectQueries(table, events, opts))
 	if len(queries) == 0 {
 		return nil, nil
 	}
@@ -271,6 +271,81 @@ func selectQueries(table lake.Ident, events []collectors.QueryEvent, opts RankOp
 		out = append(out, q)
 	}
 	return out
+}
+
+// foldScanReports merges each Iceberg scan report into the engine query
+// it was sent for, when exactly one engine query of the table ran at the
+// report's time (start ≤ report ≤ end, end known) and, when the report
+// names its engine ("trino 467"), that query ran on it. The report's access
+// joins the query's accesses, so the query counts once and each column is
+// credited by the better of the two filters. Ambiguous or unmatched reports
+// stay queries of their own.
+func foldScanReports(qs []query) []query {
+	var engine []int
+	var maxDur time.Duration
+	for i := range qs {
+		ev := qs[i].ev
+		if ev.Engine == collectors.EngineIceberg || ev.StartTime.IsZero() || ev.EndTime.Before(ev.StartTime) {
+			continue
+		}
+		engine = append(engine, i)
+		maxDur = max(maxDur, ev.EndTime.Sub(ev.StartTime))
+	}
+	if len(engine) == 0 {
+		return qs
+	}
+	slices.SortFunc(engine, func(a, b int) int { return qs[a].ev.StartTime.Compare(qs[b].ev.StartTime) })
+	drop := map[int]bool{}
+	for i := range qs {
+		rep := qs[i].ev
+		if rep.Engine != collectors.EngineIceberg || rep.StartTime.IsZero() {
+			continue
+		}
+		t := rep.StartTime
+		name, _, _ := strings.Cut(strings.ToLower(rep.EngineVersion), " ")
+		// engine is sorted by start: walk back from the last query that
+		// started by t while one could still be running at t.
+		hi, _ := slices.BinarySearchFunc(engine, t, func(j int, t time.Time) int {
+			if qs[j].ev.StartTime.After(t) {
+				return 1
+			}
+			return -1
+		})
+		match := -1
+		for k := hi - 1; k >= 0 && !qs[engine[k]].ev.StartTime.Before(t.Add(-maxDur)); k-- {
+			ev := qs[engine[k]].ev
+			if ev.EndTime.Before(t) || (name != "" && knownEngine(name) && !strings.EqualFold(name, string(ev.Engine))) {
+				continue
+			}
+			if match >= 0 {
+				match = -2 // two candidates: leave the report alone
+				break
+			}
+			match = engine[k]
+		}
+		if match >= 0 {
+			qs[match].accesses = append(qs[match].accesses, qs[i].accesses...)
+			drop[i] = true
+		}
+	}
+	if len(drop) == 0 {
+		return qs
+	}
+	out := qs[:0]
+	for i := range qs {
+		if !drop[i] {
+			out = append(out, qs[i])
+		}
+	}
+	return out
+}
+
+func knownEngine(name string) bool {
+	switch collectors.Engine(name) {
+	case collectors.EngineTrino, collectors.EngineSpark, collectors.EngineAthena, collectors.EngineSnowflake, collectors.EngineDuckDB:
+		return true
+	}
+	return false
 }
 
 // richness orders duplicates of one query: a known state, known cost and

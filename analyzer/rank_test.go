@@ -420,3 +420,54 @@ func TestRankUnknownRangeTakesTheColumnsTypicalRange(t *testing.T) {
 		})
 	}
 }
+
+func TestRankFoldsScanReportsIntoTheirQuery(t *testing.T) {
+	st := eventsTable(t, "events", nil)
+	engineQuery := func(id string, start time.Time) collectors.QueryEvent {
+		ev := event(st, id, pred("country", extract.OpEq, str("FR")), collectors.EvidenceSQL)
+		ev.StartTime, ev.EndTime = start, start.Add(20*time.Second)
+		return ev
+	}
+	report := func(at time.Time, engine string, f *extract.Node) collectors.QueryEvent {
+		ev := event(st, "report-"+at.String(), f, collectors.EvidenceScanReport)
+		ev.Source, ev.Engine, ev.EngineVersion, ev.State = "iceberg-scanreport", collectors.EngineIceberg, engine, collectors.StateUnknown
+		ev.StartTime = at
+		return ev
+	}
+	tenant := pred("tenant_id", extract.OpEq, num("150"))
+	fr := pred("country", extract.OpEq, str("FR"))
+	cases := []struct {
+		name           string
+		events         []collectors.QueryEvent
+		tenantShare    float64
+		countryQueries int
+		countryScore   float64
+	}{
+		{"report during the query joins it", []collectors.QueryEvent{
+			engineQuery("q1", now.Add(-10*time.Second)), report(now, "trino 467", tenant),
+		}, 1, 1, 0.9 * (1 - selFR)},
+		{"the stronger evidence credits a column once", []collectors.QueryEvent{
+			engineQuery("q1", now.Add(-10*time.Second)), report(now, "", fr),
+		}, 0, 1, 1 - selFR},
+		{"two queries running: ambiguous, counted apart", []collectors.QueryEvent{
+			engineQuery("q1", now.Add(-10*time.Second)), engineQuery("q2", now.Add(-5*time.Second)), report(now, "trino 467", tenant),
+		}, 1.0 / 3, 2, 2 * 0.9 * (1 - selFR)},
+		{"report after the query ended", []collectors.QueryEvent{
+			engineQuery("q1", now.Add(-time.Minute)), report(now, "trino 467", tenant),
+		}, 0.5, 1, 0.9 * (1 - selFR)},
+		{"report from another engine", []collectors.QueryEvent{
+			engineQuery("q1", now.Add(-10*time.Second)), report(now, "spark 3.5.1", tenant),
+		}, 0.5, 1, 0.9 * (1 - selFR)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// A half-life of centuries: a minute of age changes the weight by < 1e-8.
+			ranks, err := analyzer.Rank(st.Ident, st, tc.events, analyzer.RankOptions{Now: now, HalfLife: math.MaxInt64})
+			require.NoError(t, err)
+			m := byColumn(t, ranks)
+			require.InDelta(t, tc.tenantShare, m["tenant_id"].Share, 1e-7)
+			require.Equal(t, tc.countryQueries, m["country"].Queries)
+			require.InDelta(t, tc.countryScore, m["country"].Score, 1e-7)
+		})
+	}
+}
