@@ -98,5 +98,9 @@ func runDemo(ctx context.Context, opts *demoOptions) error {
 		return err
 	}
 	section("floe queries")
-	return runQueries(ctx, &queriesOptions{f: opts.f, Output: outputTable})
+	if err := runQueries(ctx, &queriesOptions{f: opts.f, Output: outputTable}); err != nil {
+		return err
+	}
+	section("floe analyze")
+	return runAnalyze(ctx, &analyzeOptions{f: opts.f, Since: 30 * 24 * time.Hour, Output: outputTable})
 }

@@ -161,6 +161,23 @@ func TestDemoThenHealthMatchesSnapshotSummary(t *testing.T) {
 	}
 	require.Contains(t, cols, "tenant_id")
 
+	// analyze ranks tenant_id first on web.events (the demo workload's
+	// dominant equality filter) and proposes layouts on it.
+	out, errOut, code = run(t, dir, "analyze", "web.events", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var an []tableAnalysis
+	require.NoError(t, json.Unmarshal([]byte(out), &an))
+	require.Len(t, an, 1)
+	require.NotEmpty(t, an[0].Columns)
+	require.Equal(t, "tenant_id", an[0].Columns[0].Column)
+	var layouts []string
+	for _, c := range an[0].Candidates {
+		layouts = append(layouts, c.Layout)
+	}
+	require.Contains(t, layouts, "sort(tenant_id)")
+	require.Contains(t, layouts, "current")
+	require.Contains(t, layouts, "binpack")
+
 	// Running demo again without --reset refuses, with a usage-class hint.
 	_, errOut, code = run(t, dir, "demo", "--event-commits", "2", "--orders", "10")
 	require.Equal(t, exitError, code)

@@ -29,6 +29,7 @@ With no configuration floe uses an embedded local warehouse in ./floe-data
 		newPredicatesCmd(f, nil),
 		newCollectCmd(f, nil),
 		newQueriesCmd(f, nil),
+		newAnalyzeCmd(f, nil),
 		newVersionCmd(f),
 	)
 	return root
