@@ -210,7 +210,7 @@ func topOp(mix map[string]float64) string {
 // columnType finds a top-level primitive column; without a state every
 // column is accepted, with a nil type.
 func columnType(st *lake.State, name string) (iceberg.Type, bool) {
-	if st == nil {
+	if st == nil || st.Metadata == nil {
 		return nil, true
 	}
 	for _, f := range st.Metadata.CurrentSchema().Fields() {

@@ -354,13 +354,14 @@ func TestRankRobustToOddInput(t *testing.T) {
 		events = append(events, event(st, string(rune('a'+i)), n, collectors.Evidence("made-up")))
 	}
 	events = append(events, collectors.QueryEvent{QueryID: "empty"})
-	for _, s := range []*lake.State{st, nil} {
+	for _, s := range []*lake.State{st, nil, {}} {
 		ranks, err := analyzer.Rank(st.Ident, s, events, analyzer.RankOptions{})
 		require.NoError(t, err)
 		m := byColumn(t, ranks)
-		if s != nil {
+		if s == st {
 			require.NotContains(t, m, "nope")
 		}
+		require.NotEmpty(t, analyzer.Candidates(ranks, s, analyzer.CandidateOptions{}))
 		for _, r := range ranks {
 			require.GreaterOrEqual(t, r.Selectivity, 0.0)
 			require.LessOrEqual(t, r.Selectivity, 1.0)

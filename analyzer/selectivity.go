@@ -107,9 +107,13 @@ type columnStats struct {
 	ndv      float64 // distinct values of the column, estimated
 }
 
-// NewStats prepares estimates over st's live data files. A nil st gives a
-// Stats that answers every question with the defaults.
+// NewStats prepares estimates over st's live data files. A nil st (or one
+// without metadata) gives a Stats that answers every question with the
+// defaults.
 func NewStats(st *lake.State) *Stats {
+	if st != nil && st.Metadata == nil {
+		st = nil // a State not loaded by lake.LoadState: no schema to read
+	}
 	s := &Stats{st: st, cols: map[int]*columnStats{}, byName: map[string]*columnStats{}, parts: map[int]partitioning{}}
 	if st != nil {
 		for i := range st.DataFiles {
