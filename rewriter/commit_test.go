@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
@@ -370,4 +373,50 @@ func TestDeadDeletes(t *testing.T) {
 			require.ElementsMatch(t, tc.wantParts, got)
 		})
 	}
+}
+
+func TestCommitGroupsKeepsProgressWhenALaterWriteFails(t *testing.T) {
+	ctx := t.Context()
+	tt := newTwinTables(t, nil)
+	regions := []string{"eu", "us", "ap"}
+	for i := range 3 {
+		for j, r := range regions {
+			tt.appendBoth(t, j*1000+i*100, 100, r)
+		}
+	}
+	base := tt.state(t, tt.tbl)
+	done := rewriteGroups(t, base, "eu", "us")
+	rep, err := rewriter.CommitGroups(ctx, base, done, rewriter.CommitOptions{Sleep: instantSleep})
+	require.NoError(t, err)
+	require.Len(t, rep.Commits, 2)
+
+	// The third group's write fails: its data path runs through a regular
+	// file, so creating the output fails whoever runs the test.
+	blocker := filepath.Join(t.TempDir(), "not-a-dir")
+	require.NoError(t, os.WriteFile(blocker, nil, 0o644))
+	tx := rep.Table.NewTransaction()
+	require.NoError(t, tx.SetProperties(iceberg.Properties{"write.data.path": "file://" + blocker + "/data"}))
+	broken, err := tx.Commit(ctx)
+	require.NoError(t, err)
+	st := tt.state(t, broken)
+	scan := broken.Scan()
+	defer scan.Close()
+	tasks, err := scan.PlanFiles(ctx)
+	require.NoError(t, err)
+	var ap []table.FileScanTask
+	for _, task := range tasks {
+		if task.File.Partition()[1000] == "ap" {
+			ap = append(ap, task)
+		}
+	}
+	require.Len(t, ap, 3)
+	_, _, err = rewriter.RewriteGroup(ctx, broken, ap, rewriter.GroupOptions{TempDir: t.TempDir()})
+	require.ErrorContains(t, err, "not a directory", "the injected write error surfaces")
+
+	// The first two groups stay committed; the third partition is untouched.
+	require.Equal(t, len(done[0].Outputs), regionFiles(st, "eu"))
+	require.Equal(t, len(done[1].Outputs), regionFiles(st, "us"))
+	require.Equal(t, 3, regionFiles(st, "ap"))
+	tt.tbl = broken
+	tt.requireSameRows(t)
 }
