@@ -43,5 +43,46 @@
 // bytes plus the estimated size of its buffered row group reach the target;
 // row groups are a fraction of the target, so files land within a few percent
 // of it. Dictionary encoding is enabled per column only where a sample shows
-// few distinct values.
+// few distinct values.//
+// # Committing rewritten groups
+//
+// [CommitGroups] turns groups written by [RewriteGroup] into replace
+// snapshots (iceberg-go's RewriteFiles), GroupsPerCommit groups each; a
+// commit is kept when a later one fails. Before every attempt it reloads the
+// table and checks each group against the head:
+//
+//   - every input data file is still live, and
+//   - no delete file unknown at the base state may apply to an input: one
+//     naming an input as its referenced data file, any other delete in an
+//     input's partition, or an equality delete of an unpartitioned spec.
+//
+// A group failing the check is skipped ([ErrStaleGroup]) and its outputs are
+// reported as orphans; it is never committed, so a concurrent delete can
+// never be undone by a rewrite that read the rows before it. Catalogs other
+// than REST report a lost race as a plain "requirement failed" error rather
+// than table.ErrCommitFailed, so iceberg-go never retries them itself:
+// [IsRetryableCommitError] recognises both, and the batch is re-validated and
+// re-staged on the new head with jittered backoff, MaxAttempts at most.
+// Delete files made dead by the batch ([DeadDeletes]) are removed in the same
+// snapshot; keeping one that might still apply is always the safe choice.
+// The new files get the commit's sequence number, above every existing
+// delete's, so no existing delete applies to them.
+//
+// # Maintenance
+//
+// Each step has a planner that changes nothing (the dry run) and an
+// executor:
+//
+//   - [PlanExpire] / [Expire]: snapshots selected with Iceberg's semantics
+//     (refs, their min-snapshots-to-keep, max-snapshot-age-ms and
+//     max-ref-age-ms, then the table properties) against an injected clock,
+//     removed by id with every ref asserted unchanged; the files deleted are
+//     those the expired snapshots reach and the committed metadata does not.
+//   - [PlanOrphans] / [DeleteOrphans]: files under the table location that
+//     no snapshot, manifest, metadata file or statistics file references,
+//     older than the age floor (24 h unless forced) and outside the staging
+//     paths of runs in progress; references are read again before deleting.
+//   - [PlanManifests] / [RewriteManifests]: data manifests clustered by
+//     partition to a target size; already clustered manifests are left
+//     alone, so a repeated run commits nothing.
 package rewriter
