@@ -86,10 +86,12 @@ func dsn(path string, memory bool) string {
 // global driver registry.
 type connector struct{ dsn string }
 
+// Connect opens one connection with the store's DSN.
 func (c connector) Connect(context.Context) (driver.Conn, error) {
 	return (&sqlite.Driver{}).Open(c.dsn)
 }
 
+// Driver returns the modernc.org/sqlite driver.
 func (c connector) Driver() driver.Driver { return &sqlite.Driver{} }
 
 // Close closes the database.

@@ -89,6 +89,9 @@ func TestOpenNewerSchema(t *testing.T) {
 
 	db, err := sql.Open("sqlite", path)
 	require.NoError(t, err)
+	var mode string
+	require.NoError(t, db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode))
+	require.Equal(t, "wal", mode, "the store switches the file to WAL")
 	_, err = db.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'from the future', 0)`, store.SchemaVersion()+7)
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
