@@ -142,6 +142,9 @@ func PlanOrphans(ctx context.Context, tbl *table.Table, opts OrphanOptions) (Orp
 		excludes = append(excludes, NormalizeLocation(p, schemes, auths))
 	}
 	root := cmp.Or(opts.Location, tbl.Location())
+	// Only files strictly under root: an object store lister given the
+	// prefix "…/events" must not reach into "…/events_v2/".
+	rootKey := strings.TrimSuffix(NormalizeLocation(root, schemes, auths), "/") + "/"
 	err = lister.WalkDir(root, func(p string, d iofs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -152,8 +155,11 @@ func PlanOrphans(ctx context.Context, tbl *table.Table, opts OrphanOptions) (Orp
 		if d.IsDir() {
 			return nil
 		}
-		plan.Scanned++
 		key := NormalizeLocation(p, schemes, auths)
+		if !strings.HasPrefix(key, rootKey) {
+			return nil
+		}
+		plan.Scanned++
 		if refs[key] {
 			return nil
 		}
