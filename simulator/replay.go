@@ -1,7 +1,9 @@
 package simulator
 
 import (
+	"cmp"
 	"math/bits"
+	"slices"
 	"sort"
 	"strings"
 
@@ -40,8 +42,9 @@ type fileSet struct {
 
 // colIndex is one bound column of a fileSet.
 type colIndex interface {
-	// evalLeaf sets in out the bits of the files l may match (out is cleared).
-	evalLeaf(l *leaf, out []uint64)
+	// evalLeaf writes into out the bits of the files l may match; tmp and one are
+	// scratch bitsets of the same length.
+	evalLeaf(l *leaf, out, tmp, one []uint64)
 	finish()
 }
 
@@ -51,6 +54,26 @@ type colData[T uint64 | string] struct {
 	hasLow, hasUp []bool
 	nulls, values []int64 // -1: unknown
 	blocks        []block[T]
+
+	// Filled by finish: the sorted-bounds index.
+	words       int
+	mayNull     []uint64 // files whose null count is not known to be zero
+	notNullOnly []uint64 // files not known to hold only nulls
+	lowIdx      sortedBounds[T]
+	upIdx       sortedBounds[T]
+}
+
+// sortedBounds indexes one side of a column's bounds. order lists the files with no bound
+// first, then the others by bound: ascending lower bounds, or descending upper bounds, so
+// that the files a range predicate keeps on that side ("lower ≤ hi", "upper ≥ lo") are a
+// prefix of order. prefix[k] is the bitset of the first k·stride files of order, so a
+// prefix costs one copy of a checkpoint plus fewer than stride bit sets.
+type sortedBounds[T uint64 | string] struct {
+	order   []int32
+	vals    []T // bounds of order[unbounded:], in order
+	unbound int
+	stride  int
+	prefix  []uint64 // (len(order)/stride + 1) checkpoints of words each
 }
 
 // block summarizes 64 consecutive files of one column, over the files that are not
@@ -159,7 +182,18 @@ func (c *colData[T]) nullsOnly(i int) bool {
 
 func (c *colData[T]) finish() {
 	nb := (c.n + 63) / 64
+	c.words = nb
 	c.blocks = make([]block[T], nb)
+	c.mayNull = make([]uint64, nb)
+	c.notNullOnly = make([]uint64, nb)
+	for i := range c.n {
+		if c.nulls[i] != 0 {
+			c.mayNull[i/64] |= 1 << (i % 64)
+		}
+		if !c.nullsOnly(i) {
+			c.notNullOnly[i/64] |= 1 << (i % 64)
+		}
+	}
 	for b := range nb {
 		blk := block[T]{allLow: true, allUp: true, allNullsOnly: true}
 		seenLow, seenUp := false, false
@@ -181,6 +215,88 @@ func (c *colData[T]) finish() {
 		}
 		c.blocks[b] = blk
 	}
+	c.lowIdx = buildSorted(c.n, c.low, c.hasLow, false)
+	c.upIdx = buildSorted(c.n, c.up, c.hasUp, true)
+}
+
+// checkpointWords bounds the memory of one sortedBounds to about this many words.
+const checkpointWords = 4 << 20
+
+func buildSorted[T uint64 | string](n int, bound []T, has []bool, desc bool) sortedBounds[T] {
+	sb := sortedBounds[T]{order: make([]int32, 0, n)}
+	for i := range n {
+		if !has[i] {
+			sb.order = append(sb.order, int32(i))
+		}
+	}
+	sb.unbound = len(sb.order)
+	for i := range n {
+		if has[i] {
+			sb.order = append(sb.order, int32(i))
+		}
+	}
+	rest := sb.order[sb.unbound:]
+	slices.SortFunc(rest, func(a, b int32) int {
+		if desc {
+			return cmp.Compare(bound[b], bound[a])
+		}
+		return cmp.Compare(bound[a], bound[b])
+	})
+	sb.vals = make([]T, len(rest))
+	for k, i := range rest {
+		sb.vals[k] = bound[i]
+	}
+	words := (n + 63) / 64
+	sb.stride = 64
+	for (n/sb.stride+1)*words > checkpointWords {
+		sb.stride *= 2
+	}
+	cps := n/sb.stride + 1
+	sb.prefix = make([]uint64, cps*words)
+	for k := 1; k < cps; k++ {
+		cur := sb.prefix[k*words : (k+1)*words]
+		copy(cur, sb.prefix[(k-1)*words:k*words])
+		for _, i := range sb.order[(k-1)*sb.stride : k*sb.stride] {
+			cur[i/64] |= 1 << (i % 64)
+		}
+	}
+	return sb
+}
+
+// prefixInto writes the bitset of the first p files of order into out.
+func (sb *sortedBounds[T]) prefixInto(p int, out []uint64) {
+	k := p / sb.stride
+	w := len(out)
+	copy(out, sb.prefix[k*w:(k+1)*w])
+	for _, i := range sb.order[k*sb.stride : p] {
+		out[i/64] |= 1 << (i % 64)
+	}
+}
+
+// keepLow is the number of files whose lower bound does not exceed hi (is below hi when
+// strict), files without a lower bound included: a prefix of lowIdx.order.
+func (c *colData[T]) keepLow(hi T, strict bool) int {
+	v := c.lowIdx.vals
+	k := sort.Search(len(v), func(j int) bool {
+		if strict {
+			return v[j] >= hi
+		}
+		return v[j] > hi
+	})
+	return c.lowIdx.unbound + k
+}
+
+// keepUp is the number of files whose upper bound is not below lo (is above lo when
+// strict), files without an upper bound included: a prefix of upIdx.order.
+func (c *colData[T]) keepUp(lo T, strict bool) int {
+	v := c.upIdx.vals
+	k := sort.Search(len(v), func(j int) bool {
+		if strict {
+			return v[j] <= lo
+		}
+		return v[j] < lo
+	})
+	return c.upIdx.unbound + k
 }
 
 // rangeTest is a comparison leaf as bounds on the values a file must reach: a file
@@ -201,8 +317,7 @@ func (r *rangeTest[T]) upFails(x T) bool {
 	return r.hasLo && (x < r.lo || r.loStrict && x == r.lo)
 }
 
-func (c *colData[T]) evalLeaf(l *leaf, out []uint64) {
-	clear(out)
+func (c *colData[T]) evalLeaf(l *leaf, out, tmp, one []uint64) {
 	switch l.op {
 	case opNE, opNotIn, opNotStartsWith:
 		// iceberg-go's inclusive metrics evaluator never prunes these: bounds need not be
@@ -210,73 +325,49 @@ func (c *colData[T]) evalLeaf(l *leaf, out []uint64) {
 		setFirst(out, c.n)
 		return
 	case opIsNull:
-		for i := range c.n {
-			if c.nulls[i] != 0 {
-				out[i/64] |= 1 << (i % 64)
-			}
-		}
+		copy(out, c.mayNull)
 		return
 	case opNotNull:
-		for i := range c.n {
-			if !c.nullsOnly(i) {
-				out[i/64] |= 1 << (i % 64)
-			}
-		}
+		copy(out, c.notNullOnly)
 		return
 	case opStartsWith:
+		clear(out)
 		c.evalStartsWith(l, out)
 		return
 	}
 	vals := leafVals[T](l)
-	var r rangeTest[T]
 	switch l.op {
-	case opLT:
-		r.hi, r.hasHi, r.hiStrict = vals[0], true, true
-	case opLE:
-		r.hi, r.hasHi = vals[0], true
-	case opGT:
-		r.lo, r.hasLo, r.loStrict = vals[0], true, true
-	case opGE:
-		r.lo, r.hasLo = vals[0], true
+	case opLT, opLE:
+		c.lowIdx.prefixInto(c.keepLow(vals[0], l.op == opLT), out)
+	case opGT, opGE:
+		c.upIdx.prefixInto(c.keepUp(vals[0], l.op == opGT), out)
 	case opEQ:
-		r.lo, r.hi, r.hasLo, r.hasHi = vals[0], vals[0], true, true
+		c.lowIdx.prefixInto(c.keepLow(vals[0], false), out)
+		c.upIdx.prefixInto(c.keepUp(vals[0], false), tmp)
+		andInto(out, tmp)
 	case opIn:
 		if len(vals) > inPredicateLimit {
-			for i := range c.n {
-				if !c.nullsOnly(i) {
-					out[i/64] |= 1 << (i % 64)
-				}
-			}
+			copy(out, c.notNullOnly)
 			return
 		}
-		r.lo, r.hi, r.hasLo, r.hasHi = vals[0], vals[len(vals)-1], true, true
-	}
-	checkIn := l.op == opIn && len(vals) > 1
-	for b, blk := range c.blocks {
-		if blk.allNullsOnly || blk.allLow && r.lowFails(blk.minLow) || blk.allUp && r.upFails(blk.maxUp) {
-			continue
-		}
-		var w uint64
-		for i := b * 64; i < min(c.n, b*64+64); i++ {
-			if c.nullsOnly(i) || c.hasLow[i] && r.lowFails(c.low[i]) || c.hasUp[i] && r.upFails(c.up[i]) {
-				continue
+		// A file may match when some value lies within its bounds: the union over values
+		// of "lower ≤ v and upper ≥ v".
+		clear(out)
+		for _, v := range vals {
+			c.lowIdx.prefixInto(c.keepLow(v, false), one)
+			c.upIdx.prefixInto(c.keepUp(v, false), tmp)
+			for i := range out {
+				out[i] |= one[i] & tmp[i]
 			}
-			if checkIn && !c.inHit(vals, i) {
-				continue
-			}
-			w |= 1 << (i % 64)
 		}
-		out[b] = w
 	}
+	andInto(out, c.notNullOnly)
 }
 
-// inHit reports whether some value of the sorted list lies within file i's bounds.
-func (c *colData[T]) inHit(vals []T, i int) bool {
-	j := 0
-	if c.hasLow[i] {
-		j = sort.Search(len(vals), func(k int) bool { return vals[k] >= c.low[i] })
+func andInto(dst, src []uint64) {
+	for i := range dst {
+		dst[i] &= src[i]
 	}
-	return j < len(vals) && (!c.hasUp[i] || vals[j] <= c.up[i])
 }
 
 // evalStartsWith follows iceberg-go: a bound truncated to the prefix's length that sorts
@@ -316,8 +407,9 @@ func setFirst(out []uint64, n int) {
 
 // evaluator evaluates bound trees over one fileSet with reusable bitsets.
 type evaluator struct {
-	fs   *fileSet
-	pool [][]uint64
+	fs       *fileSet
+	pool     [][]uint64
+	tmp, one []uint64
 }
 
 func (ev *evaluator) buf(d int) []uint64 {
@@ -334,7 +426,10 @@ func (ev *evaluator) eval(e *expr, dst []uint64, d int) {
 	case exTrue:
 		copy(dst, fs.nonEmpty)
 	case exLeaf:
-		fs.cols[e.leaf.col].evalLeaf(&e.leaf, dst)
+		if ev.tmp == nil {
+			ev.tmp, ev.one = make([]uint64, len(dst)), make([]uint64, len(dst))
+		}
+		fs.cols[e.leaf.col].evalLeaf(&e.leaf, dst, ev.tmp, ev.one)
 		for i := range dst {
 			dst[i] &= fs.nonEmpty[i]
 		}
