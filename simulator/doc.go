@@ -16,7 +16,7 @@
 //  5. reports a projection (files and bytes read, skip ratio) with its error bars.
 //
 // Steps 2 to 5 (sampling, projected file boundaries, query replay, projections and error bars)
-// live in their own files of this package. Everything here is pure: no I/O, no clocks, no
+// live in sample.go, project.go, replay*.go, measure.go and workload.go; see Projection below. Everything here is pure: no I/O, no clocks, no
 // global state.
 //
 // # Layouts
@@ -101,6 +101,72 @@
 // points more files skipped than Z-order at the same columns. Iceberg's open Hilbert pull
 // request feeds raw ZOrderByteUtils bytes into the same transform and so inherits the raw-width
 // problem; floe does not emulate it.
+//
+// # Projection
+//
+// A workload is a list of [Query] values, one per logged query of one table, each with
+// the filter its scan of that table could push down ([WorkloadFromSQL] reads a file of
+// ';'-separated statements, [WorkloadFromEvents] uses resolved query events). Filters are
+// bound once to the table's schema: columns are matched case-insensitively (an unknown
+// column, or one of a type replay does not bound — decimal, binary, fixed, uuid, time,
+// nested — makes its leaf "may match"); NOT is pushed into the leaves (De Morgan, negated
+// operators: NOT(x < 5) is x >= 5, NOT(x between a and b) is x < a OR x > b) so that every
+// term that cannot be bound sits in a positive position and replacing it by "may match" is
+// always conservative; literals are typed against the column (a number against a date is
+// a day number and against a timestamp epoch microseconds, as Spark prints pushed
+// filters; date and timestamp text without a zone is UTC; a fraction against an integer
+// column is left unbound); day/month/year/hour of a date or timestamp column become a
+// range of the column (date_trunc('day', ts) = DATE '2026-11-01' is ts in [2026-11-01,
+// 2026-11-02); year(ts) = 2026 the year); LIKE 'abc%' is a prefix, LIKE without wildcards
+// an equality.
+//
+// Replay evaluates a bound tree on each file's per-column lower/upper bounds, null and
+// value counts with exactly the rules of iceberg-go's inclusive metrics evaluator, so that
+// replay on the real current files ([ProjectCurrent], [FilesRead]) keeps the same files as
+// tbl.Scan(table.WithRowFilter(…)).PlanFiles ([Measure], the ground truth, built on
+// [ToIcebergExpr] from the same bound tree). In particular != and NOT IN never skip (a
+// bound need not be a value of the column), comparisons and IN skip a file whose values are
+// all null, IS NULL needs a null count that is not zero, IS NOT NULL skips only an all-null
+// file, an IN list longer than 200 values only skips all-null files, and an empty file is
+// never read. This agreement is tested on random predicate trees over a real table.
+//
+// For speed each column's files are indexed twice: ordered by lower bound (ascending) and
+// by upper bound (descending), with a bitset checkpoint every 64 files of each order. The
+// files a range leaf keeps ("lower ≤ hi", "upper ≥ lo") are a prefix of each order, found by
+// binary search and materialized as one checkpoint copy plus fewer than 64 bit sets; AND
+// and OR are word-wise over the bitsets. A query costs O(leaves · (log n + n/64)) instead of
+// O(leaves · n).
+//
+// A candidate layout is projected from a [Sample] ([TakeSample]): a seeded, uniform sample
+// of the table's live rows (deletes applied), holding only the predicate and layout
+// columns, of max(10,000 × projected files, 0.1% of rows) rows capped at 2M, read from a
+// random subset of files (8× the row fraction) thinned row by row, or the whole table when
+// that is at least half of it. [ProjectSample] orders each partition's sampled rows by the
+// layout key ([NewEncoder]; rank z-order and Hilbert fit [FitQuantiles] on the sample;
+// binpack keeps arrival order, files in data-sequence order), cuts them into as many files
+// as the partition's current bytes fill at the target file size, and takes each projected
+// file's min/max, null and value counts for every predicate column — not only the key
+// columns — with string bounds truncated as the table's metrics mode truncates them
+// (truncate(16) by default: lower bound cut, upper bound cut and incremented). Files are
+// sized by bytes today, so a rewrite that compresses better than the current files writes
+// fewer files than projected.
+//
+// Bias and error bound. A projected file's true range contains the range of its sampled
+// rows, so naive sample min/max is optimistic (it can only overstate skipping). By order
+// statistics, the unsampled rows of a file lie, in key order, between the last sampled
+// row of the previous file and the first of the next; each projected file's range is
+// therefore widened to those two neighbours (within its partition), which covers the true
+// range of the leading key column and part of the gap of the others. [Projection.BiasPP]
+// is the naive projection's skip rate minus the widened one: how optimistic naive min/max
+// was for this layout and workload. [Projection.ErrorPP] is the largest absolute deviation
+// of SkippedPct when the same projection is computed from each half of two random
+// half/half splits of the sample (same file counts, half the rows per file): a half
+// sample has about √2 times the sampling spread of the full one and more optimism, so the
+// figure over-covers the full sample's sampling error. It is 0 for current (real bounds)
+// and when every row was read (the projection is then exact up to bytes-vs-rows rounding).
+// On a 120,000-row table projected from a 4.7% sample, sort and z-order projections were
+// within 0.2 pp of the skip rate measured by iceberg-go on the table actually rewritten
+// (TestProjectionMatchesRewrite).
 //
 // # Invariants
 //
