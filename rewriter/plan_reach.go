@@ -27,8 +27,11 @@ func reachable(ctx context.Context, fio iceio.IO, md table.Metadata, ids []int64
 	for _, id := range ids {
 		want[id] = true
 	}
-	manifests := map[string]iceberg.ManifestFile{}
-	for _, id := range ids {
+	// Manifest lists are read in parallel, then merged in snapshot order.
+	lists := make([][]iceberg.ManifestFile, len(ids))
+	lg, lctx := errgroup.WithContext(ctx)
+	lg.SetLimit(max(1, concurrency))
+	for i, id := range ids {
 		snap := md.SnapshotByID(id)
 		if snap == nil {
 			return nil, fmt.Errorf("snapshot %d not in table metadata", id)
@@ -36,10 +39,23 @@ func reachable(ctx context.Context, fio iceio.IO, md table.Metadata, ids []int64
 		if snap.ManifestList != "" {
 			out[snap.ManifestList] = 0
 		}
-		list, err := snap.Manifests(fio)
-		if err != nil {
-			return nil, fmt.Errorf("read manifest list of snapshot %d: %w", id, err)
-		}
+		lg.Go(func() error {
+			if err := lctx.Err(); err != nil {
+				return err
+			}
+			list, err := snap.Manifests(fio)
+			if err != nil {
+				return fmt.Errorf("read manifest list of snapshot %d: %w", id, err)
+			}
+			lists[i] = list
+			return nil
+		})
+	}
+	if err := lg.Wait(); err != nil {
+		return nil, err
+	}
+	manifests := map[string]iceberg.ManifestFile{}
+	for _, list := range lists {
 		for _, m := range list {
 			if _, ok := manifests[m.FilePath()]; !ok {
 				manifests[m.FilePath()] = m
