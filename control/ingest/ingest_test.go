@@ -3,6 +3,7 @@ package ingest_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -430,4 +431,40 @@ func TestRunGrowingSparkLog(t *testing.T) {
 	require.Equal(t, collectors.StateSucceeded, evs[0].State)
 	require.Equal(t, int64(3000), evs[0].Metrics.ElapsedMs)
 	require.Len(t, evs[0].Tables, 1)
+}
+
+// TestRunCancelled stops at a cancelled context: the file being read when
+// it was cancelled is not recorded as collected and no later file is read.
+func TestRunCancelled(t *testing.T) {
+	l := newLake(t)
+	st := openStore(t)
+	dir := copyFixtures(t, fixtures...)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	sink := 0
+	opts := l.options(dir)
+	// Cancel from inside the pipeline: after the first file is read.
+	opts.Parsers = append([]collectors.Parser{}, parsers()...)
+	for i, p := range opts.Parsers {
+		opts.Parsers[i] = cancelAfter{Parser: p, cancel: func() { sink++; cancel() }}
+	}
+	rep, err := ingest.Run(ctx, opts, st)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, 1, sink)
+	require.Len(t, rep.Files, 1, "no file after the cancellation is read")
+	files, err := st.Files(t.Context())
+	require.NoError(t, err)
+	require.Empty(t, files)
+}
+
+// cancelAfter cancels once its parser has read a file.
+type cancelAfter struct {
+	collectors.Parser
+	cancel func()
+}
+
+func (c cancelAfter) Parse(ctx context.Context, name string, r io.Reader, emit func(collectors.QueryEvent) error, bad func(collectors.BadRecord) error) error {
+	err := c.Parser.Parse(ctx, name, r, emit, bad)
+	c.cancel()
+	return err
 }
