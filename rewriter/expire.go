@@ -81,6 +81,9 @@ type ExpirePlan struct {
 type ExpireResult struct {
 	// Expired are the snapshots removed from the table metadata.
 	Expired []int64
+	// Kept are planned snapshots still in the table: since planning, a
+	// branch or tag came to need them. Their files are kept.
+	Kept []int64
 	// RemovedRefs are the refs removed.
 	RemovedRefs []string
 	// SnapshotID is the table's current snapshot after the commit.
@@ -310,6 +313,11 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, plan Exp
 	for _, s := range before.Metadata().Snapshots() {
 		if planned[s.SnapshotID] && after.Metadata().SnapshotByID(s.SnapshotID) == nil {
 			res.Expired = append(res.Expired, s.SnapshotID)
+		}
+	}
+	for _, id := range plan.Snapshots {
+		if after.Metadata().SnapshotByID(id) != nil {
+			res.Kept = append(res.Kept, id)
 		}
 	}
 	if cur := after.CurrentSnapshot(); cur != nil {

@@ -213,3 +213,36 @@ func TestExpireRefusesBadOptions(t *testing.T) {
 	require.ErrorContains(t, err, "retain-last")
 	require.ErrorContains(t, err, "older-than")
 }
+
+func TestExpireKeepsSnapshotsTaggedAfterPlanning(t *testing.T) {
+	ctx := t.Context()
+	f := newExpireFixture(t)
+	opts := rewriter.ExpireOptions{RetainLast: 1, Now: func() time.Time { return time.Now().Add(10 * 24 * time.Hour) }}
+	plan, err := rewriter.PlanExpire(ctx, f.tt.tbl, opts)
+	require.NoError(t, err)
+	require.Equal(t, f.snaps[:5], plan.Snapshots)
+	// Between planning and running, someone tags snapshot 2.
+	f.setRef(t, "audit", f.snaps[1], table.TagRef, 0)
+	res, err := rewriter.Expire(ctx, f.tt.w.Catalog, f.tt.tbl, plan, opts)
+	require.NoError(t, err)
+	require.Equal(t, []int64{f.snaps[1]}, res.Kept)
+	require.ElementsMatch(t, []int64{f.snaps[0], f.snaps[2], f.snaps[3], f.snaps[4]}, res.Expired)
+	for _, p := range f.data[:2] {
+		require.True(t, exists(t, p), "data file of the tagged snapshot deleted")
+		require.NotContains(t, res.Deleted, p)
+	}
+	for _, p := range f.data[2:] {
+		require.False(t, exists(t, p))
+	}
+	fresh, err := f.tt.w.Catalog.LoadTable(ctx, f.tt.tbl.Identifier())
+	require.NoError(t, err)
+	requireReachableExist(t, fresh)
+	// The tag still reads its snapshot's rows.
+	scan := fresh.Scan(table.WithSnapshotID(f.snaps[1]))
+	defer scan.Close()
+	tasks, err := scan.PlanFiles(ctx)
+	require.NoError(t, err)
+	require.Len(t, tasks, 2)
+	f.tt.tbl = fresh
+	f.tt.requireSameRows(t)
+}
