@@ -1,0 +1,578 @@
+package rewriter
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/simulator"
+)
+
+// CompactOptions tune [PlanCompaction] and [Compact]. The zero value
+// bin-packs every partition that needs it, with the table's target size,
+// unbounded memory and no budget.
+type CompactOptions struct {
+	// Layout is the target layout; the zero value and "binpack" bin-pack.
+	Layout simulator.Layout
+	// ZOrderMode is the z-order key: Iceberg-exact (zero value, the same
+	// bytes Spark's rewrite_data_files writes) or rank-normalized.
+	ZOrderMode simulator.ZOrderMode
+	// Partitions, when set, restricts compaction to these partition keys
+	// (as lake.File.PartitionKey prints them).
+	Partitions []string
+	// TargetFileSizeBytes of the files written. Default: the table's
+	// write.target-file-size-bytes, else 512 MiB.
+	TargetFileSizeBytes int64
+	// MinInputFiles is the least number of files a bin-pack group needs
+	// (delete files or oversized files make a group regardless). Default: 5,
+	// as Iceberg's rewrite_data_files.
+	MinInputFiles int
+	// MaxBytes bounds the input bytes of one run; partitions past it are
+	// deferred to the next run (oldest data first). Zero: no bound.
+	MaxBytes int64
+	// MaxFilesFraction bounds the input files of one run as a fraction of
+	// the table's data files. Zero: no bound.
+	MaxFilesFraction float64
+	// Priority lists partition keys that go first (those whose groups lost
+	// commit races in the previous run).
+	Priority []string
+	// Group tunes each group's rewrite; its TargetFileSizeBytes and Keyer
+	// are set by Compact.
+	Group GroupOptions
+	// Commit tunes the commit loop; its Layout is set by Compact.
+	Commit CommitOptions
+	// GroupsPerBatch is how many groups are rewritten before they are
+	// committed (partial progress: a failure keeps every committed batch).
+	// Default: 1.
+	GroupsPerBatch int
+	// Progress, when set, is called after each group is rewritten.
+	Progress func(done, total int, bytesDone, bytesTotal int64)
+	// Logger receives one line per batch. Default: discard.
+	Logger *slog.Logger
+}
+
+// PlannedGroup is one partition's files to rewrite together.
+type PlannedGroup struct {
+	Partition string   `json:"partition"`
+	Files     int      `json:"files"`
+	Bytes     int64    `json:"bytes"`
+	Records   int64    `json:"records"`
+	Deletes   int      `json:"delete_files"`
+	Reasons   []string `json:"reasons"`
+	// Paths are the data files of the group.
+	Paths []string `json:"-"`
+	// oldest is the smallest data sequence number, for budget order.
+	oldest int64
+}
+
+// CompactPlan is what a compaction would do, computed from metadata only.
+type CompactPlan struct {
+	Table  string `json:"table"`
+	Layout string `json:"layout"`
+	// SnapshotID is the snapshot the plan was made against.
+	SnapshotID          int64          `json:"snapshot_id"`
+	TargetFileSizeBytes int64          `json:"target_file_size_bytes"`
+	Groups              []PlannedGroup `json:"groups"`
+	// Deferred are groups over this run's budget, for a later run.
+	Deferred   []PlannedGroup `json:"deferred"`
+	InputFiles int            `json:"input_files"`
+	InputBytes int64          `json:"input_bytes"`
+}
+
+func (o CompactOptions) withDefaults(st *lake.State) CompactOptions {
+	if o.Layout.Strategy == "" {
+		o.Layout.Strategy = simulator.StrategyBinpack
+	}
+	if o.TargetFileSizeBytes <= 0 {
+		o.TargetFileSizeBytes = o.Layout.TargetFileSizeBytes
+	}
+	if o.TargetFileSizeBytes <= 0 {
+		o.TargetFileSizeBytes = st.TargetFileSizeBytes(512 << 20)
+	}
+	if o.MinInputFiles <= 0 {
+		o.MinInputFiles = 5
+	}
+	if o.GroupsPerBatch <= 0 {
+		o.GroupsPerBatch = 1
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Validate reports every problem at once.
+func (o CompactOptions) Validate() error {
+	var errs []error
+	switch o.Layout.Strategy {
+	case "", simulator.StrategyBinpack, simulator.StrategySort, simulator.StrategyZOrder, simulator.StrategyHilbert:
+	default:
+		errs = append(errs, fmt.Errorf("layout %s cannot be compacted into: want binpack, sort, zorder or hilbert", o.Layout))
+	}
+	if o.MaxBytes < 0 {
+		errs = append(errs, errors.New("max bytes must be >= 0"))
+	}
+	if o.MaxFilesFraction < 0 || o.MaxFilesFraction > 1 {
+		errs = append(errs, errors.New("max files fraction must be in [0, 1]"))
+	}
+	return errors.Join(errs...)
+}
+
+// PlanCompaction chooses the partitions to rewrite, from metadata only:
+//
+//   - bin-pack: a partition's small files (below 75% of the target) and
+//     oversized files (above 180%) and the files its delete files touch,
+//     when there are at least MinInputFiles of them or any delete file;
+//   - sort, z-order, Hilbert: every file of a partition, when the
+//     partition has delete files, two or more small files, an oversized
+//     file, or a file not written in this layout. A file is in the layout
+//     when the snapshot that added it was a floe rewrite into this layout
+//     (summary floe.layout), or, for a sort, when its sort_order_id is the
+//     table's sort order for the layout. A file whose adding snapshot was
+//     expired is judged by size and deletes only.
+//
+// Groups are then ordered — Priority partitions first, then oldest data
+// first — and cut at the budget; the rest are Deferred.
+func PlanCompaction(st *lake.State, opts CompactOptions) (CompactPlan, error) {
+	if err := opts.Validate(); err != nil {
+		return CompactPlan{}, fmt.Errorf("plan compaction of %s: %w", st.Ident, err)
+	}
+	opts = opts.withDefaults(st)
+	plan := CompactPlan{Table: st.Ident.String(), Layout: opts.Layout.String(), TargetFileSizeBytes: opts.TargetFileSizeBytes,
+		Groups: []PlannedGroup{}, Deferred: []PlannedGroup{}}
+	if st.Current != nil {
+		plan.SnapshotID = st.Current.SnapshotID
+	}
+	summaries := map[int64]map[string]string{}
+	for _, s := range st.Snapshots {
+		summaries[s.ID] = s.Summary
+	}
+	wanted := opts.Layout.String()
+	sortID := -1
+	if opts.Layout.Strategy == simulator.StrategySort {
+		if id, ok := matchingSortOrder(st, opts.Layout); ok {
+			sortID = id
+		}
+	}
+	inLayout := func(f lake.File) (bool, bool) {
+		if sum, ok := summaries[f.SnapshotID]; ok {
+			return sum[PropLayout] == wanted, true
+		}
+		if sortID >= 0 && f.SortOrderID != nil {
+			return *f.SortOrderID == sortID, true
+		}
+		return false, false
+	}
+	only := map[string]bool{}
+	for _, p := range opts.Partitions {
+		only[p] = true
+	}
+	small := int64(float64(opts.TargetFileSizeBytes) * 0.75)
+	large := int64(float64(opts.TargetFileSizeBytes) * 1.8)
+	byPart := map[string][]lake.File{}
+	var order []string
+	for _, f := range st.DataFiles {
+		if len(only) > 0 && !only[f.PartitionKey] {
+			continue
+		}
+		if _, ok := byPart[f.PartitionKey]; !ok {
+			order = append(order, f.PartitionKey)
+		}
+		byPart[f.PartitionKey] = append(byPart[f.PartitionKey], f)
+	}
+	deletes := map[string][]lake.File{}
+	for _, d := range st.DeleteFiles {
+		deletes[d.PartitionKey] = append(deletes[d.PartitionKey], d)
+	}
+	var groups []PlannedGroup
+	for _, key := range order {
+		files := byPart[key]
+		nDel := len(deletes[key])
+		var smallN, largeN, drift int
+		for _, f := range files {
+			switch {
+			case f.SizeBytes < small:
+				smallN++
+			case f.SizeBytes > large:
+				largeN++
+			}
+			if opts.Layout.Strategy != simulator.StrategyBinpack {
+				if in, known := inLayout(f); known && !in {
+					drift++
+				}
+			}
+		}
+		var reasons []string
+		var pick []lake.File
+		if opts.Layout.Strategy == simulator.StrategyBinpack {
+			touched := touchedByDeletes(deletes[key])
+			for _, f := range files {
+				if f.SizeBytes < small || f.SizeBytes > large || touched[f.Path] || (nDel > 0 && len(touched) == 0) {
+					pick = append(pick, f)
+				}
+			}
+			if len(pick) < opts.MinInputFiles && nDel == 0 && largeN == 0 {
+				continue
+			}
+			if len(pick) < 2 && nDel == 0 && largeN == 0 {
+				continue
+			}
+		} else {
+			if nDel == 0 && smallN < 2 && largeN == 0 && drift == 0 {
+				continue
+			}
+			pick = files
+		}
+		if smallN > 0 {
+			reasons = append(reasons, fmt.Sprintf("%d small files", smallN))
+		}
+		if largeN > 0 {
+			reasons = append(reasons, fmt.Sprintf("%d oversized files", largeN))
+		}
+		if nDel > 0 {
+			reasons = append(reasons, fmt.Sprintf("%d delete files", nDel))
+		}
+		if drift > 0 {
+			reasons = append(reasons, fmt.Sprintf("%d files not in %s", drift, wanted))
+		}
+		g := PlannedGroup{Partition: key, Deletes: nDel, Reasons: reasons, oldest: pick[0].SequenceNumber}
+		for _, f := range pick {
+			g.Files++
+			g.Bytes += f.SizeBytes
+			g.Records += f.Records
+			g.Paths = append(g.Paths, f.Path)
+			g.oldest = min(g.oldest, f.SequenceNumber)
+		}
+		groups = append(groups, g)
+	}
+	prio := map[string]int{}
+	for i, p := range opts.Priority {
+		prio[p] = len(opts.Priority) - i
+	}
+	slices.SortStableFunc(groups, func(a, b PlannedGroup) int {
+		if c := cmp.Compare(prio[b.Partition], prio[a.Partition]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.oldest, b.oldest); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Partition, b.Partition)
+	})
+	maxFiles := 0
+	if opts.MaxFilesFraction > 0 {
+		maxFiles = max(1, int(opts.MaxFilesFraction*float64(len(st.DataFiles))))
+	}
+	for _, g := range groups {
+		over := (opts.MaxBytes > 0 && plan.InputBytes+g.Bytes > opts.MaxBytes) ||
+			(maxFiles > 0 && plan.InputFiles+g.Files > maxFiles)
+		// The first group always runs, so that a budget smaller than one
+		// partition still makes progress.
+		if over && len(plan.Groups) > 0 {
+			plan.Deferred = append(plan.Deferred, g)
+			continue
+		}
+		plan.Groups = append(plan.Groups, g)
+		plan.InputFiles += g.Files
+		plan.InputBytes += g.Bytes
+	}
+	return plan, nil
+}
+
+// touchedByDeletes returns the data files that file-scoped position
+// deletes and deletion vectors name; partition-scoped deletes name none.
+func touchedByDeletes(ds []lake.File) map[string]bool {
+	out := map[string]bool{}
+	for _, d := range ds {
+		if d.ReferencedDataFile != "" {
+			out[d.ReferencedDataFile] = true
+		}
+	}
+	return out
+}
+
+// matchingSortOrder returns the id of the table sort order that orders by
+// the layout's columns with its directions and null orders.
+func matchingSortOrder(st *lake.State, l simulator.Layout) (int, bool) {
+	want, err := icebergSortOrder(st.Metadata.CurrentSchema(), l, 1)
+	if err != nil {
+		return 0, false
+	}
+	for _, so := range st.Metadata.SortOrders() {
+		if sameFields(so, want) {
+			return so.OrderID(), true
+		}
+	}
+	return 0, false
+}
+
+func sameFields(a, b table.SortOrder) bool {
+	var fa, fb []table.SortField
+	for _, f := range a.Fields() {
+		fa = append(fa, f)
+	}
+	for _, f := range b.Fields() {
+		fb = append(fb, f)
+	}
+	if len(fa) != len(fb) {
+		return false
+	}
+	for i := range fa {
+		if !slices.Equal(fa[i].SourceIDs, fb[i].SourceIDs) || fa[i].Direction != fb[i].Direction ||
+			fa[i].NullOrder != fb[i].NullOrder || fa[i].Transform.String() != fb[i].Transform.String() {
+			return false
+		}
+	}
+	return true
+}
+
+// icebergSortOrder expresses a sort layout as an Iceberg sort order.
+func icebergSortOrder(schema *iceberg.Schema, l simulator.Layout, id int) (table.SortOrder, error) {
+	fields := make([]table.SortField, 0, len(l.Columns))
+	for _, c := range l.Columns {
+		f, ok := schema.FindFieldByNameCaseInsensitive(c.Name)
+		if !ok {
+			return table.SortOrder{}, fmt.Errorf("sort order: no column %q", c.Name)
+		}
+		sf := table.SortField{SourceIDs: []int{f.ID}, Transform: iceberg.IdentityTransform{}, Direction: table.SortASC, NullOrder: table.NullsFirst}
+		if c.Desc {
+			sf.Direction = table.SortDESC
+		}
+		if c.NullsLast {
+			sf.NullOrder = table.NullsLast
+		} else {
+			sf.NullOrder = table.NullsFirst
+		}
+		fields = append(fields, sf)
+	}
+	return table.NewSortOrder(id, fields)
+}
+
+// CompactResult is what [Compact] did.
+type CompactResult struct {
+	Plan      CompactPlan    `json:"plan"`
+	Commits   []Commit       `json:"commits"`
+	Skipped   []SkippedGroup `json:"skipped"`
+	FilesIn   int            `json:"files_in"`
+	FilesOut  int            `json:"files_out"`
+	BytesIn   int64          `json:"bytes_in"`
+	BytesOut  int64          `json:"bytes_out"`
+	Rows      int64          `json:"rows"`
+	PeakArrow int64          `json:"peak_arrow_bytes"`
+	Duration  time.Duration  `json:"duration_ns"`
+	// Table is the table after the last commit.
+	Table *table.Table `json:"-"`
+}
+
+// Compact executes plan on the table of st: it records the layout (a sort
+// becomes the table's sort order; z-order and Hilbert the table property
+// floe.layout, since Iceberg sort orders cannot express them), rewrites each
+// group with the native engine — deletes applied, rows ordered by the layout
+// key with bounded memory — and commits every GroupsPerBatch groups as one
+// replace snapshot through [CommitGroups], which re-validates inputs on
+// conflicts and skips groups whose inputs changed. Committed batches stay
+// committed when a later one fails.
+func Compact(ctx context.Context, st *lake.State, plan CompactPlan, opts CompactOptions) (CompactResult, error) {
+	if err := opts.Validate(); err != nil {
+		return CompactResult{}, fmt.Errorf("compact %s: %w", st.Ident, err)
+	}
+	opts = opts.withDefaults(st)
+	start := time.Now()
+	res := CompactResult{Plan: plan, Table: st.Table, Commits: []Commit{}, Skipped: []SkippedGroup{}}
+	if len(plan.Groups) == 0 {
+		return res, nil
+	}
+	tbl, sortOrderID, err := recordLayout(ctx, st.Table, opts.Layout)
+	if err != nil {
+		return res, fmt.Errorf("compact %s: %w", st.Ident, err)
+	}
+	keyer, err := buildKeyer(ctx, st, opts)
+	if err != nil {
+		return res, fmt.Errorf("compact %s: %w", st.Ident, err)
+	}
+	gopts := opts.Group
+	gopts.TargetFileSizeBytes = plan.TargetFileSizeBytes
+	gopts.Keyer = keyer
+	gopts.SortOrderID = sortOrderID
+	copts := opts.Commit
+	copts.Layout = opts.Layout.String()
+	if copts.Logger == nil {
+		copts.Logger = opts.Logger
+	}
+	var bytesDone int64
+	for start := 0; start < len(plan.Groups); start += opts.GroupsPerBatch {
+		if err := ctx.Err(); err != nil {
+			return res, fmt.Errorf("compact %s: %w", st.Ident, err)
+		}
+		batch := plan.Groups[start:min(start+opts.GroupsPerBatch, len(plan.Groups))]
+		// Each batch is planned on the table as it is now: the previous
+		// batch's commit moved it.
+		base, err := lake.LoadState(ctx, st.Ident, tbl, lake.LoadOptions{SkipBounds: true})
+		if err != nil {
+			return res, fmt.Errorf("compact %s: %w", st.Ident, err)
+		}
+		tasks, err := planTasks(ctx, tbl)
+		if err != nil {
+			return res, fmt.Errorf("compact %s: %w", st.Ident, err)
+		}
+		var groups []CommitGroup
+		for _, pg := range batch {
+			var gt []table.FileScanTask
+			for _, p := range pg.Paths {
+				gt = append(gt, tasks[p]...)
+			}
+			if len(gt) == 0 {
+				// Every input is gone since planning: nothing to do.
+				res.Skipped = append(res.Skipped, SkippedGroup{Name: pg.Partition, Err: fmt.Errorf("%w: no input file is live any more", ErrStaleGroup)})
+				continue
+			}
+			files, stats, err := RewriteGroup(ctx, tbl, gt, gopts)
+			if err != nil {
+				return res, fmt.Errorf("compact %s: partition %q: %w", st.Ident, pg.Partition, err)
+			}
+			res.Rows += stats.Rows
+			res.PeakArrow = max(res.PeakArrow, stats.PeakArrowBytes)
+			cg, err := NewCommitGroup(base, pg.Partition, gt, files)
+			if err != nil {
+				if errors.Is(err, ErrStaleGroup) {
+					s := SkippedGroup{Name: pg.Partition, Err: err}
+					for _, f := range files {
+						s.Orphans = append(s.Orphans, f.FilePath())
+					}
+					res.Skipped = append(res.Skipped, s)
+					continue
+				}
+				return res, fmt.Errorf("compact %s: %w", st.Ident, err)
+			}
+			groups = append(groups, cg)
+			bytesDone += pg.Bytes
+			if opts.Progress != nil {
+				opts.Progress(start+len(groups), len(plan.Groups), bytesDone, plan.InputBytes)
+			}
+		}
+		if len(groups) == 0 {
+			continue
+		}
+		copts.GroupsPerCommit = len(groups)
+		rep, err := CommitGroups(ctx, base, groups, copts)
+		res.Commits = append(res.Commits, rep.Commits...)
+		res.Skipped = append(res.Skipped, rep.Skipped...)
+		if rep.Table != nil {
+			tbl = rep.Table
+			res.Table = tbl
+		}
+		if err != nil {
+			return res, fmt.Errorf("compact %s: %w", st.Ident, err)
+		}
+		opts.Logger.Info("compaction batch committed", "table", st.Ident.String(), "groups", len(groups), "commits", len(rep.Commits))
+	}
+	for _, c := range res.Commits {
+		res.FilesIn += c.FilesIn
+		res.FilesOut += c.FilesOut
+		res.BytesIn += c.BytesIn
+		res.BytesOut += c.BytesOut
+	}
+	res.Duration = time.Since(start)
+	return res, nil
+}
+
+// planTasks plans the table's current scan once and indexes the tasks by
+// data file path; the planner attaches the delete files each task needs.
+func planTasks(ctx context.Context, tbl *table.Table) (map[string][]table.FileScanTask, error) {
+	scan := tbl.Scan()
+	tasks, err := scan.PlanFiles(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("plan scan: %w", err)
+	}
+	out := map[string][]table.FileScanTask{}
+	for _, t := range tasks {
+		out[t.File.FilePath()] = append(out[t.File.FilePath()], t)
+	}
+	return out, nil
+}
+
+// recordLayout makes the table say which layout its files follow: a sort
+// layout becomes (or reuses) the table's default sort order; z-order and
+// Hilbert are written to the floe.layout property. It returns the table and
+// the sort order id to stamp on new files (nil unless a sort).
+func recordLayout(ctx context.Context, tbl *table.Table, l simulator.Layout) (*table.Table, *int, error) {
+	tx := tbl.NewTransaction()
+	var sortOrder *table.SortOrder
+	switch l.Strategy {
+	case simulator.StrategySort:
+		so, err := icebergSortOrder(tbl.Schema(), l, 1)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !sameFields(tbl.SortOrder(), so) {
+			if err := tx.ReplaceSortOrder(so); err != nil {
+				return nil, nil, fmt.Errorf("replace sort order: %w", err)
+			}
+		}
+		sortOrder = &so
+	case simulator.StrategyZOrder, simulator.StrategyHilbert:
+	default:
+		return tbl, nil, nil
+	}
+	if tbl.Properties().Get(PropLayout, "") != l.String() {
+		if err := tx.SetProperties(iceberg.Properties{PropLayout: l.String()}); err != nil {
+			return nil, nil, fmt.Errorf("set %s: %w", PropLayout, err)
+		}
+	}
+	out, err := tx.Commit(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("record layout %s: %w", l, err)
+	}
+	if sortOrder == nil {
+		return out, nil, nil
+	}
+	id := out.SortOrder().OrderID()
+	if !sameFields(out.SortOrder(), *sortOrder) {
+		return nil, nil, fmt.Errorf("%w: table sort order is %s after setting %s", ErrInvariant, out.SortOrder(), l)
+	}
+	return out, &id, nil
+}
+
+// buildKeyer returns the layout's row key: nil for bin-pack; for rank
+// z-order and Hilbert, quantiles are fitted on a seeded sample of the
+// table's rows (the same sampler the simulator projects with).
+func buildKeyer(ctx context.Context, st *lake.State, opts CompactOptions) (Keyer, error) {
+	l := opts.Layout
+	if l.Strategy == simulator.StrategyBinpack || l.Strategy == simulator.StrategyCurrent {
+		return nil, nil
+	}
+	schema, err := table.SchemaToArrowSchema(st.Metadata.CurrentSchema(), nil, true, false)
+	if err != nil {
+		return nil, fmt.Errorf("arrow schema: %w", err)
+	}
+	eo := simulator.EncoderOptions{ZOrderMode: opts.ZOrderMode}
+	if l.Strategy == simulator.StrategyHilbert || (l.Strategy == simulator.StrategyZOrder && opts.ZOrderMode == simulator.ZOrderRank) {
+		cols := make([]string, len(l.Columns))
+		for i, c := range l.Columns {
+			cols[i] = c.Name
+		}
+		sample, err := simulator.TakeSample(ctx, st, cols, simulator.SampleOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("sample for quantiles: %w", err)
+		}
+		defer sample.Release()
+		q, err := simulator.FitQuantiles(sample.Records, cols, 0)
+		if err != nil {
+			return nil, fmt.Errorf("fit quantiles: %w", err)
+		}
+		eo.Quantiles = q
+	}
+	enc, err := simulator.NewEncoder(l, schema, eo)
+	if err != nil {
+		return nil, err
+	}
+	return enc, nil
+}

@@ -1,0 +1,166 @@
+package rewriter_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/apache/iceberg-go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/rewriter"
+	"github.com/floe-project/floe/simulator"
+)
+
+// fillTwins appends ten small batches per region in descending id order,
+// so arrival order is the opposite of sort order, then deletes a range.
+func fillTwins(t *testing.T) *twinTables {
+	t.Helper()
+	tt := newTwinTables(t, nil)
+	for i := 9; i >= 0; i-- {
+		tt.appendBoth(t, i*2000, 2000, "eu")
+		tt.appendBoth(t, 100000+i*1200, 1200, "us")
+	}
+	tt.deleteBoth(t, 1200, 1300)
+	return tt
+}
+
+func TestCompactLayouts(t *testing.T) {
+	for _, spec := range []string{"sort(id)", "sort(v desc nulls last, id)", "zorder(id, v)", "hilbert(id, v)", "binpack"} {
+		t.Run(spec, func(t *testing.T) {
+			ctx := context.Background()
+			tt := fillTwins(t)
+			layout, err := simulator.ParseLayout(spec)
+			require.NoError(t, err)
+			st := tt.state(t, tt.tbl)
+			opts := rewriter.CompactOptions{Layout: layout, TargetFileSizeBytes: 16 << 10,
+				Commit: rewriter.CommitOptions{Sleep: instantSleep}}
+			plan, err := rewriter.PlanCompaction(st, opts)
+			require.NoError(t, err)
+			require.Len(t, plan.Groups, 2, "both regions have ten small files")
+			require.Equal(t, 20, plan.InputFiles)
+
+			res, err := rewriter.Compact(ctx, st, plan, opts)
+			require.NoError(t, err)
+			require.Empty(t, res.Skipped)
+			require.Len(t, res.Commits, 2)
+			require.Equal(t, 20, res.FilesIn)
+			tt.tbl = res.Table
+			tt.requireSameRows(t)
+
+			after := tt.state(t, tt.tbl)
+			require.Empty(t, after.DeleteFiles, "the dead position deletes go in the same commit")
+			for _, s := range after.Snapshots[len(after.Snapshots)-2:] {
+				require.Equal(t, "replace", s.Operation)
+				require.Equal(t, layout.String(), s.Summary[rewriter.PropLayout])
+			}
+			if layout.Strategy == simulator.StrategySort {
+				require.Equal(t, layout.Columns[0].Name, sortColumn(t, after))
+				for _, f := range after.DataFiles {
+					require.NotNil(t, f.SortOrderID)
+					require.Equal(t, after.Metadata.SortOrder().OrderID(), *f.SortOrderID)
+				}
+			}
+			if spec == "sort(id)" {
+				requireOrderedFiles(t, after, 1)
+			}
+			if layout.Strategy == simulator.StrategyZOrder || layout.Strategy == simulator.StrategyHilbert {
+				require.Equal(t, layout.String(), after.Metadata.Properties()[rewriter.PropLayout])
+			}
+			// Compacting again into the same layout has nothing to do.
+			again, err := rewriter.PlanCompaction(after, opts)
+			require.NoError(t, err)
+			require.Empty(t, again.Groups, "%s", groupSummary(again))
+		})
+	}
+}
+
+func sortColumn(t *testing.T, st *lake.State) string {
+	t.Helper()
+	for _, f := range st.Metadata.SortOrder().Fields() {
+		name, ok := st.Metadata.CurrentSchema().FindColumnName(f.SourceIDs[0])
+		require.True(t, ok)
+		return name
+	}
+	t.Fatal("table has no sort order")
+	return ""
+}
+
+// requireOrderedFiles checks, from the manifests' bounds, that within each
+// partition the files follow each other on the column: file i's max is below
+// file i+1's min once files are ordered by min.
+func requireOrderedFiles(t *testing.T, st *lake.State, fieldID int) {
+	t.Helper()
+	byPart := map[string][]lake.File{}
+	for _, f := range st.DataFiles {
+		byPart[f.PartitionKey] = append(byPart[f.PartitionKey], f)
+	}
+	require.Greater(t, len(st.DataFiles), len(byPart), "some partition should hold several files at this target size")
+	for part, files := range byPart {
+		c := lake.MeasureClustering("id", fieldID, files)
+		require.InDelta(t, 1.0, c.AverageDepth, 1e-9, "partition %s files overlap on id", part)
+	}
+}
+
+func TestCompactBudgetAndPriority(t *testing.T) {
+	tt := fillTwins(t)
+	st := tt.state(t, tt.tbl)
+	layout, err := simulator.ParseLayout("sort(id)")
+	require.NoError(t, err)
+	opts := rewriter.CompactOptions{Layout: layout, TargetFileSizeBytes: 16 << 10, MaxFilesFraction: 0.5}
+	plan, err := rewriter.PlanCompaction(st, opts)
+	require.NoError(t, err)
+	require.Len(t, plan.Groups, 1)
+	require.Len(t, plan.Deferred, 1)
+	first := plan.Groups[0].Partition
+
+	// The partition that lost last time goes first.
+	opts.Priority = []string{plan.Deferred[0].Partition}
+	plan2, err := rewriter.PlanCompaction(st, opts)
+	require.NoError(t, err)
+	require.Equal(t, plan.Deferred[0].Partition, plan2.Groups[0].Partition)
+	require.Equal(t, first, plan2.Deferred[0].Partition)
+
+	// Bin-pack needs MinInputFiles small files per partition.
+	bp, err := rewriter.PlanCompaction(st, rewriter.CompactOptions{TargetFileSizeBytes: 16 << 10, MinInputFiles: 11})
+	require.NoError(t, err)
+	require.Len(t, bp.Groups, 1, "only eu has delete files, which make a group regardless")
+	require.Contains(t, bp.Groups[0].Partition, "eu")
+
+	_, err = rewriter.PlanCompaction(st, rewriter.CompactOptions{Layout: simulator.Layout{Strategy: simulator.StrategyCurrent}})
+	require.Error(t, err)
+	_, err = rewriter.PlanCompaction(st, rewriter.CompactOptions{MaxFilesFraction: 2})
+	require.Error(t, err)
+}
+
+func TestCompactRestrictedToPartitions(t *testing.T) {
+	tt := fillTwins(t)
+	st := tt.state(t, tt.tbl)
+	var us string
+	for _, p := range st.Partitions {
+		if p.Key != "" && p.Key[len(p.Key)-2:] == "us" {
+			us = p.Key
+		}
+	}
+	require.NotEmpty(t, us)
+	opts := rewriter.CompactOptions{Layout: simulator.Layout{Strategy: simulator.StrategyBinpack}, Partitions: []string{us}, TargetFileSizeBytes: 1 << 20}
+	plan, err := rewriter.PlanCompaction(st, opts)
+	require.NoError(t, err)
+	require.Len(t, plan.Groups, 1)
+	res, err := rewriter.Compact(context.Background(), st, plan, opts)
+	require.NoError(t, err)
+	tt.tbl = res.Table
+	tt.requireSameRows(t)
+	after := tt.state(t, tt.tbl)
+	require.Equal(t, 11, len(after.DataFiles), "us: 10 → 1 file; eu untouched")
+	_ = iceberg.Properties{}
+}
+
+func groupSummary(p rewriter.CompactPlan) string {
+	var out []string
+	for _, g := range p.Groups {
+		out = append(out, g.Partition+": "+strings.Join(g.Reasons, ", "))
+	}
+	return strings.Join(out, "; ")
+}
