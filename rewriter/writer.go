@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	icebergio "github.com/apache/iceberg-go/io"
@@ -143,6 +144,10 @@ type Writer struct {
 	flushedRows  int64
 	flushedBytes int64
 	guessPerRow  float64
+	// overheadPerRG is the footer and page-header bytes per row group beyond
+	// the column chunks, measured on the last closed file; it matters for
+	// small targets, where the footer is a noticeable share of the file.
+	overheadPerRG float64
 
 	cur *openFile
 }
@@ -315,7 +320,7 @@ func (w *Writer) quota(fileBytes int64) int64 {
 func (w *Writer) endRowGroup() error {
 	f := w.cur
 	flushed := f.counter.n
-	est := flushed + int64(float64(f.rgRows)*w.perRow())
+	est := flushed + int64(float64(f.rgRows)*w.perRow()+w.overheadPerRG*float64(f.rgs+1))
 	if est >= w.target-w.rgBytes/2 {
 		return w.closeFile()
 	}
@@ -355,19 +360,17 @@ func (w *Writer) open() error {
 func (w *Writer) closeFile() error {
 	f := w.cur
 	w.cur = nil
-	before := f.counter.n
 	if err := f.pw.Close(); err != nil { // also closes f.out
 		return errors.Join(fmt.Errorf("close parquet file %s: %w", f.path, err), w.fs.Remove(f.path))
-	}
-	if f.rgRows > 0 {
-		w.flushedRows += f.rgRows
-		w.flushedBytes += f.counter.n - before
-		f.rgs++
 	}
 	meta, err := f.pw.FileMetadata()
 	if err != nil {
 		return errors.Join(fmt.Errorf("footer of %s: %w", f.path, err), w.fs.Remove(f.path))
 	}
+	if f.rgRows > 0 {
+		f.rgs++
+	}
+	w.measureClosed(f, meta)
 	args := table.DataFileArgs{
 		Schema:          w.schema,
 		Spec:            w.spec,
@@ -393,6 +396,37 @@ func (w *Writer) closeFile() error {
 	w.stats.Bytes += f.counter.n
 	w.stats.RowGroups += f.rgs
 	return nil
+}
+
+// measureClosed learns from a closed file: the encoded bytes per row of its
+// last row group (whose flush was not measured on its own, the footer came
+// with it) and the per-row-group overhead outside column chunks.
+func (w *Writer) measureClosed(f *openFile, meta *metadata.FileMetaData) {
+	rgs := meta.NumRowGroups()
+	if rgs == 0 {
+		return
+	}
+	chunkBytes := func(i int) int64 {
+		rg := meta.RowGroup(i)
+		var n int64
+		for c := range rg.NumColumns() {
+			if cc, err := rg.ColumnChunk(c); err == nil {
+				n += cc.TotalCompressedSize()
+			}
+		}
+		return n
+	}
+	var data int64
+	for i := range rgs {
+		data += chunkBytes(i)
+	}
+	if f.rgRows > 0 {
+		w.flushedRows += f.rgRows
+		w.flushedBytes += chunkBytes(rgs - 1)
+	}
+	if f.counter.n > data {
+		w.overheadPerRG = float64(f.counter.n-data) / float64(rgs)
+	}
 }
 
 // Close finishes the open file and returns every file written, in write

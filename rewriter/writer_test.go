@@ -17,6 +17,7 @@ func TestWriterRollsFilesWithinTwentyPercent(t *testing.T) {
 		target int64
 		rows   int
 	}{
+		{name: "target=64KiB", target: 64 << 10, rows: 20_000},
 		{name: "target=1MiB", target: 1 << 20, rows: 300_000},
 		{name: "target=4MiB", target: 4 << 20, rows: 900_000},
 	}
