@@ -19,12 +19,16 @@
 // # Memory
 //
 // Every Arrow allocation of the engine goes through one [TrackingAllocator],
-// so the budget is measured, not estimated. A group's budget is split: a
-// quarter for each of the two in-memory sort runs (one filling, one being
-// spilled), a quarter for the merge's read buffers (FanIn spilled batches,
-// their size chosen from the measured bytes per row) and the Parquet writer's
-// buffered row group (row groups are sized to fit), the rest for the scan's
-// in-flight batches. Rows with equal keys keep their input order.
+// so the budget is measured, not estimated. [RewriteGroup] gives three
+// quarters of GroupOptions.MemoryBytes to the [Sorter], an eighth to the
+// Parquet writer's buffered row group (row groups are sized to fit) and leaves
+// the rest to the scan's in-flight batches and the hand-over queue. Inside the
+// sorter, each of the two live in-memory runs (one filling, one being sorted
+// and spilled) gets a quarter of its share and the merge's read buffers (FanIn
+// spilled batches, sized from the measured bytes per row) another quarter;
+// more runs than FanIn are merged in intermediate passes, so the bound holds
+// whatever the table size. Keys and row entries live in Go slices and are
+// counted in the run's share. Rows with equal keys keep their input order.
 //
 // # Spill files
 //
