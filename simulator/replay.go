@@ -6,6 +6,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-project/floe/lake"
 )
@@ -38,6 +42,8 @@ type fileSet struct {
 	nonEmpty   []uint64 // files with at least one record; an empty file never matches
 	cols       []colIndex
 	totalBytes int64
+	// part is the partition-only view of the same files, or nil (see fileSetFromLake).
+	part *fileSet
 }
 
 // colIndex is one bound column of a fileSet.
@@ -53,7 +59,10 @@ type colData[T uint64 | string] struct {
 	low, up       []T
 	hasLow, hasUp []bool
 	nulls, values []int64 // -1: unknown
-	blocks        []block[T]
+	// exact marks files whose every row holds the one value low = up (an identity
+	// partition value); nil when there are none.
+	exact  []bool
+	blocks []block[T]
 
 	// Filled by finish: the sorted-bounds index.
 	words       int
@@ -109,7 +118,16 @@ func newColData[T uint64 | string](n int) *colData[T] {
 }
 
 // fileSetFromLake builds the fileSet of a table's real data files, in the order given.
-func fileSetFromLake(files []lake.File, b *binding) *fileSet {
+//
+// iceberg-go plans in two independent stages: a partition filter (the row filter
+// projected onto the partition spec, evaluated on each file's partition tuple) and the
+// inclusive metrics evaluator (on the file's bounds). A file is kept when both keep it.
+// For transforms such as day(ts) the metrics already imply what the partition stage
+// decides, but an identity partition's value decides !=, NOT IN and NOT LIKE 'p%'
+// exactly, which bounds cannot. So when the workload filters on an identity partition
+// source column, the fileSet carries a second, partition-only view (part) whose files
+// know only their identity partition values, and replay keeps a file when both views do.
+func fileSetFromLake(files []lake.File, b *binding, md table.Metadata) *fileSet {
 	fs := newFileSet(len(files), b)
 	for i, f := range files {
 		fs.size[i], fs.records[i] = f.SizeBytes, f.Records
@@ -123,7 +141,175 @@ func fileSetFromLake(files []lake.File, b *binding) *fileSet {
 		}
 	}
 	fs.finish()
+	if md == nil {
+		return fs
+	}
+	identity := map[int32]map[int]int{} // spec id → partition field id → bound column
+	tf := map[int]iceberg.Transform{}    // partition field id → transform
+	var part *fileSet
+	for i, f := range files {
+		if len(f.Partition) == 0 {
+			continue
+		}
+		idf, ok := identity[f.SpecID]
+		if !ok {
+			idf = map[int]int{}
+			if spec := md.PartitionSpecByID(int(f.SpecID)); spec != nil {
+				for _, pf := range spec.Fields() {
+					switch pf.Transform.(type) {
+					case iceberg.IdentityTransform, iceberg.DayTransform, iceberg.MonthTransform,
+						iceberg.YearTransform, iceberg.HourTransform:
+					default:
+						continue // bucket, truncate, void: replay stays conservative
+					}
+					if ci, bound := b.byID[pf.SourceID()]; bound {
+						idf[pf.FieldID] = ci
+						tf[pf.FieldID] = pf.Transform
+					}
+				}
+			}
+			identity[f.SpecID] = idf
+		}
+		for pfID, ci := range idf {
+			v, ok := f.Partition[pfID]
+			if !ok {
+				continue
+			}
+			if part == nil {
+				part = newFileSet(len(files), b)
+				copy(part.size, fs.size)
+				copy(part.records, fs.records)
+			}
+			if _, isID := tf[pfID].(iceberg.IdentityTransform); !isID {
+				if cd, ok := part.cols[ci].(*colData[uint64]); ok {
+					cd.setTimeRange(i, b.cols[ci], tf[pfID], v, f.Records)
+				}
+				continue
+			}
+			switch cd := part.cols[ci].(type) {
+			case *colData[uint64]:
+				cd.setExact(i, b.cols[ci], v, f.Records)
+			case *colData[string]:
+				cd.setExact(i, b.cols[ci], v, f.Records)
+			}
+		}
+	}
+	if part != nil {
+		part.finish()
+		fs.part = part
+	}
 	return fs
+}
+
+// setExact records that every row of file i holds v in this column, from an identity
+// partition value.
+func (c *colData[T]) setExact(i int, bc boundCol, v any, records int64) {
+	if v == nil {
+		c.setNullPartition(i)
+		return
+	}
+	lit, ok := partitionLiteral(v)
+	if !ok {
+		return
+	}
+	u, s, ok := literalKey(bc, lit)
+	if !ok {
+		return
+	}
+	k := pick[T](u, s)
+	c.low[i], c.up[i], c.hasLow[i], c.hasUp[i] = k, k, true, true
+	c.nulls[i] = 0
+	if c.exact == nil {
+		c.exact = make([]bool, c.n)
+	}
+	c.exact[i] = true
+}
+
+// setTimeRange records the range of a date or timestamp column that a day, month, year
+// or hour partition value stands for: every row of file i lies in [start, end).
+func (c *colData[T]) setTimeRange(i int, bc boundCol, t iceberg.Transform, v any, records int64) {
+	if v == nil {
+		c.setNullPartition(i)
+		return
+	}
+	var n int64
+	switch x := v.(type) {
+	case int32:
+		n = int64(x)
+	case int64:
+		n = x
+	case iceberg.Date:
+		n = int64(x)
+	default:
+		return
+	}
+	epoch := time.Unix(0, 0).UTC()
+	var start, end time.Time
+	switch t.(type) {
+	case iceberg.YearTransform:
+		start = epoch.AddDate(int(n), 0, 0)
+		end = start.AddDate(1, 0, 0)
+	case iceberg.MonthTransform:
+		start = epoch.AddDate(0, int(n), 0)
+		end = start.AddDate(0, 1, 0)
+	case iceberg.DayTransform:
+		start = epoch.AddDate(0, 0, int(n))
+		end = start.AddDate(0, 0, 1)
+	case iceberg.HourTransform:
+		start = epoch.Add(time.Duration(n) * time.Hour)
+		end = start.Add(time.Hour)
+	default:
+		return
+	}
+	var lo, hi int64
+	switch bc.typ.(type) {
+	case iceberg.DateType:
+		lo, hi = start.Unix()/86400, end.Unix()/86400-1
+	case iceberg.TimestampType, iceberg.TimestampTzType:
+		lo, hi = start.UnixMicro(), end.UnixMicro()-1
+	case iceberg.TimestampNsType, iceberg.TimestampTzNsType:
+		lo, hi = start.UnixNano(), end.UnixNano()-1
+	default:
+		return
+	}
+	c.low[i], c.up[i] = pick[T](intKey(lo), ""), pick[T](intKey(hi), "")
+	c.hasLow[i], c.hasUp[i] = true, true
+	c.nulls[i], c.values[i] = 0, records
+}
+
+// setNullPartition models a null partition value the way iceberg-go's partition stage
+// compares it: below every value (x < v holds, x > v and x = v do not), with IS NULL and
+// != left open. The metrics stage skips the all-null file wherever planning does.
+func (c *colData[T]) setNullPartition(i int) {
+	var z T
+	c.low[i], c.up[i], c.hasLow[i], c.hasUp[i] = z, z, true, true
+}
+
+// partitionLiteral wraps a partition value as iceberg-go hands it out.
+func partitionLiteral(v any) (iceberg.Literal, bool) {
+	switch x := v.(type) {
+	case int32:
+		return iceberg.Int32Literal(x), true
+	case int64:
+		return iceberg.Int64Literal(x), true
+	case float32:
+		return iceberg.Float32Literal(x), true
+	case float64:
+		return iceberg.Float64Literal(x), true
+	case bool:
+		return iceberg.BoolLiteral(x), true
+	case string:
+		return iceberg.StringLiteral(x), true
+	case iceberg.Date:
+		return iceberg.DateLiteral(x), true
+	case iceberg.Timestamp:
+		return iceberg.TimestampLiteral(x), true
+	case iceberg.TimestampNano:
+		return iceberg.TimestampNsLiteral(x), true
+	case iceberg.Literal:
+		return x, true
+	}
+	return nil, false
 }
 
 func (c *colData[T]) setStats(i int, bc boundCol, f lake.File) {
@@ -321,8 +507,13 @@ func (c *colData[T]) evalLeaf(l *leaf, out, tmp, one []uint64) {
 	switch l.op {
 	case opNE, opNotIn, opNotStartsWith:
 		// iceberg-go's inclusive metrics evaluator never prunes these: bounds need not be
-		// values of the column, so min = max = v does not prove every row equals v.
+		// values of the column, so min = max = v does not prove every row equals v. Only
+		// a file whose rows all hold one known value (an identity partition) is decided,
+		// for != and NOT IN, as planning's partition filter decides it.
 		setFirst(out, c.n)
+		if c.exact != nil {
+			c.evalExactNegative(l, out)
+		}
 		return
 	case opIsNull:
 		copy(out, c.mayNull)
@@ -362,6 +553,32 @@ func (c *colData[T]) evalLeaf(l *leaf, out, tmp, one []uint64) {
 		}
 	}
 	andInto(out, c.notNullOnly)
+}
+
+// evalExactNegative clears the files whose single value fails a != or NOT IN leaf.
+// iceberg-go's partition projection keeps NOT LIKE 'p%' files, so replay does too.
+func (c *colData[T]) evalExactNegative(l *leaf, out []uint64) {
+	vals := leafVals[T](l)
+	for i, ex := range c.exact {
+		if !ex {
+			continue
+		}
+		v := c.low[i]
+		drop := false
+		switch l.op {
+		case opNE:
+			drop = v == vals[0]
+		case opNotIn:
+			_, drop = slices.BinarySearch(vals, v)
+		case opNotStartsWith:
+			if sv, ok := any(v).(string); ok {
+				drop = strings.HasPrefix(sv, l.s[0])
+			}
+		}
+		if drop {
+			out[i/64] &^= 1 << (i % 64)
+		}
+	}
 }
 
 func andInto(dst, src []uint64) {
@@ -476,10 +693,19 @@ type boundQuery struct {
 // replay evaluates every query against fs.
 func (fs *fileSet) replay(qs []boundQuery) []QueryResult {
 	ev := &evaluator{fs: fs}
+	var pev *evaluator
+	if fs.part != nil {
+		pev = &evaluator{fs: fs.part}
+	}
 	out := make([]QueryResult, len(qs))
 	for qi, q := range qs {
 		res := ev.buf(0)
 		ev.eval(q.e, res, 1)
+		if pev != nil {
+			pres := pev.buf(0)
+			pev.eval(q.e, pres, 1)
+			andInto(res, pres)
+		}
 		r := QueryResult{ID: q.id, FilesTotal: fs.n}
 		for wi, w := range res {
 			r.FilesRead += bits.OnesCount64(w)
@@ -492,6 +718,20 @@ func (fs *fileSet) replay(qs []boundQuery) []QueryResult {
 		out[qi] = r
 	}
 	return out
+}
+
+// replayBits returns the bitset of files e may match, both views applied.
+func (fs *fileSet) replayBits(e *expr) []uint64 {
+	ev := &evaluator{fs: fs}
+	res := ev.buf(0)
+	ev.eval(e, res, 1)
+	if fs.part != nil {
+		pev := &evaluator{fs: fs.part}
+		pres := pev.buf(0)
+		pev.eval(e, pres, 1)
+		andInto(res, pres)
+	}
+	return res
 }
 
 // summarize computes the weighted workload figures of a replay: the mean over queries
@@ -572,10 +812,8 @@ func truncateUpper(s string, n int) (string, bool) {
 func FilesRead(st *lake.State, q Query) []string {
 	b := newBinding(st.Metadata.CurrentSchema())
 	bq := bindQueries(b, []Query{q})
-	fs := fileSetFromLake(st.DataFiles, b)
-	ev := &evaluator{fs: fs}
-	res := ev.buf(0)
-	ev.eval(bq[0].e, res, 1)
+	fs := fileSetFromLake(st.DataFiles, b, st.Metadata)
+	res := fs.replayBits(bq[0].e)
 	var out []string
 	for i, f := range st.DataFiles {
 		if res[i/64]&(1<<(i%64)) != 0 {

@@ -124,6 +124,24 @@ func eventRecord(t testing.TB, sc *arrow.Schema, rows []eventRow) arrow.RecordBa
 // region subsets, a file whose n is all null.
 func buildEventsTable(t testing.TB, files, rowsPerFile int, seed uint64) (*table.Table, *lake.State) {
 	t.Helper()
+	tbl, st := buildTable(t, files, rowsPerFile, seed, nil)
+	require.Len(t, st.DataFiles, files)
+	return tbl, st
+}
+
+// buildPartitionedEventsTable is buildEventsTable partitioned by identity(region) and
+// day(ts): appends write one file per partition they touch.
+func buildPartitionedEventsTable(t testing.TB, appends, rowsPerAppend int, seed uint64) (*table.Table, *lake.State) {
+	t.Helper()
+	spec := iceberg.NewPartitionSpec(
+		iceberg.PartitionField{SourceIDs: []int{4}, FieldID: 1000, Name: "region", Transform: iceberg.IdentityTransform{}},
+		iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1001, Name: "ts_day", Transform: iceberg.DayTransform{}},
+	)
+	return buildTable(t, appends, rowsPerAppend, seed, &spec)
+}
+
+func buildTable(t testing.TB, files, rowsPerFile int, seed uint64, spec *iceberg.PartitionSpec) (*table.Table, *lake.State) {
+	t.Helper()
 	w := testlake.New(t)
 	t.Cleanup(func() {
 		if c, ok := w.Catalog.(io.Closer); ok {
@@ -132,7 +150,7 @@ func buildEventsTable(t testing.TB, files, rowsPerFile int, seed uint64) (*table
 	})
 	// Merged manifests keep planning fast: one manifest instead of one per append.
 	props := iceberg.Properties{"commit.manifest-merge.enabled": "true", "commit.manifest.min-count-to-merge": "2"}
-	tbl := w.CreateTable(t, "db", "events", eventsSchema(), nil, props, nil)
+	tbl := w.CreateTable(t, "db", "events", eventsSchema(), spec, props, nil)
 	sc := testlake.ArrowSchema(t, tbl)
 	rng := rand.New(rand.NewPCG(seed, 7))
 	for f := range files {
@@ -150,7 +168,6 @@ func buildEventsTable(t testing.TB, files, rowsPerFile int, seed uint64) (*table
 	}
 	st, err := lake.LoadState(context.Background(), lake.Ident{Catalog: w.Name, Namespace: []string{"db"}, Name: "events"}, tbl, lake.LoadOptions{})
 	require.NoError(t, err)
-	require.Len(t, st.DataFiles, files)
 	return tbl, st
 }
 

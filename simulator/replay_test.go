@@ -50,6 +50,31 @@ func TestReplayAgreesWithIcebergPlanning(t *testing.T) {
 	require.Greater(t, pruned, 150)
 }
 
+// TestReplayAgreesOnPartitionedTable checks the identity partition rule: planning decides
+// !=, NOT IN and IS NULL exactly on an identity partition's value.
+func TestReplayAgreesOnPartitionedTable(t *testing.T) {
+	tbl, st := buildPartitionedEventsTable(t, 6, 200, 17)
+	require.Greater(t, len(st.DataFiles), 30)
+	rng := rand.New(rand.NewPCG(5, 6))
+	queries := []*extract.Node{
+		pred("region", "!=", str("eu-west")),
+		pred("region", "not in", str("eu-west"), str("us-east")),
+		pred("region", "not like", str("eu-%")),
+		pred("region", "is null"),
+		pred("region", "is not null"),
+		not(pred("region", "=", str("a-very-long-region-name-beyond-16"))),
+	}
+	for range 150 {
+		queries = append(queries, randomTree(rng, 3))
+	}
+	for i, q := range queries {
+		got := simulator.FilesRead(st, simulator.Query{Filter: q})
+		slices.Sort(got)
+		require.Equal(t, plannedPaths(t, tbl, q), got, "query %d: %s", i, describe(q))
+	}
+	require.Less(t, len(simulator.FilesRead(st, simulator.Query{Filter: queries[0]})), len(st.DataFiles))
+}
+
 func TestReplayCases(t *testing.T) {
 	tbl, st := buildEventsTable(t, 30, 100, 5)
 	all := len(st.DataFiles)
