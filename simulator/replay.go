@@ -145,7 +145,7 @@ func fileSetFromLake(files []lake.File, b *binding, md table.Metadata) *fileSet 
 		return fs
 	}
 	identity := map[int32]map[int]int{} // spec id → partition field id → bound column
-	tf := map[int]iceberg.Transform{}    // partition field id → transform
+	tf := map[int]iceberg.Transform{}   // partition field id → transform
 	var part *fileSet
 	for i, f := range files {
 		if len(f.Partition) == 0 {
