@@ -128,7 +128,15 @@
 // bound need not be a value of the column), comparisons and IN skip a file whose values are
 // all null, IS NULL needs a null count that is not zero, IS NOT NULL skips only an all-null
 // file, an IN list longer than 200 values only skips all-null files, and an empty file is
-// never read. This agreement is tested on random predicate trees over a real table.
+// never read. Planning also has a partition stage (the filter projected onto the
+// partition spec and evaluated on each file's partition tuple), and a file is kept only
+// when both stages keep it; replay models that stage for identity partitions (the value
+// decides != and NOT IN and NOT LIKE 'p%' exactly) and for year/month/day/hour partitions
+// (the value bounds the source column), with a null partition value comparing below every
+// value, as iceberg-go's partition evaluator compares it. Bucket and truncate partitions
+// are not modelled, which can only make replay read more files than planning. This
+// agreement is tested on random predicate trees over a real unpartitioned table and over
+// one partitioned by identity(region) and day(ts).
 //
 // For speed each column's files are indexed twice: ordered by lower bound (ascending) and
 // by upper bound (descending), with a bitset checkpoint every 64 files of each order. The
