@@ -30,6 +30,12 @@ With no configuration floe uses an embedded local warehouse in ./floe-data
 		newCollectCmd(f, nil),
 		newQueriesCmd(f, nil),
 		newAnalyzeCmd(f, nil),
+		newCompactCmd(f, nil),
+		newExpireCmd(f, nil),
+		newOrphansCmd(f, nil),
+		newRewriteManifestsCmd(f, nil),
+		newOptimizeCmd(f, nil),
+		newRunsCmd(f, nil),
 		newVersionCmd(f),
 	)
 	return root

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/rewriter"
+)
+
+type optimizeOptions struct {
+	compactOptions
+	OlderThan    time.Duration
+	RetainLast   int
+	OrphanAge    time.Duration
+	Skip         []string
+	ManifestSize string
+}
+
+func newOptimizeCmd(f *factory, runF func(context.Context, *optimizeOptions) error) *cobra.Command {
+	opts := &optimizeOptions{compactOptions: compactOptions{f: f}, OlderThan: 5 * 24 * time.Hour, OrphanAge: 3 * 24 * time.Hour}
+	cmd := &cobra.Command{
+		Use:   "optimize TABLE",
+		Short: "Run every maintenance step on a table and record the run",
+		Long: `Run, in order: expire snapshots → remove orphan files → compact into the
+layout → rewrite manifests. Each step is recorded with the table's health
+before and after it in a run in floe's state store ('floe runs' lists them).
+The first failing step fails the run: floe exits non-zero with the error, the
+run is stored as failed, and the later steps do not run.`,
+		Example: `  floe optimize web.events --layout 'sort(tenant_id, ts)'
+  floe optimize sales.lineitem --dry-run --output json
+  floe optimize web.events --skip orphans --max-bytes 20GiB`,
+		Args: wrapArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Table = args[0]
+			for _, s := range opts.Skip {
+				switch s {
+				case control.StepExpire, control.StepOrphans, control.StepCompact, control.StepManifests:
+				default:
+					return flagErrorf("--skip %q: want expire, orphans, compact or manifests", s)
+				}
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runOptimize(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Layout, "layout", "binpack", "compaction layout: sort(…) | zorder(…) | hilbert(…) | binpack")
+	fl.StringVar(&opts.ZOrderMode, "zorder-mode", "iceberg", "z-order key: iceberg or rank")
+	fl.StringVar(&opts.TargetFileSize, "target-file-size", "", "size of the files written (default: the table's, else 512MiB)")
+	fl.StringVar(&opts.Memory, "memory", "1GiB", "memory bound of the compaction")
+	fl.StringVar(&opts.MaxBytes, "max-bytes", "", "compact at most this many input bytes in this run")
+	fl.Float64Var(&opts.MaxFilesFraction, "max-files-fraction", 0, "compact at most this fraction of the files in this run")
+	fl.IntVar(&opts.MinInputFiles, "min-input-files", 5, "bin-pack a partition only with at least this many small files")
+	fl.IntVar(&opts.GroupsPerCommit, "groups-per-commit", 1, "partition groups per snapshot")
+	fl.Var((*durationValue)(&opts.OlderThan), "expire-older-than", "expire snapshots older than this")
+	fl.IntVar(&opts.RetainLast, "retain-last", 1, "always keep this many newest snapshots")
+	fl.Var((*durationValue)(&opts.OrphanAge), "orphan-older-than", "remove orphan files older than this (minimum 24h)")
+	fl.StringVar(&opts.ManifestSize, "manifest-target-size", "8MiB", "target manifest size")
+	fl.StringSliceVar(&opts.Skip, "skip", nil, "steps to leave out: expire, orphans, compact, manifests")
+	fl.BoolVar(&opts.DryRun, "dry-run", false, "plan every step and record the plans; change nothing")
+	addOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+func runOptimize(ctx context.Context, opts *optimizeOptions) error {
+	co, err := compactionSetup(&opts.compactOptions)
+	if err != nil {
+		return err
+	}
+	id, err := opts.f.ResolveTable(opts.Table)
+	if err != nil {
+		return err
+	}
+	cat, err := opts.f.Catalog(ctx, id.Catalog)
+	if err != nil {
+		return err
+	}
+	st, err := opts.f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	msize, err := parseSizeFlag("--manifest-target-size", opts.ManifestSize)
+	if err != nil {
+		return err
+	}
+	oo := control.OptimizeOptions{
+		Expire:    rewriter.ExpireOptions{OlderThan: opts.OlderThan, RetainLast: opts.RetainLast},
+		Orphans:   rewriter.OrphanOptions{OlderThan: opts.OrphanAge},
+		Compact:   co,
+		Manifests: rewriter.ManifestOptions{TargetSizeBytes: msize},
+		Skip:      map[string]bool{},
+		DryRun:    opts.DryRun,
+		Now:       opts.f.Now,
+		Logger:    opts.f.Logger(),
+	}
+	if err := oo.Expire.Validate(); err != nil {
+		return flagError{err}
+	}
+	if err := oo.Orphans.Validate(); err != nil {
+		return flagError{err}
+	}
+	for _, s := range opts.Skip {
+		oo.Skip[s] = true
+	}
+	bar := newProgress(opts.f.IO)
+	oo.Progress = func(done, total int, _, _ int64) { bar.Set("compact "+id.String(), done, total) }
+	run, err := control.Optimize(ctx, cat, st, id, oo)
+	bar.Done()
+	if opts.Output == outputJSON {
+		if jerr := writeJSON(opts.f.IO.Out, run); jerr != nil && err == nil {
+			return jerr
+		}
+	} else {
+		printRun(opts.f.IO, run)
+	}
+	return err
+}
+
+func parseSizeFlag(name, v string) (int64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := parseSize(v)
+	if err != nil {
+		return 0, flagErrorf("%s: %v", name, err)
+	}
+	return n, nil
+}
+
+func printRun(io *IOStreams, run store.RunRecord) {
+	w := io.Out
+	fmt.Fprintf(w, "run %s on %s: %s\n", run.ID, run.Table, run.Status)
+	t := newTable(w, "  STEP", "STATUS", "DURATION", "FILES", "SNAPSHOTS", "MANIFESTS", "ERROR")
+	for _, s := range run.Steps {
+		var b, a struct {
+			Metrics struct {
+				DataFiles int `json:"data_files"`
+				Snapshots int `json:"snapshots"`
+				Manifests int `json:"manifests"`
+			} `json:"metrics"`
+		}
+		_ = json.Unmarshal(s.Before, &b)
+		_ = json.Unmarshal(s.After, &a)
+		arrow := func(x, y int) string {
+			if s.Status != control.StatusDone {
+				return "-"
+			}
+			return fmt.Sprintf("%d → %d", x, y)
+		}
+		t.row("  "+s.Step, s.Status, s.EndedAt.Sub(s.StartedAt).Round(time.Millisecond).String(),
+			arrow(b.Metrics.DataFiles, a.Metrics.DataFiles), arrow(b.Metrics.Snapshots, a.Metrics.Snapshots),
+			arrow(b.Metrics.Manifests, a.Metrics.Manifests), s.Error)
+	}
+	_ = t.flush()
+}
+
+type runsOptions struct {
+	f      *factory
+	Table  string
+	Limit  int
+	Output outputFormat
+}
+
+func newRunsCmd(f *factory, runF func(context.Context, *runsOptions) error) *cobra.Command {
+	opts := &runsOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "runs [TABLE]",
+		Short: "List recorded optimize runs and their steps",
+		Example: `  floe runs
+  floe runs web.events --limit 5 --output json`,
+		Args: wrapArgs(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				id, err := f.ResolveTable(args[0])
+				if err != nil {
+					return err
+				}
+				opts.Table = id.String()
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runRuns(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().IntVar(&opts.Limit, "limit", 20, "at most this many runs, newest first")
+	addOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+func runRuns(ctx context.Context, opts *runsOptions) error {
+	st, err := opts.f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	runs, err := st.Runs(ctx, opts.Table, opts.Limit)
+	if err != nil {
+		return err
+	}
+	if opts.Output == outputJSON {
+		if runs == nil {
+			runs = []store.RunRecord{}
+		}
+		return writeJSON(opts.f.IO.Out, runs)
+	}
+	for i, r := range runs {
+		if i > 0 {
+			fmt.Fprintln(opts.f.IO.Out)
+		}
+		printRun(opts.f.IO, r)
+	}
+	return nil
+}

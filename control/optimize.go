@@ -1,0 +1,225 @@
+package control
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+
+	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/rewriter"
+)
+
+// Steps of an optimize run, in the order they run.
+const (
+	StepExpire    = "expire"
+	StepOrphans   = "orphans"
+	StepCompact   = "compact"
+	StepManifests = "manifests"
+)
+
+// Run and step statuses as stored.
+const (
+	StatusRunning = "running"
+	StatusDone    = "done"
+	StatusFailed  = "failed"
+	StatusSkipped = "skipped"
+)
+
+// OptimizeOptions configure [Optimize]. Each step's options keep their own
+// defaults; Skip names steps not to run.
+type OptimizeOptions struct {
+	Expire    rewriter.ExpireOptions
+	Orphans   rewriter.OrphanOptions
+	Compact   rewriter.CompactOptions
+	Manifests rewriter.ManifestOptions
+	// Skip lists steps to leave out (StepExpire, …).
+	Skip map[string]bool
+	// DryRun plans every step and records the plans; nothing changes.
+	DryRun bool
+	// Now is the clock. Default: time.Now.
+	Now func() time.Time
+	// Logger receives one line per step. Default: discard.
+	Logger *slog.Logger
+	// Progress is passed to the compaction.
+	Progress func(done, total int, bytesDone, bytesTotal int64)
+}
+
+// Optimize runs the maintenance steps on one table — expire snapshots,
+// remove orphan files, compact into the layout, rewrite manifests — and
+// records the run and each step, with before/after health metrics and the
+// step's own report, in the state store. The first failing step fails the
+// run: Optimize returns its error, the run is stored as failed with the error
+// text, and the later steps do not run. Nothing is swallowed.
+func Optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.Ident, opts OptimizeOptions) (store.RunRecord, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	run := store.RunRecord{ID: newRunID(opts.Now()), Table: id.String(), Status: StatusRunning, StartedAt: opts.Now().UTC()}
+	if err := st.StartRun(ctx, run); err != nil {
+		return run, fmt.Errorf("optimize %s: %w", id, err)
+	}
+	log := opts.Logger.With("table", id.String(), "run_id", run.ID)
+	steps := []struct {
+		name string
+		do   func(ctx context.Context) (any, error)
+	}{
+		{StepExpire, func(ctx context.Context) (any, error) {
+			tbl, err := lake.LoadTable(ctx, cat, id)
+			if err != nil {
+				return nil, err
+			}
+			eo := opts.Expire
+			eo.Now = opts.Now
+			plan, err := rewriter.PlanExpire(ctx, tbl, eo)
+			if err != nil || opts.DryRun || len(plan.Snapshots) == 0 {
+				return plan, err
+			}
+			return rewriter.Expire(ctx, cat, tbl, plan, eo)
+		}},
+		{StepOrphans, func(ctx context.Context) (any, error) {
+			tbl, err := lake.LoadTable(ctx, cat, id)
+			if err != nil {
+				return nil, err
+			}
+			oo := opts.Orphans
+			oo.Now = opts.Now
+			plan, err := rewriter.PlanOrphans(ctx, tbl, oo)
+			if err != nil || opts.DryRun || len(plan.Files) == 0 {
+				return plan, err
+			}
+			return rewriter.DeleteOrphans(ctx, tbl, plan, oo.Concurrency)
+		}},
+		{StepCompact, func(ctx context.Context) (any, error) {
+			state, err := loadState(ctx, cat, id)
+			if err != nil {
+				return nil, err
+			}
+			co := opts.Compact
+			co.Commit.RunID = run.ID
+			co.Progress = opts.Progress
+			co.Logger = log
+			plan, err := rewriter.PlanCompaction(state, co)
+			if err != nil || opts.DryRun || len(plan.Groups) == 0 {
+				return plan, err
+			}
+			return rewriter.Compact(ctx, state, plan, co)
+		}},
+		{StepManifests, func(ctx context.Context) (any, error) {
+			state, err := loadState(ctx, cat, id)
+			if err != nil {
+				return nil, err
+			}
+			plan := rewriter.PlanManifests(state)
+			if opts.DryRun {
+				return plan, nil
+			}
+			_, res, err := rewriter.RewriteManifests(ctx, state.Table, opts.Manifests)
+			return res, err
+		}},
+	}
+	for _, s := range steps {
+		rec := store.StepRecord{Step: s.name, Status: StatusRunning, StartedAt: opts.Now().UTC()}
+		if opts.Skip[s.name] {
+			rec.Status, rec.EndedAt = StatusSkipped, rec.StartedAt
+			if err := st.PutRunStep(ctx, run.ID, rec); err != nil {
+				return run, fmt.Errorf("optimize %s: %w", id, err)
+			}
+			run.Steps = append(run.Steps, rec)
+			continue
+		}
+		before, err := healthJSON(ctx, cat, id, opts.Now())
+		if err == nil {
+			rec.Before = before
+			err = ctx.Err()
+		}
+		var report any
+		if err == nil {
+			report, err = s.do(ctx)
+		}
+		if err == nil {
+			rec.After, err = healthJSON(ctx, cat, id, opts.Now())
+		}
+		rec.EndedAt = opts.Now().UTC()
+		if report != nil {
+			if b, merr := json.Marshal(report); merr == nil {
+				rec.After = mergeJSON(rec.After, "report", b)
+			}
+		}
+		if err != nil {
+			err = fmt.Errorf("optimize %s: step %s: %w", id, s.name, err)
+			rec.Status, rec.Error = StatusFailed, err.Error()
+			log.Error("optimize step failed", "step", s.name, "err", err)
+			// Record the failure with a context that outlives a cancelled run.
+			rctx := context.WithoutCancel(ctx)
+			serr := st.PutRunStep(rctx, run.ID, rec)
+			eerr := st.EndRun(rctx, run.ID, StatusFailed, err.Error(), opts.Now().UTC())
+			run.Steps = append(run.Steps, rec)
+			run.Status, run.Error, run.EndedAt = StatusFailed, err.Error(), opts.Now().UTC()
+			return run, errors.Join(err, serr, eerr)
+		}
+		rec.Status = StatusDone
+		if err := st.PutRunStep(ctx, run.ID, rec); err != nil {
+			return run, fmt.Errorf("optimize %s: %w", id, err)
+		}
+		run.Steps = append(run.Steps, rec)
+		log.Info("optimize step done", "step", s.name, "duration", rec.EndedAt.Sub(rec.StartedAt))
+	}
+	run.Status, run.EndedAt = StatusDone, opts.Now().UTC()
+	if err := st.EndRun(ctx, run.ID, StatusDone, "", run.EndedAt); err != nil {
+		return run, fmt.Errorf("optimize %s: %w", id, err)
+	}
+	return run, nil
+}
+
+func loadState(ctx context.Context, cat catalog.Catalog, id lake.Ident) (*lake.State, error) {
+	tbl, err := lake.LoadTable(ctx, cat, id)
+	if err != nil {
+		return nil, err
+	}
+	return lake.LoadState(ctx, id, tbl, lake.LoadOptions{})
+}
+
+// healthJSON is the table's health as JSON, for a step's before/after.
+func healthJSON(ctx context.Context, cat catalog.Catalog, id lake.Ident, now time.Time) (json.RawMessage, error) {
+	st, err := loadState(ctx, cat, id)
+	if err != nil {
+		return nil, err
+	}
+	h, err := lake.ComputeHealth(st, lake.HealthOptions{Now: now})
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(map[string]any{"status": h.Status, "reasons": h.Reasons, "metrics": h.Metrics})
+}
+
+// mergeJSON adds key: value to a JSON object (or makes one).
+func mergeJSON(obj json.RawMessage, key string, value json.RawMessage) json.RawMessage {
+	m := map[string]json.RawMessage{}
+	if len(obj) > 0 {
+		_ = json.Unmarshal(obj, &m)
+	}
+	m[key] = value
+	b, err := json.Marshal(m)
+	if err != nil {
+		return obj
+	}
+	return b
+}
+
+// newRunID is sortable by start time and unique: 20261129T101500Z-3fa9c2d1.
+func newRunID(now time.Time) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
