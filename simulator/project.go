@@ -79,7 +79,7 @@ type ProjectOptions struct {
 func ProjectCurrent(st *lake.State, queries []Query) Projection {
 	b := newBinding(st.Metadata.CurrentSchema())
 	bq := bindQueries(b, queries)
-	fs := fileSetFromLake(st.DataFiles, b)
+	fs := fileSetFromLake(st.DataFiles, b, st.Metadata)
 	rs := fs.replay(bq)
 	p := Projection{Layout: Layout{Strategy: StrategyCurrent}.String(), FilesBefore: fs.n, FilesAfter: fs.n, PerQuery: rs}
 	p.SkippedPct, p.BytesReadPct = summarize(bq, rs, fs.totalBytes)
