@@ -102,5 +102,15 @@ func runDemo(ctx context.Context, opts *demoOptions) error {
 		return err
 	}
 	section("floe analyze")
-	return runAnalyze(ctx, &analyzeOptions{f: opts.f, Since: 30 * 24 * time.Hour, Output: outputTable})
+	if err := runAnalyze(ctx, &analyzeOptions{f: opts.f, Since: 30 * 24 * time.Hour, Output: outputTable}); err != nil {
+		return err
+	}
+	// The demo tables are small, so the projected rewrites use a target file
+	// size scaled down to them; on real tables the table's own target applies.
+	section("floe simulate web.events --target-file-size 64KiB")
+	if err := runSimulate(ctx, &simulateOptions{f: opts.f, Table: "web.events", Since: 30 * 24 * time.Hour, ZOrderMode: "iceberg", Seed: 1, TargetSize: "64KiB", Output: outputTable}); err != nil {
+		return err
+	}
+	section("floe measure web.events  (today's files, iceberg-go scan planning: the ground truth for 'current')")
+	return runMeasure(ctx, &measureOptions{f: opts.f, Table: "web.events", Since: 30 * 24 * time.Hour, Output: outputTable})
 }

@@ -178,6 +178,38 @@ func TestDemoThenHealthMatchesSnapshotSummary(t *testing.T) {
 	require.Contains(t, layouts, "current")
 	require.Contains(t, layouts, "binpack")
 
+	// simulate --layout current agrees with measure (iceberg-go's planning).
+	out, errOut, code = run(t, dir, "simulate", "web.events", "--layout", "current", "--layout", "sort(tenant_id)", "--target-file-size", "32KiB", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var sim struct {
+		Table      string `json:"table"`
+		Queries    int    `json:"queries"`
+		Candidates []struct {
+			Layout     string  `json:"layout"`
+			FilesAfter int     `json:"files_after"`
+			SkippedPct float64 `json:"skipped_pct"`
+			ErrorPP    float64 `json:"error_pp"`
+		} `json:"candidates"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &sim))
+	require.Positive(t, sim.Queries)
+	require.Len(t, sim.Candidates, 2)
+	out, errOut, code = run(t, dir, "measure", "web.events", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var meas struct {
+		FilesTotal int     `json:"files_total"`
+		SkippedPct float64 `json:"skipped_pct"`
+		Queries    []struct {
+			ID           string `json:"id"`
+			FilesScanned int    `json:"files_scanned"`
+		} `json:"queries"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &meas))
+	require.Len(t, meas.Queries, sim.Queries)
+	require.Equal(t, meas.FilesTotal, sim.Candidates[0].FilesAfter)
+	require.InDelta(t, meas.SkippedPct, sim.Candidates[0].SkippedPct, 1e-6)
+	require.Greater(t, sim.Candidates[1].SkippedPct, sim.Candidates[0].SkippedPct, "sorting by the top filter column must skip more")
+
 	// Running demo again without --reset refuses, with a usage-class hint.
 	_, errOut, code = run(t, dir, "demo", "--event-commits", "2", "--orders", "10")
 	require.Equal(t, exitError, code)

@@ -30,6 +30,8 @@ With no configuration floe uses an embedded local warehouse in ./floe-data
 		newCollectCmd(f, nil),
 		newQueriesCmd(f, nil),
 		newAnalyzeCmd(f, nil),
+		newSimulateCmd(f, nil),
+		newMeasureCmd(f, nil),
 		newCompactCmd(f, nil),
 		newExpireCmd(f, nil),
 		newOrphansCmd(f, nil),
