@@ -273,7 +273,7 @@ func median(ms []Measure) Measure {
 	}
 }
 
-// Slug turns a layout into a name usable in files and JSON keys.
+// slug turns a layout into a name usable in files and JSON keys.
 func slug(layout string) string {
 	b := make([]byte, 0, len(layout))
 	dash := false

@@ -33,10 +33,14 @@
 //
 // Each engine runs in a child process: the benchmark's own test binary
 // re-executed with [ChildEnv] holding a JSON [Job] ([Run], [ServeChild]).
-// The parent records the child's wall time, user+system CPU and peak
-// resident set (getrusage of the waited child). The binary is the same for
-// both engines, so both carry the same baseline RSS; [Run] of an
-// [EngineIdle] job measures it.
+// The parent records the child's wall time and user+system CPU (getrusage
+// of the waited child); the child reports its own peak resident set (VmHWM
+// of /proc/self/status) just before it exits. ru_maxrss is not used for
+// the peak: Go starts children with CLONE_VM|CLONE_VFORK, and exec keeps
+// the high-water mark of the address space it leaves, the parent's, so a
+// child of a big parent would report at least the parent's RSS. The binary
+// is the same for both engines, so both carry the same baseline RSS; [Run]
+// of an [EngineIdle] job measures it.
 //
 // # What is checked
 //
