@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 	"github.com/spf13/cobra"
 
 	"github.com/floe-project/floe/control/config"
@@ -89,6 +91,20 @@ func tableIdents(ctx context.Context, f *factory, names []string) ([]lake.Ident,
 		ids = append(ids, got...)
 	}
 	return ids, nil
+}
+
+// openTable resolves a table name and loads the table from its catalog.
+func openTable(ctx context.Context, f *factory, name string) (lake.Ident, catalog.Catalog, *table.Table, error) {
+	id, err := f.ResolveTable(name)
+	if err != nil {
+		return lake.Ident{}, nil, nil, err
+	}
+	cat, err := f.Catalog(ctx, id.Catalog)
+	if err != nil {
+		return id, nil, nil, err
+	}
+	tbl, err := lake.LoadTable(ctx, cat, id)
+	return id, cat, tbl, err
 }
 
 // loadState loads one table's state through the factory's catalogs.

@@ -262,15 +262,7 @@ delete and statistics files that only expired snapshots referenced.`,
 }
 
 func runExpire(ctx context.Context, opts *expireOptions) error {
-	id, err := opts.f.ResolveTable(opts.Table)
-	if err != nil {
-		return err
-	}
-	cat, err := opts.f.Catalog(ctx, id.Catalog)
-	if err != nil {
-		return err
-	}
-	tbl, err := lake.LoadTable(ctx, cat, id)
+	id, cat, tbl, err := openTable(ctx, opts.f, opts.Table)
 	if err != nil {
 		return err
 	}
@@ -359,15 +351,7 @@ paths. With --apply it deletes them and reports the bytes reclaimed.`,
 }
 
 func runOrphans(ctx context.Context, opts *orphansOptions) error {
-	id, err := opts.f.ResolveTable(opts.Table)
-	if err != nil {
-		return err
-	}
-	cat, err := opts.f.Catalog(ctx, id.Catalog)
-	if err != nil {
-		return err
-	}
-	tbl, err := lake.LoadTable(ctx, cat, id)
+	id, _, tbl, err := openTable(ctx, opts.f, opts.Table)
 	if err != nil {
 		return err
 	}

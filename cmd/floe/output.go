@@ -45,19 +45,19 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// table is a small aligned text table.
-type table struct {
+// textTable is a small aligned text table.
+type textTable struct {
 	tw *tabwriter.Writer
 }
 
-func newTable(w io.Writer, header ...string) *table {
-	t := &table{tw: tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)}
+func newTable(w io.Writer, header ...string) *textTable {
+	t := &textTable{tw: tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)}
 	t.row(header...)
 	return t
 }
 
-func (t *table) row(cells ...string) {
+func (t *textTable) row(cells ...string) {
 	fmt.Fprintln(t.tw, strings.Join(cells, "\t"))
 }
 
-func (t *table) flush() error { return t.tw.Flush() }
+func (t *textTable) flush() error { return t.tw.Flush() }

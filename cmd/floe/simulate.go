@@ -242,19 +242,11 @@ projections are judged against. 'floe simulate --layout current' agrees with it.
 }
 
 func runMeasure(ctx context.Context, opts *measureOptions) error {
-	id, err := opts.f.ResolveTable(opts.Table)
+	id, _, tbl, err := openTable(ctx, opts.f, opts.Table)
 	if err != nil {
 		return err
 	}
 	queries, err := loadWorkload(ctx, opts.f, id, opts.Workload, opts.Dialect, opts.Since)
-	if err != nil {
-		return err
-	}
-	cat, err := opts.f.Catalog(ctx, id.Catalog)
-	if err != nil {
-		return err
-	}
-	tbl, err := lake.LoadTable(ctx, cat, id)
 	if err != nil {
 		return err
 	}
