@@ -1,0 +1,412 @@
+package layout
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/floe-project/floe/analyzer/extract"
+	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/rewriter"
+	"github.com/floe-project/floe/simulator"
+)
+
+// Namespace is the namespace the harness creates its tables in.
+const Namespace = "bench"
+
+// DefaultCandidates are the layouts evaluated when [Config.Candidates] is empty.
+var DefaultCandidates = []string{
+	"current",
+	"binpack",
+	"sort(l_shipdate)",
+	"sort(l_shipdate, l_partkey)",
+	"zorder(l_shipdate, l_partkey)",
+	"hilbert(l_shipdate, l_partkey)",
+}
+
+// Config sizes one evaluation run.
+type Config struct {
+	// Rows is the number of generated lineitem rows. Required (> 0).
+	Rows int
+	// Files is the number of arrival-order appends, one data file each. Required (> 0).
+	Files int
+	// FilesAfter is the file count the rewrite aims at: the target file size is the
+	// table's bytes divided by it. Default: Files / 2.
+	FilesAfter int
+	// DataSeed seeds the row generator.
+	DataSeed uint64
+	// TrainSeed and EvalSeed seed the two workloads (they must differ for an honest
+	// held-out evaluation). Default: 1 and 2.
+	TrainSeed, EvalSeed uint64
+	// PerTemplate is the number of instances drawn per query template. Default: 10.
+	PerTemplate int
+	// Candidates are layouts in simulator.ParseLayout syntax. Default: [DefaultCandidates].
+	Candidates []string
+}
+
+// Row is one candidate's outcome.
+type Row struct {
+	// Layout is the candidate in simulator.ParseLayout syntax.
+	Layout string `json:"layout"`
+	// ProjectedPct is the simulator's projected skip on the original table for the eval workload.
+	ProjectedPct float64 `json:"projected_pct"`
+	// TrainProjectedPct is the same projection for the train workload.
+	TrainProjectedPct float64 `json:"train_projected_pct"`
+	// ActualPct is the skip iceberg-go's scan planning measures on the rewritten table.
+	ActualPct float64 `json:"actual_pct"`
+	// ErrorPP is the projection's own error bound (simulator.Projection.ErrorPP).
+	ErrorPP float64 `json:"error_pp"`
+	// FilesProjected and FilesActual are the data files after the rewrite, projected and real.
+	FilesProjected int `json:"files_projected"`
+	FilesActual    int `json:"files_actual"`
+	// QueryErrorsPP are |projected − actual| skip per eval query, in percentage points.
+	QueryErrorsPP []float64 `json:"query_errors_pp"`
+	// RewriteSeconds is the wall time of the real rewrite.
+	RewriteSeconds float64 `json:"rewrite_seconds"`
+}
+
+// AbsErrorPP is |ProjectedPct − ActualPct|.
+func (r Row) AbsErrorPP() float64 { return math.Abs(r.ProjectedPct - r.ActualPct) }
+
+// Report is the outcome of [Evaluate].
+type Report struct {
+	// Rows, Files, TargetFileSizeBytes and EvalQueries describe the run.
+	Rows                int   `json:"rows"`
+	Files               int   `json:"files"`
+	TargetFileSizeBytes int64 `json:"target_file_size_bytes"`
+	EvalQueries         int   `json:"eval_queries"`
+	// Results holds one row per candidate, in candidate order.
+	Results []Row `json:"results"`
+}
+
+// ErrorStats returns the mean, signed mean (projected − actual) and p95 of the per-query
+// absolute errors over every candidate.
+func (r Report) ErrorStats() (mean, signed, p95 float64) {
+	var all []float64
+	for _, row := range r.Results {
+		all = append(all, row.QueryErrorsPP...)
+	}
+	if len(all) == 0 {
+		return 0, 0, 0
+	}
+	for _, row := range r.Results {
+		signed += (row.ProjectedPct - row.ActualPct) * float64(len(row.QueryErrorsPP))
+	}
+	for _, e := range all {
+		mean += e
+	}
+	slices.Sort(all)
+	idx := int(math.Ceil(0.95*float64(len(all)))) - 1
+	return mean / float64(len(all)), signed / float64(len(all)), all[max(idx, 0)]
+}
+
+// Find returns the row of layout l, or false.
+func (r Report) Find(l string) (Row, bool) {
+	for _, row := range r.Results {
+		if row.Layout == l {
+			return row, true
+		}
+	}
+	return Row{}, false
+}
+
+// Schema is the generated table's schema: the prunable columns of TPC-H lineitem.
+func Schema() *iceberg.Schema {
+	req := func(id int, name string, t iceberg.Type) iceberg.NestedField {
+		return iceberg.NestedField{ID: id, Name: name, Type: t, Required: true}
+	}
+	return iceberg.NewSchema(0,
+		req(1, "l_orderkey", iceberg.PrimitiveTypes.Int64),
+		req(2, "l_partkey", iceberg.PrimitiveTypes.Int64),
+		req(3, "l_suppkey", iceberg.PrimitiveTypes.Int64),
+		req(4, "l_quantity", iceberg.PrimitiveTypes.Int32),
+		req(5, "l_extendedprice", iceberg.PrimitiveTypes.Float64),
+		req(6, "l_discount", iceberg.PrimitiveTypes.Float64),
+		req(7, "l_shipdate", iceberg.PrimitiveTypes.Date),
+		req(8, "l_receiptdate", iceberg.PrimitiveTypes.Date),
+		req(9, "l_shipmode", iceberg.PrimitiveTypes.String),
+		req(10, "l_returnflag", iceberg.PrimitiveTypes.String),
+	)
+}
+
+var shipModes = []string{"AIR", "FOB", "MAIL", "RAIL", "REG AIR", "SHIP", "TRUCK"}
+
+// Dates of the TPC-H ship date domain, as days since the Unix epoch.
+var (
+	startDate = day(time.Date(1992, 1, 2, 0, 0, 0, 0, time.UTC))
+	endDate   = day(time.Date(1998, 12, 1, 0, 0, 0, 0, time.UTC))
+	cutDate   = day(time.Date(1995, 6, 17, 0, 0, 0, 0, time.UTC))
+)
+
+func day(t time.Time) int32 { return int32(t.Unix() / 86400) }
+
+func dateText(d int32) string {
+	return time.Unix(int64(d)*86400, 0).UTC().Format("2006-01-02")
+}
+
+// keyRanges are the key domains for n rows (TPC-H SF1 proportions: 6M rows, 200k parts, 10k suppliers).
+func keyRanges(n int) (orders, parts, supps int64) {
+	return int64(max(n, 1)), int64(max(n/30, 1)), int64(max(n/600, 1))
+}
+
+// Generate builds rows lineitem-like rows as files batches (in arrival order: every key
+// random, as a stream would write them), seeded by seed. The caller releases the batches.
+func Generate(schema *arrow.Schema, rows, files int, seed uint64) ([]arrow.RecordBatch, error) {
+	if rows <= 0 || files <= 0 || files > rows {
+		return nil, fmt.Errorf("generate lineitem: need 0 < files <= rows, got rows=%d files=%d", rows, files)
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x1a7e))
+	orders, parts, supps := keyRanges(rows)
+	mem := memory.DefaultAllocator
+	out := make([]arrow.RecordBatch, 0, files)
+	for f := range files {
+		n := rows / files
+		if f < rows%files {
+			n++
+		}
+		b := array.NewRecordBuilder(mem, schema)
+		for range n {
+			part := 1 + rng.Int64N(parts)
+			qty := int32(1 + rng.IntN(50))
+			ship := startDate + int32(rng.IntN(int(endDate-startDate)+1))
+			receipt := ship + int32(1+rng.IntN(30))
+			flag := "N"
+			if receipt <= cutDate {
+				flag = []string{"R", "A"}[rng.IntN(2)]
+			}
+			b.Field(0).(*array.Int64Builder).Append(1 + rng.Int64N(orders))
+			b.Field(1).(*array.Int64Builder).Append(part)
+			b.Field(2).(*array.Int64Builder).Append(1 + rng.Int64N(supps))
+			b.Field(3).(*array.Int32Builder).Append(qty)
+			b.Field(4).(*array.Float64Builder).Append(float64(qty) * float64(90000+part%20001) / 100)
+			b.Field(5).(*array.Float64Builder).Append(float64(rng.IntN(11)) / 100)
+			b.Field(6).(*array.Date32Builder).Append(arrow.Date32(ship))
+			b.Field(7).(*array.Date32Builder).Append(arrow.Date32(receipt))
+			b.Field(8).(*array.StringBuilder).Append(shipModes[rng.IntN(len(shipModes))])
+			b.Field(9).(*array.StringBuilder).Append(flag)
+		}
+		out = append(out, b.NewRecordBatch())
+		b.Release()
+	}
+	return out, nil
+}
+
+// WorkloadSQL draws perTemplate instances of each TPC-H-like template with parameters
+// seeded by seed, as ';'-separated Trino SQL against bench.<tableName>. Templates:
+// ship-date ranges of one week to three months (most frequent, as in TPC-H), Q6-like
+// date + discount + quantity, Q12-like shipmode IN + receipt-date range, part key
+// point lookups, order key ranges and Q19-like part key IN + quantity range.
+func WorkloadSQL(tableName string, rows int, seed uint64, perTemplate int) string {
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	orders, parts, _ := keyRanges(rows)
+	from := fmt.Sprintf("FROM %s.%s", Namespace, tableName)
+	randDate := func(spanDays int) (string, string) {
+		lo := startDate + int32(rng.IntN(int(endDate-startDate)-spanDays))
+		return dateText(lo), dateText(lo + int32(spanDays))
+	}
+	var stmts []string
+	for range perTemplate {
+		// T1: ship date range, 7..92 days, twice as frequent as the others.
+		for range 2 {
+			lo, hi := randDate(7 + rng.IntN(86))
+			stmts = append(stmts, fmt.Sprintf("SELECT sum(l_extendedprice) %s WHERE l_shipdate >= DATE '%s' AND l_shipdate < DATE '%s'", from, lo, hi))
+		}
+		// T2 (Q6): one year of ship dates (drawn as a quarter here), discount band, quantity cap.
+		lo, hi := randDate(30 + rng.IntN(62))
+		d := 2 + rng.IntN(8)
+		stmts = append(stmts, fmt.Sprintf("SELECT sum(l_extendedprice * l_discount) %s WHERE l_shipdate >= DATE '%s' AND l_shipdate < DATE '%s' AND l_discount BETWEEN %.2f AND %.2f AND l_quantity < %d",
+			from, lo, hi, float64(d-1)/100, float64(d+1)/100, 24+rng.IntN(2)))
+		// T3 (Q12): two ship modes, a receipt-date range.
+		m := rng.Perm(len(shipModes))
+		lo, hi = randDate(30 + rng.IntN(62))
+		stmts = append(stmts, fmt.Sprintf("SELECT l_shipmode, count(*) %s WHERE l_shipmode IN ('%s', '%s') AND l_receiptdate >= DATE '%s' AND l_receiptdate < DATE '%s' GROUP BY l_shipmode",
+			from, shipModes[m[0]], shipModes[m[1]], lo, hi))
+		// T4: part key point lookup.
+		stmts = append(stmts, fmt.Sprintf("SELECT count(*) %s WHERE l_partkey = %d", from, 1+rng.Int64N(parts)))
+		// T5: order key range of 0.25% to 2.5% of the key domain.
+		w := max(orders/400, 1) + rng.Int64N(max(orders/40, 1))
+		ok := 1 + rng.Int64N(max(orders-w, 1))
+		stmts = append(stmts, fmt.Sprintf("SELECT count(*) %s WHERE l_orderkey BETWEEN %d AND %d", from, ok, ok+w))
+		// T6 (Q19): a few part keys with a quantity band and a ship mode pair.
+		ps := make([]string, 3)
+		for i := range ps {
+			ps[i] = fmt.Sprint(1 + rng.Int64N(parts))
+		}
+		q := 1 + rng.IntN(20)
+		stmts = append(stmts, fmt.Sprintf("SELECT sum(l_extendedprice) %s WHERE l_partkey IN (%s) AND l_quantity BETWEEN %d AND %d AND l_shipmode IN ('AIR', 'REG AIR')",
+			from, strings.Join(ps, ", "), q, q+10))
+	}
+	return strings.Join(stmts, ";\n") + ";\n"
+}
+
+// Workload parses [WorkloadSQL] through the Trino extractor for table id.
+func Workload(id lake.Ident, rows int, seed uint64, perTemplate int) ([]simulator.Query, error) {
+	qs, warns, err := simulator.WorkloadFromSQL(strings.NewReader(WorkloadSQL(id.Name, rows, seed, perTemplate)), extract.Trino, simulator.MatchIdent(id))
+	if err != nil {
+		return nil, fmt.Errorf("build workload seed %d: %w", seed, err)
+	}
+	if len(warns) > 0 {
+		return nil, fmt.Errorf("build workload seed %d: extractor warnings: %s", seed, strings.Join(warns, "; "))
+	}
+	return qs, nil
+}
+
+// Evaluate runs the protocol on catalog cat (named catalogName): it generates the rows once,
+// writes them into a table per candidate (Files appends each), projects every candidate
+// on the first table with both workloads, rewrites each candidate's own table with
+// rewriter.Compact at the same target size, and measures it with the eval workload.
+func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg Config) (Report, error) {
+	if cfg.Rows <= 0 || cfg.Files <= 0 {
+		return Report{}, fmt.Errorf("evaluate layouts: rows and files must be > 0, got %d and %d", cfg.Rows, cfg.Files)
+	}
+	if cfg.FilesAfter <= 0 {
+		cfg.FilesAfter = max(cfg.Files/2, 1)
+	}
+	if cfg.TrainSeed == 0 && cfg.EvalSeed == 0 {
+		cfg.TrainSeed, cfg.EvalSeed = 1, 2
+	}
+	if cfg.PerTemplate <= 0 {
+		cfg.PerTemplate = 10
+	}
+	if len(cfg.Candidates) == 0 {
+		cfg.Candidates = DefaultCandidates
+	}
+	layouts := make([]simulator.Layout, len(cfg.Candidates))
+	for i, s := range cfg.Candidates {
+		l, err := simulator.ParseLayout(s)
+		if err != nil {
+			return Report{}, fmt.Errorf("evaluate layouts: %w", err)
+		}
+		layouts[i] = l
+	}
+	schema := Schema()
+	aschema, err := table.SchemaToArrowSchema(schema, nil, true, false)
+	if err != nil {
+		return Report{}, fmt.Errorf("evaluate layouts: arrow schema: %w", err)
+	}
+	batches, err := Generate(aschema, cfg.Rows, cfg.Files, cfg.DataSeed)
+	if err != nil {
+		return Report{}, err
+	}
+	defer func() {
+		for _, b := range batches {
+			b.Release()
+		}
+	}()
+	if ok, err := cat.CheckNamespaceExists(ctx, table.Identifier{Namespace}); err != nil {
+		return Report{}, fmt.Errorf("evaluate layouts: check namespace: %w", err)
+	} else if !ok {
+		if err := cat.CreateNamespace(ctx, table.Identifier{Namespace}, nil); err != nil {
+			return Report{}, fmt.Errorf("evaluate layouts: create namespace: %w", err)
+		}
+	}
+	// One table per candidate, all from the same batches in the same order.
+	states := make([]*lake.State, len(layouts))
+	for i := range layouts {
+		id := lake.Ident{Catalog: catalogName, Namespace: []string{Namespace}, Name: fmt.Sprintf("lineitem_%d", i)}
+		st, err := writeTable(ctx, cat, id, schema, batches)
+		if err != nil {
+			return Report{}, err
+		}
+		states[i] = st
+	}
+	var bytes int64
+	for _, f := range states[0].DataFiles {
+		bytes += f.SizeBytes
+	}
+	target := max(bytes/int64(cfg.FilesAfter), 1)
+	rep := Report{Rows: cfg.Rows, Files: len(states[0].DataFiles), TargetFileSizeBytes: target}
+	for i := range layouts {
+		if layouts[i].Strategy != simulator.StrategyCurrent {
+			layouts[i].TargetFileSizeBytes = target
+		}
+	}
+	// Projections: on the original table; queries name lineitem_0 via the SQL.
+	train, err := Workload(states[0].Ident, cfg.Rows, cfg.TrainSeed, cfg.PerTemplate)
+	if err != nil {
+		return Report{}, err
+	}
+	eval, err := Workload(states[0].Ident, cfg.Rows, cfg.EvalSeed, cfg.PerTemplate)
+	if err != nil {
+		return Report{}, err
+	}
+	rep.EvalQueries = len(eval)
+	trainP, err := simulator.Project(ctx, states[0], layouts, train, simulator.ProjectOptions{})
+	if err != nil {
+		return Report{}, fmt.Errorf("evaluate layouts: project train workload: %w", err)
+	}
+	evalP, err := simulator.Project(ctx, states[0], layouts, eval, simulator.ProjectOptions{})
+	if err != nil {
+		return Report{}, fmt.Errorf("evaluate layouts: project eval workload: %w", err)
+	}
+	for i, l := range layouts {
+		row := Row{Layout: cfg.Candidates[i], ProjectedPct: evalP[i].SkippedPct, TrainProjectedPct: trainP[i].SkippedPct,
+			ErrorPP: evalP[i].ErrorPP, FilesProjected: evalP[i].FilesAfter}
+		tbl := states[i].Table
+		start := time.Now()
+		if l.Strategy != simulator.StrategyCurrent {
+			opts := rewriter.CompactOptions{Layout: l, TargetFileSizeBytes: target}
+			plan, err := rewriter.PlanCompaction(states[i], opts)
+			if err != nil {
+				return Report{}, fmt.Errorf("evaluate layout %s: %w", l, err)
+			}
+			res, err := rewriter.Compact(ctx, states[i], plan, opts)
+			if err != nil {
+				return Report{}, fmt.Errorf("evaluate layout %s: %w", l, err)
+			}
+			tbl = res.Table
+		}
+		row.RewriteSeconds = time.Since(start).Seconds()
+		m, err := simulator.Measure(ctx, tbl, eval)
+		if err != nil {
+			return Report{}, fmt.Errorf("evaluate layout %s: %w", l, err)
+		}
+		row.ActualPct, row.FilesActual = m.SkippedPct, m.FilesTotal
+		for j, mq := range m.Queries {
+			pq := evalP[i].PerQuery[j]
+			proj := 1 - float64(pq.FilesRead)/float64(max(pq.FilesTotal, 1))
+			act := 1 - float64(mq.FilesScanned)/float64(max(m.FilesTotal, 1))
+			row.QueryErrorsPP = append(row.QueryErrorsPP, 100*math.Abs(proj-act))
+		}
+		rep.Results = append(rep.Results, row)
+	}
+	return rep, nil
+}
+
+func writeTable(ctx context.Context, cat catalog.Catalog, id lake.Ident, schema *iceberg.Schema, batches []arrow.RecordBatch) (*lake.State, error) {
+	props := iceberg.Properties{
+		"commit.manifest-merge.enabled":      "true",
+		"commit.manifest.min-count-to-merge": "2",
+	}
+	tbl, err := cat.CreateTable(ctx, table.Identifier{Namespace, id.Name}, schema, catalog.WithProperties(props))
+	if err != nil {
+		return nil, fmt.Errorf("create table %s: %w", id, err)
+	}
+	for i, b := range batches {
+		rdr, err := array.NewRecordReader(b.Schema(), []arrow.RecordBatch{b})
+		if err != nil {
+			return nil, fmt.Errorf("append batch %d to %s: %w", i, id, err)
+		}
+		tbl, err = tbl.Append(ctx, rdr, nil)
+		rdr.Release()
+		if err != nil {
+			return nil, fmt.Errorf("append batch %d to %s: %w", i, id, err)
+		}
+	}
+	st, err := lake.LoadState(ctx, id, tbl, lake.LoadOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", id, err)
+	}
+	return st, nil
+}

@@ -1,0 +1,132 @@
+package layout_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/bench"
+	"github.com/floe-project/floe/bench/layout"
+	"github.com/floe-project/floe/internal/testlake"
+)
+
+func evaluate(t testing.TB, cfg layout.Config) layout.Report {
+	t.Helper()
+	w := testlake.New(t)
+	t.Cleanup(func() {
+		if c, ok := w.Catalog.(io.Closer); ok {
+			require.NoError(t, c.Close())
+		}
+	})
+	rep, err := layout.Evaluate(context.Background(), w.Catalog, w.Name, cfg)
+	require.NoError(t, err)
+	require.Len(t, rep.Results, len(cfg.Candidates))
+	return rep
+}
+
+func table(rep layout.Report) string {
+	s := fmt.Sprintf("%-32s %10s %10s %8s %8s %6s %6s %8s\n", "layout", "projected", "actual", "|err|", "err_pp", "files", "fproj", "rewrite")
+	for _, r := range rep.Results {
+		s += fmt.Sprintf("%-32s %9.2f%% %9.2f%% %8.2f %8.2f %6d %6d %7.1fs\n", r.Layout, r.ProjectedPct, r.ActualPct, r.AbsErrorPP(), r.ErrorPP, r.FilesActual, r.FilesProjected, r.RewriteSeconds)
+	}
+	mean, signed, p95 := rep.ErrorStats()
+	s += fmt.Sprintf("per-query |error|: mean %.2f pp, signed mean %+.2f pp, p95 %.2f pp over %d queries x %d layouts\n", mean, signed, p95, rep.EvalQueries, len(rep.Results))
+	return s
+}
+
+func TestLayoutHarnessSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and rewrites six 200k-row tables")
+	}
+	cfg := layout.Config{Rows: 200_000, Files: 40, FilesAfter: 24, DataSeed: 7, TrainSeed: 1, EvalSeed: 2, PerTemplate: 5,
+		Candidates: layout.DefaultCandidates}
+	rep := evaluate(t, cfg)
+	t.Log("\n" + table(rep))
+
+	cur, ok := rep.Find("current")
+	require.True(t, ok)
+	require.Equal(t, cur.ProjectedPct, cur.ActualPct, "current is projected from the real bounds")
+	require.LessOrEqual(t, cur.ActualPct, 5.0, "arrival order skips almost nothing")
+	sorted, ok := rep.Find("sort(l_shipdate)")
+	require.True(t, ok)
+	require.GreaterOrEqual(t, sorted.ActualPct, 40.0, "sort on the top column")
+	for _, r := range rep.Results {
+		t.Run(r.Layout, func(t *testing.T) {
+			require.GreaterOrEqual(t, r.FilesActual, 16, "rewrite gives enough files to skip")
+			require.LessOrEqual(t, r.AbsErrorPP(), 5.0, "projected %.2f vs actual %.2f", r.ProjectedPct, r.ActualPct)
+		})
+	}
+}
+
+func TestWorkloadSeedsDiffer(t *testing.T) {
+	a := layout.WorkloadSQL("lineitem", 200_000, 1, 3)
+	b := layout.WorkloadSQL("lineitem", 200_000, 2, 3)
+	require.NotEqual(t, a, b, "train and eval seeds draw different parameters")
+	require.Equal(t, a, layout.WorkloadSQL("lineitem", 200_000, 1, 3), "same seed, same workload")
+}
+
+func envInt(b *testing.B, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	require.NoError(b, err, name)
+	return n
+}
+
+func BenchmarkLayout(b *testing.B) {
+	rows := envInt(b, "FLOE_BENCH_ROWS", 6_000_000)
+	files := envInt(b, "FLOE_BENCH_FILES", 100)
+	cfg := layout.Config{Rows: rows, Files: files, FilesAfter: max(files/3, 16), DataSeed: 7, TrainSeed: 1, EvalSeed: 2, PerTemplate: 10,
+		Candidates: layout.DefaultCandidates}
+	b.ReportAllocs()
+	var rep layout.Report
+	for b.Loop() {
+		rep = evaluate(b, cfg)
+	}
+	out := table(rep)
+	mean, signed, p95 := rep.ErrorStats()
+	get := func(l string) float64 { r, _ := rep.Find(l); return r.ActualPct }
+	targets := []struct {
+		name string
+		met  bool
+	}{
+		{"T2 sort(l_shipdate) >= 60% skipped", get("sort(l_shipdate)") >= 60},
+		{"T2 arrival (current) <= 1% skipped", get("current") <= 1},
+		{"T4 hilbert >= zorder + 1.5 pp", get("hilbert(l_shipdate, l_partkey)") >= get("zorder(l_shipdate, l_partkey)")+1.5},
+		{"T7 mean |error| <= 2 pp", mean <= 2},
+		{"T7 p95 |error| <= 5 pp", p95 <= 5},
+	}
+	res := bench.NewResult("layout")
+	res.Params["rows"] = rows
+	res.Params["files"] = rep.Files
+	res.Params["target_file_size_bytes"] = rep.TargetFileSizeBytes
+	res.Params["eval_queries"] = rep.EvalQueries
+	res.Params["train_seed"], res.Params["eval_seed"] = cfg.TrainSeed, cfg.EvalSeed
+	for _, r := range rep.Results {
+		res.Figures[r.Layout+".projected_pct"] = r.ProjectedPct
+		res.Figures[r.Layout+".train_projected_pct"] = r.TrainProjectedPct
+		res.Figures[r.Layout+".actual_pct"] = r.ActualPct
+		res.Figures[r.Layout+".abs_error_pp"] = r.AbsErrorPP()
+		res.Figures[r.Layout+".files_after"] = float64(r.FilesActual)
+	}
+	res.Figures["mean_abs_error_pp"], res.Figures["signed_mean_error_pp"], res.Figures["p95_abs_error_pp"] = mean, signed, p95
+	for _, tg := range targets {
+		out += fmt.Sprintf("%-40s met=%v\n", tg.name, tg.met)
+		res.Notes = append(res.Notes, fmt.Sprintf("%s: met=%v", tg.name, tg.met))
+	}
+	path, err := res.Write()
+	require.NoError(b, err)
+	// A parent benchmark's log is not shown, so the table goes to stdout.
+	fmt.Fprint(os.Stdout, out+"wrote "+path+"\n")
+	b.ReportMetric(get("sort(l_shipdate)"), "sort_skip_pct")
+	b.ReportMetric(mean, "mean_abs_err_pp")
+	b.ReportMetric(math.Max(p95, 0), "p95_abs_err_pp")
+}
