@@ -30,7 +30,7 @@ func evaluate(t testing.TB, cfg layout.Config) layout.Report {
 	return rep
 }
 
-func table(rep layout.Report) string {
+func resultTable(rep layout.Report) string {
 	s := fmt.Sprintf("%-32s %10s %10s %8s %8s %6s %6s %8s\n", "layout", "projected", "actual", "|err|", "err_pp", "files", "fproj", "rewrite")
 	for _, r := range rep.Results {
 		s += fmt.Sprintf("%-32s %9.2f%% %9.2f%% %8.2f %8.2f %6d %6d %7.1fs\n", r.Layout, r.ProjectedPct, r.ActualPct, r.AbsErrorPP(), r.ErrorPP, r.FilesActual, r.FilesProjected, r.RewriteSeconds)
@@ -47,7 +47,7 @@ func TestLayoutHarnessSmall(t *testing.T) {
 	cfg := layout.Config{Rows: 200_000, Files: 40, FilesAfter: 24, DataSeed: 7, TrainSeed: 1, EvalSeed: 2, PerTemplate: 5,
 		Candidates: layout.DefaultCandidates}
 	rep := evaluate(t, cfg)
-	t.Log("\n" + table(rep))
+	t.Log("\n" + resultTable(rep))
 
 	cur, ok := rep.Find("current")
 	require.True(t, ok)
@@ -91,7 +91,7 @@ func BenchmarkLayout(b *testing.B) {
 	for b.Loop() {
 		rep = evaluate(b, cfg)
 	}
-	out := table(rep)
+	out := resultTable(rep)
 	mean, signed, p95 := rep.ErrorStats()
 	get := func(l string) float64 { r, _ := rep.Find(l); return r.ActualPct }
 	targets := []struct {
