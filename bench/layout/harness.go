@@ -53,6 +53,10 @@ type Config struct {
 	PerTemplate int
 	// Candidates are layouts in simulator.ParseLayout syntax. Default: [DefaultCandidates].
 	Candidates []string
+	// ZOrderMode picks the z-order key for both projection and rewrite: Iceberg-exact
+	// (zero value, what Spark writes) or rank-normalized (the fair match for Hilbert,
+	// which is always rank-normalized).
+	ZOrderMode simulator.ZOrderMode
 }
 
 // Row is one candidate's outcome.
@@ -342,11 +346,11 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 		return Report{}, err
 	}
 	rep.EvalQueries = len(eval)
-	trainP, err := simulator.Project(ctx, states[0], layouts, train, simulator.ProjectOptions{})
+	trainP, err := simulator.Project(ctx, states[0], layouts, train, simulator.ProjectOptions{ZOrderMode: cfg.ZOrderMode})
 	if err != nil {
 		return Report{}, fmt.Errorf("evaluate layouts: project train workload: %w", err)
 	}
-	evalP, err := simulator.Project(ctx, states[0], layouts, eval, simulator.ProjectOptions{})
+	evalP, err := simulator.Project(ctx, states[0], layouts, eval, simulator.ProjectOptions{ZOrderMode: cfg.ZOrderMode})
 	if err != nil {
 		return Report{}, fmt.Errorf("evaluate layouts: project eval workload: %w", err)
 	}
@@ -356,7 +360,7 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 		tbl := states[i].Table
 		start := time.Now()
 		if l.Strategy != simulator.StrategyCurrent {
-			opts := rewriter.CompactOptions{Layout: l, TargetFileSizeBytes: target}
+			opts := rewriter.CompactOptions{Layout: l, TargetFileSizeBytes: target, ZOrderMode: cfg.ZOrderMode}
 			plan, err := rewriter.PlanCompaction(states[i], opts)
 			if err != nil {
 				return Report{}, fmt.Errorf("evaluate layout %s: %w", l, err)

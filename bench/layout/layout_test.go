@@ -14,6 +14,7 @@ import (
 	"github.com/floe-project/floe/bench"
 	"github.com/floe-project/floe/bench/layout"
 	"github.com/floe-project/floe/internal/testlake"
+	"github.com/floe-project/floe/simulator"
 )
 
 func evaluate(t testing.TB, cfg layout.Config) layout.Report {
@@ -84,8 +85,15 @@ func envInt(b *testing.B, name string, def int) int {
 func BenchmarkLayout(b *testing.B) {
 	rows := envInt(b, "FLOE_BENCH_ROWS", 6_000_000)
 	files := envInt(b, "FLOE_BENCH_FILES", 100)
+	// T4 compares rank-normalized curves; FLOE_BENCH_ZORDER=iceberg measures Spark's key.
+	zmode := simulator.ZOrderRank
+	if s := os.Getenv("FLOE_BENCH_ZORDER"); s != "" {
+		m, err := simulator.ParseZOrderMode(s)
+		require.NoError(b, err, "FLOE_BENCH_ZORDER")
+		zmode = m
+	}
 	cfg := layout.Config{Rows: rows, Files: files, FilesAfter: max(files/3, 16), DataSeed: 7, TrainSeed: 1, EvalSeed: 2, PerTemplate: 10,
-		Candidates: layout.DefaultCandidates}
+		Candidates: layout.DefaultCandidates, ZOrderMode: zmode}
 	b.ReportAllocs()
 	var rep layout.Report
 	for b.Loop() {
@@ -104,11 +112,16 @@ func BenchmarkLayout(b *testing.B) {
 		{"T7 mean |error| <= 2 pp", mean <= 2},
 		{"T7 p95 |error| <= 5 pp", p95 <= 5},
 	}
-	res := bench.NewResult("layout")
+	name := "layout"
+	if zmode != simulator.ZOrderRank {
+		name = "layout-" + zmode.String()
+	}
+	res := bench.NewResult(name)
 	res.Params["rows"] = rows
 	res.Params["files"] = rep.Files
 	res.Params["target_file_size_bytes"] = rep.TargetFileSizeBytes
 	res.Params["eval_queries"] = rep.EvalQueries
+	res.Params["zorder_mode"] = zmode.String()
 	res.Params["train_seed"], res.Params["eval_seed"] = cfg.TrainSeed, cfg.EvalSeed
 	for _, r := range rep.Results {
 		res.Figures[r.Layout+".projected_pct"] = r.ProjectedPct
