@@ -115,6 +115,23 @@ func (r Report) ErrorStats() (mean, signed, p95 float64) {
 	return mean / float64(len(all)), signed / float64(len(all)), all[max(idx, 0)]
 }
 
+// TemplateErrors returns the mean per-query |projected − actual| (pp) of each template
+// name in [Templates], over every candidate.
+func (r Report) TemplateErrors() map[string]float64 {
+	sum, n := map[string]float64{}, map[string]int{}
+	for _, row := range r.Results {
+		for j, e := range row.QueryErrorsPP {
+			t := Templates[j%len(Templates)]
+			sum[t] += e
+			n[t]++
+		}
+	}
+	for t := range sum {
+		sum[t] /= float64(n[t])
+	}
+	return sum
+}
+
 // Find returns the row of layout l, or false.
 func (r Report) Find(l string) (Row, bool) {
 	for _, row := range r.Results {
@@ -205,6 +222,11 @@ func Generate(schema *arrow.Schema, rows, files int, seed uint64) ([]arrow.Recor
 	}
 	return out, nil
 }
+
+// Templates names the template of each statement of one [WorkloadSQL] round, in order:
+// statement i (0-based) is an instance of Templates[i%len(Templates)].
+var Templates = []string{"shipdate-range", "shipdate-range", "q6-shipdate-discount-qty", "q12-shipmode-receiptdate",
+	"partkey-point", "orderkey-range", "q19-partkey-in-qty-shipmode"}
 
 // WorkloadSQL draws perTemplate instances of each TPC-H-like template with parameters
 // seeded by seed, as ';'-separated Trino SQL against bench.<tableName>. Templates:

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -131,6 +132,11 @@ func BenchmarkLayout(b *testing.B) {
 		res.Figures[r.Layout+".files_after"] = float64(r.FilesActual)
 	}
 	res.Figures["mean_abs_error_pp"], res.Figures["signed_mean_error_pp"], res.Figures["p95_abs_error_pp"] = mean, signed, p95
+	te := rep.TemplateErrors()
+	for _, name := range slices.Compact(slices.Clone(layout.Templates)) {
+		out += fmt.Sprintf("template %-30s mean |error| %.2f pp\n", name, te[name])
+		res.Figures["template."+name+".mean_abs_error_pp"] = te[name]
+	}
 	for _, tg := range targets {
 		out += fmt.Sprintf("%-40s met=%v\n", tg.name, tg.met)
 		res.Notes = append(res.Notes, fmt.Sprintf("%s: met=%v", tg.name, tg.met))
