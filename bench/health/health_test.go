@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -73,8 +74,18 @@ func build(b *testing.B, commits, perCommit int) *table.Table {
 	return tbl
 }
 
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
 func BenchmarkHealth(b *testing.B) {
-	commits, perCommit := 2000, 25
+	// FLOE_BENCH_COMMITS and FLOE_BENCH_FILES_PER_COMMIT override the
+	// shape: building 2,000 snapshots through iceberg-go's SQL catalog is
+	// slow and memory-hungry (every commit rewrites the whole metadata).
+	commits, perCommit := envInt("FLOE_BENCH_COMMITS", 2000), envInt("FLOE_BENCH_FILES_PER_COMMIT", 25)
 	if testing.Short() {
 		commits, perCommit = 40, 25
 	}
