@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/apache/iceberg-go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/lake"
@@ -154,7 +153,6 @@ func TestCompactRestrictedToPartitions(t *testing.T) {
 	tt.requireSameRows(t)
 	after := tt.state(t, tt.tbl)
 	require.Equal(t, 11, len(after.DataFiles), "us: 10 → 1 file; eu untouched")
-	_ = iceberg.Properties{}
 }
 
 func groupSummary(p rewriter.CompactPlan) string {
