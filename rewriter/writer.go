@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"math"
 	"path"
 	"strings"
 
@@ -48,7 +49,9 @@ type WriterOptions struct {
 	TargetFileSizeBytes int64
 	// RowGroupBytes is the encoded size of each row group. Default:
 	// TargetFileSizeBytes / DefaultRowGroupsPerFile, lowered to MemoryBytes
-	// when that is smaller.
+	// when that is smaller. Every row group repeats each column's dictionary
+	// and page headers: at small targets (a 160 KiB file cut into eighths)
+	// that made files about 15% larger than the same rows in one row group.
 	RowGroupBytes int64
 	// MemoryBytes caps the writer's buffered row group (a Parquet row group is
 	// held in memory, encoded, until it is flushed). Zero: no cap.
@@ -501,17 +504,25 @@ func (w *Writer) conform(ctx context.Context, rec arrow.RecordBatch) (arrow.Reco
 }
 
 // dictionaryProps decides dictionary encoding per top-level column from a
-// sample batch.
+// sample batch, judged at the scale of a row group (see [scaledDistinctRatio]).
 func (w *Writer) dictionaryProps(sample arrow.RecordBatch) []parquet.WriterProperty {
 	if v, ok := w.props[propDictEnabled]; ok && !strings.EqualFold(v, "true") {
 		return nil // disabled table-wide by parquet.enable.dictionary
+	}
+	// Rows of a row group: its encoded bytes over the batch's in-memory bytes per
+	// row, an upper bound of the encoded bytes per row (so a lower bound of rows).
+	scale := sample.NumRows()
+	if n := sample.NumRows(); n > 0 {
+		if per := recordBytes(sample) / n; per > 0 {
+			scale = max(scale, w.rgBytes/per)
+		}
 	}
 	var props []parquet.WriterProperty
 	for i, f := range w.arrowSch.Fields() {
 		if _, ok := w.props[propDictColumnEnabled+f.Name]; ok {
 			continue // explicit per-column setting, already in base
 		}
-		ratio, ok := distinctRatio(sample.Column(i))
+		ratio, ok := scaledDistinctRatio(sample.Column(i), scale)
 		if !ok {
 			// Nested or boolean: keep the default, with the cost fallback.
 			continue
@@ -525,19 +536,34 @@ func (w *Writer) dictionaryProps(sample arrow.RecordBatch) []parquet.WriterPrope
 	return props
 }
 
-// distinctRatio is distinct/non-null values of a flat column; ok is false
-// for types where the question does not apply.
-func distinctRatio(arr arrow.Array) (float64, bool) {
+// scaledDistinctRatio estimates distinct/non-null values of a flat column over
+// rows rows from the sample arr; ok is false for types where the question does
+// not apply.
+//
+// The ratio in a small batch misjudges a column of a bounded domain: 2,500
+// ship dates in a 2,000-row batch look unique (ratio 0.7), yet a 100,000-row
+// row group holds the same 2,500 (ratio 0.025) and is far smaller dictionary
+// encoded — written plain, such columns made compacted files about 15% larger
+// than the input. So the distinct count is extrapolated from its growth
+// between the first half of the batch and all of it: d(rows) = d(n) ·
+// (rows/n)^β with β = log2(d(n)/d(n/2)) in [0, 1], which keeps a key-like
+// column (β ≈ 1, every row a new value) at its ratio and shrinks a
+// saturating one.
+func scaledDistinctRatio(arr arrow.Array, rows int64) (float64, bool) {
 	switch arr.DataType().ID() {
 	case arrow.BOOL, arrow.STRUCT, arrow.LIST, arrow.LARGE_LIST, arrow.MAP, arrow.FIXED_SIZE_LIST, arrow.EXTENSION:
 		return 0, false
 	}
 	var (
-		seed  = maphash.MakeSeed()
-		seen  = make(map[uint64]struct{})
-		valid int
+		seed            = maphash.MakeSeed()
+		seen            = make(map[uint64]struct{})
+		valid, halfSeen int
+		half            = arr.Len() / 2
 	)
 	for i := range arr.Len() {
+		if i == half {
+			halfSeen = len(seen)
+		}
 		if arr.IsNull(i) {
 			continue
 		}
@@ -547,7 +573,13 @@ func distinctRatio(arr arrow.Array) (float64, bool) {
 	if valid == 0 {
 		return 0, true
 	}
-	return float64(len(seen)) / float64(valid), true
+	d := float64(len(seen))
+	if halfSeen == 0 || rows <= int64(valid) {
+		return d / float64(valid), true
+	}
+	beta := min(max(math.Log2(d/float64(halfSeen)), 0), 1)
+	scaledValid := float64(valid) * float64(rows) / float64(arr.Len())
+	return min(d*math.Pow(scaledValid/float64(valid), beta), scaledValid) / scaledValid, true
 }
 
 // parquetProps maps the table's Parquet write properties to arrow-go ones,
