@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"io"
-	"math"
 	"path"
 	"strings"
 
@@ -22,6 +20,8 @@ import (
 	icebergio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
+
+	"github.com/floe-project/floe/internal/pqdict"
 )
 
 // Table properties the writer reads that iceberg-go does not export.
@@ -38,7 +38,7 @@ const (
 	DefaultRowGroupsPerFile = 8
 	// DefaultDictionaryMaxDistinctRatio enables dictionary encoding for a
 	// column whose sampled distinct/non-null ratio is at most this.
-	DefaultDictionaryMaxDistinctRatio = 0.5
+	DefaultDictionaryMaxDistinctRatio = pqdict.DefaultMaxRatio
 )
 
 // WriterOptions tunes [Writer]. The zero value writes unpartitioned,
@@ -504,7 +504,7 @@ func (w *Writer) conform(ctx context.Context, rec arrow.RecordBatch) (arrow.Reco
 }
 
 // dictionaryProps decides dictionary encoding per top-level column from a
-// sample batch, judged at the scale of a row group (see [scaledDistinctRatio]).
+// sample batch, judged at the scale of a row group (see package pqdict).
 func (w *Writer) dictionaryProps(sample arrow.RecordBatch) []parquet.WriterProperty {
 	if v, ok := w.props[propDictEnabled]; ok && !strings.EqualFold(v, "true") {
 		return nil // disabled table-wide by parquet.enable.dictionary
@@ -522,7 +522,7 @@ func (w *Writer) dictionaryProps(sample arrow.RecordBatch) []parquet.WriterPrope
 		if _, ok := w.props[propDictColumnEnabled+f.Name]; ok {
 			continue // explicit per-column setting, already in base
 		}
-		ratio, ok := scaledDistinctRatio(sample.Column(i), scale)
+		ratio, ok := pqdict.ScaledDistinctRatio(sample.Column(i), scale)
 		if !ok {
 			// Nested or boolean: keep the default, with the cost fallback.
 			continue
@@ -534,52 +534,6 @@ func (w *Writer) dictionaryProps(sample arrow.RecordBatch) []parquet.WriterPrope
 		}
 	}
 	return props
-}
-
-// scaledDistinctRatio estimates distinct/non-null values of a flat column over
-// rows rows from the sample arr; ok is false for types where the question does
-// not apply.
-//
-// The ratio in a small batch misjudges a column of a bounded domain: 2,500
-// ship dates in a 2,000-row batch look unique (ratio 0.7), yet a 100,000-row
-// row group holds the same 2,500 (ratio 0.025) and is far smaller dictionary
-// encoded — written plain, such columns made compacted files about 15% larger
-// than the input. So the distinct count is extrapolated from its growth
-// between the first half of the batch and all of it: d(rows) = d(n) ·
-// (rows/n)^β with β = log2(d(n)/d(n/2)) in [0, 1], which keeps a key-like
-// column (β ≈ 1, every row a new value) at its ratio and shrinks a
-// saturating one.
-func scaledDistinctRatio(arr arrow.Array, rows int64) (float64, bool) {
-	switch arr.DataType().ID() {
-	case arrow.BOOL, arrow.STRUCT, arrow.LIST, arrow.LARGE_LIST, arrow.MAP, arrow.FIXED_SIZE_LIST, arrow.EXTENSION:
-		return 0, false
-	}
-	var (
-		seed            = maphash.MakeSeed()
-		seen            = make(map[uint64]struct{})
-		valid, halfSeen int
-		half            = arr.Len() / 2
-	)
-	for i := range arr.Len() {
-		if i == half {
-			halfSeen = len(seen)
-		}
-		if arr.IsNull(i) {
-			continue
-		}
-		valid++
-		seen[maphash.String(seed, arr.ValueStr(i))] = struct{}{}
-	}
-	if valid == 0 {
-		return 0, true
-	}
-	d := float64(len(seen))
-	if halfSeen == 0 || rows <= int64(valid) {
-		return d / float64(valid), true
-	}
-	beta := min(max(math.Log2(d/float64(halfSeen)), 0), 1)
-	scaledValid := float64(valid) * float64(rows) / float64(arr.Len())
-	return min(d*math.Pow(scaledValid/float64(valid), beta), scaledValid) / scaledValid, true
 }
 
 // parquetProps maps the table's Parquet write properties to arrow-go ones,

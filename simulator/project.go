@@ -43,6 +43,10 @@ type Projection struct {
 	BiasPP float64 `json:"bias_pp"`
 	// RewriteBytes is the bytes the rewrite reads and rewrites (0 for current).
 	RewriteBytes int64 `json:"rewrite_bytes"`
+	// SizeRatio is the estimated bytes the rewrite writes divided by the table's bytes
+	// today (1 for current and binpack): a layout that clusters values compresses better,
+	// so it writes fewer files of the target size. FilesAfter is cut from it.
+	SizeRatio float64 `json:"size_ratio"`
 	// SampleRows and SampleFraction describe the sample (0 for current).
 	SampleRows     int     `json:"sample_rows"`
 	SampleFraction float64 `json:"sample_fraction"`
@@ -81,7 +85,7 @@ func ProjectCurrent(st *lake.State, queries []Query) Projection {
 	bq := bindQueries(b, queries)
 	fs := fileSetFromLake(st.DataFiles, b, st.Metadata)
 	rs := fs.replay(bq)
-	p := Projection{Layout: Layout{Strategy: StrategyCurrent}.String(), FilesBefore: fs.n, FilesAfter: fs.n, PerQuery: rs}
+	p := Projection{Layout: Layout{Strategy: StrategyCurrent}.String(), FilesBefore: fs.n, FilesAfter: fs.n, SizeRatio: 1, PerQuery: rs}
 	p.SkippedPct, p.BytesReadPct = summarize(bq, rs, fs.totalBytes)
 	return p
 }
@@ -223,10 +227,16 @@ func ProjectSample(s *Sample, l Layout, queries []Query, targetFileSizeBytes int
 	if err != nil {
 		return Projection{}, fmt.Errorf("project %s: %w", l, err)
 	}
-	// Files per partition.
+	// Files per partition, from the bytes the rewrite is expected to write.
+	p.SizeRatio = 1
+	if l.Strategy != StrategyBinpack {
+		if p.SizeRatio, err = s.sizeRatio(perm, targetFileSizeBytes); err != nil {
+			return Projection{}, fmt.Errorf("project %s: %w", l, err)
+		}
+	}
 	files := make([]int, len(s.Partitions))
 	for pi, by := range s.PartitionBytes {
-		files[pi] = max(1, int(math.Ceil(float64(by)/float64(targetFileSizeBytes))))
+		files[pi] = max(1, int(math.Ceil(float64(by)*p.SizeRatio/float64(targetFileSizeBytes))))
 		if s.PartitionRows[pi] == 0 {
 			files[pi] = 0
 		}

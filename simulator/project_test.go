@@ -174,11 +174,29 @@ func TestProjectionMatchesRewrite(t *testing.T) {
 				actual = current
 				require.Zero(t, p.SampleRows)
 			} else {
-				require.Equal(t, projectedFiles, p.FilesAfter)
+				if l.Strategy == simulator.StrategyBinpack {
+					require.Equal(t, projectedFiles, p.FilesAfter)
+					require.Equal(t, 1.0, p.SizeRatio, "binpack keeps the order, so the size")
+				} else {
+					// A clustered order compresses better: fewer files of the target size.
+					require.LessOrEqual(t, p.FilesAfter, projectedFiles)
+					require.Less(t, p.SizeRatio, 1.0)
+				}
 				require.Less(t, p.SampleFraction, 0.5, "the test must exercise sampling")
 				require.Positive(t, p.SampleRows)
 				require.Equal(t, total, p.RewriteBytes)
 				actual = writeOrdered(t, w, "rewritten_"+string(l.Strategy), rows, l, p.FilesAfter)
+				// The size model against the bytes the same writer really wrote.
+				ast, err := lake.LoadState(ctx, lake.Ident{Namespace: []string{"db"}, Name: "rewritten_" + string(l.Strategy)}, actual, lake.LoadOptions{})
+				require.NoError(t, err)
+				var written int64
+				for _, f := range ast.DataFiles {
+					written += f.SizeBytes
+				}
+				t.Logf("%-28s size ratio projected %.3f, written %.3f", p.Layout, p.SizeRatio, float64(written)/float64(total))
+				// Plain-encoded columns are kept at their size today, so the model errs
+				// towards more bytes (more, smaller files: a slightly pessimistic skip).
+				require.InDelta(t, float64(written)/float64(total), p.SizeRatio, 0.15)
 			}
 			m, err := simulator.Measure(ctx, actual, queries)
 			require.NoError(t, err)

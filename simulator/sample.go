@@ -87,6 +87,10 @@ type Sample struct {
 	PartitionRows, PartitionBytes []int64
 	// rowPart is the partition index of every sampled row, in record order.
 	rowPart []int32
+	// columnBytes are the compressed bytes of each column (by field id) over the live
+	// data files that report column sizes, and sizedBytes those files' bytes.
+	columnBytes map[int]int64
+	sizedBytes  int64
 	// metrics maps a column (lower-case name) to its bounds truncation length: 0 means
 	// full bounds, -1 no bounds.
 	metrics func(column string) int
@@ -109,13 +113,21 @@ func (s *Sample) Release() {
 func TakeSample(ctx context.Context, st *lake.State, columns []string, opts SampleOptions) (*Sample, error) {
 	opts = opts.withDefaults()
 	schema := st.Metadata.CurrentSchema()
-	s := &Sample{Schema: schema, FilesBefore: len(st.DataFiles), metrics: metricsModes(st.Metadata.Properties())}
+	s := &Sample{Schema: schema, FilesBefore: len(st.DataFiles), metrics: metricsModes(st.Metadata.Properties()), columnBytes: map[int]int64{}}
 	partIdx := map[string]int32{}
 	fileOf := map[string]*lake.File{}
 	for i := range st.DataFiles {
 		f := &st.DataFiles[i]
 		s.TableRows += f.Records
 		s.TableBytes += f.SizeBytes
+		if f.DataFile != nil {
+			if cs := f.DataFile.ColumnSizes(); len(cs) > 0 {
+				for id, n := range cs {
+					s.columnBytes[id] += n
+				}
+				s.sizedBytes += f.SizeBytes
+			}
+		}
 		fileOf[f.Path] = f
 		pi, ok := partIdx[f.PartitionKey]
 		if !ok {

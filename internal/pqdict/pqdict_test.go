@@ -1,4 +1,4 @@
-package rewriter
+package pqdict_test
 
 import (
 	"math/rand/v2"
@@ -7,6 +7,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/internal/pqdict"
 )
 
 func TestScaledDistinctRatio(t *testing.T) {
@@ -37,7 +39,7 @@ func TestScaledDistinctRatio(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			arr := ints(tc.n, tc.domain)
 			defer arr.Release()
-			r, ok := scaledDistinctRatio(arr, tc.rows)
+			r, ok := pqdict.ScaledDistinctRatio(arr, tc.rows)
 			require.True(t, ok)
 			require.GreaterOrEqual(t, r, tc.min)
 			require.LessOrEqual(t, r, tc.max)
