@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -16,7 +15,6 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
-	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/rewriter"
 	"github.com/floe-project/floe/simulator"
@@ -24,16 +22,6 @@ import (
 
 // Namespace is the namespace the harness creates its tables in.
 const Namespace = "bench"
-
-// DefaultCandidates are the layouts evaluated when [Config.Candidates] is empty.
-var DefaultCandidates = []string{
-	"current",
-	"binpack",
-	"sort(l_shipdate)",
-	"sort(l_shipdate, l_partkey)",
-	"zorder(l_shipdate, l_partkey)",
-	"hilbert(l_shipdate, l_partkey)",
-}
 
 // Config sizes one evaluation run.
 type Config struct {
@@ -51,7 +39,9 @@ type Config struct {
 	TrainSeed, EvalSeed uint64
 	// PerTemplate is the number of instances drawn per query template. Default: 10.
 	PerTemplate int
-	// Candidates are layouts in simulator.ParseLayout syntax. Default: [DefaultCandidates].
+	// Workload names the query templates (a key of [Workloads]). Default: [TPCH].
+	Workload string
+	// Candidates are layouts in simulator.ParseLayout syntax. Default: the workload's.
 	Candidates []string
 	// ZOrderMode picks the z-order key for both projection and rewrite: Iceberg-exact
 	// (zero value, what Spark writes) or rank-normalized (the fair match for Hilbert,
@@ -74,6 +64,10 @@ type Row struct {
 	// FilesProjected and FilesActual are the data files after the rewrite, projected and real.
 	FilesProjected int `json:"files_projected"`
 	FilesActual    int `json:"files_actual"`
+	// SizeRatioProjected and SizeRatioActual are the bytes the rewrite writes divided by
+	// the bytes it reads, as the simulator estimated them and as they came out.
+	SizeRatioProjected float64 `json:"size_ratio_projected"`
+	SizeRatioActual    float64 `json:"size_ratio_actual"`
 	// QueryErrorsPP are |projected − actual| skip per eval query, in percentage points.
 	QueryErrorsPP []float64 `json:"query_errors_pp"`
 	// RewriteSeconds is the wall time of the real rewrite.
@@ -85,11 +79,14 @@ func (r Row) AbsErrorPP() float64 { return math.Abs(r.ProjectedPct - r.ActualPct
 
 // Report is the outcome of [Evaluate].
 type Report struct {
-	// Rows, Files, TargetFileSizeBytes and EvalQueries describe the run.
-	Rows                int   `json:"rows"`
-	Files               int   `json:"files"`
-	TargetFileSizeBytes int64 `json:"target_file_size_bytes"`
-	EvalQueries         int   `json:"eval_queries"`
+	// Rows, Files, TargetFileSizeBytes, Workload and EvalQueries describe the run.
+	Rows                int    `json:"rows"`
+	Files               int    `json:"files"`
+	TargetFileSizeBytes int64  `json:"target_file_size_bytes"`
+	Workload            string `json:"workload"`
+	EvalQueries         int    `json:"eval_queries"`
+	// Templates names the template of each eval query, in query order.
+	Templates []string `json:"templates"`
 	// Results holds one row per candidate, in candidate order.
 	Results []Row `json:"results"`
 }
@@ -116,12 +113,12 @@ func (r Report) ErrorStats() (mean, signed, p95 float64) {
 }
 
 // TemplateErrors returns the mean per-query |projected − actual| (pp) of each template
-// name in [Templates], over every candidate.
+// of the workload, over every candidate.
 func (r Report) TemplateErrors() map[string]float64 {
 	sum, n := map[string]float64{}, map[string]int{}
 	for _, row := range r.Results {
 		for j, e := range row.QueryErrorsPP {
-			t := Templates[j%len(Templates)]
+			t := r.Templates[j]
 			sum[t] += e
 			n[t]++
 		}
@@ -158,10 +155,14 @@ func Schema() *iceberg.Schema {
 		req(8, "l_receiptdate", iceberg.PrimitiveTypes.Date),
 		req(9, "l_shipmode", iceberg.PrimitiveTypes.String),
 		req(10, "l_returnflag", iceberg.PrimitiveTypes.String),
+		req(11, "l_shipinstruct", iceberg.PrimitiveTypes.String),
 	)
 }
 
-var shipModes = []string{"AIR", "FOB", "MAIL", "RAIL", "REG AIR", "SHIP", "TRUCK"}
+var (
+	shipModes     = []string{"AIR", "FOB", "MAIL", "RAIL", "REG AIR", "SHIP", "TRUCK"}
+	shipInstructs = []string{"COLLECT COD", "DELIVER IN PERSON", "NONE", "TAKE BACK RETURN"}
+)
 
 // Dates of the TPC-H ship date domain, as days since the Unix epoch.
 var (
@@ -216,76 +217,12 @@ func Generate(schema *arrow.Schema, rows, files int, seed uint64) ([]arrow.Recor
 			b.Field(7).(*array.Date32Builder).Append(arrow.Date32(receipt))
 			b.Field(8).(*array.StringBuilder).Append(shipModes[rng.IntN(len(shipModes))])
 			b.Field(9).(*array.StringBuilder).Append(flag)
+			b.Field(10).(*array.StringBuilder).Append(shipInstructs[rng.IntN(len(shipInstructs))])
 		}
 		out = append(out, b.NewRecordBatch())
 		b.Release()
 	}
 	return out, nil
-}
-
-// Templates names the template of each statement of one [WorkloadSQL] round, in order:
-// statement i (0-based) is an instance of Templates[i%len(Templates)].
-var Templates = []string{"shipdate-range", "shipdate-range", "q6-shipdate-discount-qty", "q12-shipmode-receiptdate",
-	"partkey-point", "orderkey-range", "q19-partkey-in-qty-shipmode"}
-
-// WorkloadSQL draws perTemplate instances of each TPC-H-like template with parameters
-// seeded by seed, as ';'-separated Trino SQL against bench.<tableName>. Templates:
-// ship-date ranges of one week to three months (most frequent, as in TPC-H), Q6-like
-// date + discount + quantity, Q12-like shipmode IN + receipt-date range, part key
-// point lookups, order key ranges and Q19-like part key IN + quantity range.
-func WorkloadSQL(tableName string, rows int, seed uint64, perTemplate int) string {
-	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	orders, parts, _ := keyRanges(rows)
-	from := fmt.Sprintf("FROM %s.%s", Namespace, tableName)
-	randDate := func(spanDays int) (string, string) {
-		lo := startDate + int32(rng.IntN(int(endDate-startDate)-spanDays))
-		return dateText(lo), dateText(lo + int32(spanDays))
-	}
-	var stmts []string
-	for range perTemplate {
-		// T1: ship date range, 7..92 days, twice as frequent as the others.
-		for range 2 {
-			lo, hi := randDate(7 + rng.IntN(86))
-			stmts = append(stmts, fmt.Sprintf("SELECT sum(l_extendedprice) %s WHERE l_shipdate >= DATE '%s' AND l_shipdate < DATE '%s'", from, lo, hi))
-		}
-		// T2 (Q6): one year of ship dates (drawn as a quarter here), discount band, quantity cap.
-		lo, hi := randDate(30 + rng.IntN(62))
-		d := 2 + rng.IntN(8)
-		stmts = append(stmts, fmt.Sprintf("SELECT sum(l_extendedprice * l_discount) %s WHERE l_shipdate >= DATE '%s' AND l_shipdate < DATE '%s' AND l_discount BETWEEN %.2f AND %.2f AND l_quantity < %d",
-			from, lo, hi, float64(d-1)/100, float64(d+1)/100, 24+rng.IntN(2)))
-		// T3 (Q12): two ship modes, a receipt-date range.
-		m := rng.Perm(len(shipModes))
-		lo, hi = randDate(30 + rng.IntN(62))
-		stmts = append(stmts, fmt.Sprintf("SELECT l_shipmode, count(*) %s WHERE l_shipmode IN ('%s', '%s') AND l_receiptdate >= DATE '%s' AND l_receiptdate < DATE '%s' GROUP BY l_shipmode",
-			from, shipModes[m[0]], shipModes[m[1]], lo, hi))
-		// T4: part key point lookup.
-		stmts = append(stmts, fmt.Sprintf("SELECT count(*) %s WHERE l_partkey = %d", from, 1+rng.Int64N(parts)))
-		// T5: order key range of 0.25% to 2.5% of the key domain.
-		w := max(orders/400, 1) + rng.Int64N(max(orders/40, 1))
-		ok := 1 + rng.Int64N(max(orders-w, 1))
-		stmts = append(stmts, fmt.Sprintf("SELECT count(*) %s WHERE l_orderkey BETWEEN %d AND %d", from, ok, ok+w))
-		// T6 (Q19): a few part keys with a quantity band and a ship mode pair.
-		ps := make([]string, 3)
-		for i := range ps {
-			ps[i] = fmt.Sprint(1 + rng.Int64N(parts))
-		}
-		q := 1 + rng.IntN(20)
-		stmts = append(stmts, fmt.Sprintf("SELECT sum(l_extendedprice) %s WHERE l_partkey IN (%s) AND l_quantity BETWEEN %d AND %d AND l_shipmode IN ('AIR', 'REG AIR')",
-			from, strings.Join(ps, ", "), q, q+10))
-	}
-	return strings.Join(stmts, ";\n") + ";\n"
-}
-
-// Workload parses [WorkloadSQL] through the Trino extractor for table id.
-func Workload(id lake.Ident, rows int, seed uint64, perTemplate int) ([]simulator.Query, error) {
-	qs, warns, err := simulator.WorkloadFromSQL(strings.NewReader(WorkloadSQL(id.Name, rows, seed, perTemplate)), extract.Trino, simulator.MatchIdent(id))
-	if err != nil {
-		return nil, fmt.Errorf("build workload seed %d: %w", seed, err)
-	}
-	if len(warns) > 0 {
-		return nil, fmt.Errorf("build workload seed %d: extractor warnings: %s", seed, strings.Join(warns, "; "))
-	}
-	return qs, nil
 }
 
 // Evaluate runs the protocol on catalog cat (named catalogName): it generates the rows once,
@@ -305,8 +242,15 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 	if cfg.PerTemplate <= 0 {
 		cfg.PerTemplate = 10
 	}
+	if cfg.Workload == "" {
+		cfg.Workload = TPCH.Name
+	}
+	wl, ok := Workloads[cfg.Workload]
+	if !ok {
+		return Report{}, fmt.Errorf("evaluate layouts: unknown workload %q", cfg.Workload)
+	}
 	if len(cfg.Candidates) == 0 {
-		cfg.Candidates = DefaultCandidates
+		cfg.Candidates = wl.Candidates
 	}
 	layouts := make([]simulator.Layout, len(cfg.Candidates))
 	for i, s := range cfg.Candidates {
@@ -337,11 +281,18 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 			return Report{}, fmt.Errorf("evaluate layouts: create namespace: %w", err)
 		}
 	}
-	// One table per candidate, all from the same batches in the same order.
+	// One table per candidate over the same files: the first is written by appends in
+	// arrival order, the others add its files in one commit each, in the same order.
 	states := make([]*lake.State, len(layouts))
 	for i := range layouts {
 		id := lake.Ident{Catalog: catalogName, Namespace: []string{Namespace}, Name: fmt.Sprintf("lineitem_%d", i)}
-		st, err := writeTable(ctx, cat, id, schema, batches)
+		var st *lake.State
+		var err error
+		if i == 0 {
+			st, err = writeTable(ctx, cat, id, schema, batches)
+		} else {
+			st, err = shareTable(ctx, cat, id, schema, states[0])
+		}
 		if err != nil {
 			return Report{}, err
 		}
@@ -352,22 +303,25 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 		bytes += f.SizeBytes
 	}
 	target := max(bytes/int64(cfg.FilesAfter), 1)
-	rep := Report{Rows: cfg.Rows, Files: len(states[0].DataFiles), TargetFileSizeBytes: target}
+	rep := Report{Rows: cfg.Rows, Files: len(states[0].DataFiles), TargetFileSizeBytes: target, Workload: wl.Name}
 	for i := range layouts {
 		if layouts[i].Strategy != simulator.StrategyCurrent {
 			layouts[i].TargetFileSizeBytes = target
 		}
 	}
 	// Projections: on the original table; queries name lineitem_0 via the SQL.
-	train, err := Workload(states[0].Ident, cfg.Rows, cfg.TrainSeed, cfg.PerTemplate)
+	train, err := wl.Queries(states[0].Ident, cfg.Rows, cfg.TrainSeed, cfg.PerTemplate)
 	if err != nil {
 		return Report{}, err
 	}
-	eval, err := Workload(states[0].Ident, cfg.Rows, cfg.EvalSeed, cfg.PerTemplate)
+	eval, err := wl.Queries(states[0].Ident, cfg.Rows, cfg.EvalSeed, cfg.PerTemplate)
 	if err != nil {
 		return Report{}, err
 	}
 	rep.EvalQueries = len(eval)
+	for j := range eval {
+		rep.Templates = append(rep.Templates, wl.Templates[j%len(wl.Templates)])
+	}
 	trainP, err := simulator.Project(ctx, states[0], layouts, train, simulator.ProjectOptions{ZOrderMode: cfg.ZOrderMode})
 	if err != nil {
 		return Report{}, fmt.Errorf("evaluate layouts: project train workload: %w", err)
@@ -378,7 +332,7 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 	}
 	for i, l := range layouts {
 		row := Row{Layout: cfg.Candidates[i], ProjectedPct: evalP[i].SkippedPct, TrainProjectedPct: trainP[i].SkippedPct,
-			ErrorPP: evalP[i].ErrorPP, FilesProjected: evalP[i].FilesAfter}
+			ErrorPP: evalP[i].ErrorPP, FilesProjected: evalP[i].FilesAfter, SizeRatioProjected: evalP[i].SizeRatio, SizeRatioActual: 1}
 		tbl := states[i].Table
 		start := time.Now()
 		if l.Strategy != simulator.StrategyCurrent {
@@ -392,6 +346,9 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 				return Report{}, fmt.Errorf("evaluate layout %s: %w", l, err)
 			}
 			tbl = res.Table
+			if res.BytesIn > 0 {
+				row.SizeRatioActual = float64(res.BytesOut) / float64(res.BytesIn)
+			}
 		}
 		row.RewriteSeconds = time.Since(start).Seconds()
 		m, err := simulator.Measure(ctx, tbl, eval)
@@ -429,6 +386,36 @@ func writeTable(ctx context.Context, cat catalog.Catalog, id lake.Ident, schema 
 		if err != nil {
 			return nil, fmt.Errorf("append batch %d to %s: %w", i, id, err)
 		}
+	}
+	st, err := lake.LoadState(ctx, id, tbl, lake.LoadOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", id, err)
+	}
+	return st, nil
+}
+
+// shareTable creates table id holding the data files of src, added in one commit in
+// src's order. The tables share the files: a rewrite of one only drops them from its own
+// manifests, and nothing here deletes files.
+func shareTable(ctx context.Context, cat catalog.Catalog, id lake.Ident, schema *iceberg.Schema, src *lake.State) (*lake.State, error) {
+	props := iceberg.Properties{
+		"commit.manifest-merge.enabled":      "true",
+		"commit.manifest.min-count-to-merge": "2",
+	}
+	tbl, err := cat.CreateTable(ctx, table.Identifier{Namespace, id.Name}, schema, catalog.WithProperties(props))
+	if err != nil {
+		return nil, fmt.Errorf("create table %s: %w", id, err)
+	}
+	paths := make([]string, len(src.DataFiles))
+	for i, f := range src.DataFiles {
+		paths[i] = f.Path
+	}
+	tx := tbl.NewTransaction()
+	if err := tx.AddFiles(ctx, paths, nil, false); err != nil {
+		return nil, fmt.Errorf("add %d files of %s to %s: %w", len(paths), src.Ident, id, err)
+	}
+	if tbl, err = tx.Commit(ctx); err != nil {
+		return nil, fmt.Errorf("add %d files of %s to %s: %w", len(paths), src.Ident, id, err)
 	}
 	st, err := lake.LoadState(ctx, id, tbl, lake.LoadOptions{})
 	if err != nil {
