@@ -1,5 +1,45 @@
 // Package control is floe's control plane: it wires the stages together.
 // Its sub-packages hold the configuration (config), the state store
 // (store), telemetry ingestion (ingest) and the demo warehouse (demo);
-// this package holds the explicit wiring lists, such as [Parsers].
+// this package holds the explicit wiring lists, such as [Parsers], the
+// optimize run ([Optimize]) and the plan lifecycle.
+//
+// # Runs
+//
+// [Optimize] runs expire → orphans → compact → manifests on one table and
+// records a [store.RunRecord] with every step's before/after health. The
+// first failing step fails the run; nothing is swallowed.
+//
+// # Plans and approval
+//
+// A plan is a proposal to rewrite one table into one layout, with the
+// simulator's projection that justifies it. It is made for a base snapshot
+// — the table's current snapshot when it was proposed — and its id is a
+// stable hash of table, base snapshot and canonical layout (plus the
+// z-order key for zorder), so the same proposal is the same plan.
+//
+//	proposed ──approve──► approved ──run──► running ──► done | failed
+//	    │                     │
+//	    └──reject──► rejected └──table moved on──► stale
+//
+// [ProposePlan] stores a proposed plan (again: returns the stored one,
+// whatever its state). [ApprovePlan] and [RejectPlan] decide it once; a
+// plan that is not proposed is refused with a [*PlanStateError]. [Optimize]
+// with [OptimizeOptions.PlanID] runs only an approved plan, compacting into
+// its layout; the run carries the plan id, and the plan ends done or
+// failed. Every move is a compare-and-set in the store
+// ([store.Store.TransitionPlan]), so two approvers or two runners cannot
+// both win. The approver and approval time stay on the plan through the
+// later moves.
+//
+// Staleness. Before a plan runs, [CheckPlan] compares the table with the
+// plan's base snapshot: appends since the base are fine (the compaction
+// picks the new files up), but a data file of the base snapshot that is no
+// longer live (another compaction, an overwrite, a delete), a base snapshot
+// that was expired, or a layout column that left the schema means the
+// projection no longer describes the table: the plan is stored as stale and
+// the run refused with [ErrStalePlan], asking for a new plan. The check runs
+// before the run's own expire step, which may expire the base snapshot.
+// Correctness does not depend on it: the compaction validates its inputs
+// against every snapshot it commits on, plan or no plan.
 package control

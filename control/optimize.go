@@ -50,6 +50,14 @@ type OptimizeOptions struct {
 	Logger *slog.Logger
 	// Progress is passed to the compaction.
 	Progress func(done, total int, bytesDone, bytesTotal int64)
+	// PlanID, when set, runs that plan (see [ProposePlan]). Only an
+	// approved plan runs; its layout and z-order key replace Compact.Layout
+	// and Compact.ZOrderMode (and, when the layout names one, its target
+	// file size replaces Compact.TargetFileSizeBytes). The plan moves to
+	// running, then done or failed with the run, and the run records the
+	// plan's id. A plan the table has moved past ([CheckPlan]) is stored as
+	// stale and refused with [ErrStalePlan]. A refused plan starts no run.
+	PlanID string
 }
 
 // Optimize runs the maintenance steps on one table — expire snapshots,
@@ -57,7 +65,8 @@ type OptimizeOptions struct {
 // records the run and each step, with before/after health metrics and the
 // step's own report, in the state store. The first failing step fails the
 // run: Optimize returns its error, the run is stored as failed with the error
-// text, and the later steps do not run. Nothing is swallowed.
+// text, and the later steps do not run. Nothing is swallowed. With
+// opts.PlanID it runs an approved plan (see [OptimizeOptions.PlanID]).
 func Optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.Ident, opts OptimizeOptions) (store.RunRecord, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -65,7 +74,16 @@ func Optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	run := store.RunRecord{ID: newRunID(opts.Now()), Table: id.String(), Status: StatusRunning, StartedAt: opts.Now().UTC()}
+	if opts.PlanID != "" {
+		return runPlan(ctx, cat, st, id, opts)
+	}
+	return optimize(ctx, cat, st, id, opts)
+}
+
+// optimize runs and records the steps; opts has its defaults and, for a
+// plan, the plan's layout.
+func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.Ident, opts OptimizeOptions) (store.RunRecord, error) {
+	run := store.RunRecord{ID: newRunID(opts.Now()), Table: id.String(), PlanID: opts.PlanID, Status: StatusRunning, StartedAt: opts.Now().UTC()}
 	if err := st.StartRun(ctx, run); err != nil {
 		return run, fmt.Errorf("optimize %s: %w", id, err)
 	}

@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/rewriter"
 )
 
@@ -20,24 +23,49 @@ type optimizeOptions struct {
 	OrphanAge    time.Duration
 	Skip         []string
 	ManifestSize string
+	// PlanID is --plan: run this approved plan (Table is then optional).
+	PlanID string
 }
 
 func newOptimizeCmd(f *factory, runF func(context.Context, *optimizeOptions) error) *cobra.Command {
 	opts := &optimizeOptions{compactOptions: compactOptions{f: f}, OlderThan: 5 * 24 * time.Hour, OrphanAge: 3 * 24 * time.Hour}
 	cmd := &cobra.Command{
-		Use:   "optimize TABLE",
+		Use:   "optimize [TABLE] [--plan ID]",
 		Short: "Run every maintenance step on a table and record the run",
 		Long: `Run, in order: expire snapshots → remove orphan files → compact into the
 layout → rewrite manifests. Each step is recorded with the table's health
 before and after it in a run in floe's state store ('floe runs' lists them).
 The first failing step fails the run: floe exits non-zero with the error, the
-run is stored as failed, and the later steps do not run.`,
+run is stored as failed, and the later steps do not run.
+
+With --plan ID floe runs an approved plan ('floe plan', 'floe plan approve'):
+the compaction uses the plan's layout, z-order key and file size (so --layout,
+--zorder-mode and --target-file-size are refused), the run records the plan,
+and the plan ends done or failed. TABLE may be left out; if given it must be
+the plan's. A plan that is not approved does not run; one whose files were
+rewritten or deleted since it was made is marked stale and must be re-planned.`,
 		Example: `  floe optimize web.events --layout 'sort(tenant_id, ts)'
   floe optimize sales.lineitem --dry-run --output json
-  floe optimize web.events --skip orphans --max-bytes 20GiB`,
-		Args: wrapArgs(cobra.ExactArgs(1)),
+  floe optimize web.events --skip orphans --max-bytes 20GiB
+  floe optimize --plan 3fa9c2d1e0b4`,
+		Args: wrapArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Table = args[0]
+			if len(args) == 1 {
+				opts.Table = args[0]
+			}
+			if opts.PlanID == "" && opts.Table == "" {
+				return flagErrorf("optimize needs TABLE or --plan ID")
+			}
+			if opts.PlanID != "" {
+				for _, name := range []string{"layout", "zorder-mode", "target-file-size"} {
+					if cmd.Flags().Changed(name) {
+						return flagErrorf("--plan and --%s are mutually exclusive: the plan fixes the layout", name)
+					}
+				}
+				if slices.Contains(opts.Skip, control.StepCompact) {
+					return flagErrorf("--plan and --skip compact are mutually exclusive: running a plan is compacting")
+				}
+			}
 			for _, s := range opts.Skip {
 				switch s {
 				case control.StepExpire, control.StepOrphans, control.StepCompact, control.StepManifests:
@@ -66,6 +94,7 @@ run is stored as failed, and the later steps do not run.`,
 	fl.StringVar(&opts.ManifestSize, "manifest-target-size", "8MiB", "target manifest size")
 	fl.StringSliceVar(&opts.Skip, "skip", nil, "steps to leave out: expire, orphans, compact, manifests")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "plan every step and record the plans; change nothing")
+	fl.StringVar(&opts.PlanID, "plan", "", "run this approved plan (see 'floe plan'); TABLE is then optional")
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
@@ -75,15 +104,11 @@ func runOptimize(ctx context.Context, opts *optimizeOptions) error {
 	if err != nil {
 		return err
 	}
-	id, err := opts.f.ResolveTable(opts.Table)
+	id, st, err := optimizeTarget(ctx, opts)
 	if err != nil {
 		return err
 	}
 	cat, err := opts.f.Catalog(ctx, id.Catalog)
-	if err != nil {
-		return err
-	}
-	st, err := opts.f.Store(ctx)
 	if err != nil {
 		return err
 	}
@@ -100,6 +125,7 @@ func runOptimize(ctx context.Context, opts *optimizeOptions) error {
 		DryRun:    opts.DryRun,
 		Now:       opts.f.Now,
 		Logger:    opts.f.Logger(),
+		PlanID:    opts.PlanID,
 	}
 	if err := oo.Expire.Validate(); err != nil {
 		return flagError{err}
@@ -114,6 +140,9 @@ func runOptimize(ctx context.Context, opts *optimizeOptions) error {
 	oo.Progress = func(done, total int, _, _ int64) { bar.Set("compact "+id.String(), done, total) }
 	run, err := control.Optimize(ctx, cat, st, id, oo)
 	bar.Done()
+	if run.ID == "" {
+		return planNotFound(err) // refused before any run started
+	}
 	if opts.Output == outputJSON {
 		if jerr := writeJSON(opts.f.IO.Out, run); jerr != nil && err == nil {
 			return jerr
@@ -122,6 +151,37 @@ func runOptimize(ctx context.Context, opts *optimizeOptions) error {
 		printRun(opts.f.IO, run)
 	}
 	return err
+}
+
+// optimizeTarget resolves the table to optimize — TABLE, or the plan's
+// table with --plan (TABLE, if given, must match it) — and opens the store.
+func optimizeTarget(ctx context.Context, opts *optimizeOptions) (lake.Ident, *store.Store, error) {
+	var id lake.Ident
+	if opts.Table != "" {
+		var err error
+		if id, err = opts.f.ResolveTable(opts.Table); err != nil {
+			return id, nil, err
+		}
+	}
+	st, err := opts.f.Store(ctx)
+	if err != nil {
+		return id, nil, err
+	}
+	if opts.PlanID == "" {
+		return id, st, nil
+	}
+	p, err := st.Plan(ctx, opts.PlanID)
+	if err != nil {
+		return id, nil, planNotFound(err)
+	}
+	planned, err := opts.f.ResolveTable(p.Table)
+	if err != nil {
+		return id, nil, err
+	}
+	if opts.Table != "" && !strings.EqualFold(id.String(), planned.String()) {
+		return id, nil, flagErrorf("plan %s is for %s, not %s", p.ID, planned, id)
+	}
+	return planned, st, nil
 }
 
 func parseSizeFlag(name, v string) (int64, error) {

@@ -37,6 +37,8 @@ With no configuration floe uses an embedded local warehouse in ./floe-data
 		newOrphansCmd(f, nil),
 		newRewriteManifestsCmd(f, nil),
 		newOptimizeCmd(f, nil),
+		newPlanCmd(f, nil),
+		newPlanListCmd(f, "plans [TABLE]", nil),
 		newRunsCmd(f, nil),
 		newVersionCmd(f),
 	)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -127,56 +128,87 @@ func queryWeight(e *collectors.QueryEvent) float64 {
 	return 1
 }
 
-func runSimulate(ctx context.Context, opts *simulateOptions) error {
-	zm, err := simulator.ParseZOrderMode(opts.ZOrderMode)
+// projectRequest is what simulate and plan share: the table, the layouts
+// to project (none: the analyzer's candidates) and the workload.
+type projectRequest struct {
+	Table      lake.Ident
+	Layouts    []string
+	Workload   string
+	Dialect    string
+	Since      time.Duration
+	ZOrderMode string
+	Seed       uint64
+	TargetSize string
+	// WithCurrent adds the current layout when the layouts don't name it:
+	// the baseline a plan is compared with.
+	WithCurrent bool
+}
+
+// projectResult is the table's state, the workload and one projection per
+// layout, in order.
+type projectResult struct {
+	State       *lake.State
+	Queries     []simulator.Query
+	ZOrderMode  simulator.ZOrderMode
+	Projections []simulator.Projection
+}
+
+// projectLayouts replays the workload against each layout (simulate's and
+// plan's common core).
+func projectLayouts(ctx context.Context, f *factory, req projectRequest) (projectResult, error) {
+	var res projectResult
+	zm, err := simulator.ParseZOrderMode(req.ZOrderMode)
 	if err != nil {
-		return flagErrorf("--zorder-mode: %v", err)
+		return res, flagErrorf("--zorder-mode: %v", err)
 	}
-	id, err := opts.f.ResolveTable(opts.Table)
+	res.ZOrderMode = zm
+	id := req.Table
+	queries, err := loadWorkload(ctx, f, id, req.Workload, req.Dialect, req.Since)
 	if err != nil {
-		return err
+		return res, err
 	}
-	queries, err := loadWorkload(ctx, opts.f, id, opts.Workload, opts.Dialect, opts.Since)
-	if err != nil {
-		return err
-	}
+	res.Queries = queries
 	var layouts []simulator.Layout
 	var state *lake.State
-	if len(opts.Layouts) == 0 {
-		st, err := opts.f.Store(ctx)
+	if len(req.Layouts) == 0 {
+		st, err := f.Store(ctx)
 		if err != nil {
-			return err
+			return res, err
 		}
-		a, s, err := analyzeTable(ctx, opts.f, st, id, opts.Since, 0)
+		a, s, err := analyzeTable(ctx, f, st, id, req.Since, 0)
 		if err != nil {
-			return err
+			return res, err
 		}
 		state = s
 		for _, c := range a.Candidates {
 			l, err := simulator.ParseLayout(c.Layout)
 			if err != nil {
-				return err
+				return res, err
 			}
 			layouts = append(layouts, l)
 		}
 	} else {
-		for _, s := range opts.Layouts {
+		for _, s := range req.Layouts {
 			l, err := simulator.ParseLayout(s)
 			if err != nil {
-				return flagErrorf("--layout: %v", err)
+				return res, flagErrorf("--layout: %v", err)
 			}
 			layouts = append(layouts, l)
 		}
 	}
+	if req.WithCurrent && !slices.ContainsFunc(layouts, func(l simulator.Layout) bool { return l.Strategy == simulator.StrategyCurrent }) {
+		layouts = append([]simulator.Layout{{Strategy: simulator.StrategyCurrent}}, layouts...)
+	}
 	if state == nil {
-		if state, err = loadState(ctx, opts.f, id); err != nil {
-			return err
+		if state, err = loadState(ctx, f, id); err != nil {
+			return res, err
 		}
 	}
-	if opts.TargetSize != "" {
-		size, err := config.ParseSize(opts.TargetSize)
+	res.State = state
+	if req.TargetSize != "" {
+		size, err := config.ParseSize(req.TargetSize)
 		if err != nil {
-			return flagErrorf("--target-file-size: %v", err)
+			return res, flagErrorf("--target-file-size: %v", err)
 		}
 		for i := range layouts {
 			if layouts[i].Strategy != simulator.StrategyCurrent {
@@ -184,10 +216,27 @@ func runSimulate(ctx context.Context, opts *simulateOptions) error {
 			}
 		}
 	}
-	projs, err := simulator.Project(ctx, state, layouts, queries, simulator.ProjectOptions{ZOrderMode: zm, Sample: simulator.SampleOptions{Seed: opts.Seed}})
+	res.Projections, err = simulator.Project(ctx, state, layouts, queries, simulator.ProjectOptions{ZOrderMode: zm, Sample: simulator.SampleOptions{Seed: req.Seed}})
 	if err != nil {
-		return fmt.Errorf("simulate %s: %w", id, err)
+		return res, fmt.Errorf("simulate %s: %w", id, err)
 	}
+	return res, nil
+}
+
+func runSimulate(ctx context.Context, opts *simulateOptions) error {
+	if _, err := simulator.ParseZOrderMode(opts.ZOrderMode); err != nil {
+		return flagErrorf("--zorder-mode: %v", err)
+	}
+	id, err := opts.f.ResolveTable(opts.Table)
+	if err != nil {
+		return err
+	}
+	pr, err := projectLayouts(ctx, opts.f, projectRequest{Table: id, Layouts: opts.Layouts, Workload: opts.Workload, Dialect: opts.Dialect,
+		Since: opts.Since, ZOrderMode: opts.ZOrderMode, Seed: opts.Seed, TargetSize: opts.TargetSize})
+	if err != nil {
+		return err
+	}
+	queries, state, projs := pr.Queries, pr.State, pr.Projections
 	res := simulator.SimulateResult{Table: id.String(), Queries: len(queries), Candidates: projs}
 	if !opts.PerQuery {
 		for i := range res.Candidates {

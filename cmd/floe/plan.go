@@ -1,0 +1,379 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/simulator"
+)
+
+type planOptions struct {
+	f          *factory
+	Table      string
+	Layouts    []string
+	Workload   string
+	Dialect    string
+	Since      time.Duration
+	ZOrderMode string
+	Seed       uint64
+	TargetSize string
+	By         string
+	Output     outputFormat
+}
+
+func newPlanCmd(f *factory, runF func(context.Context, *planOptions) error) *cobra.Command {
+	opts := &planOptions{f: f, Since: 30 * 24 * time.Hour, By: defaultBy()}
+	cmd := &cobra.Command{
+		Use:   "plan TABLE",
+		Short: "Propose a layout plan for a table, to approve before optimize runs it",
+		Long: `Project the candidate layouts as 'floe simulate' does — the analyzer's
+candidates, or each --layout — pick the one that lets the workload skip the
+most files (a tie goes to the one that rewrites fewer bytes), and store it as
+a proposed plan for the table's current snapshot. Nothing touches data.
+
+A plan's id is a hash of table, snapshot and layout: planning the same again
+shows the stored plan with its state. A plan runs only once approved:
+  floe plan approve ID
+  floe optimize --plan ID
+If the table's files were rewritten or deleted before it runs, optimize marks
+the plan stale and asks for a new one; appends since the plan are fine.
+
+Sub-commands list, show, approve and reject manage stored plans.`,
+		Example: `  floe plan web.events
+  floe plan web.events --layout 'sort(tenant_id, ts)' --layout 'zorder(tenant_id, user_id)' --since 7d
+  floe plan sales.lineitem --workload queries.sql --dialect trino --output json`,
+		Args: wrapArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Table = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runPlan(cmd.Context(), opts)
+		},
+	}
+	addWorkloadFlags(cmd, &opts.Workload, &opts.Dialect, &opts.Since)
+	cmd.Flags().StringArrayVar(&opts.Layouts, "layout", nil, "a candidate layout (repeatable): sort(…) | zorder(…) | hilbert(…) | binpack (default: the analyzer's candidates)")
+	cmd.Flags().StringVar(&opts.ZOrderMode, "zorder-mode", "iceberg", "z-order key: iceberg or rank (the run uses the same)")
+	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "sampling seed")
+	cmd.Flags().StringVar(&opts.TargetSize, "target-file-size", "", "file size the rewrite writes (default: the table's write.target-file-size-bytes, else 512MiB)")
+	cmd.Flags().StringVar(&opts.By, "by", opts.By, "who proposes the plan")
+	addOutputFlag(cmd, &opts.Output)
+	cmd.AddCommand(
+		newPlanListCmd(f, "list [TABLE]", nil),
+		newPlanShowCmd(f, nil),
+		newPlanDecideCmd(f, "approve", nil),
+		newPlanDecideCmd(f, "reject", nil),
+	)
+	return cmd
+}
+
+// defaultBy is who decides when --by is not given: $USER.
+func defaultBy() string {
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	return "unknown"
+}
+
+// planNotFound gives an unknown plan id the exit code of an unknown table.
+func planNotFound(err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return exitCodeError{code: exitNotFound, msg: "floe: " + err.Error()}
+	}
+	return err
+}
+
+func runPlan(ctx context.Context, opts *planOptions) error {
+	if _, err := simulator.ParseZOrderMode(opts.ZOrderMode); err != nil {
+		return flagErrorf("--zorder-mode: %v", err)
+	}
+	id, err := opts.f.ResolveTable(opts.Table)
+	if err != nil {
+		return err
+	}
+	pr, err := projectLayouts(ctx, opts.f, projectRequest{Table: id, Layouts: opts.Layouts, Workload: opts.Workload, Dialect: opts.Dialect,
+		Since: opts.Since, ZOrderMode: opts.ZOrderMode, Seed: opts.Seed, TargetSize: opts.TargetSize, WithCurrent: true})
+	if err != nil {
+		return err
+	}
+	current, best, ok := bestProjection(pr.Projections)
+	if !ok {
+		return flagErrorf("--layout: nothing to plan: name a layout other than current")
+	}
+	layout, err := simulator.ParseLayout(best.Layout)
+	if err != nil {
+		return fmt.Errorf("plan %s: %w", id, err)
+	}
+	cat, err := opts.f.Catalog(ctx, id.Catalog)
+	if err != nil {
+		return err
+	}
+	st, err := opts.f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	p, err := control.ProposePlan(ctx, cat, st, id, layout, best, opts.By,
+		control.WithBaseline(current), control.WithZOrderMode(pr.ZOrderMode), control.WithProposedAt(opts.f.Now()))
+	if err != nil {
+		return err
+	}
+	if best.SkippedPct <= current.SkippedPct {
+		fmt.Fprintf(opts.f.IO.ErrOut, "warning: %s is not projected to skip more files than the current layout (%.1f%% vs %.1f%%)\n",
+			best.Layout, best.SkippedPct, current.SkippedPct)
+	}
+	return printPlans(opts.f.IO, opts.Output, true, p)
+}
+
+// bestProjection picks the projection with the most files skipped, a tie
+// going to the fewer bytes rewritten, among all but current, and returns
+// it with the current one. ok is false when only current was projected.
+func bestProjection(projs []simulator.Projection) (current, best simulator.Projection, ok bool) {
+	for _, p := range projs {
+		if p.Layout == string(simulator.StrategyCurrent) {
+			current = p
+			continue
+		}
+		if !ok || p.SkippedPct > best.SkippedPct || (p.SkippedPct == best.SkippedPct && p.RewriteBytes < best.RewriteBytes) {
+			best, ok = p, true
+		}
+	}
+	return current, best, ok
+}
+
+// printPlans renders plans one after another (--output table) or as JSON:
+// one object when one is true, else a list.
+func printPlans(ios *IOStreams, format outputFormat, one bool, plans ...store.PlanRecord) error {
+	if format == outputJSON {
+		if one && len(plans) == 1 {
+			return writeJSON(ios.Out, plans[0])
+		}
+		if plans == nil {
+			plans = []store.PlanRecord{}
+		}
+		return writeJSON(ios.Out, plans)
+	}
+	if !one {
+		t := newTable(ios.Out, "ID", "TABLE", "LAYOUT", "SKIPPED", "CURRENT", "STATE", "CREATED", "BY")
+		for _, p := range plans {
+			pp, err := control.DecodePlanProjection(p)
+			if err != nil {
+				return err
+			}
+			t.row(p.ID, p.Table, p.Layout, fmt.Sprintf("%.1f%%", pp.SkippedPct), baselineText(pp), p.State,
+				p.CreatedAt.Local().Format("2006-01-02 15:04"), p.CreatedBy)
+		}
+		return t.flush()
+	}
+	for i, p := range plans {
+		if i > 0 {
+			fmt.Fprintln(ios.Out)
+		}
+		if err := printPlan(ios.Out, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func baselineText(pp control.PlanProjection) string {
+	if pp.CurrentSkippedPct == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", *pp.CurrentSkippedPct)
+}
+
+func printPlan(w io.Writer, p store.PlanRecord) error {
+	pp, err := control.DecodePlanProjection(p)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "plan %s: %s\n", p.ID, p.State)
+	t := newTable(w, "  table", p.Table)
+	t.row("  base snapshot", strconv.FormatInt(p.BaseSnapshot, 10))
+	layout := p.Layout
+	if pp.ZOrderMode != "" {
+		layout += " (z-order key " + pp.ZOrderMode + ")"
+	}
+	t.row("  layout", layout)
+	t.row("  files skipped", fmt.Sprintf("%.1f%% ± %.1f pp (current layout: %s)", pp.SkippedPct, pp.ErrorPP, baselineText(pp)))
+	t.row("  bytes read", fmt.Sprintf("%.1f%%", pp.BytesReadPct))
+	t.row("  files", fmt.Sprintf("%d → %d", pp.FilesBefore, pp.FilesAfter))
+	t.row("  rewrite", config.FormatSize(pp.RewriteBytes))
+	t.row("  proposed", p.CreatedAt.Local().Format(time.DateTime)+" by "+p.CreatedBy)
+	if !p.DecidedAt.IsZero() {
+		t.row("  decided", p.DecidedAt.Local().Format(time.DateTime)+" by "+p.DecidedBy)
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	switch p.State {
+	case control.PlanProposed:
+		fmt.Fprintf(w, "next: floe plan approve %s (or reject)\n", p.ID)
+	case control.PlanApproved:
+		fmt.Fprintf(w, "next: floe optimize --plan %s\n", p.ID)
+	case control.PlanStale:
+		fmt.Fprintf(w, "next: re-plan: floe plan %s\n", p.Table)
+	}
+	return nil
+}
+
+type planListOptions struct {
+	f      *factory
+	Table  string
+	State  string
+	Output outputFormat
+}
+
+// newPlanListCmd builds 'plan list' and its top-level alias 'plans'.
+func newPlanListCmd(f *factory, use string, runF func(context.Context, *planListOptions) error) *cobra.Command {
+	opts := &planListOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: "List stored plans, newest first",
+		Example: `  floe plan list
+  floe plan list web.events --state approved --output json
+  floe plans --state proposed`,
+		Args: wrapArgs(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				id, err := f.ResolveTable(args[0])
+				if err != nil {
+					return err
+				}
+				opts.Table = id.String()
+			}
+			switch opts.State {
+			case "", control.PlanProposed, control.PlanApproved, control.PlanRejected, control.PlanRunning,
+				control.PlanDone, control.PlanFailed, control.PlanStale:
+			default:
+				return flagErrorf("--state %q: want proposed, approved, rejected, running, done, failed or stale", opts.State)
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runPlanList(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.State, "state", "", "only plans in this state: proposed|approved|rejected|running|done|failed|stale")
+	addOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+func runPlanList(ctx context.Context, opts *planListOptions) error {
+	st, err := opts.f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	plans, err := st.Plans(ctx, store.PlanFilter{Table: opts.Table, State: opts.State})
+	if err != nil {
+		return err
+	}
+	if len(plans) == 0 && opts.Output != outputJSON {
+		fmt.Fprintln(opts.f.IO.ErrOut, "no plans; propose one with 'floe plan TABLE'")
+		return nil
+	}
+	return printPlans(opts.f.IO, opts.Output, false, plans...)
+}
+
+type planShowOptions struct {
+	f      *factory
+	ID     string
+	Output outputFormat
+}
+
+func newPlanShowCmd(f *factory, runF func(context.Context, *planShowOptions) error) *cobra.Command {
+	opts := &planShowOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one plan: its layout, projection and state",
+		Example: `  floe plan show 3fa9c2d1e0b4
+  floe plan show 3fa9c2d1e0b4 --output json`,
+		Args: wrapArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.ID = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runPlanShow(cmd.Context(), opts)
+		},
+	}
+	addOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+func runPlanShow(ctx context.Context, opts *planShowOptions) error {
+	st, err := opts.f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	p, err := st.Plan(ctx, opts.ID)
+	if err != nil {
+		return planNotFound(err)
+	}
+	return printPlans(opts.f.IO, opts.Output, true, p)
+}
+
+type planDecideOptions struct {
+	f      *factory
+	Action string // approve or reject
+	ID     string
+	By     string
+	Output outputFormat
+}
+
+// newPlanDecideCmd builds 'plan approve' and 'plan reject'.
+func newPlanDecideCmd(f *factory, action string, runF func(context.Context, *planDecideOptions) error) *cobra.Command {
+	opts := &planDecideOptions{f: f, Action: action, By: defaultBy()}
+	cmd := &cobra.Command{
+		Use:   action + " ID",
+		Short: "Approve a proposed plan, so that 'floe optimize --plan ID' runs it",
+		Long: `Approve a proposed plan. Only an approved plan runs; a plan is decided once
+(approving or rejecting a plan that is no longer proposed is an error).`,
+		Example: `  floe plan approve 3fa9c2d1e0b4
+  floe plan approve 3fa9c2d1e0b4 --by alice --output json`,
+		Args: wrapArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.ID = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runPlanDecide(cmd.Context(), opts)
+		},
+	}
+	if action == "reject" {
+		cmd.Short = "Reject a proposed plan; it will never run"
+		cmd.Long = `Reject a proposed plan: it stays on record and never runs. A plan is decided
+once (approving or rejecting a plan that is no longer proposed is an error).`
+		cmd.Example = `  floe plan reject 3fa9c2d1e0b4
+  floe plan reject 3fa9c2d1e0b4 --by bob --output json`
+	}
+	cmd.Flags().StringVar(&opts.By, "by", opts.By, "who decides")
+	addOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+func runPlanDecide(ctx context.Context, opts *planDecideOptions) error {
+	st, err := opts.f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	decide := control.ApprovePlan
+	if opts.Action == "reject" {
+		decide = control.RejectPlan
+	}
+	p, err := decide(ctx, st, opts.ID, opts.By, opts.f.Now())
+	if err != nil {
+		return planNotFound(err)
+	}
+	return printPlans(opts.f.IO, opts.Output, true, p)
+}

@@ -1,0 +1,462 @@
+package control
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/simulator"
+)
+
+// Plan states as stored in [store.PlanRecord.State]. A plan moves
+//
+//	proposed → approved | rejected
+//	approved → running → done | failed
+//	approved → stale
+//
+// and never back; every move is a compare-and-set in the store.
+const (
+	PlanProposed = "proposed"
+	PlanApproved = "approved"
+	PlanRejected = "rejected"
+	PlanRunning  = "running"
+	PlanDone     = "done"
+	PlanFailed   = "failed"
+	PlanStale    = "stale"
+)
+
+// ErrStalePlan is returned (wrapped) by [Optimize] with a PlanID when the
+// table has moved past the plan's base snapshot in a way the plan's
+// projection no longer describes (see [CheckPlan]). The plan is then stored
+// as stale; propose a new one from the table as it is. Test with errors.Is.
+var ErrStalePlan = errors.New("stale plan")
+
+// PlanStateError is returned by [ApprovePlan], [RejectPlan] and [Optimize]
+// with a PlanID when the plan is not in the state the action needs — it was
+// decided or run already, or (for a run) not approved yet. It matches
+// [store.ErrStateConflict] under errors.Is; use errors.As for the details.
+type PlanStateError struct {
+	// ID is the plan's id.
+	ID string
+	// Action is what was asked: approve, reject or run.
+	Action string
+	// State is the plan's state when the action was refused.
+	State string
+	// Table is the plan's table, for the re-plan hint of a stale plan.
+	Table string
+}
+
+// Error says what the plan's state is and, where there is one, what to do
+// next.
+func (e *PlanStateError) Error() string {
+	switch {
+	case e.Action == "run" && e.State == PlanProposed:
+		return fmt.Sprintf("plan %s is proposed, approve it first: floe plan approve %s", e.ID, e.ID)
+	case e.Action == "run" && e.State == PlanStale:
+		return fmt.Sprintf("plan %s is stale: the table changed since it was planned; re-plan: floe plan %s", e.ID, e.Table)
+	case e.Action == "run" && e.State == PlanRunning:
+		return fmt.Sprintf("plan %s is already running", e.ID)
+	case e.Action == "run":
+		return fmt.Sprintf("plan %s is %s; only an approved plan runs", e.ID, e.State)
+	}
+	return fmt.Sprintf("%s plan %s: it is %s; only a proposed plan can be approved or rejected", e.Action, e.ID, e.State)
+}
+
+// Is reports whether target is [store.ErrStateConflict].
+func (e *PlanStateError) Is(target error) bool { return target == store.ErrStateConflict }
+
+// PlanProjection is what a plan stores as its projection
+// ([store.PlanRecord.Projection], as JSON): the simulator's projection of
+// the plan's layout (without the per-query detail), the baseline it was
+// compared with, and the z-order key the projection and the rewrite use.
+type PlanProjection struct {
+	simulator.Projection
+	// CurrentSkippedPct is the same workload's files skipped (%) against
+	// the table's files when the plan was made; nil when not given.
+	CurrentSkippedPct *float64 `json:"current_skipped_pct,omitempty"`
+	// ZOrderMode is the z-order key ("iceberg-exact" or "rank"); set for
+	// zorder layouts only.
+	ZOrderMode string `json:"zorder_mode,omitempty"`
+}
+
+// DecodePlanProjection reads a plan's stored projection. A plan stored
+// without one gives the zero value.
+func DecodePlanProjection(p store.PlanRecord) (PlanProjection, error) {
+	var pp PlanProjection
+	if len(p.Projection) == 0 {
+		return pp, nil
+	}
+	if err := json.Unmarshal(p.Projection, &pp); err != nil {
+		return pp, fmt.Errorf("plan %s: decode projection: %w", p.ID, err)
+	}
+	return pp, nil
+}
+
+// ProposeOption modifies one [ProposePlan] call.
+type ProposeOption func(*proposeConfig)
+
+type proposeConfig struct {
+	baseline *simulator.Projection
+	zorder   simulator.ZOrderMode
+	now      time.Time
+}
+
+// WithBaseline records the projection of the table as it is (the
+// simulator's "current") next to the plan's, so that reports can show the
+// gain.
+func WithBaseline(current simulator.Projection) ProposeOption {
+	return func(c *proposeConfig) { c.baseline = &current }
+}
+
+// WithZOrderMode records the z-order key the projection used; the run uses
+// the same. It is part of the plan's id for zorder layouts and ignored for
+// the others. Default: [simulator.ZOrderIcebergExact].
+func WithZOrderMode(m simulator.ZOrderMode) ProposeOption {
+	return func(c *proposeConfig) { c.zorder = m }
+}
+
+// WithProposedAt sets the plan's creation time. Default: the store's clock.
+func WithProposedAt(t time.Time) ProposeOption {
+	return func(c *proposeConfig) { c.now = t }
+}
+
+// ProposePlan stores a proposed plan to rewrite table id into layout, with
+// the projection that justifies it, made by by. The plan is for the table's
+// current snapshot (its base); its id is a stable hash of table, base
+// snapshot and canonical layout (plus the z-order key for zorder), so that
+// proposing the same layout for the same snapshot again returns the stored
+// plan unchanged, whatever its state. The layout's columns must exist in the
+// table's schema; they are stored with the schema's spelling.
+func ProposePlan(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.Ident, layout simulator.Layout,
+	proj simulator.Projection, by string, opts ...ProposeOption,
+) (store.PlanRecord, error) {
+	var cfg proposeConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := layout.Validate(); err != nil {
+		return store.PlanRecord{}, fmt.Errorf("propose plan for %s: %w", id, err)
+	}
+	if layout.Strategy == simulator.StrategyCurrent {
+		return store.PlanRecord{}, fmt.Errorf("propose plan for %s: layout %q rewrites nothing", id, layout)
+	}
+	tbl, err := lake.LoadTable(ctx, cat, id)
+	if err != nil {
+		return store.PlanRecord{}, fmt.Errorf("propose plan for %s: %w", id, err)
+	}
+	md := tbl.Metadata()
+	if layout, err = canonicalLayout(md.CurrentSchema(), layout); err != nil {
+		return store.PlanRecord{}, fmt.Errorf("propose plan for %s: %w", id, err)
+	}
+	var base int64
+	if cur := md.CurrentSnapshot(); cur != nil {
+		base = cur.SnapshotID
+	}
+	pp := PlanProjection{Projection: proj}
+	pp.PerQuery = nil
+	pp.Layout = layout.String()
+	if cfg.baseline != nil {
+		pp.CurrentSkippedPct = &cfg.baseline.SkippedPct
+	}
+	if layout.Strategy == simulator.StrategyZOrder {
+		pp.ZOrderMode = cfg.zorder.String()
+	}
+	pj, err := json.Marshal(pp)
+	if err != nil {
+		return store.PlanRecord{}, fmt.Errorf("propose plan for %s: encode projection: %w", id, err)
+	}
+	rec := store.PlanRecord{
+		ID: planID(id, base, layout, pp.ZOrderMode), Table: id.String(), BaseSnapshot: base, Layout: layout.String(),
+		Projection: pj, State: PlanProposed, CreatedBy: by, CreatedAt: cfg.now,
+	}
+	if _, err := st.InsertPlan(ctx, rec); err != nil {
+		return store.PlanRecord{}, fmt.Errorf("propose plan for %s: %w", id, err)
+	}
+	// Read back what is stored: a plan proposed before keeps its state.
+	got, err := st.Plan(ctx, rec.ID)
+	if err != nil {
+		return store.PlanRecord{}, fmt.Errorf("propose plan for %s: %w", id, err)
+	}
+	return got, nil
+}
+
+// planID is the first 12 hex digits of the SHA-256 of the table (lower
+// case), the base snapshot, the canonical layout text and, for zorder, the
+// key mode.
+func planID(id lake.Ident, base int64, layout simulator.Layout, zorderMode string) string {
+	h := sha256.New()
+	for _, part := range []string{strings.ToLower(id.String()), strconv.FormatInt(base, 10), layout.String(), zorderMode} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// canonicalLayout checks that every layout column exists in schema and
+// spells it as the schema does, so that sort(Tenant_ID) and sort(tenant_id)
+// are one plan.
+func canonicalLayout(schema *iceberg.Schema, l simulator.Layout) (simulator.Layout, error) {
+	out := l
+	out.Columns = make([]simulator.Column, len(l.Columns))
+	var missing []string
+	for i, c := range l.Columns {
+		out.Columns[i] = c
+		f, ok := schema.FindFieldByNameCaseInsensitive(c.Name)
+		if !ok {
+			missing = append(missing, strconv.Quote(c.Name))
+			continue
+		}
+		if name, ok := schema.FindColumnName(f.ID); ok {
+			out.Columns[i].Name = name
+		}
+	}
+	if len(missing) > 0 {
+		return l, fmt.Errorf("layout %s: no column %s in the table's schema", l, strings.Join(missing, ", "))
+	}
+	if len(l.Columns) == 0 {
+		out.Columns = nil
+	}
+	return out, nil
+}
+
+// ApprovePlan moves a proposed plan to approved, recording by and now (zero:
+// the store's clock). A plan in any other state is refused with a
+// [*PlanStateError]; an unknown id wraps [store.ErrNotFound].
+func ApprovePlan(ctx context.Context, st *store.Store, planID, by string, now time.Time) (store.PlanRecord, error) {
+	return decidePlan(ctx, st, planID, "approve", PlanApproved, by, now)
+}
+
+// RejectPlan moves a proposed plan to rejected, recording by and now (zero:
+// the store's clock); a rejected plan never runs. A plan in any other state
+// is refused with a [*PlanStateError]; an unknown id wraps
+// [store.ErrNotFound].
+func RejectPlan(ctx context.Context, st *store.Store, planID, by string, now time.Time) (store.PlanRecord, error) {
+	return decidePlan(ctx, st, planID, "reject", PlanRejected, by, now)
+}
+
+func decidePlan(ctx context.Context, st *store.Store, planID, action, to, by string, now time.Time) (store.PlanRecord, error) {
+	err := st.TransitionPlan(ctx, planID, PlanProposed, to, by, now)
+	if errors.Is(err, store.ErrStateConflict) {
+		cur, rerr := st.Plan(ctx, planID)
+		if rerr != nil {
+			return store.PlanRecord{}, fmt.Errorf("%s plan %s: %w", action, planID, errors.Join(err, rerr))
+		}
+		return cur, &PlanStateError{ID: planID, Action: action, State: cur.State, Table: cur.Table}
+	}
+	if err != nil {
+		return store.PlanRecord{}, fmt.Errorf("%s plan %s: %w", action, planID, err)
+	}
+	p, err := st.Plan(ctx, planID)
+	if err != nil {
+		return store.PlanRecord{}, fmt.Errorf("%s plan %s: %w", action, planID, err)
+	}
+	return p, nil
+}
+
+// CheckPlan says whether plan p still describes table tbl, and if not why
+// (reason is "" when it does). The rule, which is deliberately simple:
+//
+//   - a layout column that is no longer in the table's schema makes the plan
+//     stale;
+//   - at the base snapshot the plan holds;
+//   - past it, every data file that was live at the base snapshot must still
+//     be live now. Appends since the base are fine — the compaction picks the
+//     new files up along with the old ones, and a few new files barely move
+//     the projection — but a file that was rewritten (another compaction),
+//     overwritten or deleted means the files the projection was made from
+//     are gone, and so is the projection;
+//   - a base snapshot that is no longer in the table's metadata (expired)
+//     cannot be checked, so the plan is stale.
+//
+// CheckPlan only reads; [Optimize] with a PlanID runs it and stores the
+// verdict.
+func CheckPlan(ctx context.Context, tbl *table.Table, p store.PlanRecord) (reason string, err error) {
+	md := tbl.Metadata()
+	layout, err := simulator.ParseLayout(p.Layout)
+	if err != nil {
+		return "", fmt.Errorf("check plan %s: %w", p.ID, err)
+	}
+	if _, err := canonicalLayout(md.CurrentSchema(), layout); err != nil {
+		return err.Error(), nil
+	}
+	cur := md.CurrentSnapshot()
+	if cur == nil || cur.SnapshotID == p.BaseSnapshot {
+		if cur == nil && p.BaseSnapshot != 0 {
+			return fmt.Sprintf("the table has no snapshot; the plan was made at snapshot %d", p.BaseSnapshot), nil
+		}
+		return "", nil
+	}
+	if p.BaseSnapshot == 0 {
+		return "", nil // planned on an empty table: everything since is appended
+	}
+	base := md.SnapshotByID(p.BaseSnapshot)
+	if base == nil {
+		return fmt.Sprintf("base snapshot %d is no longer in the table's metadata (expired)", p.BaseSnapshot), nil
+	}
+	fio, err := tbl.FS(ctx)
+	if err != nil {
+		return "", fmt.Errorf("check plan %s: open table io: %w", p.ID, err)
+	}
+	baseManifests, err := base.Manifests(fio)
+	if err != nil {
+		return "", fmt.Errorf("check plan %s: read manifest list of snapshot %d: %w", p.ID, base.SnapshotID, err)
+	}
+	curManifests, err := cur.Manifests(fio)
+	if err != nil {
+		return "", fmt.Errorf("check plan %s: read manifest list of snapshot %d: %w", p.ID, cur.SnapshotID, err)
+	}
+	// Manifests are immutable: one listed by both snapshots has the same
+	// live files in both. Only the base's other manifests need reading.
+	shared := make(map[string]bool, len(curManifests))
+	for _, m := range curManifests {
+		shared[m.FilePath()] = true
+	}
+	var basePaths []string
+	for _, m := range baseManifests {
+		if shared[m.FilePath()] || m.ManifestContent() != iceberg.ManifestContentData {
+			continue
+		}
+		paths, err := liveDataPaths(ctx, fio, m)
+		if err != nil {
+			return "", fmt.Errorf("check plan %s: %w", p.ID, err)
+		}
+		basePaths = append(basePaths, paths...)
+	}
+	if len(basePaths) == 0 {
+		return "", nil
+	}
+	// A base file may have moved to a new manifest (a manifest rewrite):
+	// look it up among all the current snapshot's live data files.
+	live := map[string]bool{}
+	for _, m := range curManifests {
+		if m.ManifestContent() != iceberg.ManifestContentData {
+			continue
+		}
+		paths, err := liveDataPaths(ctx, fio, m)
+		if err != nil {
+			return "", fmt.Errorf("check plan %s: %w", p.ID, err)
+		}
+		for _, path := range paths {
+			live[path] = true
+		}
+	}
+	gone := 0
+	for _, path := range basePaths {
+		if !live[path] {
+			gone++
+		}
+	}
+	if gone > 0 {
+		return fmt.Sprintf("%d data files of base snapshot %d are no longer live (rewritten or deleted since)", gone, p.BaseSnapshot), nil
+	}
+	return "", nil
+}
+
+// liveDataPaths lists the paths of m's live (added or existing) entries.
+func liveDataPaths(ctx context.Context, fio iceio.IO, m iceberg.ManifestFile) ([]string, error) {
+	var out []string
+	for e, err := range m.Entries(fio, true) {
+		if err != nil {
+			return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		out = append(out, e.DataFile().FilePath())
+	}
+	return out, nil
+}
+
+// runPlan is [Optimize] for opts.PlanID: it checks the plan, moves it
+// through running to done or failed around the ordinary run, and refuses a
+// plan that is not approved or that the table has moved past. Who approved
+// the plan and when stay on it through every later move (the store's
+// decided_by/decided_at); when it ran is on its run.
+func runPlan(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.Ident, opts OptimizeOptions) (store.RunRecord, error) {
+	none := store.RunRecord{Table: id.String(), PlanID: opts.PlanID}
+	p, err := st.Plan(ctx, opts.PlanID)
+	if err != nil {
+		return none, fmt.Errorf("optimize %s: %w", id, err)
+	}
+	if !strings.EqualFold(p.Table, id.String()) {
+		return none, fmt.Errorf("optimize %s: plan %s is for %s", id, p.ID, p.Table)
+	}
+	if p.State != PlanApproved {
+		return none, &PlanStateError{ID: p.ID, Action: "run", State: p.State, Table: p.Table}
+	}
+	if opts.Skip[StepCompact] {
+		return none, fmt.Errorf("optimize %s: plan %s: the %s step cannot be skipped when running a plan", id, p.ID, StepCompact)
+	}
+	layout, err := simulator.ParseLayout(p.Layout)
+	if err != nil {
+		return none, fmt.Errorf("optimize %s: plan %s: %w", id, p.ID, err)
+	}
+	pp, err := DecodePlanProjection(p)
+	if err != nil {
+		return none, fmt.Errorf("optimize %s: %w", id, err)
+	}
+	zm, err := simulator.ParseZOrderMode(pp.ZOrderMode)
+	if err != nil {
+		return none, fmt.Errorf("optimize %s: plan %s: %w", id, p.ID, err)
+	}
+	log := opts.Logger.With("table", id.String(), "plan_id", p.ID)
+	tbl, err := lake.LoadTable(ctx, cat, id)
+	if err != nil {
+		return none, fmt.Errorf("optimize %s: %w", id, err)
+	}
+	reason, err := CheckPlan(ctx, tbl, p)
+	if err != nil {
+		return none, fmt.Errorf("optimize %s: %w", id, err)
+	}
+	if reason != "" {
+		stale := fmt.Errorf("optimize %s: %w: plan %s: %s; re-plan: floe plan %s", id, ErrStalePlan, p.ID, reason, p.Table)
+		if opts.DryRun {
+			return none, stale
+		}
+		log.Info("plan marked stale", "reason", reason)
+		if err := st.TransitionPlan(ctx, p.ID, PlanApproved, PlanStale, p.DecidedBy, p.DecidedAt); err != nil {
+			return none, errors.Join(stale, fmt.Errorf("mark plan %s stale: %w", p.ID, err))
+		}
+		return none, stale
+	}
+	opts.Compact.Layout, opts.Compact.ZOrderMode = layout, zm
+	if layout.TargetFileSizeBytes > 0 {
+		opts.Compact.TargetFileSizeBytes = layout.TargetFileSizeBytes
+	}
+	if opts.DryRun {
+		return optimize(ctx, cat, st, id, opts)
+	}
+	if err := st.TransitionPlan(ctx, p.ID, PlanApproved, PlanRunning, p.DecidedBy, p.DecidedAt); err != nil {
+		if errors.Is(err, store.ErrStateConflict) {
+			if cur, rerr := st.Plan(ctx, p.ID); rerr == nil {
+				return none, &PlanStateError{ID: p.ID, Action: "run", State: cur.State, Table: cur.Table}
+			}
+		}
+		return none, fmt.Errorf("optimize %s: %w", id, err)
+	}
+	log.Info("plan running", "layout", p.Layout)
+	run, err := optimize(ctx, cat, st, id, opts)
+	final := PlanDone
+	if err != nil {
+		final = PlanFailed
+	}
+	// Record the outcome with a context that outlives a cancelled run.
+	if terr := st.TransitionPlan(context.WithoutCancel(ctx), p.ID, PlanRunning, final, p.DecidedBy, p.DecidedAt); terr != nil {
+		return run, errors.Join(err, fmt.Errorf("optimize %s: record plan %s as %s: %w", id, p.ID, final, terr))
+	}
+	log.Info("plan finished", "state", final, "run_id", run.ID)
+	return run, err
+}

@@ -1,0 +1,389 @@
+package control_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/internal/oracle"
+	"github.com/floe-project/floe/internal/testlake"
+	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/rewriter"
+	"github.com/floe-project/floe/simulator"
+)
+
+// planLake is a table whose eight files each hold every eighth id, so that
+// every file spans the whole id range: sorting by id changes its layout.
+type planLake struct {
+	w  *testlake.Warehouse
+	id lake.Ident
+	st *store.Store
+}
+
+func setupPlan(t *testing.T) *planLake {
+	t.Helper()
+	w := testlake.New(t)
+	if c, ok := w.Catalog.(catalog.Closer); ok {
+		t.Cleanup(func() { require.NoError(t, c.Close()) })
+	}
+	schema := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "v", Type: iceberg.PrimitiveTypes.Int64})
+	w.CreateTable(t, "db", "p", schema, nil, iceberg.Properties{"write.target-file-size-bytes": "16384"}, nil)
+	st, err := store.Open(context.Background(), ":memory:")
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, st.Close()) })
+	pl := &planLake{w: w, id: lake.Ident{Catalog: w.Name, Namespace: []string{"db"}, Name: "p"}, st: st}
+	for i := range 8 {
+		pl.appendRows(t, func(j int) int64 { return int64(j*8 + i) }, 1000)
+	}
+	return pl
+}
+
+func (pl *planLake) table(t *testing.T) *table.Table {
+	t.Helper()
+	tbl, err := lake.LoadTable(context.Background(), pl.w.Catalog, pl.id)
+	require.NoError(t, err)
+	return tbl
+}
+
+func (pl *planLake) appendRows(t *testing.T, id func(j int) int64, n int) {
+	t.Helper()
+	tbl := pl.table(t)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, testlake.ArrowSchema(t, tbl))
+	defer b.Release()
+	for j := range n {
+		b.Field(0).(*array.Int64Builder).Append(id(j))
+		b.Field(1).(*array.Int64Builder).Append(id(j) % 7)
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	testlake.Append(t, tbl, rec)
+}
+
+func (pl *planLake) checksum(t *testing.T) oracle.Sum {
+	t.Helper()
+	sum, err := oracle.ChecksumIceberg(context.Background(), pl.table(t))
+	require.NoError(t, err)
+	return sum
+}
+
+func (pl *planLake) snapshot(t *testing.T) int64 {
+	t.Helper()
+	return pl.table(t).Metadata().CurrentSnapshot().SnapshotID
+}
+
+// propose proposes spec with a made-up projection.
+func (pl *planLake) propose(t *testing.T, spec string) store.PlanRecord {
+	t.Helper()
+	layout, err := simulator.ParseLayout(spec)
+	require.NoError(t, err)
+	proj := simulator.Projection{Layout: layout.String(), FilesBefore: 8, FilesAfter: 3, SkippedPct: 66, RewriteBytes: 40 << 10,
+		PerQuery: []simulator.QueryResult{{}}}
+	p, err := control.ProposePlan(context.Background(), pl.w.Catalog, pl.st, pl.id, layout, proj, "carol",
+		control.WithBaseline(simulator.Projection{Layout: "current", SkippedPct: 0}))
+	require.NoError(t, err)
+	return p
+}
+
+func (pl *planLake) approved(t *testing.T, spec string) store.PlanRecord {
+	t.Helper()
+	p := pl.propose(t, spec)
+	p, err := control.ApprovePlan(context.Background(), pl.st, p.ID, "alice", time.Time{})
+	require.NoError(t, err)
+	return p
+}
+
+func TestProposePlanIsIdempotent(t *testing.T) {
+	ctx := context.Background()
+	pl := setupPlan(t)
+	p := pl.propose(t, "sort(ID)")
+	require.Regexp(t, regexp.MustCompile(`^[0-9a-f]{12}$`), p.ID)
+	require.Equal(t, control.PlanProposed, p.State)
+	require.Equal(t, "local.db.p", p.Table)
+	require.Equal(t, "sort(id)", p.Layout, "columns take the schema's spelling")
+	require.Equal(t, pl.snapshot(t), p.BaseSnapshot)
+	require.Equal(t, "carol", p.CreatedBy)
+	pp, err := control.DecodePlanProjection(p)
+	require.NoError(t, err)
+	require.Equal(t, "sort(id)", pp.Layout)
+	require.InDelta(t, 66.0, pp.SkippedPct, 1e-9)
+	require.NotNil(t, pp.CurrentSkippedPct)
+	require.Nil(t, pp.PerQuery, "per-query detail is not stored")
+	require.Empty(t, pp.ZOrderMode)
+
+	again := pl.propose(t, "sort(id)")
+	require.Equal(t, p, again, "the same table, snapshot and layout is the same plan")
+	_, err = control.ApprovePlan(ctx, pl.st, p.ID, "alice", time.Time{})
+	require.NoError(t, err)
+	again = pl.propose(t, "sort(id)")
+	require.Equal(t, p.ID, again.ID)
+	require.Equal(t, control.PlanApproved, again.State, "proposing again keeps the decision")
+
+	other := pl.propose(t, "sort(id) target 8KiB")
+	require.NotEqual(t, p.ID, other.ID, "the target file size is part of the layout")
+	z := pl.propose(t, "zorder(id, v)")
+	layout, err := simulator.ParseLayout("zorder(id, v)")
+	require.NoError(t, err)
+	zr, err := control.ProposePlan(ctx, pl.w.Catalog, pl.st, pl.id, layout, simulator.Projection{}, "carol", control.WithZOrderMode(simulator.ZOrderRank))
+	require.NoError(t, err)
+	require.NotEqual(t, z.ID, zr.ID, "the z-order key is part of a zorder plan")
+	zp, err := control.DecodePlanProjection(zr)
+	require.NoError(t, err)
+	require.Equal(t, "rank", zp.ZOrderMode)
+
+	pl.appendRows(t, func(j int) int64 { return int64(100000 + j) }, 10)
+	moved := pl.propose(t, "sort(id)")
+	require.NotEqual(t, p.ID, moved.ID, "a new base snapshot is a new plan")
+
+	for _, bad := range []string{"sort(nope)", "current"} {
+		l, err := simulator.ParseLayout(bad)
+		require.NoError(t, err)
+		_, err = control.ProposePlan(ctx, pl.w.Catalog, pl.st, pl.id, l, simulator.Projection{}, "carol")
+		require.Error(t, err, bad)
+	}
+}
+
+func TestDecidePlan(t *testing.T) {
+	ctx := context.Background()
+	approve := func(st *store.Store, id string) (store.PlanRecord, error) {
+		return control.ApprovePlan(ctx, st, id, "alice", time.Time{})
+	}
+	reject := func(st *store.Store, id string) (store.PlanRecord, error) {
+		return control.RejectPlan(ctx, st, id, "bob", time.Time{})
+	}
+	type decide func(*store.Store, string) (store.PlanRecord, error)
+	for _, tc := range []struct {
+		name      string
+		first     decide // nil: the plan stays proposed
+		then      decide
+		wantState string
+		wantBy    string
+		wantErr   string
+	}{
+		{name: "approve", then: approve, wantState: control.PlanApproved, wantBy: "alice"},
+		{name: "reject", then: reject, wantState: control.PlanRejected, wantBy: "bob"},
+		{name: "approve twice", first: approve, then: approve, wantErr: "approve plan %s: it is approved"},
+		{name: "reject approved", first: approve, then: reject, wantErr: "reject plan %s: it is approved"},
+		{name: "approve rejected", first: reject, then: approve, wantErr: "approve plan %s: it is rejected"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := store.Open(ctx, ":memory:")
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, st.Close()) })
+			_, err = st.InsertPlan(ctx, store.PlanRecord{ID: "p1", Table: "local.db.p", Layout: "sort(id)", State: control.PlanProposed})
+			require.NoError(t, err)
+			if tc.first != nil {
+				_, err := tc.first(st, "p1")
+				require.NoError(t, err)
+			}
+			p, err := tc.then(st, "p1")
+			if tc.wantErr != "" {
+				require.ErrorIs(t, err, store.ErrStateConflict)
+				var pse *control.PlanStateError
+				require.ErrorAs(t, err, &pse)
+				require.ErrorContains(t, err, fmt.Sprintf(tc.wantErr, "p1"))
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.wantState, p.State)
+			require.Equal(t, tc.wantBy, p.DecidedBy)
+			require.False(t, p.DecidedAt.IsZero())
+		})
+	}
+	st, err := store.Open(ctx, ":memory:")
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, st.Close()) })
+	_, err = approve(st, "nope")
+	require.ErrorIs(t, err, store.ErrNotFound)
+}
+
+func TestRunRefusesAPlanThatIsNotApproved(t *testing.T) {
+	ctx := context.Background()
+	pl := setupPlan(t)
+	proposed := pl.propose(t, "sort(id)")
+	rejected := pl.propose(t, "zorder(id, v)")
+	_, err := control.RejectPlan(ctx, pl.st, rejected.ID, "bob", time.Time{})
+	require.NoError(t, err)
+	snap, sum := pl.snapshot(t), pl.checksum(t)
+	for _, tc := range []struct {
+		name, id, want, state string
+	}{
+		{"proposed", proposed.ID, "plan " + proposed.ID + " is proposed, approve it first: floe plan approve " + proposed.ID, control.PlanProposed},
+		{"rejected", rejected.ID, "plan " + rejected.ID + " is rejected; only an approved plan runs", control.PlanRejected},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := control.Optimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{PlanID: tc.id})
+			require.ErrorIs(t, err, store.ErrStateConflict)
+			require.EqualError(t, err, tc.want)
+			p, err := pl.st.Plan(ctx, tc.id)
+			require.NoError(t, err)
+			require.Equal(t, tc.state, p.State)
+		})
+	}
+	_, err = control.Optimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{PlanID: "nope"})
+	require.ErrorIs(t, err, store.ErrNotFound)
+	require.Equal(t, snap, pl.snapshot(t), "a refused plan leaves the table alone")
+	require.Equal(t, sum, pl.checksum(t))
+	runs, err := pl.st.Runs(ctx, "", 0)
+	require.NoError(t, err)
+	require.Empty(t, runs, "a refused plan starts no run")
+}
+
+func TestRunApprovedPlan(t *testing.T) {
+	ctx := context.Background()
+	pl := setupPlan(t)
+	want := pl.checksum(t)
+	// A small target, so that the rewrite writes several files.
+	p := pl.approved(t, "sort(id) target 4KiB")
+
+	// A dry run of the plan changes neither the table nor the plan.
+	snap := pl.snapshot(t)
+	dry, err := control.Optimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{PlanID: p.ID, DryRun: true})
+	require.NoError(t, err)
+	require.Equal(t, p.ID, dry.PlanID)
+	require.Equal(t, snap, pl.snapshot(t))
+	got, err := pl.st.Plan(ctx, p.ID)
+	require.NoError(t, err)
+	require.Equal(t, control.PlanApproved, got.State)
+
+	run, err := control.Optimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{
+		PlanID:  p.ID,
+		Expire:  rewriter.ExpireOptions{OlderThan: time.Millisecond},
+		Compact: rewriter.CompactOptions{Layout: simulator.Layout{Strategy: simulator.StrategyBinpack}}, // the plan's layout wins
+	})
+	require.NoError(t, err)
+	require.Equal(t, control.StatusDone, run.Status)
+	require.Equal(t, p.ID, run.PlanID)
+	stored, err := pl.st.Run(ctx, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, p.ID, stored.PlanID)
+	got, err = pl.st.Plan(ctx, p.ID)
+	require.NoError(t, err)
+	require.Equal(t, control.PlanDone, got.State)
+	require.Equal(t, "alice", got.DecidedBy, "the approver stays on the plan")
+	require.Equal(t, want, pl.checksum(t), "running the plan changed the rows")
+
+	// The files are in the plan's layout: the table sorts by id and the
+	// files follow each other on it.
+	tbl := pl.table(t)
+	state, err := lake.LoadState(ctx, pl.id, tbl, lake.LoadOptions{})
+	require.NoError(t, err)
+	require.Greater(t, len(state.DataFiles), 1)
+	var sortIDs []int
+	for _, f := range state.Metadata.SortOrder().Fields() {
+		sortIDs = append(sortIDs, f.SourceIDs...)
+	}
+	require.Equal(t, []int{1}, sortIDs, "the table sorts by id")
+	for _, f := range state.DataFiles {
+		require.NotNil(t, f.SortOrderID)
+	}
+	require.InDelta(t, 1.0, lake.MeasureClustering("id", 1, state.DataFiles).AverageDepth, 1e-9, "files overlap on id")
+
+	_, err = control.Optimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{PlanID: p.ID})
+	var pse *control.PlanStateError
+	require.ErrorAs(t, err, &pse)
+	require.Equal(t, control.PlanDone, pse.State, "a done plan does not run again")
+}
+
+func TestPlanSurvivesAppends(t *testing.T) {
+	ctx := context.Background()
+	pl := setupPlan(t)
+	p := pl.approved(t, "sort(id)")
+	pl.appendRows(t, func(j int) int64 { return int64(50000 + j) }, 300)
+	want := pl.checksum(t)
+	run, err := control.Optimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{PlanID: p.ID})
+	require.NoError(t, err)
+	require.Equal(t, control.StatusDone, run.Status)
+	require.Equal(t, want, pl.checksum(t))
+	got, err := pl.st.Plan(ctx, p.ID)
+	require.NoError(t, err)
+	require.Equal(t, control.PlanDone, got.State)
+}
+
+func TestStalePlanRefusesToRun(t *testing.T) {
+	ctx := context.Background()
+	pl := setupPlan(t)
+	p := pl.approved(t, "sort(id)")
+	// Another compaction rewrites the files the plan was made from.
+	other, err := control.Optimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{
+		Compact: rewriter.CompactOptions{Layout: simulator.Layout{Strategy: simulator.StrategyBinpack}},
+	})
+	require.NoError(t, err)
+	require.Equal(t, control.StatusDone, other.Status)
+	snap, sum := pl.snapshot(t), pl.checksum(t)
+
+	_, err = control.Optimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{PlanID: p.ID})
+	require.ErrorIs(t, err, control.ErrStalePlan)
+	require.ErrorContains(t, err, "no longer live")
+	require.ErrorContains(t, err, "re-plan: floe plan local.db.p")
+	got, err := pl.st.Plan(ctx, p.ID)
+	require.NoError(t, err)
+	require.Equal(t, control.PlanStale, got.State)
+	require.Equal(t, snap, pl.snapshot(t))
+	require.Equal(t, sum, pl.checksum(t))
+	runs, err := pl.st.Runs(ctx, "", 0)
+	require.NoError(t, err)
+	require.Len(t, runs, 1, "only the other compaction ran")
+
+	_, err = control.Optimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{PlanID: p.ID})
+	require.ErrorContains(t, err, "is stale")
+}
+
+func TestCheckPlan(t *testing.T) {
+	ctx := context.Background()
+	pl := setupPlan(t)
+	tbl := pl.table(t)
+	cur := tbl.Metadata().CurrentSnapshot().SnapshotID
+	parent := *tbl.Metadata().CurrentSnapshot().ParentSnapshotID
+	for _, tc := range []struct {
+		name string
+		plan store.PlanRecord
+		want string // a fragment of the reason; "" when the plan holds
+	}{
+		{"at base", store.PlanRecord{ID: "a", Layout: "sort(id)", BaseSnapshot: cur}, ""},
+		{"appended since base", store.PlanRecord{ID: "b", Layout: "sort(id)", BaseSnapshot: parent}, ""},
+		{"column gone", store.PlanRecord{ID: "c", Layout: "sort(gone)", BaseSnapshot: cur}, `no column "gone"`},
+		{"base expired", store.PlanRecord{ID: "d", Layout: "sort(id)", BaseSnapshot: 42}, "expired"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reason, err := control.CheckPlan(ctx, tbl, tc.plan)
+			require.NoError(t, err)
+			if tc.want == "" {
+				require.Empty(t, reason)
+				return
+			}
+			require.Contains(t, reason, tc.want)
+		})
+	}
+}
+
+func TestFailingStepFailsThePlan(t *testing.T) {
+	ctx := context.Background()
+	pl := setupPlan(t)
+	p := pl.approved(t, "sort(id)")
+	run, err := control.Optimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{
+		PlanID:  p.ID,
+		Orphans: rewriter.OrphanOptions{OlderThan: time.Hour}, // under the 24h floor: refused
+	})
+	require.ErrorIs(t, err, rewriter.ErrUnsafeAge)
+	require.Equal(t, control.StatusFailed, run.Status)
+	stored, err := pl.st.Run(ctx, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, p.ID, stored.PlanID)
+	require.Equal(t, control.StatusFailed, stored.Status)
+	got, err := pl.st.Plan(ctx, p.ID)
+	require.NoError(t, err)
+	require.Equal(t, control.PlanFailed, got.State)
+}
