@@ -38,45 +38,6 @@ const (
 	PlanStale    = "stale"
 )
 
-// ErrStalePlan is returned (wrapped) by [Optimize] with a PlanID when the
-// table has moved past the plan's base snapshot in a way the plan's
-// projection no longer describes (see [CheckPlan]). The plan is then stored
-// as stale; propose a new one from the table as it is. Test with errors.Is.
-var ErrStalePlan = errors.New("stale plan")
-
-// PlanStateError is returned by [ApprovePlan], [RejectPlan] and [Optimize]
-// with a PlanID when the plan is not in the state the action needs — it was
-// decided or run already, or (for a run) not approved yet. It matches
-// [store.ErrStateConflict] under errors.Is; use errors.As for the details.
-type PlanStateError struct {
-	// ID is the plan's id.
-	ID string
-	// Action is what was asked: approve, reject or run.
-	Action string
-	// State is the plan's state when the action was refused.
-	State string
-	// Table is the plan's table, for the re-plan hint of a stale plan.
-	Table string
-}
-
-// Error says what the plan's state is and, where there is one, what to do
-// next.
-func (e *PlanStateError) Error() string {
-	switch {
-	case e.Action == "run" && e.State == PlanProposed:
-		return fmt.Sprintf("plan %s is proposed, approve it first: floe plan approve %s", e.ID, e.ID)
-	case e.Action == "run" && e.State == PlanStale:
-		return fmt.Sprintf("plan %s is stale: the table changed since it was planned; re-plan: floe plan %s", e.ID, e.Table)
-	case e.Action == "run" && e.State == PlanRunning:
-		return fmt.Sprintf("plan %s is already running", e.ID)
-	case e.Action == "run":
-		return fmt.Sprintf("plan %s is %s; only an approved plan runs", e.ID, e.State)
-	}
-	return fmt.Sprintf("%s plan %s: it is %s; only a proposed plan can be approved or rejected", e.Action, e.ID, e.State)
-}
-
-// Is reports whether target is [store.ErrStateConflict].
-func (e *PlanStateError) Is(target error) bool { return target == store.ErrStateConflict }
 
 // PlanProjection is what a plan stores as its projection
 // ([store.PlanRecord.Projection], as JSON): the simulator's projection of
@@ -235,8 +196,17 @@ func canonicalLayout(schema *iceberg.Schema, l simulator.Layout) (simulator.Layo
 // ApprovePlan moves a proposed plan to approved, recording by and now (zero:
 // the store's clock). A plan in any other state is refused with a
 // [*PlanStateError]; an unknown id wraps [store.ErrNotFound].
+//
+// A failed plan can be approved again: its run failed at a step and left the
+// table readable (unchanged, or with the groups committed before the failure),
+// so approving it again retries the run — which still checks that the plan is
+// not stale first.
 func ApprovePlan(ctx context.Context, st *store.Store, planID, by string, now time.Time) (store.PlanRecord, error) {
-	return decidePlan(ctx, st, planID, "approve", PlanApproved, by, now)
+	p, err := decidePlan(ctx, st, planID, "approve", PlanProposed, PlanApproved, by, now)
+	if pe := (*PlanStateError)(nil); errors.As(err, &pe) && pe.State == PlanFailed {
+		return decidePlan(ctx, st, planID, "approve", PlanFailed, PlanApproved, by, now)
+	}
+	return p, err
 }
 
 // RejectPlan moves a proposed plan to rejected, recording by and now (zero:
@@ -244,11 +214,11 @@ func ApprovePlan(ctx context.Context, st *store.Store, planID, by string, now ti
 // is refused with a [*PlanStateError]; an unknown id wraps
 // [store.ErrNotFound].
 func RejectPlan(ctx context.Context, st *store.Store, planID, by string, now time.Time) (store.PlanRecord, error) {
-	return decidePlan(ctx, st, planID, "reject", PlanRejected, by, now)
+	return decidePlan(ctx, st, planID, "reject", PlanProposed, PlanRejected, by, now)
 }
 
-func decidePlan(ctx context.Context, st *store.Store, planID, action, to, by string, now time.Time) (store.PlanRecord, error) {
-	err := st.TransitionPlan(ctx, planID, PlanProposed, to, by, now)
+func decidePlan(ctx context.Context, st *store.Store, planID, action, from, to, by string, now time.Time) (store.PlanRecord, error) {
+	err := st.TransitionPlan(ctx, planID, from, to, by, now)
 	if errors.Is(err, store.ErrStateConflict) {
 		cur, rerr := st.Plan(ctx, planID)
 		if rerr != nil {

@@ -386,4 +386,17 @@ func TestFailingStepFailsThePlan(t *testing.T) {
 	got, err := pl.st.Plan(ctx, p.ID)
 	require.NoError(t, err)
 	require.Equal(t, control.PlanFailed, got.State)
+
+	// Approving a failed plan again retries it.
+	_, err = control.RejectPlan(ctx, pl.st, p.ID, "bob", time.Time{})
+	require.ErrorIs(t, err, store.ErrStateConflict, "a failed plan cannot be rejected")
+	again, err := control.ApprovePlan(ctx, pl.st, p.ID, "alice", time.Time{})
+	require.NoError(t, err)
+	require.Equal(t, control.PlanApproved, again.State)
+	run, err = control.Optimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{PlanID: p.ID})
+	require.NoError(t, err)
+	require.Equal(t, control.StatusDone, run.Status)
+	got, err = pl.st.Plan(ctx, p.ID)
+	require.NoError(t, err)
+	require.Equal(t, control.PlanDone, got.State)
 }

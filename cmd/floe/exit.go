@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
 )
 
@@ -18,7 +19,7 @@ const (
 	exitError    = 1 // the operation failed
 	exitUsage    = 2 // bad flags, arguments or configuration
 	exitUnhealth = 3 // --fail-on: a table crossed the health level asked for
-	exitNotFound = 4 // a named table or catalog does not exist
+	exitNotFound = 4 // a named table, catalog, plan or run does not exist
 	exitCancel   = 130
 )
 
@@ -71,7 +72,7 @@ func exitCode(io *IOStreams, err error) int {
 		return exitCancel
 	case errors.As(err, &fe), errors.Is(err, config.ErrInvalid):
 		return exitUsage
-	case errors.Is(err, lake.ErrNoSuchTable):
+	case errors.Is(err, lake.ErrNoSuchTable), errors.Is(err, store.ErrNotFound):
 		return exitNotFound
 	}
 	return exitError

@@ -141,7 +141,7 @@ func runOptimize(ctx context.Context, opts *optimizeOptions) error {
 	run, err := control.Optimize(ctx, cat, st, id, oo)
 	bar.Done()
 	if run.ID == "" {
-		return planNotFound(err) // refused before any run started
+		return err // refused before any run started
 	}
 	if opts.Output == outputJSON {
 		if jerr := writeJSON(opts.f.IO.Out, run); jerr != nil && err == nil {
@@ -172,7 +172,7 @@ func optimizeTarget(ctx context.Context, opts *optimizeOptions) (lake.Ident, *st
 	}
 	p, err := st.Plan(ctx, opts.PlanID)
 	if err != nil {
-		return id, nil, planNotFound(err)
+		return id, nil, err
 	}
 	planned, err := opts.f.ResolveTable(p.Table)
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,6 +27,7 @@ type planOptions struct {
 	Seed       uint64
 	TargetSize string
 	By         string
+	Force      bool
 	Output     outputFormat
 }
 
@@ -42,7 +42,9 @@ most files (a tie goes to the one that rewrites fewer bytes), and store it as
 a proposed plan for the table's current snapshot. Nothing touches data.
 
 A plan's id is a hash of table, snapshot and layout: planning the same again
-shows the stored plan with its state. A plan runs only once approved:
+shows the stored plan with its state. When no candidate is projected to skip
+more files than the current layout, nothing is proposed (exit 0; --force
+proposes the best one anyway). A plan runs only once approved:
   floe plan approve ID
   floe optimize --plan ID
 If the table's files were rewritten or deleted before it runs, optimize marks
@@ -67,6 +69,7 @@ Sub-commands list, show, approve and reject manage stored plans.`,
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "sampling seed")
 	cmd.Flags().StringVar(&opts.TargetSize, "target-file-size", "", "file size the rewrite writes (default: the table's write.target-file-size-bytes, else 512MiB)")
 	cmd.Flags().StringVar(&opts.By, "by", opts.By, "who proposes the plan")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "propose the best candidate even when it is not projected to skip more files than the current layout")
 	addOutputFlag(cmd, &opts.Output)
 	cmd.AddCommand(
 		newPlanListCmd(f, "list [TABLE]", nil),
@@ -83,14 +86,6 @@ func defaultBy() string {
 		return u
 	}
 	return "unknown"
-}
-
-// planNotFound gives an unknown plan id the exit code of an unknown table.
-func planNotFound(err error) error {
-	if errors.Is(err, store.ErrNotFound) {
-		return exitCodeError{code: exitNotFound, msg: "floe: " + err.Error()}
-	}
-	return err
 }
 
 func runPlan(ctx context.Context, opts *planOptions) error {
@@ -121,6 +116,18 @@ func runPlan(ctx context.Context, opts *planOptions) error {
 	st, err := opts.f.Store(ctx)
 	if err != nil {
 		return err
+	}
+	if best.SkippedPct <= current.SkippedPct && !opts.Force {
+		// Nothing to gain: a rewrite would cost its bytes and skip no more files.
+		// Not an error — the table is fine as it is — so exit 0 with no plan.
+		msg := fmt.Sprintf("no plan proposed for %s: the best candidate, %s, is not projected to skip more files than the current layout (%.1f%% vs %.1f%%); --force proposes it anyway",
+			id, best.Layout, best.SkippedPct, current.SkippedPct)
+		if opts.Output == outputJSON {
+			return writeJSON(opts.f.IO.Out, map[string]any{"table": id.String(), "proposed": false, "reason": msg,
+				"best": best.Layout, "best_skipped_pct": best.SkippedPct, "current_skipped_pct": current.SkippedPct})
+		}
+		fmt.Fprintln(opts.f.IO.Out, msg)
+		return nil
 	}
 	p, err := control.ProposePlan(ctx, cat, st, id, layout, best, opts.By,
 		control.WithBaseline(current), control.WithZOrderMode(pr.ZOrderMode), control.WithProposedAt(opts.f.Now()))
@@ -318,7 +325,7 @@ func runPlanShow(ctx context.Context, opts *planShowOptions) error {
 	}
 	p, err := st.Plan(ctx, opts.ID)
 	if err != nil {
-		return planNotFound(err)
+		return err
 	}
 	return printPlans(opts.f.IO, opts.Output, true, p)
 }
@@ -373,7 +380,7 @@ func runPlanDecide(ctx context.Context, opts *planDecideOptions) error {
 	}
 	p, err := decide(ctx, st, opts.ID, opts.By, opts.f.Now())
 	if err != nil {
-		return planNotFound(err)
+		return err
 	}
 	return printPlans(opts.f.IO, opts.Output, true, p)
 }

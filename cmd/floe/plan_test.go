@@ -186,6 +186,20 @@ func TestPlanApproveOptimizeFlow(t *testing.T) {
 	require.Contains(t, out, "plan "+p.ID+": proposed")
 	require.Contains(t, out, "floe plan approve "+p.ID)
 
+	// Bin-packing skips no more files than the partitioned layout of today: nothing
+	// to gain, so nothing is proposed, and that is not an error.
+	out, errOut, code = run(t, dir, "plan", "web.events", "--layout", "binpack", "--target-file-size", "32KiB", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var none struct {
+		Proposed bool   `json:"proposed"`
+		Best     string `json:"best"`
+		Reason   string `json:"reason"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &none), out)
+	require.False(t, none.Proposed)
+	require.Contains(t, none.Best, "binpack")
+	require.Contains(t, none.Reason, "--force")
+
 	out, errOut, code = run(t, dir, "plan", "list", "-o", "json")
 	require.Equal(t, 0, code, errOut)
 	var list []planJSON

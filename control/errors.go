@@ -1,0 +1,48 @@
+package control
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/floe-project/floe/control/store"
+)
+
+// ErrStalePlan is returned (wrapped) by [Optimize] with a PlanID when the
+// table has moved past the plan's base snapshot in a way the plan's
+// projection no longer describes (see [CheckPlan]). The plan is then stored
+// as stale; propose a new one from the table as it is. Test with errors.Is.
+var ErrStalePlan = errors.New("stale plan")
+
+// PlanStateError is returned by [ApprovePlan], [RejectPlan] and [Optimize]
+// with a PlanID when the plan is not in the state the action needs — it was
+// decided or run already, or (for a run) not approved yet. It matches
+// [store.ErrStateConflict] under errors.Is; use errors.As for the details.
+type PlanStateError struct {
+	// ID is the plan's id.
+	ID string
+	// Action is what was asked: approve, reject or run.
+	Action string
+	// State is the plan's state when the action was refused.
+	State string
+	// Table is the plan's table, for the re-plan hint of a stale plan.
+	Table string
+}
+
+// Error says what the plan's state is and, where there is one, what to do
+// next.
+func (e *PlanStateError) Error() string {
+	switch {
+	case e.Action == "run" && e.State == PlanProposed:
+		return fmt.Sprintf("plan %s is proposed, approve it first: floe plan approve %s", e.ID, e.ID)
+	case e.Action == "run" && e.State == PlanStale:
+		return fmt.Sprintf("plan %s is stale: the table changed since it was planned; re-plan: floe plan %s", e.ID, e.Table)
+	case e.Action == "run" && e.State == PlanRunning:
+		return fmt.Sprintf("plan %s is already running", e.ID)
+	case e.Action == "run":
+		return fmt.Sprintf("plan %s is %s; only an approved plan runs", e.ID, e.State)
+	}
+	return fmt.Sprintf("%s plan %s: it is %s; only a proposed plan can be approved or rejected (and a failed one approved again)", e.Action, e.ID, e.State)
+}
+
+// Is reports whether target is [store.ErrStateConflict].
+func (e *PlanStateError) Is(target error) bool { return target == store.ErrStateConflict }
