@@ -38,7 +38,6 @@ const (
 	PlanStale    = "stale"
 )
 
-
 // PlanProjection is what a plan stores as its projection
 // ([store.PlanRecord.Projection], as JSON): the simulator's projection of
 // the plan's layout (without the per-query detail), the baseline it was
