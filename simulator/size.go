@@ -24,6 +24,9 @@ const (
 	maxColumnRatio = 1.5
 	minSizeRatio   = 0.05
 	maxSizeRatio   = 1.5
+	// dictProbeRows is how many sampled rows (a uniform sample in arrival order)
+	// decide whether a column is dictionary-encoded.
+	dictProbeRows = 1 << 16
 )
 
 // sizeRatio estimates the table's compressed bytes after a rewrite in the order perm
@@ -57,7 +60,10 @@ func (s *Sample) sizeRatio(perm []int32, targetFileSizeBytes int64) (float64, er
 		// and narrowed ranges the layout creates. A column written plain keeps its
 		// size: extrapolating plain, high-cardinality values from a sparse sample
 		// was found to be unreliable (sorted timestamps came out larger than today).
-		if ratio, ok := pqdict.ScaledDistinctRatio(col, rgRows); !ok || ratio > pqdict.DefaultMaxRatio {
+		head := array.NewSlice(col, 0, int64(min(col.Len(), dictProbeRows)))
+		ratio, ok := pqdict.ScaledDistinctRatio(head, rgRows)
+		head.Release()
+		if !ok || ratio > pqdict.DefaultMaxRatio {
 			col.Release()
 			continue
 		}
