@@ -486,6 +486,11 @@ type memRun struct {
 	batches []arrow.RecordBatch
 	keys    []byte
 	ents    []rowEnt
+	// n is the number of rows added.
+	n int
+	// sorted holds the run's rows in key order, as keyed batches, once
+	// materialize has run; batches, keys and ents are then released.
+	sorted []arrow.RecordBatch
 	// bytes is the accounted size: Arrow buffers plus keys plus entries.
 	bytes int64
 	// rowBytes is the accounted bytes per row (keys included).
@@ -495,7 +500,7 @@ type memRun struct {
 	spillRows int
 }
 
-func (r *memRun) rows() int { return len(r.ents) }
+func (r *memRun) rows() int { return r.n }
 
 func (r *memRun) add(k Keyer, rec arrow.RecordBatch) error {
 	b := int32(len(r.batches))
@@ -511,6 +516,7 @@ func (r *memRun) add(k Keyer, rec arrow.RecordBatch) error {
 		}
 		r.ents = append(r.ents, rowEnt{koff: off, klen: int32(len(r.keys) - off), b: b, r: int32(i)})
 	}
+	r.n += n
 	r.bytes += recordBytes(rec) + int64(len(r.keys)-before) + int64(n)*24
 	return nil
 }
@@ -532,8 +538,8 @@ func (r *memRun) sort() error {
 // planSpill sizes the batches the run is written and merged in, so that
 // fanIn of them fit in a quarter of the budget.
 func (r *memRun) planSpill(memoryBytes int64, fanIn, batchRows int) {
-	if len(r.ents) > 0 {
-		r.rowBytes = max(r.bytes/int64(len(r.ents)), 1)
+	if r.n > 0 {
+		r.rowBytes = max(r.bytes/int64(r.n), 1)
 	}
 	rows := batchRows
 	if memoryBytes > 0 && r.rowBytes > 0 {
@@ -549,11 +555,118 @@ func (r *memRun) release() {
 	for _, b := range r.batches {
 		b.Release()
 	}
-	r.batches, r.keys, r.ents = nil, nil, nil
+	for _, b := range r.sorted {
+		if b != nil {
+			b.Release()
+		}
+	}
+	r.batches, r.keys, r.ents, r.sorted = nil, nil, nil, nil
+}
+
+// materialize copies the sorted run into keyed batches of at most rows rows
+// (r.sorted) and releases the input batches. It builds one column of the
+// whole run at a time: the rows are read in key order, that is at random, and
+// a random read within one column's values stays in cache far more often than
+// one across whole rows. Each input column is released once it has been
+// copied, so the run's memory grows by at most one column meanwhile.
+func (r *memRun) materialize(ctx context.Context, mem memory.Allocator, rows int) error {
+	if r.sorted != nil || len(r.ents) == 0 {
+		return nil
+	}
+	sch := r.batches[0].Schema()
+	ncols := sch.NumFields()
+	nchunks := (len(r.ents) + rows - 1) / rows
+	chunkSpans := make([][]span, nchunks)
+	var refs []rowRef
+	for k := range chunkSpans {
+		refs = refs[:0]
+		for _, e := range r.ents[k*rows : min((k+1)*rows, len(r.ents))] {
+			refs = append(refs, rowRef{src: e.b, row: e.r})
+		}
+		chunkSpans[k] = appendSpans(nil, refs)
+	}
+	// Take the columns out of the batches, so that each can be released
+	// as soon as it is copied.
+	cols := make([][]arrow.Array, ncols)
+	for c := range cols {
+		cols[c] = make([]arrow.Array, len(r.batches))
+		for b, rec := range r.batches {
+			a := rec.Column(c)
+			a.Retain()
+			cols[c][b] = a
+		}
+	}
+	for _, b := range r.batches {
+		b.Release()
+	}
+	r.batches = nil
+	out := make([][]arrow.Array, nchunks)
+	for k := range out {
+		out[k] = make([]arrow.Array, ncols+1)
+	}
+	defer func() {
+		for _, cs := range cols {
+			for _, a := range cs {
+				a.Release()
+			}
+		}
+		for _, cs := range out {
+			for _, a := range cs {
+				if a != nil {
+					a.Release()
+				}
+			}
+		}
+	}()
+	for c := range ncols {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for k, spans := range chunkSpans {
+			a, err := gatherArray(ctx, mem, sch.Field(c).Type, cols[c], spans, min(rows, len(r.ents)-k*rows))
+			if err != nil {
+				return fmt.Errorf("gather column %s: %w", sch.Field(c).Name, err)
+			}
+			out[k][c] = a
+		}
+		for _, a := range cols[c] {
+			a.Release()
+		}
+		cols[c] = nil
+	}
+	keyed := keyedSchema(sch)
+	r.sorted = make([]arrow.RecordBatch, nchunks)
+	for k := range out {
+		ents := r.ents[k*rows : min((k+1)*rows, len(r.ents))]
+		out[k][ncols] = r.keyArray(mem, ents)
+		r.sorted[k] = array.NewRecordBatch(keyed, out[k], int64(len(ents)))
+	}
+	r.keys, r.ents = nil, nil
+	return nil
+}
+
+// keyArray copies the keys of ents into one binary array, building its
+// offsets and data buffers directly.
+func (r *memRun) keyArray(mem memory.Allocator, ents []rowEnt) arrow.Array {
+	total := 0
+	for _, e := range ents {
+		total += int(e.klen)
+	}
+	offBuf := newBuffer(mem, (len(ents)+1)*4)
+	offs := arrow.Int32Traits.CastFromBytes(offBuf.Bytes())
+	dataBuf := newBuffer(mem, total)
+	data := dataBuf.Bytes()[:0]
+	for i, e := range ents {
+		offs[i] = int32(len(data))
+		data = append(data, r.keys[e.koff:e.koff+int(e.klen)]...)
+	}
+	offs[len(ents)] = int32(len(data))
+	return finish(arrow.BinaryTypes.Binary, len(ents), []*memory.Buffer{nil, offBuf, dataBuf}, 0)
 }
 
 // source returns the run's rows in sorted order as keyed batches of at most
-// rows rows.
+// rows rows. The run is materialized on the first call of next; each batch
+// is handed over to the caller.
 func (r *memRun) source(ctx context.Context, rows int, mem memory.Allocator) batchSource {
 	return &memSource{ctx: ctx, run: r, rows: rows, mem: mem}
 }
@@ -567,47 +680,16 @@ type memSource struct {
 }
 
 func (m *memSource) next() (arrow.RecordBatch, error) {
-	if m.pos >= len(m.run.ents) {
-		return nil, nil
-	}
-	end := min(m.pos+m.rows, len(m.run.ents))
-	ents := m.run.ents[m.pos:end]
-	m.pos = end
-	refs := make([]rowRef, len(ents))
-	total := 0
-	for i, e := range ents {
-		refs[i] = rowRef{src: e.b, row: e.r}
-		total += int(e.klen)
-	}
-	keys := m.keyArray(ents, total)
-	defer keys.Release()
-	rec, err := gather(m.ctx, m.mem, m.run.batches, refs)
-	if err != nil {
+	if err := m.run.materialize(m.ctx, m.mem, m.rows); err != nil {
 		return nil, err
 	}
-	defer rec.Release()
-	return appendKey(rec, keys), nil
-}
-
-// keyArray copies the keys of ents into one binary array, building its
-// offsets and data buffers directly.
-func (m *memSource) keyArray(ents []rowEnt, total int) arrow.Array {
-	offBuf := memory.NewResizableBuffer(m.mem)
-	offBuf.Resize((len(ents) + 1) * 4)
-	offs := arrow.Int32Traits.CastFromBytes(offBuf.Bytes())
-	dataBuf := memory.NewResizableBuffer(m.mem)
-	dataBuf.Resize(total)
-	data := dataBuf.Bytes()[:0]
-	for i, e := range ents {
-		offs[i] = int32(len(data))
-		data = append(data, m.run.keys[e.koff:e.koff+int(e.klen)]...)
+	if m.pos >= len(m.run.sorted) {
+		return nil, nil
 	}
-	offs[len(ents)] = int32(len(data))
-	d := array.NewData(arrow.BinaryTypes.Binary, len(ents), []*memory.Buffer{nil, offBuf, dataBuf}, nil, 0, 0)
-	offBuf.Release()
-	dataBuf.Release()
-	defer d.Release()
-	return array.NewBinaryData(d)
+	rec := m.run.sorted[m.pos]
+	m.run.sorted[m.pos] = nil
+	m.pos++
+	return rec, nil
 }
 
 func (m *memSource) close() {}

@@ -360,6 +360,7 @@ type merger struct {
 	cursors []*cursor
 	h       cursorHeap
 	pending []rowRef
+	spans   []span
 }
 
 func newMerger(ctx context.Context, srcs []batchSource, rows int, mem memory.Allocator) (*merger, error) {
@@ -417,10 +418,15 @@ func (m *merger) next() (arrow.RecordBatch, error) {
 
 func (m *merger) flush() (arrow.RecordBatch, error) {
 	srcs := make([]arrow.RecordBatch, len(m.cursors))
+	var sch *arrow.Schema
 	for i, c := range m.cursors {
 		srcs[i] = c.rec
+		if c.rec != nil {
+			sch = c.rec.Schema()
+		}
 	}
-	return gather(m.ctx, m.mem, srcs, m.pending)
+	m.spans = appendSpans(m.spans[:0], m.pending)
+	return gatherBatch(m.ctx, m.mem, sch, srcs, m.spans, len(m.pending))
 }
 
 func (m *merger) release() {
