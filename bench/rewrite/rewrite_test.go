@@ -194,7 +194,8 @@ func envInt(b *testing.B, name string, def int64) int64 {
 // the system temp dir), FLOE_BENCH_REPS (default 3 up to 2M rows, else 1),
 // FLOE_BENCH_MEMORY (floe's budget, bytes; default 512 MiB),
 // FLOE_BENCH_LAYOUTS (';'-separated), FLOE_BENCH_CPUPROFILE (a directory
-// for floe's CPU profiles). The table is printed and the figures are
+// for floe's CPU profiles), FLOE_BENCH_FLOE_ONLY (non-empty: skip DuckDB and
+// write no result file, for quick before/after figures of floe alone). The table is printed and the figures are
 // written to bench/results/rewrite.json.
 func BenchmarkRewrite(b *testing.B) {
 	if !rewrite.DuckDBAvailable {
@@ -217,6 +218,7 @@ func BenchmarkRewrite(b *testing.B) {
 	}
 	dir, work := benchDirs(b)
 	profiles := os.Getenv("FLOE_BENCH_CPUPROFILE")
+	floeOnly := os.Getenv("FLOE_BENCH_FLOE_ONLY") != ""
 
 	start := time.Now()
 	ds, err := rewrite.PrepareDataset(ctx, rewrite.DatasetOptions{Dir: dir, Rows: rows, Files: int(files), Seed: 1})
@@ -252,7 +254,7 @@ func BenchmarkRewrite(b *testing.B) {
 				var err error
 				r, err = rewrite.Compare(ctx, rewrite.Config{
 					Exe: exe(b), Dataset: ds, Layouts: []string{layout}, Reps: int(reps), MemoryBytes: memory,
-					WorkDir: work, CPUProfileDir: profiles,
+					WorkDir: work, CPUProfileDir: profiles, FloeOnly: floeOnly,
 				})
 				require.NoError(b, err)
 			}
@@ -286,8 +288,8 @@ func BenchmarkRewrite(b *testing.B) {
 	require.NoError(b, rewrite.WriteTable(&sb, all))
 	_, err = fmt.Fprint(os.Stdout, "\n"+sb.String()+"\n")
 	require.NoError(b, err)
-	if testing.Short() {
-		return // test-sized figures are not results
+	if testing.Short() || floeOnly {
+		return // test-sized or one-sided figures are not results
 	}
 	path, err := res.Write()
 	require.NoError(b, err)
