@@ -87,6 +87,9 @@ type Report struct {
 	EvalQueries         int    `json:"eval_queries"`
 	// Templates names the template of each eval query, in query order.
 	Templates []string `json:"templates"`
+	// ProjectSeconds is the wall time of projecting every candidate for the eval
+	// workload (one sample, all layouts), to set against the rewrites' RewriteSeconds.
+	ProjectSeconds float64 `json:"project_seconds"`
 	// Results holds one row per candidate, in candidate order.
 	Results []Row `json:"results"`
 }
@@ -326,10 +329,12 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 	if err != nil {
 		return Report{}, fmt.Errorf("evaluate layouts: project train workload: %w", err)
 	}
+	start := time.Now()
 	evalP, err := simulator.Project(ctx, states[0], layouts, eval, simulator.ProjectOptions{ZOrderMode: cfg.ZOrderMode})
 	if err != nil {
 		return Report{}, fmt.Errorf("evaluate layouts: project eval workload: %w", err)
 	}
+	rep.ProjectSeconds = time.Since(start).Seconds()
 	for i, l := range layouts {
 		row := Row{Layout: cfg.Candidates[i], ProjectedPct: evalP[i].SkippedPct, TrainProjectedPct: trainP[i].SkippedPct,
 			ErrorPP: evalP[i].ErrorPP, FilesProjected: evalP[i].FilesAfter, SizeRatioProjected: evalP[i].SizeRatio, SizeRatioActual: 1}
