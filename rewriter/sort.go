@@ -2,12 +2,15 @@ package rewriter
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"iter"
 	"os"
 	"slices"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -471,14 +474,58 @@ func conformSchema(schema *arrow.Schema, rec arrow.RecordBatch) (arrow.RecordBat
 	return array.NewRecordBatch(schema, rec.Columns(), rec.NumRows()), nil
 }
 
-// rowEnt is one row of an in-memory run: where its key is in the run's key
-// arena and which batch and row it comes from. Entries are created in input
+// rowEnt is one row of an in-memory run: the first 16 bytes of its key
+// (zero-padded, big-endian, so that comparing them as integers orders them
+// like bytes.Compare), where its whole key is in the run's key arena, and
+// which batch and row it comes from. Most comparisons are settled by the
+// inline prefix without touching the arena. Entries are created in input
 // order, so (key, batch, row) ordering is a stable sort by key.
 type rowEnt struct {
-	koff int
-	klen int32
-	b    int32
-	r    int32
+	p0, p1 uint64
+	koff   int
+	klen   int32
+	b      int32
+	r      int32
+}
+
+// rowEntBytes is what one entry costs, counted in the run's size.
+const rowEntBytes = int64(unsafe.Sizeof(rowEnt{}))
+
+// keyPrefix returns the first 16 bytes of key as two big-endian words,
+// zero-padded.
+func keyPrefix(key []byte) (uint64, uint64) {
+	if len(key) >= 16 {
+		return binary.BigEndian.Uint64(key), binary.BigEndian.Uint64(key[8:])
+	}
+	var buf [16]byte
+	copy(buf[:], key)
+	return binary.BigEndian.Uint64(buf[:]), binary.BigEndian.Uint64(buf[8:])
+}
+
+// compareEnts orders two entries of one run by key, then input position.
+func compareEnts(keys []byte, a, b *rowEnt) int {
+	if a.p0 != b.p0 {
+		return cmp.Compare(a.p0, b.p0)
+	}
+	if a.p1 != b.p1 {
+		return cmp.Compare(a.p1, b.p1)
+	}
+	var c int
+	if min(a.klen, b.klen) <= 16 {
+		// Equal padded prefixes and one key within them: the shorter key
+		// is a prefix of the other (the rest of the longer one is zeros
+		// or beyond 16 bytes), so the shorter sorts first.
+		c = cmp.Compare(a.klen, b.klen)
+	} else {
+		c = bytes.Compare(keys[a.koff+16:a.koff+int(a.klen)], keys[b.koff+16:b.koff+int(b.klen)])
+	}
+	if c != 0 {
+		return c
+	}
+	if a.b != b.b {
+		return cmp.Compare(a.b, b.b)
+	}
+	return cmp.Compare(a.r, b.r)
 }
 
 // memRun is a run being accumulated in memory.
@@ -514,24 +561,17 @@ func (r *memRun) add(k Keyer, rec arrow.RecordBatch) error {
 		if err != nil {
 			return fmt.Errorf("compute layout key of row %d: %w", i, err)
 		}
-		r.ents = append(r.ents, rowEnt{koff: off, klen: int32(len(r.keys) - off), b: b, r: int32(i)})
+		p0, p1 := keyPrefix(r.keys[off:])
+		r.ents = append(r.ents, rowEnt{p0: p0, p1: p1, koff: off, klen: int32(len(r.keys) - off), b: b, r: int32(i)})
 	}
 	r.n += n
-	r.bytes += recordBytes(rec) + int64(len(r.keys)-before) + int64(n)*24
+	r.bytes += recordBytes(rec) + int64(len(r.keys)-before) + int64(n)*rowEntBytes
 	return nil
 }
 
 func (r *memRun) sort() error {
 	keys := r.keys
-	slices.SortFunc(r.ents, func(a, b rowEnt) int {
-		if c := bytes.Compare(keys[a.koff:a.koff+int(a.klen)], keys[b.koff:b.koff+int(b.klen)]); c != 0 {
-			return c
-		}
-		if a.b != b.b {
-			return int(a.b - b.b)
-		}
-		return int(a.r - b.r)
-	})
+	slices.SortFunc(r.ents, func(a, b rowEnt) int { return compareEnts(keys, &a, &b) })
 	return nil
 }
 
