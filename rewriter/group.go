@@ -200,6 +200,7 @@ func RewriteGroup(ctx context.Context, tbl *table.Table, tasks []table.FileScanT
 		MemoryBytes:         opts.MemoryBytes / 8,
 		PartitionValues:     partition,
 		SortOrderID:         opts.SortOrderID,
+		Parallelism:         par,
 		Allocator:           alloc,
 	})
 	if err != nil {

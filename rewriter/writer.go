@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"runtime"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -69,6 +70,10 @@ type WriterOptions struct {
 	// write.parquet.dict-encoding-enabled.column.<name> override it. Default:
 	// DefaultDictionaryMaxDistinctRatio; negative disables dictionaries.
 	DictionaryMaxDistinctRatio float64
+	// Parallelism is how many columns of a batch are encoded at once (files
+	// with nested columns are encoded one column at a time). Default:
+	// runtime.GOMAXPROCS(0).
+	Parallelism int
 	// Allocator receives the writer's Arrow allocations. Default:
 	// memory.DefaultAllocator.
 	Allocator memory.Allocator
@@ -90,6 +95,9 @@ func (o WriterOptions) Validate() error {
 	}
 	if o.SortOrderID != nil && *o.SortOrderID < 0 {
 		errs = append(errs, fmt.Errorf("sort order id must be >= 0, got %d", *o.SortOrderID))
+	}
+	if o.Parallelism < 0 {
+		errs = append(errs, fmt.Errorf("parallelism must be >= 0, got %d", o.Parallelism))
 	}
 	return errors.Join(errs...)
 }
@@ -159,7 +167,7 @@ type openFile struct {
 	path    string
 	out     icebergio.FileWriter
 	counter *countingWriter
-	pw      *pqarrow.FileWriter
+	pw      parquetFile
 	rgRows  int64 // rows in the buffered row group
 	rgQuota int64 // rows the buffered row group is allowed
 	rows    int64
@@ -174,6 +182,9 @@ func NewWriter(ctx context.Context, tbl *table.Table, opts WriterOptions) (*Writ
 	}
 	if opts.Allocator == nil {
 		opts.Allocator = memory.DefaultAllocator
+	}
+	if opts.Parallelism == 0 {
+		opts.Parallelism = runtime.GOMAXPROCS(0)
 	}
 	if opts.DictionaryMaxDistinctRatio == 0 {
 		opts.DictionaryMaxDistinctRatio = DefaultDictionaryMaxDistinctRatio
@@ -350,8 +361,15 @@ func (w *Writer) open() error {
 		return fmt.Errorf("create data file %s: %w", p, err)
 	}
 	cw := &countingWriter{w: out}
-	pw, err := pqarrow.NewFileWriter(w.arrowSch, cw, w.wprops,
-		pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(w.opts.Allocator), pqarrow.WithStoreSchema()))
+	arrProps := pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(w.opts.Allocator), pqarrow.WithStoreSchema())
+	var pw parquetFile
+	cf, err := newColumnFile(w.arrowSch, cw, w.wprops, arrProps, w.opts.Parallelism)
+	switch {
+	case cf != nil:
+		pw = cf
+	case err == nil: // nested columns: pqarrow writes them, one column at a time
+		pw, err = pqarrow.NewFileWriter(w.arrowSch, cw, w.wprops, arrProps)
+	}
 	if err != nil {
 		return errors.Join(fmt.Errorf("start parquet file %s: %w", p, err), out.Close(), w.fs.Remove(p))
 	}

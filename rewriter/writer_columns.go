@@ -1,0 +1,209 @@
+package rewriter
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/arrow-go/v18/parquet/schema"
+	"golang.org/x/sync/errgroup"
+)
+
+// parquetFile is what [Writer] needs of an open Parquet file: buffered row
+// groups, flushed on demand. *pqarrow.FileWriter is one; [columnFile] is the
+// other.
+type parquetFile interface {
+	WriteBuffered(rec arrow.RecordBatch) error
+	NewBufferedRowGroupChecked() error
+	Close() error
+	FileMetadata() (*metadata.FileMetaData, error)
+}
+
+// columnFile writes a Parquet file of a flat schema (every column a single
+// leaf: no structs, lists or maps), encoding the columns of each batch on
+// several goroutines. Encoding (values, dictionaries, statistics, zstd) is
+// most of a rewrite's remaining CPU and pqarrow.FileWriter does it one column
+// after the other; the column chunks of a buffered row group are
+// independent writers, so each column is handed to pqarrow.WriteArrowToColumn
+// with its own write context. The file is the one pqarrow.FileWriter would
+// write: same Parquet schema (pqarrow.ToParquet), same key-value metadata
+// (the Arrow schema under ARROW:schema, as pqarrow.WithStoreSchema does),
+// same writer properties.
+type columnFile struct {
+	w        *file.Writer
+	rgw      file.BufferedRowGroupWriter
+	maxRows  int64
+	nullable []bool // the Parquet leaf is optional: definition levels 0/1
+	ctxs     []context.Context
+	defs     [][]int16
+	workers  int
+	closed   bool
+}
+
+// flatColumns reports whether sch can be written by a [columnFile]: every
+// field a single Parquet leaf with no repetition, optional exactly when the
+// field is nullable.
+func flatColumns(sch *arrow.Schema, pqs *schema.Schema) bool {
+	if pqs.NumColumns() != sch.NumFields() {
+		return false
+	}
+	for i, f := range sch.Fields() {
+		switch f.Type.ID() {
+		case arrow.STRUCT, arrow.LIST, arrow.LARGE_LIST, arrow.FIXED_SIZE_LIST, arrow.MAP,
+			arrow.LIST_VIEW, arrow.LARGE_LIST_VIEW, arrow.DICTIONARY, arrow.RUN_END_ENCODED,
+			arrow.SPARSE_UNION, arrow.DENSE_UNION, arrow.NULL:
+			return false
+		}
+		c := pqs.Column(i)
+		def := c.MaxDefinitionLevel()
+		if c.MaxRepetitionLevel() != 0 || (f.Nullable && def != 1) || (!f.Nullable && def != 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// newColumnFile starts a Parquet file of sch on out, or returns (nil, nil)
+// when sch is not flat and pqarrow.FileWriter must write it instead.
+func newColumnFile(sch *arrow.Schema, out io.Writer, props *parquet.WriterProperties, arrProps pqarrow.ArrowWriterProperties, workers int) (*columnFile, error) {
+	pqs, err := pqarrow.ToParquet(sch, props, arrProps)
+	if err != nil {
+		return nil, fmt.Errorf("parquet schema: %w", err)
+	}
+	if !flatColumns(sch, pqs) {
+		return nil, nil
+	}
+	var buf bytes.Buffer
+	iw := ipc.NewWriter(&buf, ipc.WithSchema(sch), ipc.WithAllocator(props.Allocator()))
+	if err := iw.Close(); err != nil {
+		return nil, fmt.Errorf("serialize arrow schema: %w", err)
+	}
+	meta := make(metadata.KeyValueMetadata, 0)
+	md := sch.Metadata()
+	for i, k := range md.Keys() {
+		meta.Append(k, md.Values()[i])
+	}
+	meta.Append("ARROW:schema", base64.StdEncoding.EncodeToString(buf.Bytes()))
+	w, err := file.NewParquetWriterWithError(out, pqs.Root(), file.WithWriterProps(props), file.WithWriteMetadata(meta))
+	if err != nil {
+		return nil, fmt.Errorf("start parquet writer: %w", err)
+	}
+	c := &columnFile{
+		w:        w,
+		maxRows:  props.MaxRowGroupLength(),
+		nullable: make([]bool, sch.NumFields()),
+		ctxs:     make([]context.Context, sch.NumFields()),
+		defs:     make([][]int16, sch.NumFields()),
+		workers:  max(workers, 1),
+	}
+	for i, f := range sch.Fields() {
+		c.nullable[i] = f.Nullable
+		// A write context only carries pqarrow's scratch buffer and
+		// properties; one per column keeps the goroutines apart.
+		c.ctxs[i] = pqarrow.NewArrowWriteContext(context.Background(), &arrProps)
+	}
+	return c, nil
+}
+
+// WriteBuffered appends rec to the buffered row group, encoding its columns
+// in parallel.
+func (c *columnFile) WriteBuffered(rec arrow.RecordBatch) error {
+	if c.closed {
+		return errors.New("write to a closed parquet file")
+	}
+	if c.rgw == nil {
+		if err := c.NewBufferedRowGroupChecked(); err != nil {
+			return err
+		}
+	}
+	rows, err := c.rgw.NumRows()
+	if err != nil {
+		return err
+	}
+	if int64(rows)+rec.NumRows() > c.maxRows {
+		return fmt.Errorf("row group of %d rows would exceed the limit of %d", int64(rows)+rec.NumRows(), c.maxRows)
+	}
+	var g errgroup.Group
+	g.SetLimit(c.workers)
+	for i := range int(rec.NumCols()) {
+		g.Go(func() error {
+			if err := c.writeColumn(i, rec.Column(i)); err != nil {
+				return fmt.Errorf("column %s: %w", rec.Schema().Field(i).Name, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+func (c *columnFile) writeColumn(i int, arr arrow.Array) error {
+	cw, err := c.rgw.Column(i)
+	if err != nil {
+		return err
+	}
+	var defs []int16
+	if c.nullable[i] {
+		n := arr.Len()
+		if cap(c.defs[i]) < n {
+			c.defs[i] = make([]int16, n)
+		}
+		defs = c.defs[i][:n]
+		if arr.NullN() == 0 {
+			for j := range defs {
+				defs[j] = 1
+			}
+		} else {
+			for j := range defs {
+				if arr.IsValid(j) {
+					defs[j] = 1
+				} else {
+					defs[j] = 0
+				}
+			}
+		}
+	}
+	return pqarrow.WriteArrowToColumn(c.ctxs[i], cw, arr, defs, nil, c.nullable[i])
+}
+
+// NewBufferedRowGroupChecked flushes the buffered row group, if any, and
+// starts the next.
+func (c *columnFile) NewBufferedRowGroupChecked() error {
+	if c.rgw != nil {
+		if err := c.rgw.Close(); err != nil {
+			return err
+		}
+	}
+	rgw, err := c.w.AppendBufferedRowGroupChecked()
+	if err != nil {
+		return err
+	}
+	c.rgw = rgw
+	return nil
+}
+
+// Close flushes the row group and writes the footer; it closes the sink.
+func (c *columnFile) Close() error {
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	var err error
+	if c.rgw != nil {
+		err = c.rgw.Close()
+	}
+	return errors.Join(err, c.w.Close())
+}
+
+// FileMetadata is the footer of the closed file.
+func (c *columnFile) FileMetadata() (*metadata.FileMetaData, error) {
+	return c.w.FileMetadata()
+}
