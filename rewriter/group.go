@@ -189,6 +189,7 @@ func RewriteGroup(ctx context.Context, tbl *table.Table, tasks []table.FileScanT
 			MemoryBytes: opts.MemoryBytes * 3 / 4,
 			TempDir:     opts.TempDir,
 			BatchRows:   batchRows,
+			Parallelism: par,
 			Allocator:   alloc,
 		})
 		if err != nil {

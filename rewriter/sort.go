@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"iter"
 	"os"
+	"runtime"
 	"slices"
 	"unsafe"
 
@@ -56,6 +57,9 @@ type SortOptions struct {
 	// merged in intermediate passes. Default: DefaultFanIn; minimum 2. It is
 	// further lowered when MemoryBytes cannot hold FanIn read buffers.
 	FanIn int
+	// Parallelism is how many columns of a sorted run are copied at once.
+	// Default: runtime.GOMAXPROCS(0).
+	Parallelism int
 	// Allocator receives every Arrow allocation of the sort. Default:
 	// memory.DefaultAllocator.
 	Allocator memory.Allocator
@@ -69,6 +73,9 @@ func (o SortOptions) Validate() error {
 	}
 	if o.BatchRows < 0 {
 		errs = append(errs, fmt.Errorf("batch rows must be >= 0, got %d", o.BatchRows))
+	}
+	if o.Parallelism < 0 {
+		errs = append(errs, fmt.Errorf("parallelism must be >= 0, got %d", o.Parallelism))
 	}
 	if o.FanIn < 0 || o.FanIn == 1 {
 		errs = append(errs, fmt.Errorf("fan-in must be 0 (default) or >= 2, got %d", o.FanIn))
@@ -95,6 +102,9 @@ func (o SortOptions) withDefaults() SortOptions {
 	}
 	if o.Allocator == nil {
 		o.Allocator = memory.DefaultAllocator
+	}
+	if o.Parallelism == 0 {
+		o.Parallelism = runtime.GOMAXPROCS(0)
 	}
 	return o
 }
@@ -165,7 +175,7 @@ func (s *Sorter) Sort(ctx context.Context, schema *arrow.Schema, input iter.Seq2
 
 		if len(runs) == 0 {
 			s.stats.FanIn = 1
-			src := last.source(ctx, s.opts.BatchRows, s.opts.Allocator)
+			src := last.source(ctx, s.opts.BatchRows, s.opts.Parallelism, s.opts.Allocator)
 			for {
 				rec, err := src.next()
 				if err != nil {
@@ -219,7 +229,7 @@ func (s *Sorter) Sort(ctx context.Context, schema *arrow.Schema, input iter.Seq2
 			srcs = append(srcs, src)
 		}
 		if last.rows() > 0 {
-			srcs = append(srcs, last.source(ctx, last.spillRows, s.opts.Allocator))
+			srcs = append(srcs, last.source(ctx, last.spillRows, s.opts.Parallelism, s.opts.Allocator))
 		}
 		m, err := newMerger(ctx, srcs, s.mergeRows(), s.opts.Allocator)
 		if err != nil {
@@ -367,7 +377,7 @@ func (s *Sorter) spillRun(ctx context.Context, sch *arrow.Schema, r *memRun, sp 
 	if err != nil {
 		return nil, err
 	}
-	src := r.source(ctx, r.spillRows, s.opts.Allocator)
+	src := r.source(ctx, r.spillRows, s.opts.Parallelism, s.opts.Allocator)
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, errors.Join(err, w.abort())
@@ -607,9 +617,10 @@ func (r *memRun) release() {
 // (r.sorted) and releases the input batches. It builds one column of the
 // whole run at a time: the rows are read in key order, that is at random, and
 // a random read within one column's values stays in cache far more often than
-// one across whole rows. Each input column is released once it has been
-// copied, so the run's memory grows by at most one column meanwhile.
-func (r *memRun) materialize(ctx context.Context, mem memory.Allocator, rows int) error {
+// one across whole rows. Up to workers columns are copied at once, and each
+// input column is released once it has been copied, so the run's memory
+// grows by at most workers columns meanwhile.
+func (r *memRun) materialize(ctx context.Context, mem memory.Allocator, rows, workers int) error {
 	if r.sorted != nil || len(r.ents) == 0 {
 		return nil
 	}
@@ -658,21 +669,29 @@ func (r *memRun) materialize(ctx context.Context, mem memory.Allocator, rows int
 			}
 		}
 	}()
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(workers, 1))
 	for c := range ncols {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		for k, spans := range chunkSpans {
-			a, err := gatherArray(ctx, mem, sch.Field(c).Type, cols[c], spans, min(rows, len(r.ents)-k*rows))
-			if err != nil {
-				return fmt.Errorf("gather column %s: %w", sch.Field(c).Name, err)
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
 			}
-			out[k][c] = a
-		}
-		for _, a := range cols[c] {
-			a.Release()
-		}
-		cols[c] = nil
+			for k, spans := range chunkSpans {
+				a, err := gatherArray(gctx, mem, sch.Field(c).Type, cols[c], spans, min(rows, len(r.ents)-k*rows))
+				if err != nil {
+					return fmt.Errorf("gather column %s: %w", sch.Field(c).Name, err)
+				}
+				out[k][c] = a
+			}
+			for _, a := range cols[c] {
+				a.Release()
+			}
+			cols[c] = nil
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	keyed := keyedSchema(sch)
 	r.sorted = make([]arrow.RecordBatch, nchunks)
@@ -707,20 +726,21 @@ func (r *memRun) keyArray(mem memory.Allocator, ents []rowEnt) arrow.Array {
 // source returns the run's rows in sorted order as keyed batches of at most
 // rows rows. The run is materialized on the first call of next; each batch
 // is handed over to the caller.
-func (r *memRun) source(ctx context.Context, rows int, mem memory.Allocator) batchSource {
-	return &memSource{ctx: ctx, run: r, rows: rows, mem: mem}
+func (r *memRun) source(ctx context.Context, rows, workers int, mem memory.Allocator) batchSource {
+	return &memSource{ctx: ctx, run: r, rows: rows, workers: workers, mem: mem}
 }
 
 type memSource struct {
-	ctx  context.Context
-	run  *memRun
-	rows int
-	pos  int
-	mem  memory.Allocator
+	ctx     context.Context
+	run     *memRun
+	rows    int
+	workers int
+	pos     int
+	mem     memory.Allocator
 }
 
 func (m *memSource) next() (arrow.RecordBatch, error) {
-	if err := m.run.materialize(m.ctx, m.mem, m.rows); err != nil {
+	if err := m.run.materialize(m.ctx, m.mem, m.rows, m.workers); err != nil {
 		return nil, err
 	}
 	if m.pos >= len(m.run.sorted) {
