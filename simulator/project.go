@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"bytes"
+	"encoding/binary"
 	"context"
 	"fmt"
 	"math"
@@ -174,8 +175,12 @@ func targetSize(l Layout, st *lake.State) int64 {
 
 // colVals are one column's sampled values, keyed, in sample row order.
 type colVals struct {
-	u    []uint64
-	s    []string
+	u []uint64
+	s []string
+	// rank is the position of s[i] in dict, the column's distinct values in
+	// order: per-file min/max compares ranks, not strings.
+	rank []uint32
+	dict []string
 	null []bool // null (or NaN: no bound contribution, not a null either)
 	nan  []bool
 }
@@ -323,14 +328,34 @@ func sortSample(s *Sample, l Layout, opts ProjectOptions) ([]int32, error) {
 			off += len(k)
 		}
 	}
-	slices.SortStableFunc(perm, func(a, b int32) int {
+	// Most comparisons are settled by the keys' first 8 bytes as an integer; ties
+	// fall back to the whole key, then to the row number (a stable order).
+	var prefix []uint64
+	if keys != nil {
+		prefix = make([]uint64, len(keys))
+		var buf [8]byte
+		for i, k := range keys {
+			n := copy(buf[:], k)
+			clear(buf[n:])
+			prefix[i] = binary.BigEndian.Uint64(buf[:])
+		}
+	}
+	slices.SortFunc(perm, func(a, b int32) int {
 		if c := compareInt64(int64(s.rowPart[a]), int64(s.rowPart[b])); c != 0 {
 			return c
 		}
-		if keys == nil {
-			return 0
+		if keys != nil {
+			if pa, pb := prefix[a], prefix[b]; pa != pb {
+				if pa < pb {
+					return -1
+				}
+				return 1
+			}
+			if c := bytes.Compare(keys[a], keys[b]); c != 0 {
+				return c
+			}
 		}
-		return bytes.Compare(keys[a], keys[b])
+		return compareInt64(int64(a), int64(b))
 	})
 	return perm, nil
 }
@@ -418,7 +443,7 @@ func fillU64(cd *colData[uint64], fi int, v *colVals, rows []int32, records int6
 }
 
 func fillStr(cd *colData[string], fi int, v *colVals, rows []int32, records int64, trunc int) {
-	var lo, hi string
+	var rlo, rhi uint32
 	seen := false
 	nulls := 0
 	for _, r := range rows {
@@ -426,12 +451,12 @@ func fillStr(cd *colData[string], fi int, v *colVals, rows []int32, records int6
 			nulls++
 			continue
 		}
-		x := v.s[r]
-		if !seen || x < lo {
-			lo = x
+		x := v.rank[r]
+		if !seen || x < rlo {
+			rlo = x
 		}
-		if !seen || x > hi {
-			hi = x
+		if !seen || x > rhi {
+			rhi = x
 		}
 		seen = true
 	}
@@ -439,6 +464,7 @@ func fillStr(cd *colData[string], fi int, v *colVals, rows []int32, records int6
 	if !seen || trunc < 0 {
 		return
 	}
+	lo, hi := v.dict[rlo], v.dict[rhi]
 	if trunc > 0 {
 		lo = truncateLower(lo, trunc)
 		var ok bool
@@ -494,8 +520,36 @@ func extractColumns(s *Sample, b *binding) ([]colVals, error) {
 				return nil, fmt.Errorf("column %s: %w", c.name, err)
 			}
 		}
+		if c.kind == kindStr {
+			v.rankStrings()
+		}
 	}
 	return out, nil
+}
+
+// rankStrings fills dict and rank from s.
+func (v *colVals) rankStrings() {
+	seen := make(map[string]struct{})
+	for i, x := range v.s {
+		if !v.null[i] {
+			seen[x] = struct{}{}
+		}
+	}
+	v.dict = make([]string, 0, len(seen))
+	for x := range seen {
+		v.dict = append(v.dict, x)
+	}
+	slices.Sort(v.dict)
+	pos := make(map[string]uint32, len(v.dict))
+	for i, x := range v.dict {
+		pos[x] = uint32(i)
+	}
+	v.rank = make([]uint32, len(v.s))
+	for i, x := range v.s {
+		if !v.null[i] {
+			v.rank[i] = pos[x]
+		}
+	}
 }
 
 func lastPart(s string) string {

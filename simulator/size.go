@@ -27,6 +27,10 @@ const (
 	// dictProbeRows is how many sampled rows (a uniform sample in arrival order)
 	// decide whether a column is dictionary-encoded.
 	dictProbeRows = 1 << 16
+	// sizeModelRows caps the rows encoded per column: a larger sample is thinned
+	// in the layout's order (every k-th row), which only lowers the density the
+	// extrapolation starts from.
+	sizeModelRows = 1 << 18
 )
 
 // sizeRatio estimates the table's compressed bytes after a rewrite in the order perm
@@ -38,6 +42,14 @@ func (s *Sample) sizeRatio(perm []int32, targetFileSizeBytes int64) (float64, er
 		return 1, nil
 	}
 	liveRows := float64(s.Rows) / s.Fraction
+	fraction := s.Fraction
+	if step := (len(perm) + sizeModelRows - 1) / sizeModelRows; step > 1 {
+		thin := make([]int32, 0, len(perm)/step+1)
+		for i := 0; i < len(perm); i += step {
+			thin = append(thin, perm[i])
+		}
+		perm, fraction = thin, fraction*float64(len(thin))/float64(s.Rows)
+	}
 	// Rows of a row group as the rewriter cuts them (an eighth of a file), at
 	// today's bytes per row: the scale its dictionary decision is made at.
 	rgRows := int64(max(1, liveRows*min(1, float64(targetFileSizeBytes)/8/float64(max(s.TableBytes, 1)))))
@@ -68,7 +80,7 @@ func (s *Sample) sizeRatio(perm []int32, targetFileSizeBytes int64) (float64, er
 			continue
 		}
 		const dict = true
-		perRow, err := denseBytesPerRow(col, fld, perm, s.Fraction, dict)
+		perRow, err := denseBytesPerRow(col, fld, perm, fraction, dict)
 		if err == nil {
 			r := min(max(perRow*liveRows/float64(now), minColumnRatio), maxColumnRatio)
 			saved += float64(now) * (1 - r)
