@@ -90,6 +90,9 @@ type Report struct {
 	// ProjectSeconds is the wall time of projecting every candidate for the eval
 	// workload (one sample, all layouts), to set against the rewrites' RewriteSeconds.
 	ProjectSeconds float64 `json:"project_seconds"`
+	// SampleSeconds is the wall time of taking that projection's sample alone (the
+	// workload's columns, sized for FilesAfter files), timed separately.
+	SampleSeconds float64 `json:"sample_seconds"`
 	// Results holds one row per candidate, in candidate order.
 	Results []Row `json:"results"`
 }
@@ -330,6 +333,21 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 		return Report{}, fmt.Errorf("evaluate layouts: project train workload: %w", err)
 	}
 	start := time.Now()
+	cols := simulator.WorkloadColumns(states[0].Metadata.CurrentSchema(), eval)
+	for _, l := range layouts {
+		for _, c := range l.Columns {
+			if !slices.Contains(cols, c.Name) {
+				cols = append(cols, c.Name)
+			}
+		}
+	}
+	sample, err := simulator.TakeSample(ctx, states[0], cols, simulator.SampleOptions{ProjectedFiles: cfg.FilesAfter})
+	if err != nil {
+		return Report{}, fmt.Errorf("evaluate layouts: sample: %w", err)
+	}
+	sample.Release()
+	rep.SampleSeconds = time.Since(start).Seconds()
+	start = time.Now()
 	evalP, err := simulator.Project(ctx, states[0], layouts, eval, simulator.ProjectOptions{ZOrderMode: cfg.ZOrderMode})
 	if err != nil {
 		return Report{}, fmt.Errorf("evaluate layouts: project eval workload: %w", err)
