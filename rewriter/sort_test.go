@@ -163,6 +163,7 @@ func TestSorterSortsStablyWithinBudget(t *testing.T) {
 		{name: "fits-budget", rows: 2000, batch: 500, memory: 64 << 20},
 		{name: "spills", rows: 60000, batch: 1000, memory: 4 << 20, wantSpill: true},
 		{name: "intermediate-passes", rows: 60000, batch: 1000, memory: 1 << 20, fanIn: 2, wantSpill: true, wantPasses: -1},
+		{name: "odd-fan-in", rows: 60000, batch: 1000, memory: 1 << 20, fanIn: 3, wantSpill: true, wantPasses: -1},
 		{name: "one-row-batches", rows: 3000, batch: 1, memory: 256 << 10, wantSpill: true, wantPasses: -1},
 	}
 	for _, tc := range cases {

@@ -3,7 +3,7 @@ package rewriter
 import (
 	"bufio"
 	"bytes"
-	"container/heap"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -296,28 +296,39 @@ func concatRecords(mem memory.Allocator, recs []arrow.RecordBatch) (arrow.Record
 	return array.NewRecordBatch(sch, cols, rows), nil
 }
 
-// cursor is the read position of one run in a merge.
+// cursor is the read position of one run in a merge. It keeps the current
+// row's key and its 16-byte prefix (as in rowEnt), so that most comparisons
+// are two integer compares.
 type cursor struct {
-	idx  int
-	src  batchSource
-	rec  arrow.RecordBatch
-	keys *array.Binary
-	row  int
+	idx    int
+	src    batchSource
+	rec    arrow.RecordBatch
+	keys   varView[int32]
+	n      int // rows of rec
+	row    int
+	done   bool
+	key    []byte
+	p0, p1 uint64
 }
 
-func (c *cursor) key() []byte { return c.keys.Value(c.row) }
+// load reads the key of the current row.
+func (c *cursor) load() {
+	c.key = c.keys.data[c.keys.offs[c.row]:c.keys.offs[c.row+1]]
+	c.p0, c.p1 = keyPrefix(c.key)
+}
 
-// advance replaces the current batch with the next one; it reports false at
-// the end of the run.
-func (c *cursor) advance() (bool, error) {
+// advance replaces the current batch with the next one; at the end of the
+// run it marks the cursor done.
+func (c *cursor) advance() error {
 	if c.rec != nil {
 		c.rec.Release()
-		c.rec, c.keys = nil, nil
+		c.rec = nil
 	}
 	for {
 		rec, err := c.src.next()
 		if err != nil || rec == nil {
-			return false, err
+			c.done = true
+			return err
 		}
 		if rec.NumRows() == 0 {
 			rec.Release()
@@ -326,39 +337,52 @@ func (c *cursor) advance() (bool, error) {
 		keys, ok := rec.Column(int(rec.NumCols()) - 1).(*array.Binary)
 		if !ok {
 			rec.Release()
-			return false, fmt.Errorf("spilled batch has no binary key column")
+			c.done = true
+			return fmt.Errorf("spilled batch has no binary key column")
 		}
-		c.rec, c.keys, c.row = rec, keys, 0
-		return true, nil
+		c.rec, c.keys, c.n, c.row = rec, newVarView[int32](keys), int(rec.NumRows()), 0
+		c.load()
+		return nil
 	}
 }
 
-type cursorHeap []*cursor
-
-func (h cursorHeap) Len() int { return len(h) }
-func (h cursorHeap) Less(i, j int) bool {
-	if c := bytes.Compare(h[i].key(), h[j].key()); c != 0 {
+// before reports whether a's current row comes before b's: by key, then by
+// run (earlier run first, which keeps the sort stable). Finished cursors
+// come after all others.
+func before(a, b *cursor) bool {
+	if a.done || b.done {
+		return !a.done || (b.done && a.idx < b.idx)
+	}
+	if a.p0 != b.p0 {
+		return a.p0 < b.p0
+	}
+	if a.p1 != b.p1 {
+		return a.p1 < b.p1
+	}
+	var c int
+	if min(len(a.key), len(b.key)) <= 16 {
+		c = cmp.Compare(len(a.key), len(b.key)) // see compareEnts
+	} else {
+		c = bytes.Compare(a.key[16:], b.key[16:])
+	}
+	if c != 0 {
 		return c < 0
 	}
-	return h[i].idx < h[j].idx // earlier run first: keeps the sort stable
-}
-func (h cursorHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *cursorHeap) Push(x any)   { *h = append(*h, x.(*cursor)) }
-func (h *cursorHeap) Pop() any {
-	old := *h
-	c := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return c
+	return a.idx < b.idx
 }
 
-// merger is a k-way merge of sorted runs through a heap. It holds one batch
-// per run plus the batch being assembled.
+// merger is a k-way merge of sorted runs through a tournament (loser) tree:
+// taking a row costs log2(k) comparisons on the path from its run's leaf to
+// the root. It holds one batch per run plus the batch being assembled.
 type merger struct {
 	ctx     context.Context
 	mem     memory.Allocator
 	rows    int
 	cursors []*cursor
-	h       cursorHeap
+	// tree[0] is the winning cursor; tree[1:] hold the loser of the match
+	// at each inner node. Leaf j is node len(cursors)+j; node p's parent is
+	// p/2.
+	tree    []int
 	pending []rowRef
 	spans   []span
 }
@@ -368,17 +392,43 @@ func newMerger(ctx context.Context, srcs []batchSource, rows int, mem memory.All
 	for i, s := range srcs {
 		c := &cursor{idx: i, src: s}
 		m.cursors = append(m.cursors, c)
-		ok, err := c.advance()
-		if err != nil {
+		if err := c.advance(); err != nil {
 			m.release()
 			return nil, err
 		}
-		if ok {
-			m.h = append(m.h, c)
+	}
+	k := len(m.cursors)
+	m.tree = make([]int, max(k, 1))
+	if k == 0 {
+		return m, nil
+	}
+	win := make([]int, k)
+	node := func(q int) int {
+		if q >= k {
+			return q - k
+		}
+		return win[q]
+	}
+	for p := k - 1; p >= 1; p-- {
+		a, b := node(2*p), node(2*p+1)
+		if before(m.cursors[b], m.cursors[a]) {
+			a, b = b, a
+		}
+		win[p], m.tree[p] = a, b
+	}
+	m.tree[0] = node(1)
+	return m, nil
+}
+
+// replay moves cursor w, whose row changed, up from its leaf to the root.
+func (m *merger) replay(w int) {
+	k := len(m.cursors)
+	for p := (w + k) / 2; p >= 1; p /= 2 {
+		if l := m.tree[p]; before(m.cursors[l], m.cursors[w]) {
+			m.tree[p], w = w, l
 		}
 	}
-	heap.Init(&m.h)
-	return m, nil
+	m.tree[0] = w
 }
 
 // next returns the next merged keyed batch, or nil at the end. A batch ends
@@ -386,28 +436,28 @@ func newMerger(ctx context.Context, srcs []batchSource, rows int, mem memory.All
 // may point into it.
 func (m *merger) next() (arrow.RecordBatch, error) {
 	m.pending = m.pending[:0]
-	for len(m.pending) < m.rows && len(m.h) > 0 {
-		c := m.h[0]
-		m.pending = append(m.pending, rowRef{src: int32(c.idx), row: int32(c.row)})
+	for len(m.pending) < m.rows && len(m.cursors) > 0 {
+		w := m.tree[0]
+		c := m.cursors[w]
+		if c.done {
+			break // the winner is done: all are
+		}
+		m.pending = append(m.pending, rowRef{src: int32(w), row: int32(c.row)})
 		c.row++
-		if c.row < int(c.rec.NumRows()) {
-			heap.Fix(&m.h, 0)
+		if c.row < c.n {
+			c.load()
+			m.replay(w)
 			continue
 		}
 		out, err := m.flush()
 		if err != nil {
 			return nil, err
 		}
-		ok, err := c.advance()
-		if err != nil {
+		if err := c.advance(); err != nil {
 			out.Release()
 			return nil, err
 		}
-		if ok {
-			heap.Fix(&m.h, 0)
-		} else {
-			heap.Pop(&m.h)
-		}
+		m.replay(w)
 		return out, nil
 	}
 	if len(m.pending) == 0 {
@@ -424,6 +474,9 @@ func (m *merger) flush() (arrow.RecordBatch, error) {
 		if c.rec != nil {
 			sch = c.rec.Schema()
 		}
+	}
+	if sch == nil {
+		return nil, errors.New("merge: rows pending but no run has a batch")
 	}
 	m.spans = appendSpans(m.spans[:0], m.pending)
 	return gatherBatch(m.ctx, m.mem, sch, srcs, m.spans, len(m.pending))
