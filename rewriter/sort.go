@@ -237,6 +237,7 @@ func (s *Sorter) Sort(ctx context.Context, schema *arrow.Schema, input iter.Seq2
 			return
 		}
 		defer m.release()
+		m.out = schema // the last merge need not copy the keys
 		for {
 			if err := ctx.Err(); err != nil {
 				yield(nil, err)
@@ -250,7 +251,7 @@ func (s *Sorter) Sort(ctx context.Context, schema *arrow.Schema, input iter.Seq2
 			if rec == nil {
 				return
 			}
-			if !yield(dropKey(schema, rec), nil) {
+			if !yield(rec, nil) {
 				return
 			}
 		}

@@ -385,6 +385,10 @@ type merger struct {
 	tree    []int
 	pending []rowRef
 	spans   []span
+	// out, when set, is the schema of the merged batches: a prefix of the
+	// runs' columns (the runs' schema without the key column). Nil: the
+	// runs' schema.
+	out *arrow.Schema
 }
 
 func newMerger(ctx context.Context, srcs []batchSource, rows int, mem memory.Allocator) (*merger, error) {
@@ -477,6 +481,9 @@ func (m *merger) flush() (arrow.RecordBatch, error) {
 	}
 	if sch == nil {
 		return nil, errors.New("merge: rows pending but no run has a batch")
+	}
+	if m.out != nil {
+		sch = m.out
 	}
 	m.spans = appendSpans(m.spans[:0], m.pending)
 	return gatherBatch(m.ctx, m.mem, sch, srcs, m.spans, len(m.pending))
