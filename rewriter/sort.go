@@ -345,12 +345,16 @@ func (s *Sorter) formRuns(ctx context.Context, sch *arrow.Schema, input iter.Seq
 				if s.spillRows == 0 {
 					s.spillRows = cur.spillRows
 				}
+				// Runs are about the same size: start the next one with
+				// room for as many rows and key bytes, not from zero by
+				// doubling (each doubling copies everything so far).
+				rows, keyBytes := cur.n, len(cur.keys)
 				select {
 				case pending <- cur:
 				case <-gctx.Done():
 					return gctx.Err()
 				}
-				cur = &memRun{}
+				cur = &memRun{ents: make([]rowEnt, 0, rows), keys: make([]byte, 0, keyBytes)}
 			}
 		}
 		return cur.sort()
