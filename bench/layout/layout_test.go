@@ -59,13 +59,38 @@ func TestLayoutHarnessSmall(t *testing.T) {
 	require.LessOrEqual(t, cur.ActualPct, 5.0, "arrival order skips almost nothing")
 	sorted, ok := rep.Find("sort(l_shipdate)")
 	require.True(t, ok)
-	require.GreaterOrEqual(t, sorted.ActualPct, 40.0, "sort on the top column")
+	// The research targets that hold at this size (layout-research §7.3): T2 at about
+	// 20–30 files, arrival order, and the mean per-query error of T7.
+	require.GreaterOrEqual(t, sorted.ActualPct, 58.0, "T2: sort on the top column")
+	require.LessOrEqual(t, cur.ActualPct, 1.0, "T2: arrival order")
+	mean, _, _ := rep.ErrorStats()
+	require.LessOrEqual(t, mean, 2.0, "T7: mean per-query |projected - actual|")
 	for _, r := range rep.Results {
 		t.Run(r.Layout, func(t *testing.T) {
 			require.GreaterOrEqual(t, r.FilesActual, 16, "rewrite gives enough files to skip")
 			require.LessOrEqual(t, r.AbsErrorPP(), 5.0, "projected %.2f vs actual %.2f", r.ProjectedPct, r.ActualPct)
 		})
 	}
+}
+
+// TestLayoutHarnessSmallMixed holds T4 at test size: on the workload with part-key
+// lookups, Hilbert on (ship date, part key) skips at least 1.5 pp more than rank z-order
+// on the same columns.
+func TestLayoutHarnessSmallMixed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and rewrites 200k-row tables")
+	}
+	cfg := layout.Config{Rows: 200_000, Files: 40, FilesAfter: 24, DataSeed: 7, TrainSeed: 1, EvalSeed: 2, PerTemplate: 5,
+		Workload: layout.Mixed.Name, ZOrderMode: simulator.ZOrderRank,
+		Candidates: []string{"current", "zorder(l_shipdate, l_partkey)", "hilbert(l_shipdate, l_partkey)"}}
+	rep := evaluate(t, cfg)
+	t.Log("\n" + resultTable(rep))
+	z, ok := rep.Find("zorder(l_shipdate, l_partkey)")
+	require.True(t, ok)
+	h, ok := rep.Find("hilbert(l_shipdate, l_partkey)")
+	require.True(t, ok)
+	require.GreaterOrEqual(t, h.ActualPct, z.ActualPct+1.5, "T4: Hilbert over rank z-order")
+	require.GreaterOrEqual(t, h.ProjectedPct, z.ProjectedPct+1.5, "the projection sees it too")
 }
 
 func TestWorkloads(t *testing.T) {
