@@ -402,6 +402,16 @@ func runPlan(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.
 		return none, stale
 	}
 	opts.Compact.Layout, opts.Compact.ZOrderMode = layout, zm
+	if len(pp.Quantiles) > 0 {
+		// The run cuts the cells the plan projected (rank z-order, Hilbert).
+		sch, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
+		if err != nil {
+			return none, fmt.Errorf("optimize %s: plan %s: %w", id, p.ID, err)
+		}
+		if opts.Compact.Quantiles, err = simulator.UnmarshalQuantiles(pp.Quantiles, sch); err != nil {
+			return none, fmt.Errorf("optimize %s: plan %s: %w", id, p.ID, err)
+		}
+	}
 	if layout.TargetFileSizeBytes > 0 {
 		opts.Compact.TargetFileSizeBytes = layout.TargetFileSizeBytes
 	}

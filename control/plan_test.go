@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
@@ -397,6 +398,63 @@ func TestFailingStepFailsThePlan(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, control.StatusDone, run.Status)
 	got, err = pl.st.Plan(ctx, p.ID)
+	require.NoError(t, err)
+	require.Equal(t, control.PlanDone, got.State)
+}
+
+// TestPlanRunCutsTheProjectedCells: a Hilbert plan carries the quantiles its projection
+// ordered the sample by, and the run uses them rather than fitting its own. A plan whose
+// quantiles miss a layout column fails its run, which shows they reach the rewrite.
+func TestPlanRunCutsTheProjectedCells(t *testing.T) {
+	ctx := context.Background()
+	pl := setupPlan(t)
+	st, err := lake.LoadState(ctx, pl.id, pl.table(t), lake.LoadOptions{})
+	require.NoError(t, err)
+	layout, err := simulator.ParseLayout("hilbert(id, v)")
+	require.NoError(t, err)
+	layout.TargetFileSizeBytes = 16 << 10
+	queries := []simulator.Query{{ID: "q"}}
+	projs, err := simulator.Project(ctx, st, []simulator.Layout{layout}, queries, simulator.ProjectOptions{})
+	require.NoError(t, err)
+	require.NotEmpty(t, projs[0].Quantiles, "a Hilbert projection records its quantiles")
+
+	// Quantiles of id only: the run must refuse them.
+	b := array.NewRecordBuilder(memory.DefaultAllocator, testlake.ArrowSchema(t, pl.table(t)))
+	for j := range 100 {
+		b.Field(0).(*array.Int64Builder).Append(int64(j))
+		b.Field(1).(*array.Int64Builder).Append(int64(j % 7))
+	}
+	rec := b.NewRecordBatch()
+	b.Release()
+	defer rec.Release()
+	q, err := simulator.FitQuantiles([]arrow.RecordBatch{rec}, []string{"id"}, 4)
+	require.NoError(t, err)
+	partial := projs[0]
+	partial.Quantiles, err = q.MarshalJSON()
+	require.NoError(t, err)
+	bad, err := control.ProposePlan(ctx, pl.w.Catalog, pl.st, pl.id, layout, partial, "carol", control.WithZOrderMode(simulator.ZOrderRank))
+	require.NoError(t, err)
+	_, err = control.ApprovePlan(ctx, pl.st, bad.ID, "alice", time.Time{})
+	require.NoError(t, err)
+	before := pl.checksum(t)
+	_, err = control.Optimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{PlanID: bad.ID})
+	require.ErrorContains(t, err, "do not cover layout column v")
+	require.Equal(t, before, pl.checksum(t), "a refused rewrite leaves the rows as they were")
+
+	// The projection's own quantiles run (another target size: another plan).
+	layout.TargetFileSizeBytes = 32 << 10
+	projs, err = simulator.Project(ctx, st, []simulator.Layout{layout}, queries, simulator.ProjectOptions{})
+	require.NoError(t, err)
+	good, err := control.ProposePlan(ctx, pl.w.Catalog, pl.st, pl.id, layout, projs[0], "carol", control.WithZOrderMode(simulator.ZOrderRank))
+	require.NoError(t, err)
+	require.NotEqual(t, bad.ID, good.ID)
+	_, err = control.ApprovePlan(ctx, pl.st, good.ID, "alice", time.Time{})
+	require.NoError(t, err)
+	run, err := control.Optimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{PlanID: good.ID})
+	require.NoError(t, err)
+	require.Equal(t, control.StatusDone, run.Status)
+	require.Equal(t, before, pl.checksum(t), "same rows")
+	got, err := pl.st.Plan(ctx, good.ID)
 	require.NoError(t, err)
 	require.Equal(t, control.PlanDone, got.State)
 }

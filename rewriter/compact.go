@@ -26,6 +26,11 @@ type CompactOptions struct {
 	// ZOrderMode is the z-order key: Iceberg-exact (zero value, the same
 	// bytes Spark's rewrite_data_files writes) or rank-normalized.
 	ZOrderMode simulator.ZOrderMode
+	// Quantiles, when set, are the bucket boundaries of a rank z-order or
+	// Hilbert layout (a projection's, see simulator.Projection.Quantiles): the
+	// rewrite then cuts the cells that were projected instead of fitting its own
+	// on a fresh sample. They must cover every layout column.
+	Quantiles *simulator.Quantiles
 	// Partitions, when set, restricts compaction to these partition keys
 	// (as lake.File.PartitionKey prints them).
 	Partitions []string
@@ -557,7 +562,15 @@ func buildKeyer(ctx context.Context, st *lake.State, opts CompactOptions) (Keyer
 		return nil, fmt.Errorf("arrow schema: %w", err)
 	}
 	eo := simulator.EncoderOptions{ZOrderMode: opts.ZOrderMode}
-	if l.Strategy == simulator.StrategyHilbert || (l.Strategy == simulator.StrategyZOrder && opts.ZOrderMode == simulator.ZOrderRank) {
+	ranked := l.Strategy == simulator.StrategyHilbert || (l.Strategy == simulator.StrategyZOrder && opts.ZOrderMode == simulator.ZOrderRank)
+	if ranked && opts.Quantiles != nil {
+		for _, c := range l.Columns {
+			if _, ok := opts.Quantiles.Buckets(c.Name); !ok {
+				return nil, fmt.Errorf("quantiles given for %v do not cover layout column %s", opts.Quantiles.Columns(), c.Name)
+			}
+		}
+		eo.Quantiles = opts.Quantiles
+	} else if ranked {
 		cols := make([]string, len(l.Columns))
 		for i, c := range l.Columns {
 			cols[i] = c.Name

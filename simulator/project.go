@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -48,6 +49,11 @@ type Projection struct {
 	// today (1 for current and binpack): a layout that clusters values compresses better,
 	// so it writes fewer files of the target size. FilesAfter is cut from it.
 	SizeRatio float64 `json:"size_ratio"`
+	// Quantiles are the bucket boundaries a rank z-order or Hilbert projection ordered
+	// the sample by ([Quantiles.MarshalJSON]; load with [UnmarshalQuantiles]). A rewrite
+	// given them (rewriter.CompactOptions.Quantiles, as 'floe optimize --plan' does)
+	// cuts exactly the cells that were projected.
+	Quantiles json.RawMessage `json:"quantiles,omitempty"`
 	// SampleRows and SampleFraction describe the sample (0 for current).
 	SampleRows     int     `json:"sample_rows"`
 	SampleFraction float64 `json:"sample_fraction"`
@@ -228,9 +234,14 @@ func ProjectSample(s *Sample, l Layout, queries []Query, targetFileSizeBytes int
 	if err != nil {
 		return Projection{}, fmt.Errorf("project %s: %w", l, err)
 	}
-	perm, err := sortSample(s, l, opts)
+	perm, q, err := sortSample(s, l, opts)
 	if err != nil {
 		return Projection{}, fmt.Errorf("project %s: %w", l, err)
+	}
+	if q != nil {
+		if p.Quantiles, err = q.MarshalJSON(); err != nil {
+			return Projection{}, fmt.Errorf("project %s: %w", l, err)
+		}
 	}
 	// Files per partition, from the bytes the rewrite is expected to write.
 	p.SizeRatio = 1
@@ -283,12 +294,13 @@ func (s *Sample) metricsSeed() uint64 { return uint64(s.Rows)*0x9e3779b97f4a7c15
 
 // sortSample returns the sample's row numbers grouped by partition and, within one,
 // ordered by the layout's key (stable: ties and binpack keep arrival order).
-func sortSample(s *Sample, l Layout, opts ProjectOptions) ([]int32, error) {
+func sortSample(s *Sample, l Layout, opts ProjectOptions) ([]int32, *Quantiles, error) {
 	perm := make([]int32, s.Rows)
 	for i := range perm {
 		perm[i] = int32(i)
 	}
 	var keys [][]byte
+	var quantiles *Quantiles
 	if len(l.Columns) > 0 {
 		schema := s.Records[0].Schema()
 		eo := EncoderOptions{ZOrderMode: opts.ZOrderMode}
@@ -299,13 +311,13 @@ func sortSample(s *Sample, l Layout, opts ProjectOptions) ([]int32, error) {
 			}
 			q, err := FitQuantiles(s.Records, names, opts.QuantileBuckets)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			eo.Quantiles = q
+			eo.Quantiles, quantiles = q, q
 		}
 		enc, err := NewEncoder(l, schema, eo)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		keys = make([][]byte, s.Rows)
 		var buf []byte
@@ -315,7 +327,7 @@ func sortSample(s *Sample, l Layout, opts ProjectOptions) ([]int32, error) {
 				start := len(buf)
 				buf, err = enc.AppendKey(buf, rec, row)
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				keys[r] = buf[start:len(buf):len(buf)]
 				r++
@@ -357,7 +369,7 @@ func sortSample(s *Sample, l Layout, opts ProjectOptions) ([]int32, error) {
 		}
 		return compareInt64(int64(a), int64(b))
 	})
-	return perm, nil
+	return perm, quantiles, nil
 }
 
 // cutFiles cuts the ordered rows (grouped by partition) into files[p] files per partition

@@ -360,6 +360,12 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 		start := time.Now()
 		if l.Strategy != simulator.StrategyCurrent {
 			opts := rewriter.CompactOptions{Layout: l, TargetFileSizeBytes: target, ZOrderMode: cfg.ZOrderMode}
+			if len(evalP[i].Quantiles) > 0 {
+				// As 'floe optimize --plan' does: the rewrite cuts the projected cells.
+				if opts.Quantiles, err = simulator.UnmarshalQuantiles(evalP[i].Quantiles, aschema); err != nil {
+					return Report{}, fmt.Errorf("evaluate layout %s: %w", l, err)
+				}
+			}
 			plan, err := rewriter.PlanCompaction(states[i], opts)
 			if err != nil {
 				return Report{}, fmt.Errorf("evaluate layout %s: %w", l, err)
