@@ -150,7 +150,9 @@
 // columns, of max(10,000 × projected files, 0.1% of rows) rows capped at 2M, read from a
 // random subset of files (8× the row fraction) thinned row by row, or the whole table when
 // that is at least half of it. [ProjectSample] orders each partition's sampled rows by the
-// layout key ([NewEncoder]; rank z-order and Hilbert fit [FitQuantiles] on the sample;
+// layout key ([NewEncoder]; rank z-order and Hilbert fit [FitQuantiles] on the sample and
+// record them in [Projection.Quantiles], which a plan hands to the rewrite so that it cuts
+// the cells that were projected;
 // binpack keeps arrival order, files in data-sequence order), cuts them into as many files
 // as the partition's current bytes fill at the target file size, and takes each projected
 // file's min/max, null and value counts for every predicate column — not only the key
