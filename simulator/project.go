@@ -259,14 +259,21 @@ func ProjectSample(s *Sample, l Layout, queries []Query, targetFileSizeBytes int
 		p.FilesAfter += files[pi]
 	}
 	exact := s.Fraction >= 1
-	fs := cutFiles(s, b, vals, perm, files, !exact)
+	// Lay the values out in the layout's order once: every cut below (the projection,
+	// the naive one, the half-sample replicates) then reads them in sequence.
+	ordered, rowPart := permuteVals(vals, s.rowPart, perm)
+	pos := make([]int32, len(perm))
+	for i := range pos {
+		pos[i] = int32(i)
+	}
+	fs := cutFiles(s, b, ordered, rowPart, pos, files, !exact)
 	rs := fs.replay(bq)
 	p.PerQuery = rs
 	p.SkippedPct, p.BytesReadPct = summarize(bq, rs, fs.totalBytes)
 	if exact {
 		return p, nil
 	}
-	naive := cutFiles(s, b, vals, perm, files, false)
+	naive := cutFiles(s, b, ordered, rowPart, pos, files, false)
 	naiveSkip, _ := summarize(bq, naive.replay(bq), naive.totalBytes)
 	p.BiasPP = naiveSkip - p.SkippedPct
 	rng := rand.New(rand.NewPCG(s.metricsSeed(), 0x4a1f))
@@ -277,12 +284,12 @@ func ProjectSample(s *Sample, l Layout, queries []Query, targetFileSizeBytes int
 		}
 		for _, side := range []bool{false, true} {
 			sub := make([]int32, 0, len(perm)/2+1)
-			for _, r := range perm {
+			for i, r := range perm {
 				if half[r] == side {
-					sub = append(sub, r)
+					sub = append(sub, int32(i))
 				}
 			}
-			rep := cutFiles(s, b, vals, sub, files, true)
+			rep := cutFiles(s, b, ordered, rowPart, sub, files, true)
 			skip, _ := summarize(bq, rep.replay(bq), rep.totalBytes)
 			p.ErrorPP = max(p.ErrorPP, math.Abs(skip-p.SkippedPct))
 		}
@@ -340,42 +347,84 @@ func sortSample(s *Sample, l Layout, opts ProjectOptions) ([]int32, *Quantiles, 
 			off += len(k)
 		}
 	}
-	// Most comparisons are settled by the keys' first 8 bytes as an integer; ties
-	// fall back to the whole key, then to the row number (a stable order).
-	var prefix []uint64
-	if keys != nil {
-		prefix = make([]uint64, len(keys))
-		var buf [8]byte
-		for i, k := range keys {
-			n := copy(buf[:], k)
+	// Sort entries that carry the partition and the key's first 8 bytes (as an
+	// integer) themselves: most comparisons are settled without touching the keys,
+	// and without reading other arrays at random. Ties fall back to the whole key,
+	// then to the row number (a stable order).
+	type ent struct {
+		part   int32
+		row    int32
+		prefix uint64
+	}
+	ents := make([]ent, len(perm))
+	var buf [8]byte
+	for i := range ents {
+		ents[i] = ent{part: s.rowPart[i], row: int32(i)}
+		if keys != nil {
+			n := copy(buf[:], keys[i])
 			clear(buf[n:])
-			prefix[i] = binary.BigEndian.Uint64(buf[:])
+			ents[i].prefix = binary.BigEndian.Uint64(buf[:])
 		}
 	}
-	slices.SortFunc(perm, func(a, b int32) int {
-		if c := compareInt64(int64(s.rowPart[a]), int64(s.rowPart[b])); c != 0 {
-			return c
+	slices.SortFunc(ents, func(a, b ent) int {
+		switch {
+		case a.part != b.part:
+			return compareInt64(int64(a.part), int64(b.part))
+		case a.prefix != b.prefix:
+			if a.prefix < b.prefix {
+				return -1
+			}
+			return 1
 		}
 		if keys != nil {
-			if pa, pb := prefix[a], prefix[b]; pa != pb {
-				if pa < pb {
-					return -1
-				}
-				return 1
-			}
-			if c := bytes.Compare(keys[a], keys[b]); c != 0 {
+			if c := bytes.Compare(keys[a.row], keys[b.row]); c != 0 {
 				return c
 			}
 		}
-		return compareInt64(int64(a), int64(b))
+		return compareInt64(int64(a.row), int64(b.row))
 	})
+	for i, e := range ents {
+		perm[i] = e.row
+	}
 	return perm, quantiles, nil
+}
+
+// permuteVals returns vals and rowPart in the order perm: element i of the result is
+// element perm[i] of the input.
+func permuteVals(vals []colVals, rowPart []int32, perm []int32) ([]colVals, []int32) {
+	out := make([]colVals, len(vals))
+	for ci := range vals {
+		v, o := &vals[ci], &out[ci]
+		o.dict = v.dict
+		o.null = make([]bool, len(perm))
+		o.nan = make([]bool, len(perm))
+		for i, r := range perm {
+			o.null[i], o.nan[i] = v.null[r], v.nan[r]
+		}
+		if v.u != nil {
+			o.u = make([]uint64, len(perm))
+			for i, r := range perm {
+				o.u[i] = v.u[r]
+			}
+		}
+		if v.rank != nil {
+			o.rank = make([]uint32, len(perm))
+			for i, r := range perm {
+				o.rank[i] = v.rank[r]
+			}
+		}
+	}
+	rp := make([]int32, len(perm))
+	for i, r := range perm {
+		rp[i] = rowPart[r]
+	}
+	return out, rp
 }
 
 // cutFiles cuts the ordered rows (grouped by partition) into files[p] files per partition
 // and builds their statistics; widen extends every file's rows by one sorted neighbour
 // on each side within its partition.
-func cutFiles(s *Sample, b *binding, vals []colVals, perm []int32, files []int, widen bool) *fileSet {
+func cutFiles(s *Sample, b *binding, vals []colVals, rowPart []int32, perm []int32, files []int, widen bool) *fileSet {
 	total := 0
 	for _, k := range files {
 		total += k
@@ -386,9 +435,9 @@ func cutFiles(s *Sample, b *binding, vals []colVals, perm []int32, files []int, 
 	start := 0
 	for start < len(perm) {
 		// rows of this partition in perm[start:end]
-		pi := int(s.rowPart[perm[start]])
+		pi := int(rowPart[perm[start]])
 		end := start
-		for end < len(perm) && int(s.rowPart[perm[end]]) == pi {
+		for end < len(perm) && int(rowPart[perm[end]]) == pi {
 			end++
 		}
 		visited[pi] = true

@@ -30,7 +30,7 @@ const (
 	// sizeModelRows caps the rows encoded per column: a larger sample is thinned
 	// in the layout's order (every k-th row), which only lowers the density the
 	// extrapolation starts from.
-	sizeModelRows = 1 << 20
+	sizeModelRows = 1 << 19
 )
 
 // sizeRatio estimates the table's compressed bytes after a rewrite in the order perm
