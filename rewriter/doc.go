@@ -37,6 +37,11 @@
 // merge cursors carry the first 16 bytes of the key, so most comparisons are
 // two integer compares; runs are merged through a loser tree.
 //
+// At 10M such rows in 400 files (bench/rewrite, 512 MiB, 128 MiB files) a
+// rewrite takes 44-57 CPU-s (sort, z-order, Hilbert; 120-147 before), and
+// 27-35 s on two otherwise idle cores: runs form at about 1.7 cores busy
+// and the final merge at about 1.65. Peak RSS is 600-700 MiB.
+//
 // # Memory
 //
 // Every Arrow allocation of the engine goes through one [TrackingAllocator],
