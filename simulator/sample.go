@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -91,6 +92,11 @@ type Sample struct {
 	// data files that report column sizes, and sizedBytes those files' bytes.
 	columnBytes map[int]int64
 	sizedBytes  int64
+	// concat holds the sampled columns concatenated for the size model (see
+	// concatColumns), built once.
+	concatOnce sync.Once
+	concat     []arrow.Array
+	concatErr  error
 	// metrics maps a column (lower-case name) to its bounds truncation length: 0 means
 	// full bounds, -1 no bounds.
 	metrics func(column string) int
@@ -102,6 +108,10 @@ func (s *Sample) Release() {
 		r.Release()
 	}
 	s.Records = nil
+	for _, c := range s.concat {
+		c.Release()
+	}
+	s.concat = nil
 }
 
 // TakeSample reads a uniform, seeded sample of the named columns from the live data files

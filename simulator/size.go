@@ -3,6 +3,7 @@ package simulator
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -64,10 +65,11 @@ func (s *Sample) sizeRatio(perm []int32, targetFileSizeBytes int64) (float64, er
 		if now == 0 {
 			continue
 		}
-		col, err := s.column(ci)
+		cols, err := s.concatColumns()
 		if err != nil {
 			return 1, err
 		}
+		col := cols[ci]
 		// Only dictionary-encoded columns are modelled: a bounded domain whose runs
 		// and narrowed ranges the layout creates. A column written plain keeps its
 		// size: extrapolating plain, high-cardinality values from a sparse sample
@@ -76,16 +78,13 @@ func (s *Sample) sizeRatio(perm []int32, targetFileSizeBytes int64) (float64, er
 		ratio, ok := pqdict.ScaledDistinctRatio(head, rgRows)
 		head.Release()
 		if !ok || ratio > pqdict.DefaultMaxRatio {
-			col.Release()
 			continue
 		}
-		const dict = true
-		perRow, err := denseBytesPerRow(col, fld, perm, fraction, dict)
+		perRow, err := denseBytesPerRow(col, fld, perm, fraction)
 		if err == nil {
 			r := min(max(perRow*liveRows/float64(now), minColumnRatio), maxColumnRatio)
 			saved += float64(now) * (1 - r)
 		}
-		col.Release()
 		if err != nil {
 			return 1, fmt.Errorf("size model: column %s: %w", fld.Name, err)
 		}
@@ -93,13 +92,26 @@ func (s *Sample) sizeRatio(perm []int32, targetFileSizeBytes int64) (float64, er
 	return min(max(1-saved/float64(s.sizedBytes), minSizeRatio), maxSizeRatio), nil
 }
 
-// column concatenates sampled column ci over the sample's records.
-func (s *Sample) column(ci int) (arrow.Array, error) {
-	parts := make([]arrow.Array, len(s.Records))
-	for i, r := range s.Records {
-		parts[i] = r.Column(ci)
-	}
-	return array.Concatenate(parts, memory.DefaultAllocator)
+// concatColumns returns every sampled column concatenated over the sample's records,
+// built on first use and kept until [Sample.Release]: each layout's size model reads
+// the same columns in its own order.
+func (s *Sample) concatColumns() ([]arrow.Array, error) {
+	s.concatOnce.Do(func() {
+		n := int(s.Records[0].NumCols())
+		for ci := range n {
+			parts := make([]arrow.Array, len(s.Records))
+			for i, r := range s.Records {
+				parts[i] = r.Column(ci)
+			}
+			col, err := array.Concatenate(parts, memory.DefaultAllocator)
+			if err != nil {
+				s.concatErr = fmt.Errorf("size model: concatenate column %d: %w", ci, err)
+				return
+			}
+			s.concat = append(s.concat, col)
+		}
+	})
+	return s.concat, s.concatErr
 }
 
 // denseBytesPerRow is the Parquet bytes per row of col written in the order perm (nil:
@@ -109,7 +121,7 @@ func (s *Sample) column(ci int) (arrow.Array, error) {
 // sorted column of few values is run-length encoded and its bytes per row halve when
 // its runs double (α = 1); a column whose order carries no locality does not change
 // (α = 0).
-func denseBytesPerRow(col arrow.Array, fld arrow.Field, perm []int32, fraction float64, dict bool) (float64, error) {
+func denseBytesPerRow(col arrow.Array, fld arrow.Field, perm []int32, fraction float64) (float64, error) {
 	n := col.Len()
 	if perm == nil {
 		perm = make([]int32, n)
@@ -117,7 +129,7 @@ func denseBytesPerRow(col arrow.Array, fld arrow.Field, perm []int32, fraction f
 			perm[i] = int32(i)
 		}
 	}
-	full, err := encodedBytes(col, fld, perm, dict)
+	full, err := encodedBytes(col, fld, perm)
 	if err != nil {
 		return 0, err
 	}
@@ -129,7 +141,7 @@ func denseBytesPerRow(col arrow.Array, fld arrow.Field, perm []int32, fraction f
 	for i := 0; i < len(perm); i += 2 {
 		half = append(half, perm[i])
 	}
-	hb, err := encodedBytes(col, fld, half, dict)
+	hb, err := encodedBytes(col, fld, half)
 	if err != nil {
 		return 0, err
 	}
@@ -141,10 +153,10 @@ func denseBytesPerRow(col arrow.Array, fld arrow.Field, perm []int32, fraction f
 	return dFull * math.Pow(fraction, alpha), nil
 }
 
-// encodedBytes is the size of the column chunk col[rows] would take in a Parquet file
-// written as the rewriter writes it (zstd; dictionary-encoded when dict, which the
-// rewriter decides with the same pqdict rule), without the file's footer.
-func encodedBytes(col arrow.Array, fld arrow.Field, rows []int32, dict bool) (int64, error) {
+// encodedBytes is the size of the column chunk col[rows] would take, dictionary-encoded,
+// in a Parquet file written as the rewriter writes it (zstd), without the file's footer.
+// Only columns the rewriter dictionary-encodes (the same pqdict rule) are modelled.
+func encodedBytes(col arrow.Array, fld arrow.Field, rows []int32) (int64, error) {
 	idx := array.NewInt32Builder(memory.DefaultAllocator)
 	idx.AppendValues(rows, nil)
 	ia := idx.NewArray()
@@ -158,10 +170,9 @@ func encodedBytes(col arrow.Array, fld arrow.Field, rows []int32, dict bool) (in
 	sch := arrow.NewSchema([]arrow.Field{{Name: fld.Name, Type: fld.Type, Nullable: fld.Nullable}}, nil)
 	rec := array.NewRecordBatch(sch, []arrow.Array{taken}, int64(taken.Len()))
 	defer rec.Release()
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDictionaryDefault(dict),
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDictionaryDefault(true),
 		parquet.WithMaxRowGroupLength(int64(max(taken.Len(), 1))))
-	var cw countingWriter
-	w, err := pqarrow.NewFileWriter(sch, &cw, props, pqarrow.DefaultWriterProps())
+	w, err := pqarrow.NewFileWriter(sch, io.Discard, props, pqarrow.DefaultWriterProps())
 	if err != nil {
 		return 0, err
 	}
@@ -173,8 +184,8 @@ func encodedBytes(col arrow.Array, fld arrow.Field, rows []int32, dict bool) (in
 		return 0, err
 	}
 	md, err := w.FileMetadata()
-	if err != nil || md == nil {
-		return cw.n, nil
+	if err != nil {
+		return 0, err
 	}
 	var chunk int64
 	for i := range md.NumRowGroups() {
@@ -188,11 +199,4 @@ func encodedBytes(col arrow.Array, fld arrow.Field, rows []int32, dict bool) (in
 		}
 	}
 	return chunk, nil
-}
-
-type countingWriter struct{ n int64 }
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	c.n += int64(len(p))
-	return len(p), nil
 }

@@ -49,7 +49,7 @@ func TestDenseBytesPerRow(t *testing.T) {
 			}
 			full := int32Array(vals)
 			defer full.Release()
-			truth, err := denseBytesPerRow(full, fld, nil, 1, true)
+			truth, err := denseBytesPerRow(full, fld, nil, 1)
 			require.NoError(t, err)
 			var sampled []int32
 			for i := 0; i < n; i += every {
@@ -57,9 +57,9 @@ func TestDenseBytesPerRow(t *testing.T) {
 			}
 			sample := int32Array(sampled)
 			defer sample.Release()
-			naive, err := denseBytesPerRow(sample, fld, nil, 1, true)
+			naive, err := denseBytesPerRow(sample, fld, nil, 1)
 			require.NoError(t, err)
-			est, err := denseBytesPerRow(sample, fld, nil, 1.0/every, true)
+			est, err := denseBytesPerRow(sample, fld, nil, 1.0/every)
 			require.NoError(t, err)
 			t.Logf("bytes/row: table %.4f, sample as is %.4f, extrapolated %.4f", truth, naive, est)
 			require.GreaterOrEqual(t, est/truth, tc.lo)
