@@ -468,6 +468,9 @@ func (w *Writer) Close() ([]iceberg.DataFile, error) {
 func (w *Writer) discard() error {
 	f := w.cur
 	w.cur = nil
+	if cf, ok := f.pw.(*columnFile); ok {
+		cf.release()
+	}
 	return errors.Join(f.out.Close(), w.fs.Remove(f.path))
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -42,9 +43,12 @@ type columnFile struct {
 	w        *file.Writer
 	rgw      file.BufferedRowGroupWriter
 	maxRows  int64
+	names    []string
 	nullable []bool // the Parquet leaf is optional: definition levels 0/1
 	ctxs     []context.Context
 	defs     [][]int16
+	dicts    []*dictColumn // dictionary-encoded columns held until the row group is flushed; nil for the others
+	rows     int64         // rows in the buffered row group
 	workers  int
 	closed   bool
 }
@@ -100,13 +104,21 @@ func newColumnFile(sch *arrow.Schema, out io.Writer, props *parquet.WriterProper
 	c := &columnFile{
 		w:        w,
 		maxRows:  props.MaxRowGroupLength(),
+		names:    make([]string, sch.NumFields()),
 		nullable: make([]bool, sch.NumFields()),
 		ctxs:     make([]context.Context, sch.NumFields()),
 		defs:     make([][]int16, sch.NumFields()),
+		dicts:    make([]*dictColumn, sch.NumFields()),
 		workers:  max(workers, 1),
 	}
 	for i, f := range sch.Fields() {
-		c.nullable[i] = f.Nullable
+		c.names[i], c.nullable[i] = f.Name, f.Nullable
+		// The uncompressed columns' cost check (dictionary or plain,
+		// decided at the first page) counts raw bytes as values are put;
+		// dictionary indices carry none, so those columns stay dense.
+		if path := pqs.Column(i).Path(); props.DictionaryEnabledFor(path) && !props.DictionaryCostFallbackEnabledFor(path) {
+			c.dicts[i] = newDictColumn(f.Type, props)
+		}
 		// A write context only carries pqarrow's scratch buffer and
 		// properties; one per column keeps the goroutines apart.
 		c.ctxs[i] = pqarrow.NewArrowWriteContext(context.Background(), &arrProps)
@@ -125,12 +137,8 @@ func (c *columnFile) WriteBuffered(rec arrow.RecordBatch) error {
 			return err
 		}
 	}
-	rows, err := c.rgw.NumRows()
-	if err != nil {
-		return err
-	}
-	if int64(rows)+rec.NumRows() > c.maxRows {
-		return fmt.Errorf("row group of %d rows would exceed the limit of %d", int64(rows)+rec.NumRows(), c.maxRows)
+	if c.rows+rec.NumRows() > c.maxRows {
+		return fmt.Errorf("row group of %d rows would exceed the limit of %d", c.rows+rec.NumRows(), c.maxRows)
 	}
 	var g errgroup.Group
 	g.SetLimit(c.workers)
@@ -142,10 +150,28 @@ func (c *columnFile) WriteBuffered(rec arrow.RecordBatch) error {
 			return nil
 		})
 	}
-	return g.Wait()
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	c.rows += rec.NumRows()
+	return nil
 }
 
 func (c *columnFile) writeColumn(i int, arr arrow.Array) error {
+	if d := c.dicts[i]; d != nil && !d.dense {
+		took := d.add(arr)
+		if took == arr.Len() {
+			return nil
+		}
+		// A value did not fit the dictionary, or the batch has nulls: what
+		// is held goes out now, the rest of the row group densely.
+		if err := c.flushDict(i); err != nil {
+			return err
+		}
+		d.dense = true
+		arr = array.NewSlice(arr, int64(took), int64(arr.Len()))
+		defer arr.Release()
+	}
 	cw, err := c.rgw.Column(i)
 	if err != nil {
 		return err
@@ -174,11 +200,49 @@ func (c *columnFile) writeColumn(i int, arr arrow.Array) error {
 	return pqarrow.WriteArrowToColumn(c.ctxs[i], cw, arr, defs, nil, c.nullable[i])
 }
 
+// flushDict writes the rows dictionary column i holds to the row group.
+func (c *columnFile) flushDict(i int) error {
+	cw, err := c.rgw.Column(i)
+	if err != nil {
+		return err
+	}
+	return c.dicts[i].flush(c.ctxs[i], cw, c.nullable[i], &c.defs[i])
+}
+
+// closeRowGroup writes the held dictionary columns, several at once, and
+// closes the buffered row group.
+func (c *columnFile) closeRowGroup() error {
+	var g errgroup.Group
+	g.SetLimit(c.workers)
+	for i, d := range c.dicts {
+		if d == nil {
+			continue
+		}
+		g.Go(func() error {
+			if err := c.flushDict(i); err != nil {
+				return fmt.Errorf("column %s: %w", c.names[i], err)
+			}
+			return nil
+		})
+	}
+	err := g.Wait()
+	for _, d := range c.dicts {
+		if d != nil {
+			d.dense = false
+		}
+	}
+	c.rows = 0
+	if err != nil {
+		return err
+	}
+	return c.rgw.Close()
+}
+
 // NewBufferedRowGroupChecked flushes the buffered row group, if any, and
 // starts the next.
 func (c *columnFile) NewBufferedRowGroupChecked() error {
 	if c.rgw != nil {
-		if err := c.rgw.Close(); err != nil {
+		if err := c.closeRowGroup(); err != nil {
 			return err
 		}
 	}
@@ -196,11 +260,22 @@ func (c *columnFile) Close() error {
 		return nil
 	}
 	c.closed = true
+	defer c.release()
 	var err error
 	if c.rgw != nil {
-		err = c.rgw.Close()
+		err = c.closeRowGroup()
 	}
 	return errors.Join(err, c.w.Close())
+}
+
+// release frees what the dictionary columns hold; Close calls it, and a file
+// abandoned without Close needs it.
+func (c *columnFile) release() {
+	for _, d := range c.dicts {
+		if d != nil {
+			d.release()
+		}
+	}
 }
 
 // FileMetadata is the footer of the closed file.

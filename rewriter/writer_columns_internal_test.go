@@ -65,6 +65,18 @@ func TestColumnFileMatchesPqarrow(t *testing.T) {
 	require.NoError(t, err)
 	write(fw)
 
+	requireSameParquet(t, mem, sch, par.Bytes(), ref.Bytes())
+	gotRdr, err := file.NewParquetReader(bytes.NewReader(par.Bytes()))
+	require.NoError(t, err)
+	defer gotRdr.Close()
+	require.Equal(t, 2, gotRdr.MetaData().NumRowGroups())
+}
+
+// requireSameParquet requires two Parquet files of sch to hold the same rows
+// and the same footer: row groups, and per column chunk the encodings, value
+// count, null count and min/max statistics.
+func requireSameParquet(t *testing.T, mem memory.Allocator, sch *arrow.Schema, got, want []byte) {
+	t.Helper()
 	read := func(b []byte) (arrow.Table, *file.Reader) {
 		rdr, err := file.NewParquetReader(bytes.NewReader(b), file.WithReadProps(parquet.NewReaderProperties(mem)))
 		require.NoError(t, err)
@@ -74,10 +86,10 @@ func TestColumnFileMatchesPqarrow(t *testing.T) {
 		require.NoError(t, err)
 		return tbl, rdr
 	}
-	gotTbl, gotRdr := read(par.Bytes())
+	gotTbl, gotRdr := read(got)
 	defer gotTbl.Release()
 	defer gotRdr.Close()
-	wantTbl, wantRdr := read(ref.Bytes())
+	wantTbl, wantRdr := read(want)
 	defer wantTbl.Release()
 	defer wantRdr.Close()
 	require.True(t, array.TableEqual(wantTbl, gotTbl), "same rows")
@@ -86,7 +98,6 @@ func TestColumnFileMatchesPqarrow(t *testing.T) {
 	gm, wm := gotRdr.MetaData(), wantRdr.MetaData()
 	require.Equal(t, wm.NumRows, gm.NumRows)
 	require.Equal(t, wm.NumRowGroups(), gm.NumRowGroups())
-	require.Equal(t, 2, gm.NumRowGroups())
 	for rg := range wm.NumRowGroups() {
 		for c := range sch.NumFields() {
 			wc, err := wm.RowGroup(rg).ColumnChunk(c)
@@ -117,4 +128,118 @@ func TestColumnFileDeclinesNestedSchemas(t *testing.T) {
 	cf, err := newColumnFile(gatherSchema, nopCloser{&buf}, parquet.NewWriterProperties(), pqarrow.DefaultWriterProps(), 2)
 	require.NoError(t, err)
 	require.Nil(t, cf)
+}
+
+// TestColumnFileDictionaryColumns covers the columns columnFile holds as
+// dictionary indices until the row group is flushed (see dictColumn): low-
+// cardinality strings and fixed-width values, a column whose dictionary
+// outgrows the page size limit mid row group, one with nulls in some
+// batches, one written uncompressed. The file must match pqarrow's own,
+// and its column chunks be cut into about as many data pages.
+func TestColumnFileDictionaryColumns(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	sch := arrow.NewSchema([]arrow.Field{
+		{Name: "mode", Type: arrow.BinaryTypes.String},
+		{Name: "flag", Type: arrow.BinaryTypes.LargeString, Nullable: true},
+		{Name: "qty", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "key", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "disc", Type: arrow.PrimitiveTypes.Float64},
+		{Name: "day", Type: arrow.FixedWidthTypes.Date32},
+		{Name: "ts", Type: arrow.FixedWidthTypes.Timestamp_us, Nullable: true},
+		{Name: "word", Type: arrow.BinaryTypes.String}, // outgrows the dictionary limit
+		{Name: "raw", Type: arrow.BinaryTypes.String},  // uncompressed: left dense
+	}, nil)
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithCompressionFor("raw", compress.Codecs.Uncompressed),
+		parquet.WithDictionaryDefault(true), parquet.WithDictionaryPageSizeLimit(3000),
+		parquet.WithDataPageSize(16<<10), parquet.WithAllocator(mem), parquet.WithStats(true))
+	arrProps := pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem), pqarrow.WithStoreSchema())
+	modes := []string{"AIR", "MAIL", "RAIL", "SHIP", "TRUCK", "REG AIR", "FOB"}
+	rnd := rand.New(rand.NewPCG(7, 8))
+	var recs []arrow.RecordBatch
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	row := 0
+	for b := range 8 {
+		bld := array.NewRecordBuilder(mem, sch)
+		for range 3000 {
+			row++
+			bld.Field(0).(*array.StringBuilder).Append(modes[rnd.IntN(len(modes))])
+			if b == 3 && rnd.IntN(9) == 0 { // one batch with nulls
+				bld.Field(1).AppendNull()
+				bld.Field(6).AppendNull()
+			} else {
+				bld.Field(1).(*array.LargeStringBuilder).Append([]string{"A", "N", "R"}[rnd.IntN(3)])
+				bld.Field(6).(*array.TimestampBuilder).Append(arrow.Timestamp(rnd.IntN(40) * 1_000_000))
+			}
+			bld.Field(2).(*array.Int32Builder).Append(int32(1 + rnd.IntN(50)))
+			bld.Field(3).(*array.Int64Builder).Append(int64(row / 16)) // runs, as a sorted column has
+			bld.Field(4).(*array.Float64Builder).Append(float64(rnd.IntN(11)) / 100)
+			bld.Field(5).(*array.Date32Builder).Append(arrow.Date32(9000 + rnd.IntN(300)))
+			bld.Field(7).(*array.StringBuilder).Append(fmt.Sprintf("w%d", rnd.IntN(5000)))
+			bld.Field(8).(*array.StringBuilder).Append(modes[rnd.IntN(3)])
+		}
+		recs = append(recs, bld.NewRecordBatch())
+		bld.Release()
+	}
+	write := func(pf parquetFile) {
+		for i, r := range recs {
+			if i == 5 {
+				require.NoError(t, pf.NewBufferedRowGroupChecked())
+			}
+			require.NoError(t, pf.WriteBuffered(r))
+		}
+		require.NoError(t, pf.Close())
+	}
+	var par, ref bytes.Buffer
+	cf, err := newColumnFile(sch, nopCloser{&par}, props, arrProps, 3)
+	require.NoError(t, err)
+	require.NotNil(t, cf)
+	for i, name := range []string{"mode", "flag", "qty", "key", "disc", "day", "ts", "word"} {
+		require.NotNil(t, cf.dicts[i], "%s is held as dictionary indices", name)
+	}
+	require.Nil(t, cf.dicts[8], "an uncompressed column is written densely")
+	write(cf)
+	fw, err := pqarrow.NewFileWriter(sch, nopCloser{&ref}, props, arrProps)
+	require.NoError(t, err)
+	write(fw)
+	requireSameParquet(t, mem, sch, par.Bytes(), ref.Bytes())
+
+	pages := func(b []byte) [][]int {
+		rdr, err := file.NewParquetReader(bytes.NewReader(b))
+		require.NoError(t, err)
+		defer rdr.Close()
+		var out [][]int
+		for rg := range rdr.NumRowGroups() {
+			var counts []int
+			for c := range sch.NumFields() {
+				pr, err := rdr.RowGroup(rg).GetColumnPageReader(c)
+				require.NoError(t, err)
+				n := 0
+				for pr.Next() {
+					if _, dict := pr.Page().(*file.DictionaryPage); !dict {
+						n++
+					}
+				}
+				require.NoError(t, pr.Err())
+				counts = append(counts, n)
+			}
+			out = append(out, counts)
+		}
+		return out
+	}
+	got, want := pages(par.Bytes()), pages(ref.Bytes())
+	for rg := range want {
+		for c := range want[rg] {
+			// pqarrow checks the page size after each write batch of a
+			// call, and a call is a batch here; dictColumn writes whole
+			// write batches. Page counts differ by those edges only.
+			require.InDelta(t, want[rg][c], got[rg][c], 2, "data pages of row group %d column %s: %v vs %v", rg, sch.Field(c).Name, got, want)
+		}
+	}
+	require.Greater(t, want[0][0], 2, "the test spans several pages per column chunk")
 }

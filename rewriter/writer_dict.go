@@ -1,0 +1,343 @@
+package rewriter
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// dictColumn holds one dictionary-encoded column of a buffered row group as
+// dictionary indices, and hands it to pqarrow as an Arrow dictionary array
+// when the row group is flushed.
+//
+// Why: arrow-go's dictionary encoder looks every value up in its memo table,
+// and for byte arrays that lookup allocates (the comparison closure captures
+// the value, so it escapes) and hashes with xxh3; with the per-value
+// statistics that follow, dictionary strings were about 12% of a rewrite's
+// CPU. Here each value is looked up in a Go map (no allocation, and a
+// one-entry cache for the runs a sorted column has), and pqarrow writes an
+// Arrow dictionary array by handing the dictionary to the encoder once
+// (PutDictionary) and the indices after it (WriteDictIndices): no hashing of
+// values, statistics from the dictionary. pqarrow only takes that path for
+// one unchanging dictionary per column chunk, which is why the indices of
+// the whole row group are kept (4 bytes a row, from the writer's
+// allocator) and written when it is flushed.
+//
+// The file is the one the dense path writes: same dictionary (values in
+// order of first appearance), same encodings, same statistics, and pages cut
+// at about the same size (the indices are written a page at a time, whole
+// write batches, and the page flushed when its raw input bytes reach the
+// data page size, the measure the encoder uses for dense input). When a value would bring the dictionary
+// to the dictionary page size limit, what is held is written and the rest of
+// the row group goes the dense way, where the encoder falls back to plain
+// encoding as it would have.
+//
+// Columns written uncompressed are left to the dense path: their encoder
+// decides between dictionary and plain at the first page by the raw bytes
+// put, and dictionary indices carry none.
+type dictColumn struct {
+	mem      memory.Allocator
+	dt       arrow.DataType // the value type
+	width    int            // bytes of a fixed-width value; 0 for byte arrays
+	limit    int64          // dictionary page size limit
+	pageSize int64          // data page size
+	batch    int            // rows per write batch (WriteBatchSize)
+
+	strIDs map[string]int32 // byte arrays
+	fixIDs map[uint64]int32 // fixed-width values, by their bits
+	vals   []byte           // dictionary values, concatenated
+	offs   []int64          // start of value i in vals; len(offs) = entries+1
+	dictSz int64            // PLAIN size of the dictionary (4+len per byte array)
+
+	idx  *memory.Buffer // int32 dictionary index of each held row
+	rows int
+
+	// dense is set when a value did not fit the dictionary, or a batch had
+	// nulls: the rest of the row group goes the dense way.
+	dense bool
+}
+
+// newDictColumn returns a dictColumn for a column of type dt, or nil when the
+// type is not one it handles (the column is then written densely).
+func newDictColumn(dt arrow.DataType, props *parquet.WriterProperties) *dictColumn {
+	d := &dictColumn{
+		mem:      props.Allocator(),
+		dt:       dt,
+		limit:    props.DictionaryPageSizeLimit(),
+		pageSize: props.DataPageSize(),
+		batch:    int(props.WriteBatchSize()),
+		offs:     []int64{0},
+	}
+	switch dt.ID() {
+	case arrow.STRING, arrow.BINARY, arrow.LARGE_STRING, arrow.LARGE_BINARY:
+		d.strIDs = make(map[string]int32)
+	case arrow.INT32, arrow.UINT32, arrow.DATE32, arrow.TIME32, arrow.FLOAT32:
+		d.width = 4
+	case arrow.INT64, arrow.UINT64, arrow.DATE64, arrow.TIME64, arrow.TIMESTAMP, arrow.DURATION, arrow.FLOAT64:
+		d.width = 8
+	default:
+		return nil
+	}
+	if d.width > 0 {
+		d.fixIDs = make(map[uint64]int32)
+	}
+	d.idx = memory.NewResizableBuffer(d.mem)
+	return d
+}
+
+// entries is the number of dictionary values.
+func (d *dictColumn) entries() int { return len(d.offs) - 1 }
+
+// fits reports whether a new value of size bytes (PLAIN-encoded) keeps the
+// dictionary under the page size limit: the encoder falls back to plain
+// encoding once it reaches the limit, so the dictionary handed to it stays
+// below, and the value that would reach it goes the dense way, where the
+// encoder falls back as it would have.
+func (d *dictColumn) fits(size int) bool { return d.dictSz+int64(size) < d.limit }
+
+// add appends arr's rows, all of them or until the dictionary is full, and
+// returns how many it took. It takes none of an array with nulls: pqarrow's
+// statistics for dictionary arrays read a null index as a value (arrow-go
+// v18.8 computes page min/max from the dictionary values the indices
+// reference, nulls included, and UpdateFromArrow ignores validity), so rows
+// with nulls go the dense way.
+func (d *dictColumn) add(arr arrow.Array) int {
+	if arr.NullN() > 0 {
+		return 0
+	}
+	n := arr.Len()
+	if need := (d.rows + n) * 4; need > d.idx.Cap() {
+		d.idx.Reserve(max(need, 2*d.idx.Cap()))
+	}
+	ids := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(d.idx.Buf()))), d.idx.Cap()/4)[d.rows:]
+	var took int
+	if d.width > 0 {
+		took = d.addFixed(arr, ids)
+	} else {
+		took = d.addBinary(arr, ids)
+	}
+	d.rows += took
+	d.idx.ResizeNoShrink(d.rows * 4)
+	return took
+}
+
+func (d *dictColumn) addBinary(arr arrow.Array, ids []int32) int {
+	var (
+		data  = arr.Data().Buffers()[2]
+		vals  []byte
+		off32 []int32
+		off64 []int64
+	)
+	if data != nil {
+		vals = data.Bytes()
+	}
+	switch a := arr.(type) {
+	case *array.String:
+		off32 = a.ValueOffsets()
+	case *array.Binary:
+		off32 = a.ValueOffsets()
+	case *array.LargeString:
+		off64 = a.ValueOffsets()
+	case *array.LargeBinary:
+		off64 = a.ValueOffsets()
+	}
+	value := func(i int) []byte {
+		if off32 != nil {
+			return vals[off32[i]:off32[i+1]]
+		}
+		return vals[off64[i]:off64[i+1]]
+	}
+	lastID := int32(-1)
+	var last []byte
+	for i := range arr.Len() {
+		v := value(i)
+		if lastID >= 0 && bytes.Equal(v, last) {
+			ids[i] = lastID
+			continue
+		}
+		id, ok := d.strIDs[string(v)]
+		if !ok {
+			if !d.fits(len(v) + 4) {
+				return i
+			}
+			id = int32(d.entries())
+			d.vals = append(d.vals, v...)
+			d.offs = append(d.offs, int64(len(d.vals)))
+			d.strIDs[string(v)] = id
+			d.dictSz += int64(len(v)) + 4
+		}
+		ids[i] = id
+		lastID, last = id, v
+	}
+	return arr.Len()
+}
+
+func (d *dictColumn) addFixed(arr arrow.Array, ids []int32) int {
+	w := d.width
+	raw := arr.Data().Buffers()[1].Bytes()[arr.Data().Offset()*w:]
+	lastID := int32(-1)
+	var last uint64
+	for i := range arr.Len() {
+		var bits uint64
+		if w == 4 {
+			bits = uint64(binary.LittleEndian.Uint32(raw[i*4:]))
+		} else {
+			bits = binary.LittleEndian.Uint64(raw[i*8:])
+		}
+		if lastID >= 0 && bits == last {
+			ids[i] = lastID
+			continue
+		}
+		id, ok := d.fixIDs[bits]
+		if !ok {
+			if !d.fits(w) {
+				return i
+			}
+			id = int32(d.entries())
+			d.vals = append(d.vals, raw[i*w:(i+1)*w]...)
+			d.offs = append(d.offs, int64(len(d.vals)))
+			d.fixIDs[bits] = id
+			d.dictSz += int64(w)
+		}
+		ids[i] = id
+		lastID, last = id, bits
+	}
+	return arr.Len()
+}
+
+// flush writes the held rows to cw, a page at a time, and empties d for the
+// next row group. defs is scratch for definition levels.
+func (d *dictColumn) flush(ctx context.Context, cw file.ColumnChunkWriter, nullable bool, defs *[]int16) error {
+	defer d.reset()
+	if d.rows == 0 {
+		return nil
+	}
+	dict := d.dictionary()
+	defer dict.Release()
+	idxData := array.NewData(arrow.PrimitiveTypes.Int32, d.rows,
+		[]*memory.Buffer{nil, d.idx}, nil, 0, 0)
+	indices := array.MakeFromData(idxData)
+	idxData.Release()
+	defer indices.Release()
+	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: d.dt}
+	full := array.NewDictionaryArray(dt, indices, dict)
+	defer full.Release()
+
+	var levels []int16
+	if nullable { // no row held is null
+		if cap(*defs) < d.rows {
+			*defs = make([]int16, d.rows)
+		}
+		levels = (*defs)[:d.rows]
+		for i := range levels {
+			levels[i] = 1
+		}
+	}
+	ids := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(d.idx.Bytes()))), d.rows)
+	for start := 0; start < d.rows; {
+		// One page: whole write batches until their raw bytes reach the
+		// data page size, as the encoder counts them for dense input.
+		end, raw := start, int64(0)
+		for end < d.rows && raw < d.pageSize {
+			stop := min(end+d.batch, d.rows)
+			raw += d.rawBytes(ids[end:stop])
+			end = stop
+		}
+		part := array.NewSlice(full, int64(start), int64(end))
+		var lv []int16
+		if levels != nil {
+			lv = levels[start:end]
+		}
+		err := pqarrow.WriteArrowToColumn(ctx, cw, part, lv, nil, nullable)
+		part.Release()
+		if err != nil {
+			return err
+		}
+		if cw.CurrentEncoder().Encoding() == parquet.Encodings.PlainDict && raw >= d.pageSize {
+			enc, ok := cw.CurrentEncoder().(interface{ AddRawSize(int64) })
+			fl, ok2 := cw.(interface{ FlushCurrentPage() error })
+			if ok && ok2 {
+				enc.AddRawSize(raw)
+				if err := fl.FlushCurrentPage(); err != nil {
+					return fmt.Errorf("flush page: %w", err)
+				}
+			}
+		}
+		start = end
+	}
+	return nil
+}
+
+// rawBytes is the PLAIN size of the rows whose indices are ids: what the
+// encoder counts toward a page.
+func (d *dictColumn) rawBytes(ids []int32) int64 {
+	if d.width > 0 {
+		return int64(len(ids) * d.width)
+	}
+	var raw int64
+	for _, id := range ids {
+		raw += d.offs[id+1] - d.offs[id] + 4
+	}
+	return raw
+}
+
+// dictionary is the Arrow array of the dictionary values.
+func (d *dictColumn) dictionary() arrow.Array {
+	n := d.entries()
+	data := memory.NewResizableBuffer(d.mem)
+	data.Resize(len(d.vals))
+	copy(data.Bytes(), d.vals)
+	var bufs []*memory.Buffer
+	switch {
+	case d.width > 0:
+		bufs = []*memory.Buffer{nil, data}
+	case d.dt.ID() == arrow.LARGE_STRING || d.dt.ID() == arrow.LARGE_BINARY:
+		offs := memory.NewResizableBuffer(d.mem)
+		offs.Resize((n + 1) * 8)
+		copy(unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(offs.Bytes()))), n+1), d.offs)
+		bufs = []*memory.Buffer{nil, offs, data}
+	default:
+		offs := memory.NewResizableBuffer(d.mem)
+		offs.Resize((n + 1) * 4)
+		o := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(offs.Bytes()))), n+1)
+		for i, v := range d.offs {
+			o[i] = int32(v)
+		}
+		bufs = []*memory.Buffer{nil, offs, data}
+	}
+	ad := array.NewData(d.dt, n, bufs, nil, 0, 0)
+	for _, b := range bufs[1:] {
+		b.Release()
+	}
+	defer ad.Release()
+	return array.MakeFromData(ad)
+}
+
+// reset empties d for the next row group; the index buffer is kept.
+func (d *dictColumn) reset() {
+	clear(d.strIDs)
+	clear(d.fixIDs)
+	d.vals = d.vals[:0]
+	d.offs = d.offs[:1]
+	d.dictSz = 0
+	d.rows = 0
+	d.idx.ResizeNoShrink(0)
+	d.dense = false
+}
+
+// release frees the index buffer.
+func (d *dictColumn) release() {
+	if d.idx != nil {
+		d.idx.Release()
+		d.idx = nil
+	}
+}
