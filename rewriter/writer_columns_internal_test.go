@@ -2,6 +2,7 @@ package rewriter
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -242,4 +243,29 @@ func TestColumnFileDictionaryColumns(t *testing.T) {
 		}
 	}
 	require.Greater(t, want[0][0], 2, "the test spans several pages per column chunk")
+
+	// Page statistics are the page's own, not the dictionary's: "key"
+	// ascends, so each page's range starts where the last one ended.
+	rdr, err := file.NewParquetReader(bytes.NewReader(par.Bytes()))
+	require.NoError(t, err)
+	defer rdr.Close()
+	pr, err := rdr.RowGroup(0).GetColumnPageReader(3)
+	require.NoError(t, err)
+	var lastMax int64 = -1
+	var dictPages int
+	for pr.Next() {
+		pg, ok := pr.Page().(*file.DataPageV1)
+		if !ok || parquet.Encoding(pg.Encoding()) != parquet.Encodings.RLEDict {
+			continue
+		}
+		dictPages++
+		st := pg.Statistics()
+		require.True(t, st.HasMin && st.HasMax)
+		lo, hi := int64(binary.LittleEndian.Uint64(st.Min)), int64(binary.LittleEndian.Uint64(st.Max))
+		require.GreaterOrEqual(t, lo, lastMax, "page %d starts where the previous page ended", dictPages)
+		require.GreaterOrEqual(t, hi, lo)
+		lastMax = hi
+	}
+	require.NoError(t, pr.Err())
+	require.Greater(t, dictPages, 1)
 }

@@ -61,6 +61,12 @@ type dictColumn struct {
 	idx  *memory.Buffer // int32 dictionary index of each held row
 	rows int
 
+	// Scratch of referenced: seen[id] == epoch marks a value the page
+	// refers to, listed in refs.
+	seen  []uint32
+	epoch uint32
+	refs  []int32
+
 	// dense is set when a value did not fit the dictionary, or a batch had
 	// nulls: the rest of the row group goes the dense way.
 	dense bool
@@ -252,14 +258,11 @@ func (d *dictColumn) flush(ctx context.Context, cw file.ColumnChunkWriter, nulla
 			raw += d.rawBytes(ids[end:stop])
 			end = stop
 		}
-		part := array.NewSlice(full, int64(start), int64(end))
 		var lv []int16
 		if levels != nil {
 			lv = levels[start:end]
 		}
-		err := pqarrow.WriteArrowToColumn(ctx, cw, part, lv, nil, nullable)
-		part.Release()
-		if err != nil {
+		if err := d.writePage(ctx, cw, full, dict, start, end, ids[start:end], lv, nullable); err != nil {
 			return err
 		}
 		if cw.CurrentEncoder().Encoding() == parquet.Encodings.PlainDict && raw >= d.pageSize {
@@ -275,6 +278,127 @@ func (d *dictColumn) flush(ctx context.Context, cw file.ColumnChunkWriter, nulla
 		start = end
 	}
 	return nil
+}
+
+// pageEncoder is what writePage needs of the column's dictionary encoder
+// (arrow-go's encoding.DictEncoder, an internal type, asserted by methods).
+type pageEncoder interface {
+	Encoding() parquet.Encoding
+	PutDictionary(arrow.Array) error
+	PreservedDictionary() arrow.Array
+	NumEntries() int
+}
+
+// writePage writes rows [start, end) of full, whose indices are ids, to cw.
+// It does what pqarrow does with a dictionary array (hand the dictionary to
+// the encoder once, update the page statistics, write the indices) except
+// that the statistics come from the values the page references, found by
+// marking its indices, where pqarrow runs a hash kernel over them
+// (compute.UniqueArray) on every call. Should the encoder not be a
+// dictionary encoder (it fell back to plain, or arrow-go changed), the rows
+// go through pqarrow, which writes them densely.
+func (d *dictColumn) writePage(ctx context.Context, cw file.ColumnChunkWriter, full *array.Dictionary, dict arrow.Array, start, end int, ids []int32, levels []int16, nullable bool) error {
+	viaPqarrow := func() error {
+		part := array.NewSlice(full, int64(start), int64(end))
+		defer part.Release()
+		return pqarrow.WriteArrowToColumn(ctx, cw, part, levels, nil, nullable)
+	}
+	enc, ok := cw.CurrentEncoder().(pageEncoder)
+	if !ok || enc.Encoding() != parquet.Encodings.PlainDict {
+		return viaPqarrow()
+	}
+	if enc.PreservedDictionary() == nil {
+		if err := enc.PutDictionary(dict); err != nil {
+			return fmt.Errorf("put dictionary: %w", err)
+		}
+		if enc.NumEntries() != dict.Len() {
+			// The encoder saw two of the values as one (float zeros,
+			// say): fall back to plain, as pqarrow does.
+			cw.FallbackToPlain()
+			return viaPqarrow()
+		}
+	}
+	if ps := cw.PageStatistics(); ps != nil {
+		ref := d.referenced(dict, ids)
+		ps.IncNumValues(int64(len(ids)))
+		err := ps.UpdateFromArrow(ref, false)
+		ref.Release()
+		if err != nil {
+			return fmt.Errorf("page statistics: %w", err)
+		}
+	}
+	part := array.NewSlice(full.Indices(), int64(start), int64(end))
+	defer part.Release()
+	return cw.WriteDictIndices(part, levels, nil)
+}
+
+// referenced returns the dictionary values ids refer to (each once), or dict
+// itself when they refer to all of them.
+func (d *dictColumn) referenced(dict arrow.Array, ids []int32) arrow.Array {
+	n := d.entries()
+	if cap(d.seen) < n {
+		d.seen = make([]uint32, n)
+	}
+	d.seen = d.seen[:n]
+	d.epoch++
+	if d.epoch == 0 { // wrapped: start the marks over
+		clear(d.seen)
+		d.epoch = 1
+	}
+	d.refs = d.refs[:0]
+	for _, id := range ids {
+		if d.seen[id] != d.epoch {
+			d.seen[id] = d.epoch
+			d.refs = append(d.refs, id)
+		}
+	}
+	if len(d.refs) == n {
+		dict.Retain()
+		return dict
+	}
+	var size int64
+	for _, id := range d.refs {
+		size += d.offs[id+1] - d.offs[id]
+	}
+	data := memory.NewResizableBuffer(d.mem)
+	data.Resize(int(size))
+	b := data.Bytes()[:0]
+	var bufs []*memory.Buffer
+	if d.width > 0 {
+		for _, id := range d.refs {
+			b = append(b, d.vals[d.offs[id]:d.offs[id+1]]...)
+		}
+		bufs = []*memory.Buffer{nil, data}
+	} else {
+		large := d.dt.ID() == arrow.LARGE_STRING || d.dt.ID() == arrow.LARGE_BINARY
+		ow := 4
+		if large {
+			ow = 8
+		}
+		offs := memory.NewResizableBuffer(d.mem)
+		offs.Resize((len(d.refs) + 1) * ow)
+		ob := offs.Bytes()
+		for i, id := range d.refs {
+			putOffset(ob, i, len(b), large)
+			b = append(b, d.vals[d.offs[id]:d.offs[id+1]]...)
+		}
+		putOffset(ob, len(d.refs), len(b), large)
+		bufs = []*memory.Buffer{nil, offs, data}
+	}
+	ad := array.NewData(d.dt, len(d.refs), bufs, nil, 0, 0)
+	for _, buf := range bufs[1:] {
+		buf.Release()
+	}
+	defer ad.Release()
+	return array.MakeFromData(ad)
+}
+
+func putOffset(b []byte, i, v int, large bool) {
+	if large {
+		binary.LittleEndian.PutUint64(b[i*8:], uint64(v))
+	} else {
+		binary.LittleEndian.PutUint32(b[i*4:], uint32(v))
+	}
 }
 
 // rawBytes is the PLAIN size of the rows whose indices are ids: what the
