@@ -55,7 +55,8 @@ type WriterOptions struct {
 	// that made files about 15% larger than the same rows in one row group.
 	RowGroupBytes int64
 	// MemoryBytes caps the writer's buffered row group (a Parquet row group is
-	// held in memory, encoded, until it is flushed). Zero: no cap.
+	// held in memory, encoded, until it is flushed, with 4 bytes a row for
+	// each dictionary-encoded column). Zero: no cap.
 	MemoryBytes int64
 	// PartitionValues maps partition field id to the partition value of every
 	// row written (the group's partition, in the table's current spec). Nil
@@ -322,10 +323,17 @@ func (w *Writer) perRow() float64 {
 }
 
 // quota is the row count of the next row group: RowGroupBytes, or what is
-// left to the target if that is less, at the measured bytes per row.
+// left to the target if that is less, at the measured bytes per row. With
+// MemoryBytes set, the row group, encoded, plus the dictionary indices held
+// for it (4 bytes a row per dictionary column, see dictColumn) must fit.
 func (w *Writer) quota(fileBytes int64) int64 {
 	want := min(w.rgBytes, max(w.target-fileBytes, w.rgBytes/2))
-	return min(max(int64(float64(want)/w.perRow()), 1), w.rgLimit)
+	rows := int64(float64(want) / w.perRow())
+	if w.opts.MemoryBytes > 0 {
+		held := 4 * float64(len(w.stats.DictionaryColumns))
+		rows = min(rows, int64(float64(w.opts.MemoryBytes)/(w.perRow()+held)))
+	}
+	return min(max(rows, 1), w.rgLimit)
 }
 
 // endRowGroup is called when the buffered row group is full: it either closes
