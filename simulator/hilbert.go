@@ -37,6 +37,15 @@ func AppendHilbertIndex(dst []byte, coords []uint32, nbits int) ([]byte, error) 
 // axesToTranspose turns coordinates into the "transposed" Hilbert index in place (Skilling):
 // afterwards bit q of x[i] is bit q·n + (n-1-i) of the index.
 func axesToTranspose(x []uint32, nbits int) {
+	if len(x) == 2 {
+		x[0], x[1] = axesToTranspose2(x[0], x[1], nbits)
+		return
+	}
+	axesToTransposeN(x, nbits)
+}
+
+// axesToTransposeN is axesToTranspose for any number of axes.
+func axesToTransposeN(x []uint32, nbits int) {
 	n := len(x)
 	m := uint32(1) << (nbits - 1)
 	// Inverse undo.
@@ -65,6 +74,35 @@ func axesToTranspose(x []uint32, nbits int) {
 	for i := range n {
 		x[i] ^= t
 	}
+}
+
+// axesToTranspose2 is axesToTranspose for two axes, the common layout, with
+// the coordinates in registers rather than a slice: the same steps, unrolled
+// (for i = 0 the exchange is a no-op). A fifth of a Hilbert rewrite's key
+// time went to the general loop.
+func axesToTranspose2(x0, x1 uint32, nbits int) (uint32, uint32) {
+	m := uint32(1) << (nbits - 1)
+	for q := m; q > 1; q >>= 1 {
+		p := q - 1
+		if x0&q != 0 {
+			x0 ^= p
+		}
+		if x1&q != 0 {
+			x0 ^= p
+		} else {
+			t := (x0 ^ x1) & p
+			x0 ^= t
+			x1 ^= t
+		}
+	}
+	x1 ^= x0
+	var t uint32
+	for q := m; q > 1; q >>= 1 {
+		if x1&q != 0 {
+			t ^= q - 1
+		}
+	}
+	return x0 ^ t, x1 ^ t
 }
 
 // hilbertEncoder maps 2 to MaxHilbertColumns columns to quantile coordinates and orders rows
