@@ -269,3 +269,31 @@ func TestColumnFileDictionaryColumns(t *testing.T) {
 	require.NoError(t, pr.Err())
 	require.Greater(t, dictPages, 1)
 }
+
+// TestBitsTable: every key put is found with its id, absent keys are not,
+// across growth and reset.
+func TestBitsTable(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(9, 10))
+	var tb bitsTable
+	for round := range 3 {
+		want := map[uint64]int32{}
+		for i := range 5000 {
+			k := rnd.Uint64() >> uint(rnd.IntN(64)) // small and large keys, zero among them
+			if _, ok := want[k]; ok {
+				continue
+			}
+			_, found := tb.get(k)
+			require.False(t, found, "round %d: %d not put yet", round, k)
+			tb.put(k, int32(i))
+			want[k] = int32(i)
+		}
+		for k, id := range want {
+			got, ok := tb.get(k)
+			require.True(t, ok)
+			require.Equal(t, id, got)
+		}
+		tb.reset()
+		_, found := tb.get(0)
+		require.False(t, found, "empty after reset")
+	}
+}
