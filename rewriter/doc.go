@@ -13,12 +13,14 @@
 // What runs in parallel: the scan decodes files on its own workers; while the
 // next run fills (layout keys computed, entries sorted), the previous one is
 // copied into key order and spilled on a background goroutine, several
-// columns at once; in the final merge the Parquet encoder runs on its own
-// goroutine fed through a small channel and encodes the columns of each batch
-// on several goroutines (flat schemas; nested ones go through pqarrow one
-// column at a time). So decode, key+sort and spill overlap while runs form,
-// and merge and encode overlap after; [RewriteGroups] runs several groups at
-// once, splitting the memory budget.
+// columns at once; in the final merge the columns of each merged batch are
+// gathered several at once, and the Parquet encoder, fed through a small
+// channel, gives every column its own goroutine and queue (flat schemas;
+// nested ones go through pqarrow one column at a time), so a column busy
+// compressing a page holds no other up and the columns only wait for each
+// other when a row group is flushed. So decode, key+sort and spill overlap
+// while runs form, and merge and encode overlap after; [RewriteGroups] runs
+// several groups at once, splitting the memory budget.
 //
 // # Where the CPU goes
 //

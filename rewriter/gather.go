@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"golang.org/x/sync/errgroup"
 )
 
 // Gathering rows is what the sort spends most of its time on: every row is
@@ -47,9 +48,10 @@ func appendSpans(dst []span, refs []rowRef) []span {
 }
 
 // gatherBatch builds one batch of schema sch holding the rows that spans
-// name (n rows in all), in that order. Every srcs[i] a span names must have
-// the columns of sch; others may be nil.
-func gatherBatch(ctx context.Context, mem memory.Allocator, sch *arrow.Schema, srcs []arrow.RecordBatch, spans []span, n int) (arrow.RecordBatch, error) {
+// name (n rows in all), in that order, gathering up to workers columns at
+// once. Every srcs[i] a span names must have the columns of sch; others may
+// be nil.
+func gatherBatch(ctx context.Context, mem memory.Allocator, sch *arrow.Schema, srcs []arrow.RecordBatch, spans []span, n, workers int) (arrow.RecordBatch, error) {
 	cols := make([]arrow.Array, sch.NumFields())
 	defer func() {
 		for _, c := range cols {
@@ -58,19 +60,27 @@ func gatherBatch(ctx context.Context, mem memory.Allocator, sch *arrow.Schema, s
 			}
 		}
 	}()
-	arrs := make([]arrow.Array, len(srcs))
-	for c := range cols {
+	one := func(c int) error {
+		arrs := make([]arrow.Array, len(srcs))
 		for i, s := range srcs {
-			arrs[i] = nil
 			if s != nil {
 				arrs[i] = s.Column(c)
 			}
 		}
 		arr, err := gatherArray(ctx, mem, sch.Field(c).Type, arrs, spans, n)
 		if err != nil {
-			return nil, fmt.Errorf("gather column %s: %w", sch.Field(c).Name, err)
+			return fmt.Errorf("gather column %s: %w", sch.Field(c).Name, err)
 		}
 		cols[c] = arr
+		return nil
+	}
+	var g errgroup.Group
+	g.SetLimit(max(workers, 1))
+	for c := range cols {
+		g.Go(func() error { return one(c) })
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return array.NewRecordBatch(sch, cols, int64(n)), nil
 }

@@ -99,7 +99,7 @@ func TestGatherBatchMatchesRows(t *testing.T) {
 				}
 			}
 			spans := appendSpans(nil, refs)
-			got, err := gatherBatch(t.Context(), mem, gatherSchema, srcs, spans, len(refs))
+			got, err := gatherBatch(t.Context(), mem, gatherSchema, srcs, spans, len(refs), 1+len(refs)%3)
 			require.NoError(t, err)
 			defer got.Release()
 			require.Equal(t, int64(len(refs)), got.NumRows())

@@ -231,7 +231,7 @@ func (s *Sorter) Sort(ctx context.Context, schema *arrow.Schema, input iter.Seq2
 		if last.rows() > 0 {
 			srcs = append(srcs, last.source(ctx, last.spillRows, s.opts.Parallelism, s.opts.Allocator))
 		}
-		m, err := newMerger(ctx, srcs, s.mergeRows(), s.opts.Allocator)
+		m, err := newMerger(ctx, srcs, s.mergeRows(), s.opts.Parallelism, s.opts.Allocator)
 		if err != nil {
 			yield(nil, err)
 			return
@@ -425,7 +425,7 @@ func (s *Sorter) mergeToSpill(ctx context.Context, sch *arrow.Schema, runs []*sp
 		srcs = append(srcs, src)
 	}
 	defer closeAll()
-	m, err := newMerger(ctx, srcs, s.mergeRows(), s.opts.Allocator)
+	m, err := newMerger(ctx, srcs, s.mergeRows(), s.opts.Parallelism, s.opts.Allocator)
 	if err != nil {
 		return nil, err
 	}

@@ -375,6 +375,7 @@ func before(a, b *cursor) bool {
 // taking a row costs log2(k) comparisons on the path from its run's leaf to
 // the root. It holds one batch per run plus the batch being assembled.
 type merger struct {
+	workers int // columns of a merged batch gathered at once
 	ctx     context.Context
 	mem     memory.Allocator
 	rows    int
@@ -391,8 +392,8 @@ type merger struct {
 	out *arrow.Schema
 }
 
-func newMerger(ctx context.Context, srcs []batchSource, rows int, mem memory.Allocator) (*merger, error) {
-	m := &merger{ctx: ctx, mem: mem, rows: rows}
+func newMerger(ctx context.Context, srcs []batchSource, rows, workers int, mem memory.Allocator) (*merger, error) {
+	m := &merger{ctx: ctx, mem: mem, rows: rows, workers: workers}
 	for i, s := range srcs {
 		c := &cursor{idx: i, src: s}
 		m.cursors = append(m.cursors, c)
@@ -486,7 +487,7 @@ func (m *merger) flush() (arrow.RecordBatch, error) {
 		sch = m.out
 	}
 	m.spans = appendSpans(m.spans[:0], m.pending)
-	return gatherBatch(m.ctx, m.mem, sch, srcs, m.spans, len(m.pending))
+	return gatherBatch(m.ctx, m.mem, sch, srcs, m.spans, len(m.pending), m.workers)
 }
 
 func (m *merger) release() {

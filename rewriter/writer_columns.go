@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -51,7 +52,23 @@ type columnFile struct {
 	rows     int64         // rows in the buffered row group
 	workers  int
 	closed   bool
+
+	// Each column is encoded by its own goroutine from its own queue, so a
+	// column that is slow on one batch (a page being compressed, say) does
+	// not hold the others up: no barrier per batch, only when the row
+	// group is flushed. sem bounds the columns encoding at once to workers.
+	queues  []chan arrow.Array
+	sem     chan struct{}
+	pending sync.WaitGroup // arrays queued and not yet encoded
+	running sync.WaitGroup // column goroutines
+	errMu   sync.Mutex
+	err     error // the first encoding error
+	stopped bool
 }
+
+// columnQueue is the number of batches a column may lag behind the one
+// being written: enough to ride out a page compression on another column.
+const columnQueue = 8
 
 // flatColumns reports whether sch can be written by a [columnFile]: every
 // field a single Parquet leaf with no repetition, optional exactly when the
@@ -126,11 +143,16 @@ func newColumnFile(sch *arrow.Schema, out io.Writer, props *parquet.WriterProper
 	return c, nil
 }
 
-// WriteBuffered appends rec to the buffered row group, encoding its columns
-// in parallel.
+// WriteBuffered appends rec to the buffered row group. Its columns are
+// queued to the column goroutines, which encode them while the caller goes
+// on; an encoding error is returned by a later call, at the latest by the
+// flush of the row group or Close.
 func (c *columnFile) WriteBuffered(rec arrow.RecordBatch) error {
 	if c.closed {
 		return errors.New("write to a closed parquet file")
+	}
+	if err := c.failed(); err != nil {
+		return err
 	}
 	if c.rgw == nil {
 		if err := c.NewBufferedRowGroupChecked(); err != nil {
@@ -140,21 +162,73 @@ func (c *columnFile) WriteBuffered(rec arrow.RecordBatch) error {
 	if c.rows+rec.NumRows() > c.maxRows {
 		return fmt.Errorf("row group of %d rows would exceed the limit of %d", c.rows+rec.NumRows(), c.maxRows)
 	}
-	var g errgroup.Group
-	g.SetLimit(c.workers)
+	c.start()
 	for i := range int(rec.NumCols()) {
-		g.Go(func() error {
-			if err := c.writeColumn(i, rec.Column(i)); err != nil {
-				return fmt.Errorf("column %s: %w", rec.Schema().Field(i).Name, err)
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return err
+		arr := rec.Column(i)
+		arr.Retain()
+		c.pending.Add(1)
+		c.queues[i] <- arr
 	}
 	c.rows += rec.NumRows()
 	return nil
+}
+
+// start starts the column goroutines, once.
+func (c *columnFile) start() {
+	if c.queues != nil {
+		return
+	}
+	c.queues = make([]chan arrow.Array, len(c.names))
+	c.sem = make(chan struct{}, c.workers)
+	for i := range c.queues {
+		c.queues[i] = make(chan arrow.Array, columnQueue)
+		c.running.Add(1)
+		go c.encode(i)
+	}
+}
+
+// encode writes the arrays queued for column i until its queue is closed.
+// After an error it only releases them.
+func (c *columnFile) encode(i int) {
+	defer c.running.Done()
+	for arr := range c.queues[i] {
+		if c.failed() == nil {
+			c.sem <- struct{}{}
+			err := c.writeColumn(i, arr)
+			<-c.sem
+			if err != nil {
+				c.fail(fmt.Errorf("column %s: %w", c.names[i], err))
+			}
+		}
+		arr.Release()
+		c.pending.Done()
+	}
+}
+
+func (c *columnFile) fail(err error) {
+	c.errMu.Lock()
+	defer c.errMu.Unlock()
+	if c.err == nil {
+		c.err = err
+	}
+}
+
+func (c *columnFile) failed() error {
+	c.errMu.Lock()
+	defer c.errMu.Unlock()
+	return c.err
+}
+
+// stop ends the column goroutines, once they have drained their queues.
+func (c *columnFile) stop() {
+	if c.stopped {
+		return
+	}
+	c.stopped = true
+	for _, q := range c.queues {
+		close(q)
+	}
+	c.running.Wait()
 }
 
 func (c *columnFile) writeColumn(i int, arr arrow.Array) error {
@@ -209,9 +283,13 @@ func (c *columnFile) flushDict(i int) error {
 	return c.dicts[i].flush(c.ctxs[i], cw, c.nullable[i], &c.defs[i])
 }
 
-// closeRowGroup writes the held dictionary columns, several at once, and
-// closes the buffered row group.
+// closeRowGroup waits for the queued columns to be encoded, writes the held
+// dictionary columns, several at once, and closes the buffered row group.
 func (c *columnFile) closeRowGroup() error {
+	c.pending.Wait()
+	if err := c.failed(); err != nil {
+		return err
+	}
 	var g errgroup.Group
 	g.SetLimit(c.workers)
 	for i, d := range c.dicts {
@@ -268,9 +346,11 @@ func (c *columnFile) Close() error {
 	return errors.Join(err, c.w.Close())
 }
 
-// release frees what the dictionary columns hold; Close calls it, and a file
-// abandoned without Close needs it.
+// release stops the column goroutines and frees what the dictionary columns
+// hold; Close calls it, and a file abandoned without Close needs it.
 func (c *columnFile) release() {
+	c.fail(errors.New("parquet file released"))
+	c.stop()
 	for _, d := range c.dicts {
 		if d != nil {
 			d.release()

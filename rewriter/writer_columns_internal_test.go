@@ -297,3 +297,36 @@ func TestBitsTable(t *testing.T) {
 		require.False(t, found, "empty after reset")
 	}
 }
+
+// TestColumnFileReportsEncodingErrors: a column fails to encode on its own
+// goroutine; the error comes back from a later call, and Close releases
+// everything.
+func TestColumnFileReportsEncodingErrors(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	sch := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}, {Name: "b", Type: arrow.PrimitiveTypes.Int32}}, nil)
+	props := parquet.NewWriterProperties(parquet.WithAllocator(mem), parquet.WithDictionaryDefault(false))
+	arrProps := pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(mem))
+	var buf bytes.Buffer
+	cf, err := newColumnFile(sch, nopCloser{&buf}, props, arrProps, 2)
+	require.NoError(t, err)
+	// Column b holds int64 values where the Parquet column is int32.
+	bad := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}, {Name: "b", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	bld := array.NewRecordBuilder(mem, bad)
+	defer bld.Release()
+	bld.Field(0).(*array.Int64Builder).AppendValues([]int64{1, 2, 3}, nil)
+	bld.Field(1).(*array.Int64Builder).AppendValues([]int64{1, 2, 3}, nil)
+	rec := bld.NewRecordBatch()
+	defer rec.Release()
+	var werr error
+	for range 20 {
+		if werr = cf.WriteBuffered(rec); werr != nil {
+			break
+		}
+	}
+	if werr == nil {
+		werr = cf.NewBufferedRowGroupChecked()
+	}
+	require.ErrorContains(t, werr, "column b")
+	require.Error(t, cf.Close())
+}
