@@ -150,6 +150,8 @@ func TestColumnFileDictionaryColumns(t *testing.T) {
 		{Name: "ts", Type: arrow.FixedWidthTypes.Timestamp_us, Nullable: true},
 		{Name: "word", Type: arrow.BinaryTypes.String}, // outgrows the dictionary limit
 		{Name: "raw", Type: arrow.BinaryTypes.String},  // uncompressed: left dense
+		{Name: "tod", Type: arrow.FixedWidthTypes.Time64us},
+		{Name: "secs", Type: &arrow.TimestampType{Unit: arrow.Second}}, // pqarrow converts: left dense
 	}, nil)
 	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd),
 		parquet.WithCompressionFor("raw", compress.Codecs.Uncompressed),
@@ -183,6 +185,8 @@ func TestColumnFileDictionaryColumns(t *testing.T) {
 			bld.Field(5).(*array.Date32Builder).Append(arrow.Date32(9000 + rnd.IntN(300)))
 			bld.Field(7).(*array.StringBuilder).Append(fmt.Sprintf("w%d", rnd.IntN(5000)))
 			bld.Field(8).(*array.StringBuilder).Append(modes[rnd.IntN(3)])
+			bld.Field(9).(*array.Time64Builder).Append(arrow.Time64(rnd.IntN(24) * 3_600_000_000))
+			bld.Field(10).(*array.TimestampBuilder).Append(arrow.Timestamp(1_700_000_000 + rnd.IntN(30)))
 		}
 		recs = append(recs, bld.NewRecordBatch())
 		bld.Release()
@@ -200,10 +204,14 @@ func TestColumnFileDictionaryColumns(t *testing.T) {
 	cf, err := newColumnFile(sch, nopCloser{&par}, props, arrProps, 3)
 	require.NoError(t, err)
 	require.NotNil(t, cf)
-	for i, name := range []string{"mode", "flag", "qty", "key", "disc", "day", "ts", "word"} {
-		require.NotNil(t, cf.dicts[i], "%s is held as dictionary indices", name)
+	for i, name := range []string{"mode", "flag", "qty", "key", "disc", "day", "ts", "word", "", "tod"} {
+		if name != "" {
+			require.NotNil(t, cf.dicts[i], "%s is held as dictionary indices", name)
+		}
 	}
 	require.Nil(t, cf.dicts[8], "an uncompressed column is written densely")
+	require.Nil(t, cf.dicts[10], "a column pqarrow converts is written densely")
+
 	write(cf)
 	fw, err := pqarrow.NewFileWriter(sch, nopCloser{&ref}, props, arrProps)
 	require.NoError(t, err)

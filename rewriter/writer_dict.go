@@ -84,12 +84,21 @@ func newDictColumn(dt arrow.DataType, props *parquet.WriterProperties) *dictColu
 		batch:    int(props.WriteBatchSize()),
 		offs:     []int64{0},
 	}
+	// Only types whose Arrow values are their Parquet values, bit for bit:
+	// pqarrow converts some others on the way (date64 to days, seconds to
+	// milliseconds, unsigned orders), which a dictionary handed over as is
+	// would skip. Iceberg's types all map to the ones here.
 	switch dt.ID() {
 	case arrow.STRING, arrow.BINARY, arrow.LARGE_STRING, arrow.LARGE_BINARY:
 		d.strIDs = make(map[string]int32)
-	case arrow.INT32, arrow.UINT32, arrow.DATE32, arrow.TIME32, arrow.FLOAT32:
+	case arrow.INT32, arrow.DATE32, arrow.FLOAT32:
 		d.width = 4
-	case arrow.INT64, arrow.UINT64, arrow.DATE64, arrow.TIME64, arrow.TIMESTAMP, arrow.DURATION, arrow.FLOAT64:
+	case arrow.INT64, arrow.FLOAT64, arrow.TIME64:
+		d.width = 8
+	case arrow.TIMESTAMP:
+		if dt.(*arrow.TimestampType).Unit == arrow.Second {
+			return nil
+		}
 		d.width = 8
 	default:
 		return nil
