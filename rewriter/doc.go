@@ -40,16 +40,28 @@
 // two integer compares; runs are merged through a loser tree.
 //
 // At 10M such rows in 400 files (bench/rewrite, 512 MiB, 128 MiB files) a
-// rewrite takes 44-57 CPU-s (sort, z-order, Hilbert; 120-147 before), and
-// 27-35 s on two otherwise idle cores: runs form at about 1.7 cores busy
-// and the final merge at about 1.65. Peak RSS is 600-700 MiB.
+// rewrite takes 47-50 CPU-s (sort, z-order, Hilbert; 120-147 before the
+// hand-written gather) and 27-29 s on two cores; peak RSS is 630-660 MiB.
+// A CPU profile of the sort (FLOE_BENCH_CPUPROFILE) splits it: gathers 25%
+// (two thirds of it copying runs into key order, where the string columns'
+// random reads cost most), zstd 20%, the rest of Parquet encoding 12%
+// (dictionary lookups included), decoding the input 8%, allocation and GC
+// 11%, the run sort 8%, layout keys 3% (Hilbert's about 9% before its
+// two-axis transform was unrolled), system calls 3%.
+// Dictionary-encoded columns no longer go through arrow-go's dictionary
+// encoder value by value (see dictColumn in writer_dict.go): that, with its
+// per-value statistics, had been 14% on its own. Timing the phases by hand
+// showed runs forming in about 15 s, bound by the input scan and the CPU the
+// spill takes, and the final merge in 12-13 s once the encoder stopped
+// waiting for every column after each batch.
 //
 // # Memory
 //
 // Every Arrow allocation of the engine goes through one [TrackingAllocator],
 // so the budget is measured, not estimated. [RewriteGroup] gives three
 // quarters of GroupOptions.MemoryBytes to the [Sorter], an eighth to the
-// Parquet writer's buffered row group (row groups are sized to fit) and leaves
+// Parquet writer's buffered row group (row groups are sized to fit, with the
+// 4 bytes a row each dictionary column holds until the flush) and leaves
 // the rest to the scan's in-flight batches and the hand-over queue. Inside the
 // sorter, each of the two live in-memory runs (one filling, one being sorted
 // and spilled) gets a quarter of its share and the merge's read buffers (FanIn
@@ -80,7 +92,9 @@
 // bytes plus the estimated size of its buffered row group reach the target;
 // row groups are a fraction of the target, so files land within a few percent
 // of it. Dictionary encoding is enabled per column only where a sample shows
-// few distinct values. The codec and its level are the table's
+// few distinct values; such a column is held as dictionary indices until its
+// row group is flushed, then written a page at a time (writer_dict.go). The
+// codec and its level are the table's
 // (write.parquet.compression-codec and -level); with the level unset, zstd
 // runs at klauspost/compress's SpeedDefault, the counterpart of zstd level 3,
 // which is also the default level of DuckDB's Parquet writer
