@@ -503,8 +503,9 @@ type rowEnt struct {
 	r      int32
 }
 
-// rowEntBytes is what one entry costs, counted in the run's size.
-const rowEntBytes = int64(unsafe.Sizeof(rowEnt{}))
+// rowEntBytes is what one entry costs, counted in the run's size: the entry
+// and its copy in the radix sort's scratch.
+const rowEntBytes = 2 * int64(unsafe.Sizeof(rowEnt{}))
 
 // keyPrefix returns the first 16 bytes of key as two big-endian words,
 // zero-padded.
@@ -584,7 +585,20 @@ func (r *memRun) add(k Keyer, rec arrow.RecordBatch) error {
 	return nil
 }
 
+// sort orders the run's entries by key, then input position: by radix when
+// every key fits in the entries' prefix, else by comparison.
 func (r *memRun) sort() error {
+	short := true
+	for i := range r.ents {
+		if r.ents[i].klen > 16 {
+			short = false
+			break
+		}
+	}
+	if short {
+		r.ents = radixSortEnts(r.ents, make([]rowEnt, len(r.ents)))
+		return nil
+	}
 	keys := r.keys
 	slices.SortFunc(r.ents, func(a, b rowEnt) int { return compareEnts(keys, &a, &b) })
 	return nil

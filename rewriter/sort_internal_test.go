@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -34,4 +35,40 @@ func TestCompareEntsMatchesBytesCompare(t *testing.T) {
 		}
 		require.Equal(t, want, compareEnts(arena, &a, &b), "%x vs %x", key(a), key(b))
 	}
+}
+
+// TestRadixSortEntsMatchesCompareEnts: the radix sort puts entries in the
+// order compareEnts gives, for keys of one length and of mixed lengths up to
+// 16 bytes, with many equal keys (kept in input order) and zero bytes.
+func TestRadixSortEntsMatchesCompareEnts(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range []struct {
+		name     string
+		min, max int
+		alphabet []byte
+	}{
+		{"fixed 14 bytes", 14, 14, []byte{0, 1, 7, 0xff}},
+		{"fixed 8 bytes", 8, 8, []byte{0, 0x80, 0xff}},
+		{"mixed lengths", 0, 16, []byte{0, 1, 0xff}},
+		{"few distinct", 3, 3, []byte{0, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var arena []byte
+			var ents []rowEnt
+			for i := range 5000 {
+				n := tc.min + rnd.IntN(tc.max-tc.min+1)
+				off := len(arena)
+				for range n {
+					arena = append(arena, tc.alphabet[rnd.IntN(len(tc.alphabet))])
+				}
+				p0, p1 := keyPrefix(arena[off:])
+				ents = append(ents, rowEnt{p0: p0, p1: p1, koff: off, klen: int32(n), b: int32(i / 100), r: int32(i % 100)})
+			}
+			want := slices.Clone(ents)
+			slices.SortFunc(want, func(a, b rowEnt) int { return compareEnts(arena, &a, &b) })
+			got := radixSortEnts(slices.Clone(ents), make([]rowEnt, len(ents)))
+			require.Equal(t, want, got)
+		})
+	}
+	require.Len(t, radixSortEnts(nil, nil), 0)
 }
