@@ -43,20 +43,20 @@
 // per key byte that varies.
 //
 // At 10M such rows in 400 files (bench/rewrite, 512 MiB, 128 MiB files) a
-// rewrite takes 47-50 CPU-s (sort, z-order, Hilbert; 120-147 before the
-// hand-written gather) and 27-29 s on two cores; peak RSS is 630-660 MiB.
-// A CPU profile of the sort (FLOE_BENCH_CPUPROFILE) splits it: gathers 25%
-// (two thirds of it copying runs into key order, where the string columns'
-// random reads cost most), zstd 20%, the rest of Parquet encoding 12%
-// (dictionary lookups included), decoding the input 8%, allocation and GC
-// 11%, the run sort 8%, layout keys 3% (Hilbert's about 9% before its
-// two-axis transform was unrolled), system calls 3%.
-// Dictionary-encoded columns no longer go through arrow-go's dictionary
-// encoder value by value (see dictColumn in writer_dict.go): that, with its
-// per-value statistics, had been 14% on its own. Timing the phases by hand
-// showed runs forming in about 15 s, bound by the input scan and the CPU the
-// spill takes, and the final merge in 12-13 s once the encoder stopped
-// waiting for every column after each batch.
+// rewrite takes 43-46 CPU-s (sort, z-order, Hilbert; 120-147 before the
+// hand-written gather) and 24-25 s on two cores; peak RSS is 540-610 MiB.
+// A CPU profile of the sort (FLOE_BENCH_CPUPROFILE), taken before runs were
+// radix-sorted, split its 47 CPU-s: gathers 25% (two thirds of it copying
+// runs into key order, where the string columns' random reads cost most),
+// zstd 20%, the rest of Parquet encoding 12% (dictionary lookups included),
+// decoding the input 8%, allocation and GC 11%, the comparison sort 8%,
+// layout keys 3% (Hilbert's about 9% before its two-axis transform was
+// unrolled), system calls 3%. Dictionary-encoded columns no longer go
+// through arrow-go's dictionary encoder value by value (see dictColumn in
+// writer_dict.go): that, with its per-value statistics, had been 14% on its
+// own. Timing the phases by hand showed runs forming in about 15 s, bound by
+// the input scan and the CPU the spill takes, and the final merge in 12-13 s
+// once the encoder stopped waiting for every column after each batch.
 //
 // # Memory
 //
