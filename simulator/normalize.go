@@ -38,6 +38,13 @@ type quantileCol struct {
 	// floats), the bounds as big-endian integers: one integer compare per search step.
 	width    int
 	bounds64 []uint64
+	// guide narrows the search in bounds64: the range bounds64[0] …
+	// bounds64[last] is cut into len(guide)-1 equal slots of 1<<shift values,
+	// and guide[s] is the number of bounds below slot s's first value, so a
+	// value in slot s has between guide[s] and guide[s+1] bounds at or below
+	// it. Nil when there are fewer than two bounds.
+	guide []int32
+	shift uint
 }
 
 // FitQuantiles fits bucket boundaries for the named columns (case-insensitive) on the rows of
@@ -301,6 +308,34 @@ func (c *quantileCol) index64() {
 	for i, b := range c.bounds {
 		c.bounds64[i] = be64(b)
 	}
+	c.indexGuide()
+}
+
+// indexGuide builds c.guide: about four slots per bound, at most 1<<16.
+func (c *quantileCol) indexGuide() {
+	b := c.bounds64
+	if len(b) < 2 {
+		return
+	}
+	lo, span := b[0], b[len(b)-1]-b[0]
+	slots := min(4*len(b), 1<<16)
+	c.shift = 0
+	for span>>c.shift >= uint64(slots) {
+		c.shift++
+	}
+	n := int(span>>c.shift) + 1 // slots in use; the last holds b[len(b)-1]
+	c.guide = make([]int32, n+1)
+	i := 0
+	for s := range n + 1 {
+		start := lo + uint64(s)<<c.shift
+		if s == n {
+			i = len(b)
+		}
+		for i < len(b) && b[i] < start {
+			i++
+		}
+		c.guide[s] = int32(i)
+	}
 }
 
 // be64 reads up to 8 bytes as a big-endian integer, left-aligned so that order is kept.
@@ -337,6 +372,20 @@ func (c *quantileCol) bucketOf(enc []byte) int {
 	if c.bounds64 != nil && len(enc) == c.width {
 		v := be64(enc)
 		lo, hi := 0, len(c.bounds64)
+		if c.guide != nil {
+			// Keys are looked up in arbitrary order and a binary search
+			// over a thousand bounds mispredicts most of its ten steps:
+			// the guide leaves a range of a bound or two.
+			switch first := c.bounds64[0]; {
+			case v < first:
+				return 0
+			case v >= c.bounds64[hi-1]:
+				return hi
+			default:
+				s := (v - first) >> c.shift
+				lo, hi = int(c.guide[s]), int(c.guide[s+1])
+			}
+		}
 		for lo < hi {
 			mid := int(uint(lo+hi) >> 1)
 			if c.bounds64[mid] <= v {
