@@ -27,12 +27,13 @@ func TestRewriteGroupSortsEveryPartitionAndKeepsRows(t *testing.T) {
 		props       iceberg.Properties
 		wantSpill   bool
 		wantSplit   bool
+		chunk       int // ScanChunkFiles
 	}{
 		{name: "sort,partitioned,memory=2MiB", partitioned: true, memory: 2 << 20, keyer: true, wantSpill: true},
 		{name: "sort,unpartitioned,unbounded", keyer: true},
-		{name: "binpack,partitioned", partitioned: true},
+		{name: "binpack,partitioned,chunks of 2 files", partitioned: true, chunk: 2},
 		{
-			name: "sort,split-tasks", keyer: true, memory: 4 << 20, wantSpill: true, wantSplit: true,
+			name: "sort,split-tasks,chunks of 3 files", keyer: true, memory: 4 << 20, wantSpill: true, wantSplit: true, chunk: 3,
 			props: iceberg.Properties{
 				table.ParquetRowGroupLimitKey: "1000",
 				"read.split.target-size":      "16384",
@@ -53,7 +54,7 @@ func TestRewriteGroupSortsEveryPartitionAndKeepsRows(t *testing.T) {
 			require.Equal(t, int64(commits*rows), before.Rows)
 
 			tmp := t.TempDir()
-			opts := rewriter.GroupOptions{TargetFileSizeBytes: 256 << 10, MemoryBytes: tc.memory, TempDir: tmp}
+			opts := rewriter.GroupOptions{TargetFileSizeBytes: 256 << 10, MemoryBytes: tc.memory, TempDir: tmp, ScanChunkFiles: tc.chunk}
 			if tc.keyer {
 				// The layout is the Iceberg sort order "id asc": record it.
 				order, err := table.NewSortOrder(1, []table.SortField{{
@@ -142,7 +143,8 @@ func TestRewriteGroupDoesNotResurrectDeletedRows(t *testing.T) {
 	require.NoError(t, err)
 	require.Less(t, before.Rows, int64(20000))
 
-	res := rewriteTable(t, tbl, rewriter.GroupOptions{Keyer: int64Keyer{col: 0}, MemoryBytes: 2 << 20, TempDir: t.TempDir()})
+	// One file per ReadTasks call: deletes still apply file by file.
+	res := rewriteTable(t, tbl, rewriter.GroupOptions{Keyer: int64Keyer{col: 0}, MemoryBytes: 2 << 20, TempDir: t.TempDir(), ScanChunkFiles: 1})
 	after, err := oracle.ChecksumIceberg(ctx, res.tbl)
 	require.NoError(t, err)
 	require.Equal(t, before, after)
@@ -216,8 +218,8 @@ func TestRewriteGroupRejectsBadInput(t *testing.T) {
 	}{
 		{name: "spans-partitions", tasks: append(append([]table.FileScanTask(nil), groups["eu"]...), groups["us"]...), want: []string{"spans partitions"}},
 		{name: "bad-options", tasks: groups["eu"], opts: rewriter.GroupOptions{
-			TargetFileSizeBytes: -1, MemoryBytes: 1000, Parallelism: -1, ScanBatchRows: -1, SortOrderID: &neg, TempDir: "/nonexistent/dir",
-		}, want: []string{"target file size", "1 MiB", "parallelism", "scan batch rows", "sort order id", "temp dir"}},
+			TargetFileSizeBytes: -1, MemoryBytes: 1000, Parallelism: -1, ScanBatchRows: -1, ScanChunkFiles: -1, SortOrderID: &neg, TempDir: "/nonexistent/dir",
+		}, want: []string{"target file size", "1 MiB", "parallelism", "scan batch rows", "scan chunk files", "sort order id", "temp dir"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
