@@ -7,8 +7,8 @@
 //
 // # Pipeline of one group
 //
-//	scan (iceberg-go ReadTasks, deletes applied) → Sorter (external merge sort
-//	by Keyer) → rolling Parquet writer → []iceberg.DataFile
+//	scan (iceberg-go ReadTasks, 32 files per call, deletes applied) → Sorter
+//	(external merge sort by Keyer) → rolling Parquet writer → []iceberg.DataFile
 //
 // What runs in parallel: the scan decodes files on its own workers; while the
 // next run fills (layout keys computed, entries sorted), the previous one is
