@@ -303,12 +303,7 @@ func (c *columnFile) closeRowGroup() error {
 			return nil
 		})
 	}
-	err := g.Wait()
-	for _, d := range c.dicts {
-		if d != nil {
-			d.dense = false
-		}
-	}
+	err := g.Wait() // each flush also ends its column's dense mode
 	c.rows = 0
 	if err != nil {
 		return err

@@ -363,41 +363,7 @@ func (d *dictColumn) referenced(dict arrow.Array, ids []int32) arrow.Array {
 		dict.Retain()
 		return dict
 	}
-	var size int64
-	for _, id := range d.refs {
-		size += d.offs[id+1] - d.offs[id]
-	}
-	data := memory.NewResizableBuffer(d.mem)
-	data.Resize(int(size))
-	b := data.Bytes()[:0]
-	var bufs []*memory.Buffer
-	if d.width > 0 {
-		for _, id := range d.refs {
-			b = append(b, d.vals[d.offs[id]:d.offs[id+1]]...)
-		}
-		bufs = []*memory.Buffer{nil, data}
-	} else {
-		large := d.dt.ID() == arrow.LARGE_STRING || d.dt.ID() == arrow.LARGE_BINARY
-		ow := 4
-		if large {
-			ow = 8
-		}
-		offs := memory.NewResizableBuffer(d.mem)
-		offs.Resize((len(d.refs) + 1) * ow)
-		ob := offs.Bytes()
-		for i, id := range d.refs {
-			putOffset(ob, i, len(b), large)
-			b = append(b, d.vals[d.offs[id]:d.offs[id+1]]...)
-		}
-		putOffset(ob, len(d.refs), len(b), large)
-		bufs = []*memory.Buffer{nil, offs, data}
-	}
-	ad := array.NewData(d.dt, len(d.refs), bufs, nil, 0, 0)
-	for _, buf := range bufs[1:] {
-		buf.Release()
-	}
-	defer ad.Release()
-	return array.MakeFromData(ad)
+	return d.values(d.refs)
 }
 
 func putOffset(b []byte, i, v int, large bool) {
@@ -423,31 +389,46 @@ func (d *dictColumn) rawBytes(ids []int32) int64 {
 
 // dictionary is the Arrow array of the dictionary values.
 func (d *dictColumn) dictionary() arrow.Array {
-	n := d.entries()
-	data := memory.NewResizableBuffer(d.mem)
-	data.Resize(len(d.vals))
-	copy(data.Bytes(), d.vals)
-	var bufs []*memory.Buffer
-	switch {
-	case d.width > 0:
-		bufs = []*memory.Buffer{nil, data}
-	case d.dt.ID() == arrow.LARGE_STRING || d.dt.ID() == arrow.LARGE_BINARY:
-		offs := memory.NewResizableBuffer(d.mem)
-		offs.Resize((n + 1) * 8)
-		copy(unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(offs.Bytes()))), n+1), d.offs)
-		bufs = []*memory.Buffer{nil, offs, data}
-	default:
-		offs := memory.NewResizableBuffer(d.mem)
-		offs.Resize((n + 1) * 4)
-		o := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(offs.Bytes()))), n+1)
-		for i, v := range d.offs {
-			o[i] = int32(v)
-		}
-		bufs = []*memory.Buffer{nil, offs, data}
+	all := make([]int32, d.entries())
+	for i := range all {
+		all[i] = int32(i)
 	}
-	ad := array.NewData(d.dt, n, bufs, nil, 0, 0)
-	for _, b := range bufs[1:] {
-		b.Release()
+	return d.values(all)
+}
+
+// values is the Arrow array of the dictionary values ids name, in that order.
+func (d *dictColumn) values(ids []int32) arrow.Array {
+	var size int64
+	for _, id := range ids {
+		size += d.offs[id+1] - d.offs[id]
+	}
+	data := memory.NewResizableBuffer(d.mem)
+	data.Resize(int(size))
+	b := data.Bytes()[:0]
+	bufs := []*memory.Buffer{nil, data}
+	if d.width == 0 {
+		large := d.dt.ID() == arrow.LARGE_STRING || d.dt.ID() == arrow.LARGE_BINARY
+		ow := 4
+		if large {
+			ow = 8
+		}
+		offs := memory.NewResizableBuffer(d.mem)
+		offs.Resize((len(ids) + 1) * ow)
+		ob := offs.Bytes()
+		for i, id := range ids {
+			putOffset(ob, i, len(b), large)
+			b = append(b, d.vals[d.offs[id]:d.offs[id+1]]...)
+		}
+		putOffset(ob, len(ids), len(b), large)
+		bufs = []*memory.Buffer{nil, offs, data}
+	} else {
+		for _, id := range ids {
+			b = append(b, d.vals[d.offs[id]:d.offs[id+1]]...)
+		}
+	}
+	ad := array.NewData(d.dt, len(ids), bufs, nil, 0, 0)
+	for _, buf := range bufs[1:] {
+		buf.Release()
 	}
 	defer ad.Release()
 	return array.MakeFromData(ad)
