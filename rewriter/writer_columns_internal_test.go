@@ -48,15 +48,7 @@ func TestColumnFileMatchesPqarrow(t *testing.T) {
 		}
 	}()
 
-	write := func(pf parquetFile) {
-		for i, r := range recs {
-			if i == 3 {
-				require.NoError(t, pf.NewBufferedRowGroupChecked())
-			}
-			require.NoError(t, pf.WriteBuffered(r))
-		}
-		require.NoError(t, pf.Close())
-	}
+	write := func(pf parquetFile) { writeParquet(t, pf, recs, 3) }
 	var par, ref bytes.Buffer
 	cf, err := newColumnFile(sch, nopCloser{&par}, props, arrProps, 3)
 	require.NoError(t, err)
@@ -71,6 +63,19 @@ func TestColumnFileMatchesPqarrow(t *testing.T) {
 	require.NoError(t, err)
 	defer gotRdr.Close()
 	require.Equal(t, 2, gotRdr.MetaData().NumRowGroups())
+}
+
+// writeParquet writes recs to pf, starting a new row group before recs[split],
+// and closes it.
+func writeParquet(t *testing.T, pf parquetFile, recs []arrow.RecordBatch, split int) {
+	t.Helper()
+	for i, r := range recs {
+		if i == split {
+			require.NoError(t, pf.NewBufferedRowGroupChecked())
+		}
+		require.NoError(t, pf.WriteBuffered(r))
+	}
+	require.NoError(t, pf.Close())
 }
 
 // requireSameParquet requires two Parquet files of sch to hold the same rows
@@ -191,15 +196,7 @@ func TestColumnFileDictionaryColumns(t *testing.T) {
 		recs = append(recs, bld.NewRecordBatch())
 		bld.Release()
 	}
-	write := func(pf parquetFile) {
-		for i, r := range recs {
-			if i == 5 {
-				require.NoError(t, pf.NewBufferedRowGroupChecked())
-			}
-			require.NoError(t, pf.WriteBuffered(r))
-		}
-		require.NoError(t, pf.Close())
-	}
+	write := func(pf parquetFile) { writeParquet(t, pf, recs, 5) }
 	var par, ref bytes.Buffer
 	cf, err := newColumnFile(sch, nopCloser{&par}, props, arrProps, 3)
 	require.NoError(t, err)
