@@ -149,6 +149,14 @@ func gatherValidity(mem memory.Allocator, arrs []arrow.Array, spans []span, n in
 	if !nulls {
 		return nil, 0
 	}
+	buf := gatherBits(mem, views, spans, n, true)
+	return buf, n - bitutil.CountSetBits(buf.Bytes(), 0, n)
+}
+
+// gatherBits copies the bits the spans name from views into a new bitmap of
+// n bits. A view without bits stands for all-absent bits, set when absent
+// is true (a validity bitmap of an array with no nulls).
+func gatherBits(mem memory.Allocator, views []bitmapView, spans []span, n int, absent bool) *memory.Buffer {
 	buf := newBuffer(mem, int(bitutil.BytesForBits(int64(n))))
 	bits := buf.Bytes()
 	clear(bits)
@@ -157,7 +165,9 @@ func gatherValidity(mem memory.Allocator, arrs []arrow.Array, spans []span, n in
 		v := views[sp.src]
 		switch {
 		case v.bits == nil:
-			bitutil.SetBitsTo(bits, int64(pos), int64(sp.n), true)
+			if absent {
+				bitutil.SetBitsTo(bits, int64(pos), int64(sp.n), true)
+			}
 		case sp.n == 1:
 			if bitutil.BitIsSet(v.bits, v.off+int(sp.row)) {
 				bitutil.SetBit(bits, pos)
@@ -167,7 +177,7 @@ func gatherValidity(mem memory.Allocator, arrs []arrow.Array, spans []span, n in
 		}
 		pos += int(sp.n)
 	}
-	return buf, n - bitutil.CountSetBits(bits, 0, n)
+	return buf
 }
 
 func finish(dt arrow.DataType, n int, bufs []*memory.Buffer, nulls int) arrow.Array {
@@ -192,24 +202,7 @@ func gatherBool(mem memory.Allocator, dt arrow.DataType, arrs []arrow.Array, spa
 			}
 		}
 	}
-	buf := newBuffer(mem, int(bitutil.BytesForBits(int64(n))))
-	bits := buf.Bytes()
-	clear(bits)
-	pos := 0
-	for _, sp := range spans {
-		v := views[sp.src]
-		switch {
-		case v.bits == nil:
-		case sp.n == 1:
-			if bitutil.BitIsSet(v.bits, v.off+int(sp.row)) {
-				bitutil.SetBit(bits, pos)
-			}
-		default:
-			bitutil.CopyBitmap(v.bits, v.off+int(sp.row), int(sp.n), bits, pos)
-		}
-		pos += int(sp.n)
-	}
-	return finish(dt, n, []*memory.Buffer{valid, buf}, nulls)
+	return finish(dt, n, []*memory.Buffer{valid, gatherBits(mem, views, spans, n, false)}, nulls)
 }
 
 // fixedValues returns the value bytes of a fixed-width array from its first
