@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"slices"
 	"strings"
@@ -139,11 +140,16 @@ func (o CompactOptions) Validate() error {
 //     when there are at least MinInputFiles of them or any delete file;
 //   - sort, z-order, Hilbert: every file of a partition, when the
 //     partition has delete files, two or more small files, an oversized
-//     file, or a file not written in this layout. A file is in the layout
-//     when the snapshot that added it was a floe rewrite into this layout
-//     (summary floe.layout), or, for a sort, when its sort_order_id is the
-//     table's sort order for the layout. A file whose adding snapshot was
-//     expired is judged by size and deletes only.
+//     file, or a file not known to be in this layout. A file is known to be
+//     in the layout when the snapshot that added it was a floe rewrite into
+//     this layout (summary floe.layout), when its name carries the layout's
+//     [LayoutTag] (floe names the files of a layout rewrite so, which keeps
+//     them known after their adding snapshot is expired), or, for a sort,
+//     when its sort_order_id is the table's sort order for the layout.
+//     Anything else — a file another writer added, or one whose adding
+//     snapshot was expired and that says nothing of its order — is not in
+//     the layout: leaving such a file alone would leave its partition
+//     unsorted for good. The plan's reasons tell the two cases apart.
 //
 // Groups are then ordered — Priority partitions first, then oldest data
 // first — and cut at the budget; the rest are Deferred.
@@ -168,9 +174,15 @@ func PlanCompaction(st *lake.State, opts CompactOptions) (CompactPlan, error) {
 			sortID = id
 		}
 	}
-	inLayout := func(f lake.File) (bool, bool) {
+	tag := "-" + LayoutTag(opts.Layout) + ".parquet"
+	// inLayout reports whether f is known to be in the wanted layout, and
+	// whether anything about f's layout is known at all.
+	inLayout := func(f lake.File) (in, known bool) {
 		if sum, ok := summaries[f.SnapshotID]; ok {
 			return sum[PropLayout] == wanted, true
+		}
+		if strings.HasSuffix(f.Path, tag) {
+			return true, true
 		}
 		if sortID >= 0 && f.SortOrderID != nil {
 			return *f.SortOrderID == sortID, true
@@ -202,7 +214,7 @@ func PlanCompaction(st *lake.State, opts CompactOptions) (CompactPlan, error) {
 	for _, key := range order {
 		files := byPart[key]
 		nDel := len(deletes[key])
-		var smallN, largeN, drift int
+		var smallN, largeN, drift, unknown int
 		for _, f := range files {
 			switch {
 			case f.SizeBytes < small:
@@ -211,7 +223,10 @@ func PlanCompaction(st *lake.State, opts CompactOptions) (CompactPlan, error) {
 				largeN++
 			}
 			if opts.Layout.Strategy != simulator.StrategyBinpack {
-				if in, known := inLayout(f); known && !in {
+				switch in, known := inLayout(f); {
+				case !known:
+					unknown++
+				case !in:
 					drift++
 				}
 			}
@@ -232,7 +247,7 @@ func PlanCompaction(st *lake.State, opts CompactOptions) (CompactPlan, error) {
 				continue
 			}
 		} else {
-			if nDel == 0 && smallN < 2 && largeN == 0 && drift == 0 {
+			if nDel == 0 && smallN < 2 && largeN == 0 && drift == 0 && unknown == 0 {
 				continue
 			}
 			pick = files
@@ -248,6 +263,9 @@ func PlanCompaction(st *lake.State, opts CompactOptions) (CompactPlan, error) {
 		}
 		if drift > 0 {
 			reasons = append(reasons, fmt.Sprintf("%d files not in %s", drift, wanted))
+		}
+		if unknown > 0 {
+			reasons = append(reasons, fmt.Sprintf("%d files of unknown layout (no record that they are in %s: their adding snapshot is expired or another writer added them)", unknown, wanted))
 		}
 		g := PlannedGroup{Partition: key, Deletes: nDel, Reasons: reasons, oldest: pick[0].SequenceNumber}
 		for _, f := range pick {
@@ -290,6 +308,20 @@ func PlanCompaction(st *lake.State, opts CompactOptions) (CompactPlan, error) {
 		plan.InputBytes += g.Bytes
 	}
 	return plan, nil
+}
+
+// LayoutTag is the short, stable name of layout l that floe puts at the end
+// of the names of the files a layout rewrite writes ("floe-" and eight hex
+// digits of a hash of l's canonical text), so that [PlanCompaction] still
+// knows those files are in l once the snapshot that added them, whose
+// floe.layout summary said so, has been expired. A sort also records the
+// table's sort order id on each file; z-order and Hilbert have no Iceberg
+// sort order to record, so without the tag every expiry would make their
+// files look unsorted and the next run would rewrite them again.
+func LayoutTag(l simulator.Layout) string {
+	h := fnv.New32a()
+	h.Write([]byte(l.String()))
+	return fmt.Sprintf("floe-%08x", h.Sum32())
 }
 
 // touchedByDeletes returns the data files that file-scoped position
@@ -407,6 +439,9 @@ func Compact(ctx context.Context, st *lake.State, plan CompactPlan, opts Compact
 	gopts.TargetFileSizeBytes = plan.TargetFileSizeBytes
 	gopts.Keyer = keyer
 	gopts.SortOrderID = sortOrderID
+	if opts.Layout.Strategy != simulator.StrategyBinpack {
+		gopts.NameTag = LayoutTag(opts.Layout)
+	}
 	copts := opts.Commit
 	copts.Layout = opts.Layout.String()
 	if copts.Logger == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -161,4 +162,76 @@ func groupSummary(p rewriter.CompactPlan) string {
 		out = append(out, g.Partition+": "+strings.Join(g.Reasons, ", "))
 	}
 	return strings.Join(out, "; ")
+}
+
+// expireAllButCurrent expires every snapshot of tt.tbl but the current one,
+// with a clock an hour after the newest snapshot (no wall clock involved).
+func expireAllButCurrent(t *testing.T, tt *twinTables) {
+	t.Helper()
+	ctx := context.Background()
+	fresh := *tt.tbl
+	require.NoError(t, fresh.Refresh(ctx))
+	newest := time.UnixMilli(fresh.CurrentSnapshot().TimestampMs)
+	opts := rewriter.ExpireOptions{OlderThan: time.Millisecond, RetainLast: 1, Now: func() time.Time { return newest.Add(time.Hour) }}
+	plan, err := rewriter.PlanExpire(ctx, &fresh, opts)
+	require.NoError(t, err)
+	require.NotEmpty(t, plan.Snapshots)
+	_, err = rewriter.Expire(ctx, tt.w.Catalog, &fresh, plan, opts)
+	require.NoError(t, err)
+	require.NoError(t, tt.tbl.Refresh(ctx))
+}
+
+// A layout rewrite must not leave a partition alone because nothing records
+// its lone file's layout any more: an expired adding snapshot means
+// "unknown", and unknown is not "in the layout". Files floe itself wrote in
+// the layout stay known after expiry through their names.
+func TestCompactFileOfExpiredSnapshot(t *testing.T) {
+	for _, spec := range []string{"sort(id)", "zorder(id, v)", "hilbert(id, v)"} {
+		t.Run(spec, func(t *testing.T) {
+			ctx := context.Background()
+			tt := newTwinTables(t, nil)
+			tt.appendBoth(t, 0, 3000, "eu") // one file, never compacted
+			for i := range 4 {
+				tt.appendBoth(t, 100000+i*500, 500, "us")
+			}
+			expireAllButCurrent(t, tt)
+			layout, err := simulator.ParseLayout(spec)
+			require.NoError(t, err)
+			opts := rewriter.CompactOptions{Layout: layout, TargetFileSizeBytes: 1 << 20,
+				Commit: rewriter.CommitOptions{Sleep: instantSleep}}
+
+			st := tt.state(t, tt.tbl)
+			require.Len(t, st.Snapshots, 1)
+			plan, err := rewriter.PlanCompaction(st, opts)
+			require.NoError(t, err)
+			byPart := map[string]rewriter.PlannedGroup{}
+			for _, g := range plan.Groups {
+				byPart[g.Partition] = g
+			}
+			eu, ok := byPart["region=eu"]
+			require.True(t, ok, "the single-file partition of an expired snapshot is planned: %s", groupSummary(plan))
+			require.Equal(t, 1, eu.Files)
+			require.Contains(t, strings.Join(eu.Reasons, "; "), "1 files of unknown layout")
+
+			res, err := rewriter.Compact(ctx, st, plan, opts)
+			require.NoError(t, err)
+			tt.tbl = res.Table
+			tt.requireSameRows(t)
+			after := tt.state(t, tt.tbl)
+			for _, f := range after.DataFiles {
+				require.True(t, strings.HasSuffix(f.Path, "-"+rewriter.LayoutTag(layout)+".parquet"), f.Path)
+			}
+
+			// Once the rewrite's own snapshot is expired too, its files are
+			// still known to be in the layout: nothing to do.
+			tt.appendBoth(t, 200000, 10, "apac")
+			expireAllButCurrent(t, tt)
+			st = tt.state(t, tt.tbl)
+			again, err := rewriter.PlanCompaction(st, opts)
+			require.NoError(t, err)
+			for _, g := range again.Groups {
+				require.Equal(t, "region=apac", g.Partition, "%s", groupSummary(again))
+			}
+		})
+	}
 }

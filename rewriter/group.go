@@ -45,6 +45,9 @@ type GroupOptions struct {
 	// SortOrderID is recorded as sort_order_id on the new files. Set it only
 	// when Keyer orders rows by that Iceberg sort order. Nil: not recorded.
 	SortOrderID *int
+	// NameTag ends the names of the new files (see [WriterOptions.NameTag]);
+	// [Compact] sets it to the layout's [LayoutTag].
+	NameTag string
 	// Parallelism bounds the scan's decode workers and, in [RewriteGroups],
 	// the groups rewritten at once. Default: runtime.GOMAXPROCS(0). With a
 	// memory bound the scan uses one worker unless the budget can hold
@@ -217,6 +220,7 @@ func RewriteGroup(ctx context.Context, tbl *table.Table, tasks []table.FileScanT
 		MemoryBytes:         opts.MemoryBytes / 8,
 		PartitionValues:     partition,
 		SortOrderID:         opts.SortOrderID,
+		NameTag:             opts.NameTag,
 		Parallelism:         par,
 		Allocator:           alloc,
 	})

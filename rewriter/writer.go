@@ -80,6 +80,11 @@ type WriterOptions struct {
 	Allocator memory.Allocator
 	// WriteUUID names the files of this write. Default: a random UUID.
 	WriteUUID uuid.UUID
+	// NameTag, when set, ends each file name before ".parquet" (as
+	// "-<tag>"), so that a file can be recognised from its path alone, as
+	// [LayoutTag] makes a layout recognisable after the snapshot that added
+	// the file has been expired. Letters, digits and '-' only.
+	NameTag string
 }
 
 // Validate reports every invalid field at once.
@@ -99,6 +104,11 @@ func (o WriterOptions) Validate() error {
 	}
 	if o.Parallelism < 0 {
 		errs = append(errs, fmt.Errorf("parallelism must be >= 0, got %d", o.Parallelism))
+	}
+	if strings.TrimFunc(o.NameTag, func(r rune) bool {
+		return r == '-' || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9')
+	}) != "" {
+		errs = append(errs, fmt.Errorf("name tag %q: only letters, digits and '-' are allowed", o.NameTag))
 	}
 	return errors.Join(errs...)
 }
@@ -359,7 +369,11 @@ func (w *Writer) endRowGroup() error {
 
 func (w *Writer) open() error {
 	w.count++
-	name := fmt.Sprintf("00000-%d-%s-%05d.parquet", w.count, w.opts.WriteUUID, w.count)
+	tag := ""
+	if w.opts.NameTag != "" {
+		tag = "-" + w.opts.NameTag
+	}
+	name := fmt.Sprintf("00000-%d-%s-%05d%s.parquet", w.count, w.opts.WriteUUID, w.count, tag)
 	if w.partPath != "" {
 		name = path.Join(w.partPath, name)
 	}

@@ -17,6 +17,9 @@ type demoOptions struct {
 	EventCommits int
 	Orders       int
 	Queries      int
+	// AsOf is the end of the generated event and query time range (the
+	// --as-of flag); zero means now.
+	AsOf time.Time
 }
 
 func newDemoCmd(f *factory, runF func(context.Context, *demoOptions) error) *cobra.Command {
@@ -36,9 +39,17 @@ then print the health of every table, write query logs of all six telemetry
 sources over those tables (Trino event-listener JSON, a Spark event log,
 Athena API JSON, Snowflake QUERY_HISTORY/ACCESS_HISTORY CSV, the DuckDB query
 log and Iceberg REST scan reports) under <data_dir>/logs, collect them, and
-summarize the queries. --reset rebuilds existing demo tables.`,
+summarize the queries. --reset rebuilds existing demo tables.
+
+The event times and the query log end at --as-of (default: now), so the
+files, partitions and queries the demo builds depend on --as-of and on
+nothing else: the same --as-of gives the same warehouse on any day. The
+demo's own analyze, simulate and measure steps look at the 30 days before
+--as-of; when --as-of lies further back, later runs need a --since that
+reaches it.`,
 		Example: `  floe demo
-  floe demo --reset`,
+  floe demo --reset
+  floe demo --reset --as-of 2026-11-24T12:00:00Z   # the same warehouse on any day`,
 		Args: wrapArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
@@ -51,6 +62,7 @@ summarize the queries. --reset rebuilds existing demo tables.`,
 	cmd.Flags().IntVar(&opts.EventCommits, "event-commits", 320, "micro-batch commits to write to web.events")
 	cmd.Flags().IntVar(&opts.Orders, "orders", 25000, "TPC-H orders to generate (about four line items each)")
 	cmd.Flags().IntVar(&opts.Queries, "queries", 3000, "queries in the generated query logs")
+	cmd.Flags().Var((*timeValue)(&opts.AsOf), "as-of", "end of the generated event and query time range: RFC 3339 or YYYY-MM-DD, UTC (default: now)")
 	return cmd
 }
 
@@ -69,6 +81,13 @@ func runDemo(ctx context.Context, opts *demoOptions) error {
 	bar := newProgress(opts.f.IO)
 	start := time.Now()
 	now := opts.f.Now()
+	if !opts.AsOf.IsZero() {
+		now = opts.AsOf
+	}
+	// The demo's queries lie in the 30 days before now; the windows of the
+	// analysis steps below are measured from the factory's clock, so they
+	// reach back to cover them when --as-of is in the past.
+	window := 30*24*time.Hour + max(0, opts.f.Now().Sub(now))
 	fmt.Fprintf(opts.f.IO.ErrOut, "building the demo warehouse in catalog %q (%s)\n", cfg.DefaultCatalog, cfg.Source)
 	err = demo.Build(ctx, cat, demo.Options{
 		Reset: opts.Reset, EventCommits: opts.EventCommits, Orders: opts.Orders,
@@ -102,15 +121,15 @@ func runDemo(ctx context.Context, opts *demoOptions) error {
 		return err
 	}
 	section("floe analyze")
-	if err := runAnalyze(ctx, &analyzeOptions{f: opts.f, Since: 30 * 24 * time.Hour, Output: outputTable}); err != nil {
+	if err := runAnalyze(ctx, &analyzeOptions{f: opts.f, Since: window, Output: outputTable}); err != nil {
 		return err
 	}
 	// The demo tables are small, so the projected rewrites use a target file
 	// size scaled down to them; on real tables the table's own target applies.
 	section("floe simulate web.events --target-file-size 64KiB")
-	if err := runSimulate(ctx, &simulateOptions{f: opts.f, Table: "web.events", Since: 30 * 24 * time.Hour, ZOrderMode: "iceberg", Seed: 1, TargetSize: "64KiB", Output: outputTable}); err != nil {
+	if err := runSimulate(ctx, &simulateOptions{f: opts.f, Table: "web.events", Since: window, ZOrderMode: "iceberg", Seed: 1, TargetSize: "64KiB", Output: outputTable}); err != nil {
 		return err
 	}
 	section("floe measure web.events  (today's files, iceberg-go scan planning: the ground truth for 'current')")
-	return runMeasure(ctx, &measureOptions{f: opts.f, Table: "web.events", Since: 30 * 24 * time.Hour, Output: outputTable})
+	return runMeasure(ctx, &measureOptions{f: opts.f, Table: "web.events", Since: window, Output: outputTable})
 }

@@ -121,7 +121,7 @@ func TestNewCmdsParseArgs(t *testing.T) {
 
 func TestDemoThenHealthMatchesSnapshotSummary(t *testing.T) {
 	dir := writeConfig(t)
-	out, errOut, code := run(t, dir, "demo", "--event-commits", "110", "--orders", "2000", "--queries", "400")
+	out, errOut, code := run(t, dir, demoArgs("--event-commits", "110", "--orders", "2000", "--queries", "400")...)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "local.web.events")
 	require.Contains(t, out, "critical: small files")
@@ -142,7 +142,7 @@ func TestDemoThenHealthMatchesSnapshotSummary(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	require.Zero(t, rep.Events)
 
-	out, errOut, code = run(t, dir, "queries", "--table", "web.events", "-o", "json")
+	out, errOut, code = run(t, dir, "queries", "--table", "web.events", "--since", sinceAsOf(), "-o", "json")
 	require.Equal(t, 0, code, errOut)
 	var stats []struct {
 		Table      string `json:"table"`
@@ -163,7 +163,7 @@ func TestDemoThenHealthMatchesSnapshotSummary(t *testing.T) {
 
 	// analyze ranks tenant_id first on web.events (the demo workload's
 	// dominant equality filter) and proposes layouts on it.
-	out, errOut, code = run(t, dir, "analyze", "web.events", "-o", "json")
+	out, errOut, code = run(t, dir, "analyze", "web.events", "--since", sinceAsOf(), "-o", "json")
 	require.Equal(t, 0, code, errOut)
 	var an []tableAnalysis
 	require.NoError(t, json.Unmarshal([]byte(out), &an))
@@ -179,7 +179,7 @@ func TestDemoThenHealthMatchesSnapshotSummary(t *testing.T) {
 	require.Contains(t, layouts, "binpack")
 
 	// simulate --layout current agrees with measure (iceberg-go's planning).
-	out, errOut, code = run(t, dir, "simulate", "web.events", "--layout", "current", "--layout", "sort(tenant_id)", "--target-file-size", "32KiB", "-o", "json")
+	out, errOut, code = run(t, dir, "simulate", "web.events", "--since", sinceAsOf(), "--layout", "current", "--layout", "sort(tenant_id)", "--target-file-size", "32KiB", "-o", "json")
 	require.Equal(t, 0, code, errOut)
 	var sim struct {
 		Table      string `json:"table"`
@@ -194,7 +194,7 @@ func TestDemoThenHealthMatchesSnapshotSummary(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &sim))
 	require.Positive(t, sim.Queries)
 	require.Len(t, sim.Candidates, 2)
-	out, errOut, code = run(t, dir, "measure", "web.events", "-o", "json")
+	out, errOut, code = run(t, dir, "measure", "web.events", "--since", sinceAsOf(), "-o", "json")
 	require.Equal(t, 0, code, errOut)
 	var meas struct {
 		FilesTotal int     `json:"files_total"`
@@ -211,7 +211,7 @@ func TestDemoThenHealthMatchesSnapshotSummary(t *testing.T) {
 	require.Greater(t, sim.Candidates[1].SkippedPct, sim.Candidates[0].SkippedPct, "sorting by the top filter column must skip more")
 
 	// Running demo again without --reset refuses, with a usage-class hint.
-	_, errOut, code = run(t, dir, "demo", "--event-commits", "2", "--orders", "10")
+	_, errOut, code = run(t, dir, demoArgs("--event-commits", "2", "--orders", "10")...)
 	require.Equal(t, exitError, code)
 	require.Contains(t, errOut, "--reset")
 

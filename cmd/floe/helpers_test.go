@@ -3,6 +3,30 @@ package main
 import (
 	"io"
 	"strings"
+	"time"
 )
 
 func stringsReader(s string) io.Reader { return strings.NewReader(s) }
+
+// testAsOf is the fixed end of the demo's event and query time range in
+// tests (floe demo --as-of), so that the warehouse the tests build — its
+// partitions, files and queries — is the same on any day. Table metadata
+// (snapshot times, file ages) still follows the wall clock, since iceberg-go
+// stamps each commit with it; only the generated data is pinned.
+const testAsOf = "2026-11-24T12:00:00Z"
+
+// demoArgs are the args of a demo run in tests: args plus the fixed --as-of.
+func demoArgs(args ...string) []string {
+	return append([]string{"demo", "--as-of", testAsOf}, args...)
+}
+
+// sinceAsOf is a --since window that reaches the 30 days before testAsOf
+// from whatever day the test runs, so that query-window verbs see the same
+// demo queries on any day.
+func sinceAsOf() string {
+	asOf, err := time.Parse(time.RFC3339, testAsOf)
+	if err != nil {
+		panic(err)
+	}
+	return (30*24*time.Hour + max(0, time.Since(asOf))).Round(time.Second).String()
+}

@@ -32,7 +32,7 @@ func TestCompactSurvivesSIGKILL(t *testing.T) {
 	require.NoError(t, err, string(out))
 
 	dir := writeConfig(t)
-	_, errOut, code := run(t, dir, "demo", "--event-commits", "60", "--orders", "300", "--queries", "30")
+	_, errOut, code := run(t, dir, demoArgs("--event-commits", "60", "--orders", "300", "--queries", "30")...)
 	require.Equal(t, 0, code, errOut)
 	ctx := context.Background()
 	io, _, _ := testIO()

@@ -13,7 +13,7 @@ import (
 
 func TestMaintenanceVerbs(t *testing.T) {
 	dir := writeConfig(t)
-	_, errOut, code := run(t, dir, "demo", "--event-commits", "30", "--orders", "400", "--queries", "60")
+	_, errOut, code := run(t, dir, demoArgs("--event-commits", "30", "--orders", "400", "--queries", "60")...)
 	require.Equal(t, 0, code, errOut)
 	sum := func() oracle.Sum {
 		io, _, _ := testIO()

@@ -153,7 +153,7 @@ type planJSON struct {
 
 func TestPlanApproveOptimizeFlow(t *testing.T) {
 	dir := writeConfig(t)
-	_, errOut, code := run(t, dir, "demo", "--event-commits", "30", "--orders", "400", "--queries", "60")
+	_, errOut, code := run(t, dir, demoArgs("--event-commits", "30", "--orders", "400", "--queries", "60")...)
 	require.Equal(t, 0, code, errOut)
 	sum := func() oracle.Sum {
 		s, err := oracle.ChecksumIceberg(context.Background(), loadEvents(t, dir).Table)
@@ -163,7 +163,7 @@ func TestPlanApproveOptimizeFlow(t *testing.T) {
 	before := sum()
 
 	// Plan: sorting by the workload's top filter column beats bin-packing.
-	out, errOut, code := run(t, dir, "plan", "web.events", "--layout", "binpack", "--layout", "sort(tenant_id)",
+	out, errOut, code := run(t, dir, "plan", "web.events", "--since", sinceAsOf(), "--layout", "binpack", "--layout", "sort(tenant_id)",
 		"--target-file-size", "32KiB", "--by", "carol", "-o", "json")
 	require.Equal(t, 0, code, errOut)
 	var p planJSON
@@ -181,14 +181,14 @@ func TestPlanApproveOptimizeFlow(t *testing.T) {
 	require.Positive(t, p.Projection.RewriteBytes)
 
 	// The same plan again is the same plan; the text output says what next.
-	out, errOut, code = run(t, dir, "plan", "web.events", "--layout", "binpack", "--layout", "sort(tenant_id)", "--target-file-size", "32KiB")
+	out, errOut, code = run(t, dir, "plan", "web.events", "--since", sinceAsOf(), "--layout", "binpack", "--layout", "sort(tenant_id)", "--target-file-size", "32KiB")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "plan "+p.ID+": proposed")
 	require.Contains(t, out, "floe plan approve "+p.ID)
 
 	// Bin-packing skips no more files than the partitioned layout of today: nothing
 	// to gain, so nothing is proposed, and that is not an error.
-	out, errOut, code = run(t, dir, "plan", "web.events", "--layout", "binpack", "--target-file-size", "32KiB", "-o", "json")
+	out, errOut, code = run(t, dir, "plan", "web.events", "--since", sinceAsOf(), "--layout", "binpack", "--target-file-size", "32KiB", "-o", "json")
 	require.Equal(t, 0, code, errOut)
 	var none struct {
 		Proposed bool   `json:"proposed"`

@@ -127,6 +127,28 @@ func (d *durationValue) Set(s string) error {
 	return nil
 }
 
+// timeValue parses an instant: RFC 3339, or a date (YYYY-MM-DD, midnight
+// UTC).
+type timeValue time.Time
+
+func (v *timeValue) String() string {
+	if time.Time(*v).IsZero() {
+		return ""
+	}
+	return time.Time(*v).UTC().Format(time.RFC3339)
+}
+func (v *timeValue) Type() string { return "time" }
+func (v *timeValue) Set(s string) error {
+	s = strings.TrimSpace(s)
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			*v = timeValue(t.UTC())
+			return nil
+		}
+	}
+	return fmt.Errorf("time %q: want RFC 3339 (2026-11-24T12:00:00Z) or a date (2026-11-24)", s)
+}
+
 // parseDuration accepts Go durations plus a leading "Nd" for days.
 func parseDuration(s string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
