@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-project/floe/lake"
@@ -67,6 +68,61 @@ func NewCommitGroup(base *lake.State, name string, tasks []table.FileScanTask, o
 	return g, nil
 }
 
+// Declaration is the layout a table declares: its floe.layout property
+// and, for a sort, its default sort order. [CommitGroups] stages it in the
+// same transaction as each batch's files, re-validated on every attempt
+// like the files themselves, so the declaration and the files in that
+// layout become visible together or not at all.
+type Declaration struct {
+	// Layout is the floe.layout property value.
+	Layout string
+	// SortOrder, when set, becomes the table's default sort order; the
+	// output files carry SortOrderID, the id it has (or gets) in the table.
+	// If the table's sort orders changed so that the order would get another
+	// id, the batch fails with [ErrConflict] instead of committing files
+	// whose sort_order_id names the wrong order.
+	SortOrder   *table.SortOrder
+	SortOrderID int
+}
+
+// stage adds the declaration's metadata updates to tx, made on head.
+func (d *Declaration) stage(head *lake.State, tx *table.Transaction) error {
+	if d == nil {
+		return nil
+	}
+	if d.SortOrder != nil {
+		if id := sortOrderIDIn(head.Metadata, *d.SortOrder); id != d.SortOrderID {
+			return fmt.Errorf("declare sort order %s: it would get id %d in snapshot %d, the new files carry %d: %w",
+				d.SortOrder, id, snapshotID(head), d.SortOrderID, ErrConflict)
+		}
+		if !sameFields(head.Metadata.SortOrder(), *d.SortOrder) {
+			if err := tx.ReplaceSortOrder(*d.SortOrder); err != nil {
+				return fmt.Errorf("declare sort order %s: %w", d.SortOrder, err)
+			}
+		}
+	}
+	if head.Metadata.Properties().Get(PropLayout, "") != d.Layout {
+		if err := tx.SetProperties(iceberg.Properties{PropLayout: d.Layout}); err != nil {
+			return fmt.Errorf("declare %s=%s: %w", PropLayout, d.Layout, err)
+		}
+	}
+	return nil
+}
+
+// sortOrderIDIn is the id so has, or would get when added, in md: the id of
+// an order with the same fields, else one more than the largest id (as
+// iceberg-go's metadata builder assigns them).
+func sortOrderIDIn(md table.Metadata, so table.SortOrder) int {
+	next := table.UnsortedSortOrderID + 1
+	for _, o := range md.SortOrders() {
+		if sameFields(o, so) {
+			return o.OrderID()
+		}
+		next = max(next, o.OrderID()+1)
+	}
+	return next
+}
+
 // Backoff is the wait between commit attempts: Base doubled per attempt, at
 // most Max, each wait jittered down to between half and all of it.
 type Backoff struct {
@@ -90,6 +146,14 @@ type CommitOptions struct {
 	// and floe.layout when set.
 	RunID  string
 	Layout string
+	// Lease, when set, is the run's lease: a lapsed lease (see
+	// [Lease.Check]) fails the batch with [ErrLeaseLost] before it commits.
+	Lease *Lease
+	// Declare, when set, is the layout the table declares, made part of
+	// every commit (see [Declaration]): the table's declared layout changes
+	// only together with files written in it, and a run that commits no
+	// files changes none of the table's metadata.
+	Declare *Declaration
 	// SnapshotProps are more snapshot summary properties.
 	SnapshotProps iceberg.Properties
 	// Load returns the table's current state from its catalog. Default:
@@ -325,10 +389,23 @@ func commitBatch(ctx context.Context, base *lake.State, known map[string]bool, c
 		if err != nil {
 			return cur, err
 		}
+		// Until the catalog takes the commit, the manifests staged for it
+		// are floe's own litter: removed when the attempt surely failed.
+		drop := func(err error) error {
+			return errors.Join(err, removeStaged(context.WithoutCancel(ctx), tx, head))
+		}
 		if opts.BeforeCommit != nil {
 			if err := opts.BeforeCommit(ctx, n, attempt); err != nil {
-				return cur, fmt.Errorf("before commit: %w", err)
+				return cur, drop(fmt.Errorf("before commit: %w", err))
 			}
+		}
+		if opts.Lease != nil {
+			if err := opts.Lease.Check(); err != nil {
+				return cur, drop(err)
+			}
+		}
+		if err := verifyOutputs(ctx, head.Table, pending); err != nil {
+			return cur, drop(err)
 		}
 		next, err := tx.Commit(ctx)
 		if err == nil {
@@ -346,6 +423,10 @@ func commitBatch(ctx context.Context, base *lake.State, known map[string]bool, c
 			// The catalog may or may not have taken the commit: leave the
 			// outputs alone (orphan removal sorts them out if unreferenced).
 			return cur, fmt.Errorf("commit attempt %d: %w", attempt, err)
+		}
+		// A lost compare-and-swap: the catalog did not take this attempt.
+		if rerr := removeStaged(ctx, tx, head); rerr != nil {
+			opts.Logger.Warn("staged manifests of a failed attempt left for orphan removal", "table", base.Ident.String(), "err", rerr)
 		}
 		lastErr = err
 		opts.Logger.Info("commit conflict, retrying", "table", base.Ident.String(), "attempt", attempt, "err", err)
@@ -409,6 +490,9 @@ func stageBatch(ctx context.Context, head *lake.State, pending []*CommitGroup, o
 		headData[f.Path] = f
 	}
 	tx := head.Table.NewTransaction()
+	if err := opts.Declare.stage(head, tx); err != nil {
+		return nil, Commit{}, err
+	}
 	rw := tx.NewRewrite(props)
 	var c Commit
 	removed := map[string]bool{}
@@ -445,4 +529,74 @@ func snapshotID(st *lake.State) int64 {
 		return -1
 	}
 	return st.Current.SnapshotID
+}
+
+// verifyOutputs checks, just before a commit, that every file the batch adds
+// exists with the size it was written with: a file removed since it was
+// written (by a careless orphan removal, say) must fail the commit, not be
+// committed as a dangling reference.
+func verifyOutputs(ctx context.Context, tbl *table.Table, pending []*CommitGroup) error {
+	fio, err := tbl.FS(ctx)
+	if err != nil {
+		return fmt.Errorf("verify outputs: open table io: %w", err)
+	}
+	for _, g := range pending {
+		for _, o := range g.Outputs {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			size, err := fileSize(fio, o.FilePath())
+			if err != nil {
+				return fmt.Errorf("group %s: output %s: %w: %w", g.Name, o.FilePath(), ErrMissingOutput, err)
+			}
+			if size != o.FileSizeBytes() {
+				return fmt.Errorf("group %s: output %s has %d bytes, %d were written: %w", g.Name, o.FilePath(), size, o.FileSizeBytes(), ErrMissingOutput)
+			}
+		}
+	}
+	return nil
+}
+
+func fileSize(fio iceio.IO, p string) (int64, error) {
+	f, err := fio.Open(p)
+	if err != nil {
+		return 0, err
+	}
+	st, err := f.Stat()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), nil
+}
+
+// removeStaged deletes the manifest list and the new manifests that staging
+// tx on head wrote, for an attempt the catalog did not take.
+func removeStaged(ctx context.Context, tx *table.Transaction, head *lake.State) error {
+	staged, err := tx.StagedTable()
+	if err != nil {
+		return fmt.Errorf("staged table: %w", err)
+	}
+	snap := staged.CurrentSnapshot()
+	if snap == nil || (head.Current != nil && snap.SnapshotID == head.Current.SnapshotID) {
+		return nil
+	}
+	fio, err := staged.FS(ctx)
+	if err != nil {
+		return fmt.Errorf("open table io: %w", err)
+	}
+	manifests, err := snap.Manifests(fio)
+	if err != nil {
+		return fmt.Errorf("read staged manifest list %s: %w", snap.ManifestList, err)
+	}
+	files := fileSet{snap.ManifestList: 0}
+	for _, m := range manifests {
+		if m.SnapshotID() == snap.SnapshotID {
+			files[m.FilePath()] = m.Length()
+		}
+	}
+	_, _, err = deleteFiles(ctx, fio, files, 4)
+	return err
 }

@@ -405,31 +405,86 @@ type CompactResult struct {
 	Rows      int64          `json:"rows"`
 	PeakArrow int64          `json:"peak_arrow_bytes"`
 	Duration  time.Duration  `json:"duration_ns"`
+	// RemovedOutputs counts files the run wrote and removed again because
+	// no commit took them (skipped groups, a failed batch).
+	RemovedOutputs int `json:"removed_outputs"`
+	// SweptSpill are spill directories of dead runs removed at the start.
+	SweptSpill []SweptDir `json:"swept_spill"`
 	// Table is the table after the last commit.
 	Table *table.Table `json:"-"`
 }
 
-// Compact executes plan on the table of st: it records the layout (a sort
-// becomes the table's sort order; z-order and Hilbert the table property
-// floe.layout, since Iceberg sort orders cannot express them), rewrites each
-// group with the native engine — deletes applied, rows ordered by the layout
-// key with bounded memory — and commits every GroupsPerBatch groups as one
-// replace snapshot through [CommitGroups], which re-validates inputs on
-// conflicts and skips groups whose inputs changed. Committed batches stay
-// committed when a later one fails.
-func Compact(ctx context.Context, st *lake.State, plan CompactPlan, opts CompactOptions) (CompactResult, error) {
+// Compact executes plan on the table of st: it rewrites each group with the
+// native engine — deletes applied, rows ordered by the layout key with
+// bounded memory — and commits every GroupsPerBatch groups as one replace
+// snapshot through [CommitGroups], which re-validates inputs on conflicts and
+// skips groups whose inputs changed. Each of those commits also declares the
+// layout on the table (a sort becomes the table's default sort order; every
+// layout but bin-pack the table property floe.layout, since Iceberg sort
+// orders cannot express z-order or Hilbert), so the table never declares a
+// layout its files are not in, and a run that fails before its first commit
+// leaves the table's metadata as it was. Committed batches stay committed
+// when a later one fails.
+func Compact(ctx context.Context, st *lake.State, plan CompactPlan, opts CompactOptions) (res CompactResult, err error) {
 	if err := opts.Validate(); err != nil {
 		return CompactResult{}, fmt.Errorf("compact %s: %w", st.Ident, err)
 	}
 	opts = opts.withDefaults(st)
-	start := time.Now()
-	res := CompactResult{Plan: plan, Table: st.Table, Commits: []Commit{}, Skipped: []SkippedGroup{}}
+	res = CompactResult{Plan: plan, Table: st.Table, Commits: []Commit{}, Skipped: []SkippedGroup{}}
 	if len(plan.Groups) == 0 {
 		return res, nil
 	}
-	tbl, sortOrderID, err := recordLayout(ctx, st.Table, opts.Layout)
+	// The lease comes before any file is written, so orphan removal in any
+	// floe process sees the run before it sees its files.
+	lease, err := AcquireLease(ctx, st.Table, LeaseOptions{RunID: opts.Commit.RunID, Table: st.Ident.String(), Operation: "compact"})
 	if err != nil {
 		return res, fmt.Errorf("compact %s: %w", st.Ident, err)
+	}
+	defer func() { err = errors.Join(err, lease.Release()) }()
+	if opts.Commit.RunID == "" {
+		opts.Commit.RunID = lease.RunID()
+	}
+	swept, err := SweepRunDirs(opts.Group.TempDir)
+	res.SweptSpill = swept
+	if err != nil {
+		opts.Logger.Warn("spill directories of dead runs left in place", "table", st.Ident.String(), "err", err)
+	}
+	rd, err := NewRunDir(opts.Group.TempDir, lease.RunID())
+	if err != nil {
+		return res, fmt.Errorf("compact %s: %w", st.Ident, err)
+	}
+	defer func() { err = errors.Join(err, rd.Remove()) }()
+	opts.Group.TempDir = rd.Path
+	opts.Commit.Lease = lease
+	return compact(ctx, st, plan, opts, res)
+}
+
+// compact is [Compact] inside the run's lease and spill directory. Output
+// files that end up in no commit — of a group that failed, went stale or
+// was in a batch whose commit failed — are removed before it returns, unless
+// the table references them (a commit whose answer was lost).
+func compact(ctx context.Context, st *lake.State, plan CompactPlan, opts CompactOptions, init CompactResult) (res CompactResult, err error) {
+	res = init
+	start := time.Now()
+	var uncommitted []string
+	defer func() {
+		if len(uncommitted) == 0 {
+			return
+		}
+		removed, cerr := removeUncommitted(context.WithoutCancel(ctx), res.Table, uncommitted)
+		res.RemovedOutputs += removed
+		if cerr != nil {
+			err = errors.Join(err, fmt.Errorf("compact %s: remove uncommitted outputs: %w", st.Ident, cerr))
+		}
+	}()
+	tbl := st.Table
+	decl, err := declaration(tbl, opts.Layout)
+	if err != nil {
+		return res, fmt.Errorf("compact %s: %w", st.Ident, err)
+	}
+	var sortOrderID *int
+	if decl != nil && decl.SortOrder != nil {
+		sortOrderID = &decl.SortOrderID
 	}
 	keyer, err := buildKeyer(ctx, st, opts)
 	if err != nil {
@@ -444,6 +499,7 @@ func Compact(ctx context.Context, st *lake.State, plan CompactPlan, opts Compact
 	}
 	copts := opts.Commit
 	copts.Layout = opts.Layout.String()
+	copts.Declare = decl
 	if copts.Logger == nil {
 		copts.Logger = opts.Logger
 	}
@@ -481,6 +537,9 @@ func Compact(ctx context.Context, st *lake.State, plan CompactPlan, opts Compact
 			res.Rows += stats.Rows
 			res.PeakArrow = max(res.PeakArrow, stats.PeakArrowBytes)
 			cg, err := NewCommitGroup(base, pg.Partition, gt, files)
+			for _, f := range files {
+				uncommitted = append(uncommitted, f.FilePath())
+			}
 			if err != nil {
 				if errors.Is(err, ErrStaleGroup) {
 					s := SkippedGroup{Name: pg.Partition, Err: err}
@@ -512,6 +571,19 @@ func Compact(ctx context.Context, st *lake.State, plan CompactPlan, opts Compact
 		if err != nil {
 			return res, fmt.Errorf("compact %s: %w", st.Ident, err)
 		}
+		// Committed: what is left of the batch are skipped groups' files.
+		uncommitted = uncommitted[:0]
+		for _, s := range rep.Skipped {
+			uncommitted = append(uncommitted, s.Orphans...)
+		}
+		if len(uncommitted) > 0 {
+			removed, err := removeUncommitted(ctx, tbl, uncommitted)
+			res.RemovedOutputs += removed
+			if err != nil {
+				return res, fmt.Errorf("compact %s: remove outputs of skipped groups: %w", st.Ident, err)
+			}
+			uncommitted = uncommitted[:0]
+		}
 		opts.Logger.Info("compaction batch committed", "table", st.Ident.String(), "groups", len(groups), "commits", len(rep.Commits))
 	}
 	for _, c := range res.Commits {
@@ -522,6 +594,39 @@ func Compact(ctx context.Context, st *lake.State, plan CompactPlan, opts Compact
 	}
 	res.Duration = time.Since(start)
 	return res, nil
+}
+
+// removeUncommitted deletes output files that no commit took. It reloads
+// the table first: if any of them is live, a commit whose answer was lost
+// took them, and none is removed (the caller's error says the rest).
+func removeUncommitted(ctx context.Context, tbl *table.Table, paths []string) (int, error) {
+	fresh := *tbl
+	if err := fresh.Refresh(ctx); err != nil {
+		return 0, fmt.Errorf("reload table: %w", err)
+	}
+	head, err := lake.LoadState(ctx, lake.Ident{}, &fresh, lake.LoadOptions{SkipBounds: true})
+	if err != nil {
+		return 0, fmt.Errorf("load head: %w", err)
+	}
+	live := make(map[string]bool, len(head.DataFiles))
+	for _, f := range head.DataFiles {
+		live[f.Path] = true
+	}
+	for _, p := range paths {
+		if live[p] {
+			return 0, fmt.Errorf("output %s is live in snapshot %d: the commit may have landed, nothing removed", p, snapshotID(head))
+		}
+	}
+	fio, err := fresh.FS(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("open table io: %w", err)
+	}
+	files := fileSet{}
+	for _, p := range paths {
+		files[p] = 0
+	}
+	removed, _, err := deleteFiles(ctx, fio, files, 8)
+	return len(removed), err
 }
 
 // planTasks plans the table's current scan once and indexes the tasks by
@@ -539,46 +644,27 @@ func planTasks(ctx context.Context, tbl *table.Table) (map[string][]table.FileSc
 	return out, nil
 }
 
-// recordLayout makes the table say which layout its files follow: a sort
-// layout becomes (or reuses) the table's default sort order; z-order and
-// Hilbert are written to the floe.layout property. It returns the table and
-// the sort order id to stamp on new files (nil unless a sort).
-func recordLayout(ctx context.Context, tbl *table.Table, l simulator.Layout) (*table.Table, *int, error) {
-	tx := tbl.NewTransaction()
-	var sortOrder *table.SortOrder
+// declaration is what the table will declare once files in layout l are
+// committed (see [Declaration]): nil for bin-pack, which declares nothing;
+// floe.layout for sort, z-order and Hilbert; for a sort also the Iceberg
+// sort order, with the id it has or will get in tbl, to stamp on the new
+// files. Nothing is committed here: the declaration goes into the commits
+// of the rewritten files.
+func declaration(tbl *table.Table, l simulator.Layout) (*Declaration, error) {
+	d := &Declaration{Layout: l.String()}
 	switch l.Strategy {
 	case simulator.StrategySort:
 		so, err := icebergSortOrder(tbl.Schema(), l, 1)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		if !sameFields(tbl.SortOrder(), so) {
-			if err := tx.ReplaceSortOrder(so); err != nil {
-				return nil, nil, fmt.Errorf("replace sort order: %w", err)
-			}
-		}
-		sortOrder = &so
+		d.SortOrder = &so
+		d.SortOrderID = sortOrderIDIn(tbl.Metadata(), so)
 	case simulator.StrategyZOrder, simulator.StrategyHilbert:
 	default:
-		return tbl, nil, nil
+		return nil, nil
 	}
-	if tbl.Properties().Get(PropLayout, "") != l.String() {
-		if err := tx.SetProperties(iceberg.Properties{PropLayout: l.String()}); err != nil {
-			return nil, nil, fmt.Errorf("set %s: %w", PropLayout, err)
-		}
-	}
-	out, err := tx.Commit(ctx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("record layout %s: %w", l, err)
-	}
-	if sortOrder == nil {
-		return out, nil, nil
-	}
-	id := out.SortOrder().OrderID()
-	if !sameFields(out.SortOrder(), *sortOrder) {
-		return nil, nil, fmt.Errorf("%w: table sort order is %s after setting %s", ErrInvariant, out.SortOrder(), l)
-	}
-	return out, &id, nil
+	return d, nil
 }
 
 // buildKeyer returns the layout's row key: nil for bin-pack; for rank

@@ -22,6 +22,15 @@
 // while runs form, and merge and encode overlap after; [RewriteGroups] runs
 // several groups at once, splitting the memory budget.
 //
+// Row counts are checked, so nothing is lost silently: the live rows read
+// from every chunk of inputs must equal the sum of their manifest
+// record_count when no delete applies, and otherwise lie between that sum
+// less the record_count of the position deletes and deletion vectors that
+// apply (no lower bound for files with equality deletes) and the sum itself;
+// the rows written must equal the rows read. A failing chunk is read again
+// file by file to name the file, its partition and both counts
+// ([ErrInputMismatch]); read errors name the file and partition too.
+//
 // # Where the CPU goes
 //
 // Measured on 2M TPC-H lineitem-like rows (16 columns, 5 of them strings) in
@@ -128,6 +137,36 @@
 // The new files get the commit's sequence number, above every existing
 // delete's, so no existing delete applies to them.
 //
+// Just before each catalog commit the batch checks that the run's [Lease]
+// has not lapsed and that every file it adds exists with the size it was
+// written with ([ErrMissingOutput]): a file removed underneath the run fails
+// the commit instead of becoming a dangling reference. The table's declared
+// layout ([Declaration]: the floe.layout property and, for a sort, the
+// default sort order) is staged in the same transaction as the files, so it
+// changes only together with files written in it. The manifests staged for
+// an attempt the catalog did not take are removed, and [Compact] removes the
+// output files that no commit took (unless the table references them: a
+// commit whose answer was lost).
+//
+// # Runs in flight: leases and spill directories
+//
+// [Compact] and [RewriteManifests] first write a lease (a JSON file under
+// <table location>/.floe/runs/, hidden from Spark's and Iceberg Java's
+// orphan removal) and renew it every TTL/4 until they end. Orphan removal
+// reads the leases before the table's references, both when planning and
+// again before deleting, and keeps every unreferenced file modified since a
+// live run started (less [LeaseClockSkew]). Because a run writes its lease
+// before any file and releases it only after its commit, each of its files
+// is either protected by a lease that orphan removal read or referenced by
+// metadata it read afterwards. A killed run's lease lapses after its TTL and
+// is then removed with the run's orphans. Writers that are not floe hold no
+// lease; for them the age floor is the protection, as in Iceberg.
+//
+// Sort spills go to a per-run directory, <temp>/floe-run-<run id>, locked
+// with flock for the run's lifetime ([RunDir]). A killed process drops its
+// lock, so the next run, or floe orphans --apply, removes the directory
+// ([SweepRunDirs]).
+//
 // # Maintenance
 //
 // Each step has a planner that changes nothing (the dry run) and an
@@ -140,8 +179,9 @@
 //     those the expired snapshots reach and the committed metadata does not.
 //   - [PlanOrphans] / [DeleteOrphans]: files under the table location that
 //     no snapshot, manifest, metadata file or statistics file references,
-//     older than the age floor (24 h unless forced) and outside the staging
-//     paths of runs in progress; references are read again before deleting.
+//     older than the age floor (24 h unless forced) and not needed by a
+//     live run (see above); leases and references are read again before
+//     deleting.
 //   - [PlanManifests] / [RewriteManifests]: data manifests clustered by
 //     partition to a target size; already clustered manifests are left
 //     alone, so a repeated run commits nothing.

@@ -28,6 +28,26 @@ var ErrStaleGroup = fmt.Errorf("%w: group inputs changed since they were read", 
 // errors.Is.
 var ErrInvariant = errors.New("rewriter: invariant violated")
 
+// ErrLeaseLost wraps [ErrInvariant]: a run's lease lapsed (it could not be
+// renewed for a whole TTL), so another process may have taken the run for
+// dead and removed its files. [Compact] returns it instead of committing.
+var ErrLeaseLost = fmt.Errorf("%w: run lease lapsed", ErrInvariant)
+
+// ErrMissingOutput wraps [ErrInvariant]: a file a rewrite is about to
+// commit is gone or has another size than it was written with (removed by
+// an operator or by orphan removal that could not see the run). Returned
+// by [CommitGroups] before it commits; test with errors.Is.
+var ErrMissingOutput = fmt.Errorf("%w: output file missing before commit", ErrInvariant)
+
+// ErrInputMismatch wraps [ErrInvariant]: an input data file read back with
+// more live rows than its manifest entry's record_count, or fewer than that
+// count less what its delete files can remove (exactly record_count when no
+// delete applies), as when the file was replaced or cut short on storage.
+// The error names the file, its partition and both counts. Returned by
+// [RewriteGroup] (and so [RewriteGroups] and [Compact]) before anything is
+// committed; the table needs repair, not a retry. Test with errors.Is.
+var ErrInputMismatch = fmt.Errorf("%w: input data file does not match its manifest entry", ErrInvariant)
+
 // ErrUnsafeAge is returned by [PlanOrphans] when the requested minimum file
 // age is below the 24 h safety floor and Force is not set: files younger
 // than the longest write job may belong to a commit still in flight.

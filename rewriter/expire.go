@@ -21,8 +21,16 @@ import (
 // default".
 type ExpireOptions struct {
 	// OlderThan is the age beyond which a snapshot may expire. Default: the
-	// table's history.expire.max-snapshot-age-ms (5 days unless set).
+	// table's history.expire.max-snapshot-age-ms (5 days unless set), but
+	// only when OlderThan is zero and OlderThanSet is false. A branch's own
+	// max-snapshot-age-ms still wins along that branch.
 	OlderThan time.Duration
+	// OlderThanSet says OlderThan was given, so that a zero OlderThan means
+	// zero (every snapshot older than now may expire; RetainLast and refs
+	// still keep theirs) rather than the default. A non-zero OlderThan
+	// counts as given either way. The CLI sets it from whether
+	// --older-than was passed.
+	OlderThanSet bool
 	// RetainLast is how many of each branch's newest snapshots are kept
 	// whatever their age. Default: the table's
 	// history.expire.min-snapshots-to-keep (1 unless set).
@@ -47,6 +55,19 @@ func (o ExpireOptions) Validate() error {
 		errs = append(errs, fmt.Errorf("max concurrent deletes must be >= 1, got %d", o.MaxConcurrentDeletes))
 	}
 	return errors.Join(errs...)
+}
+
+// olderThanGiven reports whether OlderThan is to be used as is.
+func (o ExpireOptions) olderThanGiven() bool { return o.OlderThanSet || o.OlderThan != 0 }
+
+// maxSnapshotAge is the age beyond which a snapshot no ref's own setting
+// keeps may expire: OlderThan when given, else the table's
+// history.expire.max-snapshot-age-ms.
+func (o ExpireOptions) maxSnapshotAge(md table.Metadata) time.Duration {
+	if o.olderThanGiven() {
+		return o.OlderThan
+	}
+	return time.Duration(md.Properties().GetInt64(table.MaxSnapshotAgeMsKey, table.MaxSnapshotAgeMsDefault)) * time.Millisecond
 }
 
 func (o ExpireOptions) withDefaults() ExpireOptions {
@@ -75,6 +96,11 @@ type ExpirePlan struct {
 	Files []string
 	// Bytes is their total size, where metadata records it.
 	Bytes int64
+	// Cutoff is the snapshot time the plan expires by: now minus
+	// [ExpireOptions.OlderThan], or minus the table's max-snapshot-age-ms
+	// when that is not given. A branch with its own max-snapshot-age-ms
+	// uses that along the branch instead.
+	Cutoff time.Time
 }
 
 // ExpireResult is what [Expire] did.
@@ -99,8 +125,9 @@ type ExpireResult struct {
 // points at is kept; along each kept branch, ancestors are kept while
 // younger than max-snapshot-age-ms or among the newest min-snapshots-to-keep
 // (the branch's own settings first, then opts, then table properties); any
-// snapshot no ref reaches is kept while younger than opts.OlderThan (or the
-// table's max snapshot age). Tags keep only the snapshot they point at.
+// snapshot no ref reaches is kept while younger than opts.OlderThan (when
+// given, zero included; else the table's max snapshot age). Tags keep only
+// the snapshot they point at.
 func SelectExpired(md table.Metadata, opts ExpireOptions, now time.Time) (expire []int64, removeRefs []string, err error) {
 	if err := opts.Validate(); err != nil {
 		return nil, nil, err
@@ -119,7 +146,7 @@ func SelectExpired(md table.Metadata, opts ExpireOptions, now time.Time) (expire
 		optMinKeep = &opts.RetainLast
 	}
 	var optMaxAge *int64
-	if opts.OlderThan > 0 {
+	if opts.olderThanGiven() {
 		ms := opts.OlderThan.Milliseconds()
 		optMaxAge = &ms
 	}
@@ -175,12 +202,13 @@ func SelectExpired(md table.Metadata, opts ExpireOptions, now time.Time) (expire
 func PlanExpire(ctx context.Context, tbl *table.Table, opts ExpireOptions) (ExpirePlan, error) {
 	opts = opts.withDefaults()
 	md := tbl.Metadata()
-	expire, refs, err := SelectExpired(md, opts, opts.Now())
+	now := opts.Now()
+	expire, refs, err := SelectExpired(md, opts, now)
 	if err != nil {
 		return ExpirePlan{}, fmt.Errorf("plan expire of %s: %w", tbl.Location(), err)
 	}
 	plan := ExpirePlan{MetadataLocation: tbl.MetadataLocation(), Snapshots: expire, RemoveRefs: refs,
-		Retained: len(md.Snapshots()) - len(expire)}
+		Retained: len(md.Snapshots()) - len(expire), Cutoff: now.Add(-opts.maxSnapshotAge(md))}
 	if len(expire) == 0 {
 		return plan, nil
 	}

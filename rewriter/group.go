@@ -8,6 +8,7 @@ import (
 	"os"
 	"reflect"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -62,7 +63,10 @@ type GroupOptions struct {
 	// iceberg-go keeps what it prepared for every file of a call (the
 	// Parquet reader and its parsed footer) until the call's iterator is
 	// done, so one call over a group of 1,600 small files held more memory
-	// the more files it had read. Default: DefaultScanChunkFiles.
+	// the more files it had read. The rows of each chunk are checked
+	// against the chunk's manifest entries (see [RewriteGroup]); a chunk
+	// that fails the check or a read is read again one file at a time to
+	// name the file at fault. Default: DefaultScanChunkFiles.
 	ScanChunkFiles int
 	// Allocator receives every Arrow allocation of the group. Default: a
 	// fresh [TrackingAllocator] per group, whose peak is reported in
@@ -113,7 +117,8 @@ type GroupStats struct {
 	InputFiles int
 	// InputBytes is the size of the distinct input data files.
 	InputBytes int64
-	// Rows is the number of live rows read (deletes applied) and written.
+	// Rows is the number of live rows read (deletes applied) and written;
+	// a rewrite fails unless the two are equal.
 	Rows int64
 	// OutputFiles and OutputBytes describe the files written.
 	OutputFiles int
@@ -160,6 +165,18 @@ func CollapseTasks(tasks []table.FileScanTask) []table.FileScanTask {
 //
 // Within the group the new files are globally ordered: file i's last key is
 // at most file i+1's first key, in the order returned.
+//
+// Nothing is lost silently. The live rows read from each chunk of
+// opts.ScanChunkFiles inputs must be at most the sum of their record_count
+// and at least that sum less the record_count of the position delete files
+// and deletion vectors applying to them (inputs with equality deletes have
+// no lower bound), so a chunk without deletes must yield exactly its
+// record_count; and the rows written must equal the rows read. Otherwise the
+// group fails with [ErrInputMismatch] or [ErrInvariant] before returning any
+// file. Read errors and mismatches name the input file and its partition;
+// ReadTasks does not say which file a batch or an error came from, so a
+// chunk that fails is read again one file at a time to find it (only then:
+// the normal path reads every file once).
 func RewriteGroup(ctx context.Context, tbl *table.Table, tasks []table.FileScanTask, opts GroupOptions) ([]iceberg.DataFile, GroupStats, error) {
 	start := time.Now()
 	stats := GroupStats{InputTasks: len(tasks)}
@@ -177,6 +194,10 @@ func RewriteGroup(ctx context.Context, tbl *table.Table, tasks []table.FileScanT
 	}
 	for _, t := range tasks {
 		stats.InputBytes += t.File.FileSizeBytes()
+	}
+	partPath := ""
+	if spec := tbl.Spec(); !spec.IsUnpartitioned() {
+		partPath = spec.PartitionToPath(partitionRecord(spec, partition), tbl.Schema())
 	}
 
 	alloc := opts.Allocator
@@ -230,6 +251,7 @@ func RewriteGroup(ctx context.Context, tbl *table.Table, tasks []table.FileScanT
 
 	scan := tbl.Scan(table.WithMaxConcurrency(scanWorkers), table.WithArrowBatchSize(batchRows))
 	defer scan.Close()
+	rd := &groupReader{scan: scan, tasks: tasks, chunk: chunk, partition: partPath}
 
 	// The scan and the sort run on a producer goroutine; this goroutine
 	// encodes. On a write error the producer is cancelled and the queue
@@ -240,7 +262,7 @@ func RewriteGroup(ctx context.Context, tbl *table.Table, tasks []table.FileScanT
 	perrc := make(chan error, 1)
 	go func() {
 		defer close(batches)
-		perrc <- produce(pctx, scan, tasks, chunk, sorter, batches)
+		perrc <- produce(pctx, rd, sorter, batches)
 	}()
 	var werr error
 	for rec := range batches {
@@ -259,6 +281,9 @@ func RewriteGroup(ctx context.Context, tbl *table.Table, tasks []table.FileScanT
 	if err == nil {
 		files, err = w.Close()
 	}
+	if err == nil {
+		err = rd.checkWritten(w.Stats().Rows)
+	}
 	if sorter != nil {
 		stats.Sort = sorter.Stats()
 	}
@@ -276,8 +301,8 @@ func RewriteGroup(ctx context.Context, tbl *table.Table, tasks []table.FileScanT
 
 // produce reads the tasks, sorts them when sorter is set, and sends the
 // batches to out.
-func produce(ctx context.Context, scan *table.Scan, tasks []table.FileScanTask, chunk int, sorter *Sorter, out chan<- arrow.RecordBatch) error {
-	schema, records, err := readTasks(ctx, scan, tasks, chunk)
+func produce(ctx context.Context, rd *groupReader, sorter *Sorter, out chan<- arrow.RecordBatch) error {
+	schema, records, err := rd.read(ctx)
 	if err != nil {
 		return err
 	}
@@ -299,39 +324,238 @@ func produce(ctx context.Context, scan *table.Scan, tasks []table.FileScanTask, 
 	return nil
 }
 
-// readTasks reads tasks in order, chunk files at a time. iceberg-go's
-// ReadTasks keeps what it prepared for every task it has read (the Parquet
-// reader with its parsed footer) until its whole iterator is done: 32 MB for
-// the first few hundred of 1,600 small files in a heap profile of the
-// benchmark, growing with the file count while the memory budget stays put.
-// A call per chunk lets each chunk's readers go when the chunk is read.
-func readTasks(ctx context.Context, scan *table.Scan, tasks []table.FileScanTask, chunk int) (*arrow.Schema, iter.Seq2[arrow.RecordBatch, error], error) {
-	first := tasks[:min(chunk, len(tasks))]
-	schema, records, err := scan.ReadTasks(ctx, first)
+// groupReader reads the tasks of one group in order, chunk files at a time,
+// and checks the rows of every chunk against its manifest entries.
+//
+// A call per chunk: iceberg-go's ReadTasks keeps what it prepared for every
+// task it has read (the Parquet reader with its parsed footer) until its
+// whole iterator is done: 32 MB for the first few hundred of 1,600 small
+// files in a heap profile of the benchmark, growing with the file count
+// while the memory budget stays put. A call per chunk lets each chunk's
+// readers go when the chunk is read.
+//
+// Rows are checked per chunk, not per file: ReadTasks returns the batches in
+// task order but says neither which task a batch came from nor where one
+// task's batches end (empty batches are dropped), so the rows of one file
+// cannot be told from its neighbours' without a call per file, which would
+// cost the scan its parallel decoding and read a shared delete file once per
+// data file. When a chunk's rows or its read fail, its files are read again
+// alone (see attribute) to name the culprit.
+type groupReader struct {
+	scan      *table.Scan
+	tasks     []table.FileScanTask
+	chunk     int
+	partition string // partition path of the group; "" when unpartitioned
+
+	// rows is the live rows read from the chunks that passed the check,
+	// files the number of their files. Atomic: the sorter may iterate on
+	// a goroutine of its own.
+	rows, files atomic.Int64
+}
+
+// read returns the schema of the scan and the batches of every task.
+func (g *groupReader) read(ctx context.Context) (*arrow.Schema, iter.Seq2[arrow.RecordBatch, error], error) {
+	first := g.tasks[:min(g.chunk, len(g.tasks))]
+	schema, records, err := g.scan.ReadTasks(ctx, first)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read %d data files: %w", len(first), err)
+		return nil, nil, g.readError(ctx, first, err)
 	}
 	seq := func(yield func(arrow.RecordBatch, error) bool) {
-		for lo := 0; lo < len(tasks); lo += chunk {
-			part := tasks[lo:min(lo+chunk, len(tasks))]
+		for lo := 0; lo < len(g.tasks); lo += g.chunk {
+			part := g.tasks[lo:min(lo+g.chunk, len(g.tasks))]
 			if lo > 0 {
 				var err error
-				if _, records, err = scan.ReadTasks(ctx, part); err != nil {
-					yield(nil, fmt.Errorf("read %d data files: %w", len(part), err))
+				if _, records, err = g.scan.ReadTasks(ctx, part); err != nil {
+					yield(nil, g.readError(ctx, part, err))
 					return
 				}
 			}
+			var (
+				n    int64
+				rerr error
+			)
 			for rec, err := range records {
-				if !yield(rec, err) {
-					return
-				}
 				if err != nil {
+					rerr = err
+					break // let the chunk's scan go before reading its files again
+				}
+				n += rec.NumRows()
+				if !yield(rec, nil) {
 					return
 				}
 			}
+			if rerr != nil {
+				yield(nil, g.readError(ctx, part, rerr))
+				return
+			}
+			if err := g.checkChunk(ctx, part, n); err != nil {
+				yield(nil, err)
+				return
+			}
+			g.rows.Add(n)
+			g.files.Add(int64(len(part)))
 		}
 	}
 	return schema, seq, nil
+}
+
+// checkChunk checks that n, the live rows read from part, is within what
+// part's manifest entries allow.
+func (g *groupReader) checkChunk(ctx context.Context, part []table.FileScanTask, n int64) error {
+	b := liveRowBounds(part)
+	if b.allows(n) {
+		return nil
+	}
+	if len(part) == 1 {
+		return fmt.Errorf("%s: %s: %w", g.describe(part[0].File), b.mismatch(n), ErrInputMismatch)
+	}
+	if err := g.attribute(ctx, part); err != nil {
+		return err
+	}
+	// Every file alone is within its own bounds, the chunk is not: a
+	// position delete file shared by several inputs removed fewer rows than
+	// its record_count allows for all of them together, or a file reads
+	// differently each time.
+	return fmt.Errorf("%s: %s: %w", g.describeChunk(part), b.mismatch(n), ErrInputMismatch)
+}
+
+// readError names the input at fault in err, an error of reading part. A
+// cancelled read is returned as it is: its cause is elsewhere.
+func (g *groupReader) readError(ctx context.Context, part []table.FileScanTask, err error) error {
+	if ctx.Err() != nil {
+		return err
+	}
+	if len(part) == 1 {
+		return fmt.Errorf("read %s: %w", g.describe(part[0].File), err)
+	}
+	if aerr := g.attribute(ctx, part); aerr != nil {
+		return aerr
+	}
+	return fmt.Errorf("read %s (each read alone succeeded): %w", g.describeChunk(part), err)
+}
+
+// attribute reads each file of part on its own and reports every one that
+// fails to read or whose live rows are outside its own bounds. Nil when
+// each reads alone as its manifest entry says.
+func (g *groupReader) attribute(ctx context.Context, part []table.FileScanTask) error {
+	var errs []error
+	for _, t := range part {
+		n, err := g.count(ctx, t)
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("read %s: %w", g.describe(t.File), err))
+			continue
+		}
+		if b := liveRowBounds([]table.FileScanTask{t}); !b.allows(n) {
+			errs = append(errs, fmt.Errorf("%s: %s: %w", g.describe(t.File), b.mismatch(n), ErrInputMismatch))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// count reads the live rows of t alone.
+func (g *groupReader) count(ctx context.Context, t table.FileScanTask) (int64, error) {
+	_, records, err := g.scan.ReadTasks(ctx, []table.FileScanTask{t})
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for rec, err := range records {
+		if err != nil {
+			return n, err
+		}
+		n += rec.NumRows()
+		rec.Release()
+	}
+	return n, nil
+}
+
+// checkWritten checks, once the output is closed, that every input was read
+// and checked and that the rows written equal the rows read.
+func (g *groupReader) checkWritten(written int64) error {
+	if files := g.files.Load(); files != int64(len(g.tasks)) {
+		return fmt.Errorf("read %d of %d input files: %w", files, len(g.tasks), ErrInvariant)
+	}
+	if read := g.rows.Load(); written != read {
+		return fmt.Errorf("wrote %d rows, read %d: %w", written, read, ErrInvariant)
+	}
+	return nil
+}
+
+func (g *groupReader) describe(f iceberg.DataFile) string {
+	if g.partition == "" {
+		return "data file " + f.FilePath()
+	}
+	return fmt.Sprintf("data file %s (partition %s)", f.FilePath(), g.partition)
+}
+
+func (g *groupReader) describeChunk(part []table.FileScanTask) string {
+	s := fmt.Sprintf("%d data files %s to %s", len(part), part[0].File.FilePath(), part[len(part)-1].File.FilePath())
+	if g.partition != "" {
+		s += " (partition " + g.partition + ")"
+	}
+	return s
+}
+
+// rowBounds are the least and most live rows a set of input files may
+// yield according to their manifest entries.
+type rowBounds struct {
+	lo, hi int64
+}
+
+// liveRowBounds returns the bounds of the live rows of tasks:
+//
+//   - at most the sum of the files' record_count;
+//   - at least that sum, less the record_count of every distinct position
+//     delete file and deletion vector applying to them (the most rows they
+//     can remove), for the files no equality delete applies to. A file an
+//     equality delete applies to may lose any number of rows, so it adds
+//     nothing to the lower bound.
+//
+// So files without deletes must yield exactly their record_count, and
+// files whose deletes are all their own (deletion vectors, or position
+// delete files naming only files among tasks, without duplicate positions)
+// exactly their record_count less the deletes'. A position delete file that
+// also names files outside tasks, or repeats a position, loosens the lower
+// bound by the entries that remove no row of tasks.
+func liveRowBounds(tasks []table.FileScanTask) rowBounds {
+	var (
+		b   rowBounds
+		pos map[string]int64
+	)
+	for _, t := range tasks {
+		n := t.File.Count()
+		b.hi += n
+		if len(t.EqualityDeleteFiles) > 0 {
+			continue
+		}
+		b.lo += n
+		for _, d := range t.DeleteFiles {
+			if pos == nil {
+				pos = make(map[string]int64)
+			}
+			pos[d.FilePath()] = d.Count()
+		}
+		for _, dv := range t.DeletionVectorFiles {
+			b.lo -= dv.Count() // one data file per vector: never shared
+		}
+	}
+	for _, n := range pos {
+		b.lo -= n
+	}
+	b.lo = max(b.lo, 0)
+	return b
+}
+
+func (b rowBounds) allows(n int64) bool { return b.lo <= n && n <= b.hi }
+
+func (b rowBounds) mismatch(n int64) string {
+	if b.lo == b.hi {
+		return fmt.Sprintf("read %d rows, manifest record_count is %d", n, b.hi)
+	}
+	return fmt.Sprintf("read %d rows, manifest record_count %d less its deletes allows %d to %d", n, b.hi, b.lo, b.hi)
 }
 
 // GroupResult is the outcome of one group in [RewriteGroups].

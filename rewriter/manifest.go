@@ -90,10 +90,17 @@ type ManifestResult struct {
 // left alone. When nothing would change, nothing is committed. A commit that
 // loses a race is replanned on the newest metadata, at most MaxAttempts
 // times. It returns the table after the commit.
-func RewriteManifests(ctx context.Context, tbl *table.Table, opts ManifestOptions) (*table.Table, ManifestResult, error) {
+func RewriteManifests(ctx context.Context, tbl *table.Table, opts ManifestOptions) (_ *table.Table, _ ManifestResult, err error) {
 	if err := opts.Validate(); err != nil {
 		return tbl, ManifestResult{}, fmt.Errorf("rewrite manifests of %s: %w", tbl.Location(), err)
 	}
+	// The new manifests are written before the commit that references
+	// them: the lease keeps orphan removal off them meanwhile.
+	lease, err := AcquireLease(ctx, tbl, LeaseOptions{Table: strings.Join(tbl.Identifier(), "."), Operation: "rewrite-manifests"})
+	if err != nil {
+		return tbl, ManifestResult{}, fmt.Errorf("rewrite manifests of %s: %w", tbl.Location(), err)
+	}
+	defer func() { err = errors.Join(err, lease.Release()) }()
 	if opts.TargetSizeBytes == 0 {
 		opts.TargetSizeBytes = 8 << 20
 	}
@@ -128,6 +135,9 @@ func RewriteManifests(ctx context.Context, tbl *table.Table, opts ManifestOption
 		if r.IsNoOp() {
 			res.NoOp = true
 			return cur, res, nil
+		}
+		if err := lease.Check(); err != nil {
+			return cur, res, fmt.Errorf("rewrite manifests of %s: %w", tbl.Location(), err)
 		}
 		next, err := tx.Commit(ctx)
 		if err == nil {

@@ -20,19 +20,29 @@ import (
 // younger than this may belong to a commit still in flight.
 const MinOrphanAge = 24 * time.Hour
 
+// DefaultOrphanAge is [OrphanOptions.OlderThan] when it is not given.
+const DefaultOrphanAge = 72 * time.Hour
+
 // OrphanOptions tune [PlanOrphans]. A zero value means "use the default".
 type OrphanOptions struct {
 	// OlderThan is the minimum age (by modification time) of a file to be
-	// an orphan. Default: 72h. Below [MinOrphanAge] only with Force.
+	// an orphan. Default: [DefaultOrphanAge], but only when OlderThan is
+	// zero and OlderThanSet is false. Below [MinOrphanAge] only with Force.
 	OlderThan time.Duration
-	// Force allows OlderThan below [MinOrphanAge].
+	// OlderThanSet says OlderThan was given, so that a zero OlderThan means
+	// zero (with Force: every unreferenced file, cut-off now) rather than
+	// the default. A non-zero OlderThan counts as given either way. The CLI
+	// sets it from whether --older-than was passed.
+	OlderThanSet bool
+	// Force allows OlderThan below [MinOrphanAge], zero included.
 	Force bool
 	// Now is the clock ages are measured against. Default: time.Now.
 	Now func() time.Time
 	// Location is the prefix listed. Default: the table location.
 	Location string
-	// ExcludePrefixes are never listed as orphans, whatever their age:
-	// the staging paths of floe runs still in progress.
+	// ExcludePrefixes are never listed as orphans, whatever their age
+	// (paths an operator wants kept). Files of floe runs in progress need
+	// no prefix: their leases protect them (see [Lease]).
 	ExcludePrefixes []string
 	// EqualSchemes maps comma-separated schemes to the scheme they are
 	// equal to. Default: {"s3,s3a,s3n": "s3"}.
@@ -49,7 +59,7 @@ func (o OrphanOptions) Validate() error {
 	var errs []error
 	if o.OlderThan < 0 {
 		errs = append(errs, fmt.Errorf("older-than must not be negative, got %s", o.OlderThan))
-	} else if o.OlderThan > 0 && o.OlderThan < MinOrphanAge && !o.Force {
+	} else if o.olderThanGiven() && o.OlderThan < MinOrphanAge && !o.Force {
 		errs = append(errs, fmt.Errorf("older-than %s: %w (use force to override)", o.OlderThan, ErrUnsafeAge))
 	}
 	if o.Concurrency < 0 {
@@ -58,9 +68,13 @@ func (o OrphanOptions) Validate() error {
 	return errors.Join(errs...)
 }
 
+// olderThanGiven reports whether OlderThan is to be used as is.
+func (o OrphanOptions) olderThanGiven() bool { return o.OlderThanSet || o.OlderThan != 0 }
+
 func (o OrphanOptions) withDefaults() OrphanOptions {
-	if o.OlderThan == 0 {
-		o.OlderThan = 72 * time.Hour
+	if !o.olderThanGiven() {
+		o.OlderThan = DefaultOrphanAge
+		o.OlderThanSet = true
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -95,8 +109,15 @@ type OrphanPlan struct {
 	// Mismatched are unreferenced files kept because metadata references
 	// the same path under a scheme or authority not declared equal.
 	Mismatched []string
+	// InFlight counts unreferenced files kept because a live run may still
+	// need them (see [Lease]): every file modified since the run started,
+	// and the run's lease file. Leases are the live leases found.
+	InFlight int
+	Leases   []LeaseRecord
 	// Cutoff is the modification time orphans are older than.
 	Cutoff time.Time
+	// clock is the plan's clock, for DeleteOrphans' second look at leases.
+	clock func() time.Time
 	// equal* carry the plan's equivalences to DeleteOrphans.
 	equalSchemes, equalAuthorities map[string]string
 }
@@ -109,6 +130,9 @@ type OrphanResult struct {
 	// Referenced are planned files that metadata references by now; they
 	// were kept.
 	Referenced []string
+	// InFlight are planned files that a run started since the plan may
+	// need; they were kept.
+	InFlight []string
 }
 
 // PlanOrphans lists the files under the table location that no snapshot,
@@ -124,7 +148,7 @@ func PlanOrphans(ctx context.Context, tbl *table.Table, opts OrphanOptions) (Orp
 	}
 	opts = opts.withDefaults()
 	schemes, auths := flattenEquivalences(opts.EqualSchemes), flattenEquivalences(opts.EqualAuthorities)
-	plan := OrphanPlan{Cutoff: opts.Now().Add(-opts.OlderThan), equalSchemes: schemes, equalAuthorities: auths}
+	plan := OrphanPlan{Cutoff: opts.Now().Add(-opts.OlderThan), equalSchemes: schemes, equalAuthorities: auths, clock: opts.Now}
 	fio, err := tbl.FS(ctx)
 	if err != nil {
 		return OrphanPlan{}, fmt.Errorf("plan orphans of %s: open table io: %w", tbl.Location(), err)
@@ -133,10 +157,21 @@ func PlanOrphans(ctx context.Context, tbl *table.Table, opts OrphanOptions) (Orp
 	if !ok {
 		return OrphanPlan{}, fmt.Errorf("plan orphans of %s: io %T cannot list files", tbl.Location(), fio)
 	}
+	// Leases first, references second: a run writes its lease before any
+	// file and releases it only after its commit, so a file of a run is
+	// either under a lease read here or referenced by the metadata read
+	// after it.
+	now := opts.Now()
+	leases, err := liveLeases(ctx, fio, tbl.Location(), now)
+	if err != nil {
+		return OrphanPlan{}, fmt.Errorf("plan orphans of %s: %w", tbl.Location(), err)
+	}
+	plan.Leases = leases
 	refs, tails, err := referencedKeys(ctx, fio, tbl, schemes, auths, opts.Concurrency)
 	if err != nil {
 		return OrphanPlan{}, fmt.Errorf("plan orphans of %s: %w", tbl.Location(), err)
 	}
+	leaseRoot := NormalizeLocation(leaseDir(tbl.Location()), schemes, auths) + "/"
 	var excludes []string
 	for _, p := range opts.ExcludePrefixes {
 		excludes = append(excludes, NormalizeLocation(p, schemes, auths))
@@ -173,6 +208,17 @@ func PlanOrphans(ctx context.Context, tbl *table.Table, opts OrphanOptions) (Orp
 		if err != nil {
 			return fmt.Errorf("stat %s: %w", p, err)
 		}
+		if inFlight(leases, info.ModTime()) || (strings.HasPrefix(key, leaseRoot) && leaseHeld(leases, p)) {
+			plan.InFlight++
+			return nil
+		}
+		if strings.HasPrefix(key, leaseRoot) {
+			// The lease of a run that is no longer live: floe's own
+			// leftover, removed whatever its age.
+			plan.Files = append(plan.Files, OrphanFile{Path: p, Size: info.Size(), ModTime: info.ModTime()})
+			plan.Bytes += info.Size()
+			return nil
+		}
 		if !info.ModTime().Before(plan.Cutoff) {
 			plan.Young++
 			return nil
@@ -203,13 +249,20 @@ func DeleteOrphans(ctx context.Context, tbl *table.Table, plan OrphanPlan, concu
 	if concurrency <= 0 {
 		concurrency = 8
 	}
+	fio, err := tbl.FS(ctx)
+	if err != nil {
+		return res, fmt.Errorf("delete orphans of %s: open table io: %w", tbl.Location(), err)
+	}
+	// As in planning, leases before references (see PlanOrphans): a run
+	// that started since the plan protects its files, and one that ended
+	// since committed them first.
+	leases, err := liveLeases(ctx, fio, tbl.Location(), plan.now())
+	if err != nil {
+		return res, fmt.Errorf("delete orphans of %s: %w", tbl.Location(), err)
+	}
 	fresh := *tbl
 	if err := fresh.Refresh(ctx); err != nil {
 		return res, fmt.Errorf("delete orphans of %s: reload table: %w", tbl.Location(), err)
-	}
-	fio, err := fresh.FS(ctx)
-	if err != nil {
-		return res, fmt.Errorf("delete orphans of %s: open table io: %w", tbl.Location(), err)
 	}
 	refs, _, err := referencedKeys(ctx, fio, &fresh, plan.equalSchemes, plan.equalAuthorities, concurrency)
 	if err != nil {
@@ -219,6 +272,10 @@ func DeleteOrphans(ctx context.Context, tbl *table.Table, plan OrphanPlan, concu
 	for _, f := range plan.Files {
 		if refs[NormalizeLocation(f.Path, plan.equalSchemes, plan.equalAuthorities)] {
 			res.Referenced = append(res.Referenced, f.Path)
+			continue
+		}
+		if inFlight(leases, f.ModTime) || leaseHeld(leases, f.Path) {
+			res.InFlight = append(res.InFlight, f.Path)
 			continue
 		}
 		files[f.Path] = f.Size
@@ -312,4 +369,47 @@ func flattenEquivalences(eq map[string]string) map[string]string {
 		}
 	}
 	return out
+}
+
+func (p OrphanPlan) now() time.Time {
+	if p.clock == nil {
+		return time.Now()
+	}
+	return p.clock()
+}
+
+// liveLeases lists the leases under location that are live at now.
+func liveLeases(ctx context.Context, fio iceio.IO, location string, now time.Time) ([]LeaseRecord, error) {
+	all, err := listLeases(ctx, fio, location)
+	if err != nil {
+		return nil, err
+	}
+	var live []LeaseRecord
+	for _, l := range all {
+		if l.Live(now) {
+			live = append(live, l)
+		}
+	}
+	return live, nil
+}
+
+// inFlight reports whether a file modified at mod may belong to one of the
+// live runs.
+func inFlight(leases []LeaseRecord, mod time.Time) bool {
+	for _, l := range leases {
+		if l.Protects(mod) {
+			return true
+		}
+	}
+	return false
+}
+
+// leaseHeld reports whether p is the file of one of the live leases.
+func leaseHeld(leases []LeaseRecord, p string) bool {
+	for _, l := range leases {
+		if l.Path == p {
+			return true
+		}
+	}
+	return false
 }

@@ -2,9 +2,30 @@ package main
 
 import (
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
+
+// buildFloe builds the floe binary (pure Go) for tests that run it as a
+// real process.
+func buildFloe(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the floe binary")
+	}
+	bin := filepath.Join(t.TempDir(), "floe")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, string(out))
+	return bin
+}
 
 func stringsReader(s string) io.Reader { return strings.NewReader(s) }
 

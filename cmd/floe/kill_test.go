@@ -25,11 +25,10 @@ func TestCompactSurvivesSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the floe binary")
 	}
-	bin := filepath.Join(t.TempDir(), "floe")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, string(out))
+	bin := buildFloe(t)
+	// The killed processes spill into their own temp dir, to check what they
+	// leave there.
+	spill := t.TempDir()
 
 	dir := writeConfig(t)
 	_, errOut, code := run(t, dir, demoArgs("--event-commits", "60", "--orders", "300", "--queries", "30")...)
@@ -58,7 +57,7 @@ func TestCompactSurvivesSIGKILL(t *testing.T) {
 	for i, delay := range []time.Duration{300 * time.Millisecond, 900 * time.Millisecond, 1800 * time.Millisecond, 3 * time.Second} {
 		before := load()
 		cmd := exec.Command(bin, "--config", f.ConfigPath, "compact", "web.events", "--layout", layouts[i], "--memory", "32MiB")
-		cmd.Env = append(os.Environ(), "FLOE_NO_PROGRESS=1")
+		cmd.Env = append(os.Environ(), "FLOE_NO_PROGRESS=1", "TMPDIR="+spill)
 		require.NoError(t, cmd.Start())
 		time.Sleep(delay)
 		_ = cmd.Process.Signal(syscall.SIGKILL)
@@ -92,9 +91,27 @@ func TestCompactSurvivesSIGKILL(t *testing.T) {
 				require.Zero(t, c[0], "partition %s mixes old and new files", p)
 			}
 		}
-		// What the killed process wrote and did not commit is an orphan.
-		plan, err := rewriter.PlanOrphans(ctx, after.Table, rewriter.OrphanOptions{OlderThan: time.Nanosecond, Force: true})
+		// What the killed process wrote and did not commit is kept while
+		// its lease may still be live, and an orphan once it has lapsed.
+		leases, err := rewriter.Leases(ctx, after.Table)
 		require.NoError(t, err)
+		require.LessOrEqual(t, len(leases), 1)
+		if werr == nil {
+			require.Empty(t, leases, "a run that ends releases its lease")
+		}
+		if len(leases) == 1 {
+			// Killed while holding its lease (the usual case: the lease is
+			// taken before anything is read).
+			outcomes["lease left live"]++
+			require.True(t, leases[0].Live(time.Now()))
+			young, err := rewriter.PlanOrphans(ctx, after.Table, rewriter.OrphanOptions{OlderThan: time.Nanosecond, Force: true})
+			require.NoError(t, err)
+			require.Empty(t, young.Files, "files of a run whose lease is live are never orphans")
+		}
+		lapsed := func() time.Time { return time.Now().Add(rewriter.DefaultLeaseTTL) }
+		plan, err := rewriter.PlanOrphans(ctx, after.Table, rewriter.OrphanOptions{OlderThan: time.Nanosecond, Force: true, Now: lapsed})
+		require.NoError(t, err)
+		require.Empty(t, plan.Leases)
 		switch {
 		case werr == nil:
 			outcomes["finished"]++
@@ -106,6 +123,20 @@ func TestCompactSurvivesSIGKILL(t *testing.T) {
 			outcomes["killed after the last commit"]++
 		}
 		t.Logf("SIGKILL after %s (%s): %d of %d partitions rewritten, %d orphan files", delay, layouts[i], rewritten, len(byPart), len(plan.Files))
+		// The killed run's spill directory is left behind, and swept once
+		// its lock went with the process.
+		dirs, err := filepath.Glob(filepath.Join(spill, "floe-run-*"))
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(dirs), 1)
+		if werr == nil {
+			require.Empty(t, dirs, "a run that ends removes its spill directory")
+		}
+		swept, err := rewriter.SweepRunDirs(spill)
+		require.NoError(t, err)
+		require.Len(t, swept, len(dirs))
+		dirs, err = filepath.Glob(filepath.Join(spill, "floe-run-*"))
+		require.NoError(t, err)
+		require.Empty(t, dirs)
 		if len(plan.Files) > 0 {
 			res, err := rewriter.DeleteOrphans(ctx, after.Table, plan, 4)
 			require.NoError(t, err)

@@ -18,9 +18,14 @@ import (
 
 type optimizeOptions struct {
 	compactOptions
+	// OlderThan is --expire-older-than and OrphanAge --orphan-older-than;
+	// the *Set fields say they were passed, so that 0 means zero and an
+	// unset flag leaves the step's default.
 	OlderThan    time.Duration
+	OlderThanSet bool
 	RetainLast   int
 	OrphanAge    time.Duration
+	OrphanAgeSet bool
 	Skip         []string
 	ManifestSize string
 	// PlanID is --plan: run this approved plan (Table is then optional).
@@ -28,7 +33,7 @@ type optimizeOptions struct {
 }
 
 func newOptimizeCmd(f *factory, runF func(context.Context, *optimizeOptions) error) *cobra.Command {
-	opts := &optimizeOptions{compactOptions: compactOptions{f: f}, OlderThan: 5 * 24 * time.Hour, OrphanAge: 3 * 24 * time.Hour}
+	opts := &optimizeOptions{compactOptions: compactOptions{f: f}}
 	cmd := &cobra.Command{
 		Use:   "optimize [TABLE] [--plan ID]",
 		Short: "Run every maintenance step on a table and record the run",
@@ -53,6 +58,8 @@ rewritten or deleted since it was made is marked stale and must be re-planned.`,
 			if len(args) == 1 {
 				opts.Table = args[0]
 			}
+			opts.OlderThanSet = cmd.Flags().Changed("expire-older-than")
+			opts.OrphanAgeSet = cmd.Flags().Changed("orphan-older-than")
 			if opts.PlanID == "" && opts.Table == "" {
 				return flagErrorf("optimize needs TABLE or --plan ID")
 			}
@@ -88,9 +95,9 @@ rewritten or deleted since it was made is marked stale and must be re-planned.`,
 	fl.Float64Var(&opts.MaxFilesFraction, "max-files-fraction", 0, "compact at most this fraction of the files in this run")
 	fl.IntVar(&opts.MinInputFiles, "min-input-files", 5, "bin-pack a partition only with at least this many small files")
 	fl.IntVar(&opts.GroupsPerCommit, "groups-per-commit", 1, "partition groups per snapshot")
-	fl.Var((*durationValue)(&opts.OlderThan), "expire-older-than", "expire snapshots older than this")
+	fl.Var((*durationValue)(&opts.OlderThan), "expire-older-than", "expire snapshots older than this; 0 means all but --retain-last (default: the table's history.expire.max-snapshot-age-ms, 5d unless set)")
 	fl.IntVar(&opts.RetainLast, "retain-last", 1, "always keep this many newest snapshots")
-	fl.Var((*durationValue)(&opts.OrphanAge), "orphan-older-than", "remove orphan files older than this (minimum 24h)")
+	fl.Var((*durationValue)(&opts.OrphanAge), "orphan-older-than", fmt.Sprintf("remove orphan files older than this (default %gh, minimum 24h)", rewriter.DefaultOrphanAge.Hours()))
 	fl.StringVar(&opts.ManifestSize, "manifest-target-size", "8MiB", "target manifest size")
 	fl.StringSliceVar(&opts.Skip, "skip", nil, "steps to leave out: expire, orphans, compact, manifests")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "plan every step and record the plans; change nothing")
@@ -117,8 +124,8 @@ func runOptimize(ctx context.Context, opts *optimizeOptions) error {
 		return err
 	}
 	oo := control.OptimizeOptions{
-		Expire:    rewriter.ExpireOptions{OlderThan: opts.OlderThan, RetainLast: opts.RetainLast},
-		Orphans:   rewriter.OrphanOptions{OlderThan: opts.OrphanAge},
+		Expire:    rewriter.ExpireOptions{OlderThan: opts.OlderThan, OlderThanSet: opts.OlderThanSet, RetainLast: opts.RetainLast},
+		Orphans:   rewriter.OrphanOptions{OlderThan: opts.OrphanAge, OlderThanSet: opts.OrphanAgeSet},
 		Compact:   co,
 		Manifests: rewriter.ManifestOptions{TargetSizeBytes: msize},
 		Skip:      map[string]bool{},

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/rewriter"
+)
+
+// "Zero means zero": an explicit --older-than 0 is zero, an unset flag is
+// the default, and the cut-off printed is the one used.
+
+func TestOlderThanFlagsParse(t *testing.T) {
+	io, _, _ := testIO()
+	f := newFactory(io)
+	type age struct {
+		OlderThan time.Duration
+		Set       bool
+	}
+	expire := func() (*cobra.Command, func() any) {
+		var got *expireOptions
+		c := newExpireCmd(f, func(_ context.Context, o *expireOptions) error { got = o; return nil })
+		return c, func() any { return age{got.OlderThan, got.OlderThanSet} }
+	}
+	orphans := func() (*cobra.Command, func() any) {
+		var got *orphansOptions
+		c := newOrphansCmd(f, func(_ context.Context, o *orphansOptions) error { got = o; return nil })
+		return c, func() any { return age{got.OlderThan, got.OlderThanSet} }
+	}
+	optimize := func() (*cobra.Command, func() any) {
+		var got *optimizeOptions
+		c := newOptimizeCmd(f, func(_ context.Context, o *optimizeOptions) error { got = o; return nil })
+		return c, func() any { return []age{{got.OlderThan, got.OlderThanSet}, {got.OrphanAge, got.OrphanAgeSet}} }
+	}
+	for _, tc := range []struct {
+		name    string
+		cmd     func() (*cobra.Command, func() any)
+		args    []string
+		want    any
+		wantErr string
+	}{
+		{name: "expire unset", cmd: expire, args: []string{"t"}, want: age{}},
+		{name: "expire 0s", cmd: expire, args: []string{"t", "--older-than", "0s"}, want: age{0, true}},
+		{name: "expire 3d", cmd: expire, args: []string{"t", "--older-than", "3d"}, want: age{72 * time.Hour, true}},
+		{name: "orphans unset", cmd: orphans, args: []string{"t"}, want: age{}},
+		{name: "orphans 0s", cmd: orphans, args: []string{"t", "--older-than", "0s", "--force"}, want: age{0, true}},
+		{name: "orphans --dry-run", cmd: orphans, args: []string{"t", "--dry-run"}, want: age{}},
+		{name: "orphans --apply --dry-run", cmd: orphans, args: []string{"t", "--apply", "--dry-run"}, wantErr: "mutually exclusive"},
+		{name: "optimize unset", cmd: optimize, args: []string{"t"}, want: []age{{}, {}}},
+		{
+			name: "optimize 0s", cmd: optimize, args: []string{"t", "--expire-older-than", "0s", "--orphan-older-than", "0s"},
+			want: []age{{0, true}, {0, true}},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, got := tc.cmd()
+			c.SetArgs(tc.args)
+			io2, _, _ := testIO()
+			c.SetOut(io2.Out)
+			c.SetErr(io2.ErrOut)
+			err := c.Execute()
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got())
+		})
+	}
+}
+
+// textCutoff is the cut-off a text report printed.
+func textCutoff(t *testing.T, out, before string) time.Time {
+	t.Helper()
+	m := regexp.MustCompile(before + ` (\S+Z)`).FindStringSubmatch(out)
+	require.NotNil(t, m, "no cut-off after %q in %q", before, out)
+	c, err := time.Parse(time.RFC3339, m[1])
+	require.NoError(t, err)
+	return c
+}
+
+func TestOlderThanZeroMeansZero(t *testing.T) {
+	dir := writeConfig(t)
+	_, errOut, code := run(t, dir, demoArgs("--event-commits", "3", "--orders", "10", "--queries", "10")...)
+	require.Equal(t, 0, code, errOut)
+	const day = 24 * time.Hour
+	// Both outputs of one invocation print the same cut-off; allow for the
+	// time the command takes and the text's whole seconds.
+	near := func(t *testing.T, want, got time.Time) {
+		t.Helper()
+		require.WithinDuration(t, want, got, time.Minute)
+	}
+
+	t.Run("orphans", func(t *testing.T) {
+		var o struct {
+			Plan rewriter.OrphanPlan `json:"plan"`
+		}
+		for _, tc := range []struct {
+			name string
+			args []string
+			age  time.Duration
+		}{
+			{"zero,force", []string{"--older-than", "0s", "--force"}, 0},
+			{"unset", nil, rewriter.DefaultOrphanAge},
+			{"48h", []string{"--older-than", "48h"}, 48 * time.Hour},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				args := append([]string{"orphans", "web.events", "--dry-run"}, tc.args...)
+				out, errOut, code := run(t, dir, append(args, "-o", "json")...)
+				require.Equal(t, 0, code, errOut)
+				require.NoError(t, json.Unmarshal([]byte(out), &o))
+				near(t, time.Now().Add(-tc.age), o.Plan.Cutoff)
+				out, errOut, code = run(t, dir, args...)
+				require.Equal(t, 0, code, errOut)
+				near(t, o.Plan.Cutoff, textCutoff(t, out, "modified before"))
+				require.NotContains(t, out, "older than 0s")
+			})
+		}
+		// Zero is below the 24h floor: refused without --force, as 1h is.
+		for _, age := range []string{"0s", "0", "1h"} {
+			_, errOut, code := run(t, dir, "orphans", "web.events", "--older-than", age)
+			require.Equal(t, exitUsage, code, "--older-than %s without --force", age)
+			require.Contains(t, errOut, "24h safety floor")
+		}
+		_, _, code := run(t, dir, "optimize", "web.events", "--orphan-older-than", "0s", "--dry-run")
+		require.Equal(t, exitUsage, code, "optimize has no --force: 0s is refused")
+	})
+
+	t.Run("expire", func(t *testing.T) {
+		var e struct {
+			Plan rewriter.ExpirePlan `json:"plan"`
+		}
+		out, errOut, code := run(t, dir, "expire", "web.events", "--older-than", "0s", "--dry-run", "-o", "json")
+		require.Equal(t, 0, code, errOut)
+		require.NoError(t, json.Unmarshal([]byte(out), &e))
+		near(t, time.Now(), e.Plan.Cutoff)
+		require.NotEmpty(t, e.Plan.Snapshots, "every snapshot but the newest is older than now")
+		require.Equal(t, 1, e.Plan.Retained, "--retain-last 1 still keeps the newest")
+		out, errOut, code = run(t, dir, "expire", "web.events", "--older-than", "0s", "--dry-run")
+		require.Equal(t, 0, code, errOut)
+		near(t, e.Plan.Cutoff, textCutoff(t, out, "older than"))
+
+		// Unset: the table's max snapshot age (5 days by default); the demo's
+		// snapshots are all younger.
+		out, errOut, code = run(t, dir, "expire", "web.events", "--dry-run", "-o", "json")
+		require.Equal(t, 0, code, errOut)
+		e.Plan = rewriter.ExpirePlan{}
+		require.NoError(t, json.Unmarshal([]byte(out), &e))
+		near(t, time.Now().Add(-5*day), e.Plan.Cutoff)
+		require.Empty(t, e.Plan.Snapshots)
+	})
+}

@@ -1,0 +1,125 @@
+package rewriter
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// runDirPrefix starts the name of every per-run spill directory.
+const runDirPrefix = "floe-run-"
+
+// RunDir is a run's own spill directory, <temp>/floe-run-<run id>, locked
+// (an advisory file lock on its "lock" file) for as long as the run lives.
+// The lock goes with the process, so a run killed with SIGKILL leaves a
+// directory that nobody holds: [SweepRunDirs], called by the next run and
+// by floe orphans, removes it and the spill files in it.
+type RunDir struct {
+	Path string
+	lock *os.File
+}
+
+// NewRunDir creates and locks the spill directory of run under temp
+// (default os.TempDir()).
+func NewRunDir(temp, runID string) (*RunDir, error) {
+	if temp == "" {
+		temp = os.TempDir()
+	}
+	if runID == "" || strings.ContainsAny(runID, `/\`) {
+		return nil, fmt.Errorf("new run dir: run id %q is empty or holds a path separator", runID)
+	}
+	dir := filepath.Join(temp, runDirPrefix+runID)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("new run dir: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("new run dir: %w", err)
+	}
+	ok, err := tryLock(f)
+	if err == nil && !ok {
+		err = fmt.Errorf("%s is locked by another run", dir)
+	}
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("new run dir: %w", err), f.Close())
+	}
+	return &RunDir{Path: dir, lock: f}, nil
+}
+
+// Remove deletes the directory with everything in it and drops the lock.
+func (d *RunDir) Remove() error {
+	err := os.RemoveAll(d.Path)
+	return errors.Join(err, d.lock.Close())
+}
+
+// SweptDir is a spill directory [SweepRunDirs] removed.
+type SweptDir struct {
+	Path  string `json:"path"`
+	Bytes int64  `json:"bytes"`
+}
+
+// SweepRunDirs removes the spill directories under temp (default
+// os.TempDir()) that no live run holds: those of killed runs. A directory
+// whose lock is held is left alone.
+func SweepRunDirs(temp string) ([]SweptDir, error) {
+	if !sweepSupported {
+		return nil, nil
+	}
+	if temp == "" {
+		temp = os.TempDir()
+	}
+	entries, err := os.ReadDir(temp)
+	if err != nil {
+		return nil, fmt.Errorf("sweep run dirs in %s: %w", temp, err)
+	}
+	var out []SweptDir
+	var errs []error
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), runDirPrefix) {
+			continue
+		}
+		dir := filepath.Join(temp, e.Name())
+		f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR, 0)
+		if errors.Is(err, os.ErrNotExist) {
+			// Being created, or half removed: only a directory with a lock
+			// file can be judged.
+			continue
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		ok, err := tryLock(f)
+		if err != nil || !ok {
+			errs = append(errs, err)
+			_ = f.Close() // read-only probe of a live run's lock
+			continue
+		}
+		size := dirSize(dir)
+		if err := os.RemoveAll(dir); err != nil {
+			errs = append(errs, fmt.Errorf("remove %s: %w", dir, err))
+		} else {
+			out = append(out, SweptDir{Path: dir, Bytes: size})
+		}
+		errs = append(errs, f.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return out, fmt.Errorf("sweep run dirs in %s: %w", temp, err)
+	}
+	return out, nil
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil // a size for the report: unreadable entries count zero
+	})
+	return n
+}
