@@ -83,10 +83,23 @@ func MeasureClustering(column string, fieldID int, files []File) Clustering {
 }
 
 // partitionDepths returns, per interval, its depth and its number of
-// overlapping others. The depth over a closed range peaks at an endpoint
-// value, so depths are computed at the sorted distinct endpoints
-// (d_k = #lo ≤ v_k − #hi < v_k) and a sparse table answers the range maxima:
-// O(n log n) for n files.
+// overlapping others.
+//
+// Two ranges overlap when they share a value that lies strictly inside at
+// least one of them: [1,5] and [5,9] only touch, and two files holding the
+// single value 5 only ([5,5] twice) do not overlap either. A sort that rolls
+// files in the middle of a run of equal values produces exactly these, and
+// no layout could separate them further, so a freshly sorted table has depth
+// 1. A single-value file [v,v] overlaps a range with lo < v < hi.
+//
+// With the sorted distinct endpoint values v_0 < … < v_{m-1}, the depth is
+// the largest set of pairwise overlapping ranges through one point, which
+// is either a gap (v_k, v_{k+1}) — g_k ranges of more than one value span
+// it — or a value v_k — the S_k ranges with v_k strictly inside, plus one
+// single-value file at v_k if there is any (single-value files at one value
+// do not overlap each other). A range over [v_a, v_b] takes the maximum of
+// g over [a, b-1] and of S+min(1,P) over (a, b), answered by sparse tables:
+// O(n log n) for n files. Unbounded files overlap every file.
 func partitionDepths(ivs []interval) (depth, overlaps []int) {
 	n := len(ivs)
 	depth = make([]int, n)
@@ -117,41 +130,68 @@ func partitionDepths(ivs []interval) (depth, overlaps []int) {
 		return sort.Search(len(uniq), func(k int) bool { return !less(uniq[k], v) })
 	}
 	m := len(uniq)
-	// starts[k] = #lo at value k, ends[k] = #hi at value k.
-	starts, ends := make([]int, m+1), make([]int, m+1)
+	// Per value index: starts/ends of ranges of several values, and
+	// single-value files.
+	starts, ends, points := make([]int, m), make([]int, m), make([]int, m)
 	lo, hi := make([]int, n), make([]int, n)
 	for _, i := range bounded {
 		lo[i], hi[i] = idx(ivs[i].lo), idx(ivs[i].hi)
+		if lo[i] == hi[i] {
+			points[lo[i]]++
+			continue
+		}
 		starts[lo[i]]++
 		ends[hi[i]]++
 	}
-	// Prefix sums: loLE[k] = #lo ≤ v_k, hiLT[k] = #hi < v_k.
-	loLE, hiLT := make([]int, m), make([]int, m+1)
-	run := 0
+	// Prefix sums over value indexes: loLE[k] = #starts at ≤ k, loLT[k] =
+	// #starts at < k, hiLE[k] = #ends at ≤ k, ptLE[k] = #points at ≤ k.
+	loLE, loLT, hiLE, ptLE := make([]int, m), make([]int, m), make([]int, m), make([]int, m)
 	for k := range m {
-		run += starts[k]
-		loLE[k] = run
+		if k > 0 {
+			loLE[k], loLT[k], hiLE[k], ptLE[k] = loLE[k-1], loLE[k-1], hiLE[k-1], ptLE[k-1]
+		}
+		loLE[k] += starts[k]
+		hiLE[k] += ends[k]
+		ptLE[k] += points[k]
 	}
+	// gap[k]: ranges spanning (v_k, v_k+1); at[k]: ranges with v_k strictly
+	// inside, plus one single-value file at v_k if any.
+	gap, at, inside := make([]int, max(m, 1)), make([]int, max(m, 1)), make([]int, m)
 	for k := range m {
-		hiLT[k+1] = hiLT[k] + ends[k]
+		gap[k] = loLE[k] - hiLE[k]
+		inside[k] = loLT[k] - hiLE[k]
+		at[k] = inside[k] + min(1, points[k])
 	}
-	d := make([]int, m)
-	for k := range m {
-		d[k] = loLE[k] - hiLT[k]
-	}
-	table := sparseMax(d)
-	nb := len(bounded)
+	gapMax, atMax := sparseMax(gap), sparseMax(at)
 	for _, i := range bounded {
-		depth[i] = rangeMax(table, lo[i], hi[i]) + unbounded
-		// Others with lo ≤ my hi and hi ≥ my lo: (#lo ≤ v_hi) − (#hi < v_lo) − me.
-		overlaps[i] = loLE[hi[i]] - hiLT[lo[i]] - 1 + unbounded
+		a, b := lo[i], hi[i]
+		if a == b {
+			// Single value: the ranges with it strictly inside, and itself.
+			depth[i] = inside[a] + 1 + unbounded
+			overlaps[i] = inside[a] + unbounded
+			continue
+		}
+		d := rangeMax(gapMax, a, b-1)
+		if b-a > 1 {
+			d = max(d, rangeMax(atMax, a+1, b-1))
+		}
+		depth[i] = d + unbounded
+		// Ranges of several values with lo < my hi and hi > my lo (me
+		// included, hence -1), and single-value files strictly inside.
+		multi := loLT[b] - hiLE[a] - 1
+		pts := 0
+		if b-a > 1 {
+			pts = ptLE[b-1] - ptLE[a]
+		}
+		overlaps[i] = multi + pts + unbounded
 	}
+	nb := len(bounded)
 	for i, iv := range ivs {
 		if iv.unbounded {
 			overlaps[i] = n - 1
 			depth[i] = unbounded
-			if nb > 0 {
-				depth[i] += rangeMax(table, 0, m-1)
+			if nb > 0 && m > 0 {
+				depth[i] += max(rangeMax(gapMax, 0, m-1), rangeMax(atMax, 0, m-1), 1)
 			}
 		}
 	}

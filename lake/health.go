@@ -76,8 +76,8 @@ func DefaultThresholds() Thresholds {
 
 // HealthOptions tune [ComputeHealth].
 type HealthOptions struct {
-	// TargetFileSizeBytes is used when the table has no
-	// write.target-file-size-bytes. Default: 512 MiB.
+	// TargetFileSizeBytes is used when the table records no target (see
+	// [State.TargetFileSizeBytes]). Default: 512 MiB.
 	TargetFileSizeBytes int64
 	// SmallFileFraction: a data file is small below this fraction of the
 	// target size. Default: 0.75, as Iceberg's rewrite_data_files

@@ -324,13 +324,27 @@ func (s *State) FieldID(column string) (int, string, bool) {
 	return f.ID, name, true
 }
 
-// TargetFileSizeBytes is the table's write.target-file-size-bytes, or def
-// when unset or unparseable.
+// PropRewriteTargetFileSize is the table property in which a floe rewrite
+// records the target file size it wrote to, in the same commit as the files:
+// health and the next compaction judge the files against the size they were
+// written for, rather than flagging every file of a table rewritten to a
+// smaller target as small. floe records its own property instead of
+// changing write.target-file-size-bytes, which Spark, Trino and Flink
+// writers use for their own writes.
+const PropRewriteTargetFileSize = "floe.rewrite.target-file-size-bytes"
+
+// TargetFileSizeBytes is the target size the table's files are judged
+// against: the size floe's last rewrite wrote to
+// ([PropRewriteTargetFileSize]), else the table's
+// write.target-file-size-bytes, else def (unset or unparseable values are
+// skipped).
 func (s *State) TargetFileSizeBytes(def int64) int64 {
-	v := s.Metadata.Properties().Get("write.target-file-size-bytes", "")
-	var n int64
-	if _, err := fmt.Sscan(v, &n); err == nil && n > 0 {
-		return n
+	props := s.Metadata.Properties()
+	for _, key := range []string{PropRewriteTargetFileSize, "write.target-file-size-bytes"} {
+		var n int64
+		if _, err := fmt.Sscan(props.Get(key, ""), &n); err == nil && n > 0 {
+			return n
+		}
 	}
 	return def
 }

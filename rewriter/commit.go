@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"github.com/apache/iceberg-go"
@@ -74,8 +75,12 @@ func NewCommitGroup(base *lake.State, name string, tasks []table.FileScanTask, o
 // like the files themselves, so the declaration and the files in that
 // layout become visible together or not at all.
 type Declaration struct {
-	// Layout is the floe.layout property value.
+	// Layout is the floe.layout property value; empty (bin-pack) leaves
+	// the property as it is.
 	Layout string
+	// TargetFileSizeBytes, when positive, is recorded as
+	// lake.PropRewriteTargetFileSize: the size the files were written for.
+	TargetFileSizeBytes int64
 	// SortOrder, when set, becomes the table's default sort order; the
 	// output files carry SortOrderID, the id it has (or gets) in the table.
 	// If the table's sort orders changed so that the order would get another
@@ -101,10 +106,20 @@ func (d *Declaration) stage(head *lake.State, tx *table.Transaction) error {
 			}
 		}
 	}
-	if head.Metadata.Properties().Get(PropLayout, "") != d.Layout {
-		if err := tx.SetProperties(iceberg.Properties{PropLayout: d.Layout}); err != nil {
-			return fmt.Errorf("declare %s=%s: %w", PropLayout, d.Layout, err)
+	props := iceberg.Properties{}
+	if d.Layout != "" && head.Metadata.Properties().Get(PropLayout, "") != d.Layout {
+		props[PropLayout] = d.Layout
+	}
+	if d.TargetFileSizeBytes > 0 {
+		if v := strconv.FormatInt(d.TargetFileSizeBytes, 10); head.Metadata.Properties().Get(lake.PropRewriteTargetFileSize, "") != v {
+			props[lake.PropRewriteTargetFileSize] = v
 		}
+	}
+	if len(props) == 0 {
+		return nil
+	}
+	if err := tx.SetProperties(props); err != nil {
+		return fmt.Errorf("declare %v: %w", props, err)
 	}
 	return nil
 }

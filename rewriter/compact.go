@@ -478,7 +478,7 @@ func compact(ctx context.Context, st *lake.State, plan CompactPlan, opts Compact
 		}
 	}()
 	tbl := st.Table
-	decl, err := declaration(tbl, opts.Layout)
+	decl, err := declaration(tbl, opts.Layout, plan.TargetFileSizeBytes)
 	if err != nil {
 		return res, fmt.Errorf("compact %s: %w", st.Ident, err)
 	}
@@ -645,13 +645,13 @@ func planTasks(ctx context.Context, tbl *table.Table) (map[string][]table.FileSc
 }
 
 // declaration is what the table will declare once files in layout l are
-// committed (see [Declaration]): nil for bin-pack, which declares nothing;
-// floe.layout for sort, z-order and Hilbert; for a sort also the Iceberg
-// sort order, with the id it has or will get in tbl, to stamp on the new
-// files. Nothing is committed here: the declaration goes into the commits
-// of the rewritten files.
-func declaration(tbl *table.Table, l simulator.Layout) (*Declaration, error) {
-	d := &Declaration{Layout: l.String()}
+// committed (see [Declaration]): always the target size the files are
+// written for (lake.PropRewriteTargetFileSize); floe.layout for sort,
+// z-order and Hilbert; for a sort also the Iceberg sort order, with the id
+// it has or will get in tbl, to stamp on the new files. Nothing is committed
+// here: the declaration goes into the commits of the rewritten files.
+func declaration(tbl *table.Table, l simulator.Layout, target int64) (*Declaration, error) {
+	d := &Declaration{Layout: l.String(), TargetFileSizeBytes: target}
 	switch l.Strategy {
 	case simulator.StrategySort:
 		so, err := icebergSortOrder(tbl.Schema(), l, 1)
@@ -662,7 +662,7 @@ func declaration(tbl *table.Table, l simulator.Layout) (*Declaration, error) {
 		d.SortOrderID = sortOrderIDIn(tbl.Metadata(), so)
 	case simulator.StrategyZOrder, simulator.StrategyHilbert:
 	default:
-		return nil, nil
+		d.Layout = "" // bin-pack declares no layout, only the target size
 	}
 	return d, nil
 }

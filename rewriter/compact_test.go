@@ -65,6 +65,12 @@ func TestCompactLayouts(t *testing.T) {
 			if spec == "sort(id)" {
 				requireOrderedFiles(t, after, 1)
 			}
+			// The target size the files were written for is recorded with
+			// them, and health judges the files against it.
+			require.Equal(t, "16384", after.Metadata.Properties()[lake.PropRewriteTargetFileSize])
+			h, err := lake.ComputeHealth(after, lake.HealthOptions{})
+			require.NoError(t, err)
+			require.Equal(t, int64(16<<10), h.Metrics.TargetFileSizeBytes)
 			if layout.Strategy == simulator.StrategyZOrder || layout.Strategy == simulator.StrategyHilbert {
 				require.Equal(t, layout.String(), after.Metadata.Properties()[rewriter.PropLayout])
 			}

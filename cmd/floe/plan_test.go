@@ -281,6 +281,34 @@ func TestPlanApproveOptimizeFlow(t *testing.T) {
 		require.Equal(t, state.Metadata.SortOrder().OrderID(), *df.SortOrderID, df.Path)
 	}
 
+	// A table floe has just optimized comes back healthy on what the
+	// rewrite fixed: its files are judged against the target they were
+	// written for, and files sorted by tenant_id do not overlap on it.
+	out, errOut, code = run(t, dir, "health", "web.events", "--column", "tenant_id", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var hs []struct {
+		Metrics struct {
+			TargetFileSizeBytes int64 `json:"target_file_size_bytes"`
+			Clustering          []struct {
+				Column       string  `json:"column"`
+				AverageDepth float64 `json:"average_depth"`
+			} `json:"clustering"`
+		} `json:"metrics"`
+		Reasons []string `json:"reasons"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &hs), out)
+	require.Len(t, hs, 1)
+	require.Equal(t, int64(32<<10), hs[0].Metrics.TargetFileSizeBytes)
+	for _, r := range hs[0].Reasons {
+		require.NotContains(t, r, "small files")
+		require.NotContains(t, r, "clustering")
+	}
+	require.NotEmpty(t, hs[0].Metrics.Clustering)
+	for _, c := range hs[0].Metrics.Clustering {
+		require.Equal(t, "tenant_id", c.Column)
+		require.InDelta(t, 1.0, c.AverageDepth, 0.05, "a table just sorted by tenant_id")
+	}
+
 	// Done plans don't run again.
 	_, errOut, code = run(t, dir, "optimize", "--plan", p.ID)
 	require.Equal(t, exitError, code)
