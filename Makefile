@@ -12,7 +12,7 @@ all: lint build test
 
 ## build: the floe binary, pure Go (CGO_ENABLED=0)
 build:
-	CGO_ENABLED=0 $(GO) build -o $(BIN) ./cmd/floe
+	CGO_ENABLED=0 $(GO) build -buildvcs=auto -o $(BIN) ./cmd/floe
 
 ## test: every test, with the DuckDB oracle (-tags duckdb), race-free, fuzz seeds included
 test:

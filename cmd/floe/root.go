@@ -17,7 +17,9 @@ With no configuration floe uses an embedded local warehouse in ./floe-data
 (SQL catalog on SQLite, file:// storage). Run 'floe demo' to fill it.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
+		Version:       rootVersion(),
 	}
+	root.SetVersionTemplate("floe {{.Version}}\n")
 	root.PersistentFlags().StringVar(&f.ConfigPath, "config", "", "configuration file (default: $FLOE_CONFIG, ./floe.yaml, then the embedded default)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return flagError{err}
