@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
@@ -160,6 +161,18 @@ func TestDemoThenHealthMatchesSnapshotSummary(t *testing.T) {
 		cols = append(cols, c.Column)
 	}
 	require.Contains(t, cols, "tenant_id")
+
+	// --events lists the most recent first.
+	out, errOut, code = run(t, dir, "queries", "--table", "web.events", "--events", "--limit", "20", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var evs []struct {
+		StartTime time.Time `json:"start_time"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &evs))
+	require.Len(t, evs, 20)
+	for i := 1; i < len(evs); i++ {
+		require.False(t, evs[i].StartTime.After(evs[i-1].StartTime), "event %d starts after event %d", i, i-1)
+	}
 
 	// analyze ranks tenant_id first on web.events (the demo workload's
 	// dominant equality filter) and proposes layouts on it.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,6 +66,9 @@ func runQueries(ctx context.Context, opts *queriesOptions) error {
 		if err != nil {
 			return err
 		}
+		// The store returns the newest events in time order; the verb
+		// lists them most recent first, as its help says.
+		slices.Reverse(evs)
 		if opts.Output == outputJSON {
 			return writeJSON(opts.f.IO.Out, evs)
 		}
