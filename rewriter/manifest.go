@@ -1,6 +1,7 @@
 package rewriter
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -85,8 +86,10 @@ type ManifestResult struct {
 }
 
 // RewriteManifests clusters the data manifests of tbl's current snapshot by
-// partition, rolling to TargetSizeBytes, and commits them as one replace
-// snapshot (iceberg-go's Transaction.RewriteManifests). Delete manifests are
+// partition — neighbouring partitions share a manifest up to
+// TargetSizeBytes, a larger partition gets manifests of its own (see
+// planManifestClusters) — and commits them as one replace snapshot
+// (iceberg-go's Transaction.RewriteManifests). Delete manifests are
 // left alone. When nothing would change, nothing is committed. A commit that
 // loses a race is replanned on the newest metadata, at most MaxAttempts
 // times. It returns the table after the commit.
@@ -115,7 +118,8 @@ func RewriteManifests(ctx context.Context, tbl *table.Table, opts ManifestOption
 			return cur, res, fmt.Errorf("rewrite manifests of %s: reload table: %w", tbl.Location(), err)
 		}
 		cur = &fresh
-		eligible, err := unclusteredManifests(ctx, cur, opts.TargetSizeBytes)
+		clusters, err := planManifestClusters(ctx, cur, opts.TargetSizeBytes)
+		eligible := clusters.eligible
 		if err != nil {
 			return cur, res, fmt.Errorf("rewrite manifests of %s: %w", tbl.Location(), err)
 		}
@@ -127,7 +131,7 @@ func RewriteManifests(ctx context.Context, tbl *table.Table, opts ManifestOption
 		tx := cur.NewTransaction()
 		r, err := tx.RewriteManifests(ctx,
 			table.WithManifestTargetSize(opts.TargetSizeBytes),
-			table.WithRewriteManifestClusterBy(partitionClusterKey),
+			table.WithRewriteManifestClusterBy(clusters.clusterBy),
 			table.WithRewriteManifestPredicate(func(m iceberg.ManifestFile) bool { return eligible[m.FilePath()] }))
 		if err != nil {
 			return cur, res, fmt.Errorf("rewrite manifests of %s: stage: %w", tbl.Location(), err)
@@ -167,66 +171,159 @@ func partitionClusterKey(df iceberg.DataFile) any {
 	return b.String()
 }
 
-// unclusteredManifests picks the data manifests of tbl's current snapshot
-// that clustering would change: those holding more than one partition, and
-// every manifest below target size of a partition that is spread over
-// several manifests or shares one with other partitions. iceberg-go would
-// otherwise rewrite already clustered manifests again on every run.
-func unclusteredManifests(ctx context.Context, tbl *table.Table, target int64) (map[string]bool, error) {
+// manifestClusters is how the data manifests of a snapshot should be
+// clustered: which manifests to rewrite, and the group of neighbouring
+// partitions each data file goes to (iceberg-go writes one manifest per
+// group, rolling at the target size).
+type manifestClusters struct {
+	eligible map[string]bool
+	group    map[string]int // "spec/partition key" -> group
+}
+
+// clusterBy is the iceberg-go cluster key of a data file: its group.
+func (c manifestClusters) clusterBy(df iceberg.DataFile) any {
+	return c.group[fmt.Sprintf("%d/%v", df.SpecID(), partitionClusterKey(df))]
+}
+
+// planManifestClusters decides, per partition spec, whether the data
+// manifests of tbl's current snapshot are clustered already, and groups the
+// partitions for a rewrite.
+//
+// Partitions are taken in key order and packed greedily into groups whose
+// estimated manifest size (a fixed overhead plus a size per entry, both
+// fitted on the existing manifests) stays within target, so that
+// neighbouring small partitions share one manifest and a large partition
+// gets manifests of its own. The manifests are already clustered — and
+// nothing is rewritten, so a repeated run commits nothing — when no two
+// manifests' partition ranges interleave (no partition is spread over
+// several manifests, no manifest holds a partition between two of
+// another's) and no two manifests next to each other are small enough to
+// merge (together within 3/4 of the target, which leaves room for the
+// estimate's error so that a rewrite's own output is not rewritten again).
+func planManifestClusters(ctx context.Context, tbl *table.Table, target int64) (manifestClusters, error) {
+	out := manifestClusters{eligible: map[string]bool{}, group: map[string]int{}}
 	snap := tbl.CurrentSnapshot()
 	if snap == nil {
-		return nil, nil
+		return out, nil
 	}
 	fio, err := tbl.FS(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("open table io: %w", err)
+		return out, fmt.Errorf("open table io: %w", err)
 	}
 	ms, err := snap.Manifests(fio)
 	if err != nil {
-		return nil, fmt.Errorf("read manifest list of snapshot %d: %w", snap.SnapshotID, err)
+		return out, fmt.Errorf("read manifest list of snapshot %d: %w", snap.SnapshotID, err)
 	}
 	type info struct {
-		m    iceberg.ManifestFile
-		keys map[string]bool
+		m        iceberg.ManifestFile
+		keys     map[string]bool
+		entries  int
+		min, max int // key ranks, filled once keys are sorted
 	}
-	var infos []info
-	byKey := map[string][]int{}
+	bySpec := map[int32][]*info{}
+	entriesByKey := map[int32]map[string]int{}
 	for _, m := range ms {
 		if m.ManifestContent() != iceberg.ManifestContentData {
 			continue
 		}
-		in := info{m: m, keys: map[string]bool{}}
+		spec := m.PartitionSpecID()
+		in := &info{m: m, keys: map[string]bool{}}
+		if entriesByKey[spec] == nil {
+			entriesByKey[spec] = map[string]int{}
+		}
 		for e, err := range m.Entries(fio, true) {
 			if err != nil {
-				return nil, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
+				return out, fmt.Errorf("read manifest %s: %w", m.FilePath(), err)
 			}
-			k := fmt.Sprintf("%d/%v", m.PartitionSpecID(), partitionClusterKey(e.DataFile()))
+			k := fmt.Sprintf("%v", partitionClusterKey(e.DataFile()))
 			in.keys[k] = true
+			in.entries++
+			entriesByKey[spec][k]++
 		}
-		for k := range in.keys {
-			byKey[k] = append(byKey[k], len(infos))
-		}
-		infos = append(infos, in)
+		bySpec[spec] = append(bySpec[spec], in)
 	}
-	out := map[string]bool{}
-	for _, idx := range byKey {
-		mixed, small := false, 0
-		for _, i := range idx {
-			if len(infos[i].keys) > 1 {
-				mixed = true
+	next := 0
+	for _, spec := range slices.Sorted(maps.Keys(bySpec)) {
+		infos := bySpec[spec]
+		keys := slices.Sorted(maps.Keys(entriesByKey[spec]))
+		rank := make(map[string]int, len(keys))
+		for i, k := range keys {
+			rank[k] = i
+		}
+		// Size model: length ≈ overhead + perEntry × entries, fitted on the
+		// smallest and largest manifests (by entries).
+		var lens, ents []float64
+		for _, in := range infos {
+			lens = append(lens, float64(in.m.Length()))
+			ents = append(ents, float64(in.entries))
+		}
+		overhead, perEntry := fitManifestSize(ents, lens)
+		size := 0.0
+		for _, k := range keys {
+			add := perEntry * float64(entriesByKey[spec][k])
+			if size > 0 && size+add > float64(target) {
+				next++
+				size = 0
 			}
-			if infos[i].m.Length() < target {
-				small++
+			if size == 0 {
+				size = overhead
+			}
+			size += add
+			out.group[fmt.Sprintf("%d/%s", spec, k)] = next
+		}
+		next++
+		// Already clustered?
+		for _, in := range infos {
+			in.min, in.max = len(keys), -1
+			for k := range in.keys {
+				in.min, in.max = min(in.min, rank[k]), max(in.max, rank[k])
 			}
 		}
-		if !mixed && small < 2 {
+		slices.SortFunc(infos, func(a, b *info) int { return cmp.Compare(a.min, b.min) })
+		clustered := true
+		for i := 1; i < len(infos) && clustered; i++ {
+			a, b := infos[i-1], infos[i]
+			if b.min <= a.max || float64(a.m.Length()+b.m.Length())-overhead <= 0.75*float64(target) {
+				clustered = false
+			}
+		}
+		if clustered {
 			continue
 		}
-		for _, i := range idx {
-			if len(infos[i].keys) > 1 || infos[i].m.Length() < target {
-				out[infos[i].m.FilePath()] = true
-			}
+		for _, in := range infos {
+			out.eligible[in.m.FilePath()] = true
 		}
 	}
 	return out, nil
+}
+
+// fitManifestSize fits length = overhead + perEntry × entries through the
+// manifests with the fewest and the most entries; with one entry count
+// only, the overhead is taken as zero (an overestimate per entry).
+func fitManifestSize(entries, lengths []float64) (overhead, perEntry float64) {
+	if len(entries) == 0 {
+		return 0, 0
+	}
+	lo, hi := 0, 0
+	for i := range entries {
+		if entries[i] < entries[lo] {
+			lo = i
+		}
+		if entries[i] > entries[hi] {
+			hi = i
+		}
+	}
+	if entries[hi] > entries[lo] {
+		perEntry = (lengths[hi] - lengths[lo]) / (entries[hi] - entries[lo])
+		overhead = lengths[lo] - perEntry*entries[lo]
+	}
+	if perEntry <= 0 || overhead < 0 {
+		var l, e float64
+		for i := range entries {
+			l += lengths[i]
+			e += entries[i]
+		}
+		return 0, l / max(e, 1)
+	}
+	return overhead, perEntry
 }
