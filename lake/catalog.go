@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -17,12 +18,36 @@ import (
 var ErrNoSuchTable = errors.New("no such table")
 
 // OpenCatalog opens the catalog called name with iceberg-go properties.
+// floe's own [PropCatalogTimeout] (default [DefaultCatalogTimeout]) bounds
+// opening it and each later call (see [WithCallTimeout]); it is not passed
+// to iceberg-go.
 func OpenCatalog(ctx context.Context, name string, props map[string]string) (catalog.Catalog, error) {
-	cat, err := catalog.Load(ctx, name, iceberg.Properties(props))
+	timeout := DefaultCatalogTimeout
+	pass := make(iceberg.Properties, len(props))
+	for k, v := range props {
+		if k == PropCatalogTimeout {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return nil, fmt.Errorf("open catalog %s: %s %q: want a duration such as 30s, or 0 for none", name, PropCatalogTimeout, v)
+			}
+			timeout = d
+			continue
+		}
+		pass[k] = v
+	}
+	var cat catalog.Catalog
+	err := (&timeoutCatalog{name: name, d: timeout}).call(ctx, "open", func(ctx context.Context) error {
+		var err error
+		cat, err = catalog.Load(ctx, name, pass)
+		return err
+	})
+	if timeout <= 0 {
+		cat, err = catalog.Load(ctx, name, pass)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open catalog %s: %w", name, err)
 	}
-	return cat, nil
+	return WithCallTimeout(cat, name, timeout), nil
 }
 
 // Ident names a table: a floe catalog, a namespace (possibly nested) and a
