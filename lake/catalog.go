@@ -36,13 +36,16 @@ func OpenCatalog(ctx context.Context, name string, props map[string]string) (cat
 		pass[k] = v
 	}
 	var cat catalog.Catalog
-	err := (&timeoutCatalog{name: name, d: timeout}).call(ctx, "open", func(ctx context.Context) error {
+	load := func(ctx context.Context) error {
 		var err error
 		cat, err = catalog.Load(ctx, name, pass)
 		return err
-	})
-	if timeout <= 0 {
-		cat, err = catalog.Load(ctx, name, pass)
+	}
+	var err error
+	if timeout > 0 {
+		err = (&timeoutCatalog{name: name, d: timeout}).call(ctx, "open", load)
+	} else {
+		err = load(ctx)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open catalog %s: %w", name, err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -39,7 +40,12 @@ func newTablesCmd(f *factory, runF func(context.Context, *tablesOptions) error) 
 		Short: "List the tables of the configured catalogs",
 		Long: `List every table of every configured catalog (or of --catalog) with figures
 read from the table metadata only: snapshots, data files, records and size
-from the current snapshot's summary.`,
+from the current snapshot's summary.
+
+Every catalog call is bounded by the catalog's floe.timeout property
+(default 30s): a catalog that cannot be reached or does not answer is
+reported on stderr and the exit code is 1, and the tables of the other
+catalogs are still listed.`,
 		Example: `  floe tables
   floe tables --catalog local --output json`,
 		Args: wrapArgs(cobra.NoArgs),
@@ -65,19 +71,29 @@ func runTables(ctx context.Context, opts *tablesOptions) error {
 		names = []string{opts.Catalog}
 	}
 	rows := []tableRow{}
+	// One catalog that cannot be listed (down, or never answering within
+	// its floe.timeout) is reported; the others are still listed, and the
+	// exit code says that something failed.
+	var failed []error
 	for _, name := range names {
 		cat, err := opts.f.Catalog(ctx, name)
 		if err != nil {
-			return err
+			if opts.Catalog != "" || errors.Is(err, lake.ErrNoSuchTable) {
+				return err
+			}
+			failed = append(failed, err)
+			continue
 		}
 		ids, err := lake.ListTables(ctx, name, cat)
 		if err != nil {
-			return err
+			failed = append(failed, err)
+			continue
 		}
 		for _, id := range ids {
 			tbl, err := lake.LoadTable(ctx, cat, id)
 			if err != nil {
-				return err
+				failed = append(failed, err)
+				continue
 			}
 			md := tbl.Metadata()
 			r := tableRow{
@@ -96,11 +112,23 @@ func runTables(ctx context.Context, opts *tablesOptions) error {
 			rows = append(rows, r)
 		}
 	}
+	if err := renderTables(opts, rows, len(failed) == 0); err != nil {
+		return err
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d catalog calls failed, the tables above are the rest: %w", len(failed), errors.Join(failed...))
+	}
+	return nil
+}
+
+func renderTables(opts *tablesOptions, rows []tableRow, complete bool) error {
 	if opts.Output == outputJSON {
 		return writeJSON(opts.f.IO.Out, rows)
 	}
 	if len(rows) == 0 {
-		fmt.Fprintln(opts.f.IO.ErrOut, "no tables; run 'floe demo' to create the demo warehouse")
+		if complete {
+			fmt.Fprintln(opts.f.IO.ErrOut, "no tables; run 'floe demo' to create the demo warehouse")
+		}
 		return nil
 	}
 	t := newTable(opts.f.IO.Out, "TABLE", "SNAPSHOTS", "FILES", "RECORDS", "SIZE", "PARTITIONING", "LAST UPDATED")

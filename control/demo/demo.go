@@ -117,7 +117,10 @@ func ident(name string) table.Identifier {
 
 func dropTable(ctx context.Context, cat catalog.Catalog, id table.Identifier) error {
 	if p, ok := cat.(catalog.PurgeableTable); ok {
-		return p.PurgeTable(ctx, id)
+		err := p.PurgeTable(ctx, id)
+		if !errors.Is(err, errors.ErrUnsupported) {
+			return err
+		}
 	}
 	return cat.DropTable(ctx, id)
 }
