@@ -150,14 +150,28 @@ func ListTables(ctx context.Context, catName string, cat catalog.Catalog) ([]Ide
 	return slices.CompactFunc(out, func(a, b Ident) bool { return a.String() == b.String() }), nil
 }
 
-// LoadTable loads a table, wrapping a missing table as [ErrNoSuchTable].
+// LoadTable loads a table. A missing table is a [NoSuchTableError].
 func LoadTable(ctx context.Context, cat catalog.Catalog, id Ident) (*table.Table, error) {
 	tbl, err := cat.LoadTable(ctx, id.TableIdent())
 	if err != nil {
 		if errors.Is(err, catalog.ErrNoSuchTable) {
-			return nil, fmt.Errorf("load table %s: %w: %w", id, ErrNoSuchTable, err)
+			return nil, &NoSuchTableError{Table: id, Cause: err}
 		}
 		return nil, fmt.Errorf("load table %s: %w", id, err)
 	}
 	return tbl, nil
 }
+
+// NoSuchTableError is a table name that resolves to no table. It reads as
+// one sentence ("no such table: local.web.nosuch") and matches both
+// [ErrNoSuchTable] and the catalog's own error with errors.Is.
+type NoSuchTableError struct {
+	Table Ident
+	// Cause is the catalog's error (iceberg-go's catalog.ErrNoSuchTable).
+	Cause error
+}
+
+func (e *NoSuchTableError) Error() string { return "no such table: " + e.Table.String() }
+
+// Unwrap returns ErrNoSuchTable and the catalog's error.
+func (e *NoSuchTableError) Unwrap() []error { return []error{ErrNoSuchTable, e.Cause} }

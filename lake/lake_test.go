@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
@@ -197,4 +198,16 @@ func TestParseIdent(t *testing.T) {
 			require.Equal(t, tc.want, id.String())
 		})
 	}
+}
+
+func TestLoadTableMissingReadsAsOneSentence(t *testing.T) {
+	w := testlake.New(t)
+	id := lake.Ident{Catalog: "local", Namespace: []string{"web"}, Name: "nosuch"}
+	_, err := lake.LoadTable(context.Background(), w.Catalog, id)
+	require.EqualError(t, err, "no such table: local.web.nosuch")
+	require.ErrorIs(t, err, lake.ErrNoSuchTable)
+	require.ErrorIs(t, err, catalog.ErrNoSuchTable)
+	var nst *lake.NoSuchTableError
+	require.ErrorAs(t, err, &nst)
+	require.Equal(t, id, nst.Table)
 }
