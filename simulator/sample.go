@@ -18,6 +18,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
 )
 
 // SampleOptions tunes [TakeSample]. The zero value uses the defaults.
@@ -158,7 +159,7 @@ func TakeSample(ctx context.Context, st *lake.State, columns []string, opts Samp
 	for _, c := range columns {
 		f, ok := schema.FindFieldByNameCaseInsensitive(c)
 		if !ok {
-			return nil, fmt.Errorf("sample %s: column %q: %w", st.Ident, c, ErrColumnNotFound)
+			return nil, fmt.Errorf("sample %s: column %q: %w", st.Ident, c, layout.ErrColumnNotFound)
 		}
 		n, _ := schema.FindColumnName(f.ID)
 		if !slices.Contains(names, n) {
