@@ -11,12 +11,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/floe-project/floe/internal/sample"
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/layout"
-	"github.com/floe-project/floe/simulator"
 )
 
 // CompactOptions tune [PlanCompaction] and [Compact]. The zero value
@@ -670,8 +671,9 @@ func declaration(tbl *table.Table, l layout.Layout) (*Declaration, error) {
 
 // buildKeyer returns the layout's row key: nil for bin-pack; for rank
 // z-order and Hilbert, quantiles are fitted on a seeded sample of the
-// table's rows, sized as the simulator sizes its projection sample (10,000
-// rows per file the rewrite writes, at least 0.1% of the rows): a fixed
+// table's rows, read by internal/sample as the simulator reads its
+// projection sample (10,000 rows per file the rewrite writes, at least 0.1%
+// of the rows): a fixed
 // 10,000-row sample made the cell boundaries, so the files, vary by ±2 pp of
 // skip from one rewrite of the same table to the next.
 func buildKeyer(ctx context.Context, st *lake.State, opts CompactOptions) (Keyer, error) {
@@ -702,12 +704,19 @@ func buildKeyer(ctx context.Context, st *lake.State, opts CompactOptions) (Keyer
 			bytes += f.SizeBytes
 		}
 		files := int((bytes + opts.TargetFileSizeBytes - 1) / max(opts.TargetFileSizeBytes, 1))
-		sample, err := simulator.TakeSample(ctx, st, cols, simulator.SampleOptions{ProjectedFiles: max(files, 1)})
+		var recs []arrow.RecordBatch
+		defer func() {
+			for _, r := range recs {
+				r.Release()
+			}
+		}()
+		_, err := sample.Read(ctx, st, cols, sample.Options{ProjectedFiles: max(files, 1)}, func(_ *lake.File, rec arrow.RecordBatch) {
+			recs = append(recs, rec)
+		})
 		if err != nil {
 			return nil, fmt.Errorf("sample for quantiles: %w", err)
 		}
-		defer sample.Release()
-		q, err := layout.FitQuantiles(sample.Records, cols, 0)
+		q, err := layout.FitQuantiles(recs, cols, 0)
 		if err != nil {
 			return nil, fmt.Errorf("fit quantiles: %w", err)
 		}
