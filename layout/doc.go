@@ -1,8 +1,8 @@
 // Package layout is the layout vocabulary: the [Layout] a plan names (its [Strategy], key
-// [Column]s and target file size, with the text form [Parse] reads and [Layout.String]
-// prints), the order-preserving row keys every layout is sorted by ([Encoder], [NewEncoder]:
-// linear sort, Iceberg-exact and rank z-order, Hilbert), and the per-column [Quantiles] that
-// rank z-order and Hilbert keys are built on ([FitQuantiles]).
+// columns ([Column]) and target file size, with the text form [Parse] reads and
+// [Layout.String] prints), the order-preserving row keys every layout is sorted by
+// ([Encoder], [NewEncoder]: linear sort, Iceberg-exact and rank z-order, Hilbert), and the
+// per-column [Quantiles] that rank z-order and Hilbert keys are built on ([FitQuantiles]).
 //
 // # Role
 //
