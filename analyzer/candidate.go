@@ -11,7 +11,7 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/floe-project/floe/lake"
-	"github.com/floe-project/floe/simulator"
+	"github.com/floe-project/floe/layout"
 )
 
 // Defaults of [CandidateOptions].
@@ -29,7 +29,7 @@ type CandidateOptions struct {
 	// Zero means [DefaultMinShare].
 	MinShare float64
 	// MaxColumns caps the key columns of a candidate, 1 to
-	// [simulator.MaxHilbertColumns]. Zero means [DefaultMaxCandidateColumns].
+	// [layout.MaxHilbertColumns]. Zero means [DefaultMaxCandidateColumns].
 	MaxColumns int
 	// PrunedDiscount: a partitioned column whose
 	// [ColumnRank.PartitionDiscount] is at most this has had (nearly) all
@@ -39,7 +39,7 @@ type CandidateOptions struct {
 	// ZOrderMode is the z-order the simulator will use. Iceberg-exact (the
 	// zero value) cannot encode decimal and time columns, so they are left
 	// out of z-order candidates; rank mode takes them.
-	ZOrderMode simulator.ZOrderMode
+	ZOrderMode layout.ZOrderMode
 	// TargetFileSizeBytes is set on every candidate but current (the
 	// files as they are). Zero means the table's
 	// write.target-file-size-bytes.
@@ -59,8 +59,8 @@ func (o CandidateOptions) Validate() error {
 	if math.IsNaN(o.MinShare) || o.MinShare < 0 || o.MinShare > 1 {
 		errs = append(errs, fmt.Errorf("min share %v, want 0 to 1", o.MinShare))
 	}
-	if o.MaxColumns < 0 || o.MaxColumns > simulator.MaxHilbertColumns {
-		errs = append(errs, fmt.Errorf("max columns %d, want 1 to %d", o.MaxColumns, simulator.MaxHilbertColumns))
+	if o.MaxColumns < 0 || o.MaxColumns > layout.MaxHilbertColumns {
+		errs = append(errs, fmt.Errorf("max columns %d, want 1 to %d", o.MaxColumns, layout.MaxHilbertColumns))
 	}
 	if math.IsNaN(o.PrunedDiscount) || o.PrunedDiscount < 0 || o.PrunedDiscount > 1 {
 		errs = append(errs, fmt.Errorf("pruned discount %v, want 0 to 1", o.PrunedDiscount))
@@ -78,7 +78,7 @@ func (o CandidateOptions) withDefaults() CandidateOptions {
 	if o.MaxColumns <= 0 {
 		o.MaxColumns = DefaultMaxCandidateColumns
 	}
-	o.MaxColumns = min(o.MaxColumns, simulator.MaxHilbertColumns)
+	o.MaxColumns = min(o.MaxColumns, layout.MaxHilbertColumns)
 	if o.PrunedDiscount <= 0 {
 		o.PrunedDiscount = DefaultPartitionDiscount + 0.05
 	}
@@ -90,8 +90,8 @@ func (o CandidateOptions) withDefaults() CandidateOptions {
 
 // Candidate is one layout to simulate, with why it was proposed.
 type Candidate struct {
-	// Layout is the layout, valid for [simulator.NewEncoder].
-	Layout simulator.Layout `json:"layout"`
+	// Layout is the layout, valid for [layout.NewEncoder].
+	Layout layout.Layout `json:"layout"`
 	// Why is a one-line rationale.
 	Why string `json:"why"`
 }
@@ -130,8 +130,8 @@ func Candidates(ranks []ColumnRank, st *lake.State, opts CandidateOptions) []Can
 	}
 	var out []Candidate
 	seen := map[string]bool{}
-	add := func(l simulator.Layout, why string) {
-		if l.Strategy != simulator.StrategyCurrent {
+	add := func(l layout.Layout, why string) {
+		if l.Strategy != layout.StrategyCurrent {
 			l.TargetFileSizeBytes = opts.TargetFileSizeBytes
 		}
 		if l.Validate() != nil || seen[l.String()] {
@@ -142,11 +142,11 @@ func Candidates(ranks []ColumnRank, st *lake.State, opts CandidateOptions) []Can
 	}
 	if len(keys) >= 1 {
 		k := keys[0]
-		add(layout(simulator.StrategySort, keys[:1]), fmt.Sprintf("%s carries %.0f%% of the filter score (%s of queries, mostly %s); a sort clusters it fully",
+		add(keyLayout(layout.StrategySort, keys[:1]), fmt.Sprintf("%s carries %.0f%% of the filter score (%s of queries, mostly %s); a sort clusters it fully",
 			k.rank.Column, 100*k.scoreShare, percent(k.rank.Share), topOp(k.rank.OpMix)))
 	}
 	if len(keys) >= 2 {
-		add(layout(simulator.StrategySort, keys[:2]), fmt.Sprintf("sort by %s, then %s within equal %s values (%.0f%% of the filter score together)",
+		add(keyLayout(layout.StrategySort, keys[:2]), fmt.Sprintf("sort by %s, then %s within equal %s values (%.0f%% of the filter score together)",
 			keys[0].rank.Column, keys[1].rank.Column, keys[0].rank.Column, 100*(keys[0].scoreShare+keys[1].scoreShare)))
 	}
 	var zkeys []keyColumn
@@ -156,19 +156,19 @@ func Candidates(ranks []ColumnRank, st *lake.State, opts CandidateOptions) []Can
 		}
 	}
 	for n := 2; n <= min(3, len(zkeys)); n++ {
-		add(layout(simulator.StrategyZOrder, zkeys[:n]), fmt.Sprintf("z-order %s: each column keeps part of its locality (%s z-order)",
+		add(keyLayout(layout.StrategyZOrder, zkeys[:n]), fmt.Sprintf("z-order %s: each column keeps part of its locality (%s z-order)",
 			names(zkeys[:n]), opts.ZOrderMode))
 	}
 	for n := 2; n <= min(3, len(keys)); n++ {
-		add(layout(simulator.StrategyHilbert, keys[:n]), fmt.Sprintf("Hilbert curve over %s: like z-order with more compact files, on quantile-normalized columns",
+		add(keyLayout(layout.StrategyHilbert, keys[:n]), fmt.Sprintf("Hilbert curve over %s: like z-order with more compact files, on quantile-normalized columns",
 			names(keys[:n])))
 	}
 	if len(keys) == 0 {
-		add(simulator.Layout{Strategy: simulator.StrategyCurrent}, "the table as it is today; no column is filtered on often and selectively enough to key a layout")
+		add(layout.Layout{Strategy: layout.StrategyCurrent}, "the table as it is today; no column is filtered on often and selectively enough to key a layout")
 	} else {
-		add(simulator.Layout{Strategy: simulator.StrategyCurrent}, "the table as it is today: the baseline every projection is compared with")
+		add(layout.Layout{Strategy: layout.StrategyCurrent}, "the table as it is today: the baseline every projection is compared with")
 	}
-	add(simulator.Layout{Strategy: simulator.StrategyBinpack}, "compaction only: fewer, larger files in today's row order")
+	add(layout.Layout{Strategy: layout.StrategyBinpack}, "compaction only: fewer, larger files in today's row order")
 	return out
 }
 
@@ -178,10 +178,10 @@ type keyColumn struct {
 	scoreShare float64
 }
 
-func layout(s simulator.Strategy, keys []keyColumn) simulator.Layout {
-	l := simulator.Layout{Strategy: s}
+func keyLayout(s layout.Strategy, keys []keyColumn) layout.Layout {
+	l := layout.Layout{Strategy: s}
 	for _, k := range keys {
-		l.Columns = append(l.Columns, simulator.Column{Name: k.rank.Column})
+		l.Columns = append(l.Columns, layout.Column{Name: k.rank.Column})
 	}
 	return l
 }
@@ -225,8 +225,8 @@ func columnType(st *lake.State, name string) (iceberg.Type, bool) {
 // zorderEncodes reports whether the simulator's z-order in mode encodes
 // a column of type t. Iceberg's Spark z-order has no case for decimals or
 // times; rank z-order orders every primitive.
-func zorderEncodes(t iceberg.Type, mode simulator.ZOrderMode) bool {
-	if mode == simulator.ZOrderRank || t == nil {
+func zorderEncodes(t iceberg.Type, mode layout.ZOrderMode) bool {
+	if mode == layout.ZOrderRank || t == nil {
 		return true
 	}
 	switch t.(type) {

@@ -8,7 +8,7 @@ import (
 	"github.com/floe-project/floe/analyzer"
 	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/collectors"
-	"github.com/floe-project/floe/simulator"
+	"github.com/floe-project/floe/layout"
 )
 
 func rank(col string, score, share float64) analyzer.ColumnRank {
@@ -22,7 +22,7 @@ func layouts(t *testing.T, cs []analyzer.Candidate) []string {
 	for i, c := range cs {
 		require.NoError(t, c.Layout.Validate())
 		require.NotEmpty(t, c.Why)
-		_, err := simulator.ParseLayout(c.Layout.String())
+		_, err := layout.Parse(c.Layout.String())
 		require.NoError(t, err)
 		out[i] = c.Layout.String()
 	}
@@ -56,7 +56,7 @@ func TestCandidates(t *testing.T) {
 			[]string{"sort(tenant_id)", "sort(tenant_id, ts)", "zorder(tenant_id, ts)", "hilbert(tenant_id, ts)", "current", "binpack"}},
 		{"exact z-order skips decimals", []analyzer.ColumnRank{rank("amount", 3, 0.5), rank("tenant_id", 2, 0.4), rank("ts", 1, 0.3)}, analyzer.CandidateOptions{},
 			[]string{"sort(amount)", "sort(amount, tenant_id)", "zorder(tenant_id, ts)", "hilbert(amount, tenant_id)", "hilbert(amount, tenant_id, ts)", "current", "binpack"}},
-		{"rank z-order takes decimals", []analyzer.ColumnRank{rank("amount", 3, 0.5), rank("tenant_id", 2, 0.4)}, analyzer.CandidateOptions{ZOrderMode: simulator.ZOrderRank},
+		{"rank z-order takes decimals", []analyzer.ColumnRank{rank("amount", 3, 0.5), rank("tenant_id", 2, 0.4)}, analyzer.CandidateOptions{ZOrderMode: layout.ZOrderRank},
 			[]string{"sort(amount)", "sort(amount, tenant_id)", "zorder(amount, tenant_id)", "hilbert(amount, tenant_id)", "current", "binpack"}},
 		{"target file size", []analyzer.ColumnRank{rank("tenant_id", 3, 0.5)}, analyzer.CandidateOptions{TargetFileSizeBytes: 128 << 20},
 			[]string{"sort(tenant_id) target 128MiB", "current", "binpack target 128MiB"}},

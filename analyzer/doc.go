@@ -107,13 +107,13 @@
 //
 // # Candidates
 //
-// [Candidates] turns a ranking into layouts for the simulator: the top
-// columns with at least MinShare of the workload, a positive score and
-// benefit not all taken by partitions give sort(c1), sort(c1, c2),
-// zorder(c1, c2[, c3]) and hilbert(c1, c2[, c3]); current and binpack are
-// always there as baselines. Key columns must be top-level primitive
-// columns of the current schema (the simulator's encoders find columns by
-// top-level name); Iceberg-exact z-order (the simulator's default) also
+// [Candidates] turns a ranking into layouts ([layout.Layout]) for the
+// simulator: the top columns with at least MinShare of the workload, a
+// positive score and benefit not all taken by partitions give sort(c1),
+// sort(c1, c2), zorder(c1, c2[, c3]) and hilbert(c1, c2[, c3]); current and
+// binpack are always there as baselines. Key columns must be top-level
+// primitive columns of the current schema (package layout's encoders find
+// columns by top-level name); Iceberg-exact z-order (the default) also
 // rejects decimal and time columns, which are left out of z-order layouts
 // (sort and hilbert keep them) unless CandidateOptions.ZOrderMode is rank.
 package analyzer

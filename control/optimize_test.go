@@ -16,8 +16,8 @@ import (
 	"github.com/floe-project/floe/internal/oracle"
 	"github.com/floe-project/floe/internal/testlake"
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
 	"github.com/floe-project/floe/rewriter"
-	"github.com/floe-project/floe/simulator"
 )
 
 func setup(t *testing.T) (*testlake.Warehouse, lake.Ident, *store.Store) {
@@ -55,7 +55,7 @@ func TestOptimizeRecordsEveryStep(t *testing.T) {
 	require.NoError(t, err)
 	want, err := oracle.ChecksumIceberg(ctx, tbl)
 	require.NoError(t, err)
-	layout, err := simulator.ParseLayout("sort(id)")
+	layout, err := layout.Parse("sort(id)")
 	require.NoError(t, err)
 	run, err := control.Optimize(ctx, w.Catalog, st, id, control.OptimizeOptions{
 		Expire:  rewriter.ExpireOptions{OlderThan: time.Millisecond},

@@ -18,6 +18,7 @@ import (
 
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
 	"github.com/floe-project/floe/simulator"
 )
 
@@ -70,7 +71,7 @@ type ProposeOption func(*proposeConfig)
 
 type proposeConfig struct {
 	baseline *simulator.Projection
-	zorder   simulator.ZOrderMode
+	zorder   layout.ZOrderMode
 	now      time.Time
 }
 
@@ -83,8 +84,8 @@ func WithBaseline(current simulator.Projection) ProposeOption {
 
 // WithZOrderMode records the z-order key the projection used; the run uses
 // the same. It is part of the plan's id for zorder layouts and ignored for
-// the others. Default: [simulator.ZOrderIcebergExact].
-func WithZOrderMode(m simulator.ZOrderMode) ProposeOption {
+// the others. Default: [layout.ZOrderIcebergExact].
+func WithZOrderMode(m layout.ZOrderMode) ProposeOption {
 	return func(c *proposeConfig) { c.zorder = m }
 }
 
@@ -100,25 +101,25 @@ func WithProposedAt(t time.Time) ProposeOption {
 // proposing the same layout for the same snapshot again returns the stored
 // plan unchanged, whatever its state. The layout's columns must exist in the
 // table's schema; they are stored with the schema's spelling.
-func ProposePlan(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.Ident, layout simulator.Layout,
+func ProposePlan(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.Ident, l layout.Layout,
 	proj simulator.Projection, by string, opts ...ProposeOption,
 ) (store.PlanRecord, error) {
 	var cfg proposeConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if err := layout.Validate(); err != nil {
+	if err := l.Validate(); err != nil {
 		return store.PlanRecord{}, fmt.Errorf("propose plan for %s: %w", id, err)
 	}
-	if layout.Strategy == simulator.StrategyCurrent {
-		return store.PlanRecord{}, fmt.Errorf("propose plan for %s: layout %q rewrites nothing", id, layout)
+	if l.Strategy == layout.StrategyCurrent {
+		return store.PlanRecord{}, fmt.Errorf("propose plan for %s: layout %q rewrites nothing", id, l)
 	}
 	tbl, err := lake.LoadTable(ctx, cat, id)
 	if err != nil {
 		return store.PlanRecord{}, fmt.Errorf("propose plan for %s: %w", id, err)
 	}
 	md := tbl.Metadata()
-	if layout, err = canonicalLayout(md.CurrentSchema(), layout); err != nil {
+	if l, err = canonicalLayout(md.CurrentSchema(), l); err != nil {
 		return store.PlanRecord{}, fmt.Errorf("propose plan for %s: %w", id, err)
 	}
 	var base int64
@@ -127,11 +128,11 @@ func ProposePlan(ctx context.Context, cat catalog.Catalog, st *store.Store, id l
 	}
 	pp := PlanProjection{Projection: proj}
 	pp.PerQuery = nil
-	pp.Layout = layout.String()
+	pp.Layout = l.String()
 	if cfg.baseline != nil {
 		pp.CurrentSkippedPct = &cfg.baseline.SkippedPct
 	}
-	if layout.Strategy == simulator.StrategyZOrder {
+	if l.Strategy == layout.StrategyZOrder {
 		pp.ZOrderMode = cfg.zorder.String()
 	}
 	pj, err := json.Marshal(pp)
@@ -139,7 +140,7 @@ func ProposePlan(ctx context.Context, cat catalog.Catalog, st *store.Store, id l
 		return store.PlanRecord{}, fmt.Errorf("propose plan for %s: encode projection: %w", id, err)
 	}
 	rec := store.PlanRecord{
-		ID: planID(id, base, layout, pp.ZOrderMode), Table: id.String(), BaseSnapshot: base, Layout: layout.String(),
+		ID: planID(id, base, l, pp.ZOrderMode), Table: id.String(), BaseSnapshot: base, Layout: l.String(),
 		Projection: pj, State: PlanProposed, CreatedBy: by, CreatedAt: cfg.now,
 	}
 	if _, err := st.InsertPlan(ctx, rec); err != nil {
@@ -156,7 +157,7 @@ func ProposePlan(ctx context.Context, cat catalog.Catalog, st *store.Store, id l
 // planID is the first 12 hex digits of the SHA-256 of the table (lower
 // case), the base snapshot, the canonical layout text and, for zorder, the
 // key mode.
-func planID(id lake.Ident, base int64, layout simulator.Layout, zorderMode string) string {
+func planID(id lake.Ident, base int64, layout layout.Layout, zorderMode string) string {
 	h := sha256.New()
 	for _, part := range []string{strings.ToLower(id.String()), strconv.FormatInt(base, 10), layout.String(), zorderMode} {
 		h.Write([]byte(part))
@@ -168,9 +169,9 @@ func planID(id lake.Ident, base int64, layout simulator.Layout, zorderMode strin
 // canonicalLayout checks that every layout column exists in schema and
 // spells it as the schema does, so that sort(Tenant_ID) and sort(tenant_id)
 // are one plan.
-func canonicalLayout(schema *iceberg.Schema, l simulator.Layout) (simulator.Layout, error) {
+func canonicalLayout(schema *iceberg.Schema, l layout.Layout) (layout.Layout, error) {
 	out := l
-	out.Columns = make([]simulator.Column, len(l.Columns))
+	out.Columns = make([]layout.Column, len(l.Columns))
 	var missing []string
 	for i, c := range l.Columns {
 		out.Columns[i] = c
@@ -254,7 +255,7 @@ func decidePlan(ctx context.Context, st *store.Store, planID, action, from, to, 
 // verdict.
 func CheckPlan(ctx context.Context, tbl *table.Table, p store.PlanRecord) (reason string, err error) {
 	md := tbl.Metadata()
-	layout, err := simulator.ParseLayout(p.Layout)
+	layout, err := layout.Parse(p.Layout)
 	if err != nil {
 		return "", fmt.Errorf("check plan %s: %w", p.ID, err)
 	}
@@ -369,7 +370,7 @@ func runPlan(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.
 	if opts.Skip[StepCompact] {
 		return none, fmt.Errorf("optimize %s: plan %s: the %s step cannot be skipped when running a plan", id, p.ID, StepCompact)
 	}
-	layout, err := simulator.ParseLayout(p.Layout)
+	l, err := layout.Parse(p.Layout)
 	if err != nil {
 		return none, fmt.Errorf("optimize %s: plan %s: %w", id, p.ID, err)
 	}
@@ -377,7 +378,7 @@ func runPlan(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.
 	if err != nil {
 		return none, fmt.Errorf("optimize %s: %w", id, err)
 	}
-	zm, err := simulator.ParseZOrderMode(pp.ZOrderMode)
+	zm, err := layout.ParseZOrderMode(pp.ZOrderMode)
 	if err != nil {
 		return none, fmt.Errorf("optimize %s: plan %s: %w", id, p.ID, err)
 	}
@@ -401,19 +402,19 @@ func runPlan(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.
 		}
 		return none, stale
 	}
-	opts.Compact.Layout, opts.Compact.ZOrderMode = layout, zm
+	opts.Compact.Layout, opts.Compact.ZOrderMode = l, zm
 	if len(pp.Quantiles) > 0 {
 		// The run cuts the cells the plan projected (rank z-order, Hilbert).
 		sch, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 		if err != nil {
 			return none, fmt.Errorf("optimize %s: plan %s: %w", id, p.ID, err)
 		}
-		if opts.Compact.Quantiles, err = simulator.UnmarshalQuantiles(pp.Quantiles, sch); err != nil {
+		if opts.Compact.Quantiles, err = layout.UnmarshalQuantiles(pp.Quantiles, sch); err != nil {
 			return none, fmt.Errorf("optimize %s: plan %s: %w", id, p.ID, err)
 		}
 	}
-	if layout.TargetFileSizeBytes > 0 {
-		opts.Compact.TargetFileSizeBytes = layout.TargetFileSizeBytes
+	if l.TargetFileSizeBytes > 0 {
+		opts.Compact.TargetFileSizeBytes = l.TargetFileSizeBytes
 	}
 	if opts.DryRun {
 		return optimize(ctx, cat, st, id, opts)

@@ -20,6 +20,7 @@ import (
 	"github.com/floe-project/floe/internal/oracle"
 	"github.com/floe-project/floe/internal/testlake"
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
 	"github.com/floe-project/floe/rewriter"
 	"github.com/floe-project/floe/simulator"
 )
@@ -88,7 +89,7 @@ func (pl *planLake) snapshot(t *testing.T) int64 {
 // propose proposes spec with a made-up projection.
 func (pl *planLake) propose(t *testing.T, spec string) store.PlanRecord {
 	t.Helper()
-	layout, err := simulator.ParseLayout(spec)
+	layout, err := layout.Parse(spec)
 	require.NoError(t, err)
 	proj := simulator.Projection{Layout: layout.String(), FilesBefore: 8, FilesAfter: 3, SkippedPct: 66, RewriteBytes: 40 << 10,
 		PerQuery: []simulator.QueryResult{{}}}
@@ -135,9 +136,9 @@ func TestProposePlanIsIdempotent(t *testing.T) {
 	other := pl.propose(t, "sort(id) target 8KiB")
 	require.NotEqual(t, p.ID, other.ID, "the target file size is part of the layout")
 	z := pl.propose(t, "zorder(id, v)")
-	layout, err := simulator.ParseLayout("zorder(id, v)")
+	l, err := layout.Parse("zorder(id, v)")
 	require.NoError(t, err)
-	zr, err := control.ProposePlan(ctx, pl.w.Catalog, pl.st, pl.id, layout, simulator.Projection{}, "carol", control.WithZOrderMode(simulator.ZOrderRank))
+	zr, err := control.ProposePlan(ctx, pl.w.Catalog, pl.st, pl.id, l, simulator.Projection{}, "carol", control.WithZOrderMode(layout.ZOrderRank))
 	require.NoError(t, err)
 	require.NotEqual(t, z.ID, zr.ID, "the z-order key is part of a zorder plan")
 	zp, err := control.DecodePlanProjection(zr)
@@ -149,7 +150,7 @@ func TestProposePlanIsIdempotent(t *testing.T) {
 	require.NotEqual(t, p.ID, moved.ID, "a new base snapshot is a new plan")
 
 	for _, bad := range []string{"sort(nope)", "current"} {
-		l, err := simulator.ParseLayout(bad)
+		l, err := layout.Parse(bad)
 		require.NoError(t, err)
 		_, err = control.ProposePlan(ctx, pl.w.Catalog, pl.st, pl.id, l, simulator.Projection{}, "carol")
 		require.Error(t, err, bad)
@@ -262,7 +263,7 @@ func TestRunApprovedPlan(t *testing.T) {
 	run, err := control.Optimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{
 		PlanID:  p.ID,
 		Expire:  rewriter.ExpireOptions{OlderThan: time.Millisecond},
-		Compact: rewriter.CompactOptions{Layout: simulator.Layout{Strategy: simulator.StrategyBinpack}}, // the plan's layout wins
+		Compact: rewriter.CompactOptions{Layout: layout.Layout{Strategy: layout.StrategyBinpack}}, // the plan's layout wins
 	})
 	require.NoError(t, err)
 	require.Equal(t, control.StatusDone, run.Status)
@@ -319,7 +320,7 @@ func TestStalePlanRefusesToRun(t *testing.T) {
 	p := pl.approved(t, "sort(id)")
 	// Another compaction rewrites the files the plan was made from.
 	other, err := control.Optimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{
-		Compact: rewriter.CompactOptions{Layout: simulator.Layout{Strategy: simulator.StrategyBinpack}},
+		Compact: rewriter.CompactOptions{Layout: layout.Layout{Strategy: layout.StrategyBinpack}},
 	})
 	require.NoError(t, err)
 	require.Equal(t, control.StatusDone, other.Status)
@@ -410,11 +411,11 @@ func TestPlanRunCutsTheProjectedCells(t *testing.T) {
 	pl := setupPlan(t)
 	st, err := lake.LoadState(ctx, pl.id, pl.table(t), lake.LoadOptions{})
 	require.NoError(t, err)
-	layout, err := simulator.ParseLayout("hilbert(id, v)")
+	l, err := layout.Parse("hilbert(id, v)")
 	require.NoError(t, err)
-	layout.TargetFileSizeBytes = 16 << 10
+	l.TargetFileSizeBytes = 16 << 10
 	queries := []simulator.Query{{ID: "q"}}
-	projs, err := simulator.Project(ctx, st, []simulator.Layout{layout}, queries, simulator.ProjectOptions{})
+	projs, err := simulator.Project(ctx, st, []layout.Layout{l}, queries, simulator.ProjectOptions{})
 	require.NoError(t, err)
 	require.NotEmpty(t, projs[0].Quantiles, "a Hilbert projection records its quantiles")
 
@@ -427,12 +428,12 @@ func TestPlanRunCutsTheProjectedCells(t *testing.T) {
 	rec := b.NewRecordBatch()
 	b.Release()
 	defer rec.Release()
-	q, err := simulator.FitQuantiles([]arrow.RecordBatch{rec}, []string{"id"}, 4)
+	q, err := layout.FitQuantiles([]arrow.RecordBatch{rec}, []string{"id"}, 4)
 	require.NoError(t, err)
 	partial := projs[0]
 	partial.Quantiles, err = q.MarshalJSON()
 	require.NoError(t, err)
-	bad, err := control.ProposePlan(ctx, pl.w.Catalog, pl.st, pl.id, layout, partial, "carol", control.WithZOrderMode(simulator.ZOrderRank))
+	bad, err := control.ProposePlan(ctx, pl.w.Catalog, pl.st, pl.id, l, partial, "carol", control.WithZOrderMode(layout.ZOrderRank))
 	require.NoError(t, err)
 	_, err = control.ApprovePlan(ctx, pl.st, bad.ID, "alice", time.Time{})
 	require.NoError(t, err)
@@ -442,10 +443,10 @@ func TestPlanRunCutsTheProjectedCells(t *testing.T) {
 	require.Equal(t, before, pl.checksum(t), "a refused rewrite leaves the rows as they were")
 
 	// The projection's own quantiles run (another target size: another plan).
-	layout.TargetFileSizeBytes = 32 << 10
-	projs, err = simulator.Project(ctx, st, []simulator.Layout{layout}, queries, simulator.ProjectOptions{})
+	l.TargetFileSizeBytes = 32 << 10
+	projs, err = simulator.Project(ctx, st, []layout.Layout{l}, queries, simulator.ProjectOptions{})
 	require.NoError(t, err)
-	good, err := control.ProposePlan(ctx, pl.w.Catalog, pl.st, pl.id, layout, projs[0], "carol", control.WithZOrderMode(simulator.ZOrderRank))
+	good, err := control.ProposePlan(ctx, pl.w.Catalog, pl.st, pl.id, l, projs[0], "carol", control.WithZOrderMode(layout.ZOrderRank))
 	require.NoError(t, err)
 	require.NotEqual(t, bad.ID, good.ID)
 	_, err = control.ApprovePlan(ctx, pl.st, good.ID, "alice", time.Time{})

@@ -11,11 +11,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/floe-project/floe/internal/sample"
 	"github.com/floe-project/floe/lake"
-	"github.com/floe-project/floe/simulator"
+	"github.com/floe-project/floe/layout"
 )
 
 // CompactOptions tune [PlanCompaction] and [Compact]. The zero value
@@ -23,15 +25,15 @@ import (
 // unbounded memory and no budget.
 type CompactOptions struct {
 	// Layout is the target layout; the zero value and "binpack" bin-pack.
-	Layout simulator.Layout
+	Layout layout.Layout
 	// ZOrderMode is the z-order key: Iceberg-exact (zero value, the same
 	// bytes Spark's rewrite_data_files writes) or rank-normalized.
-	ZOrderMode simulator.ZOrderMode
+	ZOrderMode layout.ZOrderMode
 	// Quantiles, when set, are the bucket boundaries of a rank z-order or
 	// Hilbert layout (a projection's, see simulator.Projection.Quantiles): the
 	// rewrite then cuts the cells that were projected instead of fitting its own
 	// on a fresh sample. They must cover every layout column.
-	Quantiles *simulator.Quantiles
+	Quantiles *layout.Quantiles
 	// Partitions, when set, restricts compaction to these partition keys
 	// (as lake.File.PartitionKey prints them).
 	Partitions []string
@@ -96,7 +98,7 @@ type CompactPlan struct {
 
 func (o CompactOptions) withDefaults(st *lake.State) CompactOptions {
 	if o.Layout.Strategy == "" {
-		o.Layout.Strategy = simulator.StrategyBinpack
+		o.Layout.Strategy = layout.StrategyBinpack
 	}
 	if o.TargetFileSizeBytes <= 0 {
 		o.TargetFileSizeBytes = o.Layout.TargetFileSizeBytes
@@ -120,7 +122,7 @@ func (o CompactOptions) withDefaults(st *lake.State) CompactOptions {
 func (o CompactOptions) Validate() error {
 	var errs []error
 	switch o.Layout.Strategy {
-	case "", simulator.StrategyBinpack, simulator.StrategySort, simulator.StrategyZOrder, simulator.StrategyHilbert:
+	case "", layout.StrategyBinpack, layout.StrategySort, layout.StrategyZOrder, layout.StrategyHilbert:
 	default:
 		errs = append(errs, fmt.Errorf("layout %s cannot be compacted into: want binpack, sort, zorder or hilbert", o.Layout))
 	}
@@ -169,7 +171,7 @@ func PlanCompaction(st *lake.State, opts CompactOptions) (CompactPlan, error) {
 	}
 	wanted := opts.Layout.String()
 	sortID := -1
-	if opts.Layout.Strategy == simulator.StrategySort {
+	if opts.Layout.Strategy == layout.StrategySort {
 		if id, ok := matchingSortOrder(st, opts.Layout); ok {
 			sortID = id
 		}
@@ -222,7 +224,7 @@ func PlanCompaction(st *lake.State, opts CompactOptions) (CompactPlan, error) {
 			case f.SizeBytes > large:
 				largeN++
 			}
-			if opts.Layout.Strategy != simulator.StrategyBinpack {
+			if opts.Layout.Strategy != layout.StrategyBinpack {
 				switch in, known := inLayout(f); {
 				case !known:
 					unknown++
@@ -233,7 +235,7 @@ func PlanCompaction(st *lake.State, opts CompactOptions) (CompactPlan, error) {
 		}
 		var reasons []string
 		var pick []lake.File
-		if opts.Layout.Strategy == simulator.StrategyBinpack {
+		if opts.Layout.Strategy == layout.StrategyBinpack {
 			touched := touchedByDeletes(deletes[key])
 			for _, f := range files {
 				if f.SizeBytes < small || f.SizeBytes > large || touched[f.Path] || (nDel > 0 && len(touched) == 0) {
@@ -318,7 +320,7 @@ func PlanCompaction(st *lake.State, opts CompactOptions) (CompactPlan, error) {
 // table's sort order id on each file; z-order and Hilbert have no Iceberg
 // sort order to record, so without the tag every expiry would make their
 // files look unsorted and the next run would rewrite them again.
-func LayoutTag(l simulator.Layout) string {
+func LayoutTag(l layout.Layout) string {
 	h := fnv.New32a()
 	h.Write([]byte(l.String()))
 	return fmt.Sprintf("floe-%08x", h.Sum32())
@@ -338,7 +340,7 @@ func touchedByDeletes(ds []lake.File) map[string]bool {
 
 // matchingSortOrder returns the id of the table sort order that orders by
 // the layout's columns with its directions and null orders.
-func matchingSortOrder(st *lake.State, l simulator.Layout) (int, bool) {
+func matchingSortOrder(st *lake.State, l layout.Layout) (int, bool) {
 	want, err := icebergSortOrder(st.Metadata.CurrentSchema(), l, 1)
 	if err != nil {
 		return 0, false
@@ -372,7 +374,7 @@ func sameFields(a, b table.SortOrder) bool {
 }
 
 // icebergSortOrder expresses a sort layout as an Iceberg sort order.
-func icebergSortOrder(schema *iceberg.Schema, l simulator.Layout, id int) (table.SortOrder, error) {
+func icebergSortOrder(schema *iceberg.Schema, l layout.Layout, id int) (table.SortOrder, error) {
 	fields := make([]table.SortField, 0, len(l.Columns))
 	for _, c := range l.Columns {
 		f, ok := schema.FindFieldByNameCaseInsensitive(c.Name)
@@ -494,7 +496,7 @@ func compact(ctx context.Context, st *lake.State, plan CompactPlan, opts Compact
 	gopts.TargetFileSizeBytes = plan.TargetFileSizeBytes
 	gopts.Keyer = keyer
 	gopts.SortOrderID = sortOrderID
-	if opts.Layout.Strategy != simulator.StrategyBinpack {
+	if opts.Layout.Strategy != layout.StrategyBinpack {
 		gopts.NameTag = LayoutTag(opts.Layout)
 	}
 	copts := opts.Commit
@@ -650,17 +652,17 @@ func planTasks(ctx context.Context, tbl *table.Table) (map[string][]table.FileSc
 // z-order and Hilbert; for a sort also the Iceberg sort order, with the id
 // it has or will get in tbl, to stamp on the new files. Nothing is committed
 // here: the declaration goes into the commits of the rewritten files.
-func declaration(tbl *table.Table, l simulator.Layout, target int64) (*Declaration, error) {
+func declaration(tbl *table.Table, l layout.Layout, target int64) (*Declaration, error) {
 	d := &Declaration{Layout: l.String(), TargetFileSizeBytes: target}
 	switch l.Strategy {
-	case simulator.StrategySort:
+	case layout.StrategySort:
 		so, err := icebergSortOrder(tbl.Schema(), l, 1)
 		if err != nil {
 			return nil, err
 		}
 		d.SortOrder = &so
 		d.SortOrderID = sortOrderIDIn(tbl.Metadata(), so)
-	case simulator.StrategyZOrder, simulator.StrategyHilbert:
+	case layout.StrategyZOrder, layout.StrategyHilbert:
 	default:
 		d.Layout = "" // bin-pack declares no layout, only the target size
 	}
@@ -669,21 +671,22 @@ func declaration(tbl *table.Table, l simulator.Layout, target int64) (*Declarati
 
 // buildKeyer returns the layout's row key: nil for bin-pack; for rank
 // z-order and Hilbert, quantiles are fitted on a seeded sample of the
-// table's rows, sized as the simulator sizes its projection sample (10,000
-// rows per file the rewrite writes, at least 0.1% of the rows): a fixed
+// table's rows, read by internal/sample as the simulator reads its
+// projection sample (10,000 rows per file the rewrite writes, at least 0.1%
+// of the rows): a fixed
 // 10,000-row sample made the cell boundaries, so the files, vary by ±2 pp of
 // skip from one rewrite of the same table to the next.
 func buildKeyer(ctx context.Context, st *lake.State, opts CompactOptions) (Keyer, error) {
 	l := opts.Layout
-	if l.Strategy == simulator.StrategyBinpack || l.Strategy == simulator.StrategyCurrent {
+	if l.Strategy == layout.StrategyBinpack || l.Strategy == layout.StrategyCurrent {
 		return nil, nil
 	}
 	schema, err := table.SchemaToArrowSchema(st.Metadata.CurrentSchema(), nil, true, false)
 	if err != nil {
 		return nil, fmt.Errorf("arrow schema: %w", err)
 	}
-	eo := simulator.EncoderOptions{ZOrderMode: opts.ZOrderMode}
-	ranked := l.Strategy == simulator.StrategyHilbert || (l.Strategy == simulator.StrategyZOrder && opts.ZOrderMode == simulator.ZOrderRank)
+	eo := layout.EncoderOptions{ZOrderMode: opts.ZOrderMode}
+	ranked := l.Strategy == layout.StrategyHilbert || (l.Strategy == layout.StrategyZOrder && opts.ZOrderMode == layout.ZOrderRank)
 	if ranked && opts.Quantiles != nil {
 		for _, c := range l.Columns {
 			if _, ok := opts.Quantiles.Buckets(c.Name); !ok {
@@ -701,18 +704,25 @@ func buildKeyer(ctx context.Context, st *lake.State, opts CompactOptions) (Keyer
 			bytes += f.SizeBytes
 		}
 		files := int((bytes + opts.TargetFileSizeBytes - 1) / max(opts.TargetFileSizeBytes, 1))
-		sample, err := simulator.TakeSample(ctx, st, cols, simulator.SampleOptions{ProjectedFiles: max(files, 1)})
+		var recs []arrow.RecordBatch
+		defer func() {
+			for _, r := range recs {
+				r.Release()
+			}
+		}()
+		_, err := sample.Read(ctx, st, cols, sample.Options{ProjectedFiles: max(files, 1)}, func(_ *lake.File, rec arrow.RecordBatch) {
+			recs = append(recs, rec)
+		})
 		if err != nil {
 			return nil, fmt.Errorf("sample for quantiles: %w", err)
 		}
-		defer sample.Release()
-		q, err := simulator.FitQuantiles(sample.Records, cols, 0)
+		q, err := layout.FitQuantiles(recs, cols, 0)
 		if err != nil {
 			return nil, fmt.Errorf("fit quantiles: %w", err)
 		}
 		eo.Quantiles = q
 	}
-	enc, err := simulator.NewEncoder(l, schema, eo)
+	enc, err := layout.NewEncoder(l, schema, eo)
 	if err != nil {
 		return nil, err
 	}

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
 	"github.com/floe-project/floe/rewriter"
-	"github.com/floe-project/floe/simulator"
 )
 
 // fillTwins appends ten small batches per region in descending id order,
@@ -31,10 +31,10 @@ func TestCompactLayouts(t *testing.T) {
 		t.Run(spec, func(t *testing.T) {
 			ctx := context.Background()
 			tt := fillTwins(t)
-			layout, err := simulator.ParseLayout(spec)
+			l, err := layout.Parse(spec)
 			require.NoError(t, err)
 			st := tt.state(t, tt.tbl)
-			opts := rewriter.CompactOptions{Layout: layout, TargetFileSizeBytes: 16 << 10,
+			opts := rewriter.CompactOptions{Layout: l, TargetFileSizeBytes: 16 << 10,
 				Commit: rewriter.CommitOptions{Sleep: instantSleep}}
 			plan, err := rewriter.PlanCompaction(st, opts)
 			require.NoError(t, err)
@@ -53,10 +53,10 @@ func TestCompactLayouts(t *testing.T) {
 			require.Empty(t, after.DeleteFiles, "the dead position deletes go in the same commit")
 			for _, s := range after.Snapshots[len(after.Snapshots)-2:] {
 				require.Equal(t, "replace", s.Operation)
-				require.Equal(t, layout.String(), s.Summary[rewriter.PropLayout])
+				require.Equal(t, l.String(), s.Summary[rewriter.PropLayout])
 			}
-			if layout.Strategy == simulator.StrategySort {
-				require.Equal(t, layout.Columns[0].Name, sortColumn(t, after))
+			if l.Strategy == layout.StrategySort {
+				require.Equal(t, l.Columns[0].Name, sortColumn(t, after))
 				for _, f := range after.DataFiles {
 					require.NotNil(t, f.SortOrderID)
 					require.Equal(t, after.Metadata.SortOrder().OrderID(), *f.SortOrderID)
@@ -71,8 +71,8 @@ func TestCompactLayouts(t *testing.T) {
 			h, err := lake.ComputeHealth(after, lake.HealthOptions{})
 			require.NoError(t, err)
 			require.Equal(t, int64(16<<10), h.Metrics.TargetFileSizeBytes)
-			if layout.Strategy == simulator.StrategyZOrder || layout.Strategy == simulator.StrategyHilbert {
-				require.Equal(t, layout.String(), after.Metadata.Properties()[rewriter.PropLayout])
+			if l.Strategy == layout.StrategyZOrder || l.Strategy == layout.StrategyHilbert {
+				require.Equal(t, l.String(), after.Metadata.Properties()[rewriter.PropLayout])
 			}
 			// Compacting again into the same layout has nothing to do.
 			again, err := rewriter.PlanCompaction(after, opts)
@@ -112,9 +112,9 @@ func requireOrderedFiles(t *testing.T, st *lake.State, fieldID int) {
 func TestCompactBudgetAndPriority(t *testing.T) {
 	tt := fillTwins(t)
 	st := tt.state(t, tt.tbl)
-	layout, err := simulator.ParseLayout("sort(id)")
+	l, err := layout.Parse("sort(id)")
 	require.NoError(t, err)
-	opts := rewriter.CompactOptions{Layout: layout, TargetFileSizeBytes: 16 << 10, MaxFilesFraction: 0.5}
+	opts := rewriter.CompactOptions{Layout: l, TargetFileSizeBytes: 16 << 10, MaxFilesFraction: 0.5}
 	plan, err := rewriter.PlanCompaction(st, opts)
 	require.NoError(t, err)
 	require.Len(t, plan.Groups, 1)
@@ -134,7 +134,7 @@ func TestCompactBudgetAndPriority(t *testing.T) {
 	require.Len(t, bp.Groups, 1, "only eu has delete files, which make a group regardless")
 	require.Contains(t, bp.Groups[0].Partition, "eu")
 
-	_, err = rewriter.PlanCompaction(st, rewriter.CompactOptions{Layout: simulator.Layout{Strategy: simulator.StrategyCurrent}})
+	_, err = rewriter.PlanCompaction(st, rewriter.CompactOptions{Layout: layout.Layout{Strategy: layout.StrategyCurrent}})
 	require.Error(t, err)
 	_, err = rewriter.PlanCompaction(st, rewriter.CompactOptions{MaxFilesFraction: 2})
 	require.Error(t, err)
@@ -150,7 +150,7 @@ func TestCompactRestrictedToPartitions(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, us)
-	opts := rewriter.CompactOptions{Layout: simulator.Layout{Strategy: simulator.StrategyBinpack}, Partitions: []string{us}, TargetFileSizeBytes: 1 << 20}
+	opts := rewriter.CompactOptions{Layout: layout.Layout{Strategy: layout.StrategyBinpack}, Partitions: []string{us}, TargetFileSizeBytes: 1 << 20}
 	plan, err := rewriter.PlanCompaction(st, opts)
 	require.NoError(t, err)
 	require.Len(t, plan.Groups, 1)
@@ -201,7 +201,7 @@ func TestCompactFileOfExpiredSnapshot(t *testing.T) {
 				tt.appendBoth(t, 100000+i*500, 500, "us")
 			}
 			expireAllButCurrent(t, tt)
-			layout, err := simulator.ParseLayout(spec)
+			layout, err := layout.Parse(spec)
 			require.NoError(t, err)
 			opts := rewriter.CompactOptions{Layout: layout, TargetFileSizeBytes: 1 << 20,
 				Commit: rewriter.CommitOptions{Sleep: instantSleep}}

@@ -5,6 +5,12 @@
 // memory budget, and returns the new [iceberg.DataFile]s without committing
 // them (committing, retrying and conflict handling live beside it).
 //
+// The layout key is the [layout.Encoder] of the plan's layout, the key the
+// simulator projected with. Rank z-order and Hilbert keys use the plan's
+// [layout.Quantiles] when it has them (the cells that were projected), else
+// quantiles fitted on a sample read by internal/sample, sized and seeded as
+// the simulator's projection sample. The rewriter imports no other stage.
+//
 // # Pipeline of one group
 //
 //	scan (iceberg-go ReadTasks, 32 files per call, deletes applied) → Sorter

@@ -13,8 +13,8 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
+	"github.com/floe-project/floe/layout"
 	"github.com/floe-project/floe/rewriter"
-	"github.com/floe-project/floe/simulator"
 )
 
 // countsFixture is partition eu of four files of 10,000 rows (ids from 0,
@@ -150,7 +150,7 @@ func TestCompactFailsWhenRowsDifferFromManifest(t *testing.T) {
 			overwrite(t, target, data)
 			snap := currentSnapshotID(t, tt.tbl)
 
-			layout, err := simulator.ParseLayout(spec)
+			layout, err := layout.Parse(spec)
 			require.NoError(t, err)
 			st := tt.state(t, tt.tbl)
 			opts := rewriter.CompactOptions{Layout: layout, TargetFileSizeBytes: 4 << 20, Partitions: []string{"region=eu"},

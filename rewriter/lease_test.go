@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/internal/oracle"
+	"github.com/floe-project/floe/layout"
 	"github.com/floe-project/floe/rewriter"
-	"github.com/floe-project/floe/simulator"
 )
 
 // A live lease keeps orphan removal off every file written since its run
@@ -189,7 +189,7 @@ func TestFailedLayoutRunCommitsNothing(t *testing.T) {
 	tt := fillTwins(t)
 	st := tt.state(t, tt.tbl)
 	metaBefore := tt.tbl.MetadataLocation()
-	layout, err := simulator.ParseLayout("sort(v desc, id)")
+	layout, err := layout.Parse("sort(v desc, id)")
 	require.NoError(t, err)
 	boom := errors.New("injected failure before commit")
 	temp := t.TempDir()
@@ -233,7 +233,7 @@ func TestRacingLayoutRunsDeclareTheirFilesLayout(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			layout, err := simulator.ParseLayout(spec)
+			layout, err := layout.Parse(spec)
 			if err != nil {
 				errs[i] = err
 				return

@@ -21,8 +21,8 @@ import (
 )
 
 // Keyer computes the layout key of one row. bytes.Compare of two keys orders
-// the rows by the layout (linear sort, z-order, Hilbert): the simulator's
-// encoder satisfies it. AppendKey appends the key of row in rec to dst and
+// the rows by the layout (linear sort, z-order, Hilbert): a [layout.Encoder]
+// satisfies it. AppendKey appends the key of row in rec to dst and
 // returns the extended slice.
 type Keyer interface {
 	AppendKey(dst []byte, rec arrow.RecordBatch, row int) ([]byte, error)

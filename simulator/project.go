@@ -16,6 +16,7 @@ import (
 	"github.com/apache/iceberg-go"
 
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
 )
 
 // DefaultTargetFileSizeBytes is Iceberg's write.target-file-size-bytes default, used when
@@ -25,7 +26,7 @@ const DefaultTargetFileSizeBytes = 512 << 20
 // Projection is how one layout would serve one workload: the JSON contract of a
 // `floe simulate` candidate.
 type Projection struct {
-	// Layout is the layout in [ParseLayout] syntax.
+	// Layout is the layout in [layout.Parse] syntax.
 	Layout string `json:"layout"`
 	// FilesBefore is the table's live data files today.
 	FilesBefore int `json:"files_before"`
@@ -76,9 +77,9 @@ type ProjectOptions struct {
 	// Sample sizes and seeds the sample.
 	Sample SampleOptions
 	// ZOrderMode picks Iceberg-exact (default) or rank-normalized z-order keys.
-	ZOrderMode ZOrderMode
+	ZOrderMode layout.ZOrderMode
 	// QuantileBuckets is the number of quantile buckets for rank z-order and Hilbert.
-	// Default: [DefaultQuantileBuckets].
+	// Default: [layout.DefaultQuantileBuckets].
 	QuantileBuckets int
 	// Replicates is the number of random half/half splits of the sample used for
 	// ErrorPP (each gives two replicates). Default: 2.
@@ -92,7 +93,7 @@ func ProjectCurrent(st *lake.State, queries []Query) Projection {
 	bq := bindQueries(b, queries)
 	fs := fileSetFromLake(st.DataFiles, b, st.Metadata)
 	rs := fs.replay(bq)
-	p := Projection{Layout: Layout{Strategy: StrategyCurrent}.String(), FilesBefore: fs.n, FilesAfter: fs.n, SizeRatio: 1, PerQuery: rs}
+	p := Projection{Layout: layout.Layout{Strategy: layout.StrategyCurrent}.String(), FilesBefore: fs.n, FilesAfter: fs.n, SizeRatio: 1, PerQuery: rs}
 	p.SkippedPct, p.BytesReadPct = summarize(bq, rs, fs.totalBytes)
 	return p
 }
@@ -112,7 +113,7 @@ func WorkloadColumns(schema *iceberg.Schema, queries []Query) []string {
 // Project projects every layout for the workload: current from the real file bounds,
 // every other layout from one sample of the predicate and layout columns (taken once,
 // see [TakeSample]).
-func Project(ctx context.Context, st *lake.State, layouts []Layout, queries []Query, opts ProjectOptions) ([]Projection, error) {
+func Project(ctx context.Context, st *lake.State, layouts []layout.Layout, queries []Query, opts ProjectOptions) ([]Projection, error) {
 	schema := st.Metadata.CurrentSchema()
 	cols := WorkloadColumns(schema, queries)
 	needSample := false
@@ -121,14 +122,14 @@ func Project(ctx context.Context, st *lake.State, layouts []Layout, queries []Qu
 		if err := l.Validate(); err != nil {
 			return nil, err
 		}
-		if l.Strategy == StrategyCurrent {
+		if l.Strategy == layout.StrategyCurrent {
 			continue
 		}
 		needSample = true
 		for _, c := range l.Columns {
 			f, ok := schema.FindFieldByNameCaseInsensitive(c.Name)
 			if !ok {
-				return nil, fmt.Errorf("project layout %s: column %q: %w", l, c.Name, ErrColumnNotFound)
+				return nil, fmt.Errorf("project layout %s: column %q: %w", l, c.Name, layout.ErrColumnNotFound)
 			}
 			n, _ := schema.FindColumnName(f.ID)
 			if !slices.Contains(cols, n) {
@@ -159,7 +160,7 @@ func Project(ctx context.Context, st *lake.State, layouts []Layout, queries []Qu
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("project %s: %w", st.Ident, err)
 		}
-		if l.Strategy == StrategyCurrent {
+		if l.Strategy == layout.StrategyCurrent {
 			out = append(out, ProjectCurrent(st, queries))
 			continue
 		}
@@ -172,7 +173,7 @@ func Project(ctx context.Context, st *lake.State, layouts []Layout, queries []Qu
 	return out, nil
 }
 
-func targetSize(l Layout, st *lake.State) int64 {
+func targetSize(l layout.Layout, st *lake.State) int64 {
 	if l.TargetFileSizeBytes > 0 {
 		return l.TargetFileSizeBytes
 	}
@@ -204,11 +205,11 @@ type colVals struct {
 // order, between those neighbours, so for the leading key column the widened range covers
 // the true one. BiasPP reports the difference. ErrorPP is the largest deviation of
 // replicates projected from random disjoint halves of the sample (same file counts).
-func ProjectSample(s *Sample, l Layout, queries []Query, targetFileSizeBytes int64, opts ProjectOptions) (Projection, error) {
+func ProjectSample(s *Sample, l layout.Layout, queries []Query, targetFileSizeBytes int64, opts ProjectOptions) (Projection, error) {
 	if err := l.Validate(); err != nil {
 		return Projection{}, err
 	}
-	if l.Strategy == StrategyCurrent {
+	if l.Strategy == layout.StrategyCurrent {
 		return Projection{}, fmt.Errorf("project sample: layout current needs the table's files, use ProjectCurrent")
 	}
 	if targetFileSizeBytes <= 0 {
@@ -245,7 +246,7 @@ func ProjectSample(s *Sample, l Layout, queries []Query, targetFileSizeBytes int
 	}
 	// Files per partition, from the bytes the rewrite is expected to write.
 	p.SizeRatio = 1
-	if l.Strategy != StrategyBinpack {
+	if l.Strategy != layout.StrategyBinpack {
 		if p.SizeRatio, err = s.sizeRatio(perm, targetFileSizeBytes); err != nil {
 			return Projection{}, fmt.Errorf("project %s: %w", l, err)
 		}
@@ -301,28 +302,28 @@ func (s *Sample) metricsSeed() uint64 { return uint64(s.Rows)*0x9e3779b97f4a7c15
 
 // sortSample returns the sample's row numbers grouped by partition and, within one,
 // ordered by the layout's key (stable: ties and binpack keep arrival order).
-func sortSample(s *Sample, l Layout, opts ProjectOptions) ([]int32, *Quantiles, error) {
+func sortSample(s *Sample, l layout.Layout, opts ProjectOptions) ([]int32, *layout.Quantiles, error) {
 	perm := make([]int32, s.Rows)
 	for i := range perm {
 		perm[i] = int32(i)
 	}
 	var keys [][]byte
-	var quantiles *Quantiles
+	var quantiles *layout.Quantiles
 	if len(l.Columns) > 0 {
 		schema := s.Records[0].Schema()
-		eo := EncoderOptions{ZOrderMode: opts.ZOrderMode}
-		if l.Strategy == StrategyHilbert || l.Strategy == StrategyZOrder && opts.ZOrderMode == ZOrderRank {
+		eo := layout.EncoderOptions{ZOrderMode: opts.ZOrderMode}
+		if l.Strategy == layout.StrategyHilbert || l.Strategy == layout.StrategyZOrder && opts.ZOrderMode == layout.ZOrderRank {
 			names := make([]string, len(l.Columns))
 			for i, c := range l.Columns {
 				names[i] = c.Name
 			}
-			q, err := FitQuantiles(s.Records, names, opts.QuantileBuckets)
+			q, err := layout.FitQuantiles(s.Records, names, opts.QuantileBuckets)
 			if err != nil {
 				return nil, nil, err
 			}
 			eo.Quantiles, quantiles = q, q
 		}
-		enc, err := NewEncoder(l, schema, eo)
+		enc, err := layout.NewEncoder(l, schema, eo)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -566,7 +567,7 @@ func extractColumns(s *Sample, b *binding) ([]colVals, error) {
 			}
 		}
 		if idx < 0 {
-			return nil, fmt.Errorf("sample has no column %q: %w", c.name, ErrColumnNotFound)
+			return nil, fmt.Errorf("sample has no column %q: %w", c.name, layout.ErrColumnNotFound)
 		}
 		v := &out[ci]
 		v.null = make([]bool, 0, s.Rows)
@@ -637,7 +638,7 @@ func appendKeys(v *colVals, c boundCol, arr arrow.Array) error {
 				case *array.StringView:
 					s = a.Value(i)
 				default:
-					return fmt.Errorf("%w: %s for a string column", ErrUnsupportedType, arr.DataType())
+					return fmt.Errorf("%w: %s for a string column", layout.ErrUnsupportedType, arr.DataType())
 				}
 			}
 			v.s = append(v.s, s)
@@ -681,12 +682,43 @@ func appendKeys(v *colVals, c boundCol, arr arrow.Array) error {
 				}
 				u = intKey(x)
 			default:
-				return fmt.Errorf("%w: %s", ErrUnsupportedType, arr.DataType())
+				return fmt.Errorf("%w: %s", layout.ErrUnsupportedType, arr.DataType())
 			}
 		}
 		v.u = append(v.u, u)
 	}
 	return nil
+}
+
+// toMicros converts a timestamp of the given unit to microseconds, flooring
+// nanoseconds and saturating at the int64 range, as the layout package's
+// sort keys do.
+func toMicros(v int64, unit arrow.TimeUnit) int64 {
+	switch unit {
+	case arrow.Second:
+		return saturatingMul(v, 1_000_000)
+	case arrow.Millisecond:
+		return saturatingMul(v, 1_000)
+	case arrow.Nanosecond:
+		q, r := v/1_000, v%1_000
+		if r < 0 {
+			q--
+		}
+		return q
+	default:
+		return v
+	}
+}
+
+func saturatingMul(v, m int64) int64 {
+	switch {
+	case v > math.MaxInt64/m:
+		return math.MaxInt64
+	case v < math.MinInt64/m:
+		return math.MinInt64
+	default:
+		return v * m
+	}
 }
 
 func toNanos(v int64, unit arrow.TimeUnit) int64 {

@@ -18,6 +18,7 @@ import (
 	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/internal/testlake"
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
 	"github.com/floe-project/floe/simulator"
 )
 
@@ -85,7 +86,7 @@ func accuracyWorkload(rng *rand.Rand) []simulator.Query {
 
 // writeOrdered writes rows, ordered by the layout's key computed with the simulator's own
 // encoder, as k appends of equal row counts: the rewrite the projection predicts.
-func writeOrdered(t *testing.T, w *testlake.Warehouse, name string, rows []eventRow, l simulator.Layout, k int) *table.Table {
+func writeOrdered(t *testing.T, w *testlake.Warehouse, name string, rows []eventRow, l layout.Layout, k int) *table.Table {
 	t.Helper()
 	props := iceberg.Properties{"commit.manifest-merge.enabled": "true", "commit.manifest.min-count-to-merge": "2"}
 	tbl := w.CreateTable(t, "db", name, eventsSchema(), nil, props, nil)
@@ -97,7 +98,7 @@ func writeOrdered(t *testing.T, w *testlake.Warehouse, name string, rows []event
 		order[i] = i
 	}
 	if len(l.Columns) > 0 {
-		enc, err := simulator.NewEncoder(l, sc, simulator.EncoderOptions{})
+		enc, err := layout.NewEncoder(l, sc, layout.EncoderOptions{})
 		require.NoError(t, err)
 		keys := make([][]byte, len(rows))
 		for i := range rows {
@@ -136,7 +137,7 @@ func TestProjectionMatchesRewrite(t *testing.T) {
 	rng := rand.New(rand.NewPCG(42, 1))
 	const files, perFile = 48, 2500
 	rows := uniformRows(rng, files*perFile)
-	current := writeOrdered(t, w, "arrival", rows[:0], simulator.Layout{Strategy: simulator.StrategyBinpack}, 0)
+	current := writeOrdered(t, w, "arrival", rows[:0], layout.Layout{Strategy: layout.StrategyBinpack}, 0)
 	sc := testlake.ArrowSchema(t, current)
 	for f := range files {
 		r := eventRecord(t, sc, rows[f*perFile:(f+1)*perFile])
@@ -153,11 +154,11 @@ func TestProjectionMatchesRewrite(t *testing.T) {
 	target := total/projectedFiles + 1
 	queries := accuracyWorkload(rng)
 
-	layouts := []simulator.Layout{
-		{Strategy: simulator.StrategyCurrent},
-		{Strategy: simulator.StrategyBinpack, TargetFileSizeBytes: target},
-		{Strategy: simulator.StrategySort, Columns: []simulator.Column{{Name: "ts"}}, TargetFileSizeBytes: target},
-		{Strategy: simulator.StrategyZOrder, Columns: []simulator.Column{{Name: "ts"}, {Name: "amount"}}, TargetFileSizeBytes: target},
+	layouts := []layout.Layout{
+		{Strategy: layout.StrategyCurrent},
+		{Strategy: layout.StrategyBinpack, TargetFileSizeBytes: target},
+		{Strategy: layout.StrategySort, Columns: []layout.Column{{Name: "ts"}}, TargetFileSizeBytes: target},
+		{Strategy: layout.StrategyZOrder, Columns: []layout.Column{{Name: "ts"}, {Name: "amount"}}, TargetFileSizeBytes: target},
 	}
 	opts := simulator.ProjectOptions{Sample: simulator.SampleOptions{RowsPerProjectedFile: 300, Seed: 7}}
 	start := time.Now()
@@ -170,11 +171,11 @@ func TestProjectionMatchesRewrite(t *testing.T) {
 		p := projs[i]
 		t.Run(p.Layout, func(t *testing.T) {
 			var actual *table.Table
-			if l.Strategy == simulator.StrategyCurrent {
+			if l.Strategy == layout.StrategyCurrent {
 				actual = current
 				require.Zero(t, p.SampleRows)
 			} else {
-				if l.Strategy == simulator.StrategyBinpack {
+				if l.Strategy == layout.StrategyBinpack {
 					require.Equal(t, projectedFiles, p.FilesAfter)
 					require.Equal(t, 1.0, p.SizeRatio, "binpack keeps the order, so the size")
 				} else {
@@ -212,16 +213,16 @@ func TestProjectionMatchesRewrite(t *testing.T) {
 
 func TestProjectSampleEmptyAndErrors(t *testing.T) {
 	_, st := buildEventsTable(t, 4, 50, 2)
-	_, err := simulator.Project(context.Background(), st, []simulator.Layout{{Strategy: simulator.StrategySort, Columns: []simulator.Column{{Name: "missing"}}}}, nil, simulator.ProjectOptions{})
-	require.ErrorIs(t, err, simulator.ErrColumnNotFound)
-	_, err = simulator.Project(context.Background(), st, []simulator.Layout{{Strategy: "nope"}}, nil, simulator.ProjectOptions{})
-	require.ErrorIs(t, err, simulator.ErrInvalidLayout)
+	_, err := simulator.Project(context.Background(), st, []layout.Layout{{Strategy: layout.StrategySort, Columns: []layout.Column{{Name: "missing"}}}}, nil, simulator.ProjectOptions{})
+	require.ErrorIs(t, err, layout.ErrColumnNotFound)
+	_, err = simulator.Project(context.Background(), st, []layout.Layout{{Strategy: "nope"}}, nil, simulator.ProjectOptions{})
+	require.ErrorIs(t, err, layout.ErrInvalidLayout)
 	// A tiny table is read whole: the projection is exact and reports no sampling error.
 	var total int64
 	for _, f := range st.DataFiles {
 		total += f.SizeBytes
 	}
-	ps, err := simulator.Project(context.Background(), st, []simulator.Layout{{Strategy: simulator.StrategySort, Columns: []simulator.Column{{Name: "id"}}, TargetFileSizeBytes: total/4 + 1}},
+	ps, err := simulator.Project(context.Background(), st, []layout.Layout{{Strategy: layout.StrategySort, Columns: []layout.Column{{Name: "id"}}, TargetFileSizeBytes: total/4 + 1}},
 		[]simulator.Query{{ID: "a", Filter: pred("id", "<", num(50))}}, simulator.ProjectOptions{})
 	require.NoError(t, err)
 	require.Len(t, ps, 1)

@@ -4,19 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"math/rand/v2"
-	"slices"
 	"strings"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/table"
 
+	"github.com/floe-project/floe/internal/sample"
 	"github.com/floe-project/floe/lake"
 )
 
@@ -42,27 +36,7 @@ type SampleOptions struct {
 
 // DefaultSampleOptions returns the defaults of [SampleOptions].
 func DefaultSampleOptions() SampleOptions {
-	return SampleOptions{Seed: 1, RowsPerProjectedFile: 10_000, MinFraction: 0.001, MaxRows: 2_000_000, FileOversampling: 8}
-}
-
-func (o SampleOptions) withDefaults() SampleOptions {
-	d := DefaultSampleOptions()
-	if o.Seed == 0 {
-		o.Seed = d.Seed
-	}
-	if o.RowsPerProjectedFile <= 0 {
-		o.RowsPerProjectedFile = d.RowsPerProjectedFile
-	}
-	if o.MinFraction <= 0 {
-		o.MinFraction = d.MinFraction
-	}
-	if o.MaxRows <= 0 {
-		o.MaxRows = d.MaxRows
-	}
-	if o.FileOversampling < 1 {
-		o.FileOversampling = d.FileOversampling
-	}
-	return o
+	return SampleOptions(sample.DefaultOptions())
 }
 
 // Sample is a seeded sample of rows of a table's live data (deletes applied), holding only
@@ -119,13 +93,13 @@ func (s *Sample) Release() {
 // MinFraction × rows), capped at MaxRows; when that is half the table or more, every row
 // is read. Otherwise a seeded random subset of files (FileOversampling times the row
 // fraction) is read, only the named columns, and each of their rows is kept with the
-// probability that makes every row of the table equally likely to be sampled.
+// probability that makes every row of the table equally likely to be sampled. The rows
+// are read by package internal/sample, which the rewriter's quantile fit reads through
+// too.
 func TakeSample(ctx context.Context, st *lake.State, columns []string, opts SampleOptions) (*Sample, error) {
-	opts = opts.withDefaults()
 	schema := st.Metadata.CurrentSchema()
 	s := &Sample{Schema: schema, FilesBefore: len(st.DataFiles), metrics: metricsModes(st.Metadata.Properties()), columnBytes: map[int]int64{}}
 	partIdx := map[string]int32{}
-	fileOf := map[string]*lake.File{}
 	for i := range st.DataFiles {
 		f := &st.DataFiles[i]
 		s.TableRows += f.Records
@@ -138,7 +112,6 @@ func TakeSample(ctx context.Context, st *lake.State, columns []string, opts Samp
 				s.sizedBytes += f.SizeBytes
 			}
 		}
-		fileOf[f.Path] = f
 		pi, ok := partIdx[f.PartitionKey]
 		if !ok {
 			pi = int32(len(s.Partitions))
@@ -150,108 +123,23 @@ func TakeSample(ctx context.Context, st *lake.State, columns []string, opts Samp
 		s.PartitionRows[pi] += f.Records
 		s.PartitionBytes[pi] += f.SizeBytes
 	}
-	if st.Current == nil || s.TableRows == 0 {
-		s.Fraction = 1
-		return s, nil
-	}
-	var names []string
-	for _, c := range columns {
-		f, ok := schema.FindFieldByNameCaseInsensitive(c)
-		if !ok {
-			return nil, fmt.Errorf("sample %s: column %q: %w", st.Ident, c, ErrColumnNotFound)
-		}
-		n, _ := schema.FindColumnName(f.ID)
-		if !slices.Contains(names, n) {
-			names = append(names, n)
-		}
-	}
-	if len(names) == 0 {
-		return nil, fmt.Errorf("sample %s: no columns", st.Ident)
-	}
-	projected := opts.ProjectedFiles
-	if projected <= 0 {
-		projected = int(math.Ceil(float64(s.TableBytes) / float64(st.TargetFileSizeBytes(512<<20))))
-	}
-	want := max(float64(opts.RowsPerProjectedFile)*float64(projected), opts.MinFraction*float64(s.TableRows))
-	want = min(want, float64(opts.MaxRows))
-	frac := min(1, want/float64(s.TableRows))
-	fileFrac := 1.0
-	if frac >= 0.5 {
-		frac = 1
-	} else {
-		fileFrac = min(1, frac*opts.FileOversampling)
-	}
-	s.Fraction = frac
-
-	scan := st.Table.Scan(table.WithSelectedFields(names...))
-	defer scan.Close()
-	tasks, err := scan.PlanFiles(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("sample %s: plan files: %w", st.Ident, err)
-	}
-	// Group split tasks by file; visit files in data-sequence (arrival) order.
-	byFile := map[string][]table.FileScanTask{}
-	var paths []string
-	for _, t := range tasks {
-		p := t.File.FilePath()
-		if _, ok := byFile[p]; !ok {
-			paths = append(paths, p)
-		}
-		byFile[p] = append(byFile[p], t)
-	}
-	seq := func(p string) int64 {
-		if f := fileOf[p]; f != nil {
-			return f.SequenceNumber
-		}
-		return math.MaxInt64
-	}
-	slices.SortStableFunc(paths, func(a, b string) int {
-		if c := compareInt64(seq(a), seq(b)); c != 0 {
-			return c
-		}
-		return strings.Compare(a, b)
-	})
-	rng := rand.New(rand.NewPCG(opts.Seed, 0x5eed))
-	rowFrac := frac / fileFrac
-	for _, p := range paths {
-		if fileFrac < 1 && rng.Float64() >= fileFrac {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			s.Release()
-			return nil, fmt.Errorf("sample %s: %w", st.Ident, err)
-		}
+	frac, err := sample.Read(ctx, st, columns, sample.Options(opts), func(f *lake.File, rec arrow.RecordBatch) {
 		pi := int32(0)
-		if f := fileOf[p]; f != nil {
+		if f != nil {
 			pi = partIdx[f.PartitionKey]
 		}
-		_, it, err := scan.ReadTasks(ctx, byFile[p])
-		if err != nil {
-			s.Release()
-			return nil, fmt.Errorf("sample %s: read %s: %w", st.Ident, p, err)
+		n := int(rec.NumRows())
+		s.Records = append(s.Records, rec)
+		s.Rows += n
+		for range n {
+			s.rowPart = append(s.rowPart, pi)
 		}
-		for rec, err := range it {
-			if err != nil {
-				s.Release()
-				return nil, fmt.Errorf("sample %s: read %s: %w", st.Ident, p, err)
-			}
-			kept, err := thin(ctx, rec, rowFrac, rng)
-			rec.Release()
-			if err != nil {
-				s.Release()
-				return nil, fmt.Errorf("sample %s: thin %s: %w", st.Ident, p, err)
-			}
-			if kept == nil {
-				continue
-			}
-			n := int(kept.NumRows())
-			s.Records = append(s.Records, kept)
-			s.Rows += n
-			for range n {
-				s.rowPart = append(s.rowPart, pi)
-			}
-		}
+	})
+	if err != nil {
+		s.Release()
+		return nil, err
 	}
+	s.Fraction = frac
 	return s, nil
 }
 
@@ -263,46 +151,6 @@ func compareInt64(a, b int64) int {
 		return 1
 	}
 	return 0
-}
-
-// thin keeps each row of rec with probability p (all rows when p ≥ 1); nil when none.
-func thin(ctx context.Context, rec arrow.RecordBatch, p float64, rng *rand.Rand) (arrow.RecordBatch, error) {
-	n := int(rec.NumRows())
-	if n == 0 {
-		return nil, nil
-	}
-	if p >= 1 {
-		rec.Retain()
-		return rec, nil
-	}
-	b := array.NewInt32Builder(memory.DefaultAllocator)
-	defer b.Release()
-	for i := range n {
-		if rng.Float64() < p {
-			b.Append(int32(i))
-		}
-	}
-	if b.Len() == 0 {
-		return nil, nil
-	}
-	idx := b.NewInt32Array()
-	defer idx.Release()
-	cols := make([]arrow.Array, rec.NumCols())
-	var err error
-	for i := range cols {
-		cols[i], err = compute.TakeArray(ctx, rec.Column(i), idx)
-		if err != nil {
-			for _, c := range cols[:i] {
-				c.Release()
-			}
-			return nil, err
-		}
-	}
-	out := array.NewRecordBatch(rec.Schema(), cols, int64(idx.Len()))
-	for _, c := range cols {
-		c.Release()
-	}
-	return out, nil
 }
 
 // metricsModes reads the table's write.metadata.metrics.* properties: the returned

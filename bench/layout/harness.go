@@ -16,6 +16,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-project/floe/lake"
+	floelayout "github.com/floe-project/floe/layout"
 	"github.com/floe-project/floe/rewriter"
 	"github.com/floe-project/floe/simulator"
 )
@@ -41,17 +42,17 @@ type Config struct {
 	PerTemplate int
 	// Workload names the query templates (a key of [Workloads]). Default: [TPCH].
 	Workload string
-	// Candidates are layouts in simulator.ParseLayout syntax. Default: the workload's.
+	// Candidates are layouts in floelayout.Parse syntax. Default: the workload's.
 	Candidates []string
 	// ZOrderMode picks the z-order key for both projection and rewrite: Iceberg-exact
 	// (zero value, what Spark writes) or rank-normalized (the fair match for Hilbert,
 	// which is always rank-normalized).
-	ZOrderMode simulator.ZOrderMode
+	ZOrderMode floelayout.ZOrderMode
 }
 
 // Row is one candidate's outcome.
 type Row struct {
-	// Layout is the candidate in simulator.ParseLayout syntax.
+	// Layout is the candidate in floelayout.Parse syntax.
 	Layout string `json:"layout"`
 	// ProjectedPct is the simulator's projected skip on the original table for the eval workload.
 	ProjectedPct float64 `json:"projected_pct"`
@@ -258,9 +259,9 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 	if len(cfg.Candidates) == 0 {
 		cfg.Candidates = wl.Candidates
 	}
-	layouts := make([]simulator.Layout, len(cfg.Candidates))
+	layouts := make([]floelayout.Layout, len(cfg.Candidates))
 	for i, s := range cfg.Candidates {
-		l, err := simulator.ParseLayout(s)
+		l, err := floelayout.Parse(s)
 		if err != nil {
 			return Report{}, fmt.Errorf("evaluate layouts: %w", err)
 		}
@@ -311,7 +312,7 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 	target := max(bytes/int64(cfg.FilesAfter), 1)
 	rep := Report{Rows: cfg.Rows, Files: len(states[0].DataFiles), TargetFileSizeBytes: target, Workload: wl.Name}
 	for i := range layouts {
-		if layouts[i].Strategy != simulator.StrategyCurrent {
+		if layouts[i].Strategy != floelayout.StrategyCurrent {
 			layouts[i].TargetFileSizeBytes = target
 		}
 	}
@@ -358,11 +359,11 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 			ErrorPP: evalP[i].ErrorPP, FilesProjected: evalP[i].FilesAfter, SizeRatioProjected: evalP[i].SizeRatio, SizeRatioActual: 1}
 		tbl := states[i].Table
 		start := time.Now()
-		if l.Strategy != simulator.StrategyCurrent {
+		if l.Strategy != floelayout.StrategyCurrent {
 			opts := rewriter.CompactOptions{Layout: l, TargetFileSizeBytes: target, ZOrderMode: cfg.ZOrderMode}
 			if len(evalP[i].Quantiles) > 0 {
 				// As 'floe optimize --plan' does: the rewrite cuts the projected cells.
-				if opts.Quantiles, err = simulator.UnmarshalQuantiles(evalP[i].Quantiles, aschema); err != nil {
+				if opts.Quantiles, err = floelayout.UnmarshalQuantiles(evalP[i].Quantiles, aschema); err != nil {
 					return Report{}, fmt.Errorf("evaluate layout %s: %w", l, err)
 				}
 			}

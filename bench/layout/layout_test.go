@@ -17,7 +17,7 @@ import (
 	"github.com/floe-project/floe/bench/layout"
 	"github.com/floe-project/floe/internal/testlake"
 	"github.com/floe-project/floe/lake"
-	"github.com/floe-project/floe/simulator"
+	floelayout "github.com/floe-project/floe/layout"
 )
 
 func evaluate(t testing.TB, cfg layout.Config) layout.Report {
@@ -81,7 +81,7 @@ func TestLayoutHarnessSmallMixed(t *testing.T) {
 		t.Skip("writes and rewrites 200k-row tables")
 	}
 	cfg := layout.Config{Rows: 200_000, Files: 40, FilesAfter: 24, DataSeed: 7, TrainSeed: 1, EvalSeed: 2, PerTemplate: 5,
-		Workload: layout.Mixed.Name, ZOrderMode: simulator.ZOrderRank,
+		Workload: layout.Mixed.Name, ZOrderMode: floelayout.ZOrderRank,
 		Candidates: []string{"current", "zorder(l_shipdate, l_partkey)", "hilbert(l_shipdate, l_partkey)"}}
 	rep := evaluate(t, cfg)
 	t.Log("\n" + resultTable(rep))
@@ -161,9 +161,9 @@ func BenchmarkLayout(b *testing.B) {
 		workload = w
 	}
 	// T4 compares rank-normalized curves; FLOE_BENCH_ZORDER=iceberg measures Spark's key.
-	zmode := simulator.ZOrderRank
+	zmode := floelayout.ZOrderRank
 	if s := os.Getenv("FLOE_BENCH_ZORDER"); s != "" {
-		m, err := simulator.ParseZOrderMode(s)
+		m, err := floelayout.ParseZOrderMode(s)
 		require.NoError(b, err, "FLOE_BENCH_ZORDER")
 		zmode = m
 	}
@@ -208,7 +208,7 @@ func BenchmarkLayout(b *testing.B) {
 	if filesAfter != 120 {
 		name += fmt.Sprintf("-%dfiles", filesAfter)
 	}
-	if zmode != simulator.ZOrderRank {
+	if zmode != floelayout.ZOrderRank {
 		name += "-" + zmode.String()
 	}
 	res := bench.NewResult(name)

@@ -29,7 +29,7 @@ type Config struct {
 	Exe string
 	// Dataset is the input. Required.
 	Dataset *Dataset
-	// Layouts are the layouts compared, in simulator.ParseLayout form.
+	// Layouts are the layouts compared, in layout.Parse form.
 	Layouts []string
 	// Reps is the number of runs per engine and layout; medians are
 	// reported. Default: 1.

@@ -18,7 +18,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-project/floe/lake"
-	"github.com/floe-project/floe/simulator"
+	"github.com/floe-project/floe/layout"
 )
 
 // datasetVersion changes whenever the generator's output changes, so a cached
@@ -109,7 +109,7 @@ type Dataset struct {
 	// Paths are the data files' local paths, in append order.
 	Paths []string `json:"paths"`
 	// QuantilesFile holds the quantiles of [QuantileColumns] fitted on a
-	// sample of the rows (simulator.Quantiles JSON).
+	// sample of the rows (layout.Quantiles JSON).
 	QuantilesFile string `json:"quantiles_file"`
 }
 
@@ -168,7 +168,7 @@ func (d *Dataset) LoadTable(ctx context.Context) (*table.Table, error) {
 }
 
 // Quantiles loads the dataset's fitted quantiles, bound to schema.
-func (d *Dataset) Quantiles(schema *arrow.Schema) (*simulator.Quantiles, error) {
+func (d *Dataset) Quantiles(schema *arrow.Schema) (*layout.Quantiles, error) {
 	return loadQuantiles(d.QuantilesFile, schema)
 }
 
@@ -180,12 +180,12 @@ func loadTable(ctx context.Context, dir string) (*table.Table, error) {
 	return lake.LoadTable(ctx, cat, lake.Ident{Catalog: CatalogName, Namespace: []string{Namespace}, Name: TableName})
 }
 
-func loadQuantiles(path string, schema *arrow.Schema) (*simulator.Quantiles, error) {
+func loadQuantiles(path string, schema *arrow.Schema) (*layout.Quantiles, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load quantiles: %w", err)
 	}
-	return simulator.UnmarshalQuantiles(b, schema)
+	return layout.UnmarshalQuantiles(b, schema)
 }
 
 // ArrowSchema is the Arrow form of [Schema], with Iceberg field ids, as
@@ -249,7 +249,7 @@ func generate(ctx context.Context, dir string, opts DatasetOptions) (*Dataset, e
 			rec.Release()
 		}
 	}
-	q, err := simulator.FitQuantiles(samples, QuantileColumns, 0)
+	q, err := layout.FitQuantiles(samples, QuantileColumns, 0)
 	if err != nil {
 		return nil, err
 	}

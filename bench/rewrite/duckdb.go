@@ -14,7 +14,7 @@ import (
 	_ "github.com/duckdb/duckdb-go/v2" // database/sql driver "duckdb"
 
 	"github.com/floe-project/floe/internal/oracle"
-	"github.com/floe-project/floe/simulator"
+	"github.com/floe-project/floe/layout"
 )
 
 const duckDBAvailable = true
@@ -98,11 +98,11 @@ func duckOrder(job Job) (string, error) {
 	if job.KeyColumn != "" {
 		return ident(job.KeyColumn), nil
 	}
-	l, err := simulator.ParseLayout(job.Layout)
+	l, err := layout.Parse(job.Layout)
 	if err != nil {
 		return "", err
 	}
-	if l.Strategy != simulator.StrategySort {
+	if l.Strategy != layout.StrategySort {
 		return "", fmt.Errorf("layout %s needs a precomputed key column for duckdb", l)
 	}
 	parts := make([]string, len(l.Columns))

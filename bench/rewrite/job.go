@@ -48,7 +48,7 @@ const DuckDBAvailable = duckDBAvailable
 type Job struct {
 	// Engine is who rewrites.
 	Engine Engine `json:"engine"`
-	// Layout is the layout in simulator.ParseLayout form.
+	// Layout is the layout in layout.Parse form.
 	Layout string `json:"layout"`
 	// QuantilesFile holds the quantiles hilbert keys need.
 	QuantilesFile string `json:"quantiles_file,omitempty"`

@@ -18,40 +18,40 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/floe-project/floe/internal/oracle"
-	"github.com/floe-project/floe/simulator"
+	"github.com/floe-project/floe/layout"
 )
 
 // KeyColumn is the extra column of [Dataset.KeyedCopy] files: floe's layout
 // key of the row, which DuckDB sorts by for z-order and Hilbert.
 const KeyColumn = "_floe_key"
 
-// NewKeyer builds floe's key encoder of layout for records of schema. The
-// quantiles file (simulator.Quantiles JSON) is needed by hilbert and rank
+// NewKeyer builds floe's key encoder of layout spec for records of schema. The
+// quantiles file (layout.Quantiles JSON) is needed by hilbert and rank
 // z-order layouts and ignored by the others; z-order is Iceberg-exact, the
-// simulator's default.
-func NewKeyer(layout string, schema *arrow.Schema, quantilesFile string) (simulator.Encoder, error) {
-	l, err := simulator.ParseLayout(layout)
+// default.
+func NewKeyer(spec string, schema *arrow.Schema, quantilesFile string) (layout.Encoder, error) {
+	l, err := layout.Parse(spec)
 	if err != nil {
 		return nil, err
 	}
-	var opts simulator.EncoderOptions
-	if l.Strategy == simulator.StrategyHilbert {
+	var opts layout.EncoderOptions
+	if l.Strategy == layout.StrategyHilbert {
 		if opts.Quantiles, err = loadQuantiles(quantilesFile, schema); err != nil {
 			return nil, err
 		}
 	}
-	return simulator.NewEncoder(l, schema, opts)
+	return layout.NewEncoder(l, schema, opts)
 }
 
 // NeedsKeyColumn reports whether DuckDB needs floe's precomputed key to
-// reproduce layout (z-order and Hilbert), rather than ordering by the
+// reproduce layout spec (z-order and Hilbert), rather than ordering by the
 // layout's columns itself (sort).
-func NeedsKeyColumn(layout string) (bool, error) {
-	l, err := simulator.ParseLayout(layout)
+func NeedsKeyColumn(spec string) (bool, error) {
+	l, err := layout.Parse(spec)
 	if err != nil {
 		return false, err
 	}
-	return l.Strategy != simulator.StrategySort, nil
+	return l.Strategy != layout.StrategySort, nil
 }
 
 // KeyedCopy returns DuckDB's input for layout: a copy of every data file with

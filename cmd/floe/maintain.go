@@ -11,8 +11,8 @@ import (
 
 	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
 	"github.com/floe-project/floe/rewriter"
-	"github.com/floe-project/floe/simulator"
 )
 
 type compactOptions struct {
@@ -76,15 +76,15 @@ large backlog is worked down over several runs.`,
 
 // compactionSetup turns flag values into rewriter options.
 func compactionSetup(opts *compactOptions) (rewriter.CompactOptions, error) {
-	layout, err := simulator.ParseLayout(opts.Layout)
+	l, err := layout.Parse(opts.Layout)
 	if err != nil {
 		return rewriter.CompactOptions{}, flagErrorf("--layout: %v", err)
 	}
-	zm, err := simulator.ParseZOrderMode(opts.ZOrderMode)
+	zm, err := layout.ParseZOrderMode(opts.ZOrderMode)
 	if err != nil {
 		return rewriter.CompactOptions{}, flagErrorf("--zorder-mode: %v", err)
 	}
-	co := rewriter.CompactOptions{Layout: layout, ZOrderMode: zm, Partitions: opts.Partitions,
+	co := rewriter.CompactOptions{Layout: l, ZOrderMode: zm, Partitions: opts.Partitions,
 		MaxFilesFraction: opts.MaxFilesFraction, MinInputFiles: opts.MinInputFiles, GroupsPerBatch: opts.GroupsPerCommit}
 	if opts.TargetFileSize != "" {
 		if co.TargetFileSizeBytes, err = config.ParseSize(opts.TargetFileSize); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/layout"
 	"github.com/floe-project/floe/simulator"
 )
 
@@ -89,7 +90,7 @@ func defaultBy() string {
 }
 
 func runPlan(ctx context.Context, opts *planOptions) error {
-	if _, err := simulator.ParseZOrderMode(opts.ZOrderMode); err != nil {
+	if _, err := layout.ParseZOrderMode(opts.ZOrderMode); err != nil {
 		return flagErrorf("--zorder-mode: %v", err)
 	}
 	id, err := opts.f.ResolveTable(opts.Table)
@@ -105,7 +106,7 @@ func runPlan(ctx context.Context, opts *planOptions) error {
 	if !ok {
 		return flagErrorf("--layout: nothing to plan: name a layout other than current")
 	}
-	layout, err := simulator.ParseLayout(best.Layout)
+	layout, err := layout.Parse(best.Layout)
 	if err != nil {
 		return fmt.Errorf("plan %s: %w", id, err)
 	}
@@ -146,7 +147,7 @@ func runPlan(ctx context.Context, opts *planOptions) error {
 // it with the current one. ok is false when only current was projected.
 func bestProjection(projs []simulator.Projection) (current, best simulator.Projection, ok bool) {
 	for _, p := range projs {
-		if p.Layout == string(simulator.StrategyCurrent) {
+		if p.Layout == string(layout.StrategyCurrent) {
 			current = p
 			continue
 		}

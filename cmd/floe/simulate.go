@@ -15,6 +15,7 @@ import (
 	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
 	"github.com/floe-project/floe/simulator"
 )
 
@@ -149,7 +150,7 @@ type projectRequest struct {
 type projectResult struct {
 	State       *lake.State
 	Queries     []simulator.Query
-	ZOrderMode  simulator.ZOrderMode
+	ZOrderMode  layout.ZOrderMode
 	Projections []simulator.Projection
 }
 
@@ -157,7 +158,7 @@ type projectResult struct {
 // plan's common core).
 func projectLayouts(ctx context.Context, f *factory, req projectRequest) (projectResult, error) {
 	var res projectResult
-	zm, err := simulator.ParseZOrderMode(req.ZOrderMode)
+	zm, err := layout.ParseZOrderMode(req.ZOrderMode)
 	if err != nil {
 		return res, flagErrorf("--zorder-mode: %v", err)
 	}
@@ -168,7 +169,7 @@ func projectLayouts(ctx context.Context, f *factory, req projectRequest) (projec
 		return res, err
 	}
 	res.Queries = queries
-	var layouts []simulator.Layout
+	var layouts []layout.Layout
 	var state *lake.State
 	if len(req.Layouts) == 0 {
 		st, err := f.Store(ctx)
@@ -181,7 +182,7 @@ func projectLayouts(ctx context.Context, f *factory, req projectRequest) (projec
 		}
 		state = s
 		for _, c := range a.Candidates {
-			l, err := simulator.ParseLayout(c.Layout)
+			l, err := layout.Parse(c.Layout)
 			if err != nil {
 				return res, err
 			}
@@ -189,15 +190,15 @@ func projectLayouts(ctx context.Context, f *factory, req projectRequest) (projec
 		}
 	} else {
 		for _, s := range req.Layouts {
-			l, err := simulator.ParseLayout(s)
+			l, err := layout.Parse(s)
 			if err != nil {
 				return res, flagErrorf("--layout: %v", err)
 			}
 			layouts = append(layouts, l)
 		}
 	}
-	if req.WithCurrent && !slices.ContainsFunc(layouts, func(l simulator.Layout) bool { return l.Strategy == simulator.StrategyCurrent }) {
-		layouts = append([]simulator.Layout{{Strategy: simulator.StrategyCurrent}}, layouts...)
+	if req.WithCurrent && !slices.ContainsFunc(layouts, func(l layout.Layout) bool { return l.Strategy == layout.StrategyCurrent }) {
+		layouts = append([]layout.Layout{{Strategy: layout.StrategyCurrent}}, layouts...)
 	}
 	if state == nil {
 		if state, err = loadState(ctx, f, id); err != nil {
@@ -211,7 +212,7 @@ func projectLayouts(ctx context.Context, f *factory, req projectRequest) (projec
 			return res, flagErrorf("--target-file-size: %v", err)
 		}
 		for i := range layouts {
-			if layouts[i].Strategy != simulator.StrategyCurrent {
+			if layouts[i].Strategy != layout.StrategyCurrent {
 				layouts[i].TargetFileSizeBytes = size
 			}
 		}
@@ -224,7 +225,7 @@ func projectLayouts(ctx context.Context, f *factory, req projectRequest) (projec
 }
 
 func runSimulate(ctx context.Context, opts *simulateOptions) error {
-	if _, err := simulator.ParseZOrderMode(opts.ZOrderMode); err != nil {
+	if _, err := layout.ParseZOrderMode(opts.ZOrderMode); err != nil {
 		return flagErrorf("--zorder-mode: %v", err)
 	}
 	id, err := opts.f.ResolveTable(opts.Table)

@@ -1,4 +1,4 @@
-package simulator_test
+package layout_test
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
 
-	"github.com/floe-project/floe/simulator"
+	"github.com/floe-project/floe/layout"
 )
 
 // int64Record builds a record with one nullable int64 column per name; nil entries are nulls.
@@ -54,7 +54,7 @@ func span(lo, hi int64) []*int64 {
 
 func TestFitQuantilesUniform(t *testing.T) {
 	rec := int64Record(t, []string{"a"}, span(0, 1000))
-	q, err := simulator.FitQuantiles([]arrow.RecordBatch{rec}, []string{"A"}, 10)
+	q, err := layout.FitQuantiles([]arrow.RecordBatch{rec}, []string{"A"}, 10)
 	require.NoError(t, err)
 	require.Equal(t, []string{"a"}, q.Columns())
 	n, ok := q.Buckets("a")
@@ -85,7 +85,7 @@ func TestFitQuantilesTiesAndNulls(t *testing.T) {
 	}
 	rec := int64Record(t, []string{"a"}, vals)
 	// Split the sample in two records to exercise multi-record fitting.
-	q, err := simulator.FitQuantiles([]arrow.RecordBatch{rec.NewSlice(0, 500), rec.NewSlice(500, rec.NumRows())}, []string{"a"}, 20)
+	q, err := layout.FitQuantiles([]arrow.RecordBatch{rec.NewSlice(0, 500), rec.NewSlice(500, rec.NumRows())}, []string{"a"}, 20)
 	require.NoError(t, err)
 	// Sorted, the sample is 0…6, 901 sevens, 8…99: the rank boundaries 50, 100, … 900 are all
 	// 7 and collapse into one; rank 950 is 50. So the buckets are [min,7) [7,50) [50,max].
@@ -104,7 +104,7 @@ func TestFitQuantilesTiesAndNulls(t *testing.T) {
 
 func TestFitQuantilesEdgeCases(t *testing.T) {
 	allNull := int64Record(t, []string{"a", "b"}, []*int64{nil, nil}, ints(1, 2))
-	q, err := simulator.FitQuantiles([]arrow.RecordBatch{allNull}, []string{"a", "b"}, 0)
+	q, err := layout.FitQuantiles([]arrow.RecordBatch{allNull}, []string{"a", "b"}, 0)
 	require.NoError(t, err)
 	n, _ := q.Buckets("a")
 	require.Equal(t, 1, n, "no non-null values: one bucket")
@@ -128,7 +128,7 @@ func TestFitQuantilesEdgeCases(t *testing.T) {
 		buckets int
 		msg     string
 	}{
-		{"too many buckets", []arrow.RecordBatch{allNull}, []string{"a"}, simulator.MaxQuantileBuckets + 1, "buckets 65537 out of range"},
+		{"too many buckets", []arrow.RecordBatch{allNull}, []string{"a"}, layout.MaxQuantileBuckets + 1, "buckets 65537 out of range"},
 		{"negative buckets", []arrow.RecordBatch{allNull}, []string{"a"}, -1, "out of range"},
 		{"no columns", []arrow.RecordBatch{allNull}, nil, 4, "no columns"},
 		{"no samples", nil, []string{"a"}, 4, "no sample records"},
@@ -138,30 +138,30 @@ func TestFitQuantilesEdgeCases(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := simulator.FitQuantiles(tt.samples, tt.cols, tt.buckets)
+			_, err := layout.FitQuantiles(tt.samples, tt.cols, tt.buckets)
 			require.ErrorContains(t, err, tt.msg)
 		})
 	}
 
 	t.Run("bucket of a record with another type", func(t *testing.T) {
 		_, _, err := q.Bucket("b", str, 0)
-		require.ErrorIs(t, err, simulator.ErrColumnNotFound)
+		require.ErrorIs(t, err, layout.ErrColumnNotFound)
 		strAsA := str
 		_, _, err = q.Bucket("a", strAsA, 0)
-		require.ErrorIs(t, err, simulator.ErrSchemaMismatch)
+		require.ErrorIs(t, err, layout.ErrSchemaMismatch)
 		_, _, err = q.Bucket("b", allNull, 2)
-		require.ErrorIs(t, err, simulator.ErrSchemaMismatch)
+		require.ErrorIs(t, err, layout.ErrSchemaMismatch)
 	})
 }
 
 func TestEncoderRejectsQuantilesOfAnotherType(t *testing.T) {
 	rec := int64Record(t, []string{"a", "b"}, span(0, 10), span(0, 10))
-	q, err := simulator.FitQuantiles([]arrow.RecordBatch{rec}, []string{"a", "b"}, 4)
+	q, err := layout.FitQuantiles([]arrow.RecordBatch{rec}, []string{"a", "b"}, 4)
 	require.NoError(t, err)
 	schema := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int32}, {Name: "b", Type: arrow.PrimitiveTypes.Int64}, {Name: "c", Type: arrow.PrimitiveTypes.Int64}}, nil)
-	l, err := simulator.ParseLayout("hilbert(a, b, c)")
+	l, err := layout.Parse("hilbert(a, b, c)")
 	require.NoError(t, err)
-	_, err = simulator.NewEncoder(l, schema, simulator.EncoderOptions{Quantiles: q})
+	_, err = layout.NewEncoder(l, schema, layout.EncoderOptions{Quantiles: q})
 	require.ErrorContains(t, err, `quantiles of column "a" were fitted on int64, schema has int32`)
 	require.ErrorContains(t, err, `no quantiles for column "c"`)
 }
@@ -181,7 +181,7 @@ func TestFitQuantilesStrings(t *testing.T) {
 			sample = append(sample, string(c))
 		}
 	}
-	q, err := simulator.FitQuantiles([]arrow.RecordBatch{build(sample)}, []string{"s"}, 26)
+	q, err := layout.FitQuantiles([]arrow.RecordBatch{build(sample)}, []string{"s"}, 26)
 	require.NoError(t, err)
 	n, _ := q.Buckets("s")
 	require.Equal(t, 26, n)
@@ -196,19 +196,19 @@ func TestFitQuantilesStrings(t *testing.T) {
 
 func TestQuantilesRoundTripJSON(t *testing.T) {
 	rec := int64Record(t, []string{"a", "b"}, span(0, 1000), append(span(0, 999), nil))
-	q, err := simulator.FitQuantiles([]arrow.RecordBatch{rec}, []string{"a", "b"}, 16)
+	q, err := layout.FitQuantiles([]arrow.RecordBatch{rec}, []string{"a", "b"}, 16)
 	require.NoError(t, err)
 	data, err := json.Marshal(q)
 	require.NoError(t, err)
 
-	loaded, err := simulator.UnmarshalQuantiles(data, rec.Schema())
+	loaded, err := layout.UnmarshalQuantiles(data, rec.Schema())
 	require.NoError(t, err)
 	require.Equal(t, q.Columns(), loaded.Columns())
-	l, err := simulator.ParseLayout("hilbert(a, b)")
+	l, err := layout.Parse("hilbert(a, b)")
 	require.NoError(t, err)
-	e1, err := simulator.NewEncoder(l, rec.Schema(), simulator.EncoderOptions{Quantiles: q})
+	e1, err := layout.NewEncoder(l, rec.Schema(), layout.EncoderOptions{Quantiles: q})
 	require.NoError(t, err)
-	e2, err := simulator.NewEncoder(l, rec.Schema(), simulator.EncoderOptions{Quantiles: loaded})
+	e2, err := layout.NewEncoder(l, rec.Schema(), layout.EncoderOptions{Quantiles: loaded})
 	require.NoError(t, err)
 	for row := range int(rec.NumRows()) {
 		k1, err := e1.AppendKey(nil, rec, row)
@@ -220,19 +220,19 @@ func TestQuantilesRoundTripJSON(t *testing.T) {
 
 	t.Run("errors", func(t *testing.T) {
 		other := arrow.NewSchema([]arrow.Field{{Name: "A", Type: arrow.PrimitiveTypes.Int32}}, nil)
-		_, err := simulator.UnmarshalQuantiles(data, other)
+		_, err := layout.UnmarshalQuantiles(data, other)
 		require.ErrorContains(t, err, `column "a" was fitted as int64, schema has int32`)
 		require.ErrorContains(t, err, `column not found: "b"`)
-		_, err = simulator.UnmarshalQuantiles([]byte(`{"columns":[]}`), rec.Schema())
+		_, err = layout.UnmarshalQuantiles([]byte(`{"columns":[]}`), rec.Schema())
 		require.ErrorContains(t, err, "no columns")
-		_, err = simulator.UnmarshalQuantiles([]byte(`{`), rec.Schema())
+		_, err = layout.UnmarshalQuantiles([]byte(`{`), rec.Schema())
 		require.ErrorContains(t, err, "load quantiles")
 		fp := arrow.PrimitiveTypes.Int64.Fingerprint()
 		bad := `{"columns":[{"name":"a","type":"int64","fingerprint":"` + fp + `","bounds":["AAAAAAAAAAI=","AAAAAAAAAAE="]}]}`
-		_, err = simulator.UnmarshalQuantiles([]byte(bad), rec.Schema())
+		_, err = layout.UnmarshalQuantiles([]byte(bad), rec.Schema())
 		require.ErrorContains(t, err, "not increasing")
 		short := `{"columns":[{"name":"a","type":"int64","fingerprint":"` + fp + `","bounds":["AAE="]}]}`
-		_, err = simulator.UnmarshalQuantiles([]byte(short), rec.Schema())
+		_, err = layout.UnmarshalQuantiles([]byte(short), rec.Schema())
 		require.ErrorContains(t, err, "a boundary of 2 bytes for a 8-byte type")
 	})
 }
@@ -241,21 +241,21 @@ func TestQuantilesRoundTripJSON(t *testing.T) {
 // fail cleanly or yield quantiles that encode keys without error.
 func FuzzUnmarshalQuantiles(f *testing.F) {
 	rec := int64Record(f, []string{"a", "b"}, span(0, 50), span(0, 50))
-	q, err := simulator.FitQuantiles([]arrow.RecordBatch{rec}, []string{"a", "b"}, 8)
+	q, err := layout.FitQuantiles([]arrow.RecordBatch{rec}, []string{"a", "b"}, 8)
 	require.NoError(f, err)
 	good, err := json.Marshal(q)
 	require.NoError(f, err)
 	f.Add(good)
 	f.Add([]byte(`{"columns":[{"name":"a","fingerprint":"x","bounds":[]}]}`))
 	f.Add([]byte(`{"columns":null}`))
-	l, err := simulator.ParseLayout("zorder(a, b)")
+	l, err := layout.Parse("zorder(a, b)")
 	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		loaded, err := simulator.UnmarshalQuantiles(data, rec.Schema())
+		loaded, err := layout.UnmarshalQuantiles(data, rec.Schema())
 		if err != nil {
 			return
 		}
-		enc, err := simulator.NewEncoder(l, rec.Schema(), simulator.EncoderOptions{ZOrderMode: simulator.ZOrderRank, Quantiles: loaded})
+		enc, err := layout.NewEncoder(l, rec.Schema(), layout.EncoderOptions{ZOrderMode: layout.ZOrderRank, Quantiles: loaded})
 		if err != nil {
 			return // e.g. only one of the two columns persisted
 		}
@@ -271,7 +271,7 @@ func BenchmarkFitQuantiles(b *testing.B) {
 	b.ReportAllocs()
 	n := 0
 	for b.Loop() {
-		_, err := simulator.FitQuantiles([]arrow.RecordBatch{rec}, []string{"shipdate", "orderkey", "shipmode"}, simulator.DefaultQuantileBuckets)
+		_, err := layout.FitQuantiles([]arrow.RecordBatch{rec}, []string{"shipdate", "orderkey", "shipmode"}, layout.DefaultQuantileBuckets)
 		if err != nil {
 			b.Fatal(err)
 		}

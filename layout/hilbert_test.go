@@ -1,4 +1,4 @@
-package simulator_test
+package layout_test
 
 import (
 	"bytes"
@@ -10,13 +10,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/stretchr/testify/require"
 
-	"github.com/floe-project/floe/simulator"
+	"github.com/floe-project/floe/layout"
 )
 
 // hilbertInt returns the Hilbert index of p as an integer (dims·nbits ≤ 64).
 func hilbertInt(t *testing.T, p []uint32, nbits int) uint64 {
 	t.Helper()
-	key, err := simulator.AppendHilbertIndex(nil, p, nbits)
+	key, err := layout.AppendHilbertIndex(nil, p, nbits)
 	require.NoError(t, err)
 	total := len(p) * nbits
 	require.Len(t, key, (total+7)/8)
@@ -65,15 +65,15 @@ func TestHilbertAdjacencyAndBijectivity(t *testing.T) {
 }
 
 func TestAppendHilbertIndexErrors(t *testing.T) {
-	_, err := simulator.AppendHilbertIndex(nil, nil, 3)
+	_, err := layout.AppendHilbertIndex(nil, nil, 3)
 	require.ErrorContains(t, err, "0 dimensions")
-	_, err = simulator.AppendHilbertIndex(nil, make([]uint32, 17), 3)
+	_, err = layout.AppendHilbertIndex(nil, make([]uint32, 17), 3)
 	require.ErrorContains(t, err, "17 dimensions")
-	_, err = simulator.AppendHilbertIndex(nil, []uint32{1, 2}, 0)
+	_, err = layout.AppendHilbertIndex(nil, []uint32{1, 2}, 0)
 	require.ErrorContains(t, err, "0 bits")
-	_, err = simulator.AppendHilbertIndex(nil, []uint32{1, 8}, 3)
+	_, err = layout.AppendHilbertIndex(nil, []uint32{1, 8}, 3)
 	require.ErrorContains(t, err, "coordinate 1 = 8 does not fit in 3 bits")
-	k, err := simulator.AppendHilbertIndex([]byte{7}, []uint32{1 << 31, 5}, 32)
+	k, err := layout.AppendHilbertIndex([]byte{7}, []uint32{1 << 31, 5}, 32)
 	require.NoError(t, err)
 	require.Len(t, k, 9)
 	require.Equal(t, byte(7), k[0])
@@ -97,16 +97,16 @@ func gridRecord(t testing.TB, side int) arrow.RecordBatch {
 func TestCurveKeysTileTheGrid(t *testing.T) {
 	const side = 32
 	rec := gridRecord(t, side)
-	q, err := simulator.FitQuantiles([]arrow.RecordBatch{rec}, []string{"a", "b"}, side)
+	q, err := layout.FitQuantiles([]arrow.RecordBatch{rec}, []string{"a", "b"}, side)
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		layout string
-		mode   simulator.ZOrderMode
-	}{{"zorder(a, b)", simulator.ZOrderRank}, {"hilbert(a, b)", simulator.ZOrderIcebergExact}} {
+		mode   layout.ZOrderMode
+	}{{"zorder(a, b)", layout.ZOrderRank}, {"hilbert(a, b)", layout.ZOrderIcebergExact}} {
 		t.Run(tc.layout, func(t *testing.T) {
-			l, err := simulator.ParseLayout(tc.layout)
+			l, err := layout.Parse(tc.layout)
 			require.NoError(t, err)
-			enc, err := simulator.NewEncoder(l, rec.Schema(), simulator.EncoderOptions{ZOrderMode: tc.mode, Quantiles: q})
+			enc, err := layout.NewEncoder(l, rec.Schema(), layout.EncoderOptions{ZOrderMode: tc.mode, Quantiles: q})
 			require.NoError(t, err)
 			rows := make([]int, side*side)
 			keys := make([][]byte, len(rows))
@@ -151,11 +151,11 @@ func TestHilbertKeyMatchesIndexOfBuckets(t *testing.T) {
 		append(span(0, 100), nil, ints(5)[0]),
 		append(span(100, 200), ints(3)[0], nil),
 		append(span(0, 100), nil, nil))
-	q, err := simulator.FitQuantiles([]arrow.RecordBatch{rec}, []string{"x", "y", "z"}, 8)
+	q, err := layout.FitQuantiles([]arrow.RecordBatch{rec}, []string{"x", "y", "z"}, 8)
 	require.NoError(t, err)
-	l, err := simulator.ParseLayout("hilbert(x, y, z)")
+	l, err := layout.Parse("hilbert(x, y, z)")
 	require.NoError(t, err)
-	enc, err := simulator.NewEncoder(l, rec.Schema(), simulator.EncoderOptions{Quantiles: q})
+	enc, err := layout.NewEncoder(l, rec.Schema(), layout.EncoderOptions{Quantiles: q})
 	require.NoError(t, err)
 	require.Equal(t, []string{"x", "y", "z"}, enc.KeyColumns())
 	for row := range int(rec.NumRows()) {
@@ -170,7 +170,7 @@ func TestHilbertKeyMatchesIndexOfBuckets(t *testing.T) {
 			n, _ := q.Buckets(c)
 			coords[i] = uint32(slot << 4 / uint64(n+1)) // 8 buckets + null slot need 4 bits
 		}
-		want, err := simulator.AppendHilbertIndex(nil, coords, 4)
+		want, err := layout.AppendHilbertIndex(nil, coords, 4)
 		require.NoError(t, err)
 		got, err := enc.AppendKey(nil, rec, row)
 		require.NoError(t, err)
@@ -182,7 +182,7 @@ func TestHilbertKeyMatchesIndexOfBuckets(t *testing.T) {
 // by default, the last slot with nulls last.
 func TestCurveNullsOrder(t *testing.T) {
 	rec := int64Record(t, []string{"a", "b"}, append(span(0, 8), nil), append(span(0, 8), nil))
-	q, err := simulator.FitQuantiles([]arrow.RecordBatch{rec}, []string{"a", "b"}, 8)
+	q, err := layout.FitQuantiles([]arrow.RecordBatch{rec}, []string{"a", "b"}, 8)
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		layout string
@@ -193,21 +193,21 @@ func TestCurveNullsOrder(t *testing.T) {
 		{"hilbert(a nulls last, b nulls last)", []uint32{8 << 4 / 9, 8 << 4 / 9}},
 	} {
 		t.Run(tc.layout, func(t *testing.T) {
-			l, err := simulator.ParseLayout(tc.layout)
+			l, err := layout.Parse(tc.layout)
 			require.NoError(t, err)
-			enc, err := simulator.NewEncoder(l, rec.Schema(), simulator.EncoderOptions{Quantiles: q})
+			enc, err := layout.NewEncoder(l, rec.Schema(), layout.EncoderOptions{Quantiles: q})
 			require.NoError(t, err)
 			got, err := enc.AppendKey(nil, rec, 8)
 			require.NoError(t, err)
-			want, err := simulator.AppendHilbertIndex(nil, tc.want, 4)
+			want, err := layout.AppendHilbertIndex(nil, tc.want, 4)
 			require.NoError(t, err)
 			require.Equal(t, want, got)
 		})
 	}
 	t.Run("rank zorder nulls last sorts the all-null row last", func(t *testing.T) {
-		l, err := simulator.ParseLayout("zorder(a nulls last, b nulls last)")
+		l, err := layout.Parse("zorder(a nulls last, b nulls last)")
 		require.NoError(t, err)
-		enc, err := simulator.NewEncoder(l, rec.Schema(), simulator.EncoderOptions{ZOrderMode: simulator.ZOrderRank, Quantiles: q})
+		enc, err := layout.NewEncoder(l, rec.Schema(), layout.EncoderOptions{ZOrderMode: layout.ZOrderRank, Quantiles: q})
 		require.NoError(t, err)
 		last, err := enc.AppendKey(nil, rec, 8)
 		require.NoError(t, err)

@@ -1,4 +1,4 @@
-package simulator_test
+package layout_test
 
 import (
 	"errors"
@@ -6,68 +6,68 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/floe-project/floe/simulator"
+	"github.com/floe-project/floe/layout"
 )
 
 func TestParseLayout(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
-		want simulator.Layout
+		want layout.Layout
 	}{
-		{"binpack", "binpack", simulator.Layout{Strategy: simulator.StrategyBinpack}},
-		{"current upper case", "  CURRENT ", simulator.Layout{Strategy: simulator.StrategyCurrent}},
-		{"sort defaults", "sort(a)", simulator.Layout{Strategy: simulator.StrategySort, Columns: []simulator.Column{{Name: "a"}}}},
+		{"binpack", "binpack", layout.Layout{Strategy: layout.StrategyBinpack}},
+		{"current upper case", "  CURRENT ", layout.Layout{Strategy: layout.StrategyCurrent}},
+		{"sort defaults", "sort(a)", layout.Layout{Strategy: layout.StrategySort, Columns: []layout.Column{{Name: "a"}}}},
 		{
 			"sort desc defaults to nulls last",
 			"sort(a desc nulls last, b)",
-			simulator.Layout{Strategy: simulator.StrategySort, Columns: []simulator.Column{
+			layout.Layout{Strategy: layout.StrategySort, Columns: []layout.Column{
 				{Name: "a", Desc: true, NullsLast: true}, {Name: "b"},
 			}},
 		},
 		{
 			"iceberg default per direction",
 			"Sort ( a DESC , b ASC , c )",
-			simulator.Layout{Strategy: simulator.StrategySort, Columns: []simulator.Column{
+			layout.Layout{Strategy: layout.StrategySort, Columns: []layout.Column{
 				{Name: "a", Desc: true, NullsLast: true}, {Name: "b"}, {Name: "c"},
 			}},
 		},
 		{
 			"explicit nulls orders against the default",
 			"sort(a desc nulls first, b nulls last)",
-			simulator.Layout{Strategy: simulator.StrategySort, Columns: []simulator.Column{
+			layout.Layout{Strategy: layout.StrategySort, Columns: []layout.Column{
 				{Name: "a", Desc: true}, {Name: "b", NullsLast: true},
 			}},
 		},
 		{
 			"quoted identifiers",
 			`zorder("Weird Col", "say ""hi""")`,
-			simulator.Layout{Strategy: simulator.StrategyZOrder, Columns: []simulator.Column{
+			layout.Layout{Strategy: layout.StrategyZOrder, Columns: []layout.Column{
 				{Name: "Weird Col"}, {Name: `say "hi"`},
 			}},
 		},
 		{
 			"hilbert with target size",
 			"hilbert(a,b,c) target 256MiB",
-			simulator.Layout{Strategy: simulator.StrategyHilbert, Columns: []simulator.Column{
+			layout.Layout{Strategy: layout.StrategyHilbert, Columns: []layout.Column{
 				{Name: "a"}, {Name: "b"}, {Name: "c"},
 			}, TargetFileSizeBytes: 256 << 20},
 		},
 		{
 			"curve columns may carry a nulls order",
 			"hilbert(a NULLS LAST, b nulls first)",
-			simulator.Layout{Strategy: simulator.StrategyHilbert, Columns: []simulator.Column{{Name: "a", NullsLast: true}, {Name: "b"}}},
+			layout.Layout{Strategy: layout.StrategyHilbert, Columns: []layout.Column{{Name: "a", NullsLast: true}, {Name: "b"}}},
 		},
-		{"binpack with decimal size", "binpack target 128mb", simulator.Layout{Strategy: simulator.StrategyBinpack, TargetFileSizeBytes: 128e6}},
-		{"whitespace everywhere", "\tzorder\n(\ta ,\r\nb\t)\n", simulator.Layout{Strategy: simulator.StrategyZOrder, Columns: []simulator.Column{{Name: "a"}, {Name: "b"}}}},
+		{"binpack with decimal size", "binpack target 128mb", layout.Layout{Strategy: layout.StrategyBinpack, TargetFileSizeBytes: 128e6}},
+		{"whitespace everywhere", "\tzorder\n(\ta ,\r\nb\t)\n", layout.Layout{Strategy: layout.StrategyZOrder, Columns: []layout.Column{{Name: "a"}, {Name: "b"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := simulator.ParseLayout(tt.in)
+			got, err := layout.Parse(tt.in)
 			require.NoError(t, err)
 			require.Equal(t, tt.want, got)
 			require.NoError(t, got.Validate())
-			again, err := simulator.ParseLayout(got.String())
+			again, err := layout.Parse(got.String())
 			require.NoError(t, err, "reparse %q", got.String())
 			require.Equal(t, got, again)
 		})
@@ -105,11 +105,11 @@ func TestParseLayoutErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			_, err := simulator.ParseLayout(tt.in)
+			_, err := layout.Parse(tt.in)
 			require.Error(t, err)
 			require.EqualError(t, err, tt.wantMsg)
-			require.ErrorIs(t, err, simulator.ErrInvalidLayout)
-			var se *simulator.SyntaxError
+			require.ErrorIs(t, err, layout.ErrInvalidLayout)
+			var se *layout.SyntaxError
 			require.True(t, errors.As(err, &se))
 		})
 	}
@@ -118,15 +118,15 @@ func TestParseLayoutErrors(t *testing.T) {
 func TestLayoutValidate(t *testing.T) {
 	tests := []struct {
 		name    string
-		l       simulator.Layout
+		l       layout.Layout
 		wantErr string
 	}{
-		{"ok sort", simulator.Layout{Strategy: simulator.StrategySort, Columns: []simulator.Column{{Name: "a", Desc: true}}}, ""},
-		{"unknown", simulator.Layout{Strategy: "tree"}, `unknown strategy "tree"`},
-		{"binpack with columns", simulator.Layout{Strategy: simulator.StrategyBinpack, Columns: []simulator.Column{{Name: "a"}}}, "binpack takes no columns"},
-		{"zorder desc", simulator.Layout{Strategy: simulator.StrategyZOrder, Columns: []simulator.Column{{Name: "a", Desc: true}, {Name: "b"}}}, "only allowed in sort"},
-		{"empty name and duplicate", simulator.Layout{Strategy: simulator.StrategySort, Columns: []simulator.Column{{Name: ""}, {Name: "x"}, {Name: "X"}}}, "empty column name\nduplicate column \"X\""},
-		{"negative size", simulator.Layout{Strategy: simulator.StrategyBinpack, TargetFileSizeBytes: -1}, "negative"},
+		{"ok sort", layout.Layout{Strategy: layout.StrategySort, Columns: []layout.Column{{Name: "a", Desc: true}}}, ""},
+		{"unknown", layout.Layout{Strategy: "tree"}, `unknown strategy "tree"`},
+		{"binpack with columns", layout.Layout{Strategy: layout.StrategyBinpack, Columns: []layout.Column{{Name: "a"}}}, "binpack takes no columns"},
+		{"zorder desc", layout.Layout{Strategy: layout.StrategyZOrder, Columns: []layout.Column{{Name: "a", Desc: true}, {Name: "b"}}}, "only allowed in sort"},
+		{"empty name and duplicate", layout.Layout{Strategy: layout.StrategySort, Columns: []layout.Column{{Name: ""}, {Name: "x"}, {Name: "X"}}}, "empty column name\nduplicate column \"X\""},
+		{"negative size", layout.Layout{Strategy: layout.StrategyBinpack, TargetFileSizeBytes: -1}, "negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -135,18 +135,18 @@ func TestLayoutValidate(t *testing.T) {
 				require.NoError(t, err)
 				return
 			}
-			require.ErrorIs(t, err, simulator.ErrInvalidLayout)
+			require.ErrorIs(t, err, layout.ErrInvalidLayout)
 			require.ErrorContains(t, err, tt.wantErr)
 		})
 	}
 }
 
 func TestLayoutStringQuotesWhatItMust(t *testing.T) {
-	l := simulator.Layout{Strategy: simulator.StrategySort, Columns: []simulator.Column{
+	l := layout.Layout{Strategy: layout.StrategySort, Columns: []layout.Column{
 		{Name: "desc", Desc: true, NullsLast: true}, {Name: "9lives", NullsLast: true}, {Name: "ünï cödé"}, {Name: "ok_1", Desc: true, NullsLast: true},
 	}, TargetFileSizeBytes: 1536}
 	require.Equal(t, `sort("desc" desc, "9lives" nulls last, "ünï cödé", ok_1 desc) target 1536`, l.String())
-	got, err := simulator.ParseLayout(l.String())
+	got, err := layout.Parse(l.String())
 	require.NoError(t, err)
 	require.Equal(t, l, got)
 }
@@ -155,9 +155,9 @@ func TestLayoutStringPicksShortestSize(t *testing.T) {
 	for size, want := range map[int64]string{
 		128e6: "128MB", 512 << 20: "512MiB", 1 << 40: "1TiB", 3e12: "3TB", 1000: "1KB", 1023: "1023", 1024: "1024", 5 << 30: "5GiB",
 	} {
-		l := simulator.Layout{Strategy: simulator.StrategyBinpack, TargetFileSizeBytes: size}
+		l := layout.Layout{Strategy: layout.StrategyBinpack, TargetFileSizeBytes: size}
 		require.Equal(t, "binpack target "+want, l.String())
-		got, err := simulator.ParseLayout(l.String())
+		got, err := layout.Parse(l.String())
 		require.NoError(t, err)
 		require.Equal(t, l, got)
 	}
@@ -172,13 +172,13 @@ func FuzzParseLayout(f *testing.F) {
 	}
 	f.Add("zorder(a nulls last, b) target 128MB")
 	f.Fuzz(func(t *testing.T, s string) {
-		l, err := simulator.ParseLayout(s)
+		l, err := layout.Parse(s)
 		if err != nil {
-			require.ErrorIs(t, err, simulator.ErrInvalidLayout)
+			require.ErrorIs(t, err, layout.ErrInvalidLayout)
 			return
 		}
 		require.NoError(t, l.Validate())
-		again, err := simulator.ParseLayout(l.String())
+		again, err := layout.Parse(l.String())
 		require.NoError(t, err, "reparse %q of %q", l.String(), s)
 		require.Equal(t, l, again)
 	})

@@ -1,4 +1,4 @@
-package simulator_test
+package layout_test
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/floe-project/floe/simulator"
+	"github.com/floe-project/floe/layout"
 )
 
 // colSpec describes one test column: its type, a value generator (nil means null), how to
@@ -264,10 +264,10 @@ func TestSortKeyMatchesComparator(t *testing.T) {
 
 	// One column at a time, every direction and nulls order.
 	for ci, s := range specs {
-		for _, dir := range []simulator.Column{{}, {Desc: true}, {NullsLast: true}, {Desc: true, NullsLast: true}} {
+		for _, dir := range []layout.Column{{}, {Desc: true}, {NullsLast: true}, {Desc: true, NullsLast: true}} {
 			dir.Name = s.name
 			t.Run(fmt.Sprintf("col=%s,desc=%t,nullslast=%t", s.name, dir.Desc, dir.NullsLast), func(t *testing.T) {
-				checkSortPairs(t, rec, specs, vals, []int{ci}, []simulator.Column{dir}, rows)
+				checkSortPairs(t, rec, specs, vals, []int{ci}, []layout.Column{dir}, rows)
 			})
 		}
 	}
@@ -275,9 +275,9 @@ func TestSortKeyMatchesComparator(t *testing.T) {
 	for trial := range 40 {
 		k := 2 + r.IntN(3)
 		idx := r.Perm(len(specs))[:k]
-		cols := make([]simulator.Column, k)
+		cols := make([]layout.Column, k)
 		for i, ci := range idx {
-			cols[i] = simulator.Column{Name: specs[ci].name, Desc: r.IntN(2) == 1, NullsLast: r.IntN(2) == 1}
+			cols[i] = layout.Column{Name: specs[ci].name, Desc: r.IntN(2) == 1, NullsLast: r.IntN(2) == 1}
 		}
 		t.Run(fmt.Sprintf("trial=%d", trial), func(t *testing.T) {
 			checkSortPairs(t, rec, specs, vals, idx, cols, rows)
@@ -285,10 +285,10 @@ func TestSortKeyMatchesComparator(t *testing.T) {
 	}
 }
 
-func checkSortPairs(t *testing.T, rec arrow.RecordBatch, specs []colSpec, vals [][]any, idx []int, cols []simulator.Column, rows int) {
+func checkSortPairs(t *testing.T, rec arrow.RecordBatch, specs []colSpec, vals [][]any, idx []int, cols []layout.Column, rows int) {
 	t.Helper()
-	l := simulator.Layout{Strategy: simulator.StrategySort, Columns: cols}
-	enc, err := simulator.NewEncoder(l, rec.Schema(), simulator.EncoderOptions{})
+	l := layout.Layout{Strategy: layout.StrategySort, Columns: cols}
+	enc, err := layout.NewEncoder(l, rec.Schema(), layout.EncoderOptions{})
 	require.NoError(t, err)
 	keys := make([][]byte, rows)
 	for row := range rows {
@@ -348,9 +348,9 @@ func TestSortKeyExactBytes(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	specs := []colSpec{allTypeSpecs()[3], allTypeSpecs()[15]} // i64, str
 	rec, vals := buildRecord(t, r, specs, 50)
-	enc, err := simulator.NewEncoder(simulator.Layout{Strategy: simulator.StrategySort, Columns: []simulator.Column{
+	enc, err := layout.NewEncoder(layout.Layout{Strategy: layout.StrategySort, Columns: []layout.Column{
 		{Name: "I64"}, {Name: "str", Desc: true, NullsLast: true},
-	}}, rec.Schema(), simulator.EncoderOptions{})
+	}}, rec.Schema(), layout.EncoderOptions{})
 	require.NoError(t, err)
 	require.Equal(t, []string{"i64", "str"}, enc.KeyColumns())
 	for row := range 50 {
@@ -407,27 +407,27 @@ func TestNewEncoderErrors(t *testing.T) {
 	tests := []struct {
 		name   string
 		layout string
-		opts   simulator.EncoderOptions
+		opts   layout.EncoderOptions
 		is     error
 		msg    string
 	}{
-		{"missing column", "sort(a, nope, zip)", simulator.EncoderOptions{}, simulator.ErrColumnNotFound, `"nope" (schema has a, Amount, ts, t, l, x, X, Ab, aB)`},
-		{"exact match wins", "sort(a, X, Ab)", simulator.EncoderOptions{}, nil, ""},
-		{"ambiguous case-insensitive", "sort(ab)", simulator.EncoderOptions{}, nil, `column "ab" is ambiguous: "Ab" and "aB" both match`},
-		{"list in sort", "sort(l)", simulator.EncoderOptions{}, simulator.ErrUnsupportedType, `column "l": unsupported column type: list`},
-		{"decimal in iceberg zorder", "zorder(a, amount)", simulator.EncoderOptions{}, simulator.ErrUnsupportedType, "use rank z-order (ZOrderRank)"},
-		{"ntz in iceberg zorder", "zorder(a, ts)", simulator.EncoderOptions{}, nil, ""},
-		{"time in iceberg zorder", "zorder(a, t)", simulator.EncoderOptions{}, simulator.ErrUnsupportedType, "time64[us] is not one of the types"},
-		{"nulls last in iceberg zorder", "zorder(a nulls last, x)", simulator.EncoderOptions{}, nil, "nulls last cannot be expressed in Iceberg-exact z-order"},
-		{"rank without quantiles", "zorder(a, x)", simulator.EncoderOptions{ZOrderMode: simulator.ZOrderRank}, nil, "needs EncoderOptions.Quantiles"},
-		{"hilbert without quantiles", "hilbert(a, x)", simulator.EncoderOptions{}, nil, "needs EncoderOptions.Quantiles"},
-		{"negative var length", "zorder(a, x)", simulator.EncoderOptions{VarLengthContribution: -1}, nil, "must not be negative"},
+		{"missing column", "sort(a, nope, zip)", layout.EncoderOptions{}, layout.ErrColumnNotFound, `"nope" (schema has a, Amount, ts, t, l, x, X, Ab, aB)`},
+		{"exact match wins", "sort(a, X, Ab)", layout.EncoderOptions{}, nil, ""},
+		{"ambiguous case-insensitive", "sort(ab)", layout.EncoderOptions{}, nil, `column "ab" is ambiguous: "Ab" and "aB" both match`},
+		{"list in sort", "sort(l)", layout.EncoderOptions{}, layout.ErrUnsupportedType, `column "l": unsupported column type: list`},
+		{"decimal in iceberg zorder", "zorder(a, amount)", layout.EncoderOptions{}, layout.ErrUnsupportedType, "use rank z-order (ZOrderRank)"},
+		{"ntz in iceberg zorder", "zorder(a, ts)", layout.EncoderOptions{}, nil, ""},
+		{"time in iceberg zorder", "zorder(a, t)", layout.EncoderOptions{}, layout.ErrUnsupportedType, "time64[us] is not one of the types"},
+		{"nulls last in iceberg zorder", "zorder(a nulls last, x)", layout.EncoderOptions{}, nil, "nulls last cannot be expressed in Iceberg-exact z-order"},
+		{"rank without quantiles", "zorder(a, x)", layout.EncoderOptions{ZOrderMode: layout.ZOrderRank}, nil, "needs EncoderOptions.Quantiles"},
+		{"hilbert without quantiles", "hilbert(a, x)", layout.EncoderOptions{}, nil, "needs EncoderOptions.Quantiles"},
+		{"negative var length", "zorder(a, x)", layout.EncoderOptions{VarLengthContribution: -1}, nil, "must not be negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l, err := simulator.ParseLayout(tt.layout)
+			l, err := layout.Parse(tt.layout)
 			require.NoError(t, err)
-			_, err = simulator.NewEncoder(l, schema, tt.opts)
+			_, err = layout.NewEncoder(l, schema, tt.opts)
 			if tt.msg == "" {
 				require.NoError(t, err)
 				return
@@ -439,8 +439,8 @@ func TestNewEncoderErrors(t *testing.T) {
 		})
 	}
 	t.Run("invalid layout", func(t *testing.T) {
-		_, err := simulator.NewEncoder(simulator.Layout{Strategy: simulator.StrategyZOrder, Columns: []simulator.Column{{Name: "a"}}}, schema, simulator.EncoderOptions{})
-		require.ErrorIs(t, err, simulator.ErrInvalidLayout)
+		_, err := layout.NewEncoder(layout.Layout{Strategy: layout.StrategyZOrder, Columns: []layout.Column{{Name: "a"}}}, schema, layout.EncoderOptions{})
+		require.ErrorIs(t, err, layout.ErrInvalidLayout)
 	})
 }
 
@@ -449,17 +449,17 @@ func TestAppendKeyRejectsForeignRecords(t *testing.T) {
 	specs := allTypeSpecs()
 	rec, _ := buildRecord(t, r, specs[:4], 10) // i8, i16, i32, i64
 	other, _ := buildRecord(t, r, []colSpec{specs[4], specs[5], specs[6], specs[7]}, 10)
-	enc, err := simulator.NewEncoder(simulator.Layout{Strategy: simulator.StrategySort, Columns: []simulator.Column{{Name: "i64"}}}, rec.Schema(), simulator.EncoderOptions{})
+	enc, err := layout.NewEncoder(layout.Layout{Strategy: layout.StrategySort, Columns: []layout.Column{{Name: "i64"}}}, rec.Schema(), layout.EncoderOptions{})
 	require.NoError(t, err)
 
 	_, err = enc.AppendKey(nil, other, 0)
-	require.ErrorIs(t, err, simulator.ErrSchemaMismatch)
+	require.ErrorIs(t, err, layout.ErrSchemaMismatch)
 	_, err = enc.AppendKey(nil, rec, 10)
-	require.ErrorIs(t, err, simulator.ErrSchemaMismatch)
+	require.ErrorIs(t, err, layout.ErrSchemaMismatch)
 	_, err = enc.AppendKey(nil, rec, -1)
-	require.ErrorIs(t, err, simulator.ErrSchemaMismatch)
+	require.ErrorIs(t, err, layout.ErrSchemaMismatch)
 	_, err = enc.AppendKey(nil, nil, 0)
-	require.ErrorIs(t, err, simulator.ErrSchemaMismatch)
+	require.ErrorIs(t, err, layout.ErrSchemaMismatch)
 
 	// A record with an equal but distinct schema is accepted.
 	same := array.NewRecordBatch(arrow.NewSchema(rec.Schema().Fields(), nil), rec.Columns(), rec.NumRows())
@@ -476,16 +476,16 @@ func TestBinpackAndCurrentKeysAreEmpty(t *testing.T) {
 	rec, _ := buildRecord(t, r, allTypeSpecs()[:2], 5)
 	for _, s := range []string{"binpack", "current"} {
 		t.Run(s, func(t *testing.T) {
-			l, err := simulator.ParseLayout(s)
+			l, err := layout.Parse(s)
 			require.NoError(t, err)
-			enc, err := simulator.NewEncoder(l, rec.Schema(), simulator.EncoderOptions{})
+			enc, err := layout.NewEncoder(l, rec.Schema(), layout.EncoderOptions{})
 			require.NoError(t, err)
 			require.Empty(t, enc.KeyColumns())
 			k, err := enc.AppendKey([]byte{9}, rec, 4)
 			require.NoError(t, err)
 			require.Equal(t, []byte{9}, k)
 			_, err = enc.AppendKey(nil, rec, 5)
-			require.ErrorIs(t, err, simulator.ErrSchemaMismatch)
+			require.ErrorIs(t, err, layout.ErrSchemaMismatch)
 		})
 	}
 }
@@ -509,12 +509,12 @@ func FuzzSortKey(f *testing.F) {
 		b.Field(2).(*array.Float64Builder).AppendValues([]float64{f1, f2}, nil)
 		rec := b.NewRecordBatch()
 		defer rec.Release()
-		cols := []simulator.Column{
+		cols := []layout.Column{
 			{Name: "i", Desc: flags&1 != 0, NullsLast: flags&2 != 0},
 			{Name: "s", Desc: flags&4 != 0, NullsLast: flags&8 != 0},
 			{Name: "f", Desc: flags&16 != 0, NullsLast: flags&32 != 0},
 		}
-		enc, err := simulator.NewEncoder(simulator.Layout{Strategy: simulator.StrategySort, Columns: cols}, schema, simulator.EncoderOptions{})
+		enc, err := layout.NewEncoder(layout.Layout{Strategy: layout.StrategySort, Columns: cols}, schema, layout.EncoderOptions{})
 		require.NoError(t, err)
 		k1, err := enc.AppendKey(nil, rec, 0)
 		require.NoError(t, err)
@@ -548,27 +548,27 @@ func FuzzSortKey(f *testing.F) {
 }
 
 func TestZOrderModeText(t *testing.T) {
-	for in, want := range map[string]simulator.ZOrderMode{
-		"": simulator.ZOrderIcebergExact, "Iceberg-Exact": simulator.ZOrderIcebergExact, "iceberg": simulator.ZOrderIcebergExact,
-		"exact": simulator.ZOrderIcebergExact, " RANK ": simulator.ZOrderRank,
+	for in, want := range map[string]layout.ZOrderMode{
+		"": layout.ZOrderIcebergExact, "Iceberg-Exact": layout.ZOrderIcebergExact, "iceberg": layout.ZOrderIcebergExact,
+		"exact": layout.ZOrderIcebergExact, " RANK ": layout.ZOrderRank,
 	} {
-		got, err := simulator.ParseZOrderMode(in)
+		got, err := layout.ParseZOrderMode(in)
 		require.NoError(t, err, in)
 		require.Equal(t, want, got, in)
 	}
-	_, err := simulator.ParseZOrderMode("hilbert")
+	_, err := layout.ParseZOrderMode("hilbert")
 	require.EqualError(t, err, `unknown z-order mode "hilbert" (want iceberg-exact or rank)`)
 
 	var cfg struct {
-		Mode simulator.ZOrderMode `json:"mode"`
+		Mode layout.ZOrderMode `json:"mode"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(`{"mode":"rank"}`), &cfg))
-	require.Equal(t, simulator.ZOrderRank, cfg.Mode)
+	require.Equal(t, layout.ZOrderRank, cfg.Mode)
 	out, err := json.Marshal(cfg)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"mode":"rank"}`, string(out))
 	require.Error(t, json.Unmarshal([]byte(`{"mode":"curvy"}`), &cfg))
-	_, err = simulator.ZOrderMode(7).MarshalText()
+	_, err = layout.ZOrderMode(7).MarshalText()
 	require.Error(t, err)
-	require.Equal(t, "ZOrderMode(7)", simulator.ZOrderMode(7).String())
+	require.Equal(t, "ZOrderMode(7)", layout.ZOrderMode(7).String())
 }

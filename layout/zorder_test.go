@@ -1,4 +1,4 @@
-package simulator_test
+package layout_test
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/floe-project/floe/simulator"
+	"github.com/floe-project/floe/layout"
 )
 
 // Bit patterns named as in Iceberg's TestZOrderByteUtil.
@@ -65,7 +65,7 @@ func TestInterleaveBitsIcebergVectors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := simulator.InterleaveBits([]byte("pre"), tt.columns, tt.size)
+			got := layout.InterleaveBits([]byte("pre"), tt.columns, tt.size)
 			require.Equal(t, append([]byte("pre"), tt.want...), got)
 		})
 	}
@@ -135,7 +135,7 @@ func TestInterleaveBitsRandomExamples(t *testing.T) {
 		if r.IntN(4) == 0 {
 			size = r.IntN(total) + 1
 		}
-		require.Equal(t, bitString(referenceInterleave(cols, size)), bitString(simulator.InterleaveBits(nil, cols, size)))
+		require.Equal(t, bitString(referenceInterleave(cols, size)), bitString(layout.InterleaveBits(nil, cols, size)))
 	}
 }
 
@@ -258,8 +258,8 @@ func TestIcebergZOrderContributions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := oneRow(t, tt.typ, tt.v)
-			enc, err := simulator.NewEncoder(simulator.Layout{Strategy: simulator.StrategyZOrder, Columns: []simulator.Column{{Name: "v"}, {Name: "k"}}},
-				rec.Schema(), simulator.EncoderOptions{VarLengthContribution: tt.varLen})
+			enc, err := layout.NewEncoder(layout.Layout{Strategy: layout.StrategyZOrder, Columns: []layout.Column{{Name: "v"}, {Name: "k"}}},
+				rec.Schema(), layout.EncoderOptions{VarLengthContribution: tt.varLen})
 			require.NoError(t, err)
 			got, err := enc.AppendKey(nil, rec, 0)
 			require.NoError(t, err)
@@ -286,8 +286,8 @@ func TestIcebergZOrderLegacyFloatBytes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := oneRow(t, tt.typ, tt.v)
-			enc, err := simulator.NewEncoder(simulator.Layout{Strategy: simulator.StrategyZOrder, Columns: []simulator.Column{{Name: "v"}, {Name: "k"}}},
-				rec.Schema(), simulator.EncoderOptions{IcebergLegacyFloatBytes: true})
+			enc, err := layout.NewEncoder(layout.Layout{Strategy: layout.StrategyZOrder, Columns: []layout.Column{{Name: "v"}, {Name: "k"}}},
+				rec.Schema(), layout.EncoderOptions{IcebergLegacyFloatBytes: true})
 			require.NoError(t, err)
 			got, err := enc.AppendKey(nil, rec, 0)
 			require.NoError(t, err)
@@ -298,10 +298,10 @@ func TestIcebergZOrderLegacyFloatBytes(t *testing.T) {
 
 func TestIcebergZOrderMaxOutputBytes(t *testing.T) {
 	rec := oneRow(t, arrow.BinaryTypes.String, "abcdefghijklmnop")
-	l := simulator.Layout{Strategy: simulator.StrategyZOrder, Columns: []simulator.Column{{Name: "v"}, {Name: "k"}}}
+	l := layout.Layout{Strategy: layout.StrategyZOrder, Columns: []layout.Column{{Name: "v"}, {Name: "k"}}}
 	for _, max := range []int{1, 5, 16, 24, 100} {
 		t.Run(fmt.Sprint(max), func(t *testing.T) {
-			enc, err := simulator.NewEncoder(l, rec.Schema(), simulator.EncoderOptions{VarLengthContribution: 16, MaxOutputBytes: max})
+			enc, err := layout.NewEncoder(l, rec.Schema(), layout.EncoderOptions{VarLengthContribution: 16, MaxOutputBytes: max})
 			require.NoError(t, err)
 			got, err := enc.AppendKey(nil, rec, 0)
 			require.NoError(t, err)
@@ -323,7 +323,7 @@ func TestIcebergZOrderOrdering(t *testing.T) {
 		typ   arrow.DataType
 		value func() any
 		cmp   func(a, b any) int
-		opts  simulator.EncoderOptions
+		opts  layout.EncoderOptions
 	}
 	javaDoubleCompare := func(a, b float64) int {
 		// Double.compare: -0.0 < 0.0 and NaN is the largest.
@@ -337,23 +337,23 @@ func TestIcebergZOrderOrdering(t *testing.T) {
 	}
 	letters := []rune("abcxyzé€😀")
 	gens := map[string]gen{
-		"int":  {arrow.PrimitiveTypes.Int32, func() any { return int32(r.Uint32()) }, func(a, b any) int { return cmp.Compare(a.(int32), b.(int32)) }, simulator.EncoderOptions{}},
-		"long": {arrow.PrimitiveTypes.Int64, func() any { return int64(r.Uint64()) }, func(a, b any) int { return cmp.Compare(a.(int64), b.(int64)) }, simulator.EncoderOptions{}},
+		"int":  {arrow.PrimitiveTypes.Int32, func() any { return int32(r.Uint32()) }, func(a, b any) int { return cmp.Compare(a.(int32), b.(int32)) }, layout.EncoderOptions{}},
+		"long": {arrow.PrimitiveTypes.Int64, func() any { return int64(r.Uint64()) }, func(a, b any) int { return cmp.Compare(a.(int64), b.(int64)) }, layout.EncoderOptions{}},
 		"short": {arrow.PrimitiveTypes.Int16, func() any { return int16(r.Uint32()) },
-			func(a, b any) int { return cmp.Compare(a.(int16), b.(int16)) }, simulator.EncoderOptions{}},
-		"tiny": {arrow.PrimitiveTypes.Int8, func() any { return int8(r.Uint32()) }, func(a, b any) int { return cmp.Compare(a.(int8), b.(int8)) }, simulator.EncoderOptions{}},
+			func(a, b any) int { return cmp.Compare(a.(int16), b.(int16)) }, layout.EncoderOptions{}},
+		"tiny": {arrow.PrimitiveTypes.Int8, func() any { return int8(r.Uint32()) }, func(a, b any) int { return cmp.Compare(a.(int8), b.(int8)) }, layout.EncoderOptions{}},
 		"float": {arrow.PrimitiveTypes.Float32, func() any {
 			return float32(pickFloat(r))
-		}, func(a, b any) int { return javaDoubleCompare(float64(a.(float32)), float64(b.(float32))) }, simulator.EncoderOptions{}},
+		}, func(a, b any) int { return javaDoubleCompare(float64(a.(float32)), float64(b.(float32))) }, layout.EncoderOptions{}},
 		"double": {arrow.PrimitiveTypes.Float64, func() any { return pickFloat(r) },
-			func(a, b any) int { return javaDoubleCompare(a.(float64), b.(float64)) }, simulator.EncoderOptions{}},
+			func(a, b any) int { return javaDoubleCompare(a.(float64), b.(float64)) }, layout.EncoderOptions{}},
 		"string": {arrow.BinaryTypes.String, func() any {
 			s := make([]rune, 1+r.IntN(20))
 			for i := range s {
 				s[i] = letters[r.IntN(len(letters))]
 			}
 			return string(s)
-		}, func(a, b any) int { return cmp.Compare(a.(string), b.(string)) }, simulator.EncoderOptions{VarLengthContribution: 128}},
+		}, func(a, b any) int { return cmp.Compare(a.(string), b.(string)) }, layout.EncoderOptions{VarLengthContribution: 128}},
 		"bytes": {arrow.BinaryTypes.Binary, func() any {
 			b := make([]byte, 1+r.IntN(100))
 			for i := range b {
@@ -364,7 +364,7 @@ func TestIcebergZOrderOrdering(t *testing.T) {
 				b[len(b)-1] = 1
 			}
 			return b
-		}, func(a, b any) int { return bytes.Compare(a.([]byte), b.([]byte)) }, simulator.EncoderOptions{VarLengthContribution: 128}},
+		}, func(a, b any) int { return bytes.Compare(a.([]byte), b.([]byte)) }, layout.EncoderOptions{VarLengthContribution: 128}},
 	}
 	for name, g := range gens {
 		t.Run(name, func(t *testing.T) {
@@ -396,7 +396,7 @@ func TestIcebergZOrderOrdering(t *testing.T) {
 			}
 			rec := b.NewRecordBatch()
 			defer rec.Release()
-			enc, err := simulator.NewEncoder(simulator.Layout{Strategy: simulator.StrategyZOrder, Columns: []simulator.Column{{Name: "v"}, {Name: "k"}}}, schema, g.opts)
+			enc, err := layout.NewEncoder(layout.Layout{Strategy: layout.StrategyZOrder, Columns: []layout.Column{{Name: "v"}, {Name: "k"}}}, schema, g.opts)
 			require.NoError(t, err)
 			keys := make([][]byte, n)
 			for i := range n {
@@ -447,13 +447,13 @@ func TestIcebergZOrderRawWidthProblem(t *testing.T) {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	q, err := simulator.FitQuantiles([]arrow.RecordBatch{rec}, []string{"day", "id"}, side)
+	q, err := layout.FitQuantiles([]arrow.RecordBatch{rec}, []string{"day", "id"}, side)
 	require.NoError(t, err)
-	l := simulator.Layout{Strategy: simulator.StrategyZOrder, Columns: []simulator.Column{{Name: "day"}, {Name: "id"}}}
+	l := layout.Layout{Strategy: layout.StrategyZOrder, Columns: []layout.Column{{Name: "day"}, {Name: "id"}}}
 
 	// Fraction of the first quarter of rows (in key order) whose day is in the lower half.
-	firstQuarterLowDays := func(mode simulator.ZOrderMode) float64 {
-		enc, err := simulator.NewEncoder(l, schema, simulator.EncoderOptions{ZOrderMode: mode, Quantiles: q})
+	firstQuarterLowDays := func(mode layout.ZOrderMode) float64 {
+		enc, err := layout.NewEncoder(l, schema, layout.EncoderOptions{ZOrderMode: mode, Quantiles: q})
 		require.NoError(t, err)
 		rows := make([]int, side*side)
 		keys := make([][]byte, side*side)
@@ -471,6 +471,6 @@ func TestIcebergZOrderRawWidthProblem(t *testing.T) {
 		}
 		return float64(low) / float64(len(rows)/4)
 	}
-	require.InDelta(t, 0.5, firstQuarterLowDays(simulator.ZOrderIcebergExact), 0.01, "raw bytes: the wide id column dominates, days are spread evenly")
-	require.InDelta(t, 1.0, firstQuarterLowDays(simulator.ZOrderRank), 0.001, "rank: the first quarter is the low-day, low-id quadrant")
+	require.InDelta(t, 0.5, firstQuarterLowDays(layout.ZOrderIcebergExact), 0.01, "raw bytes: the wide id column dominates, days are spread evenly")
+	require.InDelta(t, 1.0, firstQuarterLowDays(layout.ZOrderRank), 0.001, "rank: the first quarter is the low-day, low-id quadrant")
 }

@@ -1,4 +1,4 @@
-package simulator
+package layout
 
 import (
 	"errors"
@@ -35,13 +35,13 @@ const (
 	MaxHilbertColumns = 4
 )
 
-// ErrInvalidLayout is returned (wrapped) by [ParseLayout] and [Layout.Validate] for a layout
+// ErrInvalidLayout is returned (wrapped) by [Parse] and [Layout.Validate] for a layout
 // that cannot be used; test with errors.Is.
 var ErrInvalidLayout = errors.New("invalid layout")
 
 // Column is one column of a layout key.
 //
-// Iceberg's defaults, which [ParseLayout] applies when a column gives no nulls order, are:
+// Iceberg's defaults, which [Parse] applies when a column gives no nulls order, are:
 // ascending → NULLS FIRST, descending → NULLS LAST. Z-order and Hilbert columns are always
 // ascending (Desc is only allowed in sort); with rank-normalized keys NullsLast puts their
 // nulls in the last quantile slot instead of the first, and Iceberg-exact z-order cannot
@@ -56,7 +56,7 @@ type Column struct {
 }
 
 // Layout is a candidate or chosen physical layout of a table: how the rewrite orders rows and
-// how large it makes files. Its text form is parsed by [ParseLayout] and printed by
+// how large it makes files. Its text form is parsed by [Parse] and printed by
 // [Layout.String].
 type Layout struct {
 	// Strategy is how rows are ordered.
@@ -68,7 +68,7 @@ type Layout struct {
 	TargetFileSizeBytes int64 `json:"target_file_size_bytes,omitempty"`
 }
 
-// Validate checks a layout built in code with the same rules [ParseLayout] applies, and reports
+// Validate checks a layout built in code with the same rules [Parse] applies, and reports
 // every problem at once.
 func (l Layout) Validate() error {
 	var errs []error
@@ -128,8 +128,8 @@ func columnLimits(s Strategy) (lo, hi int) {
 	}
 }
 
-// String prints the layout in the syntax [ParseLayout] reads, so that
-// ParseLayout(l.String()) returns l for every valid l. Default nulls orders are omitted and
+// String prints the layout in the syntax [Parse] reads, so that
+// Parse(l.String()) returns l for every valid l. Default nulls orders are omitted and
 // names that are not plain identifiers (or are keywords) are double-quoted.
 func (l Layout) String() string {
 	var b strings.Builder
@@ -205,7 +205,7 @@ func formatSize(n int64) string {
 	return best
 }
 
-// ParseLayout reads a layout such as
+// Parse reads a layout such as
 //
 //	sort(tenant_id, ts desc nulls first)
 //	zorder(a, b)
@@ -224,7 +224,7 @@ func formatSize(n int64) string {
 //
 // Errors are [*SyntaxError] values (matching [ErrInvalidLayout] under errors.Is) that name the
 // byte offset, as in `layout "zorder(a": expected ")" at offset 8`.
-func ParseLayout(s string) (Layout, error) {
+func Parse(s string) (Layout, error) {
 	p := &layoutParser{src: s}
 	l, err := p.parse()
 	if err != nil {
@@ -238,7 +238,7 @@ type layoutParser struct {
 	pos int
 }
 
-// SyntaxError is the error [ParseLayout] returns for text it cannot read. It matches
+// SyntaxError is the error [Parse] returns for text it cannot read. It matches
 // [ErrInvalidLayout] under errors.Is.
 type SyntaxError struct {
 	// Input is the whole text that was parsed.

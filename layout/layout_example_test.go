@@ -1,4 +1,4 @@
-package simulator_test
+package layout_test
 
 import (
 	"bytes"
@@ -9,11 +9,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/floe-project/floe/simulator"
+	"github.com/floe-project/floe/layout"
 )
 
-func ExampleParseLayout() {
-	l, err := simulator.ParseLayout(`SORT(tenant_id, "Event Time" DESC) target 256MiB`)
+func ExampleParse() {
+	l, err := layout.Parse(`SORT(tenant_id, "Event Time" DESC) target 256MiB`)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -21,7 +21,7 @@ func ExampleParseLayout() {
 	fmt.Println(l)
 	fmt.Printf("%+v\n", l.Columns[1])
 
-	_, err = simulator.ParseLayout("zorder(a")
+	_, err = layout.Parse("zorder(a")
 	fmt.Println(err)
 	// Output:
 	// sort(tenant_id, "Event Time" desc) target 256MiB
@@ -41,8 +41,8 @@ func ExampleNewEncoder() {
 	rec := b.NewRecordBatch()
 	defer rec.Release()
 
-	l, _ := simulator.ParseLayout("sort(tenant, amount desc)")
-	enc, err := simulator.NewEncoder(l, schema, simulator.EncoderOptions{})
+	l, _ := layout.Parse("sort(tenant, amount desc)")
+	enc, err := layout.NewEncoder(l, schema, layout.EncoderOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -74,7 +74,7 @@ func ExampleFitQuantiles() {
 	sample := b.NewRecordBatch()
 	defer sample.Release()
 
-	q, err := simulator.FitQuantiles([]arrow.RecordBatch{sample}, []string{"day", "qty"}, 4)
+	q, err := layout.FitQuantiles([]arrow.RecordBatch{sample}, []string{"day", "qty"}, 4)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -86,8 +86,8 @@ func ExampleFitQuantiles() {
 	}
 
 	// A Hilbert layout over the same columns orders rows by those buckets.
-	l, _ := simulator.ParseLayout("hilbert(day, qty)")
-	enc, err := simulator.NewEncoder(l, schema, simulator.EncoderOptions{Quantiles: q})
+	l, _ := layout.Parse("hilbert(day, qty)")
+	enc, err := layout.NewEncoder(l, schema, layout.EncoderOptions{Quantiles: q})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,4 +1,4 @@
-package simulator_test
+package layout_test
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
 
-	"github.com/floe-project/floe/simulator"
+	"github.com/floe-project/floe/layout"
 )
 
 // benchRecord is a lineitem-like batch: a wide integer key, a date and a short string.
@@ -37,19 +37,19 @@ func benchRecord(b *testing.B, rows int) arrow.RecordBatch {
 func BenchmarkEncode(b *testing.B) {
 	const rows = 8192
 	rec := benchRecord(b, rows)
-	q, err := simulator.FitQuantiles([]arrow.RecordBatch{rec}, []string{"orderkey", "shipdate", "shipmode"}, simulator.DefaultQuantileBuckets)
+	q, err := layout.FitQuantiles([]arrow.RecordBatch{rec}, []string{"orderkey", "shipdate", "shipmode"}, layout.DefaultQuantileBuckets)
 	require.NoError(b, err)
 	cols := map[int]string{2: "shipdate, orderkey", 3: "shipdate, orderkey, shipmode"}
-	for _, layout := range []string{"sort", "zorder", "zorder-rank", "hilbert"} {
+	for _, name := range []string{"sort", "zorder", "zorder-rank", "hilbert"} {
 		for _, n := range []int{2, 3} {
-			b.Run(fmt.Sprintf("layout=%s,cols=%d", layout, n), func(b *testing.B) {
-				strategy, opts := layout, simulator.EncoderOptions{Quantiles: q}
-				if layout == "zorder-rank" {
-					strategy, opts.ZOrderMode = "zorder", simulator.ZOrderRank
+			b.Run(fmt.Sprintf("layout=%s,cols=%d", name, n), func(b *testing.B) {
+				strategy, opts := name, layout.EncoderOptions{Quantiles: q}
+				if name == "zorder-rank" {
+					strategy, opts.ZOrderMode = "zorder", layout.ZOrderRank
 				}
-				l, err := simulator.ParseLayout(strategy + "(" + cols[n] + ")")
+				l, err := layout.Parse(strategy + "(" + cols[n] + ")")
 				require.NoError(b, err)
-				enc, err := simulator.NewEncoder(l, rec.Schema(), opts)
+				enc, err := layout.NewEncoder(l, rec.Schema(), opts)
 				require.NoError(b, err)
 				var key []byte
 				keyBytes := 0

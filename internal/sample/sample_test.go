@@ -1,0 +1,112 @@
+package sample_test
+
+import (
+	"context"
+	"io"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/floe-project/floe/internal/sample"
+	"github.com/floe-project/floe/internal/testlake"
+	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// table writes files appends of rowsPerFile consecutive ids.
+func table(t *testing.T, files, rowsPerFile int) *lake.State {
+	t.Helper()
+	w := testlake.New(t)
+	t.Cleanup(func() {
+		if c, ok := w.Catalog.(io.Closer); ok {
+			require.NoError(t, c.Close())
+		}
+	})
+	schema := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "v", Type: iceberg.PrimitiveTypes.Int64},
+	)
+	props := iceberg.Properties{"commit.manifest-merge.enabled": "true", "commit.manifest.min-count-to-merge": "2"}
+	tbl := w.CreateTable(t, "db", "t", schema, nil, props, nil)
+	sc := testlake.ArrowSchema(t, tbl)
+	id := int64(0)
+	for range files {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+		for range rowsPerFile {
+			b.Field(0).(*array.Int64Builder).Append(id)
+			b.Field(1).(*array.Int64Builder).Append(id % 7)
+			id++
+		}
+		rec := b.NewRecordBatch()
+		b.Release()
+		tbl = testlake.Append(t, tbl, rec)
+		rec.Release()
+	}
+	st, err := lake.LoadState(context.Background(), lake.Ident{Catalog: w.Name, Namespace: []string{"db"}, Name: "t"}, tbl, lake.LoadOptions{})
+	require.NoError(t, err)
+	return st
+}
+
+// ids reads a sample and returns its ids in arrival order.
+func ids(t *testing.T, st *lake.State, columns []string, opts sample.Options) ([]int64, float64) {
+	t.Helper()
+	var out []int64
+	frac, err := sample.Read(context.Background(), st, columns, opts, func(f *lake.File, rec arrow.RecordBatch) {
+		defer rec.Release()
+		require.NotNil(t, f)
+		require.Equal(t, 1, int(rec.NumCols()))
+		col := rec.Column(0).(*array.Int64)
+		out = append(out, col.Int64Values()...)
+	})
+	require.NoError(t, err)
+	return out, frac
+}
+
+func TestReadSamplesSeededAndUniform(t *testing.T) {
+	st := table(t, 40, 500)
+	// 100 rows per projected file × 10 files = 1,000 of 20,000 rows: 5%, from 40% of the files.
+	opts := sample.Options{RowsPerProjectedFile: 100, ProjectedFiles: 10}
+	got, frac := ids(t, st, []string{"ID"}, opts)
+	require.InDelta(t, 0.05, frac, 1e-12)
+	require.InDelta(t, 1000, len(got), 400)
+	again, _ := ids(t, st, []string{"id"}, opts)
+	require.Equal(t, got, again, "the same seed gives the same rows")
+	for i := 1; i < len(got); i++ {
+		require.Less(t, got[i-1], got[i], "rows arrive in data-sequence and file order")
+	}
+	opts.Seed = 2
+	other, _ := ids(t, st, []string{"id"}, opts)
+	require.NotEqual(t, got, other)
+}
+
+func TestReadWholeTableAndEdgeCases(t *testing.T) {
+	st := table(t, 4, 50)
+	got, frac := ids(t, st, []string{"id"}, sample.Options{})
+	require.InDelta(t, 1.0, frac, 1e-12)
+	require.Len(t, got, 200, "a sample of half the table or more reads every row")
+
+	visit := func(*lake.File, arrow.RecordBatch) { t.Fatal("no rows to visit") }
+	_, err := sample.Read(context.Background(), st, []string{"missing"}, sample.Options{}, visit)
+	require.ErrorIs(t, err, layout.ErrColumnNotFound)
+	_, err = sample.Read(context.Background(), st, nil, sample.Options{}, visit)
+	require.ErrorContains(t, err, "no columns")
+
+	empty := table(t, 0, 0)
+	frac, err = sample.Read(context.Background(), empty, []string{"id"}, sample.Options{}, visit)
+	require.NoError(t, err)
+	require.InDelta(t, 1.0, frac, 1e-12)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = sample.Read(ctx, st, []string{"id"}, sample.Options{}, visit)
+	require.ErrorIs(t, err, context.Canceled)
+}
