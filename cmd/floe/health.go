@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/spf13/cobra"
 
+	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/lake"
 )
@@ -131,41 +132,36 @@ func runHealth(ctx context.Context, opts *healthOptions) error {
 			return flagErrorf("--target-file-size: %v", err)
 		}
 	}
-	ids, err := tableIdents(ctx, opts.f, opts.Tables)
+	results, err := tableHealth(ctx, opts.f, opts.Tables, control.HealthOptions{TargetFileSizeBytes: target, Columns: opts.Columns, Named: len(opts.Tables) > 0, Now: opts.f.Now})
 	if err != nil {
 		return err
 	}
-	results := make([]lake.Health, 0, len(ids))
-	for _, id := range ids {
-		st, err := loadState(ctx, opts.f, id)
-		if err != nil {
-			return err
-		}
-		// Clustering columns that a table lacks are an error only when the
-		// table was named; across all tables they apply where they exist.
-		cols := opts.Columns
-		if len(opts.Tables) == 0 {
-			cols = nil
-			for _, c := range opts.Columns {
-				if _, _, ok := st.FieldID(c); ok {
-					cols = append(cols, c)
-				}
-			}
-		}
-		h, err := lake.ComputeHealth(st, lake.HealthOptions{TargetFileSizeBytes: target, Columns: cols, Now: opts.f.Now()})
-		if err != nil {
-			return flagError{err}
-		}
-		results = append(results, h)
-	}
-	if opts.Output == outputJSON {
-		if err := writeJSON(opts.f.IO.Out, results); err != nil {
-			return err
-		}
-	} else if err := printHealth(opts.f.IO, results); err != nil {
+	if err := renderHealth(opts.f.IO, opts.Output, results); err != nil {
 		return err
 	}
 	return failOn(opts.FailOn, results)
+}
+
+// tableHealth loads the named tables (all tables when none) and measures
+// them with [control.Health] (health and demo).
+func tableHealth(ctx context.Context, f *factory, names []string, ho control.HealthOptions) ([]lake.Health, error) {
+	ids, err := tableIdents(ctx, f, names)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]lake.Health, 0, len(ids))
+	for _, id := range ids {
+		st, err := loadState(ctx, f, id)
+		if err != nil {
+			return nil, err
+		}
+		h, err := control.Health(st, ho)
+		if err != nil {
+			return nil, flagError{err}
+		}
+		results = append(results, h)
+	}
+	return results, nil
 }
 
 func failOn(level string, results []lake.Health) error {
@@ -184,7 +180,11 @@ func failOn(level string, results []lake.Health) error {
 	return exitCodeError{code: exitUnhealth, msg: "floe: unhealthy tables: " + strings.Join(bad, ", ")}
 }
 
-func printHealth(io *IOStreams, results []lake.Health) error {
+// renderHealth prints health's results (health and demo).
+func renderHealth(io *IOStreams, format outputFormat, results []lake.Health) error {
+	if format == outputJSON {
+		return writeJSON(io.Out, results)
+	}
 	if len(results) == 0 {
 		fmt.Fprintln(io.ErrOut, "no tables; run 'floe demo' to create the demo warehouse")
 		return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/rewriter"
@@ -195,7 +196,7 @@ func parseSizeFlag(name, v string) (int64, error) {
 	if v == "" {
 		return 0, nil
 	}
-	n, err := parseSize(v)
+	n, err := config.ParseSize(v)
 	if err != nil {
 		return 0, flagErrorf("%s: %v", name, err)
 	}

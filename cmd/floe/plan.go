@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,7 +14,6 @@ import (
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/control/store"
-	"github.com/floe-project/floe/simulator"
 )
 
 type planOptions struct {
@@ -89,26 +89,20 @@ func defaultBy() string {
 }
 
 func runPlan(ctx context.Context, opts *planOptions) error {
-	if _, err := simulator.ParseZOrderMode(opts.ZOrderMode); err != nil {
-		return flagErrorf("--zorder-mode: %v", err)
+	po, err := projectFlags{Layouts: opts.Layouts, ZOrderMode: opts.ZOrderMode, Seed: opts.Seed, TargetSize: opts.TargetSize}.options()
+	if err != nil {
+		return err
 	}
 	id, err := opts.f.ResolveTable(opts.Table)
 	if err != nil {
 		return err
 	}
-	pr, err := projectLayouts(ctx, opts.f, projectRequest{Table: id, Layouts: opts.Layouts, Workload: opts.Workload, Dialect: opts.Dialect,
-		Since: opts.Since, ZOrderMode: opts.ZOrderMode, Seed: opts.Seed, TargetSize: opts.TargetSize, WithCurrent: true})
+	wo, closeWorkload, err := openWorkload(opts.f, opts.Workload, opts.Dialect, opts.Since)
 	if err != nil {
 		return err
 	}
-	current, best, ok := bestProjection(pr.Projections)
-	if !ok {
-		return flagErrorf("--layout: nothing to plan: name a layout other than current")
-	}
-	layout, err := simulator.ParseLayout(best.Layout)
-	if err != nil {
-		return fmt.Errorf("plan %s: %w", id, err)
-	}
+	defer closeWorkload()
+	po.Workload = wo
 	cat, err := opts.f.Catalog(ctx, id.Catalog)
 	if err != nil {
 		return err
@@ -117,44 +111,35 @@ func runPlan(ctx context.Context, opts *planOptions) error {
 	if err != nil {
 		return err
 	}
-	if best.SkippedPct <= current.SkippedPct && !opts.Force {
-		// Nothing to gain: a rewrite would cost its bytes and skip no more files.
-		// Not an error — the table is fine as it is — so exit 0 with no plan.
-		msg := fmt.Sprintf("no plan proposed for %s: the best candidate, %s, is not projected to skip more files than the current layout (%.1f%% vs %.1f%%); --force proposes it anyway",
-			id, best.Layout, best.SkippedPct, current.SkippedPct)
+	state, err := loadState(ctx, opts.f, id)
+	if err != nil {
+		return err
+	}
+	res, err := control.PlanBest(ctx, cat, st, state, control.PlanOptions{Project: po, By: opts.By, Force: opts.Force, Now: opts.f.Now})
+	printWarnings(opts.f.IO, res.Projections.Workload)
+	if errors.Is(err, control.ErrNothingToPlan) {
+		return flagErrorf("--layout: %v", control.ErrNothingToPlan)
+	}
+	if err != nil {
+		return err
+	}
+	c := res.Choice
+	if res.Plan == nil {
+		// Nothing to gain: not an error — the table is fine as it is — so
+		// exit 0 with no plan.
+		msg := c.Reason(id.String())
 		if opts.Output == outputJSON {
 			return writeJSON(opts.f.IO.Out, map[string]any{"table": id.String(), "proposed": false, "reason": msg,
-				"best": best.Layout, "best_skipped_pct": best.SkippedPct, "current_skipped_pct": current.SkippedPct})
+				"best": c.Best.Layout, "best_skipped_pct": c.Best.SkippedPct, "current_skipped_pct": c.Current.SkippedPct})
 		}
 		fmt.Fprintln(opts.f.IO.Out, msg)
 		return nil
 	}
-	p, err := control.ProposePlan(ctx, cat, st, id, layout, best, opts.By,
-		control.WithBaseline(current), control.WithZOrderMode(pr.ZOrderMode), control.WithProposedAt(opts.f.Now()))
-	if err != nil {
-		return err
-	}
-	if best.SkippedPct <= current.SkippedPct {
+	if !c.Gain {
 		fmt.Fprintf(opts.f.IO.ErrOut, "warning: %s is not projected to skip more files than the current layout (%.1f%% vs %.1f%%)\n",
-			best.Layout, best.SkippedPct, current.SkippedPct)
+			c.Best.Layout, c.Best.SkippedPct, c.Current.SkippedPct)
 	}
-	return printPlans(opts.f.IO, opts.Output, true, p)
-}
-
-// bestProjection picks the projection with the most files skipped, a tie
-// going to the fewer bytes rewritten, among all but current, and returns
-// it with the current one. ok is false when only current was projected.
-func bestProjection(projs []simulator.Projection) (current, best simulator.Projection, ok bool) {
-	for _, p := range projs {
-		if p.Layout == string(simulator.StrategyCurrent) {
-			current = p
-			continue
-		}
-		if !ok || p.SkippedPct > best.SkippedPct || (p.SkippedPct == best.SkippedPct && p.RewriteBytes < best.RewriteBytes) {
-			best, ok = p, true
-		}
-	}
-	return current, best, ok
+	return printPlans(opts.f.IO, opts.Output, true, *res.Plan)
 }
 
 // printPlans renders plans one after another (--output table) or as JSON:

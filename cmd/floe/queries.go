@@ -86,17 +86,23 @@ func runQueries(ctx context.Context, opts *queriesOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.Output == outputJSON {
+	return renderTableStats(opts.f.IO, opts.Output, stats)
+}
+
+// renderTableStats prints the per-table summary of queries (queries and
+// demo).
+func renderTableStats(io *IOStreams, format outputFormat, stats []store.TableStat) error {
+	if format == outputJSON {
 		if stats == nil {
 			stats = []store.TableStat{}
 		}
-		return writeJSON(opts.f.IO.Out, stats)
+		return writeJSON(io.Out, stats)
 	}
 	if len(stats) == 0 {
-		fmt.Fprintln(opts.f.IO.ErrOut, "no queries collected; run 'floe collect PATH…'")
+		fmt.Fprintln(io.ErrOut, "no queries collected; run 'floe collect PATH…'")
 		return nil
 	}
-	t := newTable(opts.f.IO.Out, "TABLE", "QUERIES", "FAILED", "USERS", "FIRST", "LAST", "TOP FILTER COLUMNS")
+	t := newTable(io.Out, "TABLE", "QUERIES", "FAILED", "USERS", "FIRST", "LAST", "TOP FILTER COLUMNS")
 	for _, s := range stats {
 		var cols []string
 		for _, c := range s.TopColumns {
