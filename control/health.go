@@ -13,8 +13,8 @@ type HealthOptions struct {
 	TargetFileSizeBytes int64
 	// Columns are measured for clustering besides the sort-order columns.
 	Columns []string
-	// Named says the tables were named by the caller: a column one of them
-	// lacks is then an error. Otherwise (every table of the catalogs) the
+	// Named says the caller named the table: a column it lacks is then an
+	// error. Otherwise (the table is one of all the catalogs' tables) the
 	// columns apply where they exist.
 	Named bool
 	// Now is the clock. Default: time.Now.
