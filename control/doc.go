@@ -1,8 +1,29 @@
 // Package control is floe's control plane: it wires the stages together.
 // Its sub-packages hold the configuration (config), the state store
-// (store), telemetry ingestion (ingest) and the demo warehouse (demo);
-// this package holds the explicit wiring lists, such as [Parsers], the
-// optimize run ([Optimize]) and the plan lifecycle.
+// (store), telemetry ingestion (ingest, with [ingest.Serve] for the HTTP
+// telemetry endpoints) and the demo warehouse (demo); this package holds
+// the explicit wiring lists, such as [Parsers], and the use cases that the
+// CLI, the daemon and the HTTP API all call.
+//
+// # Use cases
+//
+// Each takes a context, explicit inputs (a loaded [lake.State] or catalog,
+// the [store.Store]) and an options struct with a Now clock, and returns a
+// typed result for the caller to render; none prints.
+//
+//   - [Collect] reads query-log files into the store.
+//   - [Analyze] ranks a table's predicate columns from the collected
+//     queries and proposes candidate layouts; [QueriedTables] lists the
+//     tables with queries, most queried first.
+//   - [LoadWorkload] reads a table's queries (collected, or a SQL file);
+//     [Project] replays them against layouts — given, or the analyzer's
+//     candidates — without moving data; [Measure] counts the files each
+//     reads today with iceberg-go's scan planning.
+//   - [ChoosePlan] picks the best projected candidate and applies the
+//     "no gain, no plan" rule; [PlanBest] projects, chooses and, when the
+//     best candidate gains, [ProposePlan]s it.
+//   - [Optimize] runs the maintenance steps or an approved plan.
+//   - [Health] measures and classifies a table.
 //
 // # Runs
 //

@@ -46,3 +46,9 @@ func (e *PlanStateError) Error() string {
 
 // Is reports whether target is [store.ErrStateConflict].
 func (e *PlanStateError) Is(target error) bool { return target == store.ErrStateConflict }
+
+// ErrNothingToPlan is returned (wrapped) by [ChoosePlan] and [PlanBest]
+// when no layout other than current was projected, so there is no
+// candidate to choose. It is the caller's input that is wrong: name a
+// layout other than current. Test with errors.Is.
+var ErrNothingToPlan = errors.New("nothing to plan: name a layout other than current")

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/floe-project/floe/analyzer"
+	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
 )
@@ -21,19 +21,6 @@ type analyzeOptions struct {
 	Since    time.Duration
 	HalfLife time.Duration
 	Output   outputFormat
-}
-
-// tableAnalysis is one table's ranking and candidate layouts.
-type tableAnalysis struct {
-	Table      string                `json:"table"`
-	Queries    int                   `json:"queries"`
-	Columns    []analyzer.ColumnRank `json:"columns"`
-	Candidates []candidateOut        `json:"candidates"`
-}
-
-type candidateOut struct {
-	Layout string `json:"layout"`
-	Why    string `json:"why"`
 }
 
 func newAnalyzeCmd(f *factory, runF func(context.Context, *analyzeOptions) error) *cobra.Command {
@@ -65,48 +52,55 @@ Tables default to every table with collected queries.`,
 	return cmd
 }
 
-// analyzeTable ranks one table's columns from the stored queries.
-func analyzeTable(ctx context.Context, f *factory, st *store.Store, id lake.Ident, since, halfLife time.Duration) (tableAnalysis, *lake.State, error) {
-	state, err := loadState(ctx, f, id)
+func runAnalyze(ctx context.Context, opts *analyzeOptions) error {
+	st, err := opts.f.Store(ctx)
 	if err != nil {
-		return tableAnalysis{}, nil, err
+		return err
 	}
-	filter := store.QueryFilter{Table: id.String()}
-	if since > 0 {
-		filter.Since = f.Now().Add(-since)
-	}
-	events, err := st.Queries(ctx, filter)
+	results, err := analyzeTables(ctx, opts.f, st, opts.Tables, control.AnalyzeOptions{Since: opts.Since, HalfLife: opts.HalfLife, Now: opts.f.Now})
 	if err != nil {
-		return tableAnalysis{}, nil, err
+		return err
 	}
-	ranks, err := analyzer.Rank(id, state, events, analyzer.RankOptions{HalfLife: halfLife, Now: f.Now()})
-	if err != nil {
-		return tableAnalysis{}, nil, fmt.Errorf("analyze %s: %w", id, err)
-	}
-	a := tableAnalysis{Table: id.String(), Queries: len(events), Columns: ranks, Candidates: []candidateOut{}}
-	if a.Columns == nil {
-		a.Columns = []analyzer.ColumnRank{}
-	}
-	for _, c := range analyzer.Candidates(ranks, state, analyzer.CandidateOptions{}) {
-		a.Candidates = append(a.Candidates, candidateOut{Layout: c.Layout.String(), Why: c.Why})
-	}
-	return a, state, nil
+	return renderAnalysis(opts.f.IO, opts.Output, results)
 }
 
-// queriedTables lists the tables with stored queries, most queried first.
-func queriedTables(ctx context.Context, f *factory, st *store.Store, since time.Duration) ([]lake.Ident, error) {
-	filter := store.QueryFilter{}
-	if since > 0 {
-		filter.Since = f.Now().Add(-since)
+// analyzeTables runs [control.Analyze] on the named tables, or on every
+// table with collected queries, most queried first (analyze and demo).
+func analyzeTables(ctx context.Context, f *factory, st *store.Store, names []string, ao control.AnalyzeOptions) ([]control.Analysis, error) {
+	var ids []lake.Ident
+	var err error
+	if len(names) > 0 {
+		if ids, err = tableIdents(ctx, f, names); err != nil {
+			return nil, err
+		}
+	} else if ids, err = queriedTables(ctx, f, st, ao); err != nil {
+		return nil, err
 	}
-	stats, err := st.TableStats(ctx, filter, 0)
+	results := make([]control.Analysis, 0, len(ids))
+	for _, id := range ids {
+		state, err := loadState(ctx, f, id)
+		if err != nil {
+			return nil, err
+		}
+		a, err := control.Analyze(ctx, st, state, ao)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, a)
+	}
+	return results, nil
+}
+
+// queriedTables resolves the tables with collected queries, most queried
+// first.
+func queriedTables(ctx context.Context, f *factory, st *store.Store, ao control.AnalyzeOptions) ([]lake.Ident, error) {
+	names, err := control.QueriedTables(ctx, st, ao)
 	if err != nil {
 		return nil, err
 	}
-	sort.SliceStable(stats, func(i, j int) bool { return stats[i].Queries > stats[j].Queries })
-	ids := make([]lake.Ident, 0, len(stats))
-	for _, s := range stats {
-		id, err := f.ResolveTable(s.Table)
+	ids := make([]lake.Ident, 0, len(names))
+	for _, n := range names {
+		id, err := f.ResolveTable(n)
 		if err != nil {
 			return nil, err
 		}
@@ -115,38 +109,15 @@ func queriedTables(ctx context.Context, f *factory, st *store.Store, since time.
 	return ids, nil
 }
 
-func runAnalyze(ctx context.Context, opts *analyzeOptions) error {
-	st, err := opts.f.Store(ctx)
-	if err != nil {
-		return err
-	}
-	var ids []lake.Ident
-	if len(opts.Tables) > 0 {
-		if ids, err = tableIdents(ctx, opts.f, opts.Tables); err != nil {
-			return err
-		}
-	} else if ids, err = queriedTables(ctx, opts.f, st, opts.Since); err != nil {
-		return err
-	}
-	results := make([]tableAnalysis, 0, len(ids))
-	for _, id := range ids {
-		a, _, err := analyzeTable(ctx, opts.f, st, id, opts.Since, opts.HalfLife)
-		if err != nil {
-			return err
-		}
-		results = append(results, a)
-	}
-	if opts.Output == outputJSON {
-		return writeJSON(opts.f.IO.Out, results)
+// renderAnalysis prints analyze's results (analyze and demo).
+func renderAnalysis(io *IOStreams, format outputFormat, results []control.Analysis) error {
+	if format == outputJSON {
+		return writeJSON(io.Out, results)
 	}
 	if len(results) == 0 {
-		fmt.Fprintln(opts.f.IO.ErrOut, "no queries collected; run 'floe collect PATH…' first")
+		fmt.Fprintln(io.ErrOut, "no queries collected; run 'floe collect PATH…' first")
 		return nil
 	}
-	return printAnalysis(opts.f.IO, results)
-}
-
-func printAnalysis(io *IOStreams, results []tableAnalysis) error {
 	for i, a := range results {
 		if i > 0 {
 			fmt.Fprintln(io.Out)

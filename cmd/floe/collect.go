@@ -2,20 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/floe-project/floe/collectors"
-	"github.com/floe-project/floe/collectors/icebergscan"
-	"github.com/floe-project/floe/collectors/trinolive"
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/ingest"
 )
@@ -89,21 +83,18 @@ func runCollect(ctx context.Context, opts *collectOptions) error {
 	if err != nil {
 		return err
 	}
-	rep, err := ingest.Run(ctx, ingest.Options{
-		Paths: opts.Paths, Source: opts.Source, Strict: opts.Strict, Force: opts.Force,
-		Parsers: control.Parsers(), Config: cfg,
-		Resolver: ingest.NewCatalogResolver(cfg, opts.f.Catalog),
-	}, st)
+	rep, err := control.Collect(ctx, st, cfg, opts.f.Catalog, control.CollectOptions{Paths: opts.Paths, Source: opts.Source, Strict: opts.Strict, Force: opts.Force})
 	if err != nil {
-		return fmt.Errorf("collect: %w", err)
+		return err
 	}
-	if opts.Output == outputJSON {
-		return writeJSON(opts.f.IO.Out, rep)
-	}
-	return printCollect(opts.f.IO, rep)
+	return renderCollect(opts.f.IO, opts.Output, rep)
 }
 
-func printCollect(io *IOStreams, rep ingest.Report) error {
+// renderCollect prints collect's report (collect and demo).
+func renderCollect(io *IOStreams, format outputFormat, rep ingest.Report) error {
+	if format == outputJSON {
+		return writeJSON(io.Out, rep)
+	}
 	t := newTable(io.Out, "FILE", "SOURCE", "EVENTS", "NEW", "DUPLICATES", "BAD", "NOTE")
 	for _, f := range rep.Files {
 		note := f.Error
@@ -149,46 +140,17 @@ func runListen(ctx context.Context, opts *collectOptions) error {
 	if err != nil {
 		return err
 	}
-	norm := ingest.NewNormalizer(cfg, ingest.NewCatalogResolver(cfg, opts.f.Catalog))
-	log := opts.f.Logger()
-	sink := func(ev collectors.QueryEvent) error {
-		if _, err := norm.Normalize(ctx, &ev); err != nil {
-			return err
-		}
-		_, _, err := st.InsertEvents(ctx, []collectors.QueryEvent{ev})
-		if err != nil {
-			log.Error("store event", "source", ev.Source, "query_id", ev.QueryID, "err", err)
-		}
-		return err
-	}
-	var h http.Handler
-	switch opts.Paths[0] {
-	case "trino":
-		h = trinolive.NewListenerHandler(sink)
-	default:
-		h = icebergscan.NewHandler(sink)
-	}
 	ln, err := net.Listen("tcp", opts.Listen)
 	if err != nil {
 		return flagErrorf("--listen %s: %v", opts.Listen, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(opts.f.IO.ErrOut, "collecting %s events on http://%s (Ctrl-C to stop)\n", opts.Paths[0], ln.Addr())
 	if opts.ready != nil {
 		opts.ready(ln.Addr().String())
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("collect --listen: %w", err)
-	case <-ctx.Done():
-		shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		serr := srv.Shutdown(shutCtx)
-		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-			return errors.Join(err, serr)
-		}
-		return serr
-	}
+	return ingest.Serve(ctx, ln, st, ingest.ServeOptions{
+		Endpoint:   opts.Paths[0],
+		Normalizer: ingest.NewNormalizer(cfg, ingest.NewCatalogResolver(cfg, opts.f.Catalog)),
+		Logger:     opts.f.Logger(),
+	})
 }

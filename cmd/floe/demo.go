@@ -8,7 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/demo"
+	"github.com/floe-project/floe/control/store"
 )
 
 type demoOptions struct {
@@ -102,7 +104,11 @@ func runDemo(ctx context.Context, opts *demoOptions) error {
 	out := opts.f.IO.Out
 	section := func(title string) { fmt.Fprintf(out, "\n== %s\n\n", title) }
 	section("health")
-	if err := runHealth(ctx, &healthOptions{f: opts.f, Output: outputTable}); err != nil {
+	hs, err := tableHealth(ctx, opts.f, nil, control.HealthOptions{TargetFileSizeBytes: cfg.TargetFileSizeBytes(), Now: opts.f.Now})
+	if err != nil {
+		return err
+	}
+	if err := renderHealth(opts.f.IO, outputTable, hs); err != nil {
 		return err
 	}
 
@@ -113,23 +119,51 @@ func runDemo(ctx context.Context, opts *demoOptions) error {
 		return err
 	}
 	section(fmt.Sprintf("floe collect %s  (%d queries from Trino, Spark, Athena, Snowflake, DuckDB and Iceberg scan reports)", logDir, sum.Queries))
-	if err := runCollect(ctx, &collectOptions{f: opts.f, Paths: []string{logDir}, Force: true, Output: outputTable}); err != nil {
+	st, err := opts.f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	rep, err := control.Collect(ctx, st, cfg, opts.f.Catalog, control.CollectOptions{Paths: []string{logDir}, Force: true})
+	if err != nil {
+		return err
+	}
+	if err := renderCollect(opts.f.IO, outputTable, rep); err != nil {
 		return err
 	}
 	section("floe queries")
-	if err := runQueries(ctx, &queriesOptions{f: opts.f, Output: outputTable}); err != nil {
+	stats, err := st.TableStats(ctx, store.QueryFilter{}, 5)
+	if err != nil {
+		return err
+	}
+	if err := renderTableStats(opts.f.IO, outputTable, stats); err != nil {
 		return err
 	}
 	section("floe analyze")
-	if err := runAnalyze(ctx, &analyzeOptions{f: opts.f, Since: window, Output: outputTable}); err != nil {
+	an, err := analyzeTables(ctx, opts.f, st, nil, control.AnalyzeOptions{Since: window, Now: opts.f.Now})
+	if err != nil {
+		return err
+	}
+	if err := renderAnalysis(opts.f.IO, outputTable, an); err != nil {
 		return err
 	}
 	// The demo tables are small, so the projected rewrites use a target file
 	// size scaled down to them; on real tables the table's own target applies.
 	section("floe simulate web.events --target-file-size 64KiB")
-	if err := runSimulate(ctx, &simulateOptions{f: opts.f, Table: "web.events", Since: window, ZOrderMode: "iceberg", Seed: 1, TargetSize: "64KiB", Output: outputTable}); err != nil {
+	pr, err := projectTable(ctx, opts.f, "web.events", projectFlags{ZOrderMode: "iceberg", Seed: 1, TargetSize: "64KiB"}, "", "", window)
+	if err != nil {
+		return err
+	}
+	if err := renderSimulate(opts.f.IO, outputTable, pr, false); err != nil {
 		return err
 	}
 	section("floe measure web.events  (today's files, iceberg-go scan planning: the ground truth for 'current')")
-	return runMeasure(ctx, &measureOptions{f: opts.f, Table: "web.events", Since: window, Output: outputTable})
+	id, _, tbl, err := openTable(ctx, opts.f, "web.events")
+	if err != nil {
+		return err
+	}
+	res, _, err := control.Measure(ctx, st, id, tbl, control.WorkloadOptions{Since: window, Now: opts.f.Now})
+	if err != nil {
+		return err
+	}
+	return renderMeasure(opts.f.IO, outputTable, res)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
 
+	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/lake"
 )
 
@@ -178,7 +179,7 @@ func TestDemoThenHealthMatchesSnapshotSummary(t *testing.T) {
 	// dominant equality filter) and proposes layouts on it.
 	out, errOut, code = run(t, dir, "analyze", "web.events", "--since", sinceAsOf(), "-o", "json")
 	require.Equal(t, 0, code, errOut)
-	var an []tableAnalysis
+	var an []control.Analysis
 	require.NoError(t, json.Unmarshal([]byte(out), &an))
 	require.Len(t, an, 1)
 	require.NotEmpty(t, an[0].Columns)

@@ -7,10 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apache/iceberg-go/catalog"
-	"github.com/apache/iceberg-go/table"
 	"github.com/spf13/cobra"
 
+	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/lake"
 )
@@ -61,65 +60,6 @@ above that level, for use in scripts and CI.`,
 	return cmd
 }
 
-// tableIdents resolves the named tables, or lists all tables when none.
-func tableIdents(ctx context.Context, f *factory, names []string) ([]lake.Ident, error) {
-	if len(names) > 0 {
-		ids := make([]lake.Ident, 0, len(names))
-		for _, n := range names {
-			id, err := f.ResolveTable(n)
-			if err != nil {
-				return nil, err
-			}
-			ids = append(ids, id)
-		}
-		return ids, nil
-	}
-	cfg, err := f.Config()
-	if err != nil {
-		return nil, err
-	}
-	var ids []lake.Ident
-	for _, name := range cfg.CatalogNames() {
-		cat, err := f.Catalog(ctx, name)
-		if err != nil {
-			return nil, err
-		}
-		got, err := lake.ListTables(ctx, name, cat)
-		if err != nil {
-			return nil, err
-		}
-		ids = append(ids, got...)
-	}
-	return ids, nil
-}
-
-// openTable resolves a table name and loads the table from its catalog.
-func openTable(ctx context.Context, f *factory, name string) (lake.Ident, catalog.Catalog, *table.Table, error) {
-	id, err := f.ResolveTable(name)
-	if err != nil {
-		return lake.Ident{}, nil, nil, err
-	}
-	cat, err := f.Catalog(ctx, id.Catalog)
-	if err != nil {
-		return id, nil, nil, err
-	}
-	tbl, err := lake.LoadTable(ctx, cat, id)
-	return id, cat, tbl, err
-}
-
-// loadState loads one table's state through the factory's catalogs.
-func loadState(ctx context.Context, f *factory, id lake.Ident) (*lake.State, error) {
-	cat, err := f.Catalog(ctx, id.Catalog)
-	if err != nil {
-		return nil, err
-	}
-	tbl, err := lake.LoadTable(ctx, cat, id)
-	if err != nil {
-		return nil, err
-	}
-	return lake.LoadState(ctx, id, tbl, lake.LoadOptions{})
-}
-
 func runHealth(ctx context.Context, opts *healthOptions) error {
 	cfg, err := opts.f.Config()
 	if err != nil {
@@ -131,41 +71,36 @@ func runHealth(ctx context.Context, opts *healthOptions) error {
 			return flagErrorf("--target-file-size: %v", err)
 		}
 	}
-	ids, err := tableIdents(ctx, opts.f, opts.Tables)
+	results, err := tableHealth(ctx, opts.f, opts.Tables, control.HealthOptions{TargetFileSizeBytes: target, Columns: opts.Columns, Named: len(opts.Tables) > 0, Now: opts.f.Now})
 	if err != nil {
 		return err
 	}
-	results := make([]lake.Health, 0, len(ids))
-	for _, id := range ids {
-		st, err := loadState(ctx, opts.f, id)
-		if err != nil {
-			return err
-		}
-		// Clustering columns that a table lacks are an error only when the
-		// table was named; across all tables they apply where they exist.
-		cols := opts.Columns
-		if len(opts.Tables) == 0 {
-			cols = nil
-			for _, c := range opts.Columns {
-				if _, _, ok := st.FieldID(c); ok {
-					cols = append(cols, c)
-				}
-			}
-		}
-		h, err := lake.ComputeHealth(st, lake.HealthOptions{TargetFileSizeBytes: target, Columns: cols, Now: opts.f.Now()})
-		if err != nil {
-			return flagError{err}
-		}
-		results = append(results, h)
-	}
-	if opts.Output == outputJSON {
-		if err := writeJSON(opts.f.IO.Out, results); err != nil {
-			return err
-		}
-	} else if err := printHealth(opts.f.IO, results); err != nil {
+	if err := renderHealth(opts.f.IO, opts.Output, results); err != nil {
 		return err
 	}
 	return failOn(opts.FailOn, results)
+}
+
+// tableHealth loads the named tables (all tables when none) and measures
+// them with [control.Health] (health and demo).
+func tableHealth(ctx context.Context, f *factory, names []string, ho control.HealthOptions) ([]lake.Health, error) {
+	ids, err := tableIdents(ctx, f, names)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]lake.Health, 0, len(ids))
+	for _, id := range ids {
+		st, err := loadState(ctx, f, id)
+		if err != nil {
+			return nil, err
+		}
+		h, err := control.Health(st, ho)
+		if err != nil {
+			return nil, flagError{err}
+		}
+		results = append(results, h)
+	}
+	return results, nil
 }
 
 func failOn(level string, results []lake.Health) error {
@@ -184,7 +119,11 @@ func failOn(level string, results []lake.Health) error {
 	return exitCodeError{code: exitUnhealth, msg: "floe: unhealthy tables: " + strings.Join(bad, ", ")}
 }
 
-func printHealth(io *IOStreams, results []lake.Health) error {
+// renderHealth prints health's results (health and demo).
+func renderHealth(io *IOStreams, format outputFormat, results []lake.Health) error {
+	if format == outputJSON {
+		return writeJSON(io.Out, results)
+	}
 	if len(results) == 0 {
 		fmt.Fprintln(io.ErrOut, "no tables; run 'floe demo' to create the demo warehouse")
 		return nil

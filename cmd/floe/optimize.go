@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/rewriter"
@@ -195,7 +196,7 @@ func parseSizeFlag(name, v string) (int64, error) {
 	if v == "" {
 		return 0, nil
 	}
-	n, err := parseSize(v)
+	n, err := config.ParseSize(v)
 	if err != nil {
 		return 0, flagErrorf("%s: %v", name, err)
 	}
@@ -227,62 +228,4 @@ func printRun(io *IOStreams, run store.RunRecord) {
 			arrow(b.Metrics.Manifests, a.Metrics.Manifests), s.Error)
 	}
 	_ = t.flush()
-}
-
-type runsOptions struct {
-	f      *factory
-	Table  string
-	Limit  int
-	Output outputFormat
-}
-
-func newRunsCmd(f *factory, runF func(context.Context, *runsOptions) error) *cobra.Command {
-	opts := &runsOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "runs [TABLE]",
-		Short: "List recorded optimize runs and their steps",
-		Example: `  floe runs
-  floe runs web.events --limit 5 --output json`,
-		Args: wrapArgs(cobra.MaximumNArgs(1)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				id, err := f.ResolveTable(args[0])
-				if err != nil {
-					return err
-				}
-				opts.Table = id.String()
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runRuns(cmd.Context(), opts)
-		},
-	}
-	cmd.Flags().IntVar(&opts.Limit, "limit", 20, "at most this many runs, newest first")
-	addOutputFlag(cmd, &opts.Output)
-	return cmd
-}
-
-func runRuns(ctx context.Context, opts *runsOptions) error {
-	st, err := opts.f.Store(ctx)
-	if err != nil {
-		return err
-	}
-	runs, err := st.Runs(ctx, opts.Table, opts.Limit)
-	if err != nil {
-		return err
-	}
-	if opts.Output == outputJSON {
-		if runs == nil {
-			runs = []store.RunRecord{}
-		}
-		return writeJSON(opts.f.IO.Out, runs)
-	}
-	for i, r := range runs {
-		if i > 0 {
-			fmt.Fprintln(opts.f.IO.Out)
-		}
-		printRun(opts.f.IO, r)
-	}
-	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -61,3 +62,7 @@ func (t *textTable) row(cells ...string) {
 }
 
 func (t *textTable) flush() error { return t.tw.Flush() }
+
+// formatCutoff renders a plan's cut-off in text output as JSON has it, in
+// UTC to the second.
+func formatCutoff(t time.Time) string { return t.UTC().Format(time.RFC3339) }

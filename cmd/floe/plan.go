@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,8 +14,6 @@ import (
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/control/store"
-	"github.com/floe-project/floe/layout"
-	"github.com/floe-project/floe/simulator"
 )
 
 type planOptions struct {
@@ -90,26 +89,20 @@ func defaultBy() string {
 }
 
 func runPlan(ctx context.Context, opts *planOptions) error {
-	if _, err := layout.ParseZOrderMode(opts.ZOrderMode); err != nil {
-		return flagErrorf("--zorder-mode: %v", err)
+	po, err := projectFlags{Layouts: opts.Layouts, ZOrderMode: opts.ZOrderMode, Seed: opts.Seed, TargetSize: opts.TargetSize}.options()
+	if err != nil {
+		return err
 	}
 	id, err := opts.f.ResolveTable(opts.Table)
 	if err != nil {
 		return err
 	}
-	pr, err := projectLayouts(ctx, opts.f, projectRequest{Table: id, Layouts: opts.Layouts, Workload: opts.Workload, Dialect: opts.Dialect,
-		Since: opts.Since, ZOrderMode: opts.ZOrderMode, Seed: opts.Seed, TargetSize: opts.TargetSize, WithCurrent: true})
+	wo, closeWorkload, err := openWorkload(opts.f, opts.Workload, opts.Dialect, opts.Since)
 	if err != nil {
 		return err
 	}
-	current, best, ok := bestProjection(pr.Projections)
-	if !ok {
-		return flagErrorf("--layout: nothing to plan: name a layout other than current")
-	}
-	layout, err := layout.Parse(best.Layout)
-	if err != nil {
-		return fmt.Errorf("plan %s: %w", id, err)
-	}
+	defer closeWorkload()
+	po.Workload = wo
 	cat, err := opts.f.Catalog(ctx, id.Catalog)
 	if err != nil {
 		return err
@@ -118,44 +111,35 @@ func runPlan(ctx context.Context, opts *planOptions) error {
 	if err != nil {
 		return err
 	}
-	if best.SkippedPct <= current.SkippedPct && !opts.Force {
-		// Nothing to gain: a rewrite would cost its bytes and skip no more files.
-		// Not an error — the table is fine as it is — so exit 0 with no plan.
-		msg := fmt.Sprintf("no plan proposed for %s: the best candidate, %s, is not projected to skip more files than the current layout (%.1f%% vs %.1f%%); --force proposes it anyway",
-			id, best.Layout, best.SkippedPct, current.SkippedPct)
+	state, err := loadState(ctx, opts.f, id)
+	if err != nil {
+		return err
+	}
+	res, err := control.PlanBest(ctx, cat, st, state, control.PlanOptions{Project: po, By: opts.By, Force: opts.Force, Now: opts.f.Now})
+	printWarnings(opts.f.IO, res.Projections.Workload)
+	if errors.Is(err, control.ErrNothingToPlan) {
+		return flagErrorf("--layout: %v", control.ErrNothingToPlan)
+	}
+	if err != nil {
+		return err
+	}
+	c := res.Choice
+	if res.Plan == nil {
+		// Nothing to gain: not an error — the table is fine as it is — so
+		// exit 0 with no plan.
+		msg := c.Reason(id.String())
 		if opts.Output == outputJSON {
 			return writeJSON(opts.f.IO.Out, map[string]any{"table": id.String(), "proposed": false, "reason": msg,
-				"best": best.Layout, "best_skipped_pct": best.SkippedPct, "current_skipped_pct": current.SkippedPct})
+				"best": c.Best.Layout, "best_skipped_pct": c.Best.SkippedPct, "current_skipped_pct": c.Current.SkippedPct})
 		}
 		fmt.Fprintln(opts.f.IO.Out, msg)
 		return nil
 	}
-	p, err := control.ProposePlan(ctx, cat, st, id, layout, best, opts.By,
-		control.WithBaseline(current), control.WithZOrderMode(pr.ZOrderMode), control.WithProposedAt(opts.f.Now()))
-	if err != nil {
-		return err
-	}
-	if best.SkippedPct <= current.SkippedPct {
+	if !c.Gain {
 		fmt.Fprintf(opts.f.IO.ErrOut, "warning: %s is not projected to skip more files than the current layout (%.1f%% vs %.1f%%)\n",
-			best.Layout, best.SkippedPct, current.SkippedPct)
+			c.Best.Layout, c.Best.SkippedPct, c.Current.SkippedPct)
 	}
-	return printPlans(opts.f.IO, opts.Output, true, p)
-}
-
-// bestProjection picks the projection with the most files skipped, a tie
-// going to the fewer bytes rewritten, among all but current, and returns
-// it with the current one. ok is false when only current was projected.
-func bestProjection(projs []simulator.Projection) (current, best simulator.Projection, ok bool) {
-	for _, p := range projs {
-		if p.Layout == string(layout.StrategyCurrent) {
-			current = p
-			continue
-		}
-		if !ok || p.SkippedPct > best.SkippedPct || (p.SkippedPct == best.SkippedPct && p.RewriteBytes < best.RewriteBytes) {
-			best, ok = p, true
-		}
-	}
-	return current, best, ok
+	return printPlans(opts.f.IO, opts.Output, true, *res.Plan)
 }
 
 // printPlans renders plans one after another (--output table) or as JSON:
@@ -233,155 +217,4 @@ func printPlan(w io.Writer, p store.PlanRecord) error {
 		fmt.Fprintf(w, "next: re-plan: floe plan %s\n", p.Table)
 	}
 	return nil
-}
-
-type planListOptions struct {
-	f      *factory
-	Table  string
-	State  string
-	Output outputFormat
-}
-
-// newPlanListCmd builds 'plan list' and its top-level alias 'plans'.
-func newPlanListCmd(f *factory, use string, runF func(context.Context, *planListOptions) error) *cobra.Command {
-	opts := &planListOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   use,
-		Short: "List stored plans, newest first",
-		Example: `  floe plan list
-  floe plan list web.events --state approved --output json
-  floe plans --state proposed`,
-		Args: wrapArgs(cobra.MaximumNArgs(1)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				id, err := f.ResolveTable(args[0])
-				if err != nil {
-					return err
-				}
-				opts.Table = id.String()
-			}
-			switch opts.State {
-			case "", control.PlanProposed, control.PlanApproved, control.PlanRejected, control.PlanRunning,
-				control.PlanDone, control.PlanFailed, control.PlanStale:
-			default:
-				return flagErrorf("--state %q: want proposed, approved, rejected, running, done, failed or stale", opts.State)
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runPlanList(cmd.Context(), opts)
-		},
-	}
-	cmd.Flags().StringVar(&opts.State, "state", "", "only plans in this state: proposed|approved|rejected|running|done|failed|stale")
-	addOutputFlag(cmd, &opts.Output)
-	return cmd
-}
-
-func runPlanList(ctx context.Context, opts *planListOptions) error {
-	st, err := opts.f.Store(ctx)
-	if err != nil {
-		return err
-	}
-	plans, err := st.Plans(ctx, store.PlanFilter{Table: opts.Table, State: opts.State})
-	if err != nil {
-		return err
-	}
-	if len(plans) == 0 && opts.Output != outputJSON {
-		fmt.Fprintln(opts.f.IO.ErrOut, "no plans; propose one with 'floe plan TABLE'")
-		return nil
-	}
-	return printPlans(opts.f.IO, opts.Output, false, plans...)
-}
-
-type planShowOptions struct {
-	f      *factory
-	ID     string
-	Output outputFormat
-}
-
-func newPlanShowCmd(f *factory, runF func(context.Context, *planShowOptions) error) *cobra.Command {
-	opts := &planShowOptions{f: f}
-	cmd := &cobra.Command{
-		Use:   "show ID",
-		Short: "Show one plan: its layout, projection and state",
-		Example: `  floe plan show 3fa9c2d1e0b4
-  floe plan show 3fa9c2d1e0b4 --output json`,
-		Args: wrapArgs(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.ID = args[0]
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runPlanShow(cmd.Context(), opts)
-		},
-	}
-	addOutputFlag(cmd, &opts.Output)
-	return cmd
-}
-
-func runPlanShow(ctx context.Context, opts *planShowOptions) error {
-	st, err := opts.f.Store(ctx)
-	if err != nil {
-		return err
-	}
-	p, err := st.Plan(ctx, opts.ID)
-	if err != nil {
-		return err
-	}
-	return printPlans(opts.f.IO, opts.Output, true, p)
-}
-
-type planDecideOptions struct {
-	f      *factory
-	Action string // approve or reject
-	ID     string
-	By     string
-	Output outputFormat
-}
-
-// newPlanDecideCmd builds 'plan approve' and 'plan reject'.
-func newPlanDecideCmd(f *factory, action string, runF func(context.Context, *planDecideOptions) error) *cobra.Command {
-	opts := &planDecideOptions{f: f, Action: action, By: defaultBy()}
-	cmd := &cobra.Command{
-		Use:   action + " ID",
-		Short: "Approve a proposed plan, so that 'floe optimize --plan ID' runs it",
-		Long: `Approve a proposed plan. Only an approved plan runs; a plan is decided once
-(approving or rejecting a plan that is no longer proposed is an error).`,
-		Example: `  floe plan approve 3fa9c2d1e0b4
-  floe plan approve 3fa9c2d1e0b4 --by alice --output json`,
-		Args: wrapArgs(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.ID = args[0]
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
-			return runPlanDecide(cmd.Context(), opts)
-		},
-	}
-	if action == "reject" {
-		cmd.Short = "Reject a proposed plan; it will never run"
-		cmd.Long = `Reject a proposed plan: it stays on record and never runs. A plan is decided
-once (approving or rejecting a plan that is no longer proposed is an error).`
-		cmd.Example = `  floe plan reject 3fa9c2d1e0b4
-  floe plan reject 3fa9c2d1e0b4 --by bob --output json`
-	}
-	cmd.Flags().StringVar(&opts.By, "by", opts.By, "who decides")
-	addOutputFlag(cmd, &opts.Output)
-	return cmd
-}
-
-func runPlanDecide(ctx context.Context, opts *planDecideOptions) error {
-	st, err := opts.f.Store(ctx)
-	if err != nil {
-		return err
-	}
-	decide := control.ApprovePlan
-	if opts.Action == "reject" {
-		decide = control.RejectPlan
-	}
-	p, err := decide(ctx, st, opts.ID, opts.By, opts.f.Now())
-	if err != nil {
-		return err
-	}
-	return printPlans(opts.f.IO, opts.Output, true, p)
 }

@@ -90,17 +90,23 @@ func runQueries(ctx context.Context, opts *queriesOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.Output == outputJSON {
+	return renderTableStats(opts.f.IO, opts.Output, stats)
+}
+
+// renderTableStats prints the per-table summary of queries (queries and
+// demo).
+func renderTableStats(io *IOStreams, format outputFormat, stats []store.TableStat) error {
+	if format == outputJSON {
 		if stats == nil {
 			stats = []store.TableStat{}
 		}
-		return writeJSON(opts.f.IO.Out, stats)
+		return writeJSON(io.Out, stats)
 	}
 	if len(stats) == 0 {
-		fmt.Fprintln(opts.f.IO.ErrOut, "no queries collected; run 'floe collect PATH…'")
+		fmt.Fprintln(io.ErrOut, "no queries collected; run 'floe collect PATH…'")
 		return nil
 	}
-	t := newTable(opts.f.IO.Out, "TABLE", "QUERIES", "FAILED", "USERS", "FIRST", "LAST", "TOP FILTER COLUMNS")
+	t := newTable(io.Out, "TABLE", "QUERIES", "FAILED", "USERS", "FIRST", "LAST", "TOP FILTER COLUMNS")
 	for _, s := range stats {
 		var cols []string
 		for _, c := range s.TopColumns {
@@ -110,70 +116,4 @@ func runQueries(ctx context.Context, opts *queriesOptions) error {
 			s.FirstSeen.Format("2006-01-02 15:04"), s.LastSeen.Format("2006-01-02 15:04"), strings.Join(cols, ", "))
 	}
 	return t.flush()
-}
-
-// durationValue parses durations with a day unit: 30d, 12h, 90m, 1d12h.
-type durationValue time.Duration
-
-func (d *durationValue) String() string {
-	if *d == 0 {
-		return ""
-	}
-	return time.Duration(*d).String()
-}
-func (d *durationValue) Type() string { return "duration" }
-func (d *durationValue) Set(s string) error {
-	v, err := parseDuration(s)
-	if err != nil {
-		return err
-	}
-	*d = durationValue(v)
-	return nil
-}
-
-// timeValue parses an instant: RFC 3339, or a date (YYYY-MM-DD, midnight
-// UTC).
-type timeValue time.Time
-
-func (v *timeValue) String() string {
-	if time.Time(*v).IsZero() {
-		return ""
-	}
-	return time.Time(*v).UTC().Format(time.RFC3339)
-}
-func (v *timeValue) Type() string { return "time" }
-func (v *timeValue) Set(s string) error {
-	s = strings.TrimSpace(s)
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			*v = timeValue(t.UTC())
-			return nil
-		}
-	}
-	return fmt.Errorf("time %q: want RFC 3339 (2026-11-24T12:00:00Z) or a date (2026-11-24)", s)
-}
-
-// parseDuration accepts Go durations plus a leading "Nd" for days.
-func parseDuration(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return 0, fmt.Errorf("duration is empty: want e.g. 30d, 12h, 1d12h")
-	}
-	var days time.Duration
-	if i := strings.Index(s, "d"); i > 0 {
-		n, err := strconv.Atoi(s[:i])
-		if err != nil {
-			return 0, fmt.Errorf("duration %q: want e.g. 30d, 12h, 1d12h", s)
-		}
-		days = time.Duration(n) * 24 * time.Hour
-		s = s[i+1:]
-	}
-	if s == "" {
-		return days, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("duration %q: want e.g. 30d, 12h, 1d12h", s)
-	}
-	return days + d, nil
 }

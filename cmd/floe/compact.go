@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
+	"github.com/floe-project/floe/rewriter"
+)
+
+type compactOptions struct {
+	f                *factory
+	Table            string
+	Layout           string
+	ZOrderMode       string
+	Partitions       []string
+	TargetFileSize   string
+	Memory           string
+	MaxBytes         string
+	MaxFilesFraction float64
+	MinInputFiles    int
+	GroupsPerCommit  int
+	DryRun           bool
+	Output           outputFormat
+}
+
+func newCompactCmd(f *factory, runF func(context.Context, *compactOptions) error) *cobra.Command {
+	opts := &compactOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "compact TABLE",
+		Short: "Rewrite a table's files into a layout (sort, z-order, Hilbert) or bin-pack them",
+		Long: `Rewrite the partitions that need it — small, oversized or delete-laden files,
+or files not yet in the target layout — with floe's native engine: deletes
+applied, rows ordered by the layout key with an external merge sort bounded
+by --memory, files rolled at the target size. Each partition group is
+committed as one atomic 'replace' snapshot; on a concurrent commit floe
+reloads the table, re-validates that every input is still live and untouched
+by new deletes, and retries; a group whose inputs changed is skipped, never
+committed blindly. A sort becomes the table's sort order; z-order and Hilbert
+are recorded in the table property floe.layout.
+
+--max-bytes / --max-files-fraction bound one run (oldest data first), so a
+large backlog is worked down over several runs.`,
+		Example: `  floe compact web.events --layout 'sort(tenant_id, ts)' --dry-run
+  floe compact web.events --layout 'zorder(tenant_id, user_id)' --memory 1GiB
+  floe compact sales.lineitem --layout binpack --target-file-size 256MiB --max-bytes 10GiB`,
+		Args: wrapArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Table = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runCompact(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Layout, "layout", "binpack", "target layout: sort(a desc nulls last, b) | zorder(a,b) | hilbert(a,b,c) | binpack")
+	cmd.Flags().StringVar(&opts.ZOrderMode, "zorder-mode", "iceberg", "z-order key: iceberg (bit-exact with Spark's rewrite_data_files) or rank")
+	cmd.Flags().StringSliceVar(&opts.Partitions, "partition", nil, "only these partitions (as 'floe health' prints keys, e.g. ts_day=2026-11-01)")
+	cmd.Flags().StringVar(&opts.TargetFileSize, "target-file-size", "", "size of the files written (default: the table's write.target-file-size-bytes, else 512MiB)")
+	cmd.Flags().StringVar(&opts.Memory, "memory", "1GiB", "memory bound of the rewrite; sorted runs spill to disk beyond it")
+	cmd.Flags().StringVar(&opts.MaxBytes, "max-bytes", "", "rewrite at most this many input bytes in this run")
+	cmd.Flags().Float64Var(&opts.MaxFilesFraction, "max-files-fraction", 0, "rewrite at most this fraction of the table's files in this run")
+	cmd.Flags().IntVar(&opts.MinInputFiles, "min-input-files", 5, "bin-pack a partition only with at least this many small files")
+	cmd.Flags().IntVar(&opts.GroupsPerCommit, "groups-per-commit", 1, "partition groups per snapshot (partial progress: each commit is kept)")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print the plan; change nothing")
+	addOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+// compactionSetup turns flag values into rewriter options.
+func compactionSetup(opts *compactOptions) (rewriter.CompactOptions, error) {
+	l, err := layout.Parse(opts.Layout)
+	if err != nil {
+		return rewriter.CompactOptions{}, flagErrorf("--layout: %v", err)
+	}
+	zm, err := layout.ParseZOrderMode(opts.ZOrderMode)
+	if err != nil {
+		return rewriter.CompactOptions{}, flagErrorf("--zorder-mode: %v", err)
+	}
+	co := rewriter.CompactOptions{Layout: l, ZOrderMode: zm, Partitions: opts.Partitions,
+		MaxFilesFraction: opts.MaxFilesFraction, MinInputFiles: opts.MinInputFiles, GroupsPerBatch: opts.GroupsPerCommit}
+	if opts.TargetFileSize != "" {
+		if co.TargetFileSizeBytes, err = config.ParseSize(opts.TargetFileSize); err != nil {
+			return co, flagErrorf("--target-file-size: %v", err)
+		}
+	}
+	if opts.Memory != "" {
+		if co.Group.MemoryBytes, err = config.ParseSize(opts.Memory); err != nil {
+			return co, flagErrorf("--memory: %v", err)
+		}
+		// The engine bounds its Arrow memory by --memory; a soft limit
+		// for the Go heap a little above it keeps GC slack from growing
+		// the process far past what the user asked for.
+		debug.SetMemoryLimit(co.Group.MemoryBytes + co.Group.MemoryBytes/4 + 256<<20)
+	}
+	if opts.MaxBytes != "" {
+		if co.MaxBytes, err = config.ParseSize(opts.MaxBytes); err != nil {
+			return co, flagErrorf("--max-bytes: %v", err)
+		}
+	}
+	if err := co.Validate(); err != nil {
+		return co, flagError{err}
+	}
+	return co, nil
+}
+
+// compactSummary is compact's JSON output.
+type compactSummary struct {
+	Table  string                  `json:"table"`
+	DryRun bool                    `json:"dry_run"`
+	Plan   rewriter.CompactPlan    `json:"plan"`
+	Result *rewriter.CompactResult `json:"result,omitempty"`
+	Before lake.Metrics            `json:"before"`
+	After  *lake.Metrics           `json:"after,omitempty"`
+}
+
+func runCompact(ctx context.Context, opts *compactOptions) error {
+	co, err := compactionSetup(opts)
+	if err != nil {
+		return err
+	}
+	id, err := opts.f.ResolveTable(opts.Table)
+	if err != nil {
+		return err
+	}
+	st, err := loadState(ctx, opts.f, id)
+	if err != nil {
+		return err
+	}
+	before, err := lake.ComputeHealth(st, lake.HealthOptions{Now: opts.f.Now()})
+	if err != nil {
+		return err
+	}
+	plan, err := rewriter.PlanCompaction(st, co)
+	if err != nil {
+		return flagError{err}
+	}
+	sum := compactSummary{Table: id.String(), DryRun: opts.DryRun, Plan: plan, Before: before.Metrics}
+	if !opts.DryRun && len(plan.Groups) > 0 {
+		bar := newProgress(opts.f.IO)
+		co.Progress = func(done, total int, bytesDone, bytesTotal int64) {
+			bar.Set("compact "+id.String(), done, total)
+		}
+		co.Logger = opts.f.Logger()
+		res, err := rewriter.Compact(ctx, st, plan, co)
+		bar.Done()
+		sum.Result = &res
+		if err != nil {
+			if opts.Output == outputJSON {
+				_ = writeJSON(opts.f.IO.Out, sum)
+			}
+			return err
+		}
+		after, err := loadState(ctx, opts.f, id)
+		if err != nil {
+			return err
+		}
+		h, err := lake.ComputeHealth(after, lake.HealthOptions{Now: opts.f.Now()})
+		if err != nil {
+			return err
+		}
+		sum.After = &h.Metrics
+	}
+	if opts.Output == outputJSON {
+		return writeJSON(opts.f.IO.Out, sum)
+	}
+	return printCompact(opts.f.IO, sum)
+}
+
+func printCompact(io *IOStreams, s compactSummary) error {
+	out := io.Out
+	verb := "would rewrite"
+	if !s.DryRun {
+		verb = "rewriting"
+	}
+	fmt.Fprintf(out, "%s into %s (target %s): %s %d partitions, %d files, %s\n", s.Table, s.Plan.Layout,
+		config.FormatSize(s.Plan.TargetFileSizeBytes), verb, len(s.Plan.Groups), s.Plan.InputFiles, config.FormatSize(s.Plan.InputBytes))
+	t := newTable(out, "  PARTITION", "FILES", "BYTES", "DELETES", "WHY")
+	for _, g := range s.Plan.Groups {
+		t.row("  "+orDash(g.Partition), fmt.Sprint(g.Files), config.FormatSize(g.Bytes), fmt.Sprint(g.Deletes), joinReasons(g.Reasons))
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	if len(s.Plan.Deferred) > 0 {
+		fmt.Fprintf(out, "  %d partitions deferred to a later run by the budget\n", len(s.Plan.Deferred))
+	}
+	if r := s.Result; r != nil {
+		fmt.Fprintf(out, "\ncommitted %d snapshots: %d files (%s) → %d files (%s), %d rows, in %s\n", len(r.Commits), r.FilesIn,
+			config.FormatSize(r.BytesIn), r.FilesOut, config.FormatSize(r.BytesOut), r.Rows, r.Duration.Round(time.Millisecond))
+		for _, sk := range r.Skipped {
+			fmt.Fprintf(out, "  skipped %s: %v (%d files left for 'floe orphans')\n", orDash(sk.Name), sk.Err, len(sk.Orphans))
+		}
+	}
+	if s.After != nil {
+		fmt.Fprintf(out, "data files %d → %d, small-file ratio %.0f%% → %.0f%%\n", s.Before.DataFiles, s.After.DataFiles,
+			100*s.Before.SmallFileRatio, 100*s.After.SmallFileRatio)
+	}
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "(unpartitioned)"
+	}
+	return s
+}
+
+func joinReasons(r []string) string {
+	out := ""
+	for i, s := range r {
+		if i > 0 {
+			out += ", "
+		}
+		out += s
+	}
+	return out
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// durationValue parses durations with a day unit: 30d, 12h, 90m, 1d12h.
+type durationValue time.Duration
+
+func (d *durationValue) String() string {
+	if *d == 0 {
+		return ""
+	}
+	return time.Duration(*d).String()
+}
+func (d *durationValue) Type() string { return "duration" }
+func (d *durationValue) Set(s string) error {
+	v, err := parseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = durationValue(v)
+	return nil
+}
+
+// timeValue parses an instant: RFC 3339, or a date (YYYY-MM-DD, midnight
+// UTC).
+type timeValue time.Time
+
+func (v *timeValue) String() string {
+	if time.Time(*v).IsZero() {
+		return ""
+	}
+	return time.Time(*v).UTC().Format(time.RFC3339)
+}
+func (v *timeValue) Type() string { return "time" }
+func (v *timeValue) Set(s string) error {
+	s = strings.TrimSpace(s)
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			*v = timeValue(t.UTC())
+			return nil
+		}
+	}
+	return fmt.Errorf("time %q: want RFC 3339 (2026-11-24T12:00:00Z) or a date (2026-11-24)", s)
+}
+
+// parseDuration accepts Go durations plus a leading "Nd" for days.
+func parseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, fmt.Errorf("duration is empty: want e.g. 30d, 12h, 1d12h")
+	}
+	var days time.Duration
+	if i := strings.Index(s, "d"); i > 0 {
+		n, err := strconv.Atoi(s[:i])
+		if err != nil {
+			return 0, fmt.Errorf("duration %q: want e.g. 30d, 12h, 1d12h", s)
+		}
+		days = time.Duration(n) * 24 * time.Hour
+		s = s[i+1:]
+	}
+	if s == "" {
+		return days, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("duration %q: want e.g. 30d, 12h, 1d12h", s)
+	}
+	return days + d, nil
+}

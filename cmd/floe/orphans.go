@@ -1,0 +1,151 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/rewriter"
+)
+
+type orphansOptions struct {
+	f     *factory
+	Table string
+	// OlderThan is --older-than; OlderThanSet says it was passed, so that
+	// 0 means zero and an unset flag leaves the default.
+	OlderThan    time.Duration
+	OlderThanSet bool
+	Apply        bool
+	// DryRun is --dry-run: report only, which is also what happens without
+	// --apply.
+	DryRun      bool
+	Force       bool
+	Concurrency int
+	Output      outputFormat
+}
+
+func newOrphansCmd(f *factory, runF func(context.Context, *orphansOptions) error) *cobra.Command {
+	opts := &orphansOptions{f: f}
+	cmd := &cobra.Command{
+		Use:   "orphans TABLE",
+		Short: "Find (and with --apply delete) files under a table that nothing references",
+		Long: `List the files under the table's location that no retained snapshot, manifest
+list, manifest, metadata file or statistics file references and that are
+older than --older-than (default 72h). s3, s3a and s3n are treated alike.
+The age floor is a safety rule, not a tuning knob: a younger file may belong
+to a commit in flight, so --older-than below 24h, 0 included, is refused
+unless --force; --older-than 0 --force takes every unreferenced file, however
+young. The cut-off used is printed, and is "Cutoff" in JSON.
+
+Runs in flight are protected whatever --older-than and --force say. Every
+floe run that writes files (compact, optimize, rewrite-manifests) first
+writes a lease under <table location>/.floe/runs/ and renews it until it
+ends; while a lease is live, no file modified since that run started (less
+5 minutes for clock skew) is deleted, and floe says how many it kept and for
+which runs. The leases are read again just before deleting. A killed run's
+lease lapses after 2 minutes and is then removed with its run's orphans.
+
+A Spark, Trino or Flink job writing the table holds no floe lease: there
+the age floor is the only protection, as it is for Iceberg's own
+remove_orphan_files. Keep --older-than above the longest write job.
+
+Without --apply nothing is deleted: floe reports the count, bytes and sample
+paths. With --apply it deletes them and reports the bytes reclaimed, and
+removes the spill directories that killed floe runs left in the local temp
+directory.`,
+		Example: `  floe orphans web.events
+  floe orphans web.events --older-than 7d --apply`,
+		Args: wrapArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Table = args[0]
+			opts.OlderThanSet = cmd.Flags().Changed("older-than")
+			if opts.Apply && opts.DryRun {
+				return flagErrorf("--apply and --dry-run are mutually exclusive")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runOrphans(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().Var((*durationValue)(&opts.OlderThan), "older-than", fmt.Sprintf("only files older than this (default %gh; minimum 24h unless --force; 0 with --force: every unreferenced file)", rewriter.DefaultOrphanAge.Hours()))
+	cmd.Flags().BoolVar(&opts.Apply, "apply", false, "delete the orphan files (default: only report them)")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "only report the orphan files, as without --apply")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "allow --older-than below 24h (dangerous: may delete files of commits in flight)")
+	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", 8, "files listed and deleted at once")
+	addOutputFlag(cmd, &opts.Output)
+	return cmd
+}
+
+func runOrphans(ctx context.Context, opts *orphansOptions) error {
+	id, _, tbl, err := openTable(ctx, opts.f, opts.Table)
+	if err != nil {
+		return err
+	}
+	oo := rewriter.OrphanOptions{OlderThan: opts.OlderThan, OlderThanSet: opts.OlderThanSet, Force: opts.Force, Now: opts.f.Now, Concurrency: opts.Concurrency}
+	if err := oo.Validate(); err != nil {
+		return flagError{err}
+	}
+	plan, err := rewriter.PlanOrphans(ctx, tbl, oo)
+	if err != nil {
+		return err
+	}
+	out := struct {
+		Table  string                 `json:"table"`
+		Apply  bool                   `json:"apply"`
+		Plan   rewriter.OrphanPlan    `json:"plan"`
+		Result *rewriter.OrphanResult `json:"result,omitempty"`
+		// SweptSpill are the spill directories of dead runs removed (--apply).
+		SweptSpill []rewriter.SweptDir `json:"swept_spill,omitempty"`
+	}{Table: id.String(), Apply: opts.Apply, Plan: plan}
+	if opts.Apply && len(plan.Files) > 0 {
+		res, err := rewriter.DeleteOrphans(ctx, tbl, plan, opts.Concurrency)
+		if err != nil {
+			return err
+		}
+		out.Result = &res
+	}
+	if opts.Apply {
+		swept, err := rewriter.SweepRunDirs("")
+		out.SweptSpill = swept
+		if err != nil {
+			return err
+		}
+	}
+	if opts.Output == outputJSON {
+		return writeJSON(opts.f.IO.Out, out)
+	}
+	w := opts.f.IO.Out
+	fmt.Fprintf(w, "%s: %d orphan files (%s) modified before %s among %d files listed; %d younger files kept\n",
+		id, len(plan.Files), config.FormatSize(plan.Bytes), formatCutoff(plan.Cutoff), plan.Scanned, plan.Young)
+	if plan.InFlight > 0 || len(plan.Leases) > 0 {
+		fmt.Fprintf(w, "kept %d files that runs in flight may need:\n", plan.InFlight)
+		for _, l := range plan.Leases {
+			fmt.Fprintf(w, "  run %s (%s on %s, pid %d) started %s, lease until %s\n", l.RunID, cmp.Or(l.Operation, "?"),
+				cmp.Or(l.Host, "?"), l.PID, l.StartedAt.UTC().Format(time.RFC3339), l.ExpiresAt.UTC().Format(time.RFC3339))
+		}
+	}
+	for i, f := range plan.Files {
+		if i == 10 {
+			fmt.Fprintf(w, "  … and %d more\n", len(plan.Files)-10)
+			break
+		}
+		fmt.Fprintf(w, "  %s  %s  %s\n", f.ModTime.Format(time.RFC3339), config.FormatSize(f.Size), f.Path)
+	}
+	if out.Result != nil && len(out.Result.InFlight) > 0 {
+		fmt.Fprintf(w, "kept %d planned files: a run started since the listing may need them\n", len(out.Result.InFlight))
+	}
+	for _, d := range out.SweptSpill {
+		fmt.Fprintf(w, "removed spill directory of a dead run: %s (%s)\n", d.Path, config.FormatSize(d.Bytes))
+	}
+	if out.Result != nil {
+		fmt.Fprintf(w, "deleted %d files, reclaimed %s\n", len(out.Result.Deleted), config.FormatSize(out.Result.Bytes))
+	} else if len(plan.Files) > 0 {
+		fmt.Fprintln(w, "nothing deleted; run again with --apply to delete them")
+	}
+	return nil
+}

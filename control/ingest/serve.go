@@ -1,0 +1,99 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/floe-project/floe/collectors"
+	"github.com/floe-project/floe/collectors/icebergscan"
+	"github.com/floe-project/floe/collectors/trinolive"
+	"github.com/floe-project/floe/control/store"
+)
+
+// Endpoints [Serve] can serve.
+const (
+	// EndpointTrino accepts the POSTs of Trino's HTTP event listener
+	// (http-event-listener.connect-ingest-uri).
+	EndpointTrino = "trino"
+	// EndpointIceberg accepts Iceberg REST scan reports
+	// (…/namespaces/NS/tables/T/metrics).
+	EndpointIceberg = "iceberg"
+)
+
+// ServeOptions configure [Serve].
+type ServeOptions struct {
+	// Endpoint is [EndpointTrino] or [EndpointIceberg].
+	Endpoint string
+	// Normalizer resolves each event's tables and predicates.
+	Normalizer *Normalizer
+	// Logger receives one line per event that could not be stored.
+	// Default: discard.
+	Logger *slog.Logger
+	// ShutdownTimeout bounds the graceful shutdown when ctx ends.
+	// Default: 5s.
+	ShutdownTimeout time.Duration
+}
+
+// Handler returns the HTTP handler of opts.Endpoint: each event is
+// normalized and stored in st as it arrives; one that cannot be is
+// answered with an error.
+func Handler(ctx context.Context, st *store.Store, opts ServeOptions) (http.Handler, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Normalizer == nil {
+		return nil, errors.New("ingest: serve: no normalizer")
+	}
+	sink := func(ev collectors.QueryEvent) error {
+		if _, err := opts.Normalizer.Normalize(ctx, &ev); err != nil {
+			return err
+		}
+		_, _, err := st.InsertEvents(ctx, []collectors.QueryEvent{ev})
+		if err != nil {
+			log.Error("store event", "source", ev.Source, "query_id", ev.QueryID, "err", err)
+		}
+		return err
+	}
+	switch opts.Endpoint {
+	case EndpointTrino:
+		return trinolive.NewListenerHandler(sink), nil
+	case EndpointIceberg:
+		return icebergscan.NewHandler(sink), nil
+	}
+	return nil, fmt.Errorf("ingest: serve: unknown endpoint %q: want %s or %s", opts.Endpoint, EndpointTrino, EndpointIceberg)
+}
+
+// Serve serves the telemetry endpoint opts.Endpoint on ln until ctx is
+// cancelled, then shuts down gracefully; it returns nil after a clean
+// shutdown and the server's error otherwise.
+func Serve(ctx context.Context, ln net.Listener, st *store.Store, opts ServeOptions) error {
+	h, err := Handler(ctx, st, opts)
+	if err != nil {
+		return err
+	}
+	timeout := opts.ShutdownTimeout
+	if timeout <= 0 {
+		timeout = 5 * time.Second
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("ingest: serve %s: %w", opts.Endpoint, err)
+	case <-ctx.Done():
+		shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+		defer cancel()
+		serr := srv.Shutdown(shutCtx)
+		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return errors.Join(err, serr)
+		}
+		return serr
+	}
+}

@@ -1,0 +1,132 @@
+package control_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/analyzer/extract"
+	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
+	"github.com/floe-project/floe/simulator"
+)
+
+func TestChoosePlan(t *testing.T) {
+	proj := func(layout string, skipped float64, rewrite int64) simulator.Projection {
+		return simulator.Projection{Layout: layout, SkippedPct: skipped, RewriteBytes: rewrite}
+	}
+	for _, tc := range []struct {
+		name        string
+		projs       []simulator.Projection
+		best        string
+		currentPct  float64
+		gain        bool
+		nothingToDo bool
+	}{
+		{name: "best skips more than current", projs: []simulator.Projection{proj("current", 4, 0), proj("sort(a)", 71, 100), proj("zorder(a, b)", 50, 100)},
+			best: "sort(a)", currentPct: 4, gain: true},
+		{name: "no gain: best skips as many as current", projs: []simulator.Projection{proj("current", 30, 0), proj("sort(a)", 30, 100), proj("binpack", 10, 100)},
+			best: "sort(a)", currentPct: 30},
+		{name: "no gain: best skips fewer than current", projs: []simulator.Projection{proj("current", 60, 0), proj("binpack", 5, 100)},
+			best: "binpack", currentPct: 60},
+		{name: "tie goes to fewer bytes rewritten", projs: []simulator.Projection{proj("current", 0, 0), proj("sort(a)", 50, 200), proj("hilbert(a, b)", 50, 100)},
+			best: "hilbert(a, b)", gain: true},
+		{name: "tie with equal bytes keeps the first", projs: []simulator.Projection{proj("sort(a)", 50, 100), proj("sort(b)", 50, 100), proj("current", 0, 0)},
+			best: "sort(a)", gain: true},
+		{name: "without current the baseline is zero", projs: []simulator.Projection{proj("sort(a)", 20, 100)},
+			best: "sort(a)", gain: true},
+		{name: "without current a zero skip gains nothing", projs: []simulator.Projection{proj("binpack", 0, 100)},
+			best: "binpack"},
+		{name: "only current: nothing to plan", projs: []simulator.Projection{proj("current", 10, 0)}, nothingToDo: true},
+		{name: "no projections: nothing to plan", nothingToDo: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := control.ChoosePlan(tc.projs)
+			if tc.nothingToDo {
+				require.ErrorIs(t, err, control.ErrNothingToPlan)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.best, c.Best.Layout)
+			require.Equal(t, tc.currentPct, c.Current.SkippedPct)
+			require.Equal(t, tc.gain, c.Gain)
+			if tc.gain {
+				require.Empty(t, c.Reason("db.t"))
+			} else {
+				require.Contains(t, c.Reason("db.t"), "no plan proposed for db.t: the best candidate, "+tc.best+",")
+			}
+		})
+	}
+}
+
+// A sort by id gains on a table whose files all span the id range, for a
+// workload that filters on id: PlanBest proposes it. Planning the layout the
+// table already has gains nothing: no plan, unless forced.
+func TestPlanBest(t *testing.T) {
+	ctx := context.Background()
+	pl := setupPlan(t)
+	state := pl.state(t)
+	trino, err := extract.ParseDialect("trino")
+	require.NoError(t, err)
+	workload := func() control.WorkloadOptions {
+		return control.WorkloadOptions{SQL: strings.NewReader("SELECT * FROM db.p WHERE id = 42; SELECT * FROM db.p WHERE id BETWEEN 100 AND 200"), Dialect: trino}
+	}
+	sortID, err := layout.Parse("sort(id)")
+	require.NoError(t, err)
+	binpack, err := layout.Parse("binpack")
+	require.NoError(t, err)
+
+	res, err := control.PlanBest(ctx, pl.w.Catalog, pl.st, state, control.PlanOptions{
+		Project: control.ProjectOptions{Layouts: []layout.Layout{binpack, sortID}, Workload: workload(), Seed: 1},
+		By:      "alice",
+	})
+	require.NoError(t, err)
+	require.Len(t, res.Projections.Projections, 3, "current is added as the baseline")
+	require.Equal(t, "current", res.Projections.Projections[0].Layout)
+	require.Len(t, res.Projections.Workload.Queries, 2)
+	require.True(t, res.Choice.Gain)
+	require.Equal(t, "sort(id)", res.Choice.Best.Layout)
+	require.NotNil(t, res.Plan)
+	require.Equal(t, control.PlanProposed, res.Plan.State)
+	require.Equal(t, "sort(id)", res.Plan.Layout)
+	require.Equal(t, "alice", res.Plan.CreatedBy)
+
+	// Binpack alone skips no more files than the table as it is.
+	res, err = control.PlanBest(ctx, pl.w.Catalog, pl.st, state, control.PlanOptions{
+		Project: control.ProjectOptions{Layouts: []layout.Layout{binpack}, Workload: workload(), Seed: 1},
+	})
+	require.NoError(t, err)
+	require.False(t, res.Choice.Gain)
+	require.Nil(t, res.Plan, "no gain, no plan")
+
+	res, err = control.PlanBest(ctx, pl.w.Catalog, pl.st, state, control.PlanOptions{
+		Project: control.ProjectOptions{Layouts: []layout.Layout{binpack}, Workload: workload(), Seed: 1},
+		Force:   true,
+	})
+	require.NoError(t, err)
+	require.NotNil(t, res.Plan, "--force proposes it anyway")
+	require.Equal(t, "binpack", res.Plan.Layout)
+
+	// Only current: nothing to choose from.
+	_, err = control.PlanBest(ctx, pl.w.Catalog, pl.st, state, control.PlanOptions{
+		Project: control.ProjectOptions{Layouts: []layout.Layout{{Strategy: layout.StrategyCurrent}}, Workload: workload()},
+	})
+	require.ErrorIs(t, err, control.ErrNothingToPlan)
+}
+
+func (pl *planLake) state(t *testing.T) *lake.State {
+	t.Helper()
+	st, err := lake.LoadState(context.Background(), pl.id, pl.table(t), lake.LoadOptions{})
+	require.NoError(t, err)
+	return st
+}
+
+func mustLayout(t *testing.T, s string) layout.Layout {
+	t.Helper()
+	l, err := layout.Parse(s)
+	require.NoError(t, err)
+	return l
+}

@@ -1,0 +1,87 @@
+package control
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/floe-project/floe/analyzer/extract"
+	"github.com/floe-project/floe/collectors"
+	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/simulator"
+)
+
+// WorkloadOptions say which queries of a table to replay: the statements of
+// SQL, or else the queries collected in the state store.
+type WorkloadOptions struct {
+	// SQL, when set, is a file of ;-separated statements to replay instead
+	// of the collected queries; SQLName names it in errors.
+	SQL     io.Reader
+	SQLName string
+	// Dialect is the dialect of SQL.
+	Dialect extract.Dialect
+	// Since keeps the collected queries that started within this long
+	// before Now; zero keeps them all.
+	Since time.Duration
+	// Now is the clock. Default: time.Now.
+	Now func() time.Time
+}
+
+// Workload is a table's queries, ready to replay.
+type Workload struct {
+	Queries []simulator.Query
+	// Warnings are the statements of a SQL workload that were left out,
+	// with the reason.
+	Warnings []string
+}
+
+// LoadWorkload reads the queries of table id from opts.SQL or, when that
+// is nil, from the queries collected in st (which may be nil otherwise).
+// Collected queries are weighed by [QueryWeight].
+func LoadWorkload(ctx context.Context, st *store.Store, id lake.Ident, opts WorkloadOptions) (Workload, error) {
+	match := simulator.MatchIdent(id)
+	if opts.SQL != nil {
+		qs, warnings, err := simulator.WorkloadFromSQL(opts.SQL, opts.Dialect, match)
+		if err != nil {
+			return Workload{}, fmt.Errorf("read workload %s: %w", opts.SQLName, err)
+		}
+		return Workload{Queries: qs, Warnings: warnings}, nil
+	}
+	if st == nil {
+		return Workload{}, fmt.Errorf("load workload of %s: no state store", id)
+	}
+	filter := store.QueryFilter{Table: id.String()}
+	if opts.Since > 0 {
+		filter.Since = nowFunc(opts.Now)().Add(-opts.Since)
+	}
+	events, err := st.Queries(ctx, filter)
+	if err != nil {
+		return Workload{}, err
+	}
+	return Workload{Queries: simulator.WorkloadFromEvents(events, match, QueryWeight)}, nil
+}
+
+// QueryWeight weighs a collected query by what it cost: bytes scanned in
+// MiB, else elapsed seconds, else 1 — the same order of preference as the
+// analyzer's ranking. A failed or cancelled query weighs nothing.
+func QueryWeight(e *collectors.QueryEvent) float64 {
+	switch {
+	case e.State == collectors.StateFailed || e.State == collectors.StateCancelled:
+		return 0
+	case e.Metrics.BytesScanned > 0:
+		return float64(e.Metrics.BytesScanned) / (1 << 20)
+	case e.Metrics.ElapsedMs > 0:
+		return float64(e.Metrics.ElapsedMs) / 1000
+	}
+	return 1
+}
+
+// nowFunc is now, or time.Now when nil.
+func nowFunc(now func() time.Time) func() time.Time {
+	if now == nil {
+		return time.Now
+	}
+	return now
+}
