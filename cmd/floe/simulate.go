@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/floe-project/floe/analyzer"
 	"github.com/floe-project/floe/analyzer/extract"
-	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
@@ -110,22 +110,8 @@ func loadWorkload(ctx context.Context, f *factory, id lake.Ident, file, dialect 
 	if err != nil {
 		return nil, err
 	}
-	return simulator.WorkloadFromEvents(events, match, queryWeight), nil
-}
-
-// queryWeight weighs a collected query by what it cost: bytes scanned in
-// MiB, else elapsed seconds, else 1 — the same order of preference as the
-// analyzer's ranking.
-func queryWeight(e *collectors.QueryEvent) float64 {
-	switch {
-	case e.State == collectors.StateFailed || e.State == collectors.StateCancelled:
-		return 0
-	case e.Metrics.BytesScanned > 0:
-		return float64(e.Metrics.BytesScanned) / (1 << 20)
-	case e.Metrics.ElapsedMs > 0:
-		return float64(e.Metrics.ElapsedMs) / 1000
-	}
-	return 1
+	// The analyzer's selection and weights: the workload analyze ranked.
+	return analyzer.Workload(id, events, analyzer.RankOptions{Now: f.Now()})
 }
 
 // projectRequest is what simulate and plan share: the table, the layouts
