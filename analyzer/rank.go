@@ -218,6 +218,8 @@ type query struct {
 	bytes    int64
 	elapsed  int64
 	weight   float64
+	// reports are the accesses of the scan reports folded into the query.
+	reports []*collectors.TableAccess
 }
 
 // selectQueries keeps the events that count and read the table, once per
@@ -325,6 +327,7 @@ func foldScanReports(qs []query) []query {
 		}
 		if match >= 0 {
 			qs[match].accesses = append(qs[match].accesses, qs[i].accesses...)
+			qs[match].reports = append(qs[match].reports, qs[i].accesses...)
 			drop[i] = true
 		}
 	}

@@ -119,24 +119,6 @@ func TestProjectCandidates(t *testing.T) {
 	require.True(t, c.Gain, "a sort by id lets id = 42 skip files: %v", layouts)
 }
 
-func TestQueryWeight(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		ev   collectors.QueryEvent
-		want float64
-	}{
-		{"bytes scanned in MiB", collectors.QueryEvent{State: collectors.StateSucceeded, Metrics: collectors.QueryMetrics{BytesScanned: 3 << 20, ElapsedMs: 9000}}, 3},
-		{"else elapsed seconds", collectors.QueryEvent{State: collectors.StateSucceeded, Metrics: collectors.QueryMetrics{ElapsedMs: 2500}}, 2.5},
-		{"else one", collectors.QueryEvent{State: collectors.StateSucceeded}, 1},
-		{"failed weighs nothing", collectors.QueryEvent{State: collectors.StateFailed, Metrics: collectors.QueryMetrics{BytesScanned: 1 << 20}}, 0},
-		{"cancelled weighs nothing", collectors.QueryEvent{State: collectors.StateCancelled}, 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, control.QueryWeight(&tc.ev))
-		})
-	}
-}
-
 func TestLoadWorkloadSQL(t *testing.T) {
 	pl := setupPlan(t)
 	d, err := extract.ParseDialect("trino")

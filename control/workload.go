@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/floe-project/floe/analyzer"
 	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/control/store"
@@ -39,7 +40,10 @@ type Workload struct {
 
 // LoadWorkload reads the queries of table id from opts.SQL or, when that
 // is nil, from the queries collected in st (which may be nil otherwise).
-// Collected queries are weighed by [QueryWeight].
+// Collected queries are selected and weighed as the analyzer ranks them
+// ([analyzer.Workload]: metadata-table reads and failed queries dropped,
+// duplicates merged, scan reports folded into their query, cost × recency),
+// so that ranking and projection judge one workload.
 func LoadWorkload(ctx context.Context, st *store.Store, id lake.Ident, opts WorkloadOptions) (Workload, error) {
 	match := simulator.MatchIdent(id)
 	if opts.SQL != nil {
@@ -60,22 +64,24 @@ func LoadWorkload(ctx context.Context, st *store.Store, id lake.Ident, opts Work
 	if err != nil {
 		return Workload{}, err
 	}
-	return Workload{Queries: simulator.WorkloadFromEvents(events, match, QueryWeight)}, nil
+	wq, err := analyzer.Workload(id, events, analyzer.RankOptions{Now: nowFunc(opts.Now)()})
+	if err != nil {
+		return Workload{}, err
+	}
+	return Workload{Queries: ReplayQueries(wq)}, nil
 }
 
-// QueryWeight weighs a collected query by what it cost: bytes scanned in
-// MiB, else elapsed seconds, else 1 — the same order of preference as the
-// analyzer's ranking. A failed or cancelled query weighs nothing.
-func QueryWeight(e *collectors.QueryEvent) float64 {
-	switch {
-	case e.State == collectors.StateFailed || e.State == collectors.StateCancelled:
-		return 0
-	case e.Metrics.BytesScanned > 0:
-		return float64(e.Metrics.BytesScanned) / (1 << 20)
-	case e.Metrics.ElapsedMs > 0:
-		return float64(e.Metrics.ElapsedMs) / 1000
+// ReplayQueries turns the analyzer's workload into the simulator's queries,
+// with the analyzer's weights.
+func ReplayQueries(wq []analyzer.WorkloadQuery) []simulator.Query {
+	events := make([]collectors.QueryEvent, len(wq))
+	weights := make(map[*collectors.QueryEvent]float64, len(wq))
+	for i := range wq {
+		events[i] = wq[i].Event
+		weights[&events[i]] = wq[i].Weight
 	}
-	return 1
+	all := func(_, _, _ string) bool { return true }
+	return simulator.WorkloadFromEvents(events, all, func(ev *collectors.QueryEvent) float64 { return weights[ev] })
 }
 
 // nowFunc is now, or time.Now when nil.
