@@ -132,13 +132,30 @@ type Health struct {
 	Metrics    Metrics  `json:"metrics"`
 }
 
+// The size cut-offs shared by health and compaction, as fractions of the
+// target file size. They are Iceberg's rewrite_data_files defaults
+// (min-file-size-bytes 75%, max-file-size-bytes 180% of the target).
+const (
+	// SmallFileFraction: a data file below this fraction of the target is
+	// small; health counts it, compaction rewrites it.
+	SmallFileFraction = 0.75
+	// OversizedFileFraction: a data file above this fraction of the target
+	// is oversized; compaction splits it.
+	OversizedFileFraction = 1.8
+)
+
+// SizeCutoffs are the small and oversized thresholds in bytes for target.
+func SizeCutoffs(target int64) (small, oversized int64) {
+	return int64(float64(target) * SmallFileFraction), int64(float64(target) * OversizedFileFraction)
+}
+
 // ComputeHealth derives [Health] from a loaded [State]. It does no IO.
 func ComputeHealth(st *State, opts HealthOptions) (Health, error) {
 	if opts.TargetFileSizeBytes <= 0 {
 		opts.TargetFileSizeBytes = 512 << 20
 	}
 	if opts.SmallFileFraction <= 0 {
-		opts.SmallFileFraction = 0.75
+		opts.SmallFileFraction = SmallFileFraction
 	}
 	if opts.Now.IsZero() {
 		opts.Now = time.Now()

@@ -195,8 +195,7 @@ func PlanCompaction(st *lake.State, opts CompactOptions) (CompactPlan, error) {
 	for _, p := range opts.Partitions {
 		only[p] = true
 	}
-	small := int64(float64(opts.TargetFileSizeBytes) * 0.75)
-	large := int64(float64(opts.TargetFileSizeBytes) * 1.8)
+	small, large := lake.SizeCutoffs(opts.TargetFileSizeBytes)
 	byPart := map[string][]lake.File{}
 	var order []string
 	for _, f := range st.DataFiles {
