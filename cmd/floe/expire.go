@@ -44,6 +44,9 @@ those a ref keeps. The cut-off used is printed, and is "Cutoff" in JSON.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Table = args[0]
 			opts.OlderThanSet = cmd.Flags().Changed("older-than")
+			if cmd.Flags().Changed("retain-last") && opts.RetainLast < 1 {
+				return flagErrorf("--retain-last must be at least 1, got %d", opts.RetainLast)
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -51,7 +54,7 @@ those a ref keeps. The cut-off used is printed, and is "Cutoff" in JSON.`,
 		},
 	}
 	cmd.Flags().Var((*durationValue)(&opts.OlderThan), "older-than", "expire snapshots older than this; 0 means all but --retain-last (default: the table's history.expire.max-snapshot-age-ms, 5d unless set)")
-	cmd.Flags().IntVar(&opts.RetainLast, "retain-last", 1, "always keep this many newest snapshots")
+	cmd.Flags().IntVar(&opts.RetainLast, "retain-last", 0, "always keep this many newest snapshots, at least 1 (default: the table's history.expire.min-snapshots-to-keep, 1 unless set)")
 	cmd.Flags().IntVar(&opts.MaxConcurrentDeletes, "max-concurrent-deletes", 8, "files deleted at once")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "list what would be expired and deleted; change nothing")
 	addOutputFlag(cmd, &opts.Output)

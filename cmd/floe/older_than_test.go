@@ -3,13 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go"
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
 
+	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/rewriter"
 )
 
@@ -154,5 +157,37 @@ func TestOlderThanZeroMeansZero(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(out), &e))
 		near(t, time.Now().Add(-5*day), e.Plan.Cutoff)
 		require.Empty(t, e.Plan.Snapshots)
+
+		// --retain-last unset: the table's history.expire.min-snapshots-to-keep
+		// decides; an explicit 0 is refused.
+		setTableProperty(t, dir, "web.events", "history.expire.min-snapshots-to-keep", "3")
+		out, errOut, code = run(t, dir, "expire", "web.events", "--older-than", "0s", "--dry-run", "-o", "json")
+		require.Equal(t, 0, code, errOut)
+		e.Plan = rewriter.ExpirePlan{}
+		require.NoError(t, json.Unmarshal([]byte(out), &e))
+		require.Equal(t, 3, e.Plan.Retained, "the table keeps its 3 newest")
+		for _, args := range [][]string{{"expire", "web.events", "--retain-last", "0"}, {"optimize", "web.events", "--retain-last", "0", "--dry-run"}} {
+			_, errOut, code = run(t, dir, args...)
+			require.Equal(t, exitUsage, code, "%v", args)
+			require.Contains(t, errOut, "--retain-last must be at least 1")
+		}
 	})
+}
+
+// setTableProperty sets a table property through the catalog.
+func setTableProperty(t *testing.T, dir, name, key, value string) {
+	t.Helper()
+	io, _, _ := testIO()
+	f := newFactory(io)
+	f.ConfigPath = filepath.Join(dir, "floe.yaml")
+	id, err := f.ResolveTable(name)
+	require.NoError(t, err)
+	cat, err := f.Catalog(context.Background(), id.Catalog)
+	require.NoError(t, err)
+	tbl, err := lake.LoadTable(context.Background(), cat, id)
+	require.NoError(t, err)
+	tx := tbl.NewTransaction()
+	require.NoError(t, tx.SetProperties(iceberg.Properties{key: value}))
+	_, err = tx.Commit(context.Background())
+	require.NoError(t, err)
 }

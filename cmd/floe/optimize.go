@@ -60,6 +60,9 @@ rewritten or deleted since it was made is marked stale and must be re-planned.`,
 				opts.Table = args[0]
 			}
 			opts.OlderThanSet = cmd.Flags().Changed("expire-older-than")
+			if cmd.Flags().Changed("retain-last") && opts.RetainLast < 1 {
+				return flagErrorf("--retain-last must be at least 1, got %d", opts.RetainLast)
+			}
 			opts.OrphanAgeSet = cmd.Flags().Changed("orphan-older-than")
 			if opts.PlanID == "" && opts.Table == "" {
 				return flagErrorf("optimize needs TABLE or --plan ID")
@@ -97,7 +100,7 @@ rewritten or deleted since it was made is marked stale and must be re-planned.`,
 	fl.IntVar(&opts.MinInputFiles, "min-input-files", 5, "bin-pack a partition only with at least this many small files")
 	fl.IntVar(&opts.GroupsPerCommit, "groups-per-commit", 1, "partition groups per snapshot")
 	fl.Var((*durationValue)(&opts.OlderThan), "expire-older-than", "expire snapshots older than this; 0 means all but --retain-last (default: the table's history.expire.max-snapshot-age-ms, 5d unless set)")
-	fl.IntVar(&opts.RetainLast, "retain-last", 1, "always keep this many newest snapshots")
+	fl.IntVar(&opts.RetainLast, "retain-last", 0, "always keep this many newest snapshots, at least 1 (default: the table's history.expire.min-snapshots-to-keep, 1 unless set)")
 	fl.Var((*durationValue)(&opts.OrphanAge), "orphan-older-than", fmt.Sprintf("remove orphan files older than this (default %gh, minimum 24h)", rewriter.DefaultOrphanAge.Hours()))
 	fl.StringVar(&opts.ManifestSize, "manifest-target-size", "8MiB", "target manifest size")
 	fl.StringSliceVar(&opts.Skip, "skip", nil, "steps to leave out: expire, orphans, compact, manifests")
