@@ -1,12 +1,12 @@
 package analyzer_test
 
 import (
+	"github.com/floe-project/floe/expr"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/analyzer"
-	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/layout"
 )
@@ -72,9 +72,9 @@ func TestCandidatesFromRank(t *testing.T) {
 	st := eventsTable(t, "events", nil)
 	sr := collectors.EvidenceScanReport
 	events := []collectors.QueryEvent{
-		event(st, "q1", and(pred("tenant_id", extract.OpEq, num("150")), pred("ts", extract.OpGtEq, ts("2026-11-03 00:00:00"))), sr),
-		event(st, "q2", pred("tenant_id", extract.OpIn, num("5"), num("105")), sr),
-		event(st, "q3", pred("country", extract.OpIsNotNull), sr),
+		event(st, "q1", and(pred("tenant_id", expr.OpEq, num("150")), pred("ts", expr.OpGtEq, ts("2026-11-03 00:00:00"))), sr),
+		event(st, "q2", pred("tenant_id", expr.OpIn, num("5"), num("105")), sr),
+		event(st, "q3", pred("country", expr.OpIsNotNull), sr),
 	}
 	ranks, err := analyzer.Rank(st.Ident, st, events, analyzer.RankOptions{Now: now})
 	require.NoError(t, err)

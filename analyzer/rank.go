@@ -4,14 +4,13 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/floe-project/floe/collectors"
+	"github.com/floe-project/floe/expr"
+	"github.com/floe-project/floe/lake"
 	"math"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/floe-project/floe/analyzer/extract"
-	"github.com/floe-project/floe/collectors"
-	"github.com/floe-project/floe/lake"
 )
 
 // DefaultHalfLife is the age at which a query counts half, by default.
@@ -572,30 +571,30 @@ type weighted struct {
 // Morgan's laws and negates their operators; opaque terms are skipped.
 // Bare ranges on one column under the same AND are intersected into one
 // leaf, so ts >= a AND ts < b is scored as the narrow range it is.
-func collectLeaves(stats *Stats, n *extract.Node, neg bool, share float64, out *[]weighted) {
+func collectLeaves(stats *Stats, n *expr.Node, neg bool, share float64, out *[]weighted) {
 	if n == nil {
 		return
 	}
 	kind := n.Kind
 	if neg {
 		switch kind {
-		case extract.NodeAnd:
-			kind = extract.NodeOr
-		case extract.NodeOr:
-			kind = extract.NodeAnd
+		case expr.NodeAnd:
+			kind = expr.NodeOr
+		case expr.NodeOr:
+			kind = expr.NodeAnd
 		}
 	}
 	switch kind {
-	case extract.NodePred:
+	case expr.NodePred:
 		if n.Pred == nil || n.Pred.Column == "" {
 			return
 		}
 		*out = append(*out, weighted{leaf: stats.makeLeaf(n.Pred, neg), share: share, evidence: -1})
-	case extract.NodeNot:
+	case expr.NodeNot:
 		for _, c := range n.Children {
 			collectLeaves(stats, c, !neg, share, out)
 		}
-	case extract.NodeOr:
+	case expr.NodeOr:
 		k := 0
 		for _, c := range n.Children {
 			if c != nil {
@@ -605,7 +604,7 @@ func collectLeaves(stats *Stats, n *extract.Node, neg bool, share float64, out *
 		for _, c := range n.Children {
 			collectLeaves(stats, c, neg, share/float64(k), out)
 		}
-	case extract.NodeAnd:
+	case expr.NodeAnd:
 		start := len(*out)
 		for _, c := range n.Children {
 			collectLeaves(stats, c, neg, share, out)

@@ -2,12 +2,12 @@ package analyzer_test
 
 import (
 	"fmt"
+	"github.com/floe-project/floe/expr"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/floe-project/floe/analyzer"
-	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/collectors"
 )
 
@@ -20,10 +20,10 @@ func BenchmarkRank(b *testing.B) {
 		for i := range events {
 			day := fmt.Sprintf("2026-11-0%d", 1+i%4)
 			f := and(
-				pred("tenant_id", extract.OpEq, num(strconv.Itoa(i%400))),
-				pred("ts", extract.OpGtEq, ts(day+" 00:00:00")),
-				pred("ts", extract.OpLt, ts(day+" 12:00:00")),
-				or(pred("country", extract.OpEq, str("FR")), pred("country", extract.OpLike, str("D%"))),
+				pred("tenant_id", expr.OpEq, num(strconv.Itoa(i%400))),
+				pred("ts", expr.OpGtEq, ts(day+" 00:00:00")),
+				pred("ts", expr.OpLt, ts(day+" 12:00:00")),
+				or(pred("country", expr.OpEq, str("FR")), pred("country", expr.OpLike, str("D%"))),
 			)
 			events[i] = event(st, strconv.Itoa(i), f, collectors.EvidenceSQL)
 			events[i].StartTime = now.Add(-time.Duration(i) * time.Minute)

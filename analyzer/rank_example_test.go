@@ -2,10 +2,10 @@ package analyzer_test
 
 import (
 	"fmt"
+	"github.com/floe-project/floe/expr"
 	"time"
 
 	"github.com/floe-project/floe/analyzer"
-	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/lake"
 )
@@ -15,10 +15,10 @@ import (
 func ExampleRank() {
 	table := lake.Ident{Catalog: "local", Namespace: []string{"web"}, Name: "events"}
 	at := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
-	leaf := func(col string, op extract.Op, vals ...extract.Value) *extract.Node {
-		return &extract.Node{Kind: extract.NodePred, Pred: &extract.Pred{Column: col, Op: op, Values: vals}}
+	leaf := func(col string, op expr.Op, vals ...expr.Value) *expr.Node {
+		return &expr.Node{Kind: expr.NodePred, Pred: &expr.Pred{Column: col, Op: op, Values: vals}}
 	}
-	query := func(id string, f *extract.Node) collectors.QueryEvent {
+	query := func(id string, f *expr.Node) collectors.QueryEvent {
 		return collectors.QueryEvent{
 			Source: "trino-event", Engine: collectors.EngineTrino, QueryID: id, StartTime: at,
 			State: collectors.StateSucceeded,
@@ -26,12 +26,12 @@ func ExampleRank() {
 				Filter: f, Evidence: collectors.EvidenceSQL}},
 		}
 	}
-	tenant := leaf("tenant_id", extract.OpEq, extract.Value{Kind: extract.KindNumber, Text: "42"})
-	recent := leaf("ts", extract.OpGtEq, extract.Value{Kind: extract.KindTimestamp, Text: "2026-11-19 00:00:00"})
+	tenant := leaf("tenant_id", expr.OpEq, expr.Value{Kind: expr.KindNumber, Text: "42"})
+	recent := leaf("ts", expr.OpGtEq, expr.Value{Kind: expr.KindTimestamp, Text: "2026-11-19 00:00:00"})
 	events := []collectors.QueryEvent{
 		query("q1", tenant),
-		query("q2", &extract.Node{Kind: extract.NodeAnd, Children: []*extract.Node{tenant, recent}}),
-		query("q3", leaf("country", extract.OpIsNotNull)),
+		query("q2", &expr.Node{Kind: expr.NodeAnd, Children: []*expr.Node{tenant, recent}}),
+		query("q3", leaf("country", expr.OpIsNotNull)),
 	}
 	ranks, err := analyzer.Rank(table, nil, events, analyzer.RankOptions{})
 	if err != nil {

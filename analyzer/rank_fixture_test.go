@@ -2,6 +2,7 @@ package analyzer_test
 
 import (
 	"context"
+	"github.com/floe-project/floe/expr"
 	"testing"
 	"time"
 
@@ -11,12 +12,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
-	"github.com/stretchr/testify/require"
-
-	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/internal/testlake"
 	"github.com/floe-project/floe/lake"
+	"github.com/stretchr/testify/require"
 )
 
 // The events tables hold 4 files of 100 rows, one per append. In file i
@@ -93,41 +92,41 @@ func loadState(t testing.TB, w *testlake.Warehouse, tbl *table.Table) *lake.Stat
 
 // Predicate-tree builders.
 
-func pred(col string, op extract.Op, vals ...extract.Value) *extract.Node {
+func pred(col string, op expr.Op, vals ...expr.Value) *expr.Node {
 	if vals == nil {
-		vals = []extract.Value{}
+		vals = []expr.Value{}
 	}
-	return &extract.Node{Kind: extract.NodePred, Pred: &extract.Pred{Column: col, Op: op, Values: vals}}
+	return &expr.Node{Kind: expr.NodePred, Pred: &expr.Pred{Column: col, Op: op, Values: vals}}
 }
 
-func trpred(tr, col string, op extract.Op, vals ...extract.Value) *extract.Node {
+func trpred(tr, col string, op expr.Op, vals ...expr.Value) *expr.Node {
 	n := pred(col, op, vals...)
 	n.Pred.Transform = tr
 	return n
 }
 
-func and(ns ...*extract.Node) *extract.Node {
-	return &extract.Node{Kind: extract.NodeAnd, Children: ns}
+func and(ns ...*expr.Node) *expr.Node {
+	return &expr.Node{Kind: expr.NodeAnd, Children: ns}
 }
 
-func or(ns ...*extract.Node) *extract.Node {
-	return &extract.Node{Kind: extract.NodeOr, Children: ns}
+func or(ns ...*expr.Node) *expr.Node {
+	return &expr.Node{Kind: expr.NodeOr, Children: ns}
 }
 
-func not(n *extract.Node) *extract.Node {
-	return &extract.Node{Kind: extract.NodeNot, Children: []*extract.Node{n}}
+func not(n *expr.Node) *expr.Node {
+	return &expr.Node{Kind: expr.NodeNot, Children: []*expr.Node{n}}
 }
 
-func num(s string) extract.Value { return extract.Value{Kind: extract.KindNumber, Text: s} }
-func str(s string) extract.Value { return extract.Value{Kind: extract.KindString, Text: s} }
-func ts(s string) extract.Value  { return extract.Value{Kind: extract.KindTimestamp, Text: s} }
-func date(s string) extract.Value {
-	return extract.Value{Kind: extract.KindDate, Text: s}
+func num(s string) expr.Value { return expr.Value{Kind: expr.KindNumber, Text: s} }
+func str(s string) expr.Value { return expr.Value{Kind: expr.KindString, Text: s} }
+func ts(s string) expr.Value  { return expr.Value{Kind: expr.KindTimestamp, Text: s} }
+func date(s string) expr.Value {
+	return expr.Value{Kind: expr.KindDate, Text: s}
 }
-func param() extract.Value { return extract.Value{Kind: extract.KindParam, Text: "?"} }
+func param() expr.Value { return expr.Value{Kind: expr.KindParam, Text: "?"} }
 
 // event is one successful query on st's table at now with filter f.
-func event(st *lake.State, id string, f *extract.Node, ev collectors.Evidence) collectors.QueryEvent {
+func event(st *lake.State, id string, f *expr.Node, ev collectors.Evidence) collectors.QueryEvent {
 	return collectors.QueryEvent{
 		Source: "trino-event", Engine: collectors.EngineTrino, QueryID: id,
 		StartTime: now, State: collectors.StateSucceeded, StatementType: "SELECT",

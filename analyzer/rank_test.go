@@ -1,6 +1,7 @@
 package analyzer_test
 
 import (
+	"github.com/floe-project/floe/expr"
 	"math"
 	"testing"
 	"time"
@@ -9,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/analyzer"
-	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/lake"
 )
@@ -48,12 +48,12 @@ func TestRankOrderAndScores(t *testing.T) {
 	st := eventsTable(t, "events", nil)
 	sql := collectors.EvidenceSQL
 	events := []collectors.QueryEvent{
-		event(st, "q1", pred("tenant_id", extract.OpEq, num("150")), sql),
-		event(st, "q2", and(pred("tenant_id", extract.OpEq, num("150")),
-			pred("ts", extract.OpBetween, ts("2026-11-02 12:00:00"), ts("2026-11-03 00:00:00"))), sql),
-		event(st, "q3", pred("country", extract.OpEq, str("FR")), sql),
-		event(st, "q4", pred("event_type", extract.OpLike, str("%ick")), sql),
-		event(st, "q5", pred("country", extract.OpIsNotNull), sql),
+		event(st, "q1", pred("tenant_id", expr.OpEq, num("150")), sql),
+		event(st, "q2", and(pred("tenant_id", expr.OpEq, num("150")),
+			pred("ts", expr.OpBetween, ts("2026-11-02 12:00:00"), ts("2026-11-03 00:00:00"))), sql),
+		event(st, "q3", pred("country", expr.OpEq, str("FR")), sql),
+		event(st, "q4", pred("event_type", expr.OpLike, str("%ick")), sql),
+		event(st, "q5", pred("country", expr.OpIsNotNull), sql),
 	}
 	ranks, err := analyzer.Rank(st.Ident, st, events, analyzer.RankOptions{Now: now})
 	require.NoError(t, err)
@@ -93,32 +93,32 @@ func TestRankLeafRules(t *testing.T) {
 	selTenantGe50 := 350.0 / totalRows
 	cases := []struct {
 		name    string
-		f       *extract.Node
+		f       *expr.Node
 		tenant  float64
 		country float64
 		tsScore float64
 	}{
-		{"or of two columns counts each half", or(pred("tenant_id", extract.OpEq, num("150")), pred("country", extract.OpEq, str("FR"))),
+		{"or of two columns counts each half", or(pred("tenant_id", expr.OpEq, num("150")), pred("country", expr.OpEq, str("FR"))),
 			0.5 * (1 - selTenant150), 0.5 * (1 - selFR), 0},
-		{"or on one column adds up to an in", or(pred("tenant_id", extract.OpEq, num("150")), pred("tenant_id", extract.OpEq, num("250"))),
+		{"or on one column adds up to an in", or(pred("tenant_id", expr.OpEq, num("150")), pred("tenant_id", expr.OpEq, num("250"))),
 			2 * 0.5 * (1 - selTenant150), 0, 0},
-		{"not of a range is the other range", not(pred("tenant_id", extract.OpLt, num("50"))),
+		{"not of a range is the other range", not(pred("tenant_id", expr.OpLt, num("50"))),
 			analyzer.BenefitRange * (1 - selTenantGe50), 0, 0},
-		{"not of an equality helps nothing", not(pred("tenant_id", extract.OpEq, num("150"))), 0, 0, 0},
-		{"not of or is an and of negations", not(or(pred("tenant_id", extract.OpNotEq, num("150")), pred("country", extract.OpNotEq, str("FR")))),
+		{"not of an equality helps nothing", not(pred("tenant_id", expr.OpEq, num("150"))), 0, 0, 0},
+		{"not of or is an and of negations", not(or(pred("tenant_id", expr.OpNotEq, num("150")), pred("country", expr.OpNotEq, str("FR")))),
 			1 - selTenant150, 1 - selFR, 0},
-		{"double negation", not(not(pred("tenant_id", extract.OpEq, num("150")))), 1 - selTenant150, 0, 0},
-		{"ranges under one and are intersected", and(pred("ts", extract.OpGtEq, ts("2026-11-02 12:00:00")), pred("ts", extract.OpLt, ts("2026-11-03 00:00:00"))),
+		{"double negation", not(not(pred("tenant_id", expr.OpEq, num("150")))), 1 - selTenant150, 0, 0},
+		{"ranges under one and are intersected", and(pred("ts", expr.OpGtEq, ts("2026-11-02 12:00:00")), pred("ts", expr.OpLt, ts("2026-11-03 00:00:00"))),
 			0, 0, analyzer.BenefitRange * (1 - selNoonToMidnight)},
-		{"day(ts) = date is an equality on a day", trpred("day", "ts", extract.OpEq, date("2026-11-02")),
+		{"day(ts) = date is an equality on a day", trpred("day", "ts", expr.OpEq, date("2026-11-02")),
 			0, 0, analyzer.BenefitEq * (1 - 100.0/totalRows)},
-		{"in", pred("tenant_id", extract.OpIn, num("150"), num("250")), analyzer.BenefitIn * (1 - 2*selTenant150), 0, 0},
-		{"is not null helps nothing", pred("tenant_id", extract.OpIsNotNull), 0, 0, 0},
-		{"leading wildcard like helps nothing", pred("country", extract.OpLike, str("%R")), 0, 0, 0},
-		{"rlike helps nothing", pred("country", extract.OpRLike, str("^F")), 0, 0, 0},
-		{"lower(c) helps nothing", trpred("lower", "country", extract.OpEq, str("fr")), 0, 0, 0},
-		{"is null", pred("country", extract.OpIsNull), 0, analyzer.BenefitIsNull * (1 - 20.0/totalRows), 0},
-		{"opaque terms are skipped", and(&extract.Node{Kind: extract.NodeOpaque, Text: "a = b"}, pred("tenant_id", extract.OpEq, num("150"))),
+		{"in", pred("tenant_id", expr.OpIn, num("150"), num("250")), analyzer.BenefitIn * (1 - 2*selTenant150), 0, 0},
+		{"is not null helps nothing", pred("tenant_id", expr.OpIsNotNull), 0, 0, 0},
+		{"leading wildcard like helps nothing", pred("country", expr.OpLike, str("%R")), 0, 0, 0},
+		{"rlike helps nothing", pred("country", expr.OpRLike, str("^F")), 0, 0, 0},
+		{"lower(c) helps nothing", trpred("lower", "country", expr.OpEq, str("fr")), 0, 0, 0},
+		{"is null", pred("country", expr.OpIsNull), 0, analyzer.BenefitIsNull * (1 - 20.0/totalRows), 0},
+		{"opaque terms are skipped", and(&expr.Node{Kind: expr.NodeOpaque, Text: "a = b"}, pred("tenant_id", expr.OpEq, num("150"))),
 			1 - selTenant150, 0, 0},
 	}
 	for _, tc := range cases {
@@ -150,7 +150,7 @@ func TestRankRecency(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ev := event(st, "q", pred("tenant_id", extract.OpEq, num("150")), collectors.EvidenceScanReport)
+			ev := event(st, "q", pred("tenant_id", expr.OpEq, num("150")), collectors.EvidenceScanReport)
 			ev.StartTime = now.Add(-tc.age)
 			ranks, err := analyzer.Rank(st.Ident, st, []collectors.QueryEvent{ev}, analyzer.RankOptions{Now: now, HalfLife: tc.halfLife})
 			require.NoError(t, err)
@@ -159,8 +159,8 @@ func TestRankRecency(t *testing.T) {
 		})
 	}
 	t.Run("now defaults to the newest event", func(t *testing.T) {
-		recent := event(st, "a", pred("tenant_id", extract.OpEq, num("150")), collectors.EvidenceScanReport)
-		old := event(st, "b", pred("country", extract.OpEq, str("FR")), collectors.EvidenceScanReport)
+		recent := event(st, "a", pred("tenant_id", expr.OpEq, num("150")), collectors.EvidenceScanReport)
+		old := event(st, "b", pred("country", expr.OpEq, str("FR")), collectors.EvidenceScanReport)
 		old.StartTime = now.Add(-7 * 24 * time.Hour)
 		ranks, err := analyzer.Rank(st.Ident, st, []collectors.QueryEvent{recent, old}, analyzer.RankOptions{})
 		require.NoError(t, err)
@@ -174,12 +174,12 @@ func TestRankRecency(t *testing.T) {
 func TestRankCostWeighting(t *testing.T) {
 	st := eventsTable(t, "events", nil)
 	sr := collectors.EvidenceScanReport
-	q1 := event(st, "q1", pred("tenant_id", extract.OpEq, num("150")), sr)
+	q1 := event(st, "q1", pred("tenant_id", expr.OpEq, num("150")), sr)
 	q1.Metrics.BytesScanned = 1 << 30
-	q2 := event(st, "q2", pred("country", extract.OpEq, str("FR")), sr)
+	q2 := event(st, "q2", pred("country", expr.OpEq, str("FR")), sr)
 	q2.Metrics.BytesScanned = 1 << 40 // the table's own bytes win over the query's
 	q2.Tables[0].Metrics.BytesScanned = 3 << 30
-	q3 := event(st, "q3", pred("tenant_id", extract.OpEq, num("150")), sr)
+	q3 := event(st, "q3", pred("tenant_id", expr.OpEq, num("150")), sr)
 	q3.Metrics.ElapsedMs = 2000 // no bytes: elapsed over the median elapsed
 	ranks, err := analyzer.Rank(st.Ident, st, []collectors.QueryEvent{q1, q2, q3}, analyzer.RankOptions{Now: now})
 	require.NoError(t, err)
@@ -200,15 +200,15 @@ func TestRankPartitionDiscount(t *testing.T) {
 	oneHour := 1 - (1-analyzer.DefaultPartitionDiscount)*(3600.0/86400)
 	cases := []struct {
 		name     string
-		f        *extract.Node
+		f        *expr.Node
 		column   string
 		discount float64
 	}{
-		{"range wider than a day", pred("ts", extract.OpGtEq, ts("2026-11-02 00:00:00")), "ts", analyzer.DefaultPartitionDiscount},
-		{"day(ts) equality is a whole partition", trpred("day", "ts", extract.OpEq, date("2026-11-02")), "ts", analyzer.DefaultPartitionDiscount},
-		{"one hour inside a day still benefits", and(pred("ts", extract.OpGtEq, ts("2026-11-02 12:00:00")), pred("ts", extract.OpLt, ts("2026-11-02 13:00:00"))), "ts", oneHour},
-		{"timestamp equality is finer than a day", pred("ts", extract.OpEq, ts("2026-11-02 12:00:00")), "ts", 1},
-		{"other columns are not discounted", pred("tenant_id", extract.OpEq, num("150")), "tenant_id", 1},
+		{"range wider than a day", pred("ts", expr.OpGtEq, ts("2026-11-02 00:00:00")), "ts", analyzer.DefaultPartitionDiscount},
+		{"day(ts) equality is a whole partition", trpred("day", "ts", expr.OpEq, date("2026-11-02")), "ts", analyzer.DefaultPartitionDiscount},
+		{"one hour inside a day still benefits", and(pred("ts", expr.OpGtEq, ts("2026-11-02 12:00:00")), pred("ts", expr.OpLt, ts("2026-11-02 13:00:00"))), "ts", oneHour},
+		{"timestamp equality is finer than a day", pred("ts", expr.OpEq, ts("2026-11-02 12:00:00")), "ts", 1},
+		{"other columns are not discounted", pred("tenant_id", expr.OpEq, num("150")), "tenant_id", 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -229,7 +229,7 @@ func TestRankPartitionDiscount(t *testing.T) {
 	t.Run("identity partition", func(t *testing.T) {
 		byCountry := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{3}, FieldID: 1000, Name: "country", Transform: iceberg.IdentityTransform{}})
 		st := eventsTable(t, "by_country", &byCountry)
-		p := pred("country", extract.OpEq, str("FR"))
+		p := pred("country", expr.OpEq, str("FR"))
 		sel, fromStats := analyzer.NewStats(st).Selectivity(*p.Pred)
 		require.True(t, fromStats)
 		// One file per append and country, each with a single value: every
@@ -254,7 +254,7 @@ func TestRankPartitionDiscount(t *testing.T) {
 
 func TestRankWhichEventsCount(t *testing.T) {
 	st := eventsTable(t, "events", nil)
-	f := pred("tenant_id", extract.OpEq, num("150"))
+	f := pred("tenant_id", expr.OpEq, num("150"))
 	sr := collectors.EvidenceScanReport
 	with := func(id string, mut func(*collectors.QueryEvent)) collectors.QueryEvent {
 		ev := event(st, id, f, sr)
@@ -329,25 +329,25 @@ func TestRankFilterColumnsWithoutPredicates(t *testing.T) {
 
 func TestRankRobustToOddInput(t *testing.T) {
 	st := eventsTable(t, "events", nil)
-	odd := []*extract.Node{
+	odd := []*expr.Node{
 		nil,
-		{Kind: extract.NodePred},
-		{Kind: extract.NodeOr},
-		{Kind: extract.NodeNot},
-		{Kind: extract.NodeAnd, Children: []*extract.Node{nil, {Kind: extract.NodeOr, Children: []*extract.Node{nil}}}},
-		pred("nope", extract.OpEq, num("1")),
-		pred("tenant_id", extract.OpBetween, num("5")),
-		pred("tenant_id", extract.OpEq, num("NaN")),
-		pred("tenant_id", extract.OpLt, num("1e400")),
-		pred("tenant_id", extract.OpEq, str("not a number")),
-		pred("ts", extract.OpGt, ts("yesterday")),
-		pred("ts", extract.OpEq, num("1714567890")),
-		pred("country", extract.OpLike),
-		pred("country", extract.OpIn),
-		trpred("year", "ts", extract.OpEq, num("-5")),
-		trpred("day", "tenant_id", extract.OpEq, date("2026-11-02")),
-		trpred("hour", "ts", extract.OpBetween, ts("2026-11-02 10:30:00"), ts("2026-11-02 09:00:00")),
-		pred("amount", extract.OpGt, extract.Value{Kind: extract.KindInterval, Text: "1 day"}),
+		{Kind: expr.NodePred},
+		{Kind: expr.NodeOr},
+		{Kind: expr.NodeNot},
+		{Kind: expr.NodeAnd, Children: []*expr.Node{nil, {Kind: expr.NodeOr, Children: []*expr.Node{nil}}}},
+		pred("nope", expr.OpEq, num("1")),
+		pred("tenant_id", expr.OpBetween, num("5")),
+		pred("tenant_id", expr.OpEq, num("NaN")),
+		pred("tenant_id", expr.OpLt, num("1e400")),
+		pred("tenant_id", expr.OpEq, str("not a number")),
+		pred("ts", expr.OpGt, ts("yesterday")),
+		pred("ts", expr.OpEq, num("1714567890")),
+		pred("country", expr.OpLike),
+		pred("country", expr.OpIn),
+		trpred("year", "ts", expr.OpEq, num("-5")),
+		trpred("day", "tenant_id", expr.OpEq, date("2026-11-02")),
+		trpred("hour", "ts", expr.OpBetween, ts("2026-11-02 10:30:00"), ts("2026-11-02 09:00:00")),
+		pred("amount", expr.OpGt, expr.Value{Kind: expr.KindInterval, Text: "1 day"}),
 	}
 	var events []collectors.QueryEvent
 	for i, n := range odd {
@@ -401,9 +401,9 @@ func TestRankOptionsValidate(t *testing.T) {
 
 func TestRankUnknownRangeTakesTheColumnsTypicalRange(t *testing.T) {
 	st := eventsTable(t, "events", nil)
-	masked := extract.Value{Kind: extract.KindUnknown, Text: "(timestamp-9f2c)"}
-	known := event(st, "known", pred("ts", extract.OpGtEq, ts("2026-11-03 00:00:00")), collectors.EvidenceScanReport) // keeps 200 of 400
-	hidden := event(st, "hidden", pred("ts", extract.OpGtEq, masked), collectors.EvidenceScanReport)
+	masked := expr.Value{Kind: expr.KindUnknown, Text: "(timestamp-9f2c)"}
+	known := event(st, "known", pred("ts", expr.OpGtEq, ts("2026-11-03 00:00:00")), collectors.EvidenceScanReport) // keeps 200 of 400
+	hidden := event(st, "hidden", pred("ts", expr.OpGtEq, masked), collectors.EvidenceScanReport)
 	cases := []struct {
 		name   string
 		events []collectors.QueryEvent
@@ -425,18 +425,18 @@ func TestRankUnknownRangeTakesTheColumnsTypicalRange(t *testing.T) {
 func TestRankFoldsScanReportsIntoTheirQuery(t *testing.T) {
 	st := eventsTable(t, "events", nil)
 	engineQuery := func(id string, start time.Time) collectors.QueryEvent {
-		ev := event(st, id, pred("country", extract.OpEq, str("FR")), collectors.EvidenceSQL)
+		ev := event(st, id, pred("country", expr.OpEq, str("FR")), collectors.EvidenceSQL)
 		ev.StartTime, ev.EndTime = start, start.Add(20*time.Second)
 		return ev
 	}
-	report := func(at time.Time, engine string, f *extract.Node) collectors.QueryEvent {
+	report := func(at time.Time, engine string, f *expr.Node) collectors.QueryEvent {
 		ev := event(st, "report-"+at.String(), f, collectors.EvidenceScanReport)
 		ev.Source, ev.Engine, ev.EngineVersion, ev.State = "iceberg-scanreport", collectors.EngineIceberg, engine, collectors.StateUnknown
 		ev.StartTime = at
 		return ev
 	}
-	tenant := pred("tenant_id", extract.OpEq, num("150"))
-	fr := pred("country", extract.OpEq, str("FR"))
+	tenant := pred("tenant_id", expr.OpEq, num("150"))
+	fr := pred("country", expr.OpEq, str("FR"))
 	cases := []struct {
 		name           string
 		events         []collectors.QueryEvent

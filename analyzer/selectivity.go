@@ -2,14 +2,13 @@ package analyzer
 
 import (
 	"encoding/binary"
+	"github.com/floe-project/floe/expr"
 	"math"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go"
-
-	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/lake"
 )
@@ -430,15 +429,15 @@ func stringKey(b []byte) float64 {
 }
 
 // valueNumber parses a predicate literal against the column's class.
-func valueNumber(v extract.Value, cls class) (float64, bool) {
+func valueNumber(v expr.Value, cls class) (float64, bool) {
 	switch v.Kind {
-	case extract.KindParam, extract.KindUnknown, extract.KindNull, extract.KindInterval:
+	case expr.KindParam, expr.KindUnknown, expr.KindNull, expr.KindInterval:
 		return 0, false
 	}
 	text := strings.TrimSpace(v.Text)
 	switch cls {
 	case clsInt, clsFloat:
-		if v.Kind != extract.KindNumber && v.Kind != extract.KindString {
+		if v.Kind != expr.KindNumber && v.Kind != expr.KindString {
 			return 0, false
 		}
 		text = strings.ReplaceAll(text, "_", "")
@@ -477,9 +476,9 @@ func valueNumber(v extract.Value, cls class) (float64, bool) {
 
 // parseTimeValue reads a date, timestamp or date-like string literal, in
 // UTC when it has no zone.
-func parseTimeValue(v extract.Value) (time.Time, bool) {
+func parseTimeValue(v expr.Value) (time.Time, bool) {
 	switch v.Kind {
-	case extract.KindDate, extract.KindTimestamp, extract.KindString:
+	case expr.KindDate, expr.KindTimestamp, expr.KindString:
 	default:
 		return time.Time{}, false
 	}

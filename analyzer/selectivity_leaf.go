@@ -1,10 +1,9 @@
 package analyzer
 
 import (
+	"github.com/floe-project/floe/expr"
 	"strings"
 	"time"
-
-	"github.com/floe-project/floe/analyzer/extract"
 )
 
 // Benefit of a predicate leaf by operator: how much a layout clustered on
@@ -52,44 +51,44 @@ type leaf struct {
 }
 
 // negate returns the operator of NOT (c op x).
-func negate(op extract.Op) extract.Op {
+func negate(op expr.Op) expr.Op {
 	switch op {
-	case extract.OpEq:
-		return extract.OpNotEq
-	case extract.OpNotEq:
-		return extract.OpEq
-	case extract.OpLt:
-		return extract.OpGtEq
-	case extract.OpLtEq:
-		return extract.OpGt
-	case extract.OpGt:
-		return extract.OpLtEq
-	case extract.OpGtEq:
-		return extract.OpLt
-	case extract.OpBetween:
-		return extract.OpNotBetween
-	case extract.OpNotBetween:
-		return extract.OpBetween
-	case extract.OpIn:
-		return extract.OpNotIn
-	case extract.OpNotIn:
-		return extract.OpIn
-	case extract.OpLike:
-		return extract.OpNotLike
-	case extract.OpNotLike:
-		return extract.OpLike
-	case extract.OpILike:
-		return extract.OpNotILike
-	case extract.OpNotILike:
-		return extract.OpILike
-	case extract.OpRLike:
-		return extract.OpNotRLike
-	case extract.OpNotRLike:
-		return extract.OpRLike
-	case extract.OpIsNull:
-		return extract.OpIsNotNull
-	case extract.OpIsNotNull:
-		return extract.OpIsNull
+	case expr.OpEq:
+		return expr.OpNotEq
+	case expr.OpNotEq:
+		return expr.OpEq
+	case expr.OpLt:
+		return expr.OpGtEq
+	case expr.OpLtEq:
+		return expr.OpGt
+	case expr.OpGt:
+		return expr.OpLtEq
+	case expr.OpGtEq:
+		return expr.OpLt
+	case expr.OpBetween:
+		return expr.OpNotBetween
+	case expr.OpNotBetween:
+		return expr.OpBetween
+	case expr.OpIn:
+		return expr.OpNotIn
+	case expr.OpNotIn:
+		return expr.OpIn
+	case expr.OpLike:
+		return expr.OpNotLike
+	case expr.OpNotLike:
+		return expr.OpLike
+	case expr.OpILike:
+		return expr.OpNotILike
+	case expr.OpNotILike:
+		return expr.OpILike
+	case expr.OpRLike:
+		return expr.OpNotRLike
+	case expr.OpNotRLike:
+		return expr.OpRLike
+	case expr.OpIsNull:
+		return expr.OpIsNotNull
+	case expr.OpIsNotNull:
+		return expr.OpIsNull
 	}
 	return op
 }
@@ -99,7 +98,7 @@ var timeUnits = map[string]bool{"year": true, "quarter": true, "month": true, "w
 
 // makeLeaf interprets p (negated when neg) against column c (nil when the
 // table has no such column or no statistics).
-func (s *Stats) makeLeaf(p *extract.Pred, neg bool) leaf {
+func (s *Stats) makeLeaf(p *expr.Pred, neg bool) leaf {
 	op := p.Op
 	if neg {
 		op = negate(op)
@@ -133,9 +132,9 @@ func (s *Stats) makeLeaf(p *extract.Pred, neg bool) leaf {
 	}
 	l.ops = []string{label}
 	switch op {
-	case extract.OpEq, extract.OpIn:
+	case expr.OpEq, expr.OpIn:
 		l.kind, l.benefit = kindEq, BenefitEq
-		if op == extract.OpIn {
+		if op == expr.OpIn {
 			l.benefit = BenefitIn
 		}
 		for _, v := range p.Values {
@@ -148,9 +147,9 @@ func (s *Stats) makeLeaf(p *extract.Pred, neg bool) leaf {
 		if len(p.Values) == 0 {
 			l.unknown = 1
 		}
-	case extract.OpLt, extract.OpLtEq, extract.OpGt, extract.OpGtEq, extract.OpBetween:
+	case expr.OpLt, expr.OpLtEq, expr.OpGt, expr.OpGtEq, expr.OpBetween:
 		l.kind, l.benefit = kindRange, BenefitRange
-		l.between = op == extract.OpBetween
+		l.between = op == expr.OpBetween
 		iv, ok := rangeOf(op, p.Values, cls)
 		if ok {
 			l.ivs = []interval{iv}
@@ -158,13 +157,13 @@ func (s *Stats) makeLeaf(p *extract.Pred, neg bool) leaf {
 		} else {
 			l.unknown = 1
 		}
-	case extract.OpLike:
+	case expr.OpLike:
 		l = likeLeaf(l, p.Values, cls)
-	case extract.OpIsNull:
+	case expr.OpIsNull:
 		l.kind, l.benefit = kindNull, BenefitIsNull
-	case extract.OpIsNotNull:
+	case expr.OpIsNotNull:
 		l.kind = kindNotNull
-	case extract.OpNotEq, extract.OpNotIn:
+	case expr.OpNotEq, expr.OpNotIn:
 		l.kind = kindNotEq
 		for _, v := range p.Values {
 			if x, ok := valueNumber(v, cls); ok {
@@ -181,7 +180,7 @@ func (s *Stats) makeLeaf(p *extract.Pred, neg bool) leaf {
 }
 
 // rangeOf reads the interval of a bare range predicate.
-func rangeOf(op extract.Op, vals []extract.Value, cls class) (interval, bool) {
+func rangeOf(op expr.Op, vals []expr.Value, cls class) (interval, bool) {
 	var iv interval
 	if len(vals) == 0 {
 		return iv, false
@@ -191,11 +190,11 @@ func rangeOf(op extract.Op, vals []extract.Value, cls class) (interval, bool) {
 		return iv, false
 	}
 	switch op {
-	case extract.OpLt, extract.OpLtEq:
-		iv = interval{hi: x, hiSet: true, hiIncl: op == extract.OpLtEq}
-	case extract.OpGt, extract.OpGtEq:
-		iv = interval{lo: x, loSet: true, loIncl: op == extract.OpGtEq}
-	case extract.OpBetween:
+	case expr.OpLt, expr.OpLtEq:
+		iv = interval{hi: x, hiSet: true, hiIncl: op == expr.OpLtEq}
+	case expr.OpGt, expr.OpGtEq:
+		iv = interval{lo: x, loSet: true, loIncl: op == expr.OpGtEq}
+	case expr.OpBetween:
 		if len(vals) < 2 {
 			return iv, false
 		}
@@ -211,8 +210,8 @@ func rangeOf(op extract.Op, vals []extract.Value, cls class) (interval, bool) {
 // likeLeaf interprets c like 'pattern': a leading wildcard helps nothing,
 // a prefix is a range of strings, no wildcard is an equality. An unknown
 // pattern (a masked scan-report starts-with) is taken as a prefix.
-func likeLeaf(l leaf, vals []extract.Value, cls class) leaf {
-	if len(vals) == 0 || vals[0].Kind == extract.KindParam || vals[0].Kind == extract.KindUnknown {
+func likeLeaf(l leaf, vals []expr.Value, cls class) leaf {
+	if len(vals) == 0 || vals[0].Kind == expr.KindParam || vals[0].Kind == expr.KindUnknown {
 		l.kind, l.benefit, l.unknown, l.between = kindRange, BenefitLikePrefix, 1, true
 		l.ops = []string{"like-prefix"}
 		return l
@@ -247,11 +246,11 @@ func likeLeaf(l leaf, vals []extract.Value, cls class) leaf {
 
 // truncLeaf interprets unit(c) op x on a date or timestamp column c as a
 // range of c: day(ts) = '2026-11-01' is ts in [2026-11-01, 2026-11-02).
-func truncLeaf(l leaf, op extract.Op, unit string, vals []extract.Value, cls class) leaf {
+func truncLeaf(l leaf, op expr.Op, unit string, vals []expr.Value, cls class) leaf {
 	switch op {
-	case extract.OpEq, extract.OpIn:
+	case expr.OpEq, expr.OpIn:
 		l.kind, l.benefit = kindRange, BenefitEq
-		if op == extract.OpIn {
+		if op == expr.OpIn {
 			l.benefit = BenefitIn
 		}
 		for _, v := range vals {
@@ -266,11 +265,11 @@ func truncLeaf(l leaf, op extract.Op, unit string, vals []extract.Value, cls cla
 		if len(vals) == 0 {
 			l.unknown = 1
 		}
-		l.mergeable = op == extract.OpEq && len(l.ivs) == 1
+		l.mergeable = op == expr.OpEq && len(l.ivs) == 1
 		return l
-	case extract.OpLt, extract.OpLtEq, extract.OpGt, extract.OpGtEq, extract.OpBetween:
+	case expr.OpLt, expr.OpLtEq, expr.OpGt, expr.OpGtEq, expr.OpBetween:
 		l.kind, l.benefit = kindRange, BenefitRange
-		l.between = op == extract.OpBetween
+		l.between = op == expr.OpBetween
 		iv, ok := truncRange(op, vals, unit, cls)
 		if !ok {
 			l.unknown = 1
@@ -278,9 +277,9 @@ func truncLeaf(l leaf, op extract.Op, unit string, vals []extract.Value, cls cla
 		}
 		l.ivs, l.mergeable = []interval{iv}, true
 		return l
-	case extract.OpIsNull:
+	case expr.OpIsNull:
 		l.kind, l.benefit = kindNull, BenefitIsNull
-	case extract.OpIsNotNull:
+	case expr.OpIsNotNull:
 		l.kind = kindNotNull
 	default:
 		l.kind = kindNone
@@ -292,8 +291,8 @@ func truncLeaf(l leaf, op extract.Op, unit string, vals []extract.Value, cls cla
 // x's unit and x aligned when x == u, unit(c) < x is c < x (aligned) or
 // c < next(u); unit(c) <= x is c < next(u); > x is c >= next(u); >= x is
 // c >= x (aligned) or c >= next(u).
-func truncRange(op extract.Op, vals []extract.Value, unit string, cls class) (interval, bool) {
-	bound := func(v extract.Value, upper, incl bool) (float64, bool) {
+func truncRange(op expr.Op, vals []expr.Value, unit string, cls class) (interval, bool) {
+	bound := func(v expr.Value, upper, incl bool) (float64, bool) {
 		t, ok := truncValue(v, unit)
 		if !ok {
 			return 0, false
@@ -309,13 +308,13 @@ func truncRange(op extract.Op, vals []extract.Value, unit string, cls class) (in
 		return interval{}, false
 	}
 	switch op {
-	case extract.OpLt, extract.OpLtEq:
-		x, ok := bound(vals[0], true, op == extract.OpLtEq)
+	case expr.OpLt, expr.OpLtEq:
+		x, ok := bound(vals[0], true, op == expr.OpLtEq)
 		return interval{hi: x, hiSet: true}, ok
-	case extract.OpGt, extract.OpGtEq:
-		x, ok := bound(vals[0], false, op == extract.OpGtEq)
+	case expr.OpGt, expr.OpGtEq:
+		x, ok := bound(vals[0], false, op == expr.OpGtEq)
 		return interval{lo: x, loSet: true, loIncl: true}, ok
-	case extract.OpBetween:
+	case expr.OpBetween:
 		if len(vals) < 2 {
 			return interval{}, false
 		}
@@ -328,11 +327,11 @@ func truncRange(op extract.Op, vals []extract.Value, unit string, cls class) (in
 
 // truncValue reads the literal of a truncation predicate: a date or
 // timestamp, or a year number for year(c).
-func truncValue(v extract.Value, unit string) (time.Time, bool) {
+func truncValue(v expr.Value, unit string) (time.Time, bool) {
 	if t, ok := parseTimeValue(v); ok {
 		return t, true
 	}
-	if unit == "year" && v.Kind == extract.KindNumber {
+	if unit == "year" && v.Kind == expr.KindNumber {
 		if y, ok := valueNumber(v, clsInt); ok && y >= 1 && y <= 9999 && y == float64(int(y)) {
 			return time.Date(int(y), 1, 1, 0, 0, 0, 0, time.UTC), true
 		}
@@ -470,7 +469,7 @@ func defaultRange(closed bool) float64 {
 //
 // Files without bounds for the column are assumed to behave like the
 // files with bounds.
-func (s *Stats) Selectivity(p extract.Pred) (fraction float64, fromStats bool) {
+func (s *Stats) Selectivity(p expr.Pred) (fraction float64, fromStats bool) {
 	l := s.makeLeaf(&p, false)
 	return s.estimate(&l)
 }

@@ -1,9 +1,8 @@
 package collectors
 
 import (
+	"github.com/floe-project/floe/expr"
 	"time"
-
-	"github.com/floe-project/floe/analyzer/extract"
 )
 
 // Engine names the query engine that ran a query.
@@ -120,7 +119,7 @@ type TableAccess struct {
 	// Filter is the predicate tree the scan of this table could evaluate,
 	// leaves restricted to this table (OR of all scans of it). nil: whole
 	// table read or filter unknown.
-	Filter *extract.Node `json:"filter,omitempty"`
+	Filter *expr.Node `json:"filter,omitempty"`
 	// FilterText holds raw engine filter strings (Spark filters=, DuckDB
 	// Filters, Trino constraint) kept for diagnostics.
 	FilterText []string     `json:"filter_text,omitempty"`

@@ -1,9 +1,8 @@
 package collectors
 
 import (
+	"github.com/floe-project/floe/expr"
 	"strings"
-
-	"github.com/floe-project/floe/analyzer/extract"
 )
 
 // Resolver maps an engine's table name to the floe catalog table it is.
@@ -87,7 +86,7 @@ func mapCatalog(m map[string]string, cat string) string {
 
 // renameTable returns a copy of n whose leaves on table old (or "*") name
 // table new; the input tree is not modified, since events may share it.
-func renameTable(n *extract.Node, old, new string) *extract.Node {
+func renameTable(n *expr.Node, old, new string) *expr.Node {
 	if n == nil {
 		return nil
 	}
@@ -100,7 +99,7 @@ func renameTable(n *extract.Node, old, new string) *extract.Node {
 		c.Pred = &p
 	}
 	if len(n.Children) > 0 {
-		c.Children = make([]*extract.Node, len(n.Children))
+		c.Children = make([]*expr.Node, len(n.Children))
 		for i, ch := range n.Children {
 			c.Children[i] = renameTable(ch, old, new)
 		}

@@ -1,12 +1,11 @@
 package collectors_test
 
 import (
+	"github.com/floe-project/floe/collectors"
+	"github.com/floe-project/floe/expr"
+	"github.com/stretchr/testify/require"
 	"strings"
 	"testing"
-
-	"github.com/floe-project/floe/analyzer/extract"
-	"github.com/floe-project/floe/collectors"
-	"github.com/stretchr/testify/require"
 )
 
 // fakeCatalog knows tables by lower-cased catalog.namespace.name and
@@ -59,7 +58,7 @@ func TestResolveTables(t *testing.T) {
 	}
 
 	t.Run("filter leaves follow the table", func(t *testing.T) {
-		leaf := &extract.Node{Kind: extract.NodePred, Pred: &extract.Pred{Table: "glue_catalog.web.events", Column: "day", Op: extract.OpEq}}
+		leaf := &expr.Node{Kind: expr.NodePred, Pred: &expr.Pred{Table: "glue_catalog.web.events", Column: "day", Op: expr.OpEq}}
 		ev := collectors.QueryEvent{Tables: []collectors.TableAccess{{Catalog: "glue_catalog", Namespace: "web", Name: "events", Filter: leaf}}}
 		collectors.ResolveTables(&ev, cat, opts)
 		require.Equal(t, "prod.web.Events", ev.Tables[0].Filter.Pred.Table)

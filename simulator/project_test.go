@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/floe-project/floe/expr"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -13,13 +14,11 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
-	"github.com/stretchr/testify/require"
-
-	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/internal/testlake"
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/layout"
 	"github.com/floe-project/floe/simulator"
+	"github.com/stretchr/testify/require"
 )
 
 func TestProjectCurrentAgreesWithMeasure(t *testing.T) {
@@ -61,7 +60,7 @@ func uniformRows(rng *rand.Rand, n int) []eventRow {
 func accuracyWorkload(rng *rand.Rand) []simulator.Query {
 	day := func(n int) time.Time { return baseTime.AddDate(0, 0, n) }
 	var qs []simulator.Query
-	add := func(f *extract.Node) {
+	add := func(f *expr.Node) {
 		qs = append(qs, simulator.Query{ID: fmt.Sprintf("q%d", len(qs)), Weight: 1, Filter: f})
 	}
 	for range 15 {

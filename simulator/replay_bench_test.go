@@ -2,17 +2,16 @@ package simulator_test
 
 import (
 	"fmt"
+	"github.com/floe-project/floe/expr"
 	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
-	"github.com/stretchr/testify/require"
-
-	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/simulator"
+	"github.com/stretchr/testify/require"
 )
 
 var benchSchema = iceberg.NewSchema(0,
@@ -62,8 +61,8 @@ func benchCandidate(tb testing.TB, rng *rand.Rand, n, lead int) *lake.State {
 }
 
 // benchQuery draws a range, equality, IN or OR filter on one to three columns.
-func benchQuery(rng *rand.Rand) *extract.Node {
-	leaf := func() *extract.Node {
+func benchQuery(rng *rand.Rand) *expr.Node {
+	leaf := func() *expr.Node {
 		c := rng.IntN(4)
 		v := rng.Int64N(benchDomain)
 		w := rng.Int64N(benchDomain / 20)
@@ -83,7 +82,7 @@ func benchQuery(rng *rand.Rand) *extract.Node {
 		}
 	}
 	k := 1 + rng.IntN(3)
-	kids := make([]*extract.Node, k)
+	kids := make([]*expr.Node, k)
 	for i := range kids {
 		kids[i] = leaf()
 	}

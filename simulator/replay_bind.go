@@ -1,6 +1,7 @@
 package simulator
 
 import (
+	pexpr "github.com/floe-project/floe/expr"
 	"math"
 	"slices"
 	"strconv"
@@ -8,8 +9,6 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
-
-	"github.com/floe-project/floe/analyzer/extract"
 )
 
 // leafOp is the operator of a bound predicate leaf, after NOT has been pushed down.
@@ -122,28 +121,28 @@ func (b *binding) column(name string) (int, bool) {
 
 // bind turns an extracted predicate tree into a bound tree in negation normal form. A nil
 // node (no filter) binds to exTrue.
-func (b *binding) bind(n *extract.Node) *expr {
+func (b *binding) bind(n *pexpr.Node) *expr {
 	return b.bindNode(n, false)
 }
 
-func (b *binding) bindNode(n *extract.Node, neg bool) *expr {
+func (b *binding) bindNode(n *pexpr.Node, neg bool) *expr {
 	if n == nil {
 		return trueExpr
 	}
 	switch n.Kind {
-	case extract.NodeNot:
+	case pexpr.NodeNot:
 		if len(n.Children) != 1 {
 			return trueExpr
 		}
 		return b.bindNode(n.Children[0], !neg)
-	case extract.NodeAnd, extract.NodeOr:
-		isAnd := (n.Kind == extract.NodeAnd) != neg
+	case pexpr.NodeAnd, pexpr.NodeOr:
+		isAnd := (n.Kind == pexpr.NodeAnd) != neg
 		kids := make([]*expr, 0, len(n.Children))
 		for _, c := range n.Children {
 			kids = append(kids, b.bindNode(c, neg))
 		}
 		return combine(isAnd, kids)
-	case extract.NodePred:
+	case pexpr.NodePred:
 		if n.Pred == nil {
 			return trueExpr
 		}
@@ -182,22 +181,22 @@ func combine(isAnd bool, kids []*expr) *expr {
 	return &expr{kind: kind, kids: out}
 }
 
-var negOp = map[extract.Op]extract.Op{
-	extract.OpEq: extract.OpNotEq, extract.OpNotEq: extract.OpEq,
-	extract.OpLt: extract.OpGtEq, extract.OpGtEq: extract.OpLt,
-	extract.OpLtEq: extract.OpGt, extract.OpGt: extract.OpLtEq,
-	extract.OpBetween: extract.OpNotBetween, extract.OpNotBetween: extract.OpBetween,
-	extract.OpIn: extract.OpNotIn, extract.OpNotIn: extract.OpIn,
-	extract.OpLike: extract.OpNotLike, extract.OpNotLike: extract.OpLike,
-	extract.OpIsNull: extract.OpIsNotNull, extract.OpIsNotNull: extract.OpIsNull,
+var negOp = map[pexpr.Op]pexpr.Op{
+	pexpr.OpEq: pexpr.OpNotEq, pexpr.OpNotEq: pexpr.OpEq,
+	pexpr.OpLt: pexpr.OpGtEq, pexpr.OpGtEq: pexpr.OpLt,
+	pexpr.OpLtEq: pexpr.OpGt, pexpr.OpGt: pexpr.OpLtEq,
+	pexpr.OpBetween: pexpr.OpNotBetween, pexpr.OpNotBetween: pexpr.OpBetween,
+	pexpr.OpIn: pexpr.OpNotIn, pexpr.OpNotIn: pexpr.OpIn,
+	pexpr.OpLike: pexpr.OpNotLike, pexpr.OpNotLike: pexpr.OpLike,
+	pexpr.OpIsNull: pexpr.OpIsNotNull, pexpr.OpIsNotNull: pexpr.OpIsNull,
 }
 
-var simpleOps = map[extract.Op]leafOp{
-	extract.OpEq: opEQ, extract.OpNotEq: opNE, extract.OpLt: opLT, extract.OpLtEq: opLE,
-	extract.OpGt: opGT, extract.OpGtEq: opGE,
+var simpleOps = map[pexpr.Op]leafOp{
+	pexpr.OpEq: opEQ, pexpr.OpNotEq: opNE, pexpr.OpLt: opLT, pexpr.OpLtEq: opLE,
+	pexpr.OpGt: opGT, pexpr.OpGtEq: opGE,
 }
 
-func (b *binding) bindPred(p *extract.Pred, neg bool) *expr {
+func (b *binding) bindPred(p *pexpr.Pred, neg bool) *expr {
 	op := p.Op
 	if neg {
 		var ok bool
@@ -213,34 +212,34 @@ func (b *binding) bindPred(p *extract.Pred, neg bool) *expr {
 		return b.bindTransform(col, p, op)
 	}
 	switch op {
-	case extract.OpIsNull, extract.OpIsNotNull:
+	case pexpr.OpIsNull, pexpr.OpIsNotNull:
 		if len(p.Values) != 0 {
 			return trueExpr
 		}
 		lo := opIsNull
-		if op == extract.OpIsNotNull {
+		if op == pexpr.OpIsNotNull {
 			lo = opNotNull
 		}
 		return &expr{kind: exLeaf, leaf: leaf{col: col, op: lo}}
-	case extract.OpBetween, extract.OpNotBetween:
+	case pexpr.OpBetween, pexpr.OpNotBetween:
 		if len(p.Values) != 2 {
 			return trueExpr
 		}
-		if op == extract.OpBetween {
+		if op == pexpr.OpBetween {
 			return combine(true, []*expr{b.cmpLeaf(col, opGE, p.Values[0]), b.cmpLeaf(col, opLE, p.Values[1])})
 		}
 		return combine(false, []*expr{b.cmpLeaf(col, opLT, p.Values[0]), b.cmpLeaf(col, opGT, p.Values[1])})
-	case extract.OpIn, extract.OpNotIn:
+	case pexpr.OpIn, pexpr.OpNotIn:
 		if len(p.Values) == 0 {
 			return trueExpr
 		}
 		lo := opIn
-		if op == extract.OpNotIn {
+		if op == pexpr.OpNotIn {
 			lo = opNotIn
 		}
 		return b.setLeaf(col, lo, p.Values)
-	case extract.OpLike, extract.OpNotLike:
-		if len(p.Values) != 1 || p.Values[0].Kind != extract.KindString || b.cols[col].kind != kindStr {
+	case pexpr.OpLike, pexpr.OpNotLike:
+		if len(p.Values) != 1 || p.Values[0].Kind != pexpr.KindString || b.cols[col].kind != kindStr {
 			return trueExpr
 		}
 		prefix, exact, ok := likePrefix(p.Values[0].Text)
@@ -249,13 +248,13 @@ func (b *binding) bindPred(p *extract.Pred, neg bool) *expr {
 		}
 		if exact {
 			o := opEQ
-			if op == extract.OpNotLike {
+			if op == pexpr.OpNotLike {
 				o = opNE
 			}
-			return b.cmpLeaf(col, o, extract.Value{Kind: extract.KindString, Text: prefix})
+			return b.cmpLeaf(col, o, pexpr.Value{Kind: pexpr.KindString, Text: prefix})
 		}
 		o := opStartsWith
-		if op == extract.OpNotLike {
+		if op == pexpr.OpNotLike {
 			o = opNotStartsWith
 		}
 		return &expr{kind: exLeaf, leaf: leaf{col: col, op: o, s: []string{prefix}, lits: []iceberg.Literal{iceberg.StringLiteral(prefix)}}}
@@ -282,7 +281,7 @@ func likePrefix(pat string) (prefix string, exact, ok bool) {
 	return pat[:i], false, true
 }
 
-func (b *binding) cmpLeaf(col int, op leafOp, v extract.Value) *expr {
+func (b *binding) cmpLeaf(col int, op leafOp, v pexpr.Value) *expr {
 	lit, u, s, ok := typedValue(b.cols[col].typ, v)
 	if !ok {
 		return trueExpr
@@ -290,7 +289,7 @@ func (b *binding) cmpLeaf(col int, op leafOp, v extract.Value) *expr {
 	return &expr{kind: exLeaf, leaf: leaf{col: col, op: op, u: []uint64{u}, s: []string{s}, lits: []iceberg.Literal{lit}}}
 }
 
-func (b *binding) setLeaf(col int, op leafOp, vals []extract.Value) *expr {
+func (b *binding) setLeaf(col int, op leafOp, vals []pexpr.Value) *expr {
 	type item struct {
 		u   uint64
 		s   string
@@ -335,7 +334,7 @@ func cmpU64(a, b uint64) int {
 // a range of the column itself: day(ts) = DATE '2026-11-01' → ts ∈ [2026-11-01, 2026-11-02).
 // year(ts) = 2026 (a number, as extract(year from ts) gives) is the year's range. Any
 // other transform, or a literal that is not the start of a unit, may match.
-func (b *binding) bindTransform(col int, p *extract.Pred, op extract.Op) *expr {
+func (b *binding) bindTransform(col int, p *pexpr.Pred, op pexpr.Op) *expr {
 	unit := p.Transform
 	switch unit {
 	case "year", "month", "day", "hour":
@@ -355,16 +354,16 @@ func (b *binding) bindTransform(col int, p *extract.Pred, op extract.Op) *expr {
 		return trueExpr
 	}
 	// rng gives [start, end) of the unit named by v, in the column's own value space.
-	rng := func(v extract.Value) (lo, hi extract.Value, ok bool) {
+	rng := func(v pexpr.Value) (lo, hi pexpr.Value, ok bool) {
 		var start time.Time
 		switch {
-		case v.Kind == extract.KindNumber && unit == "year":
+		case v.Kind == pexpr.KindNumber && unit == "year":
 			y, err := strconv.Atoi(v.Text)
 			if err != nil || y < 1 || y > 9999 {
 				return lo, hi, false
 			}
 			start = time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC)
-		case v.Kind == extract.KindDate || v.Kind == extract.KindTimestamp || v.Kind == extract.KindString:
+		case v.Kind == pexpr.KindDate || v.Kind == pexpr.KindTimestamp || v.Kind == pexpr.KindString:
 			t, ok := parseTime(v.Text)
 			if !ok {
 				return lo, hi, false
@@ -378,63 +377,63 @@ func (b *binding) bindTransform(col int, p *extract.Pred, op extract.Op) *expr {
 		}
 		end := addUnit(start, unit)
 		if isDate {
-			return extract.Value{Kind: extract.KindDate, Text: start.Format(time.DateOnly)},
-				extract.Value{Kind: extract.KindDate, Text: end.Format(time.DateOnly)}, true
+			return pexpr.Value{Kind: pexpr.KindDate, Text: start.Format(time.DateOnly)},
+				pexpr.Value{Kind: pexpr.KindDate, Text: end.Format(time.DateOnly)}, true
 		}
 		const f = "2006-01-02 15:04:05"
-		return extract.Value{Kind: extract.KindTimestamp, Text: start.Format(f)},
-			extract.Value{Kind: extract.KindTimestamp, Text: end.Format(f)}, true
+		return pexpr.Value{Kind: pexpr.KindTimestamp, Text: start.Format(f)},
+			pexpr.Value{Kind: pexpr.KindTimestamp, Text: end.Format(f)}, true
 	}
-	one := func(o extract.Op, v extract.Value) *expr {
+	one := func(o pexpr.Op, v pexpr.Value) *expr {
 		lo, hi, ok := rng(v)
 		if !ok {
 			return trueExpr
 		}
 		switch o {
-		case extract.OpEq:
+		case pexpr.OpEq:
 			return combine(true, []*expr{b.cmpLeaf(col, opGE, lo), b.cmpLeaf(col, opLT, hi)})
-		case extract.OpNotEq:
+		case pexpr.OpNotEq:
 			return combine(false, []*expr{b.cmpLeaf(col, opLT, lo), b.cmpLeaf(col, opGE, hi)})
-		case extract.OpLt:
+		case pexpr.OpLt:
 			return b.cmpLeaf(col, opLT, lo)
-		case extract.OpLtEq:
+		case pexpr.OpLtEq:
 			return b.cmpLeaf(col, opLT, hi)
-		case extract.OpGt:
+		case pexpr.OpGt:
 			return b.cmpLeaf(col, opGE, hi)
-		case extract.OpGtEq:
+		case pexpr.OpGtEq:
 			return b.cmpLeaf(col, opGE, lo)
 		}
 		return trueExpr
 	}
 	switch op {
-	case extract.OpEq, extract.OpNotEq, extract.OpLt, extract.OpLtEq, extract.OpGt, extract.OpGtEq:
+	case pexpr.OpEq, pexpr.OpNotEq, pexpr.OpLt, pexpr.OpLtEq, pexpr.OpGt, pexpr.OpGtEq:
 		if len(p.Values) != 1 {
 			return trueExpr
 		}
 		return one(op, p.Values[0])
-	case extract.OpBetween:
+	case pexpr.OpBetween:
 		if len(p.Values) != 2 {
 			return trueExpr
 		}
-		return combine(true, []*expr{one(extract.OpGtEq, p.Values[0]), one(extract.OpLtEq, p.Values[1])})
-	case extract.OpNotBetween:
+		return combine(true, []*expr{one(pexpr.OpGtEq, p.Values[0]), one(pexpr.OpLtEq, p.Values[1])})
+	case pexpr.OpNotBetween:
 		if len(p.Values) != 2 {
 			return trueExpr
 		}
-		return combine(false, []*expr{one(extract.OpLt, p.Values[0]), one(extract.OpGt, p.Values[1])})
-	case extract.OpIn, extract.OpNotIn:
+		return combine(false, []*expr{one(pexpr.OpLt, p.Values[0]), one(pexpr.OpGt, p.Values[1])})
+	case pexpr.OpIn, pexpr.OpNotIn:
 		if len(p.Values) == 0 {
 			return trueExpr
 		}
 		kids := make([]*expr, 0, len(p.Values))
 		for _, v := range p.Values {
-			if op == extract.OpIn {
-				kids = append(kids, one(extract.OpEq, v))
+			if op == pexpr.OpIn {
+				kids = append(kids, one(pexpr.OpEq, v))
 			} else {
-				kids = append(kids, one(extract.OpNotEq, v))
+				kids = append(kids, one(pexpr.OpNotEq, v))
 			}
 		}
-		return combine(op == extract.OpNotIn, kids)
+		return combine(op == pexpr.OpNotIn, kids)
 	}
 	return trueExpr
 }
@@ -496,14 +495,14 @@ func parseTime(s string) (time.Time, bool) {
 // Number literals against a date column are day numbers, and against a timestamp column
 // epoch microseconds (nanoseconds for timestamp_ns): that is how Spark's pushed filters
 // print them. Date and timestamp literals without a zone are UTC.
-func typedValue(t iceberg.PrimitiveType, v extract.Value) (lit iceberg.Literal, u uint64, s string, ok bool) {
+func typedValue(t iceberg.PrimitiveType, v pexpr.Value) (lit iceberg.Literal, u uint64, s string, ok bool) {
 	switch v.Kind {
-	case extract.KindNull, extract.KindParam, extract.KindUnknown, extract.KindInterval:
+	case pexpr.KindNull, pexpr.KindParam, pexpr.KindUnknown, pexpr.KindInterval:
 		return nil, 0, "", false
 	}
 	switch t.(type) {
 	case iceberg.Int32Type, iceberg.Int64Type:
-		if v.Kind != extract.KindNumber && v.Kind != extract.KindString {
+		if v.Kind != pexpr.KindNumber && v.Kind != pexpr.KindString {
 			return nil, 0, "", false
 		}
 		n, err := strconv.ParseInt(strings.TrimSpace(v.Text), 10, 64)
@@ -518,7 +517,7 @@ func typedValue(t iceberg.PrimitiveType, v extract.Value) (lit iceberg.Literal, 
 		}
 		return iceberg.Int64Literal(n), intKey(n), "", true
 	case iceberg.Float32Type, iceberg.Float64Type:
-		if v.Kind != extract.KindNumber && v.Kind != extract.KindString {
+		if v.Kind != pexpr.KindNumber && v.Kind != pexpr.KindString {
 			return nil, 0, "", false
 		}
 		f, err := strconv.ParseFloat(strings.TrimSpace(v.Text), 64)
@@ -534,7 +533,7 @@ func typedValue(t iceberg.PrimitiveType, v extract.Value) (lit iceberg.Literal, 
 		}
 		return iceberg.Float64Literal(f), floatKey(f), "", true
 	case iceberg.BooleanType:
-		if v.Kind != extract.KindBool {
+		if v.Kind != pexpr.KindBool {
 			return nil, 0, "", false
 		}
 		bv := strings.EqualFold(v.Text, "true")
@@ -543,20 +542,20 @@ func typedValue(t iceberg.PrimitiveType, v extract.Value) (lit iceberg.Literal, 
 		}
 		return iceberg.BoolLiteral(false), 0, "", true
 	case iceberg.StringType:
-		if v.Kind != extract.KindString {
+		if v.Kind != pexpr.KindString {
 			return nil, 0, "", false
 		}
 		return iceberg.StringLiteral(v.Text), 0, v.Text, true
 	case iceberg.DateType:
 		var days int64
 		switch v.Kind {
-		case extract.KindNumber:
+		case pexpr.KindNumber:
 			n, err := strconv.ParseInt(v.Text, 10, 32)
 			if err != nil {
 				return nil, 0, "", false
 			}
 			days = n
-		case extract.KindDate, extract.KindString:
+		case pexpr.KindDate, pexpr.KindString:
 			tm, err := time.Parse(time.DateOnly, strings.TrimSpace(v.Text))
 			if err != nil {
 				return nil, 0, "", false
@@ -574,7 +573,7 @@ func typedValue(t iceberg.PrimitiveType, v extract.Value) (lit iceberg.Literal, 
 		}
 		var n int64
 		switch v.Kind {
-		case extract.KindNumber:
+		case pexpr.KindNumber:
 			x, err := strconv.ParseInt(v.Text, 10, 64)
 			if err != nil {
 				return nil, 0, "", false
@@ -586,7 +585,7 @@ func typedValue(t iceberg.PrimitiveType, v extract.Value) (lit iceberg.Literal, 
 				}
 				n = x * 1000
 			}
-		case extract.KindDate, extract.KindTimestamp, extract.KindString:
+		case pexpr.KindDate, pexpr.KindTimestamp, pexpr.KindString:
 			tm, ok := parseTime(v.Text)
 			if !ok || nanos && (tm.Year() < 1678 || tm.Year() > 2261) {
 				return nil, 0, "", false

@@ -2,8 +2,7 @@ package simulator
 
 import (
 	"github.com/apache/iceberg-go"
-
-	"github.com/floe-project/floe/analyzer/extract"
+	pexpr "github.com/floe-project/floe/expr"
 )
 
 // ToIcebergExpr converts a predicate tree into an iceberg-go row filter over schema, for
@@ -16,7 +15,7 @@ import (
 // Because NOTs are pushed down first, an unconvertible term never sits under a NOT, so
 // replacing it by true keeps the filter conservative: no file that could hold a matching
 // row is pruned.
-func ToIcebergExpr(node *extract.Node, schema *iceberg.Schema) (iceberg.BooleanExpression, bool) {
+func ToIcebergExpr(node *pexpr.Node, schema *iceberg.Schema) (iceberg.BooleanExpression, bool) {
 	b := newBinding(schema)
 	e := b.bind(node)
 	if e.kind == exTrue {

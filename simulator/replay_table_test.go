@@ -3,6 +3,7 @@ package simulator_test
 import (
 	"context"
 	"fmt"
+	"github.com/floe-project/floe/expr"
 	"io"
 	"math/rand/v2"
 	"strconv"
@@ -14,11 +15,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
-	"github.com/stretchr/testify/require"
-
-	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/internal/testlake"
 	"github.com/floe-project/floe/lake"
+	"github.com/stretchr/testify/require"
 )
 
 // eventsSchema is the test table: every column type replay bounds, plus nullable ones.
@@ -171,43 +170,43 @@ func buildTable(t testing.TB, files, rowsPerFile int, seed uint64, spec *iceberg
 	return tbl, st
 }
 
-func pred(col, op string, vals ...extract.Value) *extract.Node {
-	return &extract.Node{Kind: extract.NodePred, Pred: &extract.Pred{Table: "db.events", Column: col, Op: extract.Op(op), Values: vals}}
+func pred(col, op string, vals ...expr.Value) *expr.Node {
+	return &expr.Node{Kind: expr.NodePred, Pred: &expr.Pred{Table: "db.events", Column: col, Op: expr.Op(op), Values: vals}}
 }
 
-func tpred(transform, col, op string, vals ...extract.Value) *extract.Node {
+func tpred(transform, col, op string, vals ...expr.Value) *expr.Node {
 	n := pred(col, op, vals...)
 	n.Pred.Transform = transform
 	return n
 }
 
-func num(v int64) extract.Value {
-	return extract.Value{Kind: extract.KindNumber, Text: strconv.FormatInt(v, 10)}
+func num(v int64) expr.Value {
+	return expr.Value{Kind: expr.KindNumber, Text: strconv.FormatInt(v, 10)}
 }
-func fnum(v float64) extract.Value {
-	return extract.Value{Kind: extract.KindNumber, Text: strconv.FormatFloat(v, 'f', -1, 64)}
+func fnum(v float64) expr.Value {
+	return expr.Value{Kind: expr.KindNumber, Text: strconv.FormatFloat(v, 'f', -1, 64)}
 }
-func str(v string) extract.Value { return extract.Value{Kind: extract.KindString, Text: v} }
-func date(t time.Time) extract.Value {
-	return extract.Value{Kind: extract.KindDate, Text: t.Format(time.DateOnly)}
+func str(v string) expr.Value { return expr.Value{Kind: expr.KindString, Text: v} }
+func date(t time.Time) expr.Value {
+	return expr.Value{Kind: expr.KindDate, Text: t.Format(time.DateOnly)}
 }
-func ts(t time.Time) extract.Value {
-	return extract.Value{Kind: extract.KindTimestamp, Text: t.Format("2006-01-02 15:04:05.999999")}
+func ts(t time.Time) expr.Value {
+	return expr.Value{Kind: expr.KindTimestamp, Text: t.Format("2006-01-02 15:04:05.999999")}
 }
 
-func and(ns ...*extract.Node) *extract.Node {
-	return &extract.Node{Kind: extract.NodeAnd, Children: ns}
+func and(ns ...*expr.Node) *expr.Node {
+	return &expr.Node{Kind: expr.NodeAnd, Children: ns}
 }
-func or(ns ...*extract.Node) *extract.Node { return &extract.Node{Kind: extract.NodeOr, Children: ns} }
-func not(n *extract.Node) *extract.Node {
-	return &extract.Node{Kind: extract.NodeNot, Children: []*extract.Node{n}}
+func or(ns ...*expr.Node) *expr.Node { return &expr.Node{Kind: expr.NodeOr, Children: ns} }
+func not(n *expr.Node) *expr.Node {
+	return &expr.Node{Kind: expr.NodeNot, Children: []*expr.Node{n}}
 }
-func opaque() *extract.Node { return &extract.Node{Kind: extract.NodeOpaque, Text: "udf(x)"} }
+func opaque() *expr.Node { return &expr.Node{Kind: expr.NodeOpaque, Text: "udf(x)"} }
 
 var cmpOps = []string{"=", "!=", "<", "<=", ">", ">="}
 
 // randomLeaf draws one predicate leaf over the test table's columns.
-func randomLeaf(rng *rand.Rand) *extract.Node {
+func randomLeaf(rng *rand.Rand) *expr.Node {
 	day := func() time.Time { return baseTime.AddDate(0, 0, rng.IntN(32)-1) }
 	switch rng.IntN(14) {
 	case 0:
@@ -224,7 +223,7 @@ func randomLeaf(rng *rand.Rand) *extract.Node {
 		return pred("id", "between", num(int64(rng.IntN(8000))), num(int64(rng.IntN(8000))))
 	case 6:
 		k := 1 + rng.IntN(4)
-		var vs []extract.Value
+		var vs []expr.Value
 		for range k {
 			vs = append(vs, str(regions[rng.IntN(len(regions))]))
 		}
@@ -253,7 +252,7 @@ func randomLeaf(rng *rand.Rand) *extract.Node {
 	case 10:
 		return tpred("month", "ts", "=", date(time.Date(2026, time.Month(10+rng.IntN(3)), 1, 0, 0, 0, 0, time.UTC)))
 	case 11:
-		return pred("flag", "=", extract.Value{Kind: extract.KindBool, Text: strconv.FormatBool(rng.IntN(2) == 0)})
+		return pred("flag", "=", expr.Value{Kind: expr.KindBool, Text: strconv.FormatBool(rng.IntN(2) == 0)})
 	case 12:
 		return pred("d", "not between", date(day()), date(day()))
 	default:
@@ -264,7 +263,7 @@ func randomLeaf(rng *rand.Rand) *extract.Node {
 
 // randomTree draws a predicate tree of AND/OR/NOT over random leaves, sometimes with an
 // opaque term or an unknown column.
-func randomTree(rng *rand.Rand, depth int) *extract.Node {
+func randomTree(rng *rand.Rand, depth int) *expr.Node {
 	if depth == 0 || rng.IntN(3) == 0 {
 		switch rng.IntN(20) {
 		case 0:
@@ -275,11 +274,11 @@ func randomTree(rng *rand.Rand, depth int) *extract.Node {
 		return randomLeaf(rng)
 	}
 	k := 2 + rng.IntN(2)
-	kids := make([]*extract.Node, k)
+	kids := make([]*expr.Node, k)
 	for i := range kids {
 		kids[i] = randomTree(rng, depth-1)
 	}
-	var n *extract.Node
+	var n *expr.Node
 	if rng.IntN(2) == 0 {
 		n = and(kids...)
 	} else {
@@ -291,4 +290,4 @@ func randomTree(rng *rand.Rand, depth int) *extract.Node {
 	return n
 }
 
-func describe(n *extract.Node) string { return fmt.Sprint(n) }
+func describe(n *expr.Node) string { return fmt.Sprint(n) }

@@ -2,20 +2,19 @@ package simulator_test
 
 import (
 	"context"
+	"github.com/floe-project/floe/expr"
 	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/apache/iceberg-go/table"
-	"github.com/stretchr/testify/require"
-
-	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/simulator"
+	"github.com/stretchr/testify/require"
 )
 
 // plannedPaths is iceberg-go's answer: the distinct data files PlanFiles keeps.
-func plannedPaths(t *testing.T, tbl *table.Table, q *extract.Node) []string {
+func plannedPaths(t *testing.T, tbl *table.Table, q *expr.Node) []string {
 	t.Helper()
 	e, _ := simulator.ToIcebergExpr(q, tbl.Schema())
 	tasks, err := tbl.Scan(table.WithRowFilter(e)).PlanFiles(context.Background())
@@ -56,7 +55,7 @@ func TestReplayAgreesOnPartitionedTable(t *testing.T) {
 	tbl, st := buildPartitionedEventsTable(t, 6, 200, 17)
 	require.Greater(t, len(st.DataFiles), 30)
 	rng := rand.New(rand.NewPCG(5, 6))
-	queries := []*extract.Node{
+	queries := []*expr.Node{
 		pred("region", "!=", str("eu-west")),
 		pred("region", "not in", str("eu-west"), str("us-east")),
 		pred("region", "not like", str("eu-%")),
@@ -81,7 +80,7 @@ func TestReplayCases(t *testing.T) {
 	day := func(n int) time.Time { return baseTime.AddDate(0, 0, n) }
 	cases := []struct {
 		name   string
-		filter *extract.Node
+		filter *expr.Node
 		// check runs on the number of files replay reads.
 		check func(t *testing.T, n int)
 	}{
@@ -114,7 +113,7 @@ func TestToIcebergExpr(t *testing.T) {
 	schema := eventsSchema()
 	cases := []struct {
 		name   string
-		filter *extract.Node
+		filter *expr.Node
 		want   string
 		ok     bool
 	}{

@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"fmt"
+	pexpr "github.com/floe-project/floe/expr"
 	"io"
 	"strconv"
 	"strings"
@@ -19,7 +20,7 @@ type Query struct {
 	// Weight is how much the query counts in weighted figures; zero or less counts as 1.
 	Weight float64 `json:"weight"`
 	// Filter is the predicate tree on the table's columns.
-	Filter *extract.Node `json:"filter,omitempty"`
+	Filter *pexpr.Node `json:"filter,omitempty"`
 }
 
 // TableMatcher reports whether a table reference (catalog, namespace and name as written,
@@ -60,7 +61,7 @@ func WorkloadFromSQL(r io.Reader, dialect extract.Dialect, match TableMatcher) (
 	var warns []string
 	for i, stmt := range SplitStatements(string(data)) {
 		res := extract.Parse(dialect, stmt)
-		var filters []*extract.Node
+		var filters []*pexpr.Node
 		reads, whole := false, false
 		for _, sc := range res.Scans {
 			if sc.Table < 0 || sc.Table >= len(res.Tables) {
@@ -91,11 +92,11 @@ func WorkloadFromSQL(r io.Reader, dialect extract.Dialect, match TableMatcher) (
 	return qs, warns, nil
 }
 
-func orNodes(ns []*extract.Node) *extract.Node {
+func orNodes(ns []*pexpr.Node) *pexpr.Node {
 	if len(ns) == 1 {
 		return ns[0]
 	}
-	return &extract.Node{Kind: extract.NodeOr, Children: ns}
+	return &pexpr.Node{Kind: pexpr.NodeOr, Children: ns}
 }
 
 // WorkloadFromEvents turns resolved query events into queries on one table: one query per
@@ -106,7 +107,7 @@ func WorkloadFromEvents(events []collectors.QueryEvent, match TableMatcher, weig
 	var qs []Query
 	for i := range events {
 		ev := &events[i]
-		var filters []*extract.Node
+		var filters []*pexpr.Node
 		reads, whole := false, false
 		for j := range ev.Tables {
 			ta := &ev.Tables[j]

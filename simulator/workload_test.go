@@ -2,6 +2,7 @@ package simulator_test
 
 import (
 	"context"
+	"github.com/floe-project/floe/expr"
 	"slices"
 	"strings"
 	"testing"
@@ -81,7 +82,7 @@ func TestWorkloadFromSQL(t *testing.T) {
 	}
 	// Statement 2 reads another table and statement 6 only writes events.
 	require.Equal(t, []string{"stmt-1", "stmt-3", "stmt-4", "stmt-5"}, ids)
-	require.Equal(t, extract.NodeOr, qs[1].Filter.Kind, "two scans of the table are OR-combined")
+	require.Equal(t, expr.NodeOr, qs[1].Filter.Kind, "two scans of the table are OR-combined")
 	require.Nil(t, qs[2].Filter, "an unfiltered scan reads the whole table")
 
 	m, err := simulator.Measure(context.Background(), tbl, qs)
@@ -127,7 +128,7 @@ func TestWorkloadFromEvents(t *testing.T) {
 	require.Equal(t, "a", qs[0].ID)
 	require.Same(t, f1, qs[0].Filter)
 	require.InDelta(t, 1.0, qs[0].Weight, 1e-9)
-	require.Equal(t, extract.NodeOr, qs[1].Filter.Kind)
+	require.Equal(t, expr.NodeOr, qs[1].Filter.Kind)
 	require.Len(t, qs[1].Filter.Children, 2)
 	require.Equal(t, "e", qs[2].ID)
 	require.Nil(t, qs[2].Filter)

@@ -1,6 +1,9 @@
 package extract
 
-import "strings"
+import (
+	pexpr "github.com/floe-project/floe/expr"
+	"strings"
+)
 
 // exprKind classifies an expression node of the internal syntax tree.
 type exprKind uint8
@@ -39,7 +42,7 @@ type expr struct {
 	parts    []string
 	args     []*expr
 	sub      *query
-	val      Value
+	val      pexpr.Value
 	pos, end int32
 }
 

@@ -26,7 +26,7 @@
 //     WHERE, USING), join keys being layout candidates too.
 //   - Scans: one per base-table reference in a query block, with the part of
 //     the block's conditions that a scan of that table alone can evaluate, as
-//     a [Node] tree that keeps AND / OR / NOT. Files no scan's filter can
+//     a [pexpr.Node] tree that keeps AND / OR / NOT. Files no scan's filter can
 //     match need not be read.
 //
 // # Grammar subset
@@ -72,7 +72,7 @@
 // folded when it is exact: numbers + - ×, date ± interval in days, weeks,
 // months (clamped to the month's end), quarters or years, timestamp ±
 // interval. Anything else without a column — current_date - interval '7'
-// day, now(), a scalar subquery — is KindUnknown with its source text.
+// day, now(), a scalar subquery — is pexpr.KindUnknown with its source text.
 //
 // # Transforms
 //
@@ -97,7 +97,7 @@
 // 's') is like 's%'; contains(c, 's') is like '%s%' except in Trino and
 // Athena, where it tests array membership and stays opaque. A bare boolean
 // column is c = true. Column-to-column comparisons (joins), EXISTS, CASE and
-// UDF calls are [NodeOpaque].
+// UDF calls are [pexpr.NodeOpaque].
 //
 // # Scope rules
 //

@@ -1,6 +1,7 @@
 package extract
 
 import (
+	pexpr "github.com/floe-project/floe/expr"
 	"strings"
 )
 
@@ -105,7 +106,7 @@ func (p *parser) predicate() *expr {
 					e.args = []*expr{l}
 					return e
 				}
-				if op == "<=>" && r.kind == eLit && r.val.Kind == KindNull {
+				if op == "<=>" && r.kind == eLit && r.val.Kind == pexpr.KindNull {
 					e := p.mk(eIsNull, startTok)
 					e.args = []*expr{l}
 					l = e
@@ -176,7 +177,7 @@ func (p *parser) predicate() *expr {
 				if n {
 					e.op = "!="
 				}
-				lit := p.ne(expr{kind: eLit, val: Value{Kind: KindBool, Text: boolText(v)}, pos: p.at(-1).pos, end: p.at(-1).end})
+				lit := p.ne(expr{kind: eLit, val: pexpr.Value{Kind: pexpr.KindBool, Text: boolText(v)}, pos: p.at(-1).pos, end: p.at(-1).end})
 				e.args = []*expr{l, lit}
 				if n {
 					e = p.ne(expr{kind: eOther, args: []*expr{l}, pos: e.pos, end: e.end})
@@ -347,7 +348,7 @@ func (p *parser) unary() *expr {
 		if x == nil {
 			return nil
 		}
-		if x.kind == eLit && x.val.Kind == KindNumber && p.text(t) != "~" && p.text(t) != "!" {
+		if x.kind == eLit && x.val.Kind == pexpr.KindNumber && p.text(t) != "~" && p.text(t) != "!" {
 			if p.text(t) == "-" {
 				if strings.HasPrefix(x.val.Text, "-") {
 					x.val.Text = x.val.Text[1:]
@@ -509,10 +510,10 @@ func (p *parser) primary() *expr {
 		return nil
 	case tNumber:
 		p.i++
-		return p.ne(expr{kind: eLit, val: Value{Kind: KindNumber, Text: p.text(t)}, pos: t.pos, end: t.end})
+		return p.ne(expr{kind: eLit, val: pexpr.Value{Kind: pexpr.KindNumber, Text: p.text(t)}, pos: t.pos, end: t.end})
 	case tString:
 		p.i++
-		e := p.ne(expr{kind: eLit, val: Value{Kind: KindString, Text: unescape(p.src, t)}, pos: t.pos, end: t.end})
+		e := p.ne(expr{kind: eLit, val: pexpr.Value{Kind: pexpr.KindString, Text: unescape(p.src, t)}, pos: t.pos, end: t.end})
 		// Adjacent string literals concatenate ('a' 'b').
 		for p.cur().kind == tString && p.d != Spark {
 			e.val.Text += unescape(p.src, p.cur())
@@ -521,12 +522,12 @@ func (p *parser) primary() *expr {
 		}
 		if strings.Contains(e.val.Text, "{{") {
 			e.kind = eParam
-			e.val.Kind = KindParam
+			e.val.Kind = pexpr.KindParam
 		}
 		return e
 	case tParam, tJinja:
 		p.i++
-		return p.ne(expr{kind: eParam, val: Value{Kind: KindParam, Text: p.text(t)}, pos: t.pos, end: t.end})
+		return p.ne(expr{kind: eParam, val: pexpr.Value{Kind: pexpr.KindParam, Text: p.text(t)}, pos: t.pos, end: t.end})
 	case tStage:
 		p.i++
 		return p.ne(expr{kind: eOther, pos: t.pos, end: t.end})
@@ -558,11 +559,11 @@ func (p *parser) primary() *expr {
 	switch l {
 	case "null":
 		p.i++
-		return p.ne(expr{kind: eLit, val: Value{Kind: KindNull, Text: "null"}, pos: t.pos, end: t.end})
+		return p.ne(expr{kind: eLit, val: pexpr.Value{Kind: pexpr.KindNull, Text: "null"}, pos: t.pos, end: t.end})
 	case "true", "false":
 		if !p.opAt(1, ".") {
 			p.i++
-			return p.ne(expr{kind: eLit, val: Value{Kind: KindBool, Text: l}, pos: t.pos, end: t.end})
+			return p.ne(expr{kind: eLit, val: pexpr.Value{Kind: pexpr.KindBool, Text: l}, pos: t.pos, end: t.end})
 		}
 	case "date", "timestamp", "timestamptz", "timestamp_ntz", "timestamp_ltz", "timestamp_tz", "datetime", "time", "timestamp_ns", "timestamp_ms", "timestamp_s":
 		k := 1
@@ -574,12 +575,12 @@ func (p *parser) primary() *expr {
 		}
 		if p.at(k).kind == tString {
 			p.i += k + 1
-			v := Value{Kind: KindTimestamp, Text: unescape(p.src, p.at(-1))}
+			v := pexpr.Value{Kind: pexpr.KindTimestamp, Text: unescape(p.src, p.at(-1))}
 			switch l {
 			case "date":
-				v.Kind = KindDate
+				v.Kind = pexpr.KindDate
 			case "time":
-				v.Kind = KindString
+				v.Kind = pexpr.KindString
 			}
 			return p.ne(expr{kind: eLit, val: v, pos: t.pos, end: p.at(-1).end})
 		}
@@ -908,7 +909,7 @@ func (p *parser) interval() *expr {
 	} else {
 		text = normIntervalText(qty)
 	}
-	return p.ne(expr{kind: eLit, val: Value{Kind: KindInterval, Text: text}, pos: start.pos, end: p.at(-1).end})
+	return p.ne(expr{kind: eLit, val: pexpr.Value{Kind: pexpr.KindInterval, Text: text}, pos: start.pos, end: p.at(-1).end})
 }
 
 func isIntervalUnit(s string) bool {

@@ -3,6 +3,7 @@ package extract
 import (
 	"encoding/json"
 	"fmt"
+	pexpr "github.com/floe-project/floe/expr"
 	"strings"
 )
 
@@ -93,16 +94,16 @@ type ContractTable struct {
 // ContractPred is a predicate leaf in the CLI's JSON output: values as
 // strings with their kinds in a parallel array.
 type ContractPred struct {
-	Table     string   `json:"table"`
-	Column    string   `json:"column"`
-	Op        string   `json:"op"`
-	Values    []string `json:"values"`
-	Kinds     []Kind   `json:"kinds"`
-	Transform string   `json:"transform"`
+	Table     string       `json:"table"`
+	Column    string       `json:"column"`
+	Op        string       `json:"op"`
+	Values    []string     `json:"values"`
+	Kinds     []pexpr.Kind `json:"kinds"`
+	Transform string       `json:"transform"`
 }
 
 // ContractScan is one scan in the CLI's JSON output: the table's
-// qualified name and its pushable filter rendered by [Node.String] ("" when
+// qualified name and its pushable filter rendered by [pexpr.Node.String] ("" when
 // the scan reads the whole table).
 type ContractScan struct {
 	Table  string `json:"table"`
@@ -135,7 +136,7 @@ func (r Result) Contract() Contract {
 	}
 	for _, p := range r.Predicates {
 		cp := ContractPred{Table: p.Table, Column: p.Column, Op: string(p.Op), Transform: p.Transform,
-			Values: make([]string, len(p.Values)), Kinds: make([]Kind, len(p.Values))}
+			Values: make([]string, len(p.Values)), Kinds: make([]pexpr.Kind, len(p.Values))}
 		for i, v := range p.Values {
 			cp.Values[i] = v.Text
 			cp.Kinds[i] = v.Kind
@@ -165,100 +166,4 @@ func (r Result) MarshalContract() ([]byte, error) {
 		return nil, fmt.Errorf("marshal extract result: %w", err)
 	}
 	return b, nil
-}
-
-// String renders the tree in a SQL-like form for diagnostics and golden
-// files: column op value, AND/OR in parentheses, transforms as
-// transform(column).
-func (n *Node) String() string {
-	var b strings.Builder
-	n.write(&b)
-	return b.String()
-}
-
-func (n *Node) write(b *strings.Builder) {
-	if n == nil {
-		b.WriteString("true")
-		return
-	}
-	switch n.Kind {
-	case NodeAnd, NodeOr:
-		sep := " AND "
-		if n.Kind == NodeOr {
-			sep = " OR "
-		}
-		b.WriteByte('(')
-		for i, c := range n.Children {
-			if i > 0 {
-				b.WriteString(sep)
-			}
-			c.write(b)
-		}
-		b.WriteByte(')')
-	case NodeNot:
-		b.WriteString("NOT ")
-		if len(n.Children) > 0 {
-			n.Children[0].write(b)
-		}
-	case NodePred:
-		if n.Pred != nil {
-			b.WriteString(n.Pred.String())
-		}
-	default:
-		b.WriteString("opaque(" + n.Text + ")")
-	}
-}
-
-// String renders the predicate as transform(column) op values.
-func (p Pred) String() string {
-	var b strings.Builder
-	col := p.Column
-	if p.Transform != "" {
-		col = p.Transform + "(" + col + ")"
-	}
-	b.WriteString(col)
-	b.WriteByte(' ')
-	b.WriteString(string(p.Op))
-	switch p.Op {
-	case OpIsNull, OpIsNotNull:
-	case OpBetween, OpNotBetween:
-		if len(p.Values) == 2 {
-			b.WriteString(" " + p.Values[0].String() + " and " + p.Values[1].String())
-		}
-	case OpIn, OpNotIn:
-		b.WriteString(" (")
-		for i, v := range p.Values {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			if i == 8 && len(p.Values) > 10 {
-				fmt.Fprintf(&b, "… %d more", len(p.Values)-8)
-				break
-			}
-			b.WriteString(v.String())
-		}
-		b.WriteByte(')')
-	default:
-		for _, v := range p.Values {
-			b.WriteString(" " + v.String())
-		}
-	}
-	return b.String()
-}
-
-// String renders a value as a SQL literal of its kind.
-func (v Value) String() string {
-	switch v.Kind {
-	case KindString:
-		return "'" + strings.ReplaceAll(v.Text, "'", "''") + "'"
-	case KindDate:
-		return "date '" + v.Text + "'"
-	case KindTimestamp:
-		return "timestamp '" + v.Text + "'"
-	case KindInterval:
-		return "interval '" + v.Text + "'"
-	case KindUnknown:
-		return "unknown(" + v.Text + ")"
-	}
-	return v.Text
 }

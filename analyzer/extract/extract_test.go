@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/floe-project/floe/expr"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,7 +40,7 @@ func TestParseDialect(t *testing.T) {
 }
 
 // leaf is a compact rendering of a predicate for table-driven tests.
-func leaf(p extract.Pred) string {
+func leaf(p expr.Pred) string {
 	var b strings.Builder
 	b.WriteString(p.Table + " ")
 	if p.Transform != "" {
@@ -294,10 +295,10 @@ func TestHugeInList(t *testing.T) {
 	require.Empty(t, r.Warnings)
 	require.Len(t, r.Predicates, 2)
 	in := r.Predicates[0]
-	require.Equal(t, extract.OpIn, in.Op)
+	require.Equal(t, expr.OpIn, in.Op)
 	require.Len(t, in.Values, n)
 	for i, v := range in.Values {
-		require.Equal(t, extract.Value{Kind: extract.KindNumber, Text: strconv.Itoa(i)}, v)
+		require.Equal(t, expr.Value{Kind: expr.KindNumber, Text: strconv.Itoa(i)}, v)
 	}
 	checkInvariants(t, "in-list", r)
 }
@@ -384,16 +385,16 @@ func checkInvariants(t *testing.T, sql string, r extract.Result) {
 	for _, s := range r.Scans {
 		require.GreaterOrEqual(t, s.Table, 0, sql)
 		require.Less(t, s.Table, len(r.Tables), sql)
-		var walk func(n *extract.Node)
-		walk = func(n *extract.Node) {
+		var walk func(n *expr.Node)
+		walk = func(n *expr.Node) {
 			switch n.Kind {
-			case extract.NodePred:
+			case expr.NodePred:
 				require.NotNil(t, n.Pred, sql)
 				require.Equal(t, r.Tables[s.Table].QualifiedName(), n.Pred.Table, sql)
 				require.True(t, all[leaf(*n.Pred)], "scan leaf %s missing from predicates of %q", leaf(*n.Pred), sql)
-			case extract.NodeNot:
+			case expr.NodeNot:
 				require.Len(t, n.Children, 1, sql)
-			case extract.NodeAnd, extract.NodeOr:
+			case expr.NodeAnd, expr.NodeOr:
 				require.GreaterOrEqual(t, len(n.Children), 2, sql)
 			}
 			for _, c := range n.Children {

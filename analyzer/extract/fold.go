@@ -1,6 +1,7 @@
 package extract
 
 import (
+	pexpr "github.com/floe-project/floe/expr"
 	"math/big"
 	"strconv"
 	"strings"
@@ -10,26 +11,26 @@ import (
 // fold evaluates constant arithmetic the extractor can do exactly:
 // number ± × number (decimal), and date ± interval in days, weeks, months
 // or years. ok is false for anything else (the caller keeps the text with
-// KindUnknown).
-func fold(l Value, op string, r Value) (Value, bool) {
+// pexpr.KindUnknown).
+func fold(l pexpr.Value, op string, r pexpr.Value) (pexpr.Value, bool) {
 	switch {
-	case l.Kind == KindNumber && r.Kind == KindNumber:
+	case l.Kind == pexpr.KindNumber && r.Kind == pexpr.KindNumber:
 		return foldNumber(l.Text, op, r.Text)
-	case l.Kind == KindDate && r.Kind == KindInterval && (op == "+" || op == "-"):
+	case l.Kind == pexpr.KindDate && r.Kind == pexpr.KindInterval && (op == "+" || op == "-"):
 		return foldDate(l.Text, op, r.Text)
-	case l.Kind == KindInterval && r.Kind == KindDate && op == "+":
+	case l.Kind == pexpr.KindInterval && r.Kind == pexpr.KindDate && op == "+":
 		return foldDate(r.Text, op, l.Text)
-	case l.Kind == KindTimestamp && r.Kind == KindInterval && (op == "+" || op == "-"):
+	case l.Kind == pexpr.KindTimestamp && r.Kind == pexpr.KindInterval && (op == "+" || op == "-"):
 		return foldTimestamp(l.Text, op, r.Text)
 	}
-	return Value{}, false
+	return pexpr.Value{}, false
 }
 
-func foldNumber(a, op, b string) (Value, bool) {
+func foldNumber(a, op, b string) (pexpr.Value, bool) {
 	x, ok1 := new(big.Rat).SetString(a)
 	y, ok2 := new(big.Rat).SetString(b)
 	if !ok1 || !ok2 {
-		return Value{}, false
+		return pexpr.Value{}, false
 	}
 	z := new(big.Rat)
 	switch op {
@@ -40,7 +41,7 @@ func foldNumber(a, op, b string) (Value, bool) {
 	case "*":
 		z.Mul(x, y)
 	default:
-		return Value{}, false
+		return pexpr.Value{}, false
 	}
 	scale := decimals(a)
 	if op == "*" {
@@ -49,9 +50,9 @@ func foldNumber(a, op, b string) (Value, bool) {
 		scale = d
 	}
 	if scale == 0 && z.IsInt() {
-		return Value{Kind: KindNumber, Text: z.Num().String()}, true
+		return pexpr.Value{Kind: pexpr.KindNumber, Text: z.Num().String()}, true
 	}
-	return Value{Kind: KindNumber, Text: z.FloatString(scale)}, true
+	return pexpr.Value{Kind: pexpr.KindNumber, Text: z.FloatString(scale)}, true
 }
 
 func decimals(s string) int {
@@ -64,18 +65,18 @@ func decimals(s string) int {
 	return 0
 }
 
-func foldDate(date, op, interval string) (Value, bool) {
+func foldDate(date, op, interval string) (pexpr.Value, bool) {
 	t, err := time.Parse("2006-01-02", date)
 	if err != nil {
-		return Value{}, false
+		return pexpr.Value{}, false
 	}
 	f := strings.Fields(interval)
 	if len(f) != 2 {
-		return Value{}, false
+		return pexpr.Value{}, false
 	}
 	n, err := strconv.Atoi(f[0])
 	if err != nil || n > 100000 || n < -100000 {
-		return Value{}, false
+		return pexpr.Value{}, false
 	}
 	if op == "-" {
 		n = -n
@@ -92,9 +93,9 @@ func foldDate(date, op, interval string) (Value, bool) {
 	case "year":
 		t = addMonths(t, 12*n)
 	default:
-		return Value{}, false
+		return pexpr.Value{}, false
 	}
-	return Value{Kind: KindDate, Text: t.Format("2006-01-02")}, true
+	return pexpr.Value{Kind: pexpr.KindDate, Text: t.Format("2006-01-02")}, true
 }
 
 // addMonths adds n months and clamps the day to the end of the target
@@ -113,7 +114,7 @@ func addMonths(t time.Time, n int) time.Time {
 // result keeps the input's layout.
 var timestampLayouts = [...]string{"2006-01-02 15:04:05", "2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05", "2006-01-02"}
 
-func foldTimestamp(ts, op, interval string) (Value, bool) {
+func foldTimestamp(ts, op, interval string) (pexpr.Value, bool) {
 	for _, layout := range timestampLayouts {
 		t, err := time.Parse(layout, ts)
 		if err != nil {
@@ -121,11 +122,11 @@ func foldTimestamp(ts, op, interval string) (Value, bool) {
 		}
 		f := strings.Fields(interval)
 		if len(f) != 2 {
-			return Value{}, false
+			return pexpr.Value{}, false
 		}
 		n, err := strconv.Atoi(f[0])
 		if err != nil || n > 100000 || n < -100000 {
-			return Value{}, false
+			return pexpr.Value{}, false
 		}
 		if op == "-" {
 			n = -n
@@ -145,24 +146,24 @@ func foldTimestamp(ts, op, interval string) (Value, bool) {
 		case "month", "quarter", "year":
 			v, ok := foldDate(t.Format("2006-01-02"), "+", f[0]+" "+f[1])
 			if !ok {
-				return Value{}, false
+				return pexpr.Value{}, false
 			}
 			if op == "-" {
 				v, ok = foldDate(t.Format("2006-01-02"), "-", f[0]+" "+f[1])
 				if !ok {
-					return Value{}, false
+					return pexpr.Value{}, false
 				}
 			}
 			day, err := time.Parse("2006-01-02", v.Text)
 			if err != nil {
-				return Value{}, false
+				return pexpr.Value{}, false
 			}
 			t = time.Date(day.Year(), day.Month(), day.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
 		default:
-			return Value{}, false
+			return pexpr.Value{}, false
 		}
 		t = t.Add(d)
-		return Value{Kind: KindTimestamp, Text: t.Format(layout)}, true
+		return pexpr.Value{Kind: pexpr.KindTimestamp, Text: t.Format(layout)}, true
 	}
-	return Value{}, false
+	return pexpr.Value{}, false
 }

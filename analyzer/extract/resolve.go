@@ -1,6 +1,7 @@
 package extract
 
 import (
+	pexpr "github.com/floe-project/floe/expr"
 	"sort"
 	"strings"
 )
@@ -20,7 +21,7 @@ type status uint8
 
 const (
 	stCols    status = iota // resolved to base columns (targets)
-	stUnknown               // table not known: Pred.Table is "*"
+	stUnknown               // table not known: pexpr.Pred.Table is "*"
 	stExpr                  // an expression of a derived table or a function output: opaque
 )
 
@@ -80,13 +81,13 @@ type itemInfo struct {
 // scanState accumulates the pushable conjuncts of one scan.
 type scanState struct {
 	table int
-	conj  []*Node
+	conj  []*pexpr.Node
 }
 
 type posPred struct {
 	pos int32
 	seq int
-	p   Pred
+	p   pexpr.Pred
 }
 
 type posJoin struct {
@@ -560,9 +561,9 @@ func noPush(t []colTarget) []colTarget {
 
 // bnode is the internal boolean tree: leaves keep their resolution.
 type bnode struct {
-	kind    NodeKind
+	kind    pexpr.NodeKind
 	kids    []*bnode
-	pred    Pred
+	pred    pexpr.Pred
 	targets []colTarget
 	item    int
 }
@@ -586,7 +587,7 @@ func (r *resolver) cond(e *expr, sc *scope, allowed []bool, where bool) {
 }
 
 func collectScans(n *bnode, seen *[]int) {
-	if n.kind == NodePred {
+	if n.kind == pexpr.NodePred {
 		for _, t := range n.targets {
 			if !t.push {
 				continue
@@ -608,13 +609,13 @@ func collectScans(n *bnode, seen *[]int) {
 	}
 }
 
-// leafFor returns the Node of leaf n restricted to scan s, or nil when the
+// leafFor returns the pexpr.Node of leaf n restricted to scan s, or nil when the
 // leaf says nothing about s.
-func (r *resolver) leafFor(n *bnode, s int, sc *scope, allowed []bool, where bool) *Node {
-	if n.kind != NodePred || n.item < 0 || n.item >= len(allowed) || !allowed[n.item] {
+func (r *resolver) leafFor(n *bnode, s int, sc *scope, allowed []bool, where bool) *pexpr.Node {
+	if n.kind != pexpr.NodePred || n.item < 0 || n.item >= len(allowed) || !allowed[n.item] {
 		return nil
 	}
-	if where && sc.items[n.item].nullable && (n.pred.Op == OpIsNull || n.pred.Transform == "coalesce") {
+	if where && sc.items[n.item].nullable && (n.pred.Op == pexpr.OpIsNull || n.pred.Transform == "coalesce") {
 		return nil
 	}
 	for _, t := range n.targets {
@@ -622,7 +623,7 @@ func (r *resolver) leafFor(n *bnode, s int, sc *scope, allowed []bool, where boo
 			p := n.pred
 			p.Table = r.tables[r.scans[s].table].QualifiedName()
 			p.Column = t.column
-			return &Node{Kind: NodePred, Pred: &p}
+			return &pexpr.Node{Kind: pexpr.NodePred, Pred: &p}
 		}
 	}
 	return nil
@@ -631,15 +632,15 @@ func (r *resolver) leafFor(n *bnode, s int, sc *scope, allowed []bool, where boo
 // restrict weakens n to what scan s alone can evaluate: leaves of other
 // tables and opaque terms become TRUE (ok=false means TRUE). Under NOT only
 // an exact subtree (all leaves on s) is kept.
-func (r *resolver) restrict(n *bnode, s int, sc *scope, allowed []bool, where bool) (*Node, bool) {
+func (r *resolver) restrict(n *bnode, s int, sc *scope, allowed []bool, where bool) (*pexpr.Node, bool) {
 	switch n.kind {
-	case NodePred:
+	case pexpr.NodePred:
 		if l := r.leafFor(n, s, sc, allowed, where); l != nil {
 			return l, true
 		}
 		return nil, false
-	case NodeAnd:
-		var kids []*Node
+	case pexpr.NodeAnd:
+		var kids []*pexpr.Node
 		for _, k := range n.kids {
 			if x, ok := r.restrict(k, s, sc, allowed, where); ok {
 				kids = append(kids, x)
@@ -651,9 +652,9 @@ func (r *resolver) restrict(n *bnode, s int, sc *scope, allowed []bool, where bo
 		case 1:
 			return kids[0], true
 		}
-		return &Node{Kind: NodeAnd, Children: kids}, true
-	case NodeOr:
-		kids := make([]*Node, 0, len(n.kids))
+		return &pexpr.Node{Kind: pexpr.NodeAnd, Children: kids}, true
+	case pexpr.NodeOr:
+		kids := make([]*pexpr.Node, 0, len(n.kids))
 		for _, k := range n.kids {
 			x, ok := r.restrict(k, s, sc, allowed, where)
 			if !ok {
@@ -661,23 +662,23 @@ func (r *resolver) restrict(n *bnode, s int, sc *scope, allowed []bool, where bo
 			}
 			kids = append(kids, x)
 		}
-		return &Node{Kind: NodeOr, Children: kids}, true
-	case NodeNot:
+		return &pexpr.Node{Kind: pexpr.NodeOr, Children: kids}, true
+	case pexpr.NodeNot:
 		if x, ok := r.exact(n.kids[0], s, sc, allowed, where); ok {
-			return &Node{Kind: NodeNot, Children: []*Node{x}}, true
+			return &pexpr.Node{Kind: pexpr.NodeNot, Children: []*pexpr.Node{x}}, true
 		}
 	}
 	return nil, false
 }
 
 // exact converts n for scan s only when every leaf belongs to s.
-func (r *resolver) exact(n *bnode, s int, sc *scope, allowed []bool, where bool) (*Node, bool) {
+func (r *resolver) exact(n *bnode, s int, sc *scope, allowed []bool, where bool) (*pexpr.Node, bool) {
 	switch n.kind {
-	case NodePred:
+	case pexpr.NodePred:
 		l := r.leafFor(n, s, sc, allowed, where)
 		return l, l != nil
-	case NodeAnd, NodeOr, NodeNot:
-		kids := make([]*Node, 0, len(n.kids))
+	case pexpr.NodeAnd, pexpr.NodeOr, pexpr.NodeNot:
+		kids := make([]*pexpr.Node, 0, len(n.kids))
 		for _, k := range n.kids {
 			x, ok := r.exact(k, s, sc, allowed, where)
 			if !ok {
@@ -685,7 +686,7 @@ func (r *resolver) exact(n *bnode, s int, sc *scope, allowed []bool, where bool)
 			}
 			kids = append(kids, x)
 		}
-		return &Node{Kind: n.kind, Children: kids}, true
+		return &pexpr.Node{Kind: n.kind, Children: kids}, true
 	}
 	return nil, false
 }
@@ -717,9 +718,9 @@ func (r *resolver) toNode(e *expr, sc *scope) *bnode {
 	}
 	switch e.kind {
 	case eAnd, eOr:
-		k := NodeAnd
+		k := pexpr.NodeAnd
 		if e.kind == eOr {
-			k = NodeOr
+			k = pexpr.NodeOr
 		}
 		n := &bnode{kind: k}
 		for _, a := range e.args {
@@ -745,11 +746,11 @@ func (r *resolver) toNode(e *expr, sc *scope) *bnode {
 		if c == nil {
 			return nil
 		}
-		return &bnode{kind: NodeNot, kids: []*bnode{c}}
+		return &bnode{kind: pexpr.NodeNot, kids: []*bnode{c}}
 	case eCmp:
 		l, rr := e.args[0], e.args[1]
-		op := Op(e.op)
-		if op == OpEq {
+		op := pexpr.Op(e.op)
+		if op == pexpr.OpEq {
 			r.joinLeaf(e, l, rr, sc)
 		}
 		if _, ok := colTerm(l); !ok {
@@ -762,12 +763,12 @@ func (r *resolver) toNode(e *expr, sc *scope) *bnode {
 			return n
 		}
 	case eIn:
-		op := OpIn
+		op := pexpr.OpIn
 		if e.not {
-			op = OpNotIn
+			op = pexpr.OpNotIn
 		}
 		if e.sub != nil {
-			if n := r.leafValues(e, e.args[0], op, []Value{{Kind: KindUnknown, Text: "(subquery)"}}, sc); n != nil {
+			if n := r.leafValues(e, e.args[0], op, []pexpr.Value{{Kind: pexpr.KindUnknown, Text: "(subquery)"}}, sc); n != nil {
 				return n
 			}
 			break
@@ -776,38 +777,38 @@ func (r *resolver) toNode(e *expr, sc *scope) *bnode {
 			return n
 		}
 	case eBetween:
-		op := OpBetween
+		op := pexpr.OpBetween
 		if e.not {
-			op = OpNotBetween
+			op = pexpr.OpNotBetween
 		}
 		if n := r.leaf(e, e.args[0], op, e.args[1:], sc); n != nil {
 			return n
 		}
 	case eIsNull:
-		op := OpIsNull
+		op := pexpr.OpIsNull
 		if e.not {
-			op = OpIsNotNull
+			op = pexpr.OpIsNotNull
 		}
 		if n := r.leaf(e, e.args[0], op, nil, sc); n != nil {
 			return n
 		}
 	case eLike:
-		op := Op(e.op)
+		op := pexpr.Op(e.op)
 		if e.not {
 			switch op {
-			case OpLike:
-				op = OpNotLike
-			case OpILike:
-				op = OpNotILike
+			case pexpr.OpLike:
+				op = pexpr.OpNotLike
+			case pexpr.OpILike:
+				op = pexpr.OpNotILike
 			default:
-				op = OpNotRLike
+				op = pexpr.OpNotRLike
 			}
 		}
 		if n := r.leaf(e, e.args[0], op, e.args[1:], sc); n != nil {
 			return n
 		}
 	case eCol:
-		if n := r.leafValues(e, e, OpEq, []Value{{Kind: KindBool, Text: "true"}}, sc); n != nil {
+		if n := r.leafValues(e, e, pexpr.OpEq, []pexpr.Value{{Kind: pexpr.KindBool, Text: "true"}}, sc); n != nil {
 			return n
 		}
 	case eFunc:
@@ -817,31 +818,31 @@ func (r *resolver) toNode(e *expr, sc *scope) *bnode {
 			// substring test elsewhere.
 			if len(e.args) == 2 && !(e.name == "contains" && (r.d == Trino || r.d == Athena)) {
 				if v, ok := r.value(e.args[1]); ok {
-					op := OpRLike
+					op := pexpr.OpRLike
 					switch e.name {
 					case "starts_with", "startswith":
-						op = OpLike
-						if v.Kind == KindString {
+						op = pexpr.OpLike
+						if v.Kind == pexpr.KindString {
 							v.Text = escapeLike(v.Text) + "%"
 						}
 					case "like":
-						op = OpLike
+						op = pexpr.OpLike
 					case "ilike":
-						op = OpILike
+						op = pexpr.OpILike
 					case "contains":
-						op = OpLike
-						if v.Kind == KindString {
+						op = pexpr.OpLike
+						if v.Kind == pexpr.KindString {
 							v.Text = "%" + escapeLike(v.Text) + "%"
 						}
 					}
-					if n := r.leafValues(e, e.args[0], op, []Value{v}, sc); n != nil {
+					if n := r.leafValues(e, e.args[0], op, []pexpr.Value{v}, sc); n != nil {
 						return n
 					}
 				}
 			}
 		}
 	}
-	return &bnode{kind: NodeOpaque, item: -1}
+	return &bnode{kind: pexpr.NodeOpaque, item: -1}
 }
 
 func escapeLike(s string) string {
@@ -851,16 +852,16 @@ func escapeLike(s string) string {
 	return strings.NewReplacer("%", `\%`, "_", `\_`).Replace(s)
 }
 
-func reverseOp(op Op) Op {
+func reverseOp(op pexpr.Op) pexpr.Op {
 	switch op {
-	case OpLt:
-		return OpGt
-	case OpLtEq:
-		return OpGtEq
-	case OpGt:
-		return OpLt
-	case OpGtEq:
-		return OpLtEq
+	case pexpr.OpLt:
+		return pexpr.OpGt
+	case pexpr.OpLtEq:
+		return pexpr.OpGtEq
+	case pexpr.OpGt:
+		return pexpr.OpLt
+	case pexpr.OpGtEq:
+		return pexpr.OpLtEq
 	}
 	return op
 }
@@ -883,8 +884,8 @@ func (r *resolver) snippet(e *expr) string {
 
 // leaf builds a predicate leaf from a column operand and value operands.
 // It returns nil when the operands are not column-vs-literals.
-func (r *resolver) leaf(e, col *expr, op Op, vals []*expr, sc *scope) *bnode {
-	values := make([]Value, 0, len(vals))
+func (r *resolver) leaf(e, col *expr, op pexpr.Op, vals []*expr, sc *scope) *bnode {
+	values := make([]pexpr.Value, 0, len(vals))
 	for _, v := range vals {
 		x, ok := r.value(v)
 		if !ok {
@@ -895,7 +896,7 @@ func (r *resolver) leaf(e, col *expr, op Op, vals []*expr, sc *scope) *bnode {
 	return r.leafValues(e, col, op, values, sc)
 }
 
-func (r *resolver) leafValues(e, col *expr, op Op, values []Value, sc *scope) *bnode {
+func (r *resolver) leafValues(e, col *expr, op pexpr.Op, values []pexpr.Value, sc *scope) *bnode {
 	ct, ok := colTerm(col)
 	if !ok {
 		return nil
@@ -903,18 +904,18 @@ func (r *resolver) leafValues(e, col *expr, op Op, values []Value, sc *scope) *b
 	if len(ct.col.parts) == 1 && sc.aliases != nil {
 		var isExpr bool
 		if ct, isExpr = aliasTerm(sc, ct); isExpr {
-			return &bnode{kind: NodeOpaque, item: -1}
+			return &bnode{kind: pexpr.NodeOpaque, item: -1}
 		}
 	}
 	item, targets, st, name := r.resolveCol(sc, ct.col.parts)
 	if st == stExpr {
-		return &bnode{kind: NodeOpaque, item: -1}
+		return &bnode{kind: pexpr.NodeOpaque, item: -1}
 	}
 	if values == nil {
-		values = []Value{}
+		values = []pexpr.Value{}
 	}
-	n := &bnode{kind: NodePred, item: item, targets: targets,
-		pred: Pred{Column: name, Op: op, Values: values, Transform: ct.transform}}
+	n := &bnode{kind: pexpr.NodePred, item: item, targets: targets,
+		pred: pexpr.Pred{Column: name, Op: op, Values: values, Transform: ct.transform}}
 	if len(targets) == 0 {
 		p := n.pred
 		p.Table = "*"
@@ -1205,7 +1206,7 @@ func isNiladicName(s string) bool { return niladic[s] }
 // unitOf reads a date-part argument: 'day', DAY, "day".
 func unitOf(a *expr) string {
 	switch {
-	case a.kind == eLit && a.val.Kind == KindString:
+	case a.kind == eLit && a.val.Kind == pexpr.KindString:
 		return normUnit(a.val.Text)
 	case a.kind == eCol && len(a.parts) == 1:
 		return normUnit(a.parts[0])
@@ -1215,64 +1216,64 @@ func unitOf(a *expr) string {
 
 // value types a literal operand. ok is false when the operand refers to a
 // column (a join or column-vs-column comparison).
-func (r *resolver) value(e *expr) (Value, bool) {
+func (r *resolver) value(e *expr) (pexpr.Value, bool) {
 	if e == nil {
-		return Value{}, false
+		return pexpr.Value{}, false
 	}
 	switch e.kind {
 	case eLit, eParam:
 		return e.val, true
 	case eCast:
 		if hasColumn(e) {
-			return Value{}, false
+			return pexpr.Value{}, false
 		}
 		in, ok := r.value(e.args[0])
 		if !ok {
 			return in, false
 		}
-		if in.Kind == KindString || in.Kind == KindNumber || in.Kind == KindTimestamp || in.Kind == KindDate {
+		if in.Kind == pexpr.KindString || in.Kind == pexpr.KindNumber || in.Kind == pexpr.KindTimestamp || in.Kind == pexpr.KindDate {
 			switch k := typeKind(e.name); k {
 			case "":
-				return Value{Kind: KindUnknown, Text: r.snippet(e)}, true
+				return pexpr.Value{Kind: pexpr.KindUnknown, Text: r.snippet(e)}, true
 			default:
 				in.Kind = k
-				if k == KindDate && len(in.Text) > 10 && in.Text[4] == '-' {
+				if k == pexpr.KindDate && len(in.Text) > 10 && in.Text[4] == '-' {
 					in.Text = in.Text[:10]
 				}
 			}
 			return in, true
 		}
-		if in.Kind == KindParam || in.Kind == KindNull {
+		if in.Kind == pexpr.KindParam || in.Kind == pexpr.KindNull {
 			return in, true
 		}
-		return Value{Kind: KindUnknown, Text: r.snippet(e)}, true
+		return pexpr.Value{Kind: pexpr.KindUnknown, Text: r.snippet(e)}, true
 	case eFunc:
 		if hasColumn(e) {
-			return Value{}, false
+			return pexpr.Value{}, false
 		}
-		if len(e.args) >= 1 && e.args[0].kind == eLit && e.args[0].val.Kind == KindString {
+		if len(e.args) >= 1 && e.args[0].kind == eLit && e.args[0].val.Kind == pexpr.KindString {
 			switch e.name {
 			case "to_date", "date", "try_to_date":
 				if len(e.args) == 1 {
-					return Value{Kind: KindDate, Text: e.args[0].val.Text}, true
+					return pexpr.Value{Kind: pexpr.KindDate, Text: e.args[0].val.Text}, true
 				}
 			case "to_timestamp", "timestamp", "to_timestamp_ntz", "to_timestamp_ltz", "to_timestamp_tz", "from_iso8601_timestamp":
 				if len(e.args) == 1 {
-					return Value{Kind: KindTimestamp, Text: e.args[0].val.Text}, true
+					return pexpr.Value{Kind: pexpr.KindTimestamp, Text: e.args[0].val.Text}, true
 				}
 			}
 		}
-		return Value{Kind: KindUnknown, Text: r.snippet(e)}, true
+		return pexpr.Value{Kind: pexpr.KindUnknown, Text: r.snippet(e)}, true
 	case eSubquery:
-		return Value{Kind: KindUnknown, Text: "(subquery)"}, true
+		return pexpr.Value{Kind: pexpr.KindUnknown, Text: "(subquery)"}, true
 	case eCol, eExists, eStar:
-		return Value{}, false
+		return pexpr.Value{}, false
 	case eBinary:
 		if len(e.args) == 2 {
 			l, ok1 := r.value(e.args[0])
 			rv, ok2 := r.value(e.args[1])
 			if !ok1 || !ok2 {
-				return Value{}, false
+				return pexpr.Value{}, false
 			}
 			if v, ok := fold(l, e.op, rv); ok {
 				return v, true
@@ -1280,28 +1281,28 @@ func (r *resolver) value(e *expr) (Value, bool) {
 		}
 	}
 	if hasColumn(e) {
-		return Value{}, false
+		return pexpr.Value{}, false
 	}
-	return Value{Kind: KindUnknown, Text: r.snippet(e)}, true
+	return pexpr.Value{Kind: pexpr.KindUnknown, Text: r.snippet(e)}, true
 }
 
 // typeKind maps a SQL type name to a literal kind ("" when not a literal type).
-func typeKind(t string) Kind {
+func typeKind(t string) pexpr.Kind {
 	switch {
 	case t == "date":
-		return KindDate
+		return pexpr.KindDate
 	case strings.HasPrefix(t, "timestamp") || t == "datetime":
-		return KindTimestamp
+		return pexpr.KindTimestamp
 	case t == "varchar" || t == "string" || t == "char" || t == "text" || t == "character" || t == "nvarchar":
-		return KindString
+		return pexpr.KindString
 	case t == "int" || t == "integer" || t == "bigint" || t == "smallint" || t == "tinyint" || t == "decimal" ||
 		t == "numeric" || t == "double" || t == "float" || t == "real" || t == "number" || t == "int64" ||
 		t == "hugeint" || t == "ubigint" || t == "long" || t == "short" || t == "byte" || t == "float64" || t == "float4" || t == "float8" || t == "int4" || t == "int8":
-		return KindNumber
+		return pexpr.KindNumber
 	case t == "boolean" || t == "bool":
-		return KindBool
+		return pexpr.KindBool
 	case t == "interval":
-		return KindInterval
+		return pexpr.KindInterval
 	}
 	return ""
 }
@@ -1310,7 +1311,7 @@ func typeKind(t string) Kind {
 func (r *resolver) finish(res *Result) {
 	sort.SliceStable(r.preds, func(i, j int) bool { return r.preds[i].pos < r.preds[j].pos })
 	res.Tables = r.tables
-	res.Predicates = make([]Pred, len(r.preds))
+	res.Predicates = make([]pexpr.Pred, len(r.preds))
 	for i, p := range r.preds {
 		res.Predicates[i] = p.p
 	}
@@ -1325,16 +1326,16 @@ func (r *resolver) finish(res *Result) {
 	}
 }
 
-func andNodes(ns []*Node) *Node {
+func andNodes(ns []*pexpr.Node) *pexpr.Node {
 	switch len(ns) {
 	case 0:
 		return nil
 	case 1:
 		return ns[0]
 	}
-	out := &Node{Kind: NodeAnd}
+	out := &pexpr.Node{Kind: pexpr.NodeAnd}
 	for _, n := range ns {
-		if n.Kind == NodeAnd {
+		if n.Kind == pexpr.NodeAnd {
 			out.Children = append(out.Children, n.Children...)
 		} else {
 			out.Children = append(out.Children, n)

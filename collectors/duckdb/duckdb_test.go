@@ -1,14 +1,13 @@
 package duckdb_test
 
 import (
-	"path/filepath"
-	"testing"
-
-	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/collectors/collectortest"
 	"github.com/floe-project/floe/collectors/duckdb"
+	"github.com/floe-project/floe/expr"
 	"github.com/stretchr/testify/require"
+	"path/filepath"
+	"testing"
 )
 
 var dir = filepath.Join("..", "..", "testdata", "logs", "duckdb")
@@ -87,35 +86,35 @@ func TestLogBad(t *testing.T) {
 	require.Equal(t, []int{3, 4}, lines)
 }
 
-func pred(table, col string, op extract.Op, vals ...extract.Value) *extract.Node {
-	return &extract.Node{Kind: extract.NodePred, Pred: &extract.Pred{Table: table, Column: col, Op: op, Values: vals}}
+func pred(table, col string, op expr.Op, vals ...expr.Value) *expr.Node {
+	return &expr.Node{Kind: expr.NodePred, Pred: &expr.Pred{Table: table, Column: col, Op: op, Values: vals}}
 }
 
-func v(k extract.Kind, s string) extract.Value { return extract.Value{Kind: k, Text: s} }
+func v(k expr.Kind, s string) expr.Value { return expr.Value{Kind: k, Text: s} }
 
-func and(ch ...*extract.Node) *extract.Node {
-	return &extract.Node{Kind: extract.NodeAnd, Children: ch}
+func and(ch ...*expr.Node) *expr.Node {
+	return &expr.Node{Kind: expr.NodeAnd, Children: ch}
 }
 
-func or(ch ...*extract.Node) *extract.Node { return &extract.Node{Kind: extract.NodeOr, Children: ch} }
+func or(ch ...*expr.Node) *expr.Node { return &expr.Node{Kind: expr.NodeOr, Children: ch} }
 
 func TestParseFilter(t *testing.T) {
 	const tb = "memory.main.t"
 	tests := []struct {
 		name, in string
-		want     *extract.Node
+		want     *expr.Node
 		err      bool
 	}{
-		{"1.x cast", "order_date>='2024-02-01 00:00:00'::TIMESTAMP", pred(tb, "order_date", extract.OpGtEq, v(extract.KindTimestamp, "2024-02-01 00:00:00")), false},
-		{"1.x number", "customer_id=42", pred(tb, "customer_id", extract.OpEq, v(extract.KindNumber, "42")), false},
-		{"1.x optional in", "optional: customer_id IN (1, 3)", pred(tb, "customer_id", extract.OpIn, v(extract.KindNumber, "1"), v(extract.KindNumber, "3")), false},
-		{"1.x range", "a>=1 AND a<=5", and(pred(tb, "a", extract.OpGtEq, v(extract.KindNumber, "1")), pred(tb, "a", extract.OpLtEq, v(extract.KindNumber, "5"))), false},
-		{"2.x parens", "(customer_id = 3)", pred(tb, "customer_id", extract.OpEq, v(extract.KindNumber, "3")), false},
-		{"2.x nested", "((d >= '2024-02-01'::DATE) AND (d <= '2024-02-10'::DATE))", and(pred(tb, "d", extract.OpGtEq, v(extract.KindDate, "2024-02-01")), pred(tb, "d", extract.OpLtEq, v(extract.KindDate, "2024-02-10"))), false},
-		{"or", "(r = 'eu' OR r = 'it''s')", or(pred(tb, "r", extract.OpEq, v(extract.KindString, "eu")), pred(tb, "r", extract.OpEq, v(extract.KindString, "it's"))), false},
-		{"quoted column, null", `"Order Id" IS NOT NULL`, pred(tb, "Order Id", extract.OpIsNotNull), false},
-		{"tz and decimal", "ts<'2024-01-01 00:00:00+00'::TIMESTAMP WITH TIME ZONE AND x>1.50::DECIMAL(18,2)", and(pred(tb, "ts", extract.OpLt, v(extract.KindTimestamp, "2024-01-01 00:00:00+00")), pred(tb, "x", extract.OpGt, v(extract.KindNumber, "1.50"))), false},
-		{"not in", "x NOT IN ('a', 'b')", pred(tb, "x", extract.OpNotIn, v(extract.KindString, "a"), v(extract.KindString, "b")), false},
+		{"1.x cast", "order_date>='2024-02-01 00:00:00'::TIMESTAMP", pred(tb, "order_date", expr.OpGtEq, v(expr.KindTimestamp, "2024-02-01 00:00:00")), false},
+		{"1.x number", "customer_id=42", pred(tb, "customer_id", expr.OpEq, v(expr.KindNumber, "42")), false},
+		{"1.x optional in", "optional: customer_id IN (1, 3)", pred(tb, "customer_id", expr.OpIn, v(expr.KindNumber, "1"), v(expr.KindNumber, "3")), false},
+		{"1.x range", "a>=1 AND a<=5", and(pred(tb, "a", expr.OpGtEq, v(expr.KindNumber, "1")), pred(tb, "a", expr.OpLtEq, v(expr.KindNumber, "5"))), false},
+		{"2.x parens", "(customer_id = 3)", pred(tb, "customer_id", expr.OpEq, v(expr.KindNumber, "3")), false},
+		{"2.x nested", "((d >= '2024-02-01'::DATE) AND (d <= '2024-02-10'::DATE))", and(pred(tb, "d", expr.OpGtEq, v(expr.KindDate, "2024-02-01")), pred(tb, "d", expr.OpLtEq, v(expr.KindDate, "2024-02-10"))), false},
+		{"or", "(r = 'eu' OR r = 'it''s')", or(pred(tb, "r", expr.OpEq, v(expr.KindString, "eu")), pred(tb, "r", expr.OpEq, v(expr.KindString, "it's"))), false},
+		{"quoted column, null", `"Order Id" IS NOT NULL`, pred(tb, "Order Id", expr.OpIsNotNull), false},
+		{"tz and decimal", "ts<'2024-01-01 00:00:00+00'::TIMESTAMP WITH TIME ZONE AND x>1.50::DECIMAL(18,2)", and(pred(tb, "ts", expr.OpLt, v(expr.KindTimestamp, "2024-01-01 00:00:00+00")), pred(tb, "x", expr.OpGt, v(expr.KindNumber, "1.50"))), false},
+		{"not in", "x NOT IN ('a', 'b')", pred(tb, "x", expr.OpNotIn, v(expr.KindString, "a"), v(expr.KindString, "b")), false},
 		{"bad", "x ~ 1", nil, true},
 		{"unterminated", "x = 'a", nil, true},
 	}
@@ -133,29 +132,29 @@ func TestParseFilter(t *testing.T) {
 }
 
 func TestProfiles(t *testing.T) {
-	ts := func(s string) extract.Value { return v(extract.KindTimestamp, s) }
-	num := func(s string) extract.Value { return v(extract.KindNumber, s) }
+	ts := func(s string) expr.Value { return v(expr.KindTimestamp, s) }
+	num := func(s string) expr.Value { return v(expr.KindNumber, s) }
 	tests := []struct {
 		file   string
 		rows   int64
 		table  string
-		filter func(tb string) *extract.Node
+		filter func(tb string) *expr.Node
 		sql    string
 	}{
-		{"profile-1x-a.json", 20000, "gen.main.orders", func(tb string) *extract.Node {
-			return and(pred(tb, "order_date", extract.OpGtEq, ts("2024-02-01 00:00:00")), pred(tb, "customer_id", extract.OpEq, num("42")))
+		{"profile-1x-a.json", 20000, "gen.main.orders", func(tb string) *expr.Node {
+			return and(pred(tb, "order_date", expr.OpGtEq, ts("2024-02-01 00:00:00")), pred(tb, "customer_id", expr.OpEq, num("42")))
 		}, workload[0]},
-		{"profile-1x-b.json", 20000, "gen.main.orders", func(tb string) *extract.Node {
-			return and(pred(tb, "customer_id", extract.OpIn, num("1"), num("3")),
-				pred(tb, "order_date", extract.OpGtEq, ts("2024-02-01 00:00:00")), pred(tb, "order_date", extract.OpLtEq, ts("2024-02-10 00:00:00")))
+		{"profile-1x-b.json", 20000, "gen.main.orders", func(tb string) *expr.Node {
+			return and(pred(tb, "customer_id", expr.OpIn, num("1"), num("3")),
+				pred(tb, "order_date", expr.OpGtEq, ts("2024-02-01 00:00:00")), pred(tb, "order_date", expr.OpLtEq, ts("2024-02-10 00:00:00")))
 		}, ""},
-		{"profile-1x-c.json", 40000, "gen.main.orders", func(tb string) *extract.Node {
-			return or(and(pred(tb, "region", extract.OpGtEq, v(extract.KindString, "e")), pred(tb, "region", extract.OpLt, v(extract.KindString, "f"))),
-				pred(tb, "amount", extract.OpLt, num("10.0")))
+		{"profile-1x-c.json", 40000, "gen.main.orders", func(tb string) *expr.Node {
+			return or(and(pred(tb, "region", expr.OpGtEq, v(expr.KindString, "e")), pred(tb, "region", expr.OpLt, v(expr.KindString, "f"))),
+				pred(tb, "amount", expr.OpLt, num("10.0")))
 		}, ""},
-		{"profile-2x.json", 20000, "lake.sales.orders", func(tb string) *extract.Node {
-			return and(pred(tb, "customer_id", extract.OpEq, num("3")),
-				pred(tb, "order_date", extract.OpGtEq, ts("2024-02-01 00:00:00")), pred(tb, "order_date", extract.OpLtEq, ts("2024-02-10 00:00:00")))
+		{"profile-2x.json", 20000, "lake.sales.orders", func(tb string) *expr.Node {
+			return and(pred(tb, "customer_id", expr.OpEq, num("3")),
+				pred(tb, "order_date", expr.OpGtEq, ts("2024-02-01 00:00:00")), pred(tb, "order_date", expr.OpLtEq, ts("2024-02-10 00:00:00")))
 		}, "SELECT * FROM lake.sales.orders WHERE customer_id = 3 AND order_date BETWEEN TIMESTAMP '2024-02-01' AND TIMESTAMP '2024-02-10'"},
 	}
 	for _, tc := range tests {

@@ -2,9 +2,8 @@ package duckdb
 
 import (
 	"fmt"
+	"github.com/floe-project/floe/expr"
 	"strings"
-
-	"github.com/floe-project/floe/analyzer/extract"
 )
 
 // ParseFilter parses one entry of a DuckDB profile's TABLE_SCAN Filters
@@ -16,7 +15,7 @@ import (
 // dropped; the predicate still holds for every row the query returns. A
 // cast literal takes its type: ::DATE is Kind date, ::TIMESTAMP… Kind
 // timestamp, numeric types Kind number.
-func ParseFilter(table, text string) (*extract.Node, error) {
+func ParseFilter(table, text string) (*expr.Node, error) {
 	p := &parser{table: table}
 	if err := p.tokenize(text); err != nil {
 		return nil, fmt.Errorf("parse filter %q: %w", text, err)
@@ -159,7 +158,7 @@ func (p *parser) keyword(kw string) bool {
 	return false
 }
 
-func (p *parser) parseOr() (*extract.Node, error) {
+func (p *parser) parseOr() (*expr.Node, error) {
 	left, err := p.parseAnd()
 	if err != nil {
 		return nil, err
@@ -169,12 +168,12 @@ func (p *parser) parseOr() (*extract.Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		left = join(extract.NodeOr, left, right)
+		left = join(expr.NodeOr, left, right)
 	}
 	return left, nil
 }
 
-func (p *parser) parseAnd() (*extract.Node, error) {
+func (p *parser) parseAnd() (*expr.Node, error) {
 	left, err := p.parseUnary()
 	if err != nil {
 		return nil, err
@@ -184,31 +183,31 @@ func (p *parser) parseAnd() (*extract.Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		left = join(extract.NodeAnd, left, right)
+		left = join(expr.NodeAnd, left, right)
 	}
 	return left, nil
 }
 
-func join(kind extract.NodeKind, a, b *extract.Node) *extract.Node {
-	var ch []*extract.Node
-	for _, n := range []*extract.Node{a, b} {
+func join(kind expr.NodeKind, a, b *expr.Node) *expr.Node {
+	var ch []*expr.Node
+	for _, n := range []*expr.Node{a, b} {
 		if n.Kind == kind {
 			ch = append(ch, n.Children...)
 		} else {
 			ch = append(ch, n)
 		}
 	}
-	return &extract.Node{Kind: kind, Children: ch}
+	return &expr.Node{Kind: kind, Children: ch}
 }
 
-func (p *parser) parseUnary() (*extract.Node, error) {
+func (p *parser) parseUnary() (*expr.Node, error) {
 	p.keyword("optional")
 	if p.keyword("NOT") {
 		n, err := p.parseUnary()
 		if err != nil {
 			return nil, err
 		}
-		return &extract.Node{Kind: extract.NodeNot, Children: []*extract.Node{n}}, nil
+		return &expr.Node{Kind: expr.NodeNot, Children: []*expr.Node{n}}, nil
 	}
 	t := p.peek()
 	if t == nil {
@@ -230,7 +229,7 @@ func (p *parser) parseUnary() (*extract.Node, error) {
 		return nil, fmt.Errorf("unexpected %q", t.text)
 	}
 	p.pos++
-	pred := &extract.Pred{Table: p.table, Column: t.text}
+	pred := &expr.Pred{Table: p.table, Column: t.text}
 	var err error
 	switch {
 	case p.keyword("IS"):
@@ -238,18 +237,18 @@ func (p *parser) parseUnary() (*extract.Node, error) {
 		if !p.keyword("NULL") {
 			return nil, fmt.Errorf("expected NULL after IS")
 		}
-		pred.Op = extract.OpIsNull
+		pred.Op = expr.OpIsNull
 		if not {
-			pred.Op = extract.OpIsNotNull
+			pred.Op = expr.OpIsNotNull
 		}
 	case p.keyword("NOT"):
 		if !p.keyword("IN") {
 			return nil, fmt.Errorf("expected IN after NOT")
 		}
-		pred.Op = extract.OpNotIn
+		pred.Op = expr.OpNotIn
 		pred.Values, err = p.parseList()
 	case p.keyword("IN"):
-		pred.Op = extract.OpIn
+		pred.Op = expr.OpIn
 		pred.Values, err = p.parseList()
 	default:
 		op := p.peek()
@@ -259,36 +258,36 @@ func (p *parser) parseUnary() (*extract.Node, error) {
 		p.pos++
 		switch op.text {
 		case "=", "==":
-			pred.Op = extract.OpEq
+			pred.Op = expr.OpEq
 		case "!=", "<>":
-			pred.Op = extract.OpNotEq
+			pred.Op = expr.OpNotEq
 		case "<":
-			pred.Op = extract.OpLt
+			pred.Op = expr.OpLt
 		case "<=":
-			pred.Op = extract.OpLtEq
+			pred.Op = expr.OpLtEq
 		case ">":
-			pred.Op = extract.OpGt
+			pred.Op = expr.OpGt
 		case ">=":
-			pred.Op = extract.OpGtEq
+			pred.Op = expr.OpGtEq
 		default:
 			return nil, fmt.Errorf("unknown operator %q", op.text)
 		}
-		var v extract.Value
+		var v expr.Value
 		v, err = p.parseValue()
-		pred.Values = []extract.Value{v}
+		pred.Values = []expr.Value{v}
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &extract.Node{Kind: extract.NodePred, Pred: pred}, nil
+	return &expr.Node{Kind: expr.NodePred, Pred: pred}, nil
 }
 
-func (p *parser) parseList() ([]extract.Value, error) {
+func (p *parser) parseList() ([]expr.Value, error) {
 	if t := p.peek(); t == nil || t.kind != tLParen {
 		return nil, fmt.Errorf("expected '(' after IN")
 	}
 	p.pos++
-	var vals []extract.Value
+	var vals []expr.Value
 	for {
 		v, err := p.parseValue()
 		if err != nil {
@@ -310,29 +309,29 @@ func (p *parser) parseList() ([]extract.Value, error) {
 }
 
 // parseValue reads a literal and an optional ::TYPE cast.
-func (p *parser) parseValue() (extract.Value, error) {
+func (p *parser) parseValue() (expr.Value, error) {
 	t := p.peek()
 	if t == nil {
-		return extract.Value{}, fmt.Errorf("expected a literal")
+		return expr.Value{}, fmt.Errorf("expected a literal")
 	}
 	p.pos++
-	var v extract.Value
+	var v expr.Value
 	switch t.kind {
 	case tString:
-		v = extract.Value{Kind: extract.KindString, Text: t.text}
+		v = expr.Value{Kind: expr.KindString, Text: t.text}
 	case tNumber:
-		v = extract.Value{Kind: extract.KindNumber, Text: t.text}
+		v = expr.Value{Kind: expr.KindNumber, Text: t.text}
 	case tWord:
 		switch strings.ToLower(t.text) {
 		case "null":
-			v = extract.Value{Kind: extract.KindNull, Text: "null"}
+			v = expr.Value{Kind: expr.KindNull, Text: "null"}
 		case "true", "false":
-			v = extract.Value{Kind: extract.KindBool, Text: strings.ToLower(t.text)}
+			v = expr.Value{Kind: expr.KindBool, Text: strings.ToLower(t.text)}
 		default:
-			v = extract.Value{Kind: extract.KindUnknown, Text: t.text}
+			v = expr.Value{Kind: expr.KindUnknown, Text: t.text}
 		}
 	default:
-		return extract.Value{}, fmt.Errorf("expected a literal, got %q", t.text)
+		return expr.Value{}, fmt.Errorf("expected a literal, got %q", t.text)
 	}
 	if c := p.peek(); c != nil && c.kind == tCast {
 		p.pos++
@@ -346,14 +345,14 @@ func (p *parser) parseValue() (extract.Value, error) {
 			p.pos++
 		}
 		if len(typ) == 0 {
-			return extract.Value{}, fmt.Errorf("expected a type after ::")
+			return expr.Value{}, fmt.Errorf("expected a type after ::")
 		}
 		if l := p.peek(); l != nil && l.kind == tLParen { // DECIMAL(18,3)
 			for p.pos < len(p.toks) && p.toks[p.pos].kind != tRParen {
 				p.pos++
 			}
 			if p.pos == len(p.toks) {
-				return extract.Value{}, fmt.Errorf("unterminated type parameters")
+				return expr.Value{}, fmt.Errorf("unterminated type parameters")
 			}
 			p.pos++
 		}
@@ -370,23 +369,23 @@ func isKeyword(w string) bool {
 	return false
 }
 
-func castValue(v extract.Value, typ string) extract.Value {
-	if v.Kind == extract.KindNull {
+func castValue(v expr.Value, typ string) expr.Value {
+	if v.Kind == expr.KindNull {
 		return v
 	}
 	switch {
 	case typ == "DATE":
-		v.Kind = extract.KindDate
+		v.Kind = expr.KindDate
 	case strings.HasPrefix(typ, "TIMESTAMP"):
-		v.Kind = extract.KindTimestamp
+		v.Kind = expr.KindTimestamp
 	case typ == "VARCHAR" || typ == "TEXT" || typ == "STRING":
-		v.Kind = extract.KindString
+		v.Kind = expr.KindString
 	case strings.HasPrefix(typ, "INTERVAL"):
-		v.Kind = extract.KindInterval
+		v.Kind = expr.KindInterval
 	case strings.Contains(typ, "INT") || strings.HasPrefix(typ, "DECIMAL") || typ == "DOUBLE" || typ == "FLOAT" || typ == "REAL" || typ == "NUMERIC":
-		v.Kind = extract.KindNumber
+		v.Kind = expr.KindNumber
 	case typ == "BOOLEAN":
-		v.Kind = extract.KindBool
+		v.Kind = expr.KindBool
 	}
 	return v
 }

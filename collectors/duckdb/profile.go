@@ -5,14 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/floe-project/floe/collectors"
+	"github.com/floe-project/floe/expr"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/floe-project/floe/analyzer/extract"
-	"github.com/floe-project/floe/collectors"
 )
 
 // ProfileParser reads DuckDB JSON profiling output (PRAGMA
@@ -225,29 +224,29 @@ func addScan(ev *collectors.QueryEvent, o *op) {
 	rows := o.OperatorRowsScanned + o.RowsScanned
 	t.Metrics.RowsScanned += rows
 	texts := infoStrings(o.ExtraInfo["Filters"])
-	var conj []*extract.Node
+	var conj []*expr.Node
 	for _, f := range texts {
 		t.FilterText = append(t.FilterText, f)
 		n, err := ParseFilter(t.QualifiedName(), f)
 		if err != nil {
-			n = &extract.Node{Kind: extract.NodeOpaque, Text: f}
+			n = &expr.Node{Kind: expr.NodeOpaque, Text: f}
 		}
 		if n != nil {
 			addFilterColumns(t, n)
-			if n.Kind == extract.NodeAnd {
+			if n.Kind == expr.NodeAnd {
 				conj = append(conj, n.Children...)
 			} else {
 				conj = append(conj, n)
 			}
 		}
 	}
-	var f *extract.Node
+	var f *expr.Node
 	switch len(conj) {
 	case 0:
 	case 1:
 		f = conj[0]
 	default:
-		f = &extract.Node{Kind: extract.NodeAnd, Children: conj}
+		f = &expr.Node{Kind: expr.NodeAnd, Children: conj}
 	}
 	// Several scans of one table: the table's filter is the OR of the scans'
 	// filters; one unfiltered scan reads the whole table.
@@ -257,7 +256,7 @@ func addScan(ev *collectors.QueryEvent, o *op) {
 	case f == nil || t.Filter == nil:
 		t.Filter = nil
 	default:
-		t.Filter = &extract.Node{Kind: extract.NodeOr, Children: []*extract.Node{t.Filter, f}}
+		t.Filter = &expr.Node{Kind: expr.NodeOr, Children: []*expr.Node{t.Filter, f}}
 	}
 }
 
@@ -273,7 +272,7 @@ func splitTable(s string) (cat, ns, name string) {
 	return parts[0], strings.Join(parts[1:len(parts)-1], "."), parts[len(parts)-1]
 }
 
-func addFilterColumns(t *collectors.TableAccess, n *extract.Node) {
+func addFilterColumns(t *collectors.TableAccess, n *expr.Node) {
 	if n.Pred != nil {
 		for _, c := range t.Columns {
 			if strings.EqualFold(c.Name, n.Pred.Column) {

@@ -7,7 +7,7 @@
 // A scan report is the strongest predicate evidence floe gets: its filter
 // is the expression the engine pushed into the Iceberg scan, with real
 // column names. Each report becomes one event with one [collectors.TableAccess]
-// whose Filter is the report's filter as an [extract.Node] tree, whose
+// whose Filter is the report's filter as an [expr.Node] tree, whose
 // columns are the filter's columns (role filter) and the projected fields
 // (role projection), all with evidence [collectors.EvidenceScanReport], and
 // whose metrics are the report's file and manifest counts.
@@ -23,7 +23,7 @@
 //     planned; how the query ended is not reported) and StatementType is
 //     SELECT, since a scan report describes a read.
 //   - Literals are sanitized ("(2-digit-int)", "(hash-1a2b3c4d)",
-//     "(date-30-days-ago)"): such values are kept as [extract.KindUnknown]
+//     "(date-30-days-ago)"): such values are kept as [expr.KindUnknown]
 //     with the masked text. Unmasked literals keep their JSON type.
 //
 // Operators map to extract's: eq =, not-eq !=, lt <, lt-eq <=, gt >, gt-eq >=,

@@ -3,9 +3,8 @@ package icebergscan
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/floe-project/floe/expr"
 	"strings"
-
-	"github.com/floe-project/floe/analyzer/extract"
 )
 
 // maxDepth bounds the conversion's recursion. Iceberg builds long OR
@@ -13,19 +12,19 @@ import (
 // encoding/json itself stops at 10,000.
 const maxDepth = 5000
 
-var ops = map[string]extract.Op{
-	"eq":              extract.OpEq,
-	"not-eq":          extract.OpNotEq,
-	"lt":              extract.OpLt,
-	"lt-eq":           extract.OpLtEq,
-	"gt":              extract.OpGt,
-	"gt-eq":           extract.OpGtEq,
-	"in":              extract.OpIn,
-	"not-in":          extract.OpNotIn,
-	"is-null":         extract.OpIsNull,
-	"not-null":        extract.OpIsNotNull,
-	"starts-with":     extract.OpLike,
-	"not-starts-with": extract.OpNotLike,
+var ops = map[string]expr.Op{
+	"eq":              expr.OpEq,
+	"not-eq":          expr.OpNotEq,
+	"lt":              expr.OpLt,
+	"lt-eq":           expr.OpLtEq,
+	"gt":              expr.OpGt,
+	"gt-eq":           expr.OpGtEq,
+	"in":              expr.OpIn,
+	"not-in":          expr.OpNotIn,
+	"is-null":         expr.OpIsNull,
+	"not-null":        expr.OpIsNotNull,
+	"starts-with":     expr.OpLike,
+	"not-starts-with": expr.OpNotLike,
 }
 
 // convert turns an Iceberg JSON expression into a predicate tree over
@@ -33,7 +32,7 @@ var ops = map[string]extract.Op{
 // does not know become opaque nodes; convert never fails. The expression
 // is decoded once into generic values, so the work is linear in its size
 // however deep it nests.
-func convert(raw json.RawMessage, table string) *extract.Node {
+func convert(raw json.RawMessage, table string) *expr.Node {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return nil
@@ -47,7 +46,7 @@ func convert(raw json.RawMessage, table string) *extract.Node {
 	return conv(v, table, 0)
 }
 
-func conv(v any, table string, depth int) *extract.Node {
+func conv(v any, table string, depth int) *expr.Node {
 	if depth > maxDepth {
 		return opaque("expression nested too deep")
 	}
@@ -73,7 +72,7 @@ func conv(v any, table string, depth int) *extract.Node {
 	return opaque(text(v))
 }
 
-func convObject(m map[string]any, table string, depth int) *extract.Node {
+func convObject(m map[string]any, table string, depth int) *expr.Node {
 	typ, _ := m["type"].(string)
 	typ = strings.ToLower(typ)
 	switch typ {
@@ -89,19 +88,19 @@ func convObject(m map[string]any, table string, depth int) *extract.Node {
 		case r == nil:
 			return l
 		}
-		return flatten(extract.NodeAnd, l, r)
+		return flatten(expr.NodeAnd, l, r)
 	case "or":
 		l, r := conv(m["left"], table, depth+1), conv(m["right"], table, depth+1)
 		if l == nil || r == nil {
 			return nil // x OR true
 		}
-		return flatten(extract.NodeOr, l, r)
+		return flatten(expr.NodeOr, l, r)
 	case "not":
 		c := conv(m["child"], table, depth+1)
 		if c == nil {
 			return opaque("false") // NOT true
 		}
-		return &extract.Node{Kind: extract.NodeNot, Children: []*extract.Node{c}}
+		return &expr.Node{Kind: expr.NodeNot, Children: []*expr.Node{c}}
 	}
 	col, transform, ok := term(m["term"], 0)
 	if !ok {
@@ -115,10 +114,10 @@ func convObject(m map[string]any, table string, depth int) *extract.Node {
 	if !ok {
 		return opaque(text(m))
 	}
-	p := &extract.Pred{Table: table, Column: col, Op: op, Transform: transform, Values: []extract.Value{}}
+	p := &expr.Pred{Table: table, Column: col, Op: op, Transform: transform, Values: []expr.Value{}}
 	switch op {
-	case extract.OpIsNull, extract.OpIsNotNull:
-	case extract.OpIn, extract.OpNotIn:
+	case expr.OpIsNull, expr.OpIsNotNull:
+	case expr.OpIn, expr.OpNotIn:
 		vals, _ := m["values"].([]any)
 		if len(vals) == 0 {
 			if v, ok := m["value"]; ok {
@@ -134,12 +133,12 @@ func convObject(m map[string]any, table string, depth int) *extract.Node {
 			return opaque(text(m))
 		}
 		v := value(raw)
-		if (op == extract.OpLike || op == extract.OpNotLike) && v.Kind == extract.KindString {
+		if (op == expr.OpLike || op == expr.OpNotLike) && v.Kind == expr.KindString {
 			v.Text += "%"
 		}
 		p.Values = append(p.Values, v)
 	}
-	return &extract.Node{Kind: extract.NodePred, Pred: p}
+	return &expr.Node{Kind: expr.NodePred, Pred: p}
 }
 
 // term reads a term: a column name, {"type":"reference","term":"x"}, or
@@ -174,24 +173,24 @@ func term(v any, depth int) (col, transform string, ok bool) {
 }
 
 // value types a literal. Sanitized literals are strings in parentheses.
-func value(v any) extract.Value {
+func value(v any) expr.Value {
 	switch x := v.(type) {
 	case string:
 		if len(x) >= 2 && x[0] == '(' && x[len(x)-1] == ')' {
-			return extract.Value{Kind: extract.KindUnknown, Text: x}
+			return expr.Value{Kind: expr.KindUnknown, Text: x}
 		}
-		return extract.Value{Kind: extract.KindString, Text: x}
+		return expr.Value{Kind: expr.KindString, Text: x}
 	case nil:
-		return extract.Value{Kind: extract.KindNull, Text: "null"}
+		return expr.Value{Kind: expr.KindNull, Text: "null"}
 	case bool:
 		if x {
-			return extract.Value{Kind: extract.KindBool, Text: "true"}
+			return expr.Value{Kind: expr.KindBool, Text: "true"}
 		}
-		return extract.Value{Kind: extract.KindBool, Text: "false"}
+		return expr.Value{Kind: expr.KindBool, Text: "false"}
 	case json.Number:
-		return extract.Value{Kind: extract.KindNumber, Text: x.String()}
+		return expr.Value{Kind: expr.KindNumber, Text: x.String()}
 	}
-	return extract.Value{Kind: extract.KindUnknown, Text: text(v)}
+	return expr.Value{Kind: expr.KindUnknown, Text: text(v)}
 }
 
 // text is v as compact JSON (object keys sorted), clipped.
@@ -203,18 +202,18 @@ func text(v any) string {
 	return clip(string(b))
 }
 
-func opaque(text string) *extract.Node {
-	return &extract.Node{Kind: extract.NodeOpaque, Text: text}
+func opaque(text string) *expr.Node {
+	return &expr.Node{Kind: expr.NodeOpaque, Text: text}
 }
 
 // flatten joins l and r under kind, lifting children of the same kind so
 // a chain of ands is one node. It reuses l when l is already of kind
 // (nodes are fresh per conversion), so a left-deep chain of n ORs takes
 // O(n), not O(n²).
-func flatten(kind extract.NodeKind, l, r *extract.Node) *extract.Node {
+func flatten(kind expr.NodeKind, l, r *expr.Node) *expr.Node {
 	n := l
 	if l.Kind != kind {
-		n = &extract.Node{Kind: kind, Children: []*extract.Node{l}}
+		n = &expr.Node{Kind: kind, Children: []*expr.Node{l}}
 	}
 	if r.Kind == kind {
 		n.Children = append(n.Children, r.Children...)
@@ -234,7 +233,7 @@ func clip(s string) string {
 
 // columns lists the columns of the tree's leaves (opaque is_nan/not_nan
 // included), in first-seen order.
-func columns(n *extract.Node, out []string, seen map[string]bool) []string {
+func columns(n *expr.Node, out []string, seen map[string]bool) []string {
 	if n == nil {
 		return out
 	}
@@ -246,9 +245,9 @@ func columns(n *extract.Node, out []string, seen map[string]bool) []string {
 		return out
 	}
 	switch n.Kind {
-	case extract.NodePred:
+	case expr.NodePred:
 		out = add(n.Pred.Column)
-	case extract.NodeOpaque:
+	case expr.NodeOpaque:
 		for _, fn := range []string{"is_nan(", "not_nan("} {
 			if strings.HasPrefix(n.Text, fn) && strings.HasSuffix(n.Text, ")") {
 				out = add(n.Text[len(fn) : len(n.Text)-1])

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/floe-project/floe/expr"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,13 +16,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
-
-	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/collectors/collectortest"
 	"github.com/floe-project/floe/collectors/icebergscan"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 )
 
 const fixtures = "../../testdata/logs/icebergscan"
@@ -57,14 +56,14 @@ func read(t testing.TB, name string) []byte {
 	return data
 }
 
-func pred(col, transform string, op extract.Op, vals ...extract.Value) *extract.Node {
+func pred(col, transform string, op expr.Op, vals ...expr.Value) *expr.Node {
 	if vals == nil {
-		vals = []extract.Value{}
+		vals = []expr.Value{}
 	}
-	return &extract.Node{Kind: extract.NodePred, Pred: &extract.Pred{Table: "demo.sales.orders", Column: col, Transform: transform, Op: op, Values: vals}}
+	return &expr.Node{Kind: expr.NodePred, Pred: &expr.Pred{Table: "demo.sales.orders", Column: col, Transform: transform, Op: op, Values: vals}}
 }
 
-func masked(s string) extract.Value { return extract.Value{Kind: extract.KindUnknown, Text: s} }
+func masked(s string) expr.Value { return expr.Value{Kind: expr.KindUnknown, Text: s} }
 
 func roles(ta collectors.TableAccess) map[string][]collectors.Role {
 	m := map[string][]collectors.Role{}
@@ -104,9 +103,9 @@ func TestReferenceReport(t *testing.T) {
 	require.Equal(t, collectors.EvidenceScanReport, ta.Evidence)
 	require.NotNil(t, ta.SnapshotID)
 	require.Equal(t, int64(3053316373432432132), *ta.SnapshotID)
-	require.Equal(t, &extract.Node{Kind: extract.NodeAnd, Children: []*extract.Node{
-		pred("order_date", "", extract.OpGtEq, masked("(date-30-days-ago)")),
-		pred("customer_id", "", extract.OpEq, masked("(2-digit-int)")),
+	require.Equal(t, &expr.Node{Kind: expr.NodeAnd, Children: []*expr.Node{
+		pred("order_date", "", expr.OpGtEq, masked("(date-30-days-ago)")),
+		pred("customer_id", "", expr.OpEq, masked("(2-digit-int)")),
 	}}, ta.Filter)
 	require.Equal(t, map[string][]collectors.Role{
 		"order_date":  {collectors.RoleFilter, collectors.RoleProjection},
@@ -140,26 +139,26 @@ func TestNDJSON(t *testing.T) {
 
 	clicks := res.events[0].Tables[0]
 	require.Equal(t, "demo.events.clicks", clicks.QualifiedName())
-	at := func(col, tr string, op extract.Op, vals ...extract.Value) *extract.Node {
+	at := func(col, tr string, op expr.Op, vals ...expr.Value) *expr.Node {
 		n := pred(col, tr, op, vals...)
 		n.Pred.Table = "demo.events.clicks"
 		return n
 	}
-	require.Equal(t, &extract.Node{Kind: extract.NodeAnd, Children: []*extract.Node{
-		at("ts", "day", extract.OpGtEq, masked("(date-7-days-ago)")),
-		at("tenant_id", "", extract.OpIn, masked("(2-digit-int)"), masked("(3-digit-int)")),
-		{Kind: extract.NodeNot, Children: []*extract.Node{at("url", "", extract.OpLike, masked("(hash-27fa7cc0)"))}},
+	require.Equal(t, &expr.Node{Kind: expr.NodeAnd, Children: []*expr.Node{
+		at("ts", "day", expr.OpGtEq, masked("(date-7-days-ago)")),
+		at("tenant_id", "", expr.OpIn, masked("(2-digit-int)"), masked("(3-digit-int)")),
+		{Kind: expr.NodeNot, Children: []*expr.Node{at("url", "", expr.OpLike, masked("(hash-27fa7cc0)"))}},
 	}}, clicks.Filter)
 	require.Equal(t, int64(1610612736), clicks.Metrics.BytesScanned, "OpenAPI spelling total-file-size-bytes")
 	require.Equal(t, int64(85_000_000), clicks.Metrics.PlanningNanos)
 	require.Equal(t, "flink 1.20.0", res.events[0].EngineVersion)
 
 	nan := res.events[1].Tables[0]
-	require.Equal(t, &extract.Node{Kind: extract.NodeOr, Children: []*extract.Node{
-		at("referrer", "", extract.OpIsNull),
-		{Kind: extract.NodeAnd, Children: []*extract.Node{
-			at("country", "", extract.OpNotIn, masked("(hash-00ab12cd)"), masked("(hash-9f0e3d2c)")),
-			{Kind: extract.NodeOpaque, Text: "not_nan(score)"},
+	require.Equal(t, &expr.Node{Kind: expr.NodeOr, Children: []*expr.Node{
+		at("referrer", "", expr.OpIsNull),
+		{Kind: expr.NodeAnd, Children: []*expr.Node{
+			at("country", "", expr.OpNotIn, masked("(hash-00ab12cd)"), masked("(hash-9f0e3d2c)")),
+			{Kind: expr.NodeOpaque, Text: "not_nan(score)"},
 		}},
 	}}, nan.Filter)
 	require.Equal(t, map[string][]collectors.Role{
@@ -191,32 +190,32 @@ func body(filter string) string {
 }
 
 func TestFilterConversion(t *testing.T) {
-	str := func(s string) extract.Value { return extract.Value{Kind: extract.KindString, Text: s} }
-	num := func(s string) extract.Value { return extract.Value{Kind: extract.KindNumber, Text: s} }
+	str := func(s string) expr.Value { return expr.Value{Kind: expr.KindString, Text: s} }
+	num := func(s string) expr.Value { return expr.Value{Kind: expr.KindNumber, Text: s} }
 	tests := []struct {
 		name, filter string
-		want         *extract.Node
+		want         *expr.Node
 	}{
-		{"eq", `{"type":"eq","term":"a","value":"(2-digit-int)"}`, pred("a", "", extract.OpEq, masked("(2-digit-int)"))},
-		{"not-eq number", `{"type":"not-eq","term":"a","value":5}`, pred("a", "", extract.OpNotEq, num("5"))},
-		{"lt", `{"type":"lt","term":"a","value":"(date)"}`, pred("a", "", extract.OpLt, masked("(date)"))},
-		{"lt-eq", `{"type":"lt-eq","term":"a","value":"x"}`, pred("a", "", extract.OpLtEq, str("x"))},
-		{"gt", `{"type":"gt","term":"a","value":-1.5}`, pred("a", "", extract.OpGt, num("-1.5"))},
-		{"not-null", `{"type":"not-null","term":"a"}`, pred("a", "", extract.OpIsNotNull)},
-		{"starts-with plain", `{"type":"starts-with","term":"a","value":"abc"}`, pred("a", "", extract.OpLike, str("abc%"))},
-		{"not-starts-with masked", `{"type":"not-starts-with","term":"a","value":"(hash-1a2b3c4d)"}`, pred("a", "", extract.OpNotLike, masked("(hash-1a2b3c4d)"))},
-		{"bucket transform", `{"type":"eq","term":{"type":"transform","transform":"bucket[16]","term":{"type":"reference","term":"id"}},"value":"(1-digit-int)"}`, pred("id", "bucket[16]", extract.OpEq, masked("(1-digit-int)"))},
-		{"identity transform", `{"type":"eq","term":{"type":"transform","transform":"identity","term":"id"},"value":1}`, pred("id", "", extract.OpEq, num("1"))},
-		{"nested field", `{"type":"eq","term":"loc.city","value":true}`, pred("loc.city", "", extract.OpEq, extract.Value{Kind: extract.KindBool, Text: "true"})},
-		{"is-nan", `{"type":"is-nan","term":"f"}`, &extract.Node{Kind: extract.NodeOpaque, Text: "is_nan(f)"}},
-		{"false", `false`, &extract.Node{Kind: extract.NodeOpaque, Text: "false"}},
+		{"eq", `{"type":"eq","term":"a","value":"(2-digit-int)"}`, pred("a", "", expr.OpEq, masked("(2-digit-int)"))},
+		{"not-eq number", `{"type":"not-eq","term":"a","value":5}`, pred("a", "", expr.OpNotEq, num("5"))},
+		{"lt", `{"type":"lt","term":"a","value":"(date)"}`, pred("a", "", expr.OpLt, masked("(date)"))},
+		{"lt-eq", `{"type":"lt-eq","term":"a","value":"x"}`, pred("a", "", expr.OpLtEq, str("x"))},
+		{"gt", `{"type":"gt","term":"a","value":-1.5}`, pred("a", "", expr.OpGt, num("-1.5"))},
+		{"not-null", `{"type":"not-null","term":"a"}`, pred("a", "", expr.OpIsNotNull)},
+		{"starts-with plain", `{"type":"starts-with","term":"a","value":"abc"}`, pred("a", "", expr.OpLike, str("abc%"))},
+		{"not-starts-with masked", `{"type":"not-starts-with","term":"a","value":"(hash-1a2b3c4d)"}`, pred("a", "", expr.OpNotLike, masked("(hash-1a2b3c4d)"))},
+		{"bucket transform", `{"type":"eq","term":{"type":"transform","transform":"bucket[16]","term":{"type":"reference","term":"id"}},"value":"(1-digit-int)"}`, pred("id", "bucket[16]", expr.OpEq, masked("(1-digit-int)"))},
+		{"identity transform", `{"type":"eq","term":{"type":"transform","transform":"identity","term":"id"},"value":1}`, pred("id", "", expr.OpEq, num("1"))},
+		{"nested field", `{"type":"eq","term":"loc.city","value":true}`, pred("loc.city", "", expr.OpEq, expr.Value{Kind: expr.KindBool, Text: "true"})},
+		{"is-nan", `{"type":"is-nan","term":"f"}`, &expr.Node{Kind: expr.NodeOpaque, Text: "is_nan(f)"}},
+		{"false", `false`, &expr.Node{Kind: expr.NodeOpaque, Text: "false"}},
 		{"true string", `"true"`, nil},
-		{"not true", `{"type":"not","child":true}`, &extract.Node{Kind: extract.NodeOpaque, Text: "false"}},
+		{"not true", `{"type":"not","child":true}`, &expr.Node{Kind: expr.NodeOpaque, Text: "false"}},
 		{"or with true", `{"type":"or","left":{"type":"eq","term":"a","value":1},"right":true}`, nil},
-		{"and with true", `{"type":"and","left":true,"right":{"type":"is-null","term":"a"}}`, pred("a", "", extract.OpIsNull)},
-		{"unknown op", `{"type":"st-within","term":"geom","value":"(bounding-box)"}`, &extract.Node{Kind: extract.NodeOpaque, Text: `{"term":"geom","type":"st-within","value":"(bounding-box)"}`}},
-		{"no term", `{"type":"eq","value":1}`, &extract.Node{Kind: extract.NodeOpaque, Text: `{"type":"eq","value":1}`}},
-		{"not json object", `42`, &extract.Node{Kind: extract.NodeOpaque, Text: `42`}},
+		{"and with true", `{"type":"and","left":true,"right":{"type":"is-null","term":"a"}}`, pred("a", "", expr.OpIsNull)},
+		{"unknown op", `{"type":"st-within","term":"geom","value":"(bounding-box)"}`, &expr.Node{Kind: expr.NodeOpaque, Text: `{"term":"geom","type":"st-within","value":"(bounding-box)"}`}},
+		{"no term", `{"type":"eq","value":1}`, &expr.Node{Kind: expr.NodeOpaque, Text: `{"type":"eq","value":1}`}},
+		{"not json object", `42`, &expr.Node{Kind: expr.NodeOpaque, Text: `42`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -234,7 +233,7 @@ func TestFilterConversion(t *testing.T) {
 		res := parse(t, fixedParser(), "f", []byte(body(f)))
 		require.Len(t, res.events, 1)
 		got := res.events[0].Tables[0].Filter
-		require.Equal(t, extract.NodeOr, got.Kind)
+		require.Equal(t, expr.NodeOr, got.Kind)
 		require.Len(t, got.Children, 3001)
 	})
 	t.Run("nesting past the JSON limit", func(t *testing.T) {

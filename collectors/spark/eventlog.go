@@ -6,14 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/floe-project/floe/collectors"
+	"github.com/floe-project/floe/expr"
 	"io"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-
-	"github.com/floe-project/floe/analyzer/extract"
-	"github.com/floe-project/floe/collectors"
 )
 
 // Source is the source name of [EventLogParser].
@@ -586,7 +585,7 @@ func tablesOf(ex *execution, scans []scan) []collectors.TableAccess {
 		switch {
 		case err != nil:
 			// Unparseable filter text: keep it as opaque, the scan may match anything.
-			f = &extract.Node{Kind: extract.NodeOpaque, Text: s.filters}
+			f = &expr.Node{Kind: expr.NodeOpaque, Text: s.filters}
 		case f == nil:
 			wholeTable[i] = true
 		}
@@ -598,7 +597,7 @@ func tablesOf(ex *execution, scans []scan) []collectors.TableAccess {
 		} else if t.Filter == nil {
 			t.Filter = f
 		} else {
-			t.Filter = &extract.Node{Kind: extract.NodeOr, Children: []*extract.Node{t.Filter, f}}
+			t.Filter = &expr.Node{Kind: expr.NodeOr, Children: []*expr.Node{t.Filter, f}}
 		}
 	}
 	// Driver metrics: AQE re-plans may give a scan new accumulators, so
@@ -654,7 +653,7 @@ func splitName(s string) (cat, ns, name string) {
 	return parts[0], strings.Join(parts[1:len(parts)-1], "."), parts[len(parts)-1]
 }
 
-func addFilterColumns(t *collectors.TableAccess, n *extract.Node) {
+func addFilterColumns(t *collectors.TableAccess, n *expr.Node) {
 	if n == nil {
 		return
 	}

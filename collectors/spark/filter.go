@@ -2,9 +2,8 @@ package spark
 
 import (
 	"fmt"
+	"github.com/floe-project/floe/expr"
 	"strings"
-
-	"github.com/floe-project/floe/analyzer/extract"
 )
 
 // ParseFilters parses the filter list Iceberg prints in a Spark scan
@@ -16,9 +15,9 @@ import (
 // (a AND b), (a OR b), true, false; a column may be wrapped in a transform
 // (day(ts), bucket[16](id)). DATE literals are day numbers and TIMESTAMP
 // literals epoch microseconds; they stay Kind number here (see [Retype]).
-func ParseFilters(table, text string) (*extract.Node, error) {
+func ParseFilters(table, text string) (*expr.Node, error) {
 	items := splitTopLevel(text)
-	var nodes []*extract.Node
+	var nodes []*expr.Node
 	for _, it := range items {
 		it = strings.TrimSpace(it)
 		if it == "" {
@@ -45,7 +44,7 @@ func ParseFilters(table, text string) (*extract.Node, error) {
 	case 1:
 		return nodes[0], nil
 	}
-	return &extract.Node{Kind: extract.NodeAnd, Children: nodes}, nil
+	return &expr.Node{Kind: expr.NodeAnd, Children: nodes}, nil
 }
 
 // splitTopLevel splits on commas outside quotes, parentheses and brackets.
@@ -210,7 +209,7 @@ func (p *filterParser) keyword(kw string) bool {
 	return false
 }
 
-func (p *filterParser) parseOr() (*extract.Node, error) {
+func (p *filterParser) parseOr() (*expr.Node, error) {
 	left, err := p.parseAnd()
 	if err != nil {
 		return nil, err
@@ -220,12 +219,12 @@ func (p *filterParser) parseOr() (*extract.Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		left = combine(extract.NodeOr, left, right)
+		left = combine(expr.NodeOr, left, right)
 	}
 	return left, nil
 }
 
-func (p *filterParser) parseAnd() (*extract.Node, error) {
+func (p *filterParser) parseAnd() (*expr.Node, error) {
 	left, err := p.parseUnary()
 	if err != nil {
 		return nil, err
@@ -235,16 +234,16 @@ func (p *filterParser) parseAnd() (*extract.Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		left = combine(extract.NodeAnd, left, right)
+		left = combine(expr.NodeAnd, left, right)
 	}
 	return left, nil
 }
 
 // combine joins two nodes, flattening nested nodes of the same kind. A nil
 // side is "true": it vanishes from AND and makes OR true (nil).
-func combine(kind extract.NodeKind, a, b *extract.Node) *extract.Node {
+func combine(kind expr.NodeKind, a, b *expr.Node) *expr.Node {
 	if a == nil || b == nil {
-		if kind == extract.NodeOr {
+		if kind == expr.NodeOr {
 			return nil
 		}
 		if a == nil {
@@ -252,32 +251,32 @@ func combine(kind extract.NodeKind, a, b *extract.Node) *extract.Node {
 		}
 		return a
 	}
-	var ch []*extract.Node
-	for _, n := range []*extract.Node{a, b} {
+	var ch []*expr.Node
+	for _, n := range []*expr.Node{a, b} {
 		if n.Kind == kind {
 			ch = append(ch, n.Children...)
 		} else {
 			ch = append(ch, n)
 		}
 	}
-	return &extract.Node{Kind: kind, Children: ch}
+	return &expr.Node{Kind: kind, Children: ch}
 }
 
-func (p *filterParser) parseUnary() (*extract.Node, error) {
+func (p *filterParser) parseUnary() (*expr.Node, error) {
 	if p.keyword("NOT") {
 		n, err := p.parseUnary()
 		if err != nil {
 			return nil, err
 		}
 		if n == nil {
-			return &extract.Node{Kind: extract.NodeOpaque, Text: "false"}, nil
+			return &expr.Node{Kind: expr.NodeOpaque, Text: "false"}, nil
 		}
-		return &extract.Node{Kind: extract.NodeNot, Children: []*extract.Node{n}}, nil
+		return &expr.Node{Kind: expr.NodeNot, Children: []*expr.Node{n}}, nil
 	}
 	return p.parsePrimary()
 }
 
-func (p *filterParser) parsePrimary() (*extract.Node, error) {
+func (p *filterParser) parsePrimary() (*expr.Node, error) {
 	t := p.peek()
 	if t == nil {
 		return nil, fmt.Errorf("unexpected end")
@@ -303,35 +302,35 @@ func (p *filterParser) parsePrimary() (*extract.Node, error) {
 		return nil, nil
 	case "false":
 		p.pos++
-		return &extract.Node{Kind: extract.NodeOpaque, Text: "false"}, nil
+		return &expr.Node{Kind: expr.NodeOpaque, Text: "false"}, nil
 	}
 	col, transform, err := p.parseTerm()
 	if err != nil {
 		return nil, err
 	}
 	if transform == "is_nan" || transform == "not_nan" {
-		return &extract.Node{Kind: extract.NodeOpaque, Text: transform + "(" + col + ")"}, nil
+		return &expr.Node{Kind: expr.NodeOpaque, Text: transform + "(" + col + ")"}, nil
 	}
-	pred := &extract.Pred{Table: p.table, Column: col, Transform: transform}
+	pred := &expr.Pred{Table: p.table, Column: col, Transform: transform}
 	switch {
 	case p.keyword("IS"):
 		not := p.keyword("NOT")
 		if !p.keyword("NULL") {
 			return nil, fmt.Errorf("expected NULL after IS")
 		}
-		pred.Op = extract.OpIsNull
+		pred.Op = expr.OpIsNull
 		if not {
-			pred.Op = extract.OpIsNotNull
+			pred.Op = expr.OpIsNotNull
 		}
 	case p.keyword("NOT"):
 		switch {
 		case p.keyword("IN"):
-			pred.Op = extract.OpNotIn
+			pred.Op = expr.OpNotIn
 			if pred.Values, err = p.parseList(); err != nil {
 				return nil, err
 			}
 		case p.keyword("LIKE"):
-			pred.Op = extract.OpNotLike
+			pred.Op = expr.OpNotLike
 			if pred.Values, err = p.parseValues(1); err != nil {
 				return nil, err
 			}
@@ -339,12 +338,12 @@ func (p *filterParser) parsePrimary() (*extract.Node, error) {
 			return nil, fmt.Errorf("expected IN or LIKE after NOT")
 		}
 	case p.keyword("IN"):
-		pred.Op = extract.OpIn
+		pred.Op = expr.OpIn
 		if pred.Values, err = p.parseList(); err != nil {
 			return nil, err
 		}
 	case p.keyword("LIKE"):
-		pred.Op = extract.OpLike
+		pred.Op = expr.OpLike
 		if pred.Values, err = p.parseValues(1); err != nil {
 			return nil, err
 		}
@@ -356,17 +355,17 @@ func (p *filterParser) parsePrimary() (*extract.Node, error) {
 		p.pos++
 		switch t.text {
 		case "=", "==":
-			pred.Op = extract.OpEq
+			pred.Op = expr.OpEq
 		case "!=", "<>":
-			pred.Op = extract.OpNotEq
+			pred.Op = expr.OpNotEq
 		case "<":
-			pred.Op = extract.OpLt
+			pred.Op = expr.OpLt
 		case "<=":
-			pred.Op = extract.OpLtEq
+			pred.Op = expr.OpLtEq
 		case ">":
-			pred.Op = extract.OpGt
+			pred.Op = expr.OpGt
 		case ">=":
-			pred.Op = extract.OpGtEq
+			pred.Op = expr.OpGtEq
 		default:
 			return nil, fmt.Errorf("unknown operator %q", t.text)
 		}
@@ -374,7 +373,7 @@ func (p *filterParser) parsePrimary() (*extract.Node, error) {
 			return nil, err
 		}
 	}
-	return &extract.Node{Kind: extract.NodePred, Pred: pred}, nil
+	return &expr.Node{Kind: expr.NodePred, Pred: pred}, nil
 }
 
 // parseTerm reads a column or transform(column).
@@ -397,12 +396,12 @@ func (p *filterParser) parseTerm() (col, transform string, err error) {
 	return t.text, "", nil
 }
 
-func (p *filterParser) parseList() ([]extract.Value, error) {
+func (p *filterParser) parseList() ([]expr.Value, error) {
 	if t := p.peek(); t == nil || t.kind != tLParen {
 		return nil, fmt.Errorf("expected '(' after IN")
 	}
 	p.pos++
-	var vals []extract.Value
+	var vals []expr.Value
 	for {
 		v, err := p.parseValues(1)
 		if err != nil {
@@ -423,8 +422,8 @@ func (p *filterParser) parseList() ([]extract.Value, error) {
 	}
 }
 
-func (p *filterParser) parseValues(n int) ([]extract.Value, error) {
-	out := make([]extract.Value, 0, n)
+func (p *filterParser) parseValues(n int) ([]expr.Value, error) {
+	out := make([]expr.Value, 0, n)
 	for range n {
 		t := p.peek()
 		if t == nil {
@@ -433,17 +432,17 @@ func (p *filterParser) parseValues(n int) ([]extract.Value, error) {
 		p.pos++
 		switch t.kind {
 		case tString:
-			out = append(out, extract.Value{Kind: extract.KindString, Text: t.text})
+			out = append(out, expr.Value{Kind: expr.KindString, Text: t.text})
 		case tNumber:
-			out = append(out, extract.Value{Kind: extract.KindNumber, Text: t.text})
+			out = append(out, expr.Value{Kind: expr.KindNumber, Text: t.text})
 		case tWord:
 			switch strings.ToLower(t.text) {
 			case "null":
-				out = append(out, extract.Value{Kind: extract.KindNull, Text: "null"})
+				out = append(out, expr.Value{Kind: expr.KindNull, Text: "null"})
 			case "true", "false":
-				out = append(out, extract.Value{Kind: extract.KindBool, Text: strings.ToLower(t.text)})
+				out = append(out, expr.Value{Kind: expr.KindBool, Text: strings.ToLower(t.text)})
 			default:
-				out = append(out, extract.Value{Kind: extract.KindUnknown, Text: t.text})
+				out = append(out, expr.Value{Kind: expr.KindUnknown, Text: t.text})
 			}
 		default:
 			return nil, fmt.Errorf("expected a literal, got %q", t.text)

@@ -1,11 +1,10 @@
 package spark
 
 import (
+	"github.com/floe-project/floe/expr"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/floe-project/floe/analyzer/extract"
 )
 
 // Retype re-types a literal that Iceberg printed in a Spark filter, once
@@ -17,8 +16,8 @@ import (
 // Kind timestamp ("2021-06-30 02:00:00", UTC, fraction only when non-zero;
 // timestamptz text ends in "+00:00"). Any other value or type is returned
 // unchanged.
-func Retype(icebergType string, v extract.Value) extract.Value {
-	if v.Kind != extract.KindNumber {
+func Retype(icebergType string, v expr.Value) expr.Value {
+	if v.Kind != expr.KindNumber {
 		return v
 	}
 	n, err := strconv.ParseInt(v.Text, 10, 64)
@@ -31,7 +30,7 @@ func Retype(icebergType string, v extract.Value) extract.Value {
 		if n < -1e8 || n > 1e8 {
 			return v
 		}
-		return extract.Value{Kind: extract.KindDate, Text: time.Unix(n*86400, 0).UTC().Format("2006-01-02")}
+		return expr.Value{Kind: expr.KindDate, Text: time.Unix(n*86400, 0).UTC().Format("2006-01-02")}
 	case "timestamp", "timestamptz", "timestamp_ns", "timestamptz_ns":
 		var t time.Time
 		if strings.HasSuffix(typ, "_ns") {
@@ -43,7 +42,7 @@ func Retype(icebergType string, v extract.Value) extract.Value {
 		if strings.HasPrefix(typ, "timestamptz") {
 			text += "+00:00"
 		}
-		return extract.Value{Kind: extract.KindTimestamp, Text: text}
+		return expr.Value{Kind: expr.KindTimestamp, Text: text}
 	}
 	return v
 }
@@ -52,7 +51,7 @@ func Retype(icebergType string, v extract.Value) extract.Value {
 // [Retype], using typeOf to find the Iceberg type name of a predicate's
 // column (return "" when unknown). A leaf under the day transform holds a
 // day count whatever its column's type, so it becomes a date.
-func RetypeFilter(n *extract.Node, typeOf func(table, column string) string) *extract.Node {
+func RetypeFilter(n *expr.Node, typeOf func(table, column string) string) *expr.Node {
 	if n == nil {
 		return nil
 	}
@@ -67,7 +66,7 @@ func RetypeFilter(n *extract.Node, typeOf func(table, column string) string) *ex
 			typ = "date"
 		}
 		if typ != "" {
-			p.Values = make([]extract.Value, len(n.Pred.Values))
+			p.Values = make([]expr.Value, len(n.Pred.Values))
 			for i, v := range n.Pred.Values {
 				p.Values[i] = Retype(typ, v)
 			}
@@ -75,7 +74,7 @@ func RetypeFilter(n *extract.Node, typeOf func(table, column string) string) *ex
 		c.Pred = &p
 	}
 	if len(n.Children) > 0 {
-		c.Children = make([]*extract.Node, len(n.Children))
+		c.Children = make([]*expr.Node, len(n.Children))
 		for i, ch := range n.Children {
 			c.Children[i] = RetypeFilter(ch, typeOf)
 		}

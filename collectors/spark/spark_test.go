@@ -1,16 +1,15 @@
 package spark_test
 
 import (
+	"github.com/floe-project/floe/collectors"
+	"github.com/floe-project/floe/collectors/collectortest"
+	"github.com/floe-project/floe/collectors/spark"
+	"github.com/floe-project/floe/expr"
+	"github.com/stretchr/testify/require"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/floe-project/floe/analyzer/extract"
-	"github.com/floe-project/floe/collectors"
-	"github.com/floe-project/floe/collectors/collectortest"
-	"github.com/floe-project/floe/collectors/spark"
-	"github.com/stretchr/testify/require"
 )
 
 var dir = filepath.Join("..", "..", "testdata", "logs", "spark")
@@ -28,19 +27,19 @@ func TestConformance(t *testing.T) {
 	collectortest.Run(t, spark.EventLogParser{}, fixtures...)
 }
 
-func pred(table, col, transform string, op extract.Op, vals ...extract.Value) *extract.Node {
-	return &extract.Node{Kind: extract.NodePred, Pred: &extract.Pred{Table: table, Column: col, Transform: transform, Op: op, Values: vals}}
+func pred(table, col, transform string, op expr.Op, vals ...expr.Value) *expr.Node {
+	return &expr.Node{Kind: expr.NodePred, Pred: &expr.Pred{Table: table, Column: col, Transform: transform, Op: op, Values: vals}}
 }
 
-func num(s string) extract.Value { return extract.Value{Kind: extract.KindNumber, Text: s} }
-func str(s string) extract.Value { return extract.Value{Kind: extract.KindString, Text: s} }
+func num(s string) expr.Value { return expr.Value{Kind: expr.KindNumber, Text: s} }
+func str(s string) expr.Value { return expr.Value{Kind: expr.KindString, Text: s} }
 
-func and(ch ...*extract.Node) *extract.Node {
-	return &extract.Node{Kind: extract.NodeAnd, Children: ch}
+func and(ch ...*expr.Node) *expr.Node {
+	return &expr.Node{Kind: expr.NodeAnd, Children: ch}
 }
-func or(ch ...*extract.Node) *extract.Node { return &extract.Node{Kind: extract.NodeOr, Children: ch} }
-func not(ch *extract.Node) *extract.Node {
-	return &extract.Node{Kind: extract.NodeNot, Children: []*extract.Node{ch}}
+func or(ch ...*expr.Node) *expr.Node { return &expr.Node{Kind: expr.NodeOr, Children: ch} }
+func not(ch *expr.Node) *expr.Node {
+	return &expr.Node{Kind: expr.NodeNot, Children: []*expr.Node{ch}}
 }
 
 func TestParseFilters(t *testing.T) {
@@ -48,25 +47,25 @@ func TestParseFilters(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
-		want *extract.Node
+		want *expr.Node
 		err  bool
 	}{
 		{"empty", "", nil, false},
 		{"reference", "order_date IS NOT NULL, customer_id IS NOT NULL, order_date >= 19814, customer_id = 42",
-			and(pred(tb, "order_date", "", extract.OpIsNotNull), pred(tb, "customer_id", "", extract.OpIsNotNull),
-				pred(tb, "order_date", "", extract.OpGtEq, num("19814")), pred(tb, "customer_id", "", extract.OpEq, num("42"))), false},
-		{"timestamp micros", "ts < 1625018400000000", pred(tb, "ts", "", extract.OpLt, num("1625018400000000")), false},
-		{"in with comma in string", "region IN ('a', 'b,c')", pred(tb, "region", "", extract.OpIn, str("a"), str("b,c")), false},
-		{"not in", "x NOT IN (1, -2, 3.5)", pred(tb, "x", "", extract.OpNotIn, num("1"), num("-2"), num("3.5")), false},
-		{"not", "NOT (x = 1)", not(pred(tb, "x", "", extract.OpEq, num("1"))), false},
-		{"or", "(a = 1 OR b = 2)", or(pred(tb, "a", "", extract.OpEq, num("1")), pred(tb, "b", "", extract.OpEq, num("2"))), false},
-		{"nested and/or", "((a = 1 AND b != 'x') OR c <= 3)", or(and(pred(tb, "a", "", extract.OpEq, num("1")), pred(tb, "b", "", extract.OpNotEq, str("x"))), pred(tb, "c", "", extract.OpLtEq, num("3"))), false},
-		{"like", "name LIKE 'acme%', name NOT LIKE 'x%'", and(pred(tb, "name", "", extract.OpLike, str("acme%")), pred(tb, "name", "", extract.OpNotLike, str("x%"))), false},
-		{"transforms", "day(ts) = 19844, bucket[16](id) = 3", and(pred(tb, "ts", "day", extract.OpEq, num("19844")), pred(tb, "id", "bucket[16]", extract.OpEq, num("3"))), false},
-		{"nested field and quote", "a.b = 'it''s'", pred(tb, "a.b", "", extract.OpEq, str("it's")), false},
-		{"nan", "is_nan(f)", &extract.Node{Kind: extract.NodeOpaque, Text: "is_nan(f)"}, false},
-		{"true vanishes", "true, x > 1", pred(tb, "x", "", extract.OpGt, num("1")), false},
-		{"is null", "y IS NULL", pred(tb, "y", "", extract.OpIsNull), false},
+			and(pred(tb, "order_date", "", expr.OpIsNotNull), pred(tb, "customer_id", "", expr.OpIsNotNull),
+				pred(tb, "order_date", "", expr.OpGtEq, num("19814")), pred(tb, "customer_id", "", expr.OpEq, num("42"))), false},
+		{"timestamp micros", "ts < 1625018400000000", pred(tb, "ts", "", expr.OpLt, num("1625018400000000")), false},
+		{"in with comma in string", "region IN ('a', 'b,c')", pred(tb, "region", "", expr.OpIn, str("a"), str("b,c")), false},
+		{"not in", "x NOT IN (1, -2, 3.5)", pred(tb, "x", "", expr.OpNotIn, num("1"), num("-2"), num("3.5")), false},
+		{"not", "NOT (x = 1)", not(pred(tb, "x", "", expr.OpEq, num("1"))), false},
+		{"or", "(a = 1 OR b = 2)", or(pred(tb, "a", "", expr.OpEq, num("1")), pred(tb, "b", "", expr.OpEq, num("2"))), false},
+		{"nested and/or", "((a = 1 AND b != 'x') OR c <= 3)", or(and(pred(tb, "a", "", expr.OpEq, num("1")), pred(tb, "b", "", expr.OpNotEq, str("x"))), pred(tb, "c", "", expr.OpLtEq, num("3"))), false},
+		{"like", "name LIKE 'acme%', name NOT LIKE 'x%'", and(pred(tb, "name", "", expr.OpLike, str("acme%")), pred(tb, "name", "", expr.OpNotLike, str("x%"))), false},
+		{"transforms", "day(ts) = 19844, bucket[16](id) = 3", and(pred(tb, "ts", "day", expr.OpEq, num("19844")), pred(tb, "id", "bucket[16]", expr.OpEq, num("3"))), false},
+		{"nested field and quote", "a.b = 'it''s'", pred(tb, "a.b", "", expr.OpEq, str("it's")), false},
+		{"nan", "is_nan(f)", &expr.Node{Kind: expr.NodeOpaque, Text: "is_nan(f)"}, false},
+		{"true vanishes", "true, x > 1", pred(tb, "x", "", expr.OpGt, num("1")), false},
+		{"is null", "y IS NULL", pred(tb, "y", "", expr.OpIsNull), false},
 		{"bad operator", "x ~ 1", nil, true},
 		{"unterminated", "x = 'abc", nil, true},
 		{"dangling", "x =", nil, true},
@@ -88,14 +87,14 @@ func TestParseFilters(t *testing.T) {
 func TestRetype(t *testing.T) {
 	tests := []struct {
 		typ  string
-		in   extract.Value
-		want extract.Value
+		in   expr.Value
+		want expr.Value
 	}{
-		{"date", num("19814"), extract.Value{Kind: extract.KindDate, Text: "2024-04-01"}},
-		{"date", num("-1"), extract.Value{Kind: extract.KindDate, Text: "1969-12-31"}},
-		{"timestamp", num("1625018400000000"), extract.Value{Kind: extract.KindTimestamp, Text: "2021-06-30 02:00:00"}},
-		{"timestamptz", num("1625018400123456"), extract.Value{Kind: extract.KindTimestamp, Text: "2021-06-30 02:00:00.123456+00:00"}},
-		{"timestamp_ns", num("1625018400000000001"), extract.Value{Kind: extract.KindTimestamp, Text: "2021-06-30 02:00:00.000000001"}},
+		{"date", num("19814"), expr.Value{Kind: expr.KindDate, Text: "2024-04-01"}},
+		{"date", num("-1"), expr.Value{Kind: expr.KindDate, Text: "1969-12-31"}},
+		{"timestamp", num("1625018400000000"), expr.Value{Kind: expr.KindTimestamp, Text: "2021-06-30 02:00:00"}},
+		{"timestamptz", num("1625018400123456"), expr.Value{Kind: expr.KindTimestamp, Text: "2021-06-30 02:00:00.123456+00:00"}},
+		{"timestamp_ns", num("1625018400000000001"), expr.Value{Kind: expr.KindTimestamp, Text: "2021-06-30 02:00:00.000000001"}},
 		{"long", num("42"), num("42")},
 		{"date", str("19814"), str("19814")},
 		{"date", num("1.5"), num("1.5")},
@@ -111,9 +110,9 @@ func TestRetype(t *testing.T) {
 		return map[string]string{"d": "date", "ts": "timestamptz", "n": "int"}[col]
 	})
 	require.Equal(t, and(
-		pred("t", "d", "", extract.OpGtEq, extract.Value{Kind: extract.KindDate, Text: "2024-04-01"}),
-		pred("t", "ts", "day", extract.OpEq, extract.Value{Kind: extract.KindDate, Text: "2024-05-01"}),
-		pred("t", "n", "", extract.OpEq, num("5"))), got)
+		pred("t", "d", "", expr.OpGtEq, expr.Value{Kind: expr.KindDate, Text: "2024-04-01"}),
+		pred("t", "ts", "day", expr.OpEq, expr.Value{Kind: expr.KindDate, Text: "2024-05-01"}),
+		pred("t", "n", "", expr.OpEq, num("5"))), got)
 	require.Equal(t, num("19814"), f.Children[0].Pred.Values[0], "input tree unchanged")
 }
 
@@ -152,8 +151,8 @@ func TestEventLog(t *testing.T) {
 	require.Equal(t, collectors.EvidencePushedFilter, tb.Evidence)
 	require.Equal(t, []string{"order_date IS NOT NULL, customer_id IS NOT NULL, order_date >= 19814, customer_id = 42"}, tb.FilterText)
 	const q = "demo.db.orders"
-	require.Equal(t, and(pred(q, "order_date", "", extract.OpIsNotNull), pred(q, "customer_id", "", extract.OpIsNotNull),
-		pred(q, "order_date", "", extract.OpGtEq, num("19814")), pred(q, "customer_id", "", extract.OpEq, num("42"))), tb.Filter)
+	require.Equal(t, and(pred(q, "order_date", "", expr.OpIsNotNull), pred(q, "customer_id", "", expr.OpIsNotNull),
+		pred(q, "order_date", "", expr.OpGtEq, num("19814")), pred(q, "customer_id", "", expr.OpEq, num("42"))), tb.Filter)
 	require.Equal(t, []collectors.ColumnUse{
 		{Name: "order_date", Roles: []collectors.Role{collectors.RoleFilter}, Evidence: collectors.EvidencePushedFilter},
 		{Name: "customer_id", Roles: []collectors.Role{collectors.RoleFilter}, Evidence: collectors.EvidencePushedFilter},
@@ -165,10 +164,10 @@ func TestEventLog(t *testing.T) {
 		tb := e.Tables[0]
 		require.Equal(t, "glue_catalog", tb.Catalog)
 		require.Equal(t, collectors.TableMetrics{ResultDataFiles: 12, SkippedDataFiles: 88}, tb.Metrics, "metrics of the re-planned scan")
-		require.Equal(t, extract.NodeAnd, tb.Filter.Kind)
+		require.Equal(t, expr.NodeAnd, tb.Filter.Kind)
 		require.Len(t, tb.Filter.Children, 7)
-		require.Equal(t, or(pred("glue_catalog.web.events", "region", "", extract.OpEq, str("eu")),
-			pred("glue_catalog.web.events", "region", "", extract.OpIn, str("us-east"), str("a,b"))), tb.Filter.Children[2])
+		require.Equal(t, or(pred("glue_catalog.web.events", "region", "", expr.OpEq, str("eu")),
+			pred("glue_catalog.web.events", "region", "", expr.OpIn, str("us-east"), str("a,b"))), tb.Filter.Children[2])
 	})
 	t.Run("dataframe failed self-join", func(t *testing.T) {
 		e := m[app+"/9"]
@@ -177,8 +176,8 @@ func TestEventLog(t *testing.T) {
 		require.Equal(t, collectors.StateFailed, e.State)
 		require.Equal(t, "org.apache.spark.SparkException: Job aborted due to stage failure: Task 3 in stage 8.0 failed 4 times", e.Error)
 		require.Len(t, e.Tables, 2)
-		require.Equal(t, or(pred("demo.db.orders", "amount", "", extract.OpGt, num("100.5")),
-			pred("demo.db.orders", "customer_id", "", extract.OpIn, num("1"), num("2"), num("3"))), e.Tables[0].Filter, "two scans of one table OR together")
+		require.Equal(t, or(pred("demo.db.orders", "amount", "", expr.OpGt, num("100.5")),
+			pred("demo.db.orders", "customer_id", "", expr.OpIn, num("1"), num("2"), num("3"))), e.Tables[0].Filter, "two scans of one table OR together")
 		require.Equal(t, "customers", e.Tables[1].Name)
 		require.Nil(t, e.Tables[1].Filter, "whole-table scan")
 	})
@@ -215,7 +214,7 @@ func TestEventLogForms(t *testing.T) {
 		{"eventlog-2024-05-03--12-00.gz", []string{"app-20240503120000-0001/0"}, func(t *testing.T, evs []collectors.QueryEvent, bad []collectors.BadRecord) {
 			require.Len(t, bad, 1)
 			require.Equal(t, 4, bad[0].Line)
-			require.Equal(t, and(not(pred("spark_catalog.db.t", "x", "", extract.OpEq, num("1"))), pred("spark_catalog.db.t", "y", "", extract.OpIsNull)), evs[0].Tables[0].Filter)
+			require.Equal(t, and(not(pred("spark_catalog.db.t", "x", "", expr.OpEq, num("1"))), pred("spark_catalog.db.t", "y", "", expr.OpIsNull)), evs[0].Tables[0].Filter)
 		}},
 	}
 	for _, tc := range tests {
@@ -272,5 +271,5 @@ func TestFormattedPlanFallback(t *testing.T) {
 	require.Equal(t, collectors.StateFailed, e.State)
 	require.Equal(t, "java.lang.RuntimeException: boom", e.Error)
 	require.Len(t, e.Tables, 1)
-	require.Equal(t, pred("demo.db.orders", "region", "", extract.OpIn, str("a, b"), str("c")), e.Tables[0].Filter)
+	require.Equal(t, pred("demo.db.orders", "region", "", expr.OpIn, str("a, b"), str("c")), e.Tables[0].Filter)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"github.com/floe-project/floe/expr"
 	"io"
 	"os"
 	"path/filepath"
@@ -138,7 +139,7 @@ func TestWriteLogsCollect(t *testing.T) {
 }
 
 // leafColumns are the (lower-case) columns of a predicate tree's leaves.
-func leafColumns(n *extract.Node, into map[string]bool) {
+func leafColumns(n *expr.Node, into map[string]bool) {
 	if n == nil {
 		return
 	}

@@ -2,18 +2,17 @@ package ingest_test
 
 import (
 	"context"
+	"github.com/floe-project/floe/expr"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/apache/iceberg-go"
-	"github.com/stretchr/testify/require"
-
-	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/control/ingest"
 	"github.com/floe-project/floe/control/store"
+	"github.com/stretchr/testify/require"
 )
 
 // memResolver is an in-memory [ingest.Resolver]: table "ns.name" (lower
@@ -83,8 +82,8 @@ func FuzzNormalize(f *testing.F) {
 				require.True(t, ok, "column %q of %s", c.Name, ta.QualifiedName())
 				require.Equal(t, fld.Name, c.Name)
 			}
-			var walk func(*extract.Node)
-			walk = func(nd *extract.Node) {
+			var walk func(*expr.Node)
+			walk = func(nd *expr.Node) {
 				if nd == nil {
 					return
 				}

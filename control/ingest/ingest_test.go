@@ -3,6 +3,7 @@ package ingest_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/floe-project/floe/expr"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,10 +13,6 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
-	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
-
-	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/collectors/duckdb"
 	"github.com/floe-project/floe/collectors/spark"
@@ -24,6 +21,8 @@ import (
 	"github.com/floe-project/floe/control/ingest"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/internal/testlake"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
@@ -119,10 +118,10 @@ func dump(t *testing.T, v any) string {
 
 // leaves lists a filter's predicate leaves as "table column transform op
 // kind:value…".
-func leaves(n *extract.Node) []string {
+func leaves(n *expr.Node) []string {
 	var out []string
-	var walk func(*extract.Node)
-	walk = func(n *extract.Node) {
+	var walk func(*expr.Node)
+	walk = func(n *expr.Node) {
 		if n == nil {
 			return
 		}

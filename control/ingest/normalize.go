@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"github.com/floe-project/floe/expr"
 	"slices"
 	"strings"
 	"sync"
@@ -313,7 +314,7 @@ func (n *Normalizer) sqlAccesses(ctx context.Context, ev *collectors.QueryEvent,
 	// scan of the whole table makes it nil.
 	type scans struct {
 		whole   bool
-		filters []*extract.Node
+		filters []*expr.Node
 	}
 	per := map[*access]*scans{}
 	for _, sc := range res.Scans {
@@ -339,7 +340,7 @@ func (n *Normalizer) sqlAccesses(ctx context.Context, ev *collectors.QueryEvent,
 		if len(s.filters) == 1 {
 			a.t.Filter = s.filters[0]
 		} else {
-			a.t.Filter = &extract.Node{Kind: extract.NodeOr, Children: s.filters}
+			a.t.Filter = &expr.Node{Kind: expr.NodeOr, Children: s.filters}
 		}
 	}
 	return out, nil
@@ -501,7 +502,7 @@ func hasRole(rs []collectors.Role, r collectors.Role) bool {
 // rewrite returns a copy of f with leaves on the table's canonical name and
 // column spelling and string literals typed as dates / timestamps on such
 // columns; leaves on unknown columns become opaque terms.
-func (n *Normalizer) rewrite(f *extract.Node, qualified string, canon func(string) (string, iceberg.Type, bool), typeOf func(string) string) *extract.Node {
+func (n *Normalizer) rewrite(f *expr.Node, qualified string, canon func(string) (string, iceberg.Type, bool), typeOf func(string) string) *expr.Node {
 	if f == nil {
 		return nil
 	}
@@ -511,7 +512,7 @@ func (n *Normalizer) rewrite(f *extract.Node, qualified string, canon func(strin
 		name, _, ok := canon(p.Column)
 		if !ok {
 			n.warn("column %s.%s not in schema", qualified, p.Column)
-			return &extract.Node{Kind: extract.NodeOpaque, Text: p.String()}
+			return &expr.Node{Kind: expr.NodeOpaque, Text: p.String()}
 		}
 		p.Table, p.Column = qualified, name
 		if p.Transform == "" {
@@ -522,7 +523,7 @@ func (n *Normalizer) rewrite(f *extract.Node, qualified string, canon func(strin
 		c.Pred = &p
 	}
 	if len(f.Children) > 0 {
-		c.Children = make([]*extract.Node, len(f.Children))
+		c.Children = make([]*expr.Node, len(f.Children))
 		for i, ch := range f.Children {
 			c.Children[i] = n.rewrite(ch, qualified, canon, typeOf)
 		}
@@ -532,12 +533,12 @@ func (n *Normalizer) rewrite(f *extract.Node, qualified string, canon func(strin
 
 // retypeValues types string literals compared with a date or timestamp
 // column ('2024-04-01' on a date column is a date); other values are kept.
-func retypeValues(icebergType string, vals []extract.Value) []extract.Value {
-	var out []extract.Value
+func retypeValues(icebergType string, vals []expr.Value) []expr.Value {
+	var out []expr.Value
 	for i, v := range vals {
 		nv := retypeValue(icebergType, v)
 		if nv != v && out == nil {
-			out = append([]extract.Value(nil), vals...)
+			out = append([]expr.Value(nil), vals...)
 		}
 		if out != nil {
 			out[i] = nv
@@ -549,22 +550,22 @@ func retypeValues(icebergType string, vals []extract.Value) []extract.Value {
 	return out
 }
 
-func retypeValue(icebergType string, v extract.Value) extract.Value {
-	if v.Kind != extract.KindString {
+func retypeValue(icebergType string, v expr.Value) expr.Value {
+	if v.Kind != expr.KindString {
 		return v
 	}
 	text := strings.TrimSpace(v.Text)
 	switch {
 	case icebergType == "date":
 		if _, err := parseDate(text); err == nil {
-			return extract.Value{Kind: extract.KindDate, Text: text}
+			return expr.Value{Kind: expr.KindDate, Text: text}
 		}
 	case strings.HasPrefix(icebergType, "timestamp"):
 		if _, err := parseDate(text); err == nil {
-			return extract.Value{Kind: extract.KindTimestamp, Text: text + " 00:00:00"}
+			return expr.Value{Kind: expr.KindTimestamp, Text: text + " 00:00:00"}
 		}
 		if _, err := collectors.ParseTime(text); err == nil && strings.ContainsAny(text, "-:") {
-			return extract.Value{Kind: extract.KindTimestamp, Text: text}
+			return expr.Value{Kind: expr.KindTimestamp, Text: text}
 		}
 	}
 	return v

@@ -2,6 +2,7 @@ package ingest_test
 
 import (
 	"context"
+	"github.com/floe-project/floe/expr"
 	"iter"
 	"testing"
 	"time"
@@ -9,12 +10,10 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
-	"github.com/stretchr/testify/require"
-
-	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/control/ingest"
 	"github.com/floe-project/floe/control/store"
+	"github.com/stretchr/testify/require"
 )
 
 func TestNormalize(t *testing.T) {
@@ -28,11 +27,11 @@ func TestNormalize(t *testing.T) {
 		ev.Tables = tables
 		return ev
 	}
-	pushed := func(table string, f *extract.Node) collectors.TableAccess {
+	pushed := func(table string, f *expr.Node) collectors.TableAccess {
 		return collectors.TableAccess{Catalog: "spark_catalog", Namespace: "web", Name: table, Direct: true, Filter: f, Evidence: collectors.EvidencePushedFilter}
 	}
-	leaf := func(col string, op extract.Op, v ...extract.Value) *extract.Node {
-		return &extract.Node{Kind: extract.NodePred, Pred: &extract.Pred{Table: "spark_catalog.web.events", Column: col, Op: op, Values: v}}
+	leaf := func(col string, op expr.Op, v ...expr.Value) *expr.Node {
+		return &expr.Node{Kind: expr.NodePred, Pred: &expr.Pred{Table: "spark_catalog.web.events", Column: col, Op: op, Values: v}}
 	}
 	spark := func(tables ...collectors.TableAccess) collectors.QueryEvent {
 		return collectors.QueryEvent{Source: "spark-eventlog", Engine: collectors.EngineSpark, QueryID: "a/1", StartTime: time.Now(), Tables: tables}
@@ -78,7 +77,7 @@ func TestNormalize(t *testing.T) {
 		{
 			name: "pushed filter beats sql, unknown pushed column opaque",
 			ev: func() collectors.QueryEvent {
-				e := spark(pushed("EVENTS", leaf("nope", extract.OpEq, extract.Value{Kind: extract.KindNumber, Text: "1"})))
+				e := spark(pushed("EVENTS", leaf("nope", expr.OpEq, expr.Value{Kind: expr.KindNumber, Text: "1"})))
 				e.SQL = "SELECT * FROM web.events WHERE tenant_id = 5"
 				return e
 			}(),
@@ -91,7 +90,7 @@ func TestNormalize(t *testing.T) {
 		},
 		{
 			name:   "spark day number and epoch micros",
-			ev:     spark(pushed("events", &extract.Node{Kind: extract.NodeOr, Children: []*extract.Node{leaf("EVENT_DATE", extract.OpLt, extract.Value{Kind: extract.KindNumber, Text: "20544"}), leaf("event_ts", extract.OpEq, extract.Value{Kind: extract.KindNumber, Text: "1775023200000000"})}})),
+			ev:     spark(pushed("events", &expr.Node{Kind: expr.NodeOr, Children: []*expr.Node{leaf("EVENT_DATE", expr.OpLt, expr.Value{Kind: expr.KindNumber, Text: "20544"}), leaf("event_ts", expr.OpEq, expr.Value{Kind: expr.KindNumber, Text: "1775023200000000"})}})),
 			tables: []string{"local.web.events"},
 			filter: []string{
 				"local.web.events event_date  < date:2026-04-01",

@@ -2,13 +2,12 @@ package store_test
 
 import (
 	"fmt"
+	"github.com/floe-project/floe/collectors"
+	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/expr"
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/floe-project/floe/analyzer/extract"
-	"github.com/floe-project/floe/collectors"
-	"github.com/floe-project/floe/control/store"
 )
 
 // BenchmarkInsertEvents stores batches of events that each read one table
@@ -33,10 +32,10 @@ func BenchmarkInsertEvents(b *testing.B) {
 			for b.Loop() {
 				for i := range batch {
 					n++
-					batch[i] = event(fmt.Sprintf("q%d", n), "u", t0.Add(time.Duration(n)*time.Millisecond), eventsAccess(&extract.Node{Kind: extract.NodeAnd, Children: []*extract.Node{
-						pred(tbl, "tenant_id", "", extract.OpEq, extract.Value{Kind: extract.KindNumber, Text: "7"}),
-						pred(tbl, "event_ts", "day", extract.OpGtEq, extract.Value{Kind: extract.KindDate, Text: "2026-04-01"}),
-						pred(tbl, "region", "", extract.OpIn, extract.Value{Kind: extract.KindString, Text: "eu"}, extract.Value{Kind: extract.KindString, Text: "us"}),
+					batch[i] = event(fmt.Sprintf("q%d", n), "u", t0.Add(time.Duration(n)*time.Millisecond), eventsAccess(&expr.Node{Kind: expr.NodeAnd, Children: []*expr.Node{
+						pred(tbl, "tenant_id", "", expr.OpEq, expr.Value{Kind: expr.KindNumber, Text: "7"}),
+						pred(tbl, "event_ts", "day", expr.OpGtEq, expr.Value{Kind: expr.KindDate, Text: "2026-04-01"}),
+						pred(tbl, "region", "", expr.OpIn, expr.Value{Kind: expr.KindString, Text: "eu"}, expr.Value{Kind: expr.KindString, Text: "us"}),
 					}}))
 				}
 				if _, _, err := s.InsertEvents(b.Context(), batch); err != nil {

@@ -23,7 +23,7 @@
 // finished event when the grown log is read again.
 // Times are stored as UTC Unix nanoseconds and read back in UTC. Every
 // TableAccess is stored with its filter tree as the JSON of
-// [extract.Node]; its predicate leaves are also flattened into the
+// [expr.Node]; its predicate leaves are also flattened into the
 // predicates table (canonical column, transform, op, values) for
 // aggregate queries such as [Store.TableStats]. [Store.Queries] restores
 // events with their accesses, column uses and filter trees.

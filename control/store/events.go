@@ -6,12 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/floe-project/floe/collectors"
+	"github.com/floe-project/floe/expr"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/floe-project/floe/analyzer/extract"
-	"github.com/floe-project/floe/collectors"
 )
 
 // metadataPrefix starts the Evidence of a metadata-table access.
@@ -227,13 +226,13 @@ func (w *writer) insertAccess(ctx context.Context, eventID int64, ord int, t *co
 		return nil // a metadata table's filter is on metadata rows, not data
 	}
 	var perr error
-	walkPreds(t.Filter, func(p *extract.Pred) {
+	walkPreds(t.Filter, func(p *expr.Pred) {
 		if perr != nil {
 			return
 		}
 		vals := p.Values
 		if vals == nil {
-			vals = []extract.Value{}
+			vals = []expr.Value{}
 		}
 		b, err := json.Marshal(vals)
 		if err != nil {
@@ -246,11 +245,11 @@ func (w *writer) insertAccess(ctx context.Context, eventID int64, ord int, t *co
 }
 
 // walkPreds calls fn for every predicate leaf of n.
-func walkPreds(n *extract.Node, fn func(*extract.Pred)) {
+func walkPreds(n *expr.Node, fn func(*expr.Pred)) {
 	if n == nil {
 		return
 	}
-	if n.Kind == extract.NodePred && n.Pred != nil {
+	if n.Kind == expr.NodePred && n.Pred != nil {
 		fn(n.Pred)
 	}
 	for _, c := range n.Children {

@@ -3,11 +3,10 @@ package store_test
 import (
 	"context"
 	"fmt"
-	"time"
-
-	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/expr"
+	"time"
 )
 
 // Storing a query twice keeps one copy; reading it back restores its
@@ -26,9 +25,9 @@ func Example() {
 		SQL: "SELECT * FROM web.events WHERE tenant_id = 7",
 		Tables: []collectors.TableAccess{{
 			Catalog: "local", Namespace: "web", Name: "events", Direct: true, Evidence: collectors.EvidenceSQL,
-			Filter: &extract.Node{Kind: extract.NodePred, Pred: &extract.Pred{
-				Table: "local.web.events", Column: "tenant_id", Op: extract.OpEq,
-				Values: []extract.Value{{Kind: extract.KindNumber, Text: "7"}},
+			Filter: &expr.Node{Kind: expr.NodePred, Pred: &expr.Pred{
+				Table: "local.web.events", Column: "tenant_id", Op: expr.OpEq,
+				Values: []expr.Value{{Kind: expr.KindNumber, Text: "7"}},
 			}},
 		}},
 	}

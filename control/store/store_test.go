@@ -3,17 +3,16 @@ package store_test
 import (
 	"database/sql"
 	"fmt"
+	"github.com/floe-project/floe/expr"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
-	_ "modernc.org/sqlite" // the raw database/sql driver, to tamper with a state file
-
-	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/control/store"
+	"github.com/stretchr/testify/require"
+	_ "modernc.org/sqlite" // the raw database/sql driver, to tamper with a state file
 )
 
 func open(t *testing.T) *store.Store {
@@ -26,8 +25,8 @@ func open(t *testing.T) *store.Store {
 
 var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
-func pred(table, col, transform string, op extract.Op, vals ...extract.Value) *extract.Node {
-	return &extract.Node{Kind: extract.NodePred, Pred: &extract.Pred{Table: table, Column: col, Op: op, Values: vals, Transform: transform}}
+func pred(table, col, transform string, op expr.Op, vals ...expr.Value) *expr.Node {
+	return &expr.Node{Kind: expr.NodePred, Pred: &expr.Pred{Table: table, Column: col, Op: op, Values: vals, Transform: transform}}
 }
 
 // event builds a query of web.events (and optionally sales.orders) by user.
@@ -40,7 +39,7 @@ func event(id, user string, at time.Time, tables ...collectors.TableAccess) coll
 	}
 }
 
-func eventsAccess(filter *extract.Node) collectors.TableAccess {
+func eventsAccess(filter *expr.Node) collectors.TableAccess {
 	return collectors.TableAccess{Catalog: "local", Namespace: "web", Name: "events", Direct: true,
 		Filter: filter, Evidence: collectors.EvidenceSQL,
 		Columns: []collectors.ColumnUse{{Name: "tenant_id", Roles: []collectors.Role{collectors.RoleFilter}, Evidence: collectors.EvidenceSQL}}}
@@ -105,7 +104,7 @@ func TestInsertIdempotent(t *testing.T) {
 	ctx := t.Context()
 	s := open(t)
 	batch := []collectors.QueryEvent{
-		event("q1", "alice", t0, eventsAccess(pred("local.web.events", "tenant_id", "", extract.OpEq, extract.Value{Kind: extract.KindNumber, Text: "7"}))),
+		event("q1", "alice", t0, eventsAccess(pred("local.web.events", "tenant_id", "", expr.OpEq, expr.Value{Kind: expr.KindNumber, Text: "7"}))),
 		event("q2", "bob", t0.Add(time.Minute)),
 		event("q1", "alice", t0), // the same event twice in one batch
 	}
@@ -138,7 +137,7 @@ func TestInsertReplacesUnfinished(t *testing.T) {
 	s := open(t)
 	running := event("app/7", "u", t0, eventsAccess(nil))
 	running.State, running.EndTime = collectors.StateUnknown, time.Time{}
-	done := event("app/7", "u", t0, eventsAccess(pred("local.web.events", "tenant_id", "", extract.OpEq, extract.Value{Kind: extract.KindNumber, Text: "1"})),
+	done := event("app/7", "u", t0, eventsAccess(pred("local.web.events", "tenant_id", "", expr.OpEq, expr.Value{Kind: expr.KindNumber, Text: "1"})),
 		collectors.TableAccess{Catalog: "local", Namespace: "sales", Name: "orders", Write: true})
 
 	for _, step := range []struct {
@@ -189,13 +188,13 @@ func TestRoundTrip(t *testing.T) {
 	s := open(t)
 	snap := int64(3053316373432432132)
 	tbl := "local.web.events"
-	filter := &extract.Node{Kind: extract.NodeAnd, Children: []*extract.Node{
-		pred(tbl, "event_ts", "day", extract.OpBetween, extract.Value{Kind: extract.KindDate, Text: "2026-04-01"}, extract.Value{Kind: extract.KindDate, Text: "2026-04-30"}),
-		{Kind: extract.NodeOr, Children: []*extract.Node{
-			pred(tbl, "tenant_id", "", extract.OpIn, extract.Value{Kind: extract.KindNumber, Text: "1"}, extract.Value{Kind: extract.KindParam, Text: "?"}),
-			{Kind: extract.NodeNot, Children: []*extract.Node{pred(tbl, "country", "lower", extract.OpIsNull)}},
+	filter := &expr.Node{Kind: expr.NodeAnd, Children: []*expr.Node{
+		pred(tbl, "event_ts", "day", expr.OpBetween, expr.Value{Kind: expr.KindDate, Text: "2026-04-01"}, expr.Value{Kind: expr.KindDate, Text: "2026-04-30"}),
+		{Kind: expr.NodeOr, Children: []*expr.Node{
+			pred(tbl, "tenant_id", "", expr.OpIn, expr.Value{Kind: expr.KindNumber, Text: "1"}, expr.Value{Kind: expr.KindParam, Text: "?"}),
+			{Kind: expr.NodeNot, Children: []*expr.Node{pred(tbl, "country", "lower", expr.OpIsNull)}},
 		}},
-		{Kind: extract.NodeOpaque, Text: "my_udf(payload)"},
+		{Kind: expr.NodeOpaque, Text: "my_udf(payload)"},
 	}}
 	in := collectors.QueryEvent{
 		Source: "spark-eventlog", Engine: collectors.EngineSpark, EngineVersion: "3.5.3",
@@ -332,7 +331,7 @@ func TestConcurrentWriters(t *testing.T) {
 					// Writer 0 writes ids 0..499, writer 1 ids 250..749.
 					id := w*batches*size/2 + i*size + k
 					batch = append(batch, event(fmt.Sprintf("q%04d", id), "u", t0.Add(time.Duration(id)*time.Second), eventsAccess(
-						pred("local.web.events", "tenant_id", "", extract.OpEq, extract.Value{Kind: extract.KindNumber, Text: fmt.Sprint(id)}))))
+						pred("local.web.events", "tenant_id", "", expr.OpEq, expr.Value{Kind: expr.KindNumber, Text: fmt.Sprint(id)}))))
 				}
 				n, d, err := s.InsertEvents(ctx, batch)
 				if err != nil {
