@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/analyzer"
-	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/expr"
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/simulator"
 )
@@ -21,8 +21,8 @@ import (
 // built the simulator's workload from the raw events).
 func TestWorkloadSelectsAsRankDoes(t *testing.T) {
 	st := eventsTable(t, "events", nil)
-	tenant := pred("tenant_id", extract.OpEq, num("150"))
-	q1 := event(st, "q1", pred("country", extract.OpEq, str("FR")), collectors.EvidenceSQL)
+	tenant := pred("tenant_id", expr.OpEq, num("150"))
+	q1 := event(st, "q1", pred("country", expr.OpEq, str("FR")), collectors.EvidenceSQL)
 	q1.StartTime, q1.EndTime = now.Add(-10*time.Second), now.Add(10*time.Second)
 	dup := q1
 	dup.Source, dup.State = "trino-log", collectors.StateUnknown
@@ -33,7 +33,7 @@ func TestWorkloadSelectsAsRankDoes(t *testing.T) {
 	metadata := event(st, "q3", nil, collectors.Evidence("metadata-table:snapshots"))
 	failed := event(st, "q4", nil, collectors.EvidenceSQL)
 	failed.State = collectors.StateFailed
-	q5 := event(st, "q5", pred("country", extract.OpEq, str("DE")), collectors.EvidenceSQL)
+	q5 := event(st, "q5", pred("country", expr.OpEq, str("DE")), collectors.EvidenceSQL)
 
 	events := []collectors.QueryEvent{q1, dup, report, snapshots, metadata, failed, q5}
 	qs := workload(t, st.Ident, events, analyzer.RankOptions{Now: now, HalfLife: math.MaxInt64})
@@ -52,11 +52,11 @@ func TestWorkloadSelectsAsRankDoes(t *testing.T) {
 
 func TestWorkloadWeighsAsRankDoes(t *testing.T) {
 	st := eventsTable(t, "events", nil)
-	cheap := event(st, "cheap", pred("country", extract.OpEq, str("FR")), collectors.EvidenceSQL)
+	cheap := event(st, "cheap", pred("country", expr.OpEq, str("FR")), collectors.EvidenceSQL)
 	cheap.Metrics.BytesScanned = 100
-	dear := event(st, "dear", pred("country", extract.OpEq, str("FR")), collectors.EvidenceSQL)
+	dear := event(st, "dear", pred("country", expr.OpEq, str("FR")), collectors.EvidenceSQL)
 	dear.Metrics.BytesScanned = 300
-	old := event(st, "old", pred("country", extract.OpEq, str("FR")), collectors.EvidenceSQL)
+	old := event(st, "old", pred("country", expr.OpEq, str("FR")), collectors.EvidenceSQL)
 	old.Metrics.BytesScanned = 200
 	old.StartTime = now.Add(-analyzer.DefaultHalfLife)
 	qs := workload(t, st.Ident, []collectors.QueryEvent{cheap, dear, old}, analyzer.RankOptions{Now: now})

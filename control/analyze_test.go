@@ -11,6 +11,7 @@ import (
 	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/expr"
 )
 
 // collected stores queries of the plan table filtering id = 42, one per
@@ -19,8 +20,8 @@ func (pl *planLake) collected(t *testing.T, at ...time.Time) {
 	t.Helper()
 	var evs []collectors.QueryEvent
 	for i, ts := range at {
-		filter := &extract.Node{Kind: extract.NodePred, Pred: &extract.Pred{Table: pl.id.String(), Column: "id", Op: extract.OpEq,
-			Values: []extract.Value{{Kind: extract.KindNumber, Text: "42"}}}}
+		filter := &expr.Node{Kind: expr.NodePred, Pred: &expr.Pred{Table: pl.id.String(), Column: "id", Op: expr.OpEq,
+			Values: []expr.Value{{Kind: expr.KindNumber, Text: "42"}}}}
 		evs = append(evs, collectors.QueryEvent{
 			Source: "trino-event", Engine: collectors.EngineTrino, QueryID: "q" + string(rune('a'+i)), User: "alice",
 			StartTime: ts, EndTime: ts.Add(time.Second), State: collectors.StateSucceeded,
