@@ -59,9 +59,10 @@ fuzz-long:
 	  done; \
 	done
 
-## lint: go vet and gofmt must be clean
+## lint: go vet, gofmt and go mod tidy must be clean
 lint:
 	$(GO) vet -tags '$(TAGS)' $(PKGS)
+	$(GO) mod tidy -diff
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt -l:"; echo "$$out"; exit 1; fi
 
 clean:
