@@ -83,11 +83,14 @@ func Optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 // optimize runs and records the steps; opts has its defaults and, for a
 // plan, the plan's layout.
 func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.Ident, opts OptimizeOptions) (store.RunRecord, error) {
-	run := store.RunRecord{ID: newRunID(opts.Now()), Table: id.String(), PlanID: opts.PlanID, Status: StatusRunning, StartedAt: opts.Now().UTC()}
+	run := store.RunRecord{ID: newRunID(opts.Now()), Table: id.String(), PlanID: opts.PlanID, Status: StatusRunning, StartedAt: opts.Now().UTC(),
+		LeaseExpiresAt: opts.Now().Add(RunLeaseTTL).UTC()}
 	if err := st.StartRun(ctx, run); err != nil {
 		return run, fmt.Errorf("optimize %s: %w", id, err)
 	}
 	log := opts.Logger.With("table", id.String(), "run_id", run.ID)
+	stopRenewing := renewRunLease(ctx, st, run.ID, opts.Now, log)
+	defer stopRenewing()
 	steps := []struct {
 		name string
 		do   func(ctx context.Context) (any, error)
@@ -233,6 +236,34 @@ func mergeJSON(obj json.RawMessage, key string, value json.RawMessage) json.RawM
 		return obj
 	}
 	return b
+}
+
+// RunLeaseTTL is how long a run record stays "running" without a renewal
+// from its process; it is renewed every quarter of that. A run whose
+// process died is marked abandoned once it lapses (see
+// store.Store.RecoverAbandoned), and its plan can run again.
+const RunLeaseTTL = 2 * time.Minute
+
+// renewRunLease renews run id's lease until the returned stop is called.
+func renewRunLease(ctx context.Context, st *store.Store, id string, now func() time.Time, log *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(RunLeaseTTL / 4)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := st.RenewRun(ctx, id, now().Add(RunLeaseTTL)); err != nil {
+					log.Warn("run lease not renewed; another process may take the run for dead when it lapses", "err", err)
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // newRunID is sortable by start time and unique: 20261129T101500Z-3fa9c2d1.

@@ -459,3 +459,47 @@ func TestPlanRunCutsTheProjectedCells(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, control.PlanDone, got.State)
 }
+
+// A killed optimize leaves its run and plan running; once the run's lease
+// lapses, recovery marks the run abandoned with the reason and returns the
+// plan to approved, and the plan runs again. A live run is left alone.
+func TestAbandonedRunReturnsItsPlan(t *testing.T) {
+	ctx := context.Background()
+	pl := setupPlan(t)
+	p := pl.approved(t, "sort(id) target 4KiB")
+	now := time.Now()
+	// What a process killed mid-run leaves: the plan running, the run
+	// running with a lease that nobody renews any more.
+	require.NoError(t, pl.st.TransitionPlan(ctx, p.ID, control.PlanApproved, control.PlanRunning, p.DecidedBy, now))
+	require.NoError(t, pl.st.StartRun(ctx, store.RunRecord{ID: "killed", Table: pl.id.String(), PlanID: p.ID, Status: control.StatusRunning,
+		StartedAt: now.Add(-10 * time.Minute), LeaseExpiresAt: now.Add(-5 * time.Minute)}))
+	require.NoError(t, pl.st.PutRunStep(ctx, "killed", store.StepRecord{Step: control.StepCompact, Status: control.StatusRunning}))
+	require.NoError(t, pl.st.StartRun(ctx, store.RunRecord{ID: "live", Table: pl.id.String(), Status: control.StatusRunning,
+		StartedAt: now, LeaseExpiresAt: now.Add(time.Minute)}))
+	_, err := control.Optimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{PlanID: p.ID})
+	var pse *control.PlanStateError
+	require.ErrorAs(t, err, &pse, "before recovery the plan is refused as running")
+
+	recovered, err := pl.st.RecoverAbandoned(ctx, now)
+	require.NoError(t, err)
+	require.Len(t, recovered, 1)
+	require.Equal(t, "killed", recovered[0].ID)
+	require.Equal(t, store.RunAbandoned, recovered[0].Status)
+	require.Contains(t, recovered[0].Error, "lease")
+	require.False(t, recovered[0].EndedAt.IsZero())
+	require.Equal(t, store.RunAbandoned, recovered[0].Steps[0].Status)
+	live, err := pl.st.Run(ctx, "live")
+	require.NoError(t, err)
+	require.Equal(t, control.StatusRunning, live.Status)
+	got, err := pl.st.Plan(ctx, p.ID)
+	require.NoError(t, err)
+	require.Equal(t, control.PlanApproved, got.State)
+
+	run, err := control.Optimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{PlanID: p.ID})
+	require.NoError(t, err)
+	require.Equal(t, control.StatusDone, run.Status)
+	require.False(t, run.LeaseExpiresAt.IsZero(), "runs hold a lease")
+	again, err := pl.st.RecoverAbandoned(ctx, now)
+	require.NoError(t, err)
+	require.Empty(t, again, "recovery is idempotent")
+}

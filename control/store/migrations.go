@@ -138,6 +138,9 @@ CREATE TABLE run_steps (
 	PRIMARY KEY (run_id, step)
 );
 `},
+	{3, "run leases", `
+ALTER TABLE runs ADD COLUMN lease_expires_at INTEGER;
+`},
 }
 
 // SchemaVersion is the schema version this binary writes: the number of

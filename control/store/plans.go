@@ -165,8 +165,102 @@ type RunRecord struct {
 	Error     string    `json:"error,omitempty"`
 	StartedAt time.Time `json:"started_at"`
 	// EndedAt is zero while the run is going.
-	EndedAt time.Time    `json:"ended_at,omitzero"`
-	Steps   []StepRecord `json:"steps"`
+	EndedAt time.Time `json:"ended_at,omitzero"`
+	// LeaseExpiresAt is when a running run is taken for dead unless its
+	// process renews the lease ([Store.RenewRun]); zero for a run stored
+	// before leases, or ended.
+	LeaseExpiresAt time.Time    `json:"lease_expires_at,omitzero"`
+	Steps          []StepRecord `json:"steps"`
+}
+
+// RunAbandoned is the status [Store.RecoverAbandoned] gives a run whose
+// lease lapsed while it was running: its process died (killed, crashed, its
+// machine gone) without recording an end.
+const RunAbandoned = "abandoned"
+
+// RenewRun extends the lease of running run id to until.
+func (s *Store) RenewRun(ctx context.Context, id string, until time.Time) error {
+	if _, err := s.db.ExecContext(ctx, `UPDATE runs SET lease_expires_at = ? WHERE id = ? AND status = 'running'`, until.UTC().UnixNano(), id); err != nil {
+		return fmt.Errorf("renew lease of run %s: %w", id, err)
+	}
+	return nil
+}
+
+// legacyRunLease is how long a running run stored without a lease (by a
+// floe before leases) counts as live after it started.
+const legacyRunLease = 24 * time.Hour
+
+// RecoverAbandoned marks every running run whose lease lapsed before now
+// as abandoned, with the reason as its error, and returns a running plan
+// of such a run to approved, so that it can run again: a killed optimize
+// no longer leaves its run and plan "running" for ever. It returns the
+// runs it marked, as they are now.
+func (s *Store) RecoverAbandoned(ctx context.Context, now time.Time) (out []RunRecord, err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("recover abandoned runs: begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, rollback(tx))
+		}
+	}()
+	n := now.UTC().UnixNano()
+	rows, err := tx.QueryContext(ctx, `SELECT id, plan_id, lease_expires_at, started_at FROM runs
+WHERE status = 'running' AND ((lease_expires_at IS NOT NULL AND lease_expires_at < ?) OR (lease_expires_at IS NULL AND started_at < ?))`,
+		n, now.Add(-legacyRunLease).UTC().UnixNano())
+	if err != nil {
+		return nil, fmt.Errorf("recover abandoned runs: %w", err)
+	}
+	type lapsed struct {
+		id, plan string
+		until    time.Time
+	}
+	var found []lapsed
+	for rows.Next() {
+		var (
+			l       lapsed
+			lease   sql.NullInt64
+			started int64
+		)
+		if err := rows.Scan(&l.id, &l.plan, &lease, &started); err != nil {
+			return nil, errors.Join(fmt.Errorf("recover abandoned runs: %w", err), rows.Close())
+		}
+		l.until = time.Unix(0, started).Add(legacyRunLease).UTC()
+		if lease.Valid {
+			l.until = time.Unix(0, lease.Int64).UTC()
+		}
+		found = append(found, l)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, fmt.Errorf("recover abandoned runs: %w", err)
+	}
+	for _, l := range found {
+		reason := fmt.Sprintf("abandoned: its process stopped renewing the run's lease, which lapsed at %s (killed or crashed); the table is consistent, uncommitted files are orphans",
+			l.until.Format(time.RFC3339))
+		if _, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, error = ?, ended_at = ? WHERE id = ?`, RunAbandoned, reason, n, l.id); err != nil {
+			return nil, fmt.Errorf("recover abandoned run %s: %w", l.id, err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE run_steps SET status = ?, error = ?, ended_at = ? WHERE run_id = ? AND status = 'running'`, RunAbandoned, reason, n, l.id); err != nil {
+			return nil, fmt.Errorf("recover abandoned run %s: %w", l.id, err)
+		}
+		if l.plan != "" {
+			if _, err := tx.ExecContext(ctx, `UPDATE plans SET state = 'approved' WHERE id = ? AND state = 'running'`, l.plan); err != nil {
+				return nil, fmt.Errorf("recover plan %s of abandoned run %s: %w", l.plan, l.id, err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("recover abandoned runs: commit: %w", err)
+	}
+	for _, l := range found {
+		r, err := s.Run(ctx, l.id)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // StepRecord is one step of a run (expire, orphans, compact, manifests)
@@ -190,8 +284,8 @@ func (s *Store) StartRun(ctx context.Context, r RunRecord) error {
 	if r.StartedAt.IsZero() {
 		r.StartedAt = s.now()
 	}
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO runs (id, table_name, plan_id, status, error, started_at, ended_at)
-VALUES (?, ?, ?, ?, ?, ?, ?)`, r.ID, r.Table, r.PlanID, r.Status, r.Error, r.StartedAt.UTC().UnixNano(), nanos(r.EndedAt)); err != nil {
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO runs (id, table_name, plan_id, status, error, started_at, ended_at, lease_expires_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.Table, r.PlanID, r.Status, r.Error, r.StartedAt.UTC().UnixNano(), nanos(r.EndedAt), nanos(r.LeaseExpiresAt)); err != nil {
 		return fmt.Errorf("start run %s: %w", r.ID, err)
 	}
 	return nil
@@ -263,7 +357,7 @@ func (s *Store) runs(ctx context.Context, where string, args []any, limit int) (
 		return nil, fmt.Errorf("read runs: begin: %w", err)
 	}
 	defer func() { err = errors.Join(err, rollback(tx)) }()
-	q := `SELECT id, table_name, plan_id, status, error, started_at, ended_at FROM runs ` + where + ` ORDER BY started_at DESC, id`
+	q := `SELECT id, table_name, plan_id, status, error, started_at, ended_at, lease_expires_at FROM runs ` + where + ` ORDER BY started_at DESC, id`
 	if limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
@@ -275,13 +369,13 @@ func (s *Store) runs(ctx context.Context, where string, args []any, limit int) (
 	for rows.Next() {
 		var (
 			r       RunRecord
-			started int64
-			ended   sql.NullInt64
+			started      int64
+			ended, lease sql.NullInt64
 		)
-		if err := rows.Scan(&r.ID, &r.Table, &r.PlanID, &r.Status, &r.Error, &started, &ended); err != nil {
+		if err := rows.Scan(&r.ID, &r.Table, &r.PlanID, &r.Status, &r.Error, &started, &ended, &lease); err != nil {
 			return nil, errors.Join(fmt.Errorf("read runs: %w", err), rows.Close())
 		}
-		r.StartedAt, r.EndedAt = time.Unix(0, started).UTC(), fromNanos(ended)
+		r.StartedAt, r.EndedAt, r.LeaseExpiresAt = time.Unix(0, started).UTC(), fromNanos(ended), fromNanos(lease)
 		r.Steps = []StepRecord{}
 		idx[r.ID] = len(out)
 		out = append(out, r)

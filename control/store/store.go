@@ -32,8 +32,18 @@ const BusyTimeout = 10 * time.Second
 // migrates it to [SchemaVersion]. path ":memory:" opens a private
 // in-memory database. A database with a schema newer than this binary is
 // refused with [ErrSchemaTooNew].
+//
+// Opening also recovers the runs that a killed process left running (see
+// [Store.RecoverAbandoned]).
 func Open(ctx context.Context, path string) (*Store, error) {
-	return openTo(ctx, path, SchemaVersion())
+	s, err := openTo(ctx, path, SchemaVersion())
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.RecoverAbandoned(ctx, s.now()); err != nil {
+		return nil, errors.Join(fmt.Errorf("open state store %s: %w", path, err), s.db.Close())
+	}
+	return s, nil
 }
 
 // openTo opens path and migrates it to version target (tests use it to
