@@ -368,7 +368,7 @@ func (s *Store) runs(ctx context.Context, where string, args []any, limit int) (
 	idx := map[string]int{}
 	for rows.Next() {
 		var (
-			r       RunRecord
+			r            RunRecord
 			started      int64
 			ended, lease sql.NullInt64
 		)
