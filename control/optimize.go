@@ -128,6 +128,13 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 			}
 			co := opts.Compact
 			co.Commit.RunID = run.ID
+			if len(co.Priority) == 0 {
+				// Partitions whose groups lost commit races in the table's
+				// previous compaction go first this time.
+				if co.Priority, err = lostPartitions(ctx, st, id, run.ID); err != nil {
+					return nil, err
+				}
+			}
 			co.Progress = opts.Progress
 			co.Logger = log
 			plan, err := rewriter.PlanCompaction(state, co)
@@ -173,7 +180,11 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 		}
 		rec.EndedAt = opts.Now().UTC()
 		if report != nil {
-			if b, merr := json.Marshal(report); merr == nil {
+			b, merr := json.Marshal(report)
+			if merr != nil && err == nil {
+				err = fmt.Errorf("record the step's report: %w", merr)
+			}
+			if merr == nil {
 				rec.After = mergeJSON(rec.After, "report", b)
 			}
 		}
@@ -236,6 +247,40 @@ func mergeJSON(obj json.RawMessage, key string, value json.RawMessage) json.RawM
 		return obj
 	}
 	return b
+}
+
+// lostPartitions are the partitions whose groups were skipped (lost a
+// commit race, or their inputs changed) in the newest earlier run of table
+// id that compacted, read from that run's compact report.
+func lostPartitions(ctx context.Context, st *store.Store, id lake.Ident, self string) ([]string, error) {
+	runs, err := st.Runs(ctx, id.String(), 20)
+	if err != nil {
+		return nil, fmt.Errorf("read previous runs: %w", err)
+	}
+	for _, r := range runs {
+		if r.ID == self {
+			continue
+		}
+		for _, step := range r.Steps {
+			if step.Step != StepCompact || len(step.After) == 0 {
+				continue
+			}
+			var after struct {
+				Report struct {
+					Skipped []struct{ Name string } `json:"skipped"`
+				} `json:"report"`
+			}
+			if err := json.Unmarshal(step.After, &after); err != nil {
+				return nil, fmt.Errorf("read compact report of run %s: %w", r.ID, err)
+			}
+			var out []string
+			for _, g := range after.Report.Skipped {
+				out = append(out, g.Name)
+			}
+			return out, nil
+		}
+	}
+	return nil, nil
 }
 
 // RunLeaseTTL is how long a run record stays "running" without a renewal

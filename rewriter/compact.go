@@ -50,8 +50,9 @@ type CompactOptions struct {
 	// MaxFilesFraction bounds the input files of one run as a fraction of
 	// the table's data files. Zero: no bound.
 	MaxFilesFraction float64
-	// Priority lists partition keys that go first (those whose groups lost
-	// commit races in the previous run).
+	// Priority lists partition keys that go first: control.Optimize passes
+	// those whose groups were skipped (lost commit races, or inputs changed)
+	// in the table's previous compaction.
 	Priority []string
 	// Group tunes each group's rewrite; its TargetFileSizeBytes and Keyer
 	// are set by Compact.
