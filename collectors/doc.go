@@ -11,8 +11,8 @@
 // input's format with [Detect] (or uses a forced source), parses it, and
 // passes every event once to a sink, counting bad records per file. A
 // cut-off last line of an in-progress log is expected and not counted.
-// [ResolveTables] then maps an event's engine table names to floe catalog
-// tables. Parsers share [ReadJSONRecords], [LineReader], [ParseTime],
+// Engine table names are mapped to floe catalog tables at ingest
+// (control/ingest), against the configured catalogs. Parsers share [ReadJSONRecords], [LineReader], [ParseTime],
 // [ParseDuration], [ClassifyStatement] and [StableID]; the conformance suite
 // every parser runs is in collectors/collectortest.
 package collectors
