@@ -143,22 +143,13 @@ type stmt struct {
 	base   int32
 }
 
-// metaTables are the Iceberg metadata table names (Spark suffix form
-// db.tbl.snapshots and Trino form "tbl$snapshots").
-var metaTables = map[string]bool{
-	"snapshots": true, "history": true, "files": true, "manifests": true, "partitions": true,
-	"entries": true, "refs": true, "metadata_log_entries": true, "data_files": true,
-	"delete_files": true, "all_data_files": true, "all_delete_files": true, "all_files": true,
-	"all_manifests": true, "all_entries": true, "position_deletes": true, "properties": true,
-}
-
 // tableRefFromParts builds a TableRef from a dotted name as written.
 func tableRefFromParts(d Dialect, parts []string) TableRef {
 	var r TableRef
 	if len(parts) == 0 {
 		return r
 	}
-	if d == Spark && len(parts) >= 3 && metaTables[strings.ToLower(parts[len(parts)-1])] {
+	if d == Spark && len(parts) >= 3 && pexpr.IsMetadataTable(parts[len(parts)-1]) {
 		r.Metadata = strings.ToLower(parts[len(parts)-1])
 		parts = parts[:len(parts)-1]
 	}
@@ -172,7 +163,7 @@ func tableRefFromParts(d Dialect, parts []string) TableRef {
 		r.Namespace = strings.Join(parts[1:len(parts)-1], ".")
 	}
 	if r.Metadata == "" {
-		if k := strings.LastIndexByte(r.Name, '$'); k > 0 && metaTables[strings.ToLower(r.Name[k+1:])] {
+		if k := strings.LastIndexByte(r.Name, '$'); k > 0 && pexpr.IsMetadataTable(r.Name[k+1:]) {
 			r.Metadata = strings.ToLower(r.Name[k+1:])
 			r.Name = r.Name[:k]
 		}

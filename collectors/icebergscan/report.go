@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/floe-project/floe/collectors"
+	"github.com/floe-project/floe/expr"
 )
 
 // Source is the source name of scan-report events.
@@ -29,16 +30,6 @@ var (
 	errMetadataTable = errors.New("metadata table scan")
 )
 
-// metadataTables are Iceberg's metadata table types, the last part of a
-// metadata table's name (<catalog>.<namespace>.<table>.<type>).
-var metadataTables = map[string]bool{
-	"entries": true, "files": true, "data_files": true, "delete_files": true,
-	"history": true, "metadata_log_entries": true, "snapshots": true, "refs": true,
-	"manifests": true, "partitions": true, "position_deletes": true,
-	"all_data_files": true, "all_delete_files": true, "all_files": true,
-	"all_manifests": true, "all_entries": true,
-}
-
 // isMetadataTable reports whether a table-name names a metadata table:
 // its last part is a metadata table type and it has one part more than a
 // table's name, which is the REST path's table when known, else
@@ -46,7 +37,7 @@ var metadataTables = map[string]bool{
 func isMetadataTable(name string, loc location) bool {
 	parts := strings.Split(name, ".")
 	n := len(parts)
-	if n < 2 || !metadataTables[strings.ToLower(parts[n-1])] {
+	if n < 2 || !expr.IsMetadataTable(parts[n-1]) {
 		return false
 	}
 	if loc.table != "" {

@@ -36,15 +36,6 @@ func Dialect(e collectors.Engine) (extract.Dialect, bool) {
 	return "", false
 }
 
-// metadataTables are the Iceberg metadata tables engines expose as
-// <table>.<name> (Spark) or "<table>$<name>" (Trino).
-var metadataTables = map[string]bool{
-	"snapshots": true, "history": true, "files": true, "data_files": true, "delete_files": true,
-	"manifests": true, "all_manifests": true, "partitions": true, "entries": true, "all_entries": true,
-	"refs": true, "metadata_log_entries": true, "all_data_files": true, "all_delete_files": true,
-	"all_files": true, "position_deletes": true, "properties": true,
-}
-
 // maxWarningKinds caps the distinct warnings a report keeps.
 const maxWarningKinds = 200
 
@@ -179,7 +170,7 @@ func (n *Normalizer) sourceAccess(ctx context.Context, ev *collectors.QueryEvent
 	if err != nil {
 		return nil, "", err
 	}
-	if !r.ok && meta == "" && metadataTables[strings.ToLower(t.Name)] && t.Namespace != "" {
+	if !r.ok && meta == "" && expr.IsMetadataTable(t.Name) && t.Namespace != "" {
 		parts := strings.Split(t.Namespace, ".")
 		if len(parts) >= 2 {
 			r2, _, err := n.lookup(ctx, ev, t.Catalog, strings.Join(parts[:len(parts)-1], "."), parts[len(parts)-1])
