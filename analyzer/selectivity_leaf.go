@@ -52,45 +52,8 @@ type leaf struct {
 
 // negate returns the operator of NOT (c op x).
 func negate(op expr.Op) expr.Op {
-	switch op {
-	case expr.OpEq:
-		return expr.OpNotEq
-	case expr.OpNotEq:
-		return expr.OpEq
-	case expr.OpLt:
-		return expr.OpGtEq
-	case expr.OpLtEq:
-		return expr.OpGt
-	case expr.OpGt:
-		return expr.OpLtEq
-	case expr.OpGtEq:
-		return expr.OpLt
-	case expr.OpBetween:
-		return expr.OpNotBetween
-	case expr.OpNotBetween:
-		return expr.OpBetween
-	case expr.OpIn:
-		return expr.OpNotIn
-	case expr.OpNotIn:
-		return expr.OpIn
-	case expr.OpLike:
-		return expr.OpNotLike
-	case expr.OpNotLike:
-		return expr.OpLike
-	case expr.OpILike:
-		return expr.OpNotILike
-	case expr.OpNotILike:
-		return expr.OpILike
-	case expr.OpRLike:
-		return expr.OpNotRLike
-	case expr.OpNotRLike:
-		return expr.OpRLike
-	case expr.OpIsNull:
-		return expr.OpIsNotNull
-	case expr.OpIsNotNull:
-		return expr.OpIsNull
-	}
-	return op
+	n, _ := expr.Negate(op)
+	return n
 }
 
 // timeUnits are the transforms that truncate a date or timestamp.

@@ -195,3 +195,27 @@ func (v Value) String() string {
 	}
 	return v.Text
 }
+
+// negations maps each operator to the operator of its negation:
+// NOT (c op x) is c Negate(op) x.
+var negations = map[Op]Op{
+	OpEq: OpNotEq, OpNotEq: OpEq,
+	OpLt: OpGtEq, OpGtEq: OpLt,
+	OpLtEq: OpGt, OpGt: OpLtEq,
+	OpBetween: OpNotBetween, OpNotBetween: OpBetween,
+	OpIn: OpNotIn, OpNotIn: OpIn,
+	OpLike: OpNotLike, OpNotLike: OpLike,
+	OpILike: OpNotILike, OpNotILike: OpILike,
+	OpRLike: OpNotRLike, OpNotRLike: OpRLike,
+	OpIsNull: OpIsNotNull, OpIsNotNull: OpIsNull,
+}
+
+// Negate returns the operator of NOT (c op x), and false when op has no
+// negation among the operators (it is returned as it is).
+func Negate(op Op) (Op, bool) {
+	n, ok := negations[op]
+	if !ok {
+		return op, false
+	}
+	return n, true
+}

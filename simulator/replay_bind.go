@@ -181,16 +181,6 @@ func combine(isAnd bool, kids []*expr) *expr {
 	return &expr{kind: kind, kids: out}
 }
 
-var negOp = map[pexpr.Op]pexpr.Op{
-	pexpr.OpEq: pexpr.OpNotEq, pexpr.OpNotEq: pexpr.OpEq,
-	pexpr.OpLt: pexpr.OpGtEq, pexpr.OpGtEq: pexpr.OpLt,
-	pexpr.OpLtEq: pexpr.OpGt, pexpr.OpGt: pexpr.OpLtEq,
-	pexpr.OpBetween: pexpr.OpNotBetween, pexpr.OpNotBetween: pexpr.OpBetween,
-	pexpr.OpIn: pexpr.OpNotIn, pexpr.OpNotIn: pexpr.OpIn,
-	pexpr.OpLike: pexpr.OpNotLike, pexpr.OpNotLike: pexpr.OpLike,
-	pexpr.OpIsNull: pexpr.OpIsNotNull, pexpr.OpIsNotNull: pexpr.OpIsNull,
-}
-
 var simpleOps = map[pexpr.Op]leafOp{
 	pexpr.OpEq: opEQ, pexpr.OpNotEq: opNE, pexpr.OpLt: opLT, pexpr.OpLtEq: opLE,
 	pexpr.OpGt: opGT, pexpr.OpGtEq: opGE,
@@ -200,8 +190,8 @@ func (b *binding) bindPred(p *pexpr.Pred, neg bool) *expr {
 	op := p.Op
 	if neg {
 		var ok bool
-		if op, ok = negOp[op]; !ok {
-			return trueExpr // NOT(ilike …) and the like: may match
+		if op, ok = pexpr.Negate(op); !ok {
+			return trueExpr // no negation known: may match
 		}
 	}
 	col, ok := b.column(p.Column)
