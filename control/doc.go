@@ -29,7 +29,11 @@
 //
 // [Optimize] runs expire → orphans → compact → manifests on one table and
 // records a [store.RunRecord] with every step's before/after health. The
-// first failing step fails the run; nothing is swallowed.
+// first failing step fails the run; nothing is swallowed. A run record
+// holds a lease renewed every [RunLeaseTTL]/4; opening the store marks a
+// running run whose lease lapsed (its process was killed) as abandoned and
+// returns its plan to approved. The compact step puts first the partitions
+// whose groups the table's previous compaction skipped.
 //
 // # Plans and approval
 //
