@@ -235,7 +235,7 @@ func timestampCodec(unit arrow.TimeUnit) valueFn {
 			return dst, mismatch(arr, "timestamp")
 		}
 		v := int64(a.Value(row))
-		dst = binary.BigEndian.AppendUint64(dst, uint64(toMicros(v, unit))^(1<<63))
+		dst = binary.BigEndian.AppendUint64(dst, uint64(TimestampMicros(v, unit))^(1<<63))
 		if unit == arrow.Nanosecond {
 			_, rem := floorDivMod(v, 1_000)
 			dst = binary.BigEndian.AppendUint16(dst, uint16(rem))

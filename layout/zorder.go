@@ -234,7 +234,7 @@ func icebergContribution(dt arrow.DataType, varLen int, legacyFloat bool) (value
 			v := int64(a.Value(row))
 			if ntz {
 				// TimestampNTZType (Iceberg PR #15778): microseconds of the local date-time.
-				return appendJavaLong(dst, toMicros(v, unit)), nil
+				return appendJavaLong(dst, TimestampMicros(v, unit)), nil
 			}
 			// TimestampType: Spark's cast to LongType gives whole seconds (floorDiv of micros).
 			secs, _ := floorDivMod(v, unitsPerSecond(unit))
@@ -337,9 +337,11 @@ func canonicalUUID(buf *[36]byte, u [16]byte) []byte {
 	return buf[:]
 }
 
-// toMicros converts a timestamp of the given unit to microseconds, flooring nanoseconds and
-// saturating at the int64 range.
-func toMicros(v int64, unit arrow.TimeUnit) int64 {
+// TimestampMicros converts a timestamp of the given unit to microseconds,
+// flooring nanoseconds and saturating at the int64 range: the value the
+// layout keys order timestamps by, which the simulator's projection uses
+// too so that it cuts the cells the rewrite cuts.
+func TimestampMicros(v int64, unit arrow.TimeUnit) int64 {
 	switch unit {
 	case arrow.Second:
 		return saturatingMul(v, 1_000_000)

@@ -678,7 +678,7 @@ func appendKeys(v *colVals, c boundCol, arr arrow.Array) error {
 				case iceberg.TimestampNsType, iceberg.TimestampTzNsType:
 					x = toNanos(x, unit)
 				default:
-					x = toMicros(x, unit)
+					x = layout.TimestampMicros(x, unit)
 				}
 				u = intKey(x)
 			default:
@@ -688,37 +688,6 @@ func appendKeys(v *colVals, c boundCol, arr arrow.Array) error {
 		v.u = append(v.u, u)
 	}
 	return nil
-}
-
-// toMicros converts a timestamp of the given unit to microseconds, flooring
-// nanoseconds and saturating at the int64 range, as the layout package's
-// sort keys do.
-func toMicros(v int64, unit arrow.TimeUnit) int64 {
-	switch unit {
-	case arrow.Second:
-		return saturatingMul(v, 1_000_000)
-	case arrow.Millisecond:
-		return saturatingMul(v, 1_000)
-	case arrow.Nanosecond:
-		q, r := v/1_000, v%1_000
-		if r < 0 {
-			q--
-		}
-		return q
-	default:
-		return v
-	}
-}
-
-func saturatingMul(v, m int64) int64 {
-	switch {
-	case v > math.MaxInt64/m:
-		return math.MaxInt64
-	case v < math.MinInt64/m:
-		return math.MinInt64
-	default:
-		return v * m
-	}
 }
 
 func toNanos(v int64, unit arrow.TimeUnit) int64 {
