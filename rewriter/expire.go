@@ -110,6 +110,9 @@ type ExpireResult struct {
 	// Kept are planned snapshots still in the table: since planning, a
 	// branch or tag came to need them. Their files are kept.
 	Kept []int64
+	// Retained counts the snapshots the table has after the expiry (what
+	// [ExpirePlan.Retained] planned, plus Kept and any committed since).
+	Retained int
 	// RemovedRefs are the refs removed.
 	RemovedRefs []string
 	// SnapshotID is the table's current snapshot after the commit.
@@ -348,6 +351,7 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, plan Exp
 			res.Kept = append(res.Kept, id)
 		}
 	}
+	res.Retained = len(after.Metadata().Snapshots())
 	if cur := after.CurrentSnapshot(); cur != nil {
 		res.SnapshotID = cur.SnapshotID
 	}

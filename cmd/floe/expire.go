@@ -103,6 +103,9 @@ func runExpire(ctx context.Context, opts *expireOptions) error {
 		return nil
 	}
 	r := out.Result
-	fmt.Fprintf(w, "%s: expired %d snapshots older than %s (kept %d), deleted %d files (%s)\n", id, len(r.Expired), formatCutoff(plan.Cutoff), len(r.Kept), len(r.Deleted), config.FormatSize(r.DeletedBytes))
+	fmt.Fprintf(w, "%s: expired %d snapshots older than %s (%d retained), deleted %d files (%s)\n", id, len(r.Expired), formatCutoff(plan.Cutoff), r.Retained, len(r.Deleted), config.FormatSize(r.DeletedBytes))
+	if len(r.Kept) > 0 {
+		fmt.Fprintf(w, "  %d planned snapshots kept: a branch or tag came to need them since planning\n", len(r.Kept))
+	}
 	return nil
 }

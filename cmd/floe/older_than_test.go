@@ -171,6 +171,14 @@ func TestOlderThanZeroMeansZero(t *testing.T) {
 			require.Equal(t, exitUsage, code, "%v", args)
 			require.Contains(t, errOut, "--retain-last must be at least 1")
 		}
+
+		// The real run says how many snapshots remain, as the dry run did.
+		out, errOut, code = run(t, dir, "expire", "web.events", "--older-than", "0s", "--retain-last", "2", "--dry-run")
+		require.Equal(t, 0, code, errOut)
+		require.Contains(t, out, "(keeping 2)")
+		out, errOut, code = run(t, dir, "expire", "web.events", "--older-than", "0s", "--retain-last", "2")
+		require.Equal(t, 0, code, errOut)
+		require.Contains(t, out, "(2 retained)")
 	})
 }
 
