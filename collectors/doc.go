@@ -13,6 +13,6 @@
 // cut-off last line of an in-progress log is expected and not counted.
 // Engine table names are mapped to floe catalog tables at ingest
 // (control/ingest), against the configured catalogs. Parsers share [ReadJSONRecords], [LineReader], [ParseTime],
-// [ParseDuration], [ClassifyStatement] and [StableID]; the conformance suite
+// [ParseDuration], [ClassifyStatement], [HasPlaceholder] and [StableID]; the conformance suite
 // every parser runs is in collectors/collectortest.
 package collectors

@@ -154,6 +154,40 @@ func isoDuration(s string) (time.Duration, error) {
 	return secondsDuration(total)
 }
 
+// HasPlaceholder reports whether sql has a bind parameter — ? (JDBC,
+// Trino, Athena, DuckDB) or $n (DuckDB, PostgreSQL style) — outside string
+// literals, quoted identifiers ("…", `…`) and comments (-- and /* */), so
+// that a logged prepared statement is marked as a template.
+func HasPlaceholder(sql string) bool {
+	for i := 0; i < len(sql); i++ {
+		switch c := sql[i]; {
+		case c == '?':
+			return true
+		case c == '$' && i+1 < len(sql) && sql[i+1] >= '0' && sql[i+1] <= '9':
+			return true
+		case c == '\'' || c == '"' || c == '`':
+			j := strings.IndexByte(sql[i+1:], c)
+			if j < 0 {
+				return false
+			}
+			i += j + 1
+		case c == '-' && i+1 < len(sql) && sql[i+1] == '-':
+			j := strings.IndexByte(sql[i:], '\n')
+			if j < 0 {
+				return false
+			}
+			i += j
+		case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
+			j := strings.Index(sql[i+2:], "*/")
+			if j < 0 {
+				return false
+			}
+			i += j + 3
+		}
+	}
+	return false
+}
+
 // ClassifyStatement returns the statement type of sql from its first
 // keywords (after comments and parentheses): SELECT, INSERT, MERGE, UPDATE,
 // DELETE, CTAS, DDL or OTHER. It is a keyword peek, not a parse.

@@ -132,7 +132,7 @@ func (rec *trailRecord) event() (collectors.QueryEvent, error) {
 		StatementType: statementType("", "", req.QueryString),
 		SQL:           req.QueryString,
 		Params:        req.ExecutionParameters,
-		SQLTemplate:   len(req.ExecutionParameters) > 0 || hasPlaceholder(req.QueryString),
+		SQLTemplate:   len(req.ExecutionParameters) > 0 || collectors.HasPlaceholder(req.QueryString),
 	}
 	ev.DefaultCatalog, ev.DefaultSchema = defaults(req.QueryExecutionContext.Catalog, req.QueryExecutionContext.Database)
 	return ev, nil

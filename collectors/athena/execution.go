@@ -69,7 +69,7 @@ func (e *execution) event(source string) (collectors.QueryEvent, error) {
 		StatementType: statementType(e.SubstatementType, e.StatementType, e.Query),
 		SQL:           e.Query,
 		Params:        e.ExecutionParameters,
-		SQLTemplate:   len(e.ExecutionParameters) > 0 || hasPlaceholder(e.Query),
+		SQLTemplate:   len(e.ExecutionParameters) > 0 || collectors.HasPlaceholder(e.Query),
 		Metrics: collectors.QueryMetrics{
 			ElapsedMs:    int64(e.Statistics.TotalExecutionTimeInMillis),
 			QueuedMs:     int64(e.Statistics.QueryQueueTimeInMillis),

@@ -121,32 +121,3 @@ func isWordByte(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
-// hasPlaceholder reports whether sql has a ? outside string literals,
-// quoted identifiers and comments.
-func hasPlaceholder(sql string) bool {
-	for i := 0; i < len(sql); i++ {
-		switch c := sql[i]; {
-		case c == '?':
-			return true
-		case c == '\'' || c == '"' || c == '`':
-			j := strings.IndexByte(sql[i+1:], c)
-			if j < 0 {
-				return false
-			}
-			i += j + 1
-		case c == '-' && i+1 < len(sql) && sql[i+1] == '-':
-			j := strings.IndexByte(sql[i:], '\n')
-			if j < 0 {
-				return false
-			}
-			i += j
-		case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
-			j := strings.Index(sql[i+2:], "*/")
-			if j < 0 {
-				return false
-			}
-			i += j + 3
-		}
-	}
-	return false
-}

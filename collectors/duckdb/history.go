@@ -57,7 +57,7 @@ func (HistoryParser) Parse(ctx context.Context, name string, r io.Reader, emit f
 			State:         collectors.StateUnknown,
 			StatementType: collectors.ClassifyStatement(sql),
 			SQL:           sql,
-			SQLTemplate:   hasPlaceholder(sql),
+			SQLTemplate:   collectors.HasPlaceholder(sql),
 		})
 	}
 	for {

@@ -262,7 +262,7 @@ func (d *deduper) emit(source string, row logRow, emit func(collectors.QueryEven
 		State:         collectors.StateUnknown,
 		StatementType: collectors.ClassifyStatement(sql),
 		SQL:           sql,
-		SQLTemplate:   hasPlaceholder(sql),
+		SQLTemplate:   collectors.HasPlaceholder(sql),
 	})
 }
 
@@ -280,34 +280,6 @@ func absDur(d time.Duration) time.Duration {
 		return -d
 	}
 	return d
-}
-
-// hasPlaceholder reports whether sql has a ? or $n parameter outside
-// quotes and comments (DuckDB logs prepared statements with placeholders).
-func hasPlaceholder(sql string) bool {
-	var quote byte
-	for i := 0; i < len(sql); i++ {
-		c := sql[i]
-		switch {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '"':
-			quote = c
-		case c == '-' && i+1 < len(sql) && sql[i+1] == '-':
-			j := strings.IndexByte(sql[i:], '\n')
-			if j < 0 {
-				return false
-			}
-			i += j
-		case c == '?':
-			return true
-		case c == '$' && i+1 < len(sql) && sql[i+1] >= '0' && sql[i+1] <= '9':
-			return true
-		}
-	}
-	return false
 }
 
 // peek exposes the first bytes of a reader without consuming them.

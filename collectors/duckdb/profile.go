@@ -117,7 +117,7 @@ func (ProfileParser) Parse(_ context.Context, name string, r io.Reader, emit fun
 		return bad(pos)
 	}
 	ev.StatementType = collectors.ClassifyStatement(ev.SQL)
-	ev.SQLTemplate = hasPlaceholder(ev.SQL)
+	ev.SQLTemplate = collectors.HasPlaceholder(ev.SQL)
 	ev.StartTime = fileTime(name)
 	if !ev.StartTime.IsZero() && ev.Metrics.ElapsedMs > 0 {
 		// The file is written when the query ends.
