@@ -120,4 +120,3 @@ func leadingWords(sql string, n int) []string {
 func isWordByte(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
-
