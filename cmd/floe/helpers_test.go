@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"os"
 	"os/exec"
@@ -9,8 +10,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/lake"
 )
+
+// openDemoTable resolves name with the configuration in dir and opens its
+// catalog, as a verb would.
+func openDemoTable(t *testing.T, dir, name string) (catalog.Catalog, lake.Ident, string) {
+	t.Helper()
+	io, _, _ := testIO()
+	f := newFactory(io)
+	f.ConfigPath = filepath.Join(dir, "floe.yaml")
+	id, err := f.ResolveTable(name)
+	require.NoError(t, err)
+	cat, err := f.Catalog(context.Background(), id.Catalog)
+	require.NoError(t, err)
+	return cat, id, f.ConfigPath
+}
 
 // buildFloe builds the floe binary (pure Go) for tests that run it as a
 // real process.

@@ -22,9 +22,6 @@ import (
 // replace snapshot is atomic), and whatever the dead process wrote but did
 // not commit must be an orphan that orphan removal finds.
 func TestCompactSurvivesSIGKILL(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the floe binary")
-	}
 	bin := buildFloe(t)
 	// The killed processes spill into their own temp dir, to check what they
 	// leave there.
@@ -34,13 +31,7 @@ func TestCompactSurvivesSIGKILL(t *testing.T) {
 	_, errOut, code := run(t, dir, demoArgs("--event-commits", "60", "--orders", "300", "--queries", "30")...)
 	require.Equal(t, 0, code, errOut)
 	ctx := context.Background()
-	io, _, _ := testIO()
-	f := newFactory(io)
-	f.ConfigPath = filepath.Join(dir, "floe.yaml")
-	id, err := f.ResolveTable("web.events")
-	require.NoError(t, err)
-	cat, err := f.Catalog(ctx, id.Catalog)
-	require.NoError(t, err)
+	cat, id, configPath := openDemoTable(t, dir, "web.events")
 	load := func() *lake.State {
 		tbl, err := lake.LoadTable(ctx, cat, id)
 		require.NoError(t, err)
@@ -56,7 +47,7 @@ func TestCompactSurvivesSIGKILL(t *testing.T) {
 	outcomes := map[string]int{}
 	for i, delay := range []time.Duration{300 * time.Millisecond, 900 * time.Millisecond, 1800 * time.Millisecond, 3 * time.Second} {
 		before := load()
-		cmd := exec.Command(bin, "--config", f.ConfigPath, "compact", "web.events", "--layout", layouts[i], "--memory", "32MiB")
+		cmd := exec.Command(bin, "--config", configPath, "compact", "web.events", "--layout", layouts[i], "--memory", "32MiB")
 		cmd.Env = append(os.Environ(), "FLOE_NO_PROGRESS=1", "TMPDIR="+spill)
 		require.NoError(t, cmd.Start())
 		time.Sleep(delay)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
@@ -185,13 +184,7 @@ func TestOlderThanZeroMeansZero(t *testing.T) {
 // setTableProperty sets a table property through the catalog.
 func setTableProperty(t *testing.T, dir, name, key, value string) {
 	t.Helper()
-	io, _, _ := testIO()
-	f := newFactory(io)
-	f.ConfigPath = filepath.Join(dir, "floe.yaml")
-	id, err := f.ResolveTable(name)
-	require.NoError(t, err)
-	cat, err := f.Catalog(context.Background(), id.Catalog)
-	require.NoError(t, err)
+	cat, id, _ := openDemoTable(t, dir, name)
 	tbl, err := lake.LoadTable(context.Background(), cat, id)
 	require.NoError(t, err)
 	tx := tbl.NewTransaction()

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -26,13 +25,7 @@ func TestOrphansRaceCompaction(t *testing.T) {
 	_, errOut, code := run(t, dir, demoArgs("--event-commits", "60", "--orders", "300", "--queries", "30")...)
 	require.Equal(t, 0, code, errOut)
 	ctx := context.Background()
-	io, _, _ := testIO()
-	f := newFactory(io)
-	f.ConfigPath = filepath.Join(dir, "floe.yaml")
-	id, err := f.ResolveTable("web.events")
-	require.NoError(t, err)
-	cat, err := f.Catalog(ctx, id.Catalog)
-	require.NoError(t, err)
+	cat, id, configPath := openDemoTable(t, dir, "web.events")
 	checksum := func() oracle.Sum {
 		tbl, err := lake.LoadTable(ctx, cat, id)
 		require.NoError(t, err)
@@ -59,7 +52,7 @@ func TestOrphansRaceCompaction(t *testing.T) {
 	// Each layout rewrites every partition again: the second run races
 	// orphan removal from its first moments, the first after a delay.
 	for i, layout := range []string{"hilbert(user_id, tenant_id)", "sort(country, tenant_id)"} {
-		cmd := exec.Command(bin, "--config", f.ConfigPath, "compact", "web.events", "--layout", layout, "--memory", "32MiB",
+		cmd := exec.Command(bin, "--config", configPath, "compact", "web.events", "--layout", layout, "--memory", "32MiB",
 			"--target-file-size", "64KiB", "-o", "json")
 		cmd.Env = append(os.Environ(), "FLOE_NO_PROGRESS=1", "TMPDIR="+t.TempDir())
 		out, err := os.CreateTemp(t.TempDir(), "compact-*.json")
