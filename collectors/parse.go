@@ -157,7 +157,9 @@ func isoDuration(s string) (time.Duration, error) {
 // HasPlaceholder reports whether sql has a bind parameter — ? (JDBC,
 // Trino, Athena, DuckDB) or $n (DuckDB, PostgreSQL style) — outside string
 // literals, quoted identifiers ("…", `…`) and comments (-- and /* */), so
-// that a logged prepared statement is marked as a template.
+// that a logged prepared statement is marked as a template. Snowflake's
+// dialect binds :name and quotes with $$, so collectors/snowflake keeps a
+// reader of its own (hasBind).
 func HasPlaceholder(sql string) bool {
 	for i := 0; i < len(sql); i++ {
 		switch c := sql[i]; {

@@ -14,29 +14,14 @@ import (
 	"github.com/floe-project/floe/lake"
 )
 
-// SampleOptions tunes [TakeSample]. The zero value uses the defaults.
-type SampleOptions struct {
-	// Seed makes the sample reproducible. Default: 1.
-	Seed uint64
-	// RowsPerProjectedFile is the number of sample rows wanted per projected file.
-	// Default: 10,000.
-	RowsPerProjectedFile int
-	// MinFraction is the least fraction of the table's rows sampled. Default: 0.001.
-	MinFraction float64
-	// MaxRows caps the sample. Default: 2,000,000.
-	MaxRows int
-	// FileOversampling is how many times more files than the row fraction are opened
-	// when the table is sampled (rows are then thinned within each file), so that the
-	// sample spreads over many files. Default: 8.
-	FileOversampling float64
-	// ProjectedFiles is the number of files the rewrite is expected to write, which sizes
-	// the sample. Default: the table's bytes divided by its target file size.
-	ProjectedFiles int
-}
+// SampleOptions tunes [TakeSample]; the zero value uses the defaults. They
+// are the options of the sampler the rewriter's quantile fit uses too
+// (internal/sample), so that both sample the same rows.
+type SampleOptions = sample.Options
 
 // DefaultSampleOptions returns the defaults of [SampleOptions].
 func DefaultSampleOptions() SampleOptions {
-	return SampleOptions(sample.DefaultOptions())
+	return sample.DefaultOptions()
 }
 
 // Sample is a seeded sample of rows of a table's live data (deletes applied), holding only
@@ -123,7 +108,7 @@ func TakeSample(ctx context.Context, st *lake.State, columns []string, opts Samp
 		s.PartitionRows[pi] += f.Records
 		s.PartitionBytes[pi] += f.SizeBytes
 	}
-	frac, err := sample.Read(ctx, st, columns, sample.Options(opts), func(f *lake.File, rec arrow.RecordBatch) {
+	frac, err := sample.Read(ctx, st, columns, opts, func(f *lake.File, rec arrow.RecordBatch) {
 		pi := int32(0)
 		if f != nil {
 			pi = partIdx[f.PartitionKey]
