@@ -23,7 +23,7 @@ type PlanStateError struct {
 	// Action is what was asked: approve, reject or run.
 	Action string
 	// State is the plan's state when the action was refused.
-	State string
+	State PlanState
 	// Table is the plan's table, for the re-plan hint of a stale plan.
 	Table string
 }

@@ -25,14 +25,6 @@ const (
 	StepManifests = "manifests"
 )
 
-// Run and step statuses as stored.
-const (
-	StatusRunning = "running"
-	StatusDone    = "done"
-	StatusFailed  = "failed"
-	StatusSkipped = "skipped"
-)
-
 // OptimizeOptions configure [Optimize]. Each step's options keep their own
 // defaults; Skip names steps not to run.
 type OptimizeOptions struct {
@@ -67,7 +59,7 @@ type OptimizeOptions struct {
 // run: Optimize returns its error, the run is stored as failed with the error
 // text, and the later steps do not run. Nothing is swallowed. With
 // opts.PlanID it runs an approved plan (see [OptimizeOptions.PlanID]).
-func Optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.Ident, opts OptimizeOptions) (store.RunRecord, error) {
+func Optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.Ident, opts OptimizeOptions) (Run, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -82,10 +74,10 @@ func Optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 
 // optimize runs and records the steps; opts has its defaults and, for a
 // plan, the plan's layout.
-func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.Ident, opts OptimizeOptions) (store.RunRecord, error) {
-	run := store.RunRecord{ID: newRunID(opts.Now()), Table: id.String(), PlanID: opts.PlanID, Status: StatusRunning, StartedAt: opts.Now().UTC(),
-		LeaseExpiresAt: opts.Now().Add(RunLeaseTTL).UTC()}
-	if err := st.StartRun(ctx, run); err != nil {
+func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.Ident, opts OptimizeOptions) (Run, error) {
+	run := Run{ID: newRunID(opts.Now()), Table: id.String(), PlanID: opts.PlanID, Status: StatusRunning, StartedAt: opts.Now().UTC(),
+		LeaseExpiresAt: opts.Now().Add(RunLeaseTTL).UTC(), Steps: []Step{}}
+	if err := st.StartRun(ctx, runRecord(run)); err != nil {
 		return run, fmt.Errorf("optimize %s: %w", id, err)
 	}
 	log := opts.Logger.With("table", id.String(), "run_id", run.ID)
@@ -157,18 +149,18 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 		}},
 	}
 	for _, s := range steps {
-		rec := store.StepRecord{Step: s.name, Status: StatusRunning, StartedAt: opts.Now().UTC()}
+		rec := Step{Name: s.name, Status: StatusRunning, StartedAt: opts.Now().UTC()}
 		if opts.Skip[s.name] {
 			rec.Status, rec.EndedAt = StatusSkipped, rec.StartedAt
-			if err := st.PutRunStep(ctx, run.ID, rec); err != nil {
+			if err := putStep(ctx, st, run.ID, rec); err != nil {
 				return run, fmt.Errorf("optimize %s: %w", id, err)
 			}
 			run.Steps = append(run.Steps, rec)
 			continue
 		}
-		before, err := healthJSON(ctx, cat, id, opts.Now())
+		var err error
+		rec.Before, err = stepHealth(ctx, cat, id, opts.Now())
 		if err == nil {
-			rec.Before = before
 			err = ctx.Err()
 		}
 		var report any
@@ -176,17 +168,15 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 			report, err = s.do(ctx)
 		}
 		if err == nil {
-			rec.After, err = healthJSON(ctx, cat, id, opts.Now())
+			rec.After, err = stepHealth(ctx, cat, id, opts.Now())
 		}
 		rec.EndedAt = opts.Now().UTC()
 		if report != nil {
 			b, merr := json.Marshal(report)
-			if merr != nil && err == nil {
-				err = fmt.Errorf("record the step's report: %w", merr)
+			if merr != nil {
+				err = errors.Join(err, fmt.Errorf("record the step's report: %w", merr))
 			}
-			if merr == nil {
-				rec.After = mergeJSON(rec.After, "report", b)
-			}
+			rec.Report = b
 		}
 		if err != nil {
 			err = fmt.Errorf("optimize %s: step %s: %w", id, s.name, err)
@@ -194,24 +184,33 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 			log.Error("optimize step failed", "step", s.name, "err", err)
 			// Record the failure with a context that outlives a cancelled run.
 			rctx := context.WithoutCancel(ctx)
-			serr := st.PutRunStep(rctx, run.ID, rec)
-			eerr := st.EndRun(rctx, run.ID, StatusFailed, err.Error(), opts.Now().UTC())
+			serr := putStep(rctx, st, run.ID, rec)
+			eerr := st.EndRun(rctx, run.ID, string(StatusFailed), err.Error(), opts.Now().UTC())
 			run.Steps = append(run.Steps, rec)
 			run.Status, run.Error, run.EndedAt = StatusFailed, err.Error(), opts.Now().UTC()
 			return run, errors.Join(err, serr, eerr)
 		}
 		rec.Status = StatusDone
-		if err := st.PutRunStep(ctx, run.ID, rec); err != nil {
+		if err := putStep(ctx, st, run.ID, rec); err != nil {
 			return run, fmt.Errorf("optimize %s: %w", id, err)
 		}
 		run.Steps = append(run.Steps, rec)
-		log.Info("optimize step done", "step", s.name, "duration", rec.EndedAt.Sub(rec.StartedAt))
+		log.Info("optimize step done", "step", s.name, "duration", rec.Duration())
 	}
 	run.Status, run.EndedAt = StatusDone, opts.Now().UTC()
-	if err := st.EndRun(ctx, run.ID, StatusDone, "", run.EndedAt); err != nil {
+	if err := st.EndRun(ctx, run.ID, string(StatusDone), "", run.EndedAt); err != nil {
 		return run, fmt.Errorf("optimize %s: %w", id, err)
 	}
 	return run, nil
+}
+
+// putStep stores step s of run runID.
+func putStep(ctx context.Context, st *store.Store, runID string, s Step) error {
+	rec, err := stepRecord(s)
+	if err != nil {
+		return fmt.Errorf("record run %s: %w", runID, err)
+	}
+	return st.PutRunStep(ctx, runID, rec)
 }
 
 func loadState(ctx context.Context, cat catalog.Catalog, id lake.Ident) (*lake.State, error) {
@@ -222,8 +221,8 @@ func loadState(ctx context.Context, cat catalog.Catalog, id lake.Ident) (*lake.S
 	return lake.LoadState(ctx, id, tbl, lake.LoadOptions{})
 }
 
-// healthJSON is the table's health as JSON, for a step's before/after.
-func healthJSON(ctx context.Context, cat catalog.Catalog, id lake.Ident, now time.Time) (json.RawMessage, error) {
+// stepHealth is the table's health, for a step's before/after.
+func stepHealth(ctx context.Context, cat catalog.Catalog, id lake.Ident, now time.Time) (*StepHealth, error) {
 	st, err := loadState(ctx, cat, id)
 	if err != nil {
 		return nil, err
@@ -232,28 +231,14 @@ func healthJSON(ctx context.Context, cat catalog.Catalog, id lake.Ident, now tim
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(map[string]any{"status": h.Status, "reasons": h.Reasons, "metrics": h.Metrics})
-}
-
-// mergeJSON adds key: value to a JSON object (or makes one).
-func mergeJSON(obj json.RawMessage, key string, value json.RawMessage) json.RawMessage {
-	m := map[string]json.RawMessage{}
-	if len(obj) > 0 {
-		_ = json.Unmarshal(obj, &m)
-	}
-	m[key] = value
-	b, err := json.Marshal(m)
-	if err != nil {
-		return obj
-	}
-	return b
+	return &StepHealth{Status: h.Status, Reasons: h.Reasons, Metrics: h.Metrics}, nil
 }
 
 // lostPartitions are the partitions whose groups were skipped (lost a
 // commit race, or their inputs changed) in the newest earlier run of table
 // id that compacted, read from that run's compact report.
 func lostPartitions(ctx context.Context, st *store.Store, id lake.Ident, self string) ([]string, error) {
-	runs, err := st.Runs(ctx, id.String(), 20)
+	runs, err := ListRuns(ctx, st, id.String(), 20)
 	if err != nil {
 		return nil, fmt.Errorf("read previous runs: %w", err)
 	}
@@ -262,19 +247,17 @@ func lostPartitions(ctx context.Context, st *store.Store, id lake.Ident, self st
 			continue
 		}
 		for _, step := range r.Steps {
-			if step.Step != StepCompact || len(step.After) == 0 {
+			if step.Name != StepCompact || len(step.Report) == 0 {
 				continue
 			}
-			var after struct {
-				Report struct {
-					Skipped []struct{ Name string } `json:"skipped"`
-				} `json:"report"`
+			var report struct {
+				Skipped []struct{ Name string } `json:"skipped"`
 			}
-			if err := json.Unmarshal(step.After, &after); err != nil {
+			if err := json.Unmarshal(step.Report, &report); err != nil {
 				return nil, fmt.Errorf("read compact report of run %s: %w", r.ID, err)
 			}
 			var out []string
-			for _, g := range after.Report.Skipped {
+			for _, g := range report.Skipped {
 				out = append(out, g.Name)
 			}
 			return out, nil

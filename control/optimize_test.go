@@ -63,12 +63,12 @@ func TestOptimizeRecordsEveryStep(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Equal(t, control.StatusDone, run.Status)
-	stored, err := st.Run(ctx, run.ID)
+	stored, err := control.GetRun(ctx, st, run.ID)
 	require.NoError(t, err)
 	require.Equal(t, control.StatusDone, stored.Status)
 	var steps []string
 	for _, s := range stored.Steps {
-		steps = append(steps, s.Step)
+		steps = append(steps, s.Name)
 		require.Equal(t, control.StatusDone, s.Status)
 		require.NotEmpty(t, s.Before)
 		require.NotEmpty(t, s.After)
@@ -92,7 +92,7 @@ func TestOptimizeFailingStepFailsTheRun(t *testing.T) {
 	require.Error(t, err)
 	require.ErrorIs(t, err, rewriter.ErrUnsafeAge)
 	require.Equal(t, control.StatusFailed, run.Status)
-	stored, serr := st.Run(ctx, run.ID)
+	stored, serr := control.GetRun(ctx, st, run.ID)
 	require.NoError(t, serr)
 	require.Equal(t, control.StatusFailed, stored.Status)
 	require.Contains(t, stored.Error, "orphans")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -22,25 +21,8 @@ import (
 	"github.com/floe-project/floe/simulator"
 )
 
-// Plan states as stored in [store.PlanRecord.State]. A plan moves
-//
-//	proposed → approved | rejected
-//	approved → running → done | failed
-//	approved → stale
-//
-// and never back; every move is a compare-and-set in the store.
-const (
-	PlanProposed = "proposed"
-	PlanApproved = "approved"
-	PlanRejected = "rejected"
-	PlanRunning  = "running"
-	PlanDone     = "done"
-	PlanFailed   = "failed"
-	PlanStale    = "stale"
-)
-
-// PlanProjection is what a plan stores as its projection
-// ([store.PlanRecord.Projection], as JSON): the simulator's projection of
+// PlanProjection is what a plan stores as its projection: the
+// simulator's projection of
 // the plan's layout (without the per-query detail), the baseline it was
 // compared with, and the z-order key the projection and the rewrite use.
 type PlanProjection struct {
@@ -51,19 +33,6 @@ type PlanProjection struct {
 	// ZOrderMode is the z-order key ("iceberg-exact" or "rank"); set for
 	// zorder layouts only.
 	ZOrderMode string `json:"zorder_mode,omitempty"`
-}
-
-// DecodePlanProjection reads a plan's stored projection. A plan stored
-// without one gives the zero value.
-func DecodePlanProjection(p store.PlanRecord) (PlanProjection, error) {
-	var pp PlanProjection
-	if len(p.Projection) == 0 {
-		return pp, nil
-	}
-	if err := json.Unmarshal(p.Projection, &pp); err != nil {
-		return pp, fmt.Errorf("plan %s: decode projection: %w", p.ID, err)
-	}
-	return pp, nil
 }
 
 // ProposeOption modifies one [ProposePlan] call.
@@ -103,24 +72,24 @@ func WithProposedAt(t time.Time) ProposeOption {
 // table's schema; they are stored with the schema's spelling.
 func ProposePlan(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.Ident, l layout.Layout,
 	proj simulator.Projection, by string, opts ...ProposeOption,
-) (store.PlanRecord, error) {
+) (Plan, error) {
 	var cfg proposeConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
 	if err := l.Validate(); err != nil {
-		return store.PlanRecord{}, fmt.Errorf("propose plan for %s: %w", id, err)
+		return Plan{}, fmt.Errorf("propose plan for %s: %w", id, err)
 	}
 	if l.Strategy == layout.StrategyCurrent {
-		return store.PlanRecord{}, fmt.Errorf("propose plan for %s: layout %q rewrites nothing", id, l)
+		return Plan{}, fmt.Errorf("propose plan for %s: layout %q rewrites nothing", id, l)
 	}
 	tbl, err := lake.LoadTable(ctx, cat, id)
 	if err != nil {
-		return store.PlanRecord{}, fmt.Errorf("propose plan for %s: %w", id, err)
+		return Plan{}, fmt.Errorf("propose plan for %s: %w", id, err)
 	}
 	md := tbl.Metadata()
 	if l, err = canonicalLayout(md.CurrentSchema(), l); err != nil {
-		return store.PlanRecord{}, fmt.Errorf("propose plan for %s: %w", id, err)
+		return Plan{}, fmt.Errorf("propose plan for %s: %w", id, err)
 	}
 	var base int64
 	if cur := md.CurrentSnapshot(); cur != nil {
@@ -135,21 +104,20 @@ func ProposePlan(ctx context.Context, cat catalog.Catalog, st *store.Store, id l
 	if l.Strategy == layout.StrategyZOrder {
 		pp.ZOrderMode = cfg.zorder.String()
 	}
-	pj, err := json.Marshal(pp)
+	rec, err := planRecord(Plan{
+		ID: planID(id, base, l, pp.ZOrderMode), Table: id.String(), BaseSnapshot: base, Layout: l,
+		Projection: pp, State: PlanProposed, CreatedBy: by, CreatedAt: cfg.now,
+	})
 	if err != nil {
-		return store.PlanRecord{}, fmt.Errorf("propose plan for %s: encode projection: %w", id, err)
-	}
-	rec := store.PlanRecord{
-		ID: planID(id, base, l, pp.ZOrderMode), Table: id.String(), BaseSnapshot: base, Layout: l.String(),
-		Projection: pj, State: PlanProposed, CreatedBy: by, CreatedAt: cfg.now,
+		return Plan{}, fmt.Errorf("propose plan for %s: %w", id, err)
 	}
 	if _, err := st.InsertPlan(ctx, rec); err != nil {
-		return store.PlanRecord{}, fmt.Errorf("propose plan for %s: %w", id, err)
+		return Plan{}, fmt.Errorf("propose plan for %s: %w", id, err)
 	}
 	// Read back what is stored: a plan proposed before keeps its state.
-	got, err := st.Plan(ctx, rec.ID)
+	got, err := GetPlan(ctx, st, rec.ID)
 	if err != nil {
-		return store.PlanRecord{}, fmt.Errorf("propose plan for %s: %w", id, err)
+		return Plan{}, fmt.Errorf("propose plan for %s: %w", id, err)
 	}
 	return got, nil
 }
@@ -201,7 +169,7 @@ func canonicalLayout(schema *iceberg.Schema, l layout.Layout) (layout.Layout, er
 // table readable (unchanged, or with the groups committed before the failure),
 // so approving it again retries the run — which still checks that the plan is
 // not stale first.
-func ApprovePlan(ctx context.Context, st *store.Store, planID, by string, now time.Time) (store.PlanRecord, error) {
+func ApprovePlan(ctx context.Context, st *store.Store, planID, by string, now time.Time) (Plan, error) {
 	p, err := decidePlan(ctx, st, planID, "approve", PlanProposed, PlanApproved, by, now)
 	if pe := (*PlanStateError)(nil); errors.As(err, &pe) && pe.State == PlanFailed {
 		return decidePlan(ctx, st, planID, "approve", PlanFailed, PlanApproved, by, now)
@@ -213,27 +181,33 @@ func ApprovePlan(ctx context.Context, st *store.Store, planID, by string, now ti
 // the store's clock); a rejected plan never runs. A plan in any other state
 // is refused with a [*PlanStateError]; an unknown id wraps
 // [store.ErrNotFound].
-func RejectPlan(ctx context.Context, st *store.Store, planID, by string, now time.Time) (store.PlanRecord, error) {
+func RejectPlan(ctx context.Context, st *store.Store, planID, by string, now time.Time) (Plan, error) {
 	return decidePlan(ctx, st, planID, "reject", PlanProposed, PlanRejected, by, now)
 }
 
-func decidePlan(ctx context.Context, st *store.Store, planID, action, from, to, by string, now time.Time) (store.PlanRecord, error) {
-	err := st.TransitionPlan(ctx, planID, from, to, by, now)
+func decidePlan(ctx context.Context, st *store.Store, planID, action string, from, to PlanState, by string, now time.Time) (Plan, error) {
+	err := st.TransitionPlan(ctx, planID, string(from), string(to), by, now)
 	if errors.Is(err, store.ErrStateConflict) {
-		cur, rerr := st.Plan(ctx, planID)
+		cur, rerr := GetPlan(ctx, st, planID)
 		if rerr != nil {
-			return store.PlanRecord{}, fmt.Errorf("%s plan %s: %w", action, planID, errors.Join(err, rerr))
+			return Plan{}, fmt.Errorf("%s plan %s: %w", action, planID, errors.Join(err, rerr))
 		}
 		return cur, &PlanStateError{ID: planID, Action: action, State: cur.State, Table: cur.Table}
 	}
 	if err != nil {
-		return store.PlanRecord{}, fmt.Errorf("%s plan %s: %w", action, planID, err)
+		return Plan{}, fmt.Errorf("%s plan %s: %w", action, planID, err)
 	}
-	p, err := st.Plan(ctx, planID)
+	p, err := GetPlan(ctx, st, planID)
 	if err != nil {
-		return store.PlanRecord{}, fmt.Errorf("%s plan %s: %w", action, planID, err)
+		return Plan{}, fmt.Errorf("%s plan %s: %w", action, planID, err)
 	}
 	return p, nil
+}
+
+// transitionPlan moves plan p from one state to another, keeping its
+// decision.
+func transitionPlan(ctx context.Context, st *store.Store, p Plan, from, to PlanState) error {
+	return st.TransitionPlan(ctx, p.ID, string(from), string(to), p.DecidedBy, p.DecidedAt)
 }
 
 // CheckPlan says whether plan p still describes table tbl, and if not why
@@ -253,13 +227,9 @@ func decidePlan(ctx context.Context, st *store.Store, planID, action, from, to, 
 //
 // CheckPlan only reads; [Optimize] with a PlanID runs it and stores the
 // verdict.
-func CheckPlan(ctx context.Context, tbl *table.Table, p store.PlanRecord) (reason string, err error) {
+func CheckPlan(ctx context.Context, tbl *table.Table, p Plan) (reason string, err error) {
 	md := tbl.Metadata()
-	layout, err := layout.Parse(p.Layout)
-	if err != nil {
-		return "", fmt.Errorf("check plan %s: %w", p.ID, err)
-	}
-	if _, err := canonicalLayout(md.CurrentSchema(), layout); err != nil {
+	if _, err := canonicalLayout(md.CurrentSchema(), p.Layout); err != nil {
 		return err.Error(), nil
 	}
 	cur := md.CurrentSnapshot()
@@ -355,9 +325,9 @@ func liveDataPaths(ctx context.Context, fio iceio.IO, m iceberg.ManifestFile) ([
 // plan that is not approved or that the table has moved past. Who approved
 // the plan and when stay on it through every later move (the store's
 // decided_by/decided_at); when it ran is on its run.
-func runPlan(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.Ident, opts OptimizeOptions) (store.RunRecord, error) {
-	none := store.RunRecord{Table: id.String(), PlanID: opts.PlanID}
-	p, err := st.Plan(ctx, opts.PlanID)
+func runPlan(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.Ident, opts OptimizeOptions) (Run, error) {
+	none := Run{Table: id.String(), PlanID: opts.PlanID, DryRun: opts.DryRun, Steps: []Step{}}
+	p, err := GetPlan(ctx, st, opts.PlanID)
 	if err != nil {
 		return none, fmt.Errorf("optimize %s: %w", id, err)
 	}
@@ -370,14 +340,7 @@ func runPlan(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.
 	if opts.Skip[StepCompact] {
 		return none, fmt.Errorf("optimize %s: plan %s: the %s step cannot be skipped when running a plan", id, p.ID, StepCompact)
 	}
-	l, err := layout.Parse(p.Layout)
-	if err != nil {
-		return none, fmt.Errorf("optimize %s: plan %s: %w", id, p.ID, err)
-	}
-	pp, err := DecodePlanProjection(p)
-	if err != nil {
-		return none, fmt.Errorf("optimize %s: %w", id, err)
-	}
+	l, pp := p.Layout, p.Projection
 	zm, err := layout.ParseZOrderMode(pp.ZOrderMode)
 	if err != nil {
 		return none, fmt.Errorf("optimize %s: plan %s: %w", id, p.ID, err)
@@ -397,7 +360,7 @@ func runPlan(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.
 			return none, stale
 		}
 		log.Info("plan marked stale", "reason", reason)
-		if err := st.TransitionPlan(ctx, p.ID, PlanApproved, PlanStale, p.DecidedBy, p.DecidedAt); err != nil {
+		if err := transitionPlan(ctx, st, p, PlanApproved, PlanStale); err != nil {
 			return none, errors.Join(stale, fmt.Errorf("mark plan %s stale: %w", p.ID, err))
 		}
 		return none, stale
@@ -419,22 +382,22 @@ func runPlan(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.
 	if opts.DryRun {
 		return optimize(ctx, cat, st, id, opts)
 	}
-	if err := st.TransitionPlan(ctx, p.ID, PlanApproved, PlanRunning, p.DecidedBy, p.DecidedAt); err != nil {
+	if err := transitionPlan(ctx, st, p, PlanApproved, PlanRunning); err != nil {
 		if errors.Is(err, store.ErrStateConflict) {
-			if cur, rerr := st.Plan(ctx, p.ID); rerr == nil {
+			if cur, rerr := GetPlan(ctx, st, p.ID); rerr == nil {
 				return none, &PlanStateError{ID: p.ID, Action: "run", State: cur.State, Table: cur.Table}
 			}
 		}
 		return none, fmt.Errorf("optimize %s: %w", id, err)
 	}
-	log.Info("plan running", "layout", p.Layout)
+	log.Info("plan running", "layout", p.Layout.String())
 	run, err := optimize(ctx, cat, st, id, opts)
 	final := PlanDone
 	if err != nil {
 		final = PlanFailed
 	}
 	// Record the outcome with a context that outlives a cancelled run.
-	if terr := st.TransitionPlan(context.WithoutCancel(ctx), p.ID, PlanRunning, final, p.DecidedBy, p.DecidedAt); terr != nil {
+	if terr := transitionPlan(context.WithoutCancel(ctx), st, p, PlanRunning, final); terr != nil {
 		return run, errors.Join(err, fmt.Errorf("optimize %s: record plan %s as %s: %w", id, p.ID, final, terr))
 	}
 	log.Info("plan finished", "state", final, "run_id", run.ID)

@@ -87,7 +87,7 @@ func (pl *planLake) snapshot(t *testing.T) int64 {
 }
 
 // propose proposes spec with a made-up projection.
-func (pl *planLake) propose(t *testing.T, spec string) store.PlanRecord {
+func (pl *planLake) propose(t *testing.T, spec string) control.Plan {
 	t.Helper()
 	layout, err := layout.Parse(spec)
 	require.NoError(t, err)
@@ -99,7 +99,7 @@ func (pl *planLake) propose(t *testing.T, spec string) store.PlanRecord {
 	return p
 }
 
-func (pl *planLake) approved(t *testing.T, spec string) store.PlanRecord {
+func (pl *planLake) approved(t *testing.T, spec string) control.Plan {
 	t.Helper()
 	p := pl.propose(t, spec)
 	p, err := control.ApprovePlan(context.Background(), pl.st, p.ID, "alice", time.Time{})
@@ -114,11 +114,10 @@ func TestProposePlanIsIdempotent(t *testing.T) {
 	require.Regexp(t, regexp.MustCompile(`^[0-9a-f]{12}$`), p.ID)
 	require.Equal(t, control.PlanProposed, p.State)
 	require.Equal(t, "local.db.p", p.Table)
-	require.Equal(t, "sort(id)", p.Layout, "columns take the schema's spelling")
+	require.Equal(t, "sort(id)", p.Layout.String(), "columns take the schema's spelling")
 	require.Equal(t, pl.snapshot(t), p.BaseSnapshot)
 	require.Equal(t, "carol", p.CreatedBy)
-	pp, err := control.DecodePlanProjection(p)
-	require.NoError(t, err)
+	pp := p.Projection
 	require.Equal(t, "sort(id)", pp.Layout)
 	require.InDelta(t, 66.0, pp.SkippedPct, 1e-9)
 	require.NotNil(t, pp.CurrentSkippedPct)
@@ -127,7 +126,7 @@ func TestProposePlanIsIdempotent(t *testing.T) {
 
 	again := pl.propose(t, "sort(id)")
 	require.Equal(t, p, again, "the same table, snapshot and layout is the same plan")
-	_, err = control.ApprovePlan(ctx, pl.st, p.ID, "alice", time.Time{})
+	_, err := control.ApprovePlan(ctx, pl.st, p.ID, "alice", time.Time{})
 	require.NoError(t, err)
 	again = pl.propose(t, "sort(id)")
 	require.Equal(t, p.ID, again.ID)
@@ -141,9 +140,7 @@ func TestProposePlanIsIdempotent(t *testing.T) {
 	zr, err := control.ProposePlan(ctx, pl.w.Catalog, pl.st, pl.id, l, simulator.Projection{}, "carol", control.WithZOrderMode(layout.ZOrderRank))
 	require.NoError(t, err)
 	require.NotEqual(t, z.ID, zr.ID, "the z-order key is part of a zorder plan")
-	zp, err := control.DecodePlanProjection(zr)
-	require.NoError(t, err)
-	require.Equal(t, "rank", zp.ZOrderMode)
+	require.Equal(t, "rank", zr.Projection.ZOrderMode)
 
 	pl.appendRows(t, func(j int) int64 { return int64(100000 + j) }, 10)
 	moved := pl.propose(t, "sort(id)")
@@ -159,18 +156,18 @@ func TestProposePlanIsIdempotent(t *testing.T) {
 
 func TestDecidePlan(t *testing.T) {
 	ctx := context.Background()
-	approve := func(st *store.Store, id string) (store.PlanRecord, error) {
+	approve := func(st *store.Store, id string) (control.Plan, error) {
 		return control.ApprovePlan(ctx, st, id, "alice", time.Time{})
 	}
-	reject := func(st *store.Store, id string) (store.PlanRecord, error) {
+	reject := func(st *store.Store, id string) (control.Plan, error) {
 		return control.RejectPlan(ctx, st, id, "bob", time.Time{})
 	}
-	type decide func(*store.Store, string) (store.PlanRecord, error)
+	type decide func(*store.Store, string) (control.Plan, error)
 	for _, tc := range []struct {
 		name      string
 		first     decide // nil: the plan stays proposed
 		then      decide
-		wantState string
+		wantState control.PlanState
 		wantBy    string
 		wantErr   string
 	}{
@@ -184,7 +181,7 @@ func TestDecidePlan(t *testing.T) {
 			st, err := store.Open(ctx, ":memory:")
 			require.NoError(t, err)
 			t.Cleanup(func() { require.NoError(t, st.Close()) })
-			_, err = st.InsertPlan(ctx, store.PlanRecord{ID: "p1", Table: "local.db.p", Layout: "sort(id)", State: control.PlanProposed})
+			_, err = st.InsertPlan(ctx, store.PlanRecord{ID: "p1", Table: "local.db.p", Layout: "sort(id)", State: string(control.PlanProposed)})
 			require.NoError(t, err)
 			if tc.first != nil {
 				_, err := tc.first(st, "p1")
@@ -220,7 +217,8 @@ func TestRunRefusesAPlanThatIsNotApproved(t *testing.T) {
 	require.NoError(t, err)
 	snap, sum := pl.snapshot(t), pl.checksum(t)
 	for _, tc := range []struct {
-		name, id, want, state string
+		name, id, want string
+		state              control.PlanState
 	}{
 		{"proposed", proposed.ID, "plan " + proposed.ID + " is proposed, approve it first: floe plan approve " + proposed.ID, control.PlanProposed},
 		{"rejected", rejected.ID, "plan " + rejected.ID + " is rejected; only an approved plan runs", control.PlanRejected},
@@ -229,7 +227,7 @@ func TestRunRefusesAPlanThatIsNotApproved(t *testing.T) {
 			_, err := control.Optimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{PlanID: tc.id})
 			require.ErrorIs(t, err, store.ErrStateConflict)
 			require.EqualError(t, err, tc.want)
-			p, err := pl.st.Plan(ctx, tc.id)
+			p, err := control.GetPlan(ctx, pl.st, tc.id)
 			require.NoError(t, err)
 			require.Equal(t, tc.state, p.State)
 		})
@@ -256,7 +254,7 @@ func TestRunApprovedPlan(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, p.ID, dry.PlanID)
 	require.Equal(t, snap, pl.snapshot(t))
-	got, err := pl.st.Plan(ctx, p.ID)
+	got, err := control.GetPlan(ctx, pl.st, p.ID)
 	require.NoError(t, err)
 	require.Equal(t, control.PlanApproved, got.State)
 
@@ -268,10 +266,10 @@ func TestRunApprovedPlan(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, control.StatusDone, run.Status)
 	require.Equal(t, p.ID, run.PlanID)
-	stored, err := pl.st.Run(ctx, run.ID)
+	stored, err := control.GetRun(ctx, pl.st, run.ID)
 	require.NoError(t, err)
 	require.Equal(t, p.ID, stored.PlanID)
-	got, err = pl.st.Plan(ctx, p.ID)
+	got, err = control.GetPlan(ctx, pl.st, p.ID)
 	require.NoError(t, err)
 	require.Equal(t, control.PlanDone, got.State)
 	require.Equal(t, "alice", got.DecidedBy, "the approver stays on the plan")
@@ -309,7 +307,7 @@ func TestPlanSurvivesAppends(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, control.StatusDone, run.Status)
 	require.Equal(t, want, pl.checksum(t))
-	got, err := pl.st.Plan(ctx, p.ID)
+	got, err := control.GetPlan(ctx, pl.st, p.ID)
 	require.NoError(t, err)
 	require.Equal(t, control.PlanDone, got.State)
 }
@@ -330,7 +328,7 @@ func TestStalePlanRefusesToRun(t *testing.T) {
 	require.ErrorIs(t, err, control.ErrStalePlan)
 	require.ErrorContains(t, err, "no longer live")
 	require.ErrorContains(t, err, "re-plan: floe plan local.db.p")
-	got, err := pl.st.Plan(ctx, p.ID)
+	got, err := control.GetPlan(ctx, pl.st, p.ID)
 	require.NoError(t, err)
 	require.Equal(t, control.PlanStale, got.State)
 	require.Equal(t, snap, pl.snapshot(t))
@@ -351,13 +349,13 @@ func TestCheckPlan(t *testing.T) {
 	parent := *tbl.Metadata().CurrentSnapshot().ParentSnapshotID
 	for _, tc := range []struct {
 		name string
-		plan store.PlanRecord
+		plan control.Plan
 		want string // a fragment of the reason; "" when the plan holds
 	}{
-		{"at base", store.PlanRecord{ID: "a", Layout: "sort(id)", BaseSnapshot: cur}, ""},
-		{"appended since base", store.PlanRecord{ID: "b", Layout: "sort(id)", BaseSnapshot: parent}, ""},
-		{"column gone", store.PlanRecord{ID: "c", Layout: "sort(gone)", BaseSnapshot: cur}, `no column "gone"`},
-		{"base expired", store.PlanRecord{ID: "d", Layout: "sort(id)", BaseSnapshot: 42}, "expired"},
+		{"at base", control.Plan{ID: "a", Layout: mustLayout(t, "sort(id)"), BaseSnapshot: cur}, ""},
+		{"appended since base", control.Plan{ID: "b", Layout: mustLayout(t, "sort(id)"), BaseSnapshot: parent}, ""},
+		{"column gone", control.Plan{ID: "c", Layout: mustLayout(t, "sort(gone)"), BaseSnapshot: cur}, `no column "gone"`},
+		{"base expired", control.Plan{ID: "d", Layout: mustLayout(t, "sort(id)"), BaseSnapshot: 42}, "expired"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reason, err := control.CheckPlan(ctx, tbl, tc.plan)
@@ -381,11 +379,11 @@ func TestFailingStepFailsThePlan(t *testing.T) {
 	})
 	require.ErrorIs(t, err, rewriter.ErrUnsafeAge)
 	require.Equal(t, control.StatusFailed, run.Status)
-	stored, err := pl.st.Run(ctx, run.ID)
+	stored, err := control.GetRun(ctx, pl.st, run.ID)
 	require.NoError(t, err)
 	require.Equal(t, p.ID, stored.PlanID)
 	require.Equal(t, control.StatusFailed, stored.Status)
-	got, err := pl.st.Plan(ctx, p.ID)
+	got, err := control.GetPlan(ctx, pl.st, p.ID)
 	require.NoError(t, err)
 	require.Equal(t, control.PlanFailed, got.State)
 
@@ -398,7 +396,7 @@ func TestFailingStepFailsThePlan(t *testing.T) {
 	run, err = control.Optimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{PlanID: p.ID})
 	require.NoError(t, err)
 	require.Equal(t, control.StatusDone, run.Status)
-	got, err = pl.st.Plan(ctx, p.ID)
+	got, err = control.GetPlan(ctx, pl.st, p.ID)
 	require.NoError(t, err)
 	require.Equal(t, control.PlanDone, got.State)
 }
@@ -455,7 +453,7 @@ func TestPlanRunCutsTheProjectedCells(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, control.StatusDone, run.Status)
 	require.Equal(t, before, pl.checksum(t), "same rows")
-	got, err := pl.st.Plan(ctx, good.ID)
+	got, err := control.GetPlan(ctx, pl.st, good.ID)
 	require.NoError(t, err)
 	require.Equal(t, control.PlanDone, got.State)
 }
@@ -470,11 +468,11 @@ func TestAbandonedRunReturnsItsPlan(t *testing.T) {
 	now := time.Now()
 	// What a process killed mid-run leaves: the plan running, the run
 	// running with a lease that nobody renews any more.
-	require.NoError(t, pl.st.TransitionPlan(ctx, p.ID, control.PlanApproved, control.PlanRunning, p.DecidedBy, now))
-	require.NoError(t, pl.st.StartRun(ctx, store.RunRecord{ID: "killed", Table: pl.id.String(), PlanID: p.ID, Status: control.StatusRunning,
+	require.NoError(t, pl.st.TransitionPlan(ctx, p.ID, string(control.PlanApproved), string(control.PlanRunning), p.DecidedBy, now))
+	require.NoError(t, pl.st.StartRun(ctx, store.RunRecord{ID: "killed", Table: pl.id.String(), PlanID: p.ID, Status: string(control.StatusRunning),
 		StartedAt: now.Add(-10 * time.Minute), LeaseExpiresAt: now.Add(-5 * time.Minute)}))
-	require.NoError(t, pl.st.PutRunStep(ctx, "killed", store.StepRecord{Step: control.StepCompact, Status: control.StatusRunning}))
-	require.NoError(t, pl.st.StartRun(ctx, store.RunRecord{ID: "live", Table: pl.id.String(), Status: control.StatusRunning,
+	require.NoError(t, pl.st.PutRunStep(ctx, "killed", store.StepRecord{Step: control.StepCompact, Status: string(control.StatusRunning)}))
+	require.NoError(t, pl.st.StartRun(ctx, store.RunRecord{ID: "live", Table: pl.id.String(), Status: string(control.StatusRunning),
 		StartedAt: now, LeaseExpiresAt: now.Add(time.Minute)}))
 	_, err := control.Optimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{PlanID: p.ID})
 	var pse *control.PlanStateError
@@ -490,8 +488,8 @@ func TestAbandonedRunReturnsItsPlan(t *testing.T) {
 	require.Equal(t, store.RunAbandoned, recovered[0].Steps[0].Status)
 	live, err := pl.st.Run(ctx, "live")
 	require.NoError(t, err)
-	require.Equal(t, control.StatusRunning, live.Status)
-	got, err := pl.st.Plan(ctx, p.ID)
+	require.Equal(t, string(control.StatusRunning), live.Status)
+	got, err := control.GetPlan(ctx, pl.st, p.ID)
 	require.NoError(t, err)
 	require.Equal(t, control.PlanApproved, got.State)
 

@@ -38,8 +38,8 @@ func TestLostPartitionsFromThePreviousRun(t *testing.T) {
 	start := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	for i, skipped := range [][]string{{"region=eu"}, {"region=us", "region=ap"}} {
 		rid := []string{"old", "newer"}[i]
-		require.NoError(t, st.StartRun(ctx, store.RunRecord{ID: rid, Table: id.String(), Status: StatusDone, StartedAt: start.Add(time.Duration(i) * time.Hour)}))
-		require.NoError(t, st.PutRunStep(ctx, rid, store.StepRecord{Step: StepCompact, Status: StatusDone, After: report(skipped...)}))
+		require.NoError(t, st.StartRun(ctx, store.RunRecord{ID: rid, Table: id.String(), Status: string(StatusDone), StartedAt: start.Add(time.Duration(i) * time.Hour)}))
+		require.NoError(t, st.PutRunStep(ctx, rid, store.StepRecord{Step: StepCompact, Status: string(StatusDone), After: report(skipped...)}))
 	}
 	got, err = lostPartitions(ctx, st, id, "now")
 	require.NoError(t, err)

@@ -81,7 +81,7 @@ type Proposal struct {
 	Choice      Choice
 	// Plan is the proposed (or already stored) plan; nil when there was
 	// nothing to gain and the proposal was not forced.
-	Plan *store.PlanRecord
+	Plan *Plan
 }
 
 // PlanBest is the whole planning use case for one table: [Project] the

@@ -91,7 +91,7 @@ func TestPlanBest(t *testing.T) {
 	require.Equal(t, "sort(id)", res.Choice.Best.Layout)
 	require.NotNil(t, res.Plan)
 	require.Equal(t, control.PlanProposed, res.Plan.State)
-	require.Equal(t, "sort(id)", res.Plan.Layout)
+	require.Equal(t, "sort(id)", res.Plan.Layout.String())
 	require.Equal(t, "alice", res.Plan.CreatedBy)
 
 	// Binpack alone skips no more files than the table as it is.
@@ -108,7 +108,7 @@ func TestPlanBest(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.NotNil(t, res.Plan, "--force proposes it anyway")
-	require.Equal(t, "binpack", res.Plan.Layout)
+	require.Equal(t, "binpack", res.Plan.Layout.String())
 
 	// Only current: nothing to choose from.
 	_, err = control.PlanBest(ctx, pl.w.Catalog, pl.st, state, control.PlanOptions{

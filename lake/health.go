@@ -126,7 +126,7 @@ type Metrics struct {
 // threshold.
 type Health struct {
 	Table      string   `json:"table"`
-	SnapshotID int64    `json:"snapshot_id,omitempty"`
+	SnapshotID int64    `json:"snapshot_id,string,omitempty"`
 	Status     Status   `json:"status"`
 	Reasons    []string `json:"reasons"`
 	Metrics    Metrics  `json:"metrics"`

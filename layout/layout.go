@@ -1,6 +1,7 @@
 package layout
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -509,4 +510,46 @@ func (p *layoutParser) size() (int64, error) {
 		return 0, p.errorf(start, "size %s%s is out of range", p.src[start:unitAt], unit)
 	}
 	return n * mul, nil
+}
+
+// MarshalJSON writes the layout as its spec — the text [Parse] reads, as in
+// "sort(tenant_id) target 256MiB" — followed by its parts: strategy, columns
+// and target_file_size_bytes.
+func (l Layout) MarshalJSON() ([]byte, error) {
+	type parts Layout
+	return json.Marshal(struct {
+		Spec string `json:"spec"`
+		parts
+	}{l.String(), parts(l)})
+}
+
+// UnmarshalJSON reads what [Layout.MarshalJSON] writes, or a bare spec
+// string. When both a spec and parts are given, the spec decides.
+func (l *Layout) UnmarshalJSON(b []byte) error {
+	spec := ""
+	if len(b) > 0 && b[0] == '"' {
+		if err := json.Unmarshal(b, &spec); err != nil {
+			return err
+		}
+	} else {
+		type parts Layout
+		var v struct {
+			Spec string `json:"spec"`
+			parts
+		}
+		if err := json.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		if v.Spec == "" {
+			*l = Layout(v.parts)
+			return nil
+		}
+		spec = v.Spec
+	}
+	p, err := Parse(spec)
+	if err != nil {
+		return err
+	}
+	*l = p
+	return nil
 }

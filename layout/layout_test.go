@@ -1,7 +1,9 @@
 package layout_test
 
 import (
+	"encoding/json"
 	"errors"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -182,4 +184,32 @@ func FuzzParseLayout(f *testing.F) {
 		require.NoError(t, err, "reparse %q of %q", l.String(), s)
 		require.Equal(t, l, again)
 	})
+}
+
+func TestLayoutJSON(t *testing.T) {
+	for _, spec := range []string{"sort(tenant_id, ts desc) target 64MiB", "zorder(a, b)", "binpack", "current"} {
+		l, err := layout.Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back layout.Layout
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		if back.String() != l.String() {
+			t.Errorf("%s: round trip gave %s", b, back)
+		}
+		var fromSpec layout.Layout
+		if err := json.Unmarshal([]byte(strconv.Quote(spec)), &fromSpec); err != nil || fromSpec.String() != l.String() {
+			t.Errorf("spec string %q: %v, %s", spec, err, fromSpec)
+		}
+	}
+	b, _ := json.Marshal(layout.Layout{Strategy: layout.StrategySort, Columns: []layout.Column{{Name: "id"}}, TargetFileSizeBytes: 65536})
+	if want := `{"spec":"sort(id) target 65536","strategy":"sort","columns":[{"name":"id"}],"target_file_size_bytes":65536}`; string(b) != want {
+		t.Errorf("got %s, want %s", b, want)
+	}
 }

@@ -57,7 +57,7 @@ func TestMaintenanceVerbs(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	var ex struct {
 		Plan struct {
-			Snapshots []int64 `json:"Snapshots"`
+			Snapshots []string `json:"snapshot_ids"`
 		} `json:"plan"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &ex))

@@ -101,7 +101,9 @@ func TestOlderThanZeroMeansZero(t *testing.T) {
 
 	t.Run("orphans", func(t *testing.T) {
 		var o struct {
-			Plan rewriter.OrphanPlan `json:"plan"`
+			Plan struct {
+				Cutoff time.Time `json:"cutoff"`
+			} `json:"plan"`
 		}
 		for _, tc := range []struct {
 			name string
@@ -135,8 +137,13 @@ func TestOlderThanZeroMeansZero(t *testing.T) {
 	})
 
 	t.Run("expire", func(t *testing.T) {
+		type expirePlan struct {
+			Snapshots []string  `json:"snapshot_ids"`
+			Retained  int       `json:"retained"`
+			Cutoff    time.Time `json:"cutoff"`
+		}
 		var e struct {
-			Plan rewriter.ExpirePlan `json:"plan"`
+			Plan expirePlan `json:"plan"`
 		}
 		out, errOut, code := run(t, dir, "expire", "web.events", "--older-than", "0s", "--dry-run", "-o", "json")
 		require.Equal(t, 0, code, errOut)
@@ -152,7 +159,7 @@ func TestOlderThanZeroMeansZero(t *testing.T) {
 		// snapshots are all younger.
 		out, errOut, code = run(t, dir, "expire", "web.events", "--dry-run", "-o", "json")
 		require.Equal(t, 0, code, errOut)
-		e.Plan = rewriter.ExpirePlan{}
+		e.Plan = expirePlan{}
 		require.NoError(t, json.Unmarshal([]byte(out), &e))
 		near(t, time.Now().Add(-5*day), e.Plan.Cutoff)
 		require.Empty(t, e.Plan.Snapshots)
@@ -162,7 +169,7 @@ func TestOlderThanZeroMeansZero(t *testing.T) {
 		setTableProperty(t, dir, "web.events", "history.expire.min-snapshots-to-keep", "3")
 		out, errOut, code = run(t, dir, "expire", "web.events", "--older-than", "0s", "--dry-run", "-o", "json")
 		require.Equal(t, 0, code, errOut)
-		e.Plan = rewriter.ExpirePlan{}
+		e.Plan = expirePlan{}
 		require.NoError(t, json.Unmarshal([]byte(out), &e))
 		require.Equal(t, 3, e.Plan.Retained, "the table keeps its 3 newest")
 		for _, args := range [][]string{{"expire", "web.events", "--retain-last", "0"}, {"optimize", "web.events", "--retain-last", "0", "--dry-run"}} {

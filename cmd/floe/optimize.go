@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -181,7 +180,7 @@ func optimizeTarget(ctx context.Context, opts *optimizeOptions) (lake.Ident, *st
 	if opts.PlanID == "" {
 		return id, st, nil
 	}
-	p, err := st.Plan(ctx, opts.PlanID)
+	p, err := control.GetPlan(ctx, st, opts.PlanID)
 	if err != nil {
 		return id, nil, err
 	}
@@ -206,29 +205,20 @@ func parseSizeFlag(name, v string) (int64, error) {
 	return n, nil
 }
 
-func printRun(io *IOStreams, run store.RunRecord) {
+func printRun(io *IOStreams, run control.Run) {
 	w := io.Out
 	fmt.Fprintf(w, "run %s on %s: %s\n", run.ID, run.Table, run.Status)
 	t := newTable(w, "  STEP", "STATUS", "DURATION", "FILES", "SNAPSHOTS", "MANIFESTS", "ERROR")
 	for _, s := range run.Steps {
-		var b, a struct {
-			Metrics struct {
-				DataFiles int `json:"data_files"`
-				Snapshots int `json:"snapshots"`
-				Manifests int `json:"manifests"`
-			} `json:"metrics"`
-		}
-		_ = json.Unmarshal(s.Before, &b)
-		_ = json.Unmarshal(s.After, &a)
-		arrow := func(x, y int) string {
-			if s.Status != control.StatusDone {
+		arrow := func(metric func(lake.Metrics) int) string {
+			if s.Status != control.StatusDone || s.Before == nil || s.After == nil {
 				return "-"
 			}
-			return fmt.Sprintf("%d → %d", x, y)
+			return fmt.Sprintf("%d → %d", metric(s.Before.Metrics), metric(s.After.Metrics))
 		}
-		t.row("  "+s.Step, s.Status, s.EndedAt.Sub(s.StartedAt).Round(time.Millisecond).String(),
-			arrow(b.Metrics.DataFiles, a.Metrics.DataFiles), arrow(b.Metrics.Snapshots, a.Metrics.Snapshots),
-			arrow(b.Metrics.Manifests, a.Metrics.Manifests), s.Error)
+		t.row("  "+s.Name, string(s.Status), s.Duration().Round(time.Millisecond).String(),
+			arrow(func(m lake.Metrics) int { return m.DataFiles }), arrow(func(m lake.Metrics) int { return m.Snapshots }),
+			arrow(func(m lake.Metrics) int { return m.Manifests }), s.Error)
 	}
 	_ = t.flush()
 }

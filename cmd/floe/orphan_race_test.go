@@ -38,14 +38,14 @@ func TestOrphansRaceCompaction(t *testing.T) {
 	type orphansJSON struct {
 		Plan struct {
 			Files    []struct{ Path string }
-			InFlight int
+			InFlight int `json:"in_flight"`
 			Leases   []struct {
 				RunID string `json:"run_id"`
 			}
 		} `json:"plan"`
 		Result *struct {
 			Deleted  []string
-			InFlight []string
+			InFlight []string `json:"in_flight"`
 		} `json:"result"`
 	}
 	kept, sweeps := 0, 0

@@ -13,7 +13,6 @@ import (
 
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/config"
-	"github.com/floe-project/floe/control/store"
 )
 
 type planOptions struct {
@@ -144,24 +143,21 @@ func runPlan(ctx context.Context, opts *planOptions) error {
 
 // printPlans renders plans one after another (--output table) or as JSON:
 // one object when one is true, else a list.
-func printPlans(ios *IOStreams, format outputFormat, one bool, plans ...store.PlanRecord) error {
+func printPlans(ios *IOStreams, format outputFormat, one bool, plans ...control.Plan) error {
 	if format == outputJSON {
 		if one && len(plans) == 1 {
 			return writeJSON(ios.Out, plans[0])
 		}
 		if plans == nil {
-			plans = []store.PlanRecord{}
+			plans = []control.Plan{}
 		}
 		return writeJSON(ios.Out, plans)
 	}
 	if !one {
 		t := newTable(ios.Out, "ID", "TABLE", "LAYOUT", "SKIPPED", "CURRENT", "STATE", "CREATED", "BY")
 		for _, p := range plans {
-			pp, err := control.DecodePlanProjection(p)
-			if err != nil {
-				return err
-			}
-			t.row(p.ID, p.Table, p.Layout, fmt.Sprintf("%.1f%%", pp.SkippedPct), baselineText(pp), p.State,
+			pp := p.Projection
+			t.row(p.ID, p.Table, p.Layout.String(), fmt.Sprintf("%.1f%%", pp.SkippedPct), baselineText(pp), string(p.State),
 				p.CreatedAt.Local().Format("2006-01-02 15:04"), p.CreatedBy)
 		}
 		return t.flush()
@@ -184,15 +180,12 @@ func baselineText(pp control.PlanProjection) string {
 	return fmt.Sprintf("%.1f%%", *pp.CurrentSkippedPct)
 }
 
-func printPlan(w io.Writer, p store.PlanRecord) error {
-	pp, err := control.DecodePlanProjection(p)
-	if err != nil {
-		return err
-	}
+func printPlan(w io.Writer, p control.Plan) error {
+	pp := p.Projection
 	fmt.Fprintf(w, "plan %s: %s\n", p.ID, p.State)
 	t := newTable(w, "  table", p.Table)
 	t.row("  base snapshot", strconv.FormatInt(p.BaseSnapshot, 10))
-	layout := p.Layout
+	layout := p.Layout.String()
 	if pp.ZOrderMode != "" {
 		layout += " (z-order key " + pp.ZOrderMode + ")"
 	}

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/floe-project/floe/control"
-	"github.com/floe-project/floe/control/store"
 )
 
 type planListOptions struct {
@@ -35,11 +34,10 @@ func newPlanListCmd(f *factory, use string, runF func(context.Context, *planList
 				}
 				opts.Table = id.String()
 			}
-			switch opts.State {
-			case "", control.PlanProposed, control.PlanApproved, control.PlanRejected, control.PlanRunning,
-				control.PlanDone, control.PlanFailed, control.PlanStale:
-			default:
-				return flagErrorf("--state %q: want proposed, approved, rejected, running, done, failed or stale", opts.State)
+			if opts.State != "" {
+				if _, err := control.ParsePlanState(opts.State); err != nil {
+					return flagErrorf("--state: %v", err)
+				}
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -57,7 +55,7 @@ func runPlanList(ctx context.Context, opts *planListOptions) error {
 	if err != nil {
 		return err
 	}
-	plans, err := st.Plans(ctx, store.PlanFilter{Table: opts.Table, State: opts.State})
+	plans, err := control.ListPlans(ctx, st, control.PlanFilter{Table: opts.Table, State: control.PlanState(opts.State)})
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/spf13/cobra"
+
+	"github.com/floe-project/floe/control"
 )
 
 type planShowOptions struct {
@@ -37,7 +39,7 @@ func runPlanShow(ctx context.Context, opts *planShowOptions) error {
 	if err != nil {
 		return err
 	}
-	p, err := st.Plan(ctx, opts.ID)
+	p, err := control.GetPlan(ctx, st, opts.ID)
 	if err != nil {
 		return err
 	}

@@ -137,9 +137,13 @@ func TestNewPlanCmdsParseArgs(t *testing.T) {
 type planJSON struct {
 	ID           string `json:"id"`
 	Table        string `json:"table"`
-	BaseSnapshot int64  `json:"base_snapshot"`
-	Layout       string `json:"layout"`
-	State        string `json:"state"`
+	BaseSnapshot int64  `json:"base_snapshot_id,string"`
+	Layout       struct {
+		Spec                string `json:"spec"`
+		Strategy            string `json:"strategy"`
+		TargetFileSizeBytes int64  `json:"target_file_size_bytes"`
+	} `json:"layout"`
+	State control.PlanState `json:"state"`
 	CreatedBy    string `json:"created_by"`
 	DecidedBy    string `json:"decided_by"`
 	Projection   struct {
@@ -170,11 +174,13 @@ func TestPlanApproveOptimizeFlow(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &p))
 	require.Len(t, p.ID, 12)
 	require.Equal(t, "local.web.events", p.Table)
-	require.Equal(t, "sort(tenant_id) target 32768", p.Layout, "32KiB in the layout's canonical text")
+	require.Equal(t, "sort(tenant_id) target 32768", p.Layout.Spec, "32KiB in the layout's canonical text")
+	require.Equal(t, "sort", p.Layout.Strategy)
+	require.Equal(t, int64(32768), p.Layout.TargetFileSizeBytes)
 	require.Equal(t, control.PlanProposed, p.State)
 	require.Equal(t, "carol", p.CreatedBy)
 	require.Positive(t, p.BaseSnapshot)
-	require.Equal(t, p.Layout, p.Projection.Layout)
+	require.Equal(t, p.Layout.Spec, p.Projection.Layout)
 	require.NotNil(t, p.Projection.CurrentSkippedPct)
 	require.Greater(t, p.Projection.SkippedPct, *p.Projection.CurrentSkippedPct)
 	require.Positive(t, p.Projection.FilesAfter)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/control"
 )
 
 type runsOptions struct {
@@ -48,14 +48,11 @@ func runRuns(ctx context.Context, opts *runsOptions) error {
 	if err != nil {
 		return err
 	}
-	runs, err := st.Runs(ctx, opts.Table, opts.Limit)
+	runs, err := control.ListRuns(ctx, st, opts.Table, opts.Limit)
 	if err != nil {
 		return err
 	}
 	if opts.Output == outputJSON {
-		if runs == nil {
-			runs = []store.RunRecord{}
-		}
 		return writeJSON(opts.f.IO.Out, runs)
 	}
 	for i, r := range runs {

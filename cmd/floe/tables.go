@@ -23,7 +23,7 @@ type tableRow struct {
 	Table         string    `json:"table"`
 	FormatVersion int       `json:"format_version"`
 	Location      string    `json:"location"`
-	SnapshotID    int64     `json:"snapshot_id,omitempty"`
+	SnapshotID    int64     `json:"snapshot_id,string,omitempty"`
 	Snapshots     int       `json:"snapshots"`
 	DataFiles     int64     `json:"data_files"`
 	Records       int64     `json:"records"`
@@ -99,7 +99,7 @@ func runTables(ctx context.Context, opts *tablesOptions) error {
 			r := tableRow{
 				Table: id.String(), FormatVersion: md.Version(), Location: md.Location(),
 				Snapshots: len(md.Snapshots()), LastUpdated: time.UnixMilli(md.LastUpdatedMillis()).UTC(),
-				Partitioning: md.PartitionSpec().String(), SortOrder: md.SortOrder().String(),
+				Partitioning: lake.SpecText(md.PartitionSpec(), md.CurrentSchema()), SortOrder: lake.SortOrderText(md.SortOrder(), md.CurrentSchema()),
 			}
 			if s := md.CurrentSnapshot(); s != nil {
 				r.SnapshotID = s.SnapshotID
