@@ -218,7 +218,7 @@ func TestRunRefusesAPlanThatIsNotApproved(t *testing.T) {
 	snap, sum := pl.snapshot(t), pl.checksum(t)
 	for _, tc := range []struct {
 		name, id, want string
-		state              control.PlanState
+		state          control.PlanState
 	}{
 		{"proposed", proposed.ID, "plan " + proposed.ID + " is proposed, approve it first: floe plan approve " + proposed.ID, control.PlanProposed},
 		{"rejected", rejected.ID, "plan " + rejected.ID + " is rejected; only an approved plan runs", control.PlanRejected},

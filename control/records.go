@@ -287,7 +287,7 @@ func stepFromRecord(r store.StepRecord) (Step, error) {
 	if len(r.After) > 0 {
 		var a struct {
 			StepHealth
-			Status *lake.Status     `json:"status"`
+			Status *lake.Status    `json:"status"`
 			Report json.RawMessage `json:"report"`
 		}
 		if err := json.Unmarshal(r.After, &a); err != nil {

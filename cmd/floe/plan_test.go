@@ -143,10 +143,10 @@ type planJSON struct {
 		Strategy            string `json:"strategy"`
 		TargetFileSizeBytes int64  `json:"target_file_size_bytes"`
 	} `json:"layout"`
-	State control.PlanState `json:"state"`
-	CreatedBy    string `json:"created_by"`
-	DecidedBy    string `json:"decided_by"`
-	Projection   struct {
+	State      control.PlanState `json:"state"`
+	CreatedBy  string            `json:"created_by"`
+	DecidedBy  string            `json:"decided_by"`
+	Projection struct {
 		Layout            string   `json:"layout"`
 		SkippedPct        float64  `json:"skipped_pct"`
 		CurrentSkippedPct *float64 `json:"current_skipped_pct"`
