@@ -4,5 +4,7 @@
 // noisy: read the ratios, not a lone absolute time.
 //
 // Sub-packages: health (table health on 50,000 files and 2,000 snapshots
-// against iceberg-go's own scan planning over the same manifests).
+// against iceberg-go's own scan planning over the same manifests); measure
+// (`floe measure` on the demo's web.events and workload: manifests read
+// once into lake.ScanIndex against one iceberg-go PlanFiles per query).
 package bench
