@@ -893,13 +893,13 @@ func (p *parser) interval() *expr {
 		qty = "-" + qty
 	}
 	unit := ""
-	if t := p.cur(); t.kind == tIdent && isIntervalUnit(p.lower(t)) {
-		unit = normUnit(p.lower(t))
+	if t := p.cur(); t.kind == tIdent && pexpr.IsUnit(p.lower(t)) {
+		unit = pexpr.NormUnit(p.lower(t))
 		p.i++
 		if p.isOp("(") {
 			p.skipBalanced()
 		}
-		if p.kw("to") && isIntervalUnit(p.lower(p.at(1))) {
+		if p.kw("to") && pexpr.IsUnit(p.lower(p.at(1))) {
 			p.i += 2
 		}
 	}
@@ -912,42 +912,6 @@ func (p *parser) interval() *expr {
 	return p.ne(expr{kind: eLit, val: pexpr.Value{Kind: pexpr.KindInterval, Text: text}, pos: start.pos, end: p.at(-1).end})
 }
 
-func isIntervalUnit(s string) bool {
-	switch normUnit(s) {
-	case "year", "quarter", "month", "week", "day", "hour", "minute", "second", "millisecond", "microsecond":
-		return true
-	}
-	return false
-}
-
-// normUnit maps a date/time unit spelling to its singular lower-case name.
-func normUnit(s string) string {
-	s = strings.ToLower(strings.Trim(s, "'\" "))
-	switch s {
-	case "y", "yy", "yyy", "yyyy", "yr", "yrs", "year", "years":
-		return "year"
-	case "q", "qtr", "qtrs", "quarter", "quarters":
-		return "quarter"
-	case "mm", "mon", "mons", "month", "months":
-		return "month"
-	case "w", "wk", "weekofyear", "woy", "wy", "week", "weeks":
-		return "week"
-	case "d", "dd", "dayofmonth", "day", "days":
-		return "day"
-	case "h", "hh", "hr", "hrs", "hour", "hours":
-		return "hour"
-	case "m", "mi", "min", "mins", "minute", "minutes":
-		return "minute"
-	case "s", "sec", "secs", "second", "seconds":
-		return "second"
-	case "ms", "msec", "millisecond", "milliseconds":
-		return "millisecond"
-	case "us", "usec", "microsecond", "microseconds":
-		return "microsecond"
-	}
-	return s
-}
-
 // normIntervalText normalizes '7 days' or '2 hours 30 minutes' to
 // "7 day" / "2 hour 30 minute"; other text is kept as written.
 func normIntervalText(s string) string {
@@ -956,10 +920,10 @@ func normIntervalText(s string) string {
 		return s
 	}
 	for i := 1; i < len(f); i += 2 {
-		if !isIntervalUnit(f[i]) {
+		if !pexpr.IsUnit(f[i]) {
 			return s
 		}
-		f[i] = normUnit(f[i])
+		f[i] = pexpr.NormUnit(f[i])
 	}
 	return strings.Join(f, " ")
 }

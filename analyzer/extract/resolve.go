@@ -1090,7 +1090,7 @@ var dateFuncs = map[string]bool{
 
 // isUnitArg reports whether a is the unit keyword of a date function.
 func isUnitArg(fn string, a *expr) bool {
-	return dateFuncs[fn] && a.kind == eCol && len(a.parts) == 1 && isIntervalUnit(strings.ToLower(a.parts[0]))
+	return dateFuncs[fn] && a.kind == eCol && len(a.parts) == 1 && pexpr.IsUnit(strings.ToLower(a.parts[0]))
 }
 
 var aggregates = map[string]bool{
@@ -1132,7 +1132,7 @@ func funcTransform(e *expr, colArg int) string {
 		return "date_trunc"
 	case "trunc", "truncate":
 		if len(e.args) == 2 {
-			if u := unitOf(e.args[1-colArg]); u != "" && isIntervalUnit(u) {
+			if u := unitOf(e.args[1-colArg]); u != "" && pexpr.IsUnit(u) {
 				return u
 			}
 			return "truncate"
@@ -1140,7 +1140,7 @@ func funcTransform(e *expr, colArg int) string {
 		return "day"
 	case "extract", "date_part", "datepart":
 		if e.unit != "" {
-			return normUnit(e.unit)
+			return pexpr.NormUnit(e.unit)
 		}
 		for k, a := range e.args {
 			if k != colArg {
@@ -1207,9 +1207,9 @@ func isNiladicName(s string) bool { return niladic[s] }
 func unitOf(a *expr) string {
 	switch {
 	case a.kind == eLit && a.val.Kind == pexpr.KindString:
-		return normUnit(a.val.Text)
+		return pexpr.NormUnit(a.val.Text)
 	case a.kind == eCol && len(a.parts) == 1:
-		return normUnit(a.parts[0])
+		return pexpr.NormUnit(a.parts[0])
 	}
 	return ""
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/apache/iceberg-go"
 
@@ -548,14 +547,14 @@ func retypeValue(icebergType string, v expr.Value) expr.Value {
 	text := strings.TrimSpace(v.Text)
 	switch {
 	case icebergType == "date":
-		if _, err := parseDate(text); err == nil {
-			return expr.Value{Kind: expr.KindDate, Text: text}
+		if t, ok := expr.ParseDate(text); ok {
+			return expr.Value{Kind: expr.KindDate, Text: t.Format(expr.DateLayout)}
 		}
 	case strings.HasPrefix(icebergType, "timestamp"):
-		if _, err := parseDate(text); err == nil {
-			return expr.Value{Kind: expr.KindTimestamp, Text: text + " 00:00:00"}
+		if t, ok := expr.ParseDate(text); ok {
+			return expr.Value{Kind: expr.KindTimestamp, Text: t.Format(expr.DateLayout) + " 00:00:00"}
 		}
-		if _, err := collectors.ParseTime(text); err == nil && strings.ContainsAny(text, "-:") {
+		if _, ok := expr.ParseTime(text); ok {
 			return expr.Value{Kind: expr.KindTimestamp, Text: text}
 		}
 	}
@@ -571,5 +570,3 @@ func nonEmpty(parts ...string) []string {
 	}
 	return out
 }
-
-func parseDate(s string) (time.Time, error) { return time.Parse("2006-01-02", s) }
