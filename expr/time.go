@@ -202,3 +202,30 @@ func ParseTime(s string) (time.Time, bool) {
 	}
 	return time.Time{}, false
 }
+
+// CastString returns string literal v as a column of type typ (an SQL or
+// Iceberg type name: date, timestamp, timestamptz, datetime…) reads it:
+// '2024-04-01' on a date column is the date 2024-04-01, on a timestamp
+// column its midnight. Other values, and strings that are no date or
+// timestamp, are returned as they are.
+func CastString(typ string, v Value) Value {
+	if v.Kind != KindString {
+		return v
+	}
+	typ = strings.ToLower(strings.TrimSpace(typ))
+	text := strings.TrimSpace(v.Text)
+	switch {
+	case typ == "date":
+		if t, ok := ParseDate(text); ok {
+			return Value{Kind: KindDate, Text: t.Format(DateLayout)}
+		}
+	case strings.HasPrefix(typ, "timestamp") || typ == "datetime":
+		if t, ok := ParseDate(text); ok {
+			return Value{Kind: KindTimestamp, Text: t.Format(DateLayout) + " 00:00:00"}
+		}
+		if _, ok := ParseTime(text); ok {
+			return Value{Kind: KindTimestamp, Text: text}
+		}
+	}
+	return v
+}

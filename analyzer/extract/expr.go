@@ -1,8 +1,10 @@
 package extract
 
 import (
-	pexpr "github.com/floe-project/floe/expr"
+	"math/big"
 	"strings"
+
+	pexpr "github.com/floe-project/floe/expr"
 )
 
 // exprStop are keywords that can never begin an expression operand.
@@ -584,6 +586,19 @@ func (p *parser) primary() *expr {
 			}
 			return p.ne(expr{kind: eLit, val: v, pos: t.pos, end: p.at(-1).end})
 		}
+	case "decimal", "numeric", "double", "real", "bigint", "integer", "int", "smallint", "tinyint", "float":
+		// Trino's typed literals: DECIMAL '100.00', BIGINT '5'.
+		if v := p.at(1); v.kind == tString {
+			if text := strings.TrimSpace(unescape(p.src, v)); isNumber(text) {
+				p.i += 2
+				return p.ne(expr{kind: eLit, val: pexpr.Value{Kind: pexpr.KindNumber, Text: text}, pos: t.pos, end: v.end})
+			}
+		}
+	case "varchar", "char":
+		if v := p.at(1); v.kind == tString {
+			p.i += 2
+			return p.ne(expr{kind: eLit, val: pexpr.Value{Kind: pexpr.KindString, Text: unescape(p.src, v)}, pos: t.pos, end: v.end})
+		}
 	case "interval":
 		if e := p.interval(); e != nil {
 			return e
@@ -766,7 +781,7 @@ func (p *parser) callTail(e *expr) {
 // paren parses (expr), (a, b) and (subquery).
 func (p *parser) paren() *expr {
 	start := p.cur()
-	if p.queryStart(1) {
+	if p.parenQuery() {
 		p.i++
 		e := p.ne(expr{kind: eSubquery, pos: start.pos})
 		e.sub = p.query()
@@ -795,6 +810,10 @@ func (p *parser) paren() *expr {
 		return p.mk(eOther, start)
 	}
 	if !p.acceptOp(")") {
+		// Whatever the expression parser stopped at is lost: say so.
+		if !p.eof() && !p.isOp(";") {
+			p.warnAt("unparsed text in parentheses skipped", p.cur())
+		}
 		p.skipToClose()
 	}
 	return first
@@ -910,6 +929,16 @@ func (p *parser) interval() *expr {
 		text = normIntervalText(qty)
 	}
 	return p.ne(expr{kind: eLit, val: pexpr.Value{Kind: pexpr.KindInterval, Text: text}, pos: start.pos, end: p.at(-1).end})
+}
+
+// isNumber reports whether s is a decimal number: digits with an optional
+// sign, point and exponent.
+func isNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	_, ok := new(big.Rat).SetString(s)
+	return ok && strings.IndexFunc(s, func(r rune) bool { return r == '/' }) < 0
 }
 
 // normIntervalText normalizes '7 days' or '2 hours 30 minutes' to
