@@ -49,6 +49,9 @@ type Normalizer struct {
 
 	mu    sync.Mutex
 	cache map[string]resolved
+	// located are the tables path reads resolved to (Options.Locate), by
+	// their lower-cased floe name.
+	located map[string]resolved
 	// unresolved and warnings collect the notes of the current event.
 	unresolved map[string]bool
 	warnings   map[string]bool
@@ -79,7 +82,8 @@ func (r resolved) qualified() string {
 // NewNormalizer returns a normalizer that maps engine catalogs with cfg
 // and finds tables with res.
 func NewNormalizer(cfg *config.Config, res Resolver) *Normalizer {
-	return &Normalizer{cfg: cfg, res: res, cache: map[string]resolved{}, unresolved: map[string]bool{}, warnings: map[string]bool{}}
+	return &Normalizer{cfg: cfg, res: res, cache: map[string]resolved{}, located: map[string]resolved{},
+		unresolved: map[string]bool{}, warnings: map[string]bool{}}
 }
 
 // warn records a warning of the current event; each counts once per event.
@@ -127,6 +131,9 @@ func (n *Normalizer) lookup(ctx context.Context, ev *collectors.QueryEvent, cat,
 		cat = ev.DefaultCatalog
 	}
 	written := strings.Join(nonEmpty(cat, ns, name), ".")
+	if r, ok := n.located[strings.ToLower(written)]; ok {
+		return r, written, nil
+	}
 	floeCat := n.cfg.DefaultCatalog
 	if cat != "" {
 		fc, ok := n.cfg.MapEngineCatalog(string(ev.Engine), cat)
@@ -230,7 +237,11 @@ func (n *Normalizer) normalize(ctx context.Context, ev *collectors.QueryEvent) e
 	}
 	var res *extract.Result
 	if d, ok := Dialect(ev.Engine); ok && strings.TrimSpace(ev.SQL) != "" {
-		r := extract.Parse(d, ev.SQL)
+		src := &sqlSchemas{n: n, ctx: ctx, ev: ev}
+		r := extract.ParseWith(d, ev.SQL, extract.Options{Schemas: src, Locate: src.locate})
+		if src.err != nil {
+			return src.err
+		}
 		res = &r
 	}
 	// refKey maps a TableRef's qualified name as written to its access.
@@ -264,6 +275,71 @@ func (n *Normalizer) normalize(ctx context.Context, ev *collectors.QueryEvent) e
 		ev.Tables = append(ev.Tables, a.t)
 	}
 	return nil
+}
+
+// sqlSchemas gives the extractor the Iceberg schemas of the tables a
+// statement names, so that its unqualified columns are attributed, and
+// the tables whose locations hold the paths it reads. The first failure
+// to ask a catalog is kept in err.
+type sqlSchemas struct {
+	n   *Normalizer
+	ctx context.Context
+	ev  *collectors.QueryEvent
+	err error
+}
+
+// Columns implements [extract.Schemas].
+func (s *sqlSchemas) Columns(ref extract.TableRef) ([]extract.Column, bool) {
+	if s.err != nil {
+		return nil, false
+	}
+	r, _, err := s.n.lookup(s.ctx, s.ev, ref.Catalog, ref.Namespace, ref.Name)
+	if err != nil {
+		s.err = err
+		return nil, false
+	}
+	if !r.ok || r.schema == nil {
+		return nil, false
+	}
+	fields := r.schema.Fields()
+	cols := make([]extract.Column, len(fields))
+	for i, f := range fields {
+		cols[i] = extract.Column{Name: f.Name, Type: f.Type.String()}
+	}
+	return cols, true
+}
+
+// Locator is a [Resolver] that also finds the table whose location holds
+// a path (s3://bucket/wh/db/t/data/…), for SQL that reads files directly.
+type Locator interface {
+	Locate(ctx context.Context, path string) (floeCatalog string, namespace []string, table string, ok bool, err error)
+}
+
+func (s *sqlSchemas) locate(path string) (extract.TableRef, bool) {
+	l, ok := s.n.res.(Locator)
+	if !ok || s.err != nil {
+		return extract.TableRef{}, false
+	}
+	cat, ns, name, ok, err := l.Locate(s.ctx, path)
+	if err != nil {
+		s.err = err
+		return extract.TableRef{}, false
+	}
+	if !ok {
+		return extract.TableRef{}, false
+	}
+	ref := extract.TableRef{Catalog: cat, Namespace: strings.Join(ns, "."), Name: name}
+	r := resolved{ok: true, catalog: cat, ns: ns, name: name}
+	schema, _, _, found, err := s.n.res.Schema(s.ctx, cat, ns, name)
+	if err != nil {
+		s.err = err
+		return extract.TableRef{}, false
+	}
+	if found {
+		r.schema = schema
+	}
+	s.n.located[strings.ToLower(ref.QualifiedName())] = r
+	return ref, true
 }
 
 // sqlAccesses turns the tables and scans of a parsed statement into
