@@ -301,12 +301,18 @@ func (s *sqlSchemas) Columns(ref extract.TableRef) ([]extract.Column, bool) {
 	if !r.ok || r.schema == nil {
 		return nil, false
 	}
-	fields := r.schema.Fields()
+	return schemaColumns(r.schema), true
+}
+
+// schemaColumns are the top-level columns of an Iceberg schema as the
+// extractor takes them.
+func schemaColumns(schema *iceberg.Schema) []extract.Column {
+	fields := schema.Fields()
 	cols := make([]extract.Column, len(fields))
 	for i, f := range fields {
 		cols[i] = extract.Column{Name: f.Name, Type: f.Type.String()}
 	}
-	return cols, true
+	return cols
 }
 
 // Locator is a [Resolver] that also finds the table whose location holds

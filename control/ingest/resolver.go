@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/control/config"
 )
 
@@ -305,3 +306,57 @@ func matchIdent(ids []table.Identifier, name string) (table.Identifier, bool) {
 	}
 	return nil, false
 }
+
+// SQLSchemas gives the SQL extractor the tables of floe's catalogs
+// directly, for tools that parse a statement without an event (floe
+// predicates --catalog): a table's catalog is the floe catalog it names
+// (default DefaultCatalog), its namespace DefaultNamespace when it names
+// none. The first failure to ask a catalog is kept for Err.
+type SQLSchemas struct {
+	Ctx              context.Context
+	Resolver         Resolver
+	DefaultCatalog   string
+	DefaultNamespace string
+	err              error
+}
+
+// Columns implements extract.Schemas.
+func (s *SQLSchemas) Columns(ref extract.TableRef) ([]extract.Column, bool) {
+	cat, ns := ref.Catalog, ref.Namespace
+	if cat == "" {
+		cat = s.DefaultCatalog
+	}
+	if ns == "" {
+		ns = s.DefaultNamespace
+	}
+	if s.err != nil || cat == "" || ns == "" {
+		return nil, false
+	}
+	schema, _, _, ok, err := s.Resolver.Schema(s.Ctx, cat, strings.Split(ns, "."), ref.Name)
+	if err != nil {
+		s.err = err
+		return nil, false
+	}
+	if !ok {
+		return nil, false
+	}
+	return schemaColumns(schema), true
+}
+
+// Locate is an extract.Options Locate over the resolver's table
+// locations, when it is a [Locator].
+func (s *SQLSchemas) Locate(path string) (extract.TableRef, bool) {
+	l, ok := s.Resolver.(Locator)
+	if !ok || s.err != nil {
+		return extract.TableRef{}, false
+	}
+	cat, ns, name, ok, err := l.Locate(s.Ctx, path)
+	if err != nil {
+		s.err = err
+		return extract.TableRef{}, false
+	}
+	return extract.TableRef{Catalog: cat, Namespace: strings.Join(ns, "."), Name: name}, ok
+}
+
+// Err is the first failure to ask a catalog.
+func (s *SQLSchemas) Err() error { return s.err }
