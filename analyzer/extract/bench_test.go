@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/floe-project/floe/analyzer/extract"
 )
@@ -43,11 +44,7 @@ func BenchmarkParse(b *testing.B) {
 				extract.ParseWith(s.dialect, s.sql, opts)
 			}
 		}
-		queries := float64(b.N) * float64(len(ds))
-		b.ReportMetric(queries/b.Elapsed().Seconds(), "queries/s")
-		if cpu1, ok := cpuTime(); ok && cpuOK && cpu1 > cpu0 {
-			b.ReportMetric(queries/(cpu1-cpu0).Seconds(), "queries/cpu-s")
-		}
+		reportRate(b, len(ds), cpu0, cpuOK)
 		for _, d := range []extract.Dialect{extract.DuckDB, extract.Spark, extract.Trino} {
 			r, _ := recall(byDialect[d], opts)
 			b.ReportMetric(r, "recall-"+string(d))
@@ -68,11 +65,7 @@ func BenchmarkParse(b *testing.B) {
 				extract.Parse(s.dialect, s.sql)
 			}
 		}
-		queries := float64(b.N) * float64(len(stmts))
-		b.ReportMetric(queries/b.Elapsed().Seconds(), "queries/s")
-		if cpu1, ok := cpuTime(); ok && cpuOK && cpu1 > cpu0 {
-			b.ReportMetric(queries/(cpu1-cpu0).Seconds(), "queries/cpu-s")
-		}
+		reportRate(b, len(stmts), cpu0, cpuOK)
 	})
 	for _, n := range []int{2000, 20000} {
 		var sb strings.Builder
@@ -93,5 +86,15 @@ func BenchmarkParse(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N)*float64(n)/b.Elapsed().Seconds(), "values/s")
 		})
+	}
+}
+
+// reportRate reports queries/s by the wall clock and queries/cpu-s by the
+// process CPU time spent since cpu0, for b.N rounds of n statements.
+func reportRate(b *testing.B, n int, cpu0 time.Duration, cpuOK bool) {
+	queries := float64(b.N) * float64(n)
+	b.ReportMetric(queries/b.Elapsed().Seconds(), "queries/s")
+	if cpu1, ok := cpuTime(); ok && cpuOK && cpu1 > cpu0 {
+		b.ReportMetric(queries/(cpu1-cpu0).Seconds(), "queries/cpu-s")
 	}
 }

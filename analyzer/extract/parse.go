@@ -1056,7 +1056,7 @@ func (p *parser) indirectTable(name string, args []*expr) (TableRef, bool) {
 	}
 	switch {
 	case name == "identifier" && len(args) == 1:
-		parts := splitDotted(a.val.Text)
+		parts := p.splitDotted(a.val.Text)
 		if len(parts) == 0 {
 			return TableRef{}, false
 		}
@@ -1075,31 +1075,14 @@ func (p *parser) locatePath(path string) (TableRef, bool) {
 	return p.locate(path)
 }
 
-// splitDotted splits db.schema."My Table" into its parts, quotes removed.
-func splitDotted(s string) []string {
-	var parts []string
-	var cur strings.Builder
-	quoted := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' && quoted && i+1 < len(s) && s[i+1] == '"':
-			cur.WriteByte('"')
-			i++
-		case c == '"':
-			quoted = !quoted
-		case c == '.' && !quoted:
-			parts = append(parts, cur.String())
-			cur.Reset()
-		default:
-			cur.WriteByte(c)
-		}
-	}
-	parts = append(parts, cur.String())
-	for _, x := range parts {
-		if strings.TrimSpace(x) == "" {
-			return nil
-		}
+// splitDotted reads the dotted name inside IDENTIFIER('db.schema."My T"')
+// with the dialect's identifier rules; nil when it is not one.
+func (p *parser) splitDotted(s string) []string {
+	sub := &parser{d: p.d, src: s, warns: &warnList{}}
+	sub.toks = tokenize(p.d, s, sub.warns)
+	parts := sub.dottedName()
+	if !sub.eof() || len(sub.warns.list) > 0 {
+		return nil
 	}
 	return parts
 }
