@@ -322,19 +322,15 @@ type Locator interface {
 }
 
 func (s *sqlSchemas) locate(path string) (extract.TableRef, bool) {
-	l, ok := s.n.res.(Locator)
-	if !ok || s.err != nil {
+	if s.err != nil {
 		return extract.TableRef{}, false
 	}
-	cat, ns, name, ok, err := l.Locate(s.ctx, path)
-	if err != nil {
-		s.err = err
+	src := &SQLSchemas{Ctx: s.ctx, Resolver: s.n.res}
+	ref, ok := src.Locate(path)
+	if s.err = src.Err(); s.err != nil || !ok {
 		return extract.TableRef{}, false
 	}
-	if !ok {
-		return extract.TableRef{}, false
-	}
-	ref := extract.TableRef{Catalog: cat, Namespace: strings.Join(ns, "."), Name: name}
+	cat, ns, name := ref.Catalog, strings.Split(ref.Namespace, "."), ref.Name
 	r := resolved{ok: true, catalog: cat, ns: ns, name: name}
 	schema, _, _, found, err := s.n.res.Schema(s.ctx, cat, ns, name)
 	if err != nil {
