@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
-	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/lake"
 )
 
@@ -479,22 +478,9 @@ func valueNumber(v expr.Value, cls class) (float64, bool) {
 func parseTimeValue(v expr.Value) (time.Time, bool) {
 	switch v.Kind {
 	case expr.KindDate, expr.KindTimestamp, expr.KindString:
-	default:
-		return time.Time{}, false
+		return expr.ParseTime(v.Text)
 	}
-	text := strings.TrimSpace(v.Text)
-	if t, err := time.Parse("2006-01-02", text); err == nil {
-		return t, true
-	}
-	if !strings.Contains(text, "-") {
-		return time.Time{}, false // epoch numbers are not dates
-	}
-	// The extractor's canonical form first: it is by far the most common.
-	if t, err := time.Parse("2006-01-02 15:04:05.999999999", text); err == nil {
-		return t, true
-	}
-	t, err := collectors.ParseTime(text)
-	return t, err == nil
+	return time.Time{}, false
 }
 
 func clamp01(f float64) float64 {

@@ -56,9 +56,6 @@ func negate(op expr.Op) expr.Op {
 	return n
 }
 
-// timeUnits are the transforms that truncate a date or timestamp.
-var timeUnits = map[string]bool{"year": true, "quarter": true, "month": true, "week": true, "day": true, "hour": true}
-
 // makeLeaf interprets p (negated when neg) against column c (nil when the
 // table has no such column or no statistics).
 func (s *Stats) makeLeaf(p *expr.Pred, neg bool) leaf {
@@ -74,14 +71,15 @@ func (s *Stats) makeLeaf(p *expr.Pred, neg bool) leaf {
 		l.column = c.name
 	}
 	tr := strings.ToLower(strings.TrimSpace(p.Transform))
-	if u := strings.TrimSuffix(tr, "s"); timeUnits[u] {
-		tr = u // Spark's and Iceberg's plural names: days(ts), hours(ts)
+	unit, isTrunc := expr.TruncUnit(tr)
+	if isTrunc {
+		tr = unit // Spark's and Iceberg's plural names: days(ts), hours(ts)
 	}
 	label := string(op)
 	factor := 1.0
 	switch {
 	case tr == "" || tr == "cast":
-	case timeUnits[tr] && (cls == clsTS || cls == clsDate):
+	case isTrunc && (cls == clsTS || cls == clsDate):
 		l.ops = []string{tr + " " + label}
 		return truncLeaf(l, op, tr, p.Values, cls)
 	case tr == "substr" || tr == "left":
@@ -222,8 +220,8 @@ func truncLeaf(l leaf, op expr.Op, unit string, vals []expr.Value, cls class) le
 				l.unknown++
 				continue
 			}
-			u := truncTime(t, unit)
-			l.ivs = append(l.ivs, interval{lo: timeNumber(u, cls), hi: timeNumber(nextTime(u, unit), cls), loSet: true, hiSet: true, loIncl: true})
+			u := expr.TruncTime(t, unit)
+			l.ivs = append(l.ivs, interval{lo: timeNumber(u, cls), hi: timeNumber(expr.NextTime(u, unit), cls), loSet: true, hiSet: true, loIncl: true})
 		}
 		if len(vals) == 0 {
 			l.unknown = 1
@@ -260,12 +258,12 @@ func truncRange(op expr.Op, vals []expr.Value, unit string, cls class) (interval
 		if !ok {
 			return 0, false
 		}
-		u := truncTime(t, unit)
+		u := expr.TruncTime(t, unit)
 		aligned := u.Equal(t)
 		if (upper && !incl && aligned) || (!upper && incl && aligned) {
 			return timeNumber(u, cls), true
 		}
-		return timeNumber(nextTime(u, unit), cls), true
+		return timeNumber(expr.NextTime(u, unit), cls), true
 	}
 	if len(vals) == 0 {
 		return interval{}, false
@@ -300,40 +298,6 @@ func truncValue(v expr.Value, unit string) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
-}
-
-func truncTime(t time.Time, unit string) time.Time {
-	t = t.UTC()
-	switch unit {
-	case "year":
-		return time.Date(t.Year(), 1, 1, 0, 0, 0, 0, time.UTC)
-	case "quarter":
-		return time.Date(t.Year(), (t.Month()-1)/3*3+1, 1, 0, 0, 0, 0, time.UTC)
-	case "month":
-		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
-	case "week": // ISO weeks start on Monday
-		d := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
-		return d.AddDate(0, 0, -((int(d.Weekday()) + 6) % 7))
-	case "hour":
-		return t.Truncate(time.Hour)
-	}
-	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
-}
-
-func nextTime(u time.Time, unit string) time.Time {
-	switch unit {
-	case "year":
-		return u.AddDate(1, 0, 0)
-	case "quarter":
-		return u.AddDate(0, 3, 0)
-	case "month":
-		return u.AddDate(0, 1, 0)
-	case "week":
-		return u.AddDate(0, 0, 7)
-	case "hour":
-		return u.Add(time.Hour)
-	}
-	return u.AddDate(0, 0, 1)
 }
 
 // timeNumber is t on the number line of a date (days) or timestamp

@@ -6,21 +6,9 @@ import (
 	"strings"
 	"time"
 	"unicode"
-)
 
-// timeLayouts are the textual timestamp forms engines and their export
-// tools write; all carry an offset or zone (a time without one is UTC).
-var timeLayouts = []string{
-	time.RFC3339Nano,
-	"2006-01-02 15:04:05.999999999Z07:00",
-	"2006-01-02 15:04:05.999999999Z0700",
-	"2006-01-02 15:04:05.999999999Z07",
-	"2006-01-02 15:04:05.999999999 Z07:00",
-	"2006-01-02 15:04:05.999999999 -0700",
-	"2006-01-02 15:04:05.999999999 MST",
-	"2006-01-02T15:04:05.999999999",
-	"2006-01-02 15:04:05.999999999",
-}
+	"github.com/floe-project/floe/expr"
+)
 
 // ParseTime parses the timestamp forms found in query logs and returns it
 // in UTC: RFC 3339 / ISO-8601 ("2024-05-01T12:51:33.512Z"), SQL-style text
@@ -35,10 +23,8 @@ func ParseTime(s string) (time.Time, error) {
 	if c := s[0]; c >= '0' && c <= '9' && !strings.ContainsAny(s, "-:T ") {
 		return EpochSeconds(s)
 	}
-	for _, l := range timeLayouts {
-		if t, err := time.Parse(l, s); err == nil {
-			return t.UTC(), nil
-		}
+	if t, ok := expr.ParseTime(s); ok {
+		return t, nil
 	}
 	return time.Time{}, fmt.Errorf("parse time %q: unknown layout", s)
 }

@@ -69,6 +69,10 @@ type Pred struct {
 	// Values are the operands after the column: one for comparisons and
 	// like, two for between, n for in; none for is [not] null.
 	Values []Value `json:"values"`
+	// Path is set for a nested field: the top-level column and the names
+	// of the fields below it (Column is them joined by dots), as Iceberg's
+	// nested field ids need them.
+	Path []string `json:"path,omitempty"`
 	// Transform is the function or cast around the column, normalized:
 	// year, month, day, hour for date_trunc/date/trunc/extract...; "cast"
 	// for a plain cast; lower/upper/substr...; "" when bare.

@@ -320,15 +320,13 @@ func cmpU64(a, b uint64) int {
 	return 0
 }
 
-// bindTransform maps a predicate on day/month/year/hour of a date or timestamp column to
+// bindTransform maps a predicate on year/quarter/month/week/day/hour of a date or timestamp column to
 // a range of the column itself: day(ts) = DATE '2026-11-01' → ts ∈ [2026-11-01, 2026-11-02).
 // year(ts) = 2026 (a number, as extract(year from ts) gives) is the year's range. Any
 // other transform, or a literal that is not the start of a unit, may match.
 func (b *binding) bindTransform(col int, p *pexpr.Pred, op pexpr.Op) *expr {
-	unit := p.Transform
-	switch unit {
-	case "year", "month", "day", "hour":
-	default:
+	unit, ok := pexpr.TruncUnit(p.Transform)
+	if !ok {
 		return trueExpr
 	}
 	c := b.cols[col]
@@ -354,18 +352,18 @@ func (b *binding) bindTransform(col int, p *pexpr.Pred, op pexpr.Op) *expr {
 			}
 			start = time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC)
 		case v.Kind == pexpr.KindDate || v.Kind == pexpr.KindTimestamp || v.Kind == pexpr.KindString:
-			t, ok := parseTime(v.Text)
+			t, ok := pexpr.ParseTime(v.Text)
 			if !ok {
 				return lo, hi, false
 			}
-			start = truncUnit(t, unit)
+			start = pexpr.TruncTime(t, unit)
 			if !start.Equal(t) {
 				return lo, hi, false
 			}
 		default:
 			return lo, hi, false
 		}
-		end := addUnit(start, unit)
+		end := pexpr.NextTime(start, unit)
 		if isDate {
 			return pexpr.Value{Kind: pexpr.KindDate, Text: start.Format(time.DateOnly)},
 				pexpr.Value{Kind: pexpr.KindDate, Text: end.Format(time.DateOnly)}, true
@@ -426,55 +424,6 @@ func (b *binding) bindTransform(col int, p *pexpr.Pred, op pexpr.Op) *expr {
 		return combine(op == pexpr.OpNotIn, kids)
 	}
 	return trueExpr
-}
-
-func truncUnit(t time.Time, unit string) time.Time {
-	switch unit {
-	case "year":
-		return time.Date(t.Year(), 1, 1, 0, 0, 0, 0, time.UTC)
-	case "month":
-		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
-	case "day":
-		return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
-	default:
-		return t.Truncate(time.Hour)
-	}
-}
-
-func addUnit(t time.Time, unit string) time.Time {
-	switch unit {
-	case "year":
-		return t.AddDate(1, 0, 0)
-	case "month":
-		return t.AddDate(0, 1, 0)
-	case "day":
-		return t.AddDate(0, 0, 1)
-	default:
-		return t.Add(time.Hour)
-	}
-}
-
-var timeLayouts = []string{
-	"2006-01-02 15:04:05.999999999",
-	"2006-01-02T15:04:05.999999999",
-	"2006-01-02 15:04:05.999999999Z07:00",
-	"2006-01-02T15:04:05.999999999Z07:00",
-	"2006-01-02 15:04:05.999999999 Z07:00",
-	"2006-01-02 15:04:05.999999999 MST",
-	"2006-01-02 15:04",
-	"2006-01-02T15:04",
-	time.DateOnly,
-}
-
-// parseTime reads a date or timestamp literal; one without a zone is UTC.
-func parseTime(s string) (time.Time, bool) {
-	s = strings.TrimSpace(s)
-	for _, l := range timeLayouts {
-		if t, err := time.Parse(l, s); err == nil {
-			return t.UTC(), true
-		}
-	}
-	return time.Time{}, false
 }
 
 // typedValue converts a literal to the column's type: the Iceberg literal (for
@@ -546,8 +495,8 @@ func typedValue(t iceberg.PrimitiveType, v pexpr.Value) (lit iceberg.Literal, u 
 			}
 			days = n
 		case pexpr.KindDate, pexpr.KindString:
-			tm, err := time.Parse(time.DateOnly, strings.TrimSpace(v.Text))
-			if err != nil {
+			tm, ok := pexpr.ParseDate(v.Text)
+			if !ok {
 				return nil, 0, "", false
 			}
 			days = tm.Unix() / 86400
@@ -576,7 +525,7 @@ func typedValue(t iceberg.PrimitiveType, v pexpr.Value) (lit iceberg.Literal, u 
 				n = x * 1000
 			}
 		case pexpr.KindDate, pexpr.KindTimestamp, pexpr.KindString:
-			tm, ok := parseTime(v.Text)
+			tm, ok := pexpr.ParseTime(v.Text)
 			if !ok || nanos && (tm.Year() < 1678 || tm.Year() > 2261) {
 				return nil, 0, "", false
 			}

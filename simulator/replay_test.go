@@ -91,6 +91,10 @@ func TestReplayCases(t *testing.T) {
 		{"narrow ts range prunes", and(pred("ts", ">=", ts(day(3))), pred("ts", "<", ts(day(4)))), func(t *testing.T, n int) { require.Less(t, n, all/2) }},
 		{"day transform prunes", tpred("day", "ts", "=", date(day(3))), func(t *testing.T, n int) { require.Less(t, n, all/2) }},
 		{"year of other year prunes all", tpred("year", "ts", "=", num(2020)), func(t *testing.T, n int) { require.Equal(t, 0, n) }},
+		// The replay's unit list once knew only year, month, day and hour.
+		{"quarter of other quarter prunes all", tpred("quarter", "ts", "=", date(time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC))), func(t *testing.T, n int) { require.Equal(t, 0, n) }},
+		{"week transform prunes", tpred("week", "ts", "=", date(day(1))), func(t *testing.T, n int) { require.Less(t, n, all/2) }},
+		{"plural days transform prunes", tpred("days", "ts", "=", date(day(3))), func(t *testing.T, n int) { require.Less(t, n, all/2) }},
 		{"not-equal never prunes", pred("n", "!=", num(-1)), func(t *testing.T, n int) { require.Equal(t, all, n) }},
 		{"n = 5 skips all-null files", pred("n", "=", num(5)), func(t *testing.T, n int) { require.Less(t, n, all) }},
 		{"n is null reads only files with nulls", pred("n", "is null"), func(t *testing.T, n int) { require.Less(t, n, all) }},

@@ -135,7 +135,10 @@ type stmt struct {
 	kind    string
 	ctes    []*cte
 	targets []TableRef // written, not read (INSERT, CTAS, CREATE, DDL)
-	q       *query
+	// cols are the columns of CREATE TABLE name (col type, …), nil
+	// without a column list.
+	cols []Column
+	q    *query
 	// nested are the statements of EXECUTE IMMEDIATE '…', parsed from src
 	// (the unescaped string) found at offset base of the outer text.
 	nested []*stmt

@@ -108,12 +108,20 @@
 //     (derived-table or CTE output, UNNEST / LATERAL VIEW column list); if
 //     none declares it, to the one item that may have it (a base table, a
 //     SELECT * derived table); if no item of the block may have it, to the
-//     enclosing block. Otherwise its table is "*".
+//     enclosing block. Otherwise its table is "*". With [Options.Schemas]
+//     a base table whose columns are known has the column or not, so the
+//     one table of a comma FROM list that has it wins, a correlated outer
+//     column the inner tables lack binds outward, and a column two tables
+//     have is "*" with an "ambiguous" warning.
 //   - A column of a CTE or derived table maps to the base column when the
-//     CTE's output column is a plain column (possibly renamed, through
-//     SELECT * and nested CTEs, across every UNION branch); when it is an
-//     expression (sum(x) AS total) the leaf is opaque. Each CTE is resolved
-//     once, however often it is referenced.
+//     CTE's output column is a column term (possibly renamed or under a
+//     transform such as date_trunc, through SELECT * and nested CTEs,
+//     across every UNION branch; an equi-join through it fans out to every
+//     branch); a base column whose table is not known keeps its base name
+//     under "*"; when it is an expression (sum(x) AS total) the leaf is
+//     opaque. Each CTE is resolved once, however often it is referenced.
+//   - The flat predicate list shows a leaf under NOT with the negated
+//     operator (NOT (a = 1) is a != 1); scans keep the NOT.
 //
 // # Scan filters
 //
@@ -133,10 +141,10 @@
 //
 // # Known limits
 //
-//   - Column names are as written; case folding and schema lookup are the
-//     caller's (collectors resolve names against the Iceberg schema).
-//   - An unqualified column with several candidate base tables is "*": the
-//     extractor does not know the tables' schemas.
+//   - Column names are as written; case folding and canonical spelling are
+//     the caller's (ingest resolves names against the Iceberg schema).
+//   - Without [Options.Schemas] an unqualified column with several candidate
+//     base tables is "*".
 //   - A filter on a derived table with window functions is pushed through a
 //     plain output column even when it is not the window's partition key.
 //   - Snowflake / DuckDB select-list aliases used in WHERE / QUALIFY are

@@ -1,8 +1,10 @@
 package extract
 
 import (
-	pexpr "github.com/floe-project/floe/expr"
+	"math/big"
 	"strings"
+
+	pexpr "github.com/floe-project/floe/expr"
 )
 
 // exprStop are keywords that can never begin an expression operand.
@@ -584,6 +586,19 @@ func (p *parser) primary() *expr {
 			}
 			return p.ne(expr{kind: eLit, val: v, pos: t.pos, end: p.at(-1).end})
 		}
+	case "decimal", "numeric", "double", "real", "bigint", "integer", "int", "smallint", "tinyint", "float":
+		// Trino's typed literals: DECIMAL '100.00', BIGINT '5'.
+		if v := p.at(1); v.kind == tString {
+			if text := strings.TrimSpace(unescape(p.src, v)); isNumber(text) {
+				p.i += 2
+				return p.ne(expr{kind: eLit, val: pexpr.Value{Kind: pexpr.KindNumber, Text: text}, pos: t.pos, end: v.end})
+			}
+		}
+	case "varchar", "char":
+		if v := p.at(1); v.kind == tString {
+			p.i += 2
+			return p.ne(expr{kind: eLit, val: pexpr.Value{Kind: pexpr.KindString, Text: unescape(p.src, v)}, pos: t.pos, end: v.end})
+		}
 	case "interval":
 		if e := p.interval(); e != nil {
 			return e
@@ -766,7 +781,7 @@ func (p *parser) callTail(e *expr) {
 // paren parses (expr), (a, b) and (subquery).
 func (p *parser) paren() *expr {
 	start := p.cur()
-	if p.queryStart(1) {
+	if p.parenQuery() {
 		p.i++
 		e := p.ne(expr{kind: eSubquery, pos: start.pos})
 		e.sub = p.query()
@@ -795,6 +810,10 @@ func (p *parser) paren() *expr {
 		return p.mk(eOther, start)
 	}
 	if !p.acceptOp(")") {
+		// Whatever the expression parser stopped at is lost: say so.
+		if !p.eof() && !p.isOp(";") {
+			p.warnAt("unparsed text in parentheses skipped", p.cur())
+		}
 		p.skipToClose()
 	}
 	return first
@@ -893,13 +912,13 @@ func (p *parser) interval() *expr {
 		qty = "-" + qty
 	}
 	unit := ""
-	if t := p.cur(); t.kind == tIdent && isIntervalUnit(p.lower(t)) {
-		unit = normUnit(p.lower(t))
+	if t := p.cur(); t.kind == tIdent && pexpr.IsUnit(p.lower(t)) {
+		unit = pexpr.NormUnit(p.lower(t))
 		p.i++
 		if p.isOp("(") {
 			p.skipBalanced()
 		}
-		if p.kw("to") && isIntervalUnit(p.lower(p.at(1))) {
+		if p.kw("to") && pexpr.IsUnit(p.lower(p.at(1))) {
 			p.i += 2
 		}
 	}
@@ -912,40 +931,14 @@ func (p *parser) interval() *expr {
 	return p.ne(expr{kind: eLit, val: pexpr.Value{Kind: pexpr.KindInterval, Text: text}, pos: start.pos, end: p.at(-1).end})
 }
 
-func isIntervalUnit(s string) bool {
-	switch normUnit(s) {
-	case "year", "quarter", "month", "week", "day", "hour", "minute", "second", "millisecond", "microsecond":
-		return true
+// isNumber reports whether s is a decimal number: digits with an optional
+// sign, point and exponent.
+func isNumber(s string) bool {
+	if s == "" {
+		return false
 	}
-	return false
-}
-
-// normUnit maps a date/time unit spelling to its singular lower-case name.
-func normUnit(s string) string {
-	s = strings.ToLower(strings.Trim(s, "'\" "))
-	switch s {
-	case "y", "yy", "yyy", "yyyy", "yr", "yrs", "year", "years":
-		return "year"
-	case "q", "qtr", "qtrs", "quarter", "quarters":
-		return "quarter"
-	case "mm", "mon", "mons", "month", "months":
-		return "month"
-	case "w", "wk", "weekofyear", "woy", "wy", "week", "weeks":
-		return "week"
-	case "d", "dd", "dayofmonth", "day", "days":
-		return "day"
-	case "h", "hh", "hr", "hrs", "hour", "hours":
-		return "hour"
-	case "m", "mi", "min", "mins", "minute", "minutes":
-		return "minute"
-	case "s", "sec", "secs", "second", "seconds":
-		return "second"
-	case "ms", "msec", "millisecond", "milliseconds":
-		return "millisecond"
-	case "us", "usec", "microsecond", "microseconds":
-		return "microsecond"
-	}
-	return s
+	_, ok := new(big.Rat).SetString(s)
+	return ok && strings.IndexFunc(s, func(r rune) bool { return r == '/' }) < 0
 }
 
 // normIntervalText normalizes '7 days' or '2 hours 30 minutes' to
@@ -956,10 +949,10 @@ func normIntervalText(s string) string {
 		return s
 	}
 	for i := 1; i < len(f); i += 2 {
-		if !isIntervalUnit(f[i]) {
+		if !pexpr.IsUnit(f[i]) {
 			return s
 		}
-		f[i] = normUnit(f[i])
+		f[i] = pexpr.NormUnit(f[i])
 	}
 	return strings.Join(f, " ")
 }

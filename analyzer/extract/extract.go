@@ -53,12 +53,16 @@ func (w *warnList) add(s string) {
 // dialect d. It never fails and never panics: syntax it does not know is
 // reported in Result.Warnings and everything else is still extracted.
 // Several ';'-separated statements are merged into one Result.
-func Parse(d Dialect, sql string) Result {
+func Parse(d Dialect, sql string) Result { return ParseWith(d, sql, Options{}) }
+
+// ParseWith is [Parse] with the schemas of the tables and the locations of
+// paths the caller knows.
+func ParseWith(d Dialect, sql string, opts Options) Result {
 	warns := &warnList{}
-	p := &parser{d: d, src: sql, warns: warns}
+	p := &parser{d: d, src: sql, warns: warns, locate: opts.Locate}
 	p.toks = tokenize(d, sql, warns)
 	stmts := p.parseStatements()
-	r := &resolver{d: d, src: sql, warns: warns}
+	r := &resolver{d: d, src: sql, warns: warns, schemas: opts.Schemas}
 	var res Result
 	for _, st := range stmts {
 		if res.Statement == "" || res.Statement == "other" && st.kind != "other" {
@@ -100,6 +104,8 @@ type ContractPred struct {
 	Values    []string     `json:"values"`
 	Kinds     []pexpr.Kind `json:"kinds"`
 	Transform string       `json:"transform"`
+	// Path is the top-level column and field names of a nested field.
+	Path []string `json:"path,omitempty"`
 }
 
 // ContractScan is one scan in the CLI's JSON output: the table's
@@ -135,7 +141,7 @@ func (r Result) Contract() Contract {
 			Alias: t.Alias, Metadata: t.Metadata, AsOf: t.AsOf, Write: t.Write})
 	}
 	for _, p := range r.Predicates {
-		cp := ContractPred{Table: p.Table, Column: p.Column, Op: string(p.Op), Transform: p.Transform,
+		cp := ContractPred{Table: p.Table, Column: p.Column, Op: string(p.Op), Transform: p.Transform, Path: p.Path,
 			Values: make([]string, len(p.Values)), Kinds: make([]pexpr.Kind, len(p.Values))}
 		for i, v := range p.Values {
 			cp.Values[i] = v.Text

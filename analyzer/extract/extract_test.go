@@ -385,24 +385,30 @@ func checkInvariants(t *testing.T, sql string, r extract.Result) {
 	for _, s := range r.Scans {
 		require.GreaterOrEqual(t, s.Table, 0, sql)
 		require.Less(t, s.Table, len(r.Tables), sql)
-		var walk func(n *expr.Node)
-		walk = func(n *expr.Node) {
+		// The flat list shows a leaf under NOT negated; the scan keeps the NOT.
+		var walk func(n *expr.Node, neg bool)
+		walk = func(n *expr.Node, neg bool) {
 			switch n.Kind {
 			case expr.NodePred:
 				require.NotNil(t, n.Pred, sql)
 				require.Equal(t, r.Tables[s.Table].QualifiedName(), n.Pred.Table, sql)
-				require.True(t, all[leaf(*n.Pred)], "scan leaf %s missing from predicates of %q", leaf(*n.Pred), sql)
+				p := *n.Pred
+				if neg {
+					p.Op, _ = expr.Negate(p.Op)
+				}
+				require.True(t, all[leaf(p)], "scan leaf %s missing from predicates of %q", leaf(p), sql)
 			case expr.NodeNot:
 				require.Len(t, n.Children, 1, sql)
+				neg = !neg
 			case expr.NodeAnd, expr.NodeOr:
 				require.GreaterOrEqual(t, len(n.Children), 2, sql)
 			}
 			for _, c := range n.Children {
-				walk(c)
+				walk(c, neg)
 			}
 		}
 		if s.Filter != nil {
-			walk(s.Filter)
+			walk(s.Filter, false)
 		}
 	}
 }

@@ -65,104 +65,64 @@ func decimals(s string) int {
 	return 0
 }
 
-func foldDate(date, op, interval string) (pexpr.Value, bool) {
-	t, err := time.Parse("2006-01-02", date)
-	if err != nil {
-		return pexpr.Value{}, false
-	}
-	f := strings.Fields(interval)
+// interval reads an interval's canonical text ("7 day") as a count and
+// unit, negated for op "-".
+func interval(op, text string) (int, string, bool) {
+	f := strings.Fields(text)
 	if len(f) != 2 {
-		return pexpr.Value{}, false
+		return 0, "", false
 	}
 	n, err := strconv.Atoi(f[0])
-	if err != nil || n > 100000 || n < -100000 {
-		return pexpr.Value{}, false
+	if err != nil {
+		return 0, "", false
 	}
 	if op == "-" {
 		n = -n
 	}
-	switch f[1] {
-	case "day":
-		t = t.AddDate(0, 0, n)
-	case "week":
-		t = t.AddDate(0, 0, 7*n)
-	case "month":
-		t = addMonths(t, n)
-	case "quarter":
-		t = addMonths(t, 3*n)
-	case "year":
-		t = addMonths(t, 12*n)
-	default:
-		return pexpr.Value{}, false
-	}
-	return pexpr.Value{Kind: pexpr.KindDate, Text: t.Format("2006-01-02")}, true
+	return n, f[1], true
 }
 
-// addMonths adds n months and clamps the day to the end of the target
-// month, as SQL engines do (2024-01-31 + 1 month = 2024-02-29).
-func addMonths(t time.Time, n int) time.Time {
-	y, m, d := t.Date()
-	first := time.Date(y, m, 1, 0, 0, 0, 0, time.UTC).AddDate(0, n, 0)
-	last := first.AddDate(0, 1, -1).Day()
-	if d > last {
-		d = last
+func foldDate(date, op, iv string) (pexpr.Value, bool) {
+	t, err := time.Parse(pexpr.DateLayout, date)
+	if err != nil {
+		return pexpr.Value{}, false
 	}
-	return time.Date(first.Year(), first.Month(), d, 0, 0, 0, 0, time.UTC)
+	n, unit, ok := interval(op, iv)
+	if !ok {
+		return pexpr.Value{}, false
+	}
+	switch unit {
+	case pexpr.UnitDay, pexpr.UnitWeek, pexpr.UnitMonth, pexpr.UnitQuarter, pexpr.UnitYear:
+	default:
+		return pexpr.Value{}, false // a date plus hours is a timestamp: left unknown
+	}
+	if t, ok = pexpr.AddUnits(t, n, unit); !ok {
+		return pexpr.Value{}, false
+	}
+	return pexpr.Value{Kind: pexpr.KindDate, Text: t.Format(pexpr.DateLayout)}, true
 }
 
 // timestampLayouts are the literal forms foldTimestamp understands; the
 // result keeps the input's layout.
 var timestampLayouts = [...]string{"2006-01-02 15:04:05", "2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05", "2006-01-02"}
 
-func foldTimestamp(ts, op, interval string) (pexpr.Value, bool) {
+func foldTimestamp(ts, op, iv string) (pexpr.Value, bool) {
 	for _, layout := range timestampLayouts {
 		t, err := time.Parse(layout, ts)
 		if err != nil {
 			continue
 		}
-		f := strings.Fields(interval)
-		if len(f) != 2 {
+		n, unit, ok := interval(op, iv)
+		if !ok {
 			return pexpr.Value{}, false
 		}
-		n, err := strconv.Atoi(f[0])
-		if err != nil || n > 100000 || n < -100000 {
+		switch unit {
+		case pexpr.UnitMillisecond, pexpr.UnitMicrosecond:
 			return pexpr.Value{}, false
 		}
-		if op == "-" {
-			n = -n
-		}
-		var d time.Duration
-		switch f[1] {
-		case "second":
-			d = time.Duration(n) * time.Second
-		case "minute":
-			d = time.Duration(n) * time.Minute
-		case "hour":
-			d = time.Duration(n) * time.Hour
-		case "day":
-			t = t.AddDate(0, 0, n)
-		case "week":
-			t = t.AddDate(0, 0, 7*n)
-		case "month", "quarter", "year":
-			v, ok := foldDate(t.Format("2006-01-02"), "+", f[0]+" "+f[1])
-			if !ok {
-				return pexpr.Value{}, false
-			}
-			if op == "-" {
-				v, ok = foldDate(t.Format("2006-01-02"), "-", f[0]+" "+f[1])
-				if !ok {
-					return pexpr.Value{}, false
-				}
-			}
-			day, err := time.Parse("2006-01-02", v.Text)
-			if err != nil {
-				return pexpr.Value{}, false
-			}
-			t = time.Date(day.Year(), day.Month(), day.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
-		default:
+		if t, ok = pexpr.AddUnits(t, n, unit); !ok {
 			return pexpr.Value{}, false
 		}
-		t = t.Add(d)
 		return pexpr.Value{Kind: pexpr.KindTimestamp, Text: t.Format(layout)}, true
 	}
 	return pexpr.Value{}, false

@@ -23,6 +23,16 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add(uint8(0), "select * from t where a in (1, 2")
 	f.Add(uint8(3), "select $$ from {{ ref('x') }} where a = 'it''s")
+	// Shapes the schema-aware resolution, path reads and folding added.
+	f.Add(uint8(3), "SELECT * FROM IDENTIFIER('db.s.\"T x\"') WHERE DATEADD(day, -30, '2020-3-1'::date) < d")
+	f.Add(uint8(4), "SELECT * FROM read_parquet(['s3://lake/web/events/data/a.parquet']) semi, 'x.csv' anti WHERE semi.a = 1")
+	f.Add(uint8(2), "SELECT * FROM (SELECT 1 c FROM a) at, delta.`s3://lake/web/events` WHERE ((SELECT max(x) FROM b) > 1)")
+	f.Add(uint8(0), "SELECT * FROM item, customer WHERE i_year = DECIMAL '1.0' AND NOT (c_birth_year = 1 OR from_unixtime(ts / 1000) > 2)")
+	f.Add(uint8(0), "WITH y AS (SELECT d_year AS dy FROM date_dim, item UNION ALL SELECT i_year FROM item) SELECT * FROM y, y z WHERE y.dy = z.dy")
+	schemas, _ := extract.ReadDDL(extract.Trino, testDDL)
+	locate := func(path string) (extract.TableRef, bool) {
+		return extract.TableRef{Namespace: "web", Name: "events"}, len(path)%2 == 0
+	}
 	f.Fuzz(func(t *testing.T, di uint8, sql string) {
 		d := fuzzDialects[int(di)%len(fuzzDialects)]
 		r1 := extract.Parse(d, sql)
@@ -35,5 +45,6 @@ func FuzzParse(f *testing.F) {
 		checkInvariants(t, sql, r1)
 		_, err = r1.MarshalContract()
 		require.NoError(t, err)
+		checkInvariants(t, sql, extract.ParseWith(d, sql, extract.Options{Schemas: schemas, Locate: locate}))
 	})
 }

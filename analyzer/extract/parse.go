@@ -3,6 +3,8 @@ package extract
 import (
 	"strconv"
 	"strings"
+
+	pexpr "github.com/floe-project/floe/expr"
 )
 
 // maxDepth bounds the nesting of queries and expressions; deeper input is
@@ -18,6 +20,8 @@ type parser struct {
 	depth int
 	warns *warnList
 	ctes  []*cte // WITH names visible at the current point, innermost last
+	// locate maps a path read directly to a table (Options.Locate).
+	locate func(path string) (TableRef, bool)
 	// slab hands out expression nodes in chunks to keep allocations few.
 	slab  []expr
 	slabN int
@@ -273,7 +277,7 @@ func (p *parser) statement() *stmt {
 			return st
 		}
 		inner := unescape(p.src, lit)
-		sub := &parser{d: p.d, src: inner, warns: p.warns, depth: p.depth + 1}
+		sub := &parser{d: p.d, src: inner, warns: p.warns, depth: p.depth + 1, locate: p.locate}
 		sub.toks = tokenize(p.d, inner, p.warns)
 		st.nested = sub.parseStatements()
 		st.kind = "other"
@@ -333,6 +337,38 @@ func (p *parser) queryStart(k int) bool {
 		return p.kwAt(j, "select") || p.kwAt(j, "with") || p.kwAt(j, "values") || p.d == DuckDB && p.kwAt(j, "from")
 	}
 	return false
+}
+
+// groupEnd returns the offset of the token after the parenthesized group
+// that opens k tokens ahead.
+func (p *parser) groupEnd(k int) int {
+	depth := 0
+	for j := k; p.i+j < len(p.toks); j++ {
+		switch {
+		case p.opAt(j, "("):
+			depth++
+		case p.opAt(j, ")"):
+			depth--
+			if depth == 0 {
+				return j + 1
+			}
+		}
+	}
+	return len(p.toks) - p.i
+}
+
+// parenQuery reports whether the '(' at the current token opens a query:
+// ((SELECT …)) and ((SELECT …) UNION …) do, ((SELECT …) > 5) does not.
+func (p *parser) parenQuery() bool {
+	if !p.queryStart(1) {
+		return false
+	}
+	if !p.opAt(1, "(") {
+		return true
+	}
+	j := p.groupEnd(1)
+	return p.opAt(j, ")") || p.kwAt(j, "union") || p.kwAt(j, "intersect") || p.kwAt(j, "except") ||
+		p.kwAt(j, "minus") || p.kwAt(j, "order") || p.kwAt(j, "limit")
 }
 
 // withList parses WITH [RECURSIVE] name [(cols)] AS [[NOT] MATERIALIZED] (query), …
@@ -612,6 +648,22 @@ var aliasStop = map[string]bool{
 	"row": true, "options": true, "clustered": true, "if": true,
 }
 
+// softAlias reports whether the non-reserved word l at the current token
+// is an alias written without AS (Spark's q90 writes ") at,"): it is one
+// unless what follows makes it the clause it can start — AT(…)/BEFORE(…)
+// time travel, SEMI/ANTI/ASOF/POSITIONAL … JOIN, LOCATION '…'.
+func (p *parser) softAlias(l string) bool {
+	switch l {
+	case "at", "before":
+		return !p.opAt(1, "(")
+	case "semi", "anti", "asof", "positional":
+		return !p.kwAt(1, "join") && !p.kwAt(1, "left") && !p.kwAt(1, "inner") && !p.kwAt(1, "outer")
+	case "location":
+		return p.at(1).kind != tString
+	}
+	return false
+}
+
 // alias parses [AS] name. For table aliases also accepts (c1, c2) after it.
 func (p *parser) alias(table bool) string {
 	t := p.cur()
@@ -637,7 +689,7 @@ func (p *parser) alias(table bool) string {
 		}
 	case tIdent:
 		l := p.lower(t)
-		if aliasStop[l] {
+		if aliasStop[l] && !p.softAlias(l) {
 			return ""
 		}
 		if table && (l == "version" || l == "timestamp" || l == "system_time" || l == "system_version") && p.kwAt(1, "as") && p.kwAt(2, "of") {
@@ -890,6 +942,10 @@ func (p *parser) tableFactor() *fromItem {
 		fi.args = vals
 	case t.kind == tString:
 		p.i++
+		if ref, ok := p.locatePath(p.name(t)); ok {
+			fi.kind, fi.ref, fi.parts = fTable, ref, refParts(ref)
+			break
+		}
 		fi.kind = fFunc
 		p.warnAt("file "+strconv.Quote(p.name(t))+" read directly is not an Iceberg table", t)
 	case t.kind == tStage:
@@ -923,13 +979,22 @@ func (p *parser) tableFactor() *fromItem {
 			fi.kind = fFunc
 			name := strings.ToLower(strings.Join(parts, "."))
 			fi.args = p.callArgs()
+			if ref, ok := p.indirectTable(name, fi.args); ok {
+				fi.kind, fi.ref, fi.parts, fi.args = fTable, ref, refParts(ref), nil
+				break
+			}
 			if !isGenerator(name) {
 				p.warnAt("table function "+name+" is not an Iceberg table", t)
 			}
 			break
 		}
 		if p.d == Spark && len(parts) == 2 && sparkFileFormats[strings.ToLower(parts[0])] && strings.ContainsAny(parts[1], "/:") {
-			// parquet.`s3://bucket/path/` reads files, not a table.
+			// parquet.`s3://bucket/path/` reads files, not a table — unless
+			// the path is a table's location.
+			if ref, ok := p.locatePath(parts[1]); ok {
+				fi.kind, fi.ref, fi.parts = fTable, ref, refParts(ref)
+				break
+			}
 			fi.kind = fFunc
 			p.warnAt("file "+strconv.Quote(parts[1])+" read directly is not an Iceberg table", t)
 			break
@@ -967,6 +1032,59 @@ func (p *parser) tableFactor() *fromItem {
 var sparkFileFormats = map[string]bool{
 	"parquet": true, "orc": true, "json": true, "csv": true, "text": true, "avro": true,
 	"delta": true, "binaryfile": true, "iceberg": true,
+}
+
+// pathReaders are the table functions that read files by path; the first
+// argument is the path (or a list of paths).
+var pathReaders = map[string]bool{
+	"read_parquet": true, "parquet_scan": true, "iceberg_scan": true, "delta_scan": true, "read_csv": true,
+	"read_csv_auto": true, "read_json": true, "read_json_auto": true, "read_ndjson": true, "iceberg_metadata": true,
+}
+
+// indirectTable resolves a table function that names a table: Snowflake's
+// IDENTIFIER('db.schema.t'), and a path reader over a table's location.
+func (p *parser) indirectTable(name string, args []*expr) (TableRef, bool) {
+	if len(args) == 0 {
+		return TableRef{}, false
+	}
+	a := args[0]
+	if a.kind == eFunc && a.name == "array" && len(a.args) > 0 {
+		a = a.args[0]
+	}
+	if a.kind != eLit || a.val.Kind != pexpr.KindString {
+		return TableRef{}, false
+	}
+	switch {
+	case name == "identifier" && len(args) == 1:
+		parts := p.splitDotted(a.val.Text)
+		if len(parts) == 0 {
+			return TableRef{}, false
+		}
+		return tableRefFromParts(p.d, parts), true
+	case pathReaders[name]:
+		return p.locatePath(a.val.Text)
+	}
+	return TableRef{}, false
+}
+
+// locatePath asks Options.Locate for the table a path belongs to.
+func (p *parser) locatePath(path string) (TableRef, bool) {
+	if p.locate == nil || path == "" {
+		return TableRef{}, false
+	}
+	return p.locate(path)
+}
+
+// splitDotted reads the dotted name inside IDENTIFIER('db.schema."My T"')
+// with the dialect's identifier rules; nil when it is not one.
+func (p *parser) splitDotted(s string) []string {
+	sub := &parser{d: p.d, src: s, warns: &warnList{}}
+	sub.toks = tokenize(p.d, s, sub.warns)
+	parts := sub.dottedName()
+	if !sub.eof() || len(sub.warns.list) > 0 {
+		return nil
+	}
+	return parts
 }
 
 // isGenerator reports table functions that produce rows without reading
@@ -1334,8 +1452,11 @@ func (p *parser) create(st *stmt) {
 		ref := tableRefFromParts(p.d, parts)
 		ref.Write = true
 		st.targets = append(st.targets, ref)
+		if p.isOp("(") && !p.queryStart(1) {
+			st.cols = p.columnDefs()
+		}
 	}
-	// Skip column definitions and table properties up to AS query.
+	// Skip table properties up to AS query.
 	for !p.eof() && !p.isOp(";") {
 		if p.kw("with") && p.opAt(1, "(") {
 			p.i++

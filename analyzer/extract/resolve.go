@@ -1,15 +1,27 @@
 package extract
 
 import (
-	pexpr "github.com/floe-project/floe/expr"
 	"sort"
+	"strconv"
 	"strings"
+
+	pexpr "github.com/floe-project/floe/expr"
 )
 
 // colTarget is a base-table column a column reference resolves to.
 type colTarget struct {
+	// scan is -1 when the column's table is not known (an unqualified
+	// column of a CTE's FROM list of several tables): the column is then
+	// reported under table "*" with its base name.
 	scan   int
 	column string
+	// transform is the function a CTE or derived table applied to the
+	// base column (SELECT date_trunc('day', ts) AS d …), "" when bare.
+	transform string
+	// fields are the struct fields below the top-level column that column
+	// ends with (httprequest.clientip: column httprequest.clientip,
+	// fields [clientip]).
+	fields []string
 	// push is false when a filter on the reference may not be evaluated
 	// by the scan: correlated outer references, CTEs read more than once,
 	// derived tables with LIMIT.
@@ -107,6 +119,56 @@ type resolver struct {
 	preds  []posPred
 	joins  []posJoin
 	warns  *warnList
+	// schemas knows the columns of base tables (nil: none); cols caches
+	// its answers by table index, nil for a table it does not know.
+	schemas Schemas
+	cols    map[int]map[string]Column
+	// neg is true while the leaves under an odd number of NOTs are
+	// converted: the flat predicate list shows them negated.
+	neg bool
+}
+
+// tableHas answers whether the base table of scan has column name: fMaybe
+// when its schema is not known.
+func (r *resolver) tableHas(scan int, name string) found {
+	if r.schemas == nil || scan < 0 {
+		return fMaybe
+	}
+	cols := r.tableCols(r.scans[scan].table)
+	if cols == nil {
+		return fMaybe
+	}
+	if _, ok := cols[strings.ToLower(name)]; ok {
+		return fYes
+	}
+	return fNo
+}
+
+// tableCols returns the columns of table ti by lower-cased name, nil when
+// its schema is not known.
+func (r *resolver) tableCols(ti int) map[string]Column {
+	if r.schemas == nil {
+		return nil
+	}
+	if c, ok := r.cols[ti]; ok {
+		return c
+	}
+	if r.cols == nil {
+		r.cols = map[int]map[string]Column{}
+	}
+	ref := r.tables[ti]
+	ref.Alias, ref.AsOf, ref.Write = "", "", false
+	var m map[string]Column
+	if ref.Metadata == "" {
+		if list, ok := r.schemas.Columns(ref); ok {
+			m = make(map[string]Column, len(list))
+			for _, c := range list {
+				m[strings.ToLower(c.Name)] = c
+			}
+		}
+	}
+	r.cols[ti] = m
+	return m
 }
 
 func (r *resolver) addTable(ref TableRef) int {
@@ -156,6 +218,9 @@ func (r *resolver) cte(c *cte) {
 }
 
 func (r *resolver) query(q *query, parent *scope) *relInfo {
+	neg := r.neg
+	r.neg = false // NOT EXISTS (… WHERE a = 1) does not negate a = 1
+	defer func() { r.neg = neg }()
 	for _, c := range q.ctes {
 		r.cte(c)
 	}
@@ -269,15 +334,43 @@ func (r *resolver) block(b *block, parent *scope) *blockOut {
 			continue
 		}
 		oc := outCol{name: it.alias, st: stExpr}
-		if it.e != nil && it.e.kind == eCol {
-			if oc.name == "" {
-				oc.name = it.e.parts[len(it.e.parts)-1]
-			}
-			_, oc.targets, oc.st, _ = r.resolveCol(sc, it.e.parts)
+		if it.e != nil && it.e.kind == eCol && oc.name == "" {
+			oc.name = it.e.parts[len(it.e.parts)-1]
+		}
+		if ct, ok := colTerm(it.e); ok {
+			oc.targets, oc.st = r.outTargets(sc, ct)
 		}
 		out.cols = append(out.cols, oc)
 	}
 	return out
+}
+
+// outTargets resolves the column term of a SELECT item to the base
+// columns it reads, with the term's transform; a column whose table is
+// not known keeps its base name under table "*".
+func (r *resolver) outTargets(sc *scope, ct colTermResult) ([]colTarget, status) {
+	_, targets, st, name := r.resolveCol(sc, ct.col.parts)
+	switch {
+	case st == stExpr:
+		return nil, stExpr
+	case len(targets) == 0:
+		return []colTarget{{scan: -1, column: name, transform: ct.transform}}, stCols
+	}
+	out := make([]colTarget, len(targets))
+	for k, t := range targets {
+		t.transform = composeName(t.transform, ct.transform)
+		out[k] = t
+	}
+	return out, st
+}
+
+// composeName is the transform of outer applied to a column that already
+// has transform inner: a cast keeps the inner transform.
+func composeName(inner, outer string) string {
+	if outer == "" || outer == "cast" && inner != "" {
+		return inner
+	}
+	return outer
 }
 
 // findItem returns the index of the item a qualifier names, or -1.
@@ -323,7 +416,9 @@ func (r *resolver) lookupItem(it *itemInfo, name string, rest []string) (found, 
 		if len(rest) > 0 {
 			col = name + "." + strings.Join(rest, ".")
 		}
-		return fMaybe, []colTarget{{scan: it.scan, column: col, push: true}}, stCols
+		// Qualified references keep the target even when the schema lacks
+		// the column: the caller drops or keeps it by its own schema.
+		return r.tableHas(it.scan, name), []colTarget{{scan: it.scan, column: col, push: true, fields: rest}}, stCols
 	case fCTE, fDerived:
 		if it.rel == nil {
 			return fMaybe, nil, stUnknown
@@ -423,6 +518,7 @@ func (r *resolver) lookupRel(rel *relInfo, aliases []string, name string, rest [
 		for _, t := range oc.targets {
 			if len(rest) > 0 {
 				t.column += "." + strings.Join(rest, ".")
+				t.fields = append(append([]string(nil), t.fields...), rest...)
 			}
 			t.push = t.push && rel.push
 			targets = append(targets, t)
@@ -499,6 +595,9 @@ func (r *resolver) pick(items []*itemInfo, name string, rest []string) (found, *
 	case nYes == 0 && nMaybe == 0:
 		return fNo, nil, nil, stUnknown
 	}
+	if nYes > 1 {
+		r.ambiguous(items, name)
+	}
 	return fMaybe, nil, nil, stUnknown
 }
 
@@ -548,6 +647,25 @@ func (r *resolver) resolveCol(sc *scope, parts []string) (int, []colTarget, stat
 		return idx, t, st, whole
 	}
 	return -1, nil, stUnknown, whole
+}
+
+// ambiguous warns that more than one of items has column name.
+func (r *resolver) ambiguous(items []*itemInfo, name string) {
+	var in []string
+	for _, it := range items {
+		if f, _, _ := r.lookupItem(it, name, nil); f != fYes {
+			continue
+		}
+		switch {
+		case it.fi.alias != "":
+			in = append(in, it.fi.alias)
+		case it.scan >= 0:
+			in = append(in, r.tables[r.scans[it.scan].table].QualifiedName())
+		case it.fi.cte != nil:
+			in = append(in, it.fi.cte.name)
+		}
+	}
+	r.warns.add("ambiguous column " + name + ": in " + strings.Join(in, " and "))
 }
 
 func noPush(t []colTarget) []colTarget {
@@ -620,9 +738,7 @@ func (r *resolver) leafFor(n *bnode, s int, sc *scope, allowed []bool, where boo
 	}
 	for _, t := range n.targets {
 		if t.scan == s && t.push {
-			p := n.pred
-			p.Table = r.tables[r.scans[s].table].QualifiedName()
-			p.Column = t.column
+			p := r.targetPred(n.pred, t)
 			return &pexpr.Node{Kind: pexpr.NodePred, Pred: &p}
 		}
 	}
@@ -742,7 +858,9 @@ func (r *resolver) toNode(e *expr, sc *scope) *bnode {
 		}
 		return n
 	case eNot:
+		r.neg = !r.neg
 		c := r.toNode(e.args[0], sc)
+		r.neg = !r.neg
 		if c == nil {
 			return nil
 		}
@@ -916,18 +1034,42 @@ func (r *resolver) leafValues(e, col *expr, op pexpr.Op, values []pexpr.Value, s
 	}
 	n := &bnode{kind: pexpr.NodePred, item: item, targets: targets,
 		pred: pexpr.Pred{Column: name, Op: op, Values: values, Transform: ct.transform}}
+	flat := n.pred
+	if r.neg {
+		// The tree keeps the NOT; the flat list shows the leaf as it filters.
+		flat.Op, _ = pexpr.Negate(flat.Op)
+	}
 	if len(targets) == 0 {
-		p := n.pred
+		p := flat
 		p.Table = "*"
 		r.preds = append(r.preds, posPred{pos: r.base + e.pos, seq: len(r.preds), p: p})
 	}
 	for _, t := range targets {
-		p := n.pred
-		p.Table = r.tables[r.scans[t.scan].table].QualifiedName()
-		p.Column = t.column
-		r.preds = append(r.preds, posPred{pos: r.base + e.pos, seq: len(r.preds), p: p})
+		r.preds = append(r.preds, posPred{pos: r.base + e.pos, seq: len(r.preds), p: r.targetPred(flat, t)})
 	}
 	return n
+}
+
+// targetPred is leaf p on base column t.
+func (r *resolver) targetPred(p pexpr.Pred, t colTarget) pexpr.Pred {
+	p.Table = "*"
+	if t.scan >= 0 {
+		p.Table = r.tables[r.scans[t.scan].table].QualifiedName()
+	}
+	p.Column = t.column
+	p.Transform = composeName(t.transform, p.Transform)
+	if t.scan >= 0 && p.Transform == "" && len(t.fields) == 0 {
+		if c, ok := r.tableCols(r.scans[t.scan].table)[strings.ToLower(t.column)]; ok {
+			p.Values = retype(c.Type, p.Values)
+		}
+	}
+	if n := len(t.fields); n > 0 {
+		nested := strings.Join(t.fields, ".")
+		if top, ok := strings.CutSuffix(t.column, "."+nested); ok && top != "" {
+			p.Path = append([]string{top}, t.fields...)
+		}
+	}
+	return p
 }
 
 // aliasTerm replaces a reference to a select-list alias by the aliased
@@ -971,21 +1113,47 @@ func (r *resolver) joinLeaf(e, l, rr *expr, sc *scope) {
 	r.addJoin(e.pos, lc, lt, ln, rc, rt, rn)
 }
 
-// addJoin records a join between the first target of each side (or "*").
+// maxJoinFanOut bounds the joins one equality through UNION ALL derived
+// tables fans out to.
+const maxJoinFanOut = 64
+
+// addJoin records a join between every target of one side and every
+// target of the other (a side read through a UNION ALL derived table has
+// one per branch), or "*" for a side with none.
 func (r *resolver) addJoin(pos int32, lc colTermResult, lt []colTarget, ln string, rc colTermResult, rt []colTarget, rn string) {
-	left := ColumnRef{Table: "*", Column: ln, Transform: lc.transform}
-	right := ColumnRef{Table: "*", Column: rn, Transform: rc.transform}
-	if len(lt) > 0 {
-		left.Table, left.Column = r.tables[r.scans[lt[0].scan].table].QualifiedName(), lt[0].column
+	if len(lt) == 0 {
+		lt = []colTarget{{scan: -1, column: ln}}
 	}
-	if len(rt) > 0 {
-		right.Table, right.Column = r.tables[r.scans[rt[0].scan].table].QualifiedName(), rt[0].column
+	if len(rt) == 0 {
+		rt = []colTarget{{scan: -1, column: rn}}
 	}
-	if len(lt) > 0 && len(rt) > 0 && lt[0].scan == rt[0].scan {
+	n := 0
+	for _, l := range lt {
+		for _, rr := range rt {
+			if n == maxJoinFanOut {
+				r.warns.add("join fans out to more than " + strconv.Itoa(maxJoinFanOut) + " table pairs: the rest omitted")
+				return
+			}
+			n++
+			r.addJoinPair(pos, lc, l, rc, rr)
+		}
+	}
+}
+
+func (r *resolver) addJoinPair(pos int32, lc colTermResult, lt colTarget, rc colTermResult, rt colTarget) {
+	if lt.scan >= 0 && lt.scan == rt.scan {
 		return // a filter within one table reference, not a join
 	}
+	left := r.joinSide(lt, lc.transform)
+	right := r.joinSide(rt, rc.transform)
+	if lt.scan >= 0 && rt.scan >= 0 && left.Table == right.Table {
+		// A self-join: the aliases tell cs1.cs_order_number from cs2's.
+		left.Alias = r.tables[r.scans[lt.scan].table].Alias
+		right.Alias = r.tables[r.scans[rt.scan].table].Alias
+	}
 	// Order the sides so that a = b and b = a are one join.
-	if right.Table < left.Table || right.Table == left.Table && right.Column < left.Column {
+	if right.Table < left.Table || right.Table == left.Table && (right.Column < left.Column ||
+		right.Column == left.Column && right.Alias < left.Alias) {
 		left, right = right, left
 	}
 	j := Join{Left: left, Right: right}
@@ -995,6 +1163,14 @@ func (r *resolver) addJoin(pos int32, lc colTermResult, lt []colTarget, ln strin
 		}
 	}
 	r.joins = append(r.joins, posJoin{pos: r.base + pos, j: j})
+}
+
+func (r *resolver) joinSide(t colTarget, transform string) ColumnRef {
+	c := ColumnRef{Table: "*", Column: t.column, Transform: composeName(t.transform, transform)}
+	if t.scan >= 0 {
+		c.Table = r.tables[r.scans[t.scan].table].QualifiedName()
+	}
+	return c
 }
 
 // colTermResult is a column with the transform applied to it.
@@ -1018,6 +1194,18 @@ func colTerm(e *expr) (colTermResult, bool) {
 			return in, false
 		}
 		return compose(in, castTransform(e.name)), true
+	case eBinary:
+		// A column in arithmetic with constants (ts / 1000, d + 1): a
+		// transform of the column, as long as the other side has none.
+		if len(e.args) != 2 || !arithOps[e.op] {
+			return colTermResult{}, false
+		}
+		for k, a := range e.args {
+			if in, ok := colTerm(a); ok && !hasColumn(e.args[1-k]) {
+				return compose(in, "arith"), true
+			}
+		}
+		return colTermResult{}, false
 	case eFunc:
 		if e.op == "over" || aggregates[e.name] {
 			return colTermResult{}, false
@@ -1044,6 +1232,9 @@ func colTerm(e *expr) (colTermResult, bool) {
 		if t == "" {
 			return colTermResult{}, false
 		}
+		if t == "cast" && in.transform == "arith" {
+			t = e.name // from_unixtime(ts / 1000): the function names the transform
+		}
 		return compose(in, t), true
 	}
 	return colTermResult{}, false
@@ -1056,6 +1247,9 @@ func compose(in colTermResult, outer string) colTermResult {
 	in.transform = outer
 	return in
 }
+
+// arithOps are the operators of arithmetic a column term may sit in.
+var arithOps = map[string]bool{"+": true, "-": true, "*": true, "/": true}
 
 // hasColumn reports whether e refers to any column.
 func hasColumn(e *expr) bool {
@@ -1090,7 +1284,7 @@ var dateFuncs = map[string]bool{
 
 // isUnitArg reports whether a is the unit keyword of a date function.
 func isUnitArg(fn string, a *expr) bool {
-	return dateFuncs[fn] && a.kind == eCol && len(a.parts) == 1 && isIntervalUnit(strings.ToLower(a.parts[0]))
+	return dateFuncs[fn] && a.kind == eCol && len(a.parts) == 1 && pexpr.IsUnit(strings.ToLower(a.parts[0]))
 }
 
 var aggregates = map[string]bool{
@@ -1132,7 +1326,7 @@ func funcTransform(e *expr, colArg int) string {
 		return "date_trunc"
 	case "trunc", "truncate":
 		if len(e.args) == 2 {
-			if u := unitOf(e.args[1-colArg]); u != "" && isIntervalUnit(u) {
+			if u := unitOf(e.args[1-colArg]); u != "" && pexpr.IsUnit(u) {
 				return u
 			}
 			return "truncate"
@@ -1140,7 +1334,7 @@ func funcTransform(e *expr, colArg int) string {
 		return "day"
 	case "extract", "date_part", "datepart":
 		if e.unit != "" {
-			return normUnit(e.unit)
+			return pexpr.NormUnit(e.unit)
 		}
 		for k, a := range e.args {
 			if k != colArg {
@@ -1207,9 +1401,9 @@ func isNiladicName(s string) bool { return niladic[s] }
 func unitOf(a *expr) string {
 	switch {
 	case a.kind == eLit && a.val.Kind == pexpr.KindString:
-		return normUnit(a.val.Text)
+		return pexpr.NormUnit(a.val.Text)
 	case a.kind == eCol && len(a.parts) == 1:
-		return normUnit(a.parts[0])
+		return pexpr.NormUnit(a.parts[0])
 	}
 	return ""
 }
@@ -1222,7 +1416,7 @@ func (r *resolver) value(e *expr) (pexpr.Value, bool) {
 	}
 	switch e.kind {
 	case eLit, eParam:
-		return e.val, true
+		return canonDate(e.val), true
 	case eCast:
 		if hasColumn(e) {
 			return pexpr.Value{}, false
@@ -1240,6 +1434,7 @@ func (r *resolver) value(e *expr) (pexpr.Value, bool) {
 				if k == pexpr.KindDate && len(in.Text) > 10 && in.Text[4] == '-' {
 					in.Text = in.Text[:10]
 				}
+				in = canonDate(in)
 			}
 			return in, true
 		}
@@ -1255,13 +1450,16 @@ func (r *resolver) value(e *expr) (pexpr.Value, bool) {
 			switch e.name {
 			case "to_date", "date", "try_to_date":
 				if len(e.args) == 1 {
-					return pexpr.Value{Kind: pexpr.KindDate, Text: e.args[0].val.Text}, true
+					return canonDate(pexpr.Value{Kind: pexpr.KindDate, Text: e.args[0].val.Text}), true
 				}
 			case "to_timestamp", "timestamp", "to_timestamp_ntz", "to_timestamp_ltz", "to_timestamp_tz", "from_iso8601_timestamp":
 				if len(e.args) == 1 {
 					return pexpr.Value{Kind: pexpr.KindTimestamp, Text: e.args[0].val.Text}, true
 				}
 			}
+		}
+		if v, ok := r.foldCall(e); ok {
+			return v, true
 		}
 		return pexpr.Value{Kind: pexpr.KindUnknown, Text: r.snippet(e)}, true
 	case eSubquery:
@@ -1284,6 +1482,17 @@ func (r *resolver) value(e *expr) (pexpr.Value, bool) {
 		return pexpr.Value{}, false
 	}
 	return pexpr.Value{Kind: pexpr.KindUnknown, Text: r.snippet(e)}, true
+}
+
+// canonDate writes a date value as YYYY-MM-DD (CAST('2002-2-01' AS DATE)
+// is 2002-02-01); a text that is no date is kept as written.
+func canonDate(v pexpr.Value) pexpr.Value {
+	if v.Kind == pexpr.KindDate {
+		if t, ok := pexpr.ParseDate(v.Text); ok {
+			v.Text = t.Format(pexpr.DateLayout)
+		}
+	}
+	return v
 }
 
 // typeKind maps a SQL type name to a literal kind ("" when not a literal type).

@@ -94,6 +94,9 @@ type ColumnRef struct {
 	Table     string `json:"table"`
 	Column    string `json:"column"`
 	Transform string `json:"transform,omitempty"`
+	// Alias is the table reference's alias when both sides of a join are
+	// the same table (a self-join: cs1.cs_order_number = cs2.cs_order_number).
+	Alias string `json:"alias,omitempty"`
 }
 
 // Join is an equality between columns of two table references; the side

@@ -318,6 +318,25 @@ func TestPredicatesCommand(t *testing.T) {
 	require.NotNil(t, got.Warnings)
 }
 
+// --schema reads CREATE TABLE statements and attributes unqualified columns
+// of a comma FROM list; the text output names self-join sides by alias.
+func TestPredicatesSchema(t *testing.T) {
+	dir := t.TempDir()
+	ddl := filepath.Join(dir, "schema.sql")
+	require.NoError(t, os.WriteFile(ddl, []byte(`CREATE TABLE store_sales (ss_sold_date_sk INT, ss_item_sk INT);
+CREATE TABLE date_dim (d_date_sk INT, d_year INT);`), 0o644))
+	io, out, errOut := testIO()
+	io.In = stringsReader(`SELECT * FROM store_sales s1, store_sales s2, date_dim
+WHERE s1.ss_sold_date_sk = d_date_sk AND s1.ss_item_sk = s2.ss_item_sk AND d_year = 2000`)
+	f := newFactory(io)
+	require.NoError(t, runPredicates(context.Background(), &predicatesOptions{f: f, Dialect: "spark", Schema: ddl}))
+	require.Empty(t, errOut.String())
+	require.Regexp(t, `date_dim\s+d_year\s+=\s+2000`, out.String())
+	require.Contains(t, out.String(), "store_sales s1.ss_item_sk")
+	require.Contains(t, out.String(), "store_sales s2.ss_item_sk")
+	require.Error(t, runPredicates(context.Background(), &predicatesOptions{f: f, Dialect: "spark", Schema: ddl, Catalog: true}))
+}
+
 func TestParseDuration(t *testing.T) {
 	for in, want := range map[string]string{"30d": "720h0m0s", "12h": "12h0m0s", "1d12h": "36h0m0s", "90m": "1h30m0s"} {
 		d, err := parseDuration(in)

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/floe-project/floe/analyzer/extract"
+	"github.com/floe-project/floe/control/ingest"
 )
 
 type predicatesOptions struct {
@@ -17,6 +18,13 @@ type predicatesOptions struct {
 	Dialect string
 	File    string
 	Output  outputFormat
+	// Schema is a file of CREATE TABLE statements naming the tables'
+	// columns, for unqualified columns of several tables.
+	Schema string
+	// Catalog resolves tables (columns and path reads) against the
+	// configured catalogs; Namespace is the one of unqualified tables.
+	Catalog   bool
+	Namespace string
 }
 
 func newPredicatesCmd(f *factory, runF func(context.Context, *predicatesOptions) error) *cobra.Command {
@@ -28,9 +36,15 @@ func newPredicatesCmd(f *factory, runF func(context.Context, *predicatesOptions)
 absent) in the given dialect and print the base tables it reads (aliases,
 CTEs and derived tables followed) and its predicates (WHERE, JOIN … ON,
 HAVING, subqueries and every UNION branch). Syntax floe does not know yields
-warnings, never a failure.`,
+warnings, never a failure.
+
+An unqualified column of a FROM list with several tables is attributed to
+the table that has it when the tables' columns are known: from a file of
+CREATE TABLE statements (--schema, as benchmark kits ship theirs) or from
+the configured catalogs (--catalog; unqualified tables in --namespace).`,
 		Example: `  echo "SELECT * FROM web.events e WHERE e.ts >= DATE '2026-11-01' AND tenant_id IN (1,2)" | floe predicates --dialect trino
-  floe predicates --dialect spark query.sql --output json`,
+  floe predicates --dialect spark query.sql --output json
+  floe predicates --dialect spark --schema tpcds.sql q17.sql`,
 		Args: wrapArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -43,11 +57,14 @@ warnings, never a failure.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Dialect, "dialect", "trino", "SQL dialect: trino|athena|spark|snowflake|duckdb")
+	cmd.Flags().StringVar(&opts.Schema, "schema", "", "file of CREATE TABLE statements giving the tables' columns")
+	cmd.Flags().BoolVar(&opts.Catalog, "catalog", false, "look the tables' columns and locations up in the configured catalogs")
+	cmd.Flags().StringVar(&opts.Namespace, "namespace", "", "with --catalog: the namespace of tables the statement does not qualify")
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
 
-func runPredicates(_ context.Context, opts *predicatesOptions) error {
+func runPredicates(ctx context.Context, opts *predicatesOptions) (err error) {
 	d, err := extract.ParseDialect(opts.Dialect)
 	if err != nil {
 		return flagErrorf("--dialect: %v", err)
@@ -65,7 +82,35 @@ func runPredicates(_ context.Context, opts *predicatesOptions) error {
 	if err != nil {
 		return fmt.Errorf("read statement: %w", err)
 	}
-	res := extract.Parse(d, string(sql))
+	var popts extract.Options
+	switch {
+	case opts.Schema != "" && opts.Catalog:
+		return flagErrorf("--schema and --catalog exclude each other")
+	case opts.Schema != "":
+		ddl, err := os.ReadFile(opts.Schema)
+		if err != nil {
+			return fmt.Errorf("read schema: %w", err)
+		}
+		m, warns := extract.ReadDDL(d, string(ddl))
+		for _, w := range warns {
+			fmt.Fprintln(opts.f.IO.ErrOut, "warning: schema:", w)
+		}
+		popts.Schemas = m
+	case opts.Catalog:
+		cfg, err := opts.f.Config()
+		if err != nil {
+			return err
+		}
+		src := &ingest.SQLSchemas{Ctx: ctx, Resolver: ingest.NewCatalogResolver(cfg, opts.f.Catalog),
+			DefaultCatalog: cfg.DefaultCatalog, DefaultNamespace: opts.Namespace}
+		defer func() {
+			if e := src.Err(); e != nil && err == nil {
+				err = e
+			}
+		}()
+		popts.Schemas, popts.Locate = src, src.Locate
+	}
+	res := extract.ParseWith(d, string(sql), popts)
 	if opts.Output == outputJSON {
 		b, err := res.MarshalContract()
 		if err != nil {
@@ -94,8 +139,32 @@ func runPredicates(_ context.Context, opts *predicatesOptions) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
+	if len(res.Joins) > 0 {
+		fmt.Fprintln(out)
+		t = newTable(out, "JOIN LEFT", "RIGHT")
+		for _, j := range res.Joins {
+			t.row(joinSide(j.Left), joinSide(j.Right))
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+	}
 	for _, w := range res.Warnings {
 		fmt.Fprintln(opts.f.IO.ErrOut, "warning:", w)
 	}
 	return nil
+}
+
+// joinSide renders one side of a join as table[ alias].column, with the
+// transform around the column.
+func joinSide(c extract.ColumnRef) string {
+	s := c.Table
+	if c.Alias != "" {
+		s += " " + c.Alias
+	}
+	col := c.Column
+	if c.Transform != "" {
+		col = c.Transform + "(" + col + ")"
+	}
+	return s + "." + col
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/apache/iceberg-go"
 
@@ -50,6 +49,9 @@ type Normalizer struct {
 
 	mu    sync.Mutex
 	cache map[string]resolved
+	// located are the tables path reads resolved to (Options.Locate), by
+	// their lower-cased floe name.
+	located map[string]resolved
 	// unresolved and warnings collect the notes of the current event.
 	unresolved map[string]bool
 	warnings   map[string]bool
@@ -80,7 +82,8 @@ func (r resolved) qualified() string {
 // NewNormalizer returns a normalizer that maps engine catalogs with cfg
 // and finds tables with res.
 func NewNormalizer(cfg *config.Config, res Resolver) *Normalizer {
-	return &Normalizer{cfg: cfg, res: res, cache: map[string]resolved{}, unresolved: map[string]bool{}, warnings: map[string]bool{}}
+	return &Normalizer{cfg: cfg, res: res, cache: map[string]resolved{}, located: map[string]resolved{},
+		unresolved: map[string]bool{}, warnings: map[string]bool{}}
 }
 
 // warn records a warning of the current event; each counts once per event.
@@ -128,6 +131,9 @@ func (n *Normalizer) lookup(ctx context.Context, ev *collectors.QueryEvent, cat,
 		cat = ev.DefaultCatalog
 	}
 	written := strings.Join(nonEmpty(cat, ns, name), ".")
+	if r, ok := n.located[strings.ToLower(written)]; ok {
+		return r, written, nil
+	}
 	floeCat := n.cfg.DefaultCatalog
 	if cat != "" {
 		fc, ok := n.cfg.MapEngineCatalog(string(ev.Engine), cat)
@@ -231,7 +237,11 @@ func (n *Normalizer) normalize(ctx context.Context, ev *collectors.QueryEvent) e
 	}
 	var res *extract.Result
 	if d, ok := Dialect(ev.Engine); ok && strings.TrimSpace(ev.SQL) != "" {
-		r := extract.Parse(d, ev.SQL)
+		src := &sqlSchemas{n: n, ctx: ctx, ev: ev}
+		r := extract.ParseWith(d, ev.SQL, extract.Options{Schemas: src, Locate: src.locate})
+		if src.err != nil {
+			return src.err
+		}
 		res = &r
 	}
 	// refKey maps a TableRef's qualified name as written to its access.
@@ -265,6 +275,73 @@ func (n *Normalizer) normalize(ctx context.Context, ev *collectors.QueryEvent) e
 		ev.Tables = append(ev.Tables, a.t)
 	}
 	return nil
+}
+
+// sqlSchemas gives the extractor the Iceberg schemas of the tables a
+// statement names, so that its unqualified columns are attributed, and
+// the tables whose locations hold the paths it reads. The first failure
+// to ask a catalog is kept in err.
+type sqlSchemas struct {
+	n   *Normalizer
+	ctx context.Context
+	ev  *collectors.QueryEvent
+	err error
+}
+
+// Columns implements [extract.Schemas].
+func (s *sqlSchemas) Columns(ref extract.TableRef) ([]extract.Column, bool) {
+	if s.err != nil {
+		return nil, false
+	}
+	r, _, err := s.n.lookup(s.ctx, s.ev, ref.Catalog, ref.Namespace, ref.Name)
+	if err != nil {
+		s.err = err
+		return nil, false
+	}
+	if !r.ok || r.schema == nil {
+		return nil, false
+	}
+	return schemaColumns(r.schema), true
+}
+
+// schemaColumns are the top-level columns of an Iceberg schema as the
+// extractor takes them.
+func schemaColumns(schema *iceberg.Schema) []extract.Column {
+	fields := schema.Fields()
+	cols := make([]extract.Column, len(fields))
+	for i, f := range fields {
+		cols[i] = extract.Column{Name: f.Name, Type: f.Type.String()}
+	}
+	return cols
+}
+
+// Locator is a [Resolver] that also finds the table whose location holds
+// a path (s3://bucket/wh/db/t/data/…), for SQL that reads files directly.
+type Locator interface {
+	Locate(ctx context.Context, path string) (floeCatalog string, namespace []string, table string, ok bool, err error)
+}
+
+func (s *sqlSchemas) locate(path string) (extract.TableRef, bool) {
+	if s.err != nil {
+		return extract.TableRef{}, false
+	}
+	src := &SQLSchemas{Ctx: s.ctx, Resolver: s.n.res}
+	ref, ok := src.Locate(path)
+	if s.err = src.Err(); s.err != nil || !ok {
+		return extract.TableRef{}, false
+	}
+	cat, ns, name := ref.Catalog, strings.Split(ref.Namespace, "."), ref.Name
+	r := resolved{ok: true, catalog: cat, ns: ns, name: name}
+	schema, _, _, found, err := s.n.res.Schema(s.ctx, cat, ns, name)
+	if err != nil {
+		s.err = err
+		return extract.TableRef{}, false
+	}
+	if found {
+		r.schema = schema
+	}
+	s.n.located[strings.ToLower(ref.QualifiedName())] = r
+	return ref, true
 }
 
 // sqlAccesses turns the tables and scans of a parsed statement into
@@ -548,14 +625,14 @@ func retypeValue(icebergType string, v expr.Value) expr.Value {
 	text := strings.TrimSpace(v.Text)
 	switch {
 	case icebergType == "date":
-		if _, err := parseDate(text); err == nil {
-			return expr.Value{Kind: expr.KindDate, Text: text}
+		if t, ok := expr.ParseDate(text); ok {
+			return expr.Value{Kind: expr.KindDate, Text: t.Format(expr.DateLayout)}
 		}
 	case strings.HasPrefix(icebergType, "timestamp"):
-		if _, err := parseDate(text); err == nil {
-			return expr.Value{Kind: expr.KindTimestamp, Text: text + " 00:00:00"}
+		if t, ok := expr.ParseDate(text); ok {
+			return expr.Value{Kind: expr.KindTimestamp, Text: t.Format(expr.DateLayout) + " 00:00:00"}
 		}
-		if _, err := collectors.ParseTime(text); err == nil && strings.ContainsAny(text, "-:") {
+		if _, ok := expr.ParseTime(text); ok {
 			return expr.Value{Kind: expr.KindTimestamp, Text: text}
 		}
 	}
@@ -571,5 +648,3 @@ func nonEmpty(parts ...string) []string {
 	}
 	return out
 }
-
-func parseDate(s string) (time.Time, error) { return time.Parse("2006-01-02", s) }

@@ -64,10 +64,17 @@ func TestNormalize(t *testing.T) {
 			unresolved: []string{"lake.web.tmp_t"},
 		},
 		{
-			name:     "unqualified column of two tables dropped",
-			ev:       duck("SELECT * FROM lake.web.events a, lake.sales.orders b WHERE region = 'eu'"),
+			// Once dropped: the schemas tell which of the two tables has it.
+			name:    "unqualified column of two tables resolved by their schemas",
+			ev:      duck("SELECT * FROM lake.web.events a, lake.sales.orders b WHERE region = 'eu' AND order_id = customer_id"),
+			tables:  []string{"local.web.events", "local.sales.orders"},
+			columns: []string{"Region/filter/sql-parse"},
+		},
+		{
+			name:     "unqualified column neither table has dropped",
+			ev:       duck("SELECT * FROM lake.web.events a, lake.sales.orders b WHERE nope = 'eu'"),
 			tables:   []string{"local.web.events", "local.sales.orders"},
-			warnings: []string{"column region of no single table dropped"},
+			warnings: []string{"column nope of no single table dropped"},
 		},
 		{
 			name:       "unqualified table without defaults",
@@ -226,4 +233,31 @@ func TestCatalogResolver(t *testing.T) {
 	}).Schema(t.Context(), "local", []string{"web"}, "events")
 	require.ErrorIs(t, err, iceberg.ErrNotImplemented)
 	require.ErrorContains(t, err, "open catalog local")
+}
+
+// SQL that reads a table's files by path (DuckDB read_parquet, Spark
+// delta.`…`) is attributed to the table whose location holds the path.
+func TestNormalizeLocatedPath(t *testing.T) {
+	l := newLake(t)
+	tbl, err := l.w.Catalog.LoadTable(t.Context(), table.Identifier{"web", "events"})
+	require.NoError(t, err)
+	n := ingest.NewNormalizer(l.cfg, l.resolver)
+	for _, ev := range []collectors.QueryEvent{
+		{Source: "duckdb-log", Engine: collectors.EngineDuckDB, QueryID: "d", StartTime: time.Now(),
+			SQL: "SELECT * FROM read_parquet('" + tbl.Location() + "/data/**/*.parquet') WHERE tenant_id = 7"},
+		{Source: "spark-eventlog", Engine: collectors.EngineSpark, QueryID: "s", StartTime: time.Now(),
+			SQL: "SELECT * FROM parquet.`" + tbl.Location() + "/data` WHERE tenant_id = 7"},
+	} {
+		notes, err := n.Normalize(t.Context(), &ev)
+		require.NoError(t, err)
+		require.Empty(t, notes.Unresolved, ev.SQL)
+		require.Len(t, ev.Tables, 1, ev.SQL)
+		ta := ev.Tables[0]
+		require.Equal(t, "local.web.events", ta.QualifiedName())
+		require.Equal(t, "tenant_id", ta.Columns[0].Name)
+		require.Equal(t, "(tenant_id = 7)", "("+ta.Filter.String()+")")
+	}
+	_, _, _, ok, err := l.resolver.Locate(t.Context(), "s3://elsewhere/t/data/x.parquet")
+	require.NoError(t, err)
+	require.False(t, ok)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/control/config"
 )
 
@@ -43,6 +44,15 @@ type CatalogResolver struct {
 	// namespace's canonical path.
 	tables  map[string][]table.Identifier
 	schemas map[string]*iceberg.Schema
+	// locations index every table's location, built on the first Locate.
+	locations []tableLocation
+}
+
+// tableLocation is where one table of a floe catalog keeps its files.
+type tableLocation struct {
+	location string
+	catalog  string
+	ident    table.Identifier
 }
 
 // NewCatalogResolver returns a resolver over the catalogs of cfg, opened
@@ -96,6 +106,107 @@ func (r *CatalogResolver) Schema(ctx context.Context, floeCatalog string, namesp
 		r.schemas[key] = schema
 	}
 	return schema, slices.Clone(ident[:len(ident)-1]), ident[len(ident)-1], true, nil
+}
+
+// Locate implements [Locator]: the table whose location is path or a
+// prefix of it (the longest such location wins). The first call lists every
+// table of every configured catalog and reads its location; later calls
+// use that index.
+func (r *CatalogResolver) Locate(ctx context.Context, path string) (string, []string, string, bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.locations == nil {
+		if err := r.indexLocations(ctx); err != nil {
+			return "", nil, "", false, err
+		}
+	}
+	p := normLocation(path)
+	best := -1
+	for i, l := range r.locations {
+		if (p == l.location || strings.HasPrefix(p, l.location+"/")) && (best < 0 || len(l.location) > len(r.locations[best].location)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return "", nil, "", false, nil
+	}
+	l := r.locations[best]
+	return l.catalog, slices.Clone(l.ident[:len(l.ident)-1]), l.ident[len(l.ident)-1], true, nil
+}
+
+func (r *CatalogResolver) indexLocations(ctx context.Context) error {
+	names := make([]string, 0, len(r.cfg.Catalogs))
+	for n := range r.cfg.Catalogs {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	r.locations = []tableLocation{}
+	for _, name := range names {
+		cat, err := r.catalog(ctx, name)
+		if err != nil {
+			return err
+		}
+		var walk func(parent table.Identifier, depth int) error
+		walk = func(parent table.Identifier, depth int) error {
+			children, err := cat.ListNamespaces(ctx, parent)
+			if err != nil {
+				if len(parent) > 0 {
+					return nil // catalogs without nested namespaces may refuse a parent
+				}
+				return fmt.Errorf("list namespaces of %s: %w", name, err)
+			}
+			for _, ns := range children {
+				if len(parent) > 0 && !(len(ns) > len(parent) && slices.Equal(ns[:len(parent)], parent)) {
+					if slices.Equal(ns, parent) || slices.Equal(ns, parent[len(parent)-1:]) {
+						continue // some catalogs list a namespace as its own child
+					}
+					ns = append(slices.Clone(parent), ns...)
+				}
+				tables, err := r.listTables(ctx, name, cat, ns)
+				if err != nil {
+					if depth > 0 {
+						continue // a nested name the catalog does not really have
+					}
+					return err
+				}
+				for _, id := range tables {
+					tbl, err := cat.LoadTable(ctx, id)
+					if err != nil {
+						return fmt.Errorf("load table %s.%s: %w", name, strings.Join(id, "."), err)
+					}
+					r.schemas[name+"\x00"+strings.Join(id, "\x00")] = tbl.Schema()
+					r.locations = append(r.locations, tableLocation{location: normLocation(tbl.Location()), catalog: name, ident: id})
+				}
+				if depth < 8 {
+					if err := walk(ns, depth+1); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}
+		if err := walk(nil, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// normLocation makes locations comparable: s3a:// and s3n:// are s3://,
+// file:/ paths lose the scheme, trailing slashes go.
+func normLocation(p string) string {
+	p = strings.TrimSpace(p)
+	for _, scheme := range []string{"s3a://", "s3n://"} {
+		if rest, ok := strings.CutPrefix(p, scheme); ok {
+			p = "s3://" + rest
+		}
+	}
+	if rest, ok := strings.CutPrefix(p, "file://"); ok {
+		p = rest
+	} else if rest, ok := strings.CutPrefix(p, "file:"); ok {
+		p = rest
+	}
+	return strings.TrimRight(p, "/")
 }
 
 func (r *CatalogResolver) catalogName(name string) (string, bool) {
@@ -195,3 +306,57 @@ func matchIdent(ids []table.Identifier, name string) (table.Identifier, bool) {
 	}
 	return nil, false
 }
+
+// SQLSchemas gives the SQL extractor the tables of floe's catalogs
+// directly, for tools that parse a statement without an event (floe
+// predicates --catalog): a table's catalog is the floe catalog it names
+// (default DefaultCatalog), its namespace DefaultNamespace when it names
+// none. The first failure to ask a catalog is kept for Err.
+type SQLSchemas struct {
+	Ctx              context.Context
+	Resolver         Resolver
+	DefaultCatalog   string
+	DefaultNamespace string
+	err              error
+}
+
+// Columns implements extract.Schemas.
+func (s *SQLSchemas) Columns(ref extract.TableRef) ([]extract.Column, bool) {
+	cat, ns := ref.Catalog, ref.Namespace
+	if cat == "" {
+		cat = s.DefaultCatalog
+	}
+	if ns == "" {
+		ns = s.DefaultNamespace
+	}
+	if s.err != nil || cat == "" || ns == "" {
+		return nil, false
+	}
+	schema, _, _, ok, err := s.Resolver.Schema(s.Ctx, cat, strings.Split(ns, "."), ref.Name)
+	if err != nil {
+		s.err = err
+		return nil, false
+	}
+	if !ok {
+		return nil, false
+	}
+	return schemaColumns(schema), true
+}
+
+// Locate is an extract.Options Locate over the resolver's table
+// locations, when it is a [Locator].
+func (s *SQLSchemas) Locate(path string) (extract.TableRef, bool) {
+	l, ok := s.Resolver.(Locator)
+	if !ok || s.err != nil {
+		return extract.TableRef{}, false
+	}
+	cat, ns, name, ok, err := l.Locate(s.Ctx, path)
+	if err != nil {
+		s.err = err
+		return extract.TableRef{}, false
+	}
+	return extract.TableRef{Catalog: cat, Namespace: strings.Join(ns, "."), Name: name}, ok
+}
+
+// Err is the first failure to ask a catalog.
+func (s *SQLSchemas) Err() error { return s.err }
