@@ -76,30 +76,6 @@ func TestParseDuration(t *testing.T) {
 	}
 }
 
-func TestClassifyStatement(t *testing.T) {
-	tests := map[string]string{
-		"SELECT 1": "SELECT",
-		"  -- note\n/* c */ (SELECT 1) UNION SELECT 2": "SELECT",
-		"with x as (select 1) select * from x":         "SELECT",
-		"INSERT INTO t VALUES (1)":                     "INSERT",
-		"MERGE INTO t USING s ON t.id = s.id":          "MERGE",
-		"update t set a = 1":                           "UPDATE",
-		"DELETE FROM t":                                "DELETE",
-		"CREATE TABLE lake.s.t AS SELECT 1":            "CTAS",
-		"CREATE OR REPLACE TABLE t AS SELECT 1":        "CTAS",
-		"CREATE TABLE t (a int)":                       "DDL",
-		"ALTER TABLE t ADD COLUMN b int":               "DDL",
-		"EXPLAIN SELECT 1":                             "OTHER",
-		"CALL system.rewrite_data_files('t')":          "OTHER",
-		"":                                             "OTHER",
-	}
-	for in, want := range tests {
-		t.Run(in, func(t *testing.T) {
-			require.Equal(t, want, collectors.ClassifyStatement(in))
-		})
-	}
-}
-
 func TestLineReader(t *testing.T) {
 	long := strings.Repeat("x", 300<<10)
 	lr := collectors.NewLineReader(strings.NewReader("a\r\n" + long + "\n\nlast"))

@@ -141,7 +141,7 @@ func (r *wireReport) event(body []byte, loc location, at time.Time) (collectors.
 		QueryID:       collectors.StableID(string(compact(body))),
 		StartTime:     at.UTC(),
 		State:         collectors.StateUnknown,
-		StatementType: "SELECT",
+		StatementType: collectors.StatementSelect,
 		Tables:        []collectors.TableAccess{ta},
 	}
 	ev.Metrics.BytesScanned = ta.Metrics.BytesScanned

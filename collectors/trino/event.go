@@ -289,43 +289,29 @@ func failureText(f *wireFailure) string {
 }
 
 // statementType maps Trino's QueryType and updateType to floe's statement
-// types; without either it peeks at the SQL's first keyword.
+// types; without either it classifies the SQL text.
 func statementType(queryType, updateType, sql string) string {
-	switch strings.ToUpper(updateType) {
-	case "CREATE TABLE":
+	if strings.EqualFold(updateType, "CREATE TABLE") {
 		if strings.EqualFold(queryType, "INSERT") || queryType == "" {
-			return "CTAS"
+			return collectors.StatementCTAS
 		}
-		return "DDL"
-	case "INSERT":
-		return "INSERT"
-	case "MERGE":
-		return "MERGE"
-	case "UPDATE":
-		return "UPDATE"
-	case "DELETE":
-		return "DELETE"
+		return collectors.StatementDDL
 	}
-	switch strings.ToUpper(queryType) {
-	case "SELECT":
-		return "SELECT"
-	case "INSERT":
-		return "INSERT"
-	case "MERGE":
-		return "MERGE"
-	case "UPDATE":
-		return "UPDATE"
-	case "DELETE":
-		return "DELETE"
-	case "DATA_DEFINITION":
-		return "DDL"
-	case "":
-		if updateType != "" {
-			return "DDL"
-		}
-		return collectors.ClassifyStatement(sql)
+	if t, ok := collectors.StatementTypeNamed(updateType); ok {
+		return t
 	}
-	return "OTHER"
+	if t, ok := collectors.StatementTypeNamed(queryType); ok {
+		return t
+	}
+	switch {
+	case strings.EqualFold(queryType, "DATA_DEFINITION"):
+		return collectors.StatementDDL
+	case queryType != "":
+		return collectors.StatementOther
+	case updateType != "":
+		return collectors.StatementDDL
+	}
+	return collectors.ClassifyStatement(sql)
 }
 
 // constraintRe matches an Iceberg table handle in a Trino plan:
