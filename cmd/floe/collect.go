@@ -98,8 +98,13 @@ func renderCollect(io *IOStreams, format outputFormat, rep ingest.Report) error 
 	t := newTable(io.Out, "FILE", "SOURCE", "EVENTS", "NEW", "DUPLICATES", "BAD", "NOTE")
 	for _, f := range rep.Files {
 		note := f.Error
-		if f.Skipped {
+		switch {
+		case f.Skipped:
 			note = "unchanged since last collected"
+		case f.Note != "":
+			note = f.Note
+		case note == "" && f.TruncatedTail:
+			note = "still being written: read up to its last complete record"
 		}
 		t.row(f.Path, f.Source, strconv.Itoa(f.Events), strconv.Itoa(f.Inserted), strconv.Itoa(f.Duplicates), strconv.Itoa(f.Bad), note)
 	}
@@ -108,8 +113,19 @@ func renderCollect(io *IOStreams, format outputFormat, rep ingest.Report) error 
 	}
 	fmt.Fprintf(io.Out, "\n%d events read, %d new, %d already stored, %d malformed records, %d files skipped\n",
 		rep.Events, rep.Inserted, rep.Duplicates, rep.Bad, rep.Skipped)
+	shown := map[string]int{}
 	for _, b := range rep.BadRecords {
 		fmt.Fprintln(io.ErrOut, "malformed:", b.Error())
+		shown[b.File]++
+	}
+	for _, f := range rep.Files {
+		switch more := f.Bad - shown[f.Path]; {
+		case more <= 0:
+		case shown[f.Path] > 0:
+			fmt.Fprintf(io.ErrOut, "malformed: %s: … and %d more\n", f.Path, more)
+		default:
+			fmt.Fprintf(io.ErrOut, "malformed: %s: %d records\n", f.Path, more)
+		}
 	}
 	if len(rep.Unresolved) > 0 {
 		names := make([]string, 0, len(rep.Unresolved))
