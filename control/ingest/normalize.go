@@ -22,7 +22,7 @@ import (
 // for an engine whose events carry no SQL of a known dialect.
 func Dialect(e collectors.Engine) (extract.Dialect, bool) {
 	switch e {
-	case collectors.EngineTrino:
+	case collectors.EngineTrino, collectors.EnginePresto:
 		return extract.Trino, true
 	case collectors.EngineAthena:
 		return extract.Athena, true
