@@ -20,8 +20,10 @@ type collectOptions struct {
 	Source string
 	Strict bool
 	Force  bool
-	Listen string
-	Output outputFormat
+	// MaxSQLBytes caps the SQL text stored per event.
+	MaxSQLBytes int
+	Listen      string
+	Output      outputFormat
 	// ready, when set, receives the listener's address (tests).
 	ready func(addr string)
 }
@@ -39,8 +41,12 @@ Formats: ` + strings.Join(control.SourceNames(), ", ") + `.
 
 Collection is incremental and idempotent: a file unchanged since it was last
 collected is skipped (--force reads it again), and each event is stored once.
-Malformed records are counted and reported with file:line; the rest of the
-file is still collected unless --strict.
+Malformed records are counted and reported with file:line (a few per file,
+then how many more); the rest of the file is still collected unless --strict.
+Logs still being written (.inprogress, a rolling log whose appstatus is in
+progress) are read up to their last complete record, even inside an
+unfinished zstd, lz4, snappy or gzip stream; the rest is read next time. A
+rolling event-log directory without events yet is skipped with a note.
 
 With --listen, floe serves an HTTP endpoint instead: 'trino' accepts the
 POSTs of Trino's HTTP event listener (http-event-listener.connect-ingest-uri),
@@ -69,6 +75,7 @@ POSTs of Trino's HTTP event listener (http-event-listener.connect-ingest-uri),
 	cmd.Flags().StringVar(&opts.Source, "source", "", "force one format instead of detecting: "+strings.Join(control.SourceNames(), "|"))
 	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "fail on the first malformed record")
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "read files even if unchanged since they were last collected")
+	cmd.Flags().IntVar(&opts.MaxSQLBytes, "max-sql-bytes", ingest.DefaultMaxSQLBytes, "store at most this much of each SQL text, marked truncated (predicates come from all of it); -1: no limit")
 	cmd.Flags().StringVar(&opts.Listen, "listen", "", "serve an HTTP ingest endpoint on ADDR (host:port) instead of reading files")
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
@@ -83,7 +90,7 @@ func runCollect(ctx context.Context, opts *collectOptions) error {
 	if err != nil {
 		return err
 	}
-	rep, err := control.Collect(ctx, st, cfg, opts.f.Catalog, control.CollectOptions{Paths: opts.Paths, Source: opts.Source, Strict: opts.Strict, Force: opts.Force})
+	rep, err := control.Collect(ctx, st, cfg, opts.f.Catalog, control.CollectOptions{Paths: opts.Paths, Source: opts.Source, Strict: opts.Strict, Force: opts.Force, MaxSQLBytes: opts.MaxSQLBytes})
 	if err != nil {
 		return err
 	}
@@ -164,9 +171,11 @@ func runListen(ctx context.Context, opts *collectOptions) error {
 	if opts.ready != nil {
 		opts.ready(ln.Addr().String())
 	}
+	norm := ingest.NewNormalizer(cfg, ingest.NewCatalogResolver(cfg, opts.f.Catalog))
+	norm.MaxSQLBytes = opts.MaxSQLBytes
 	return ingest.Serve(ctx, ln, st, ingest.ServeOptions{
 		Endpoint:   opts.Paths[0],
-		Normalizer: ingest.NewNormalizer(cfg, ingest.NewCatalogResolver(cfg, opts.f.Catalog)),
+		Normalizer: norm,
 		Logger:     opts.f.Logger(),
 	})
 }

@@ -44,6 +44,10 @@ type Options struct {
 	// BatchSize is how many events are stored per transaction. Default:
 	// [DefaultBatchSize].
 	BatchSize int
+	// MaxSQLBytes caps the SQL text stored per event (see
+	// [Normalizer.MaxSQLBytes]). Default: [DefaultMaxSQLBytes]; negative
+	// keeps every text whole.
+	MaxSQLBytes int
 }
 
 // Validate reports every missing option at once.
@@ -155,7 +159,9 @@ func run(ctx context.Context, opts Options, st *store.Store) (*Report, error) {
 	if err != nil {
 		return rep, fmt.Errorf("collect: %w", err)
 	}
-	norm := &normalizer{n: NewNormalizer(opts.Config, opts.Resolver), rep: rep}
+	nz := NewNormalizer(opts.Config, opts.Resolver)
+	nz.MaxSQLBytes = opts.MaxSQLBytes
+	norm := &normalizer{n: nz, rep: rep}
 	for _, in := range inputs {
 		if err := ctx.Err(); err != nil {
 			return rep, err

@@ -2,9 +2,12 @@ package ingest_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/require"
@@ -12,6 +15,7 @@ import (
 	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/control/ingest"
 	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/expr"
 )
 
 // zstdFlushed compresses lines as a running Spark application's zstd
@@ -69,4 +73,56 @@ func TestRunLiveSparkHistory(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, evs, 1)
 	require.Equal(t, collectors.StateSucceeded, evs[0].State)
+}
+
+// TestRunCapsLongSQL keeps at most MaxSQLBytes of a generated statement's
+// text, marked truncated, while its predicates come from the whole text.
+func TestRunCapsLongSQL(t *testing.T) {
+	ctx := t.Context()
+	l := newLake(t)
+	st := openStore(t)
+	var b strings.Builder
+	b.WriteString("SELECT * FROM iceberg.web.events WHERE tenant_id IN (")
+	for i := range 20000 {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%d", 1000000+i)
+	}
+	b.WriteString(") AND region = 'é'")
+	sql := b.String()
+	ev := `{"metadata":{"queryId":"q1","query":"` + sql + `","queryState":"FINISHED"},"statistics":{"wallTime":1.0},` +
+		`"context":{"user":"u","catalog":"iceberg","schema":"web","serverVersion":"478"},"createTime":"2024-05-01T12:00:00Z","endTime":"2024-05-01T12:00:01Z"}`
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "e.ndjson"), []byte(ev+"\n"), 0o644))
+	opts := l.options(dir)
+	opts.MaxSQLBytes = 64 << 10
+	rep, err := ingest.Run(ctx, opts, st)
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Inserted)
+	require.Contains(t, rep.Warnings, "SQL text longer than 65536 bytes truncated (its predicates were read from the whole text)")
+	evs, err := st.Queries(ctx, store.QueryFilter{})
+	require.NoError(t, err)
+	require.Len(t, evs, 1)
+	e := evs[0]
+	require.True(t, e.SQLTruncated)
+	require.LessOrEqual(t, len(e.SQL), 64<<10)
+	require.Equal(t, sql[:len(e.SQL)], e.SQL)
+	require.True(t, utf8.ValidString(e.SQL))
+	var leaves []*expr.Pred
+	var walk func(n *expr.Node)
+	walk = func(n *expr.Node) {
+		if n == nil {
+			return
+		}
+		if n.Pred != nil {
+			leaves = append(leaves, n.Pred)
+		}
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	walk(e.Tables[0].Filter)
+	require.Len(t, leaves, 2, "the predicate after the cut is kept")
+	require.Len(t, leaves[0].Values, 20000)
 }
