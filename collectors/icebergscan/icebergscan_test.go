@@ -398,13 +398,17 @@ func TestHandler(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, name := range []string{"scan_report.json", "scan_reports.ndjson"} {
+	for _, name := range []string{"scan_report.json", "scan_reports.ndjson", "scan_report_bare.json"} {
 		data, err := os.ReadFile(filepath.Join(fixtures, name))
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(data)
 	}
+	// Bare and incomplete reports, and a bare one in an envelope.
+	f.Add([]byte(`{"table-name":"a.b","snapshot-id":1,"filter":true,"schema-id":0,"projected-field-ids":[],"projected-field-names":[],"metrics":{}}`))
+	f.Add([]byte(`{"report-type":"scan-report","table-name":"x"}` + "\n" + `{"table-name":"x","snapshot-id":null}`))
+	f.Add([]byte(`{"path":"/v1/namespaces/n/tables/t/metrics","body":{"table-name":"c.n.t","snapshot-id":2,"filter":false,"schema-id":1,"projected-field-ids":[1],"projected-field-names":["a"],"metrics":{}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := fixedParser()
 		_ = p.Detect("f", data)
