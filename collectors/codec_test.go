@@ -2,6 +2,7 @@ package collectors_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/collectors/spark"
 	"github.com/klauspost/compress/s2"
+	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
 	"github.com/stretchr/testify/require"
 )
@@ -120,6 +122,21 @@ func FuzzDecompress(f *testing.F) {
 	f.Add([]byte("\x82SNAPPY\x00\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00\x07\x05\x10hello"))
 	f.Add([]byte{0x28, 0xb5, 0x2f, 0xfd, 0, 0, 0})
 	f.Add([]byte{0x1f, 0x8b, 8, 0})
+	// gzip of zstd, and a zstd frame whose blocks were flushed but not closed.
+	var unclosed bytes.Buffer
+	zw, err := zstd.NewWriter(&unclosed, zstd.WithEncoderConcurrency(1))
+	require.NoError(f, err)
+	_, err = zw.Write([]byte(`{"Event":"SparkListenerLogStart"}` + "\n"))
+	require.NoError(f, err)
+	require.NoError(f, zw.Flush())
+	f.Add(bytes.Clone(unclosed.Bytes()))
+	require.NoError(f, zw.Close())
+	var nested bytes.Buffer
+	gw := gzip.NewWriter(&nested)
+	_, err = gw.Write(unclosed.Bytes())
+	require.NoError(f, err)
+	require.NoError(f, gw.Close())
+	f.Add(nested.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rc, err := collectors.Decompress(bytes.NewReader(data))
 		if err != nil {

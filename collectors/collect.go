@@ -22,6 +22,11 @@ type CollectOptions struct {
 	// MaxBad is how many bad records Stats.Bad keeps. Default: 20; negative
 	// keeps none.
 	MaxBad int
+	// MaxBadPerFile is how many bad records of one input Stats.Bad keeps,
+	// so that one damaged file does not hide the others; the rest are only
+	// counted (FileStats.BadRecords). Default: [DefaultMaxBadPerFile];
+	// negative: no limit besides MaxBad.
+	MaxBadPerFile int
 	// OnFile, when set, is called after each input with its counts (for
 	// progress output). Default: nil.
 	OnFile func(FileStats)
@@ -38,10 +43,17 @@ type Stats struct {
 	// files); Bad keeps the first MaxBad of them.
 	BadRecords int         `json:"bad_records"`
 	Bad        []BadRecord `json:"bad,omitempty"`
-	// TruncatedTails counts cut-off last lines of in-progress logs, which
-	// are expected and not bad records.
+	// TruncatedTails counts in-progress logs whose end was cut off — a
+	// last line without its newline, or a compressed block or frame not
+	// yet complete — which is expected and not a bad record: what was
+	// complete is collected, the rest when the log is read again.
 	TruncatedTails int `json:"truncated_tails,omitempty"`
+	// Notes counts inputs skipped with a FileStats.Note.
+	Notes int `json:"notes,omitempty"`
 }
+
+// DefaultMaxBadPerFile is the default of CollectOptions.MaxBadPerFile.
+const DefaultMaxBadPerFile = 5
 
 // FileStats are the counts of one input.
 type FileStats struct {
@@ -54,6 +66,13 @@ type FileStats struct {
 	BadRecords int   `json:"bad_records"`
 	// Err is set when the file could not be detected or read to the end.
 	Err string `json:"error,omitempty"`
+	// Note says why an input was skipped without an error (see
+	// [Input.Note]).
+	Note string `json:"note,omitempty"`
+	// TruncatedTail is set when the input is in progress and its end was
+	// cut off (see Stats.TruncatedTails).
+	TruncatedTail bool `json:"truncated_tail,omitempty"`
+	kept          int  // bad records of this input kept in Stats.Bad
 }
 
 // Collect reads every input under paths (see [Open]), detects each one's
@@ -76,8 +95,13 @@ type FileStats struct {
 // Idempotence across runs is the state store's job (unique source+query_id).
 //
 // Bad records are counted per file and the first opts.MaxBad kept with
-// file:line. A cut-off last line of an in-progress input is not a bad
-// record. sink errors and context cancellation stop Collect at once and are
+// file:line, at most opts.MaxBadPerFile of each file. A cut-off end of an
+// in-progress input (a last line without its newline, a compressed block
+// or frame not yet complete) is not a bad record: what was complete is
+// collected, and the rest when the grown file is read again. A Spark
+// rolling log directory without parts yet is skipped with a
+// FileStats.Note. One input's failure never stops the others unless
+// opts.Strict. sink errors and context cancellation stop Collect at once and are
 // returned wrapped; so is the first bad record when opts.Strict is set.
 func Collect(ctx context.Context, parsers []Parser, opts CollectOptions, paths []string, sink func(QueryEvent) error) (Stats, error) {
 	var st Stats
@@ -98,7 +122,11 @@ func Collect(ctx context.Context, parsers []Parser, opts CollectOptions, paths [
 		return st, err
 	}
 	seen := make(map[[16]byte]struct{})
-	c := &collector{st: &st, maxBad: maxBad, strict: opts.Strict, seen: seen, sink: sink}
+	perFile := opts.MaxBadPerFile
+	if perFile == 0 {
+		perFile = DefaultMaxBadPerFile
+	}
+	c := &collector{st: &st, maxBad: maxBad, perFile: perFile, strict: opts.Strict, seen: seen, sink: sink}
 	for _, in := range inputs {
 		if err := ctx.Err(); err != nil {
 			return st, err
@@ -114,9 +142,10 @@ func Collect(ctx context.Context, parsers []Parser, opts CollectOptions, paths [
 }
 
 type collector struct {
-	st     *Stats
-	maxBad int
-	strict bool
+	st      *Stats
+	maxBad  int
+	perFile int
+	strict  bool
 	// seen holds a 128-bit hash of each Source+QueryID passed on: a map
 	// without pointers, which the garbage collector does not scan, so a run
 	// over millions of events stays cheap. Accidental collisions are
@@ -135,8 +164,9 @@ func (e *sinkError) Unwrap() error { return e.err }
 func (c *collector) addBad(fs *FileStats, b BadRecord) error {
 	fs.BadRecords++
 	c.st.BadRecords++
-	if len(c.st.Bad) < c.maxBad {
+	if len(c.st.Bad) < c.maxBad && (c.perFile < 0 || fs.kept < c.perFile) {
 		c.st.Bad = append(c.st.Bad, b)
+		fs.kept++
 	}
 	if c.strict {
 		return fmt.Errorf("strict mode: %w", b)
@@ -147,6 +177,11 @@ func (c *collector) addBad(fs *FileStats, b BadRecord) error {
 func (c *collector) collectInput(ctx context.Context, parsers []Parser, forced Parser, in Input) (err error) {
 	c.st.Files = append(c.st.Files, FileStats{Name: in.Name})
 	fs := &c.st.Files[len(c.st.Files)-1]
+	if in.Err == nil && len(in.Parts) == 0 && in.Note != "" {
+		fs.Note = in.Note
+		c.st.Notes++
+		return nil
+	}
 	fileErr := func(e error) error {
 		fs.Err = e.Error()
 		return c.addBad(fs, BadRecord{File: in.Name, Reason: e.Error(), Err: e})
@@ -161,14 +196,20 @@ func (c *collector) collectInput(ctx context.Context, parsers []Parser, forced P
 		}
 	}()
 	cr := &countingReader{r: rc}
-	head := make([]byte, DetectBytes)
-	n, rerr := io.ReadFull(cr, head)
-	head = head[:n]
-	if rerr != nil && !errors.Is(rerr, io.EOF) && !errors.Is(rerr, io.ErrUnexpectedEOF) {
+	head, rerr := readHead(cr)
+	n := len(head)
+	var rest io.Reader = cr
+	switch {
+	case rerr != nil && n == 0:
 		return fileErr(fmt.Errorf("read %s: %w", in.Name, rerr))
+	case rerr != nil:
+		rest = errReader{rerr} // parse what was read, then fail
 	}
-	if n == 0 {
-		return nil // empty file: nothing to collect
+	// A UTF-8 byte order mark (Windows tools write one) is not content;
+	// parsers and detection see the text after it.
+	head = bytes.TrimPrefix(head, bom)
+	if len(bytes.TrimSpace(head)) == 0 && n < DetectBytes {
+		return nil // empty or white space only: nothing to collect
 	}
 	p := forced
 	if p == nil {
@@ -193,15 +234,20 @@ func (c *collector) collectInput(ctx context.Context, parsers []Parser, forced P
 		c.st.Events++
 		return nil
 	}
+	cutLine := false // the cut-off last line of an in-progress input was bad
 	bad := func(b BadRecord) error {
 		if in.InProgress && cr.eof && !cr.endsNL() && b.Line > 0 && b.Line == cr.lines() {
-			c.st.TruncatedTails++
+			cutLine = true
 			return nil
 		}
 		return c.addBad(fs, b)
 	}
-	perr := p.Parse(ctx, in.Name, io.MultiReader(bytes.NewReader(head), cr), emit, bad)
+	perr := p.Parse(ctx, in.Name, io.MultiReader(bytes.NewReader(head), rest), emit, bad)
 	fs.Bytes = cr.n
+	if cutLine || CutOff(rc) != "" {
+		fs.TruncatedTail = true
+		c.st.TruncatedTails++
+	}
 	if perr == nil {
 		return nil
 	}
@@ -215,6 +261,26 @@ func (c *collector) collectInput(ctx context.Context, parsers []Parser, forced P
 		return fmt.Errorf("collect %s: %w", in.Name, perr)
 	}
 	return fileErr(fmt.Errorf("parse %s as %s: %w", in.Name, p.Source(), perr))
+}
+
+// readHead reads the first DetectBytes of r, fewer at its end, and what
+// it read before an error. Unlike
+// io.ReadFull it keeps a decoder's io.ErrUnexpectedEOF (a damaged stream)
+// apart from a short file.
+func readHead(r io.Reader) ([]byte, error) {
+	head := make([]byte, DetectBytes)
+	n := 0
+	for n < len(head) {
+		m, err := r.Read(head[n:])
+		n += m
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return head[:n], err
+		}
+	}
+	return head[:n], nil
 }
 
 func dedupeKey(source, id string) [16]byte {

@@ -10,7 +10,10 @@ type Engine string
 
 // Engines floe collects from.
 const (
-	EngineTrino     Engine = "trino"
+	EngineTrino Engine = "trino"
+	// EnginePresto is PrestoDB, whose event-listener JSON the trino-event
+	// source reads too; its SQL is Trino's dialect.
+	EnginePresto    Engine = "presto"
 	EngineSpark     Engine = "spark"
 	EngineAthena    Engine = "athena"
 	EngineSnowflake Engine = "snowflake"

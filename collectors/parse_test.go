@@ -2,6 +2,7 @@ package collectors_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -76,30 +77,6 @@ func TestParseDuration(t *testing.T) {
 	}
 }
 
-func TestClassifyStatement(t *testing.T) {
-	tests := map[string]string{
-		"SELECT 1": "SELECT",
-		"  -- note\n/* c */ (SELECT 1) UNION SELECT 2": "SELECT",
-		"with x as (select 1) select * from x":         "SELECT",
-		"INSERT INTO t VALUES (1)":                     "INSERT",
-		"MERGE INTO t USING s ON t.id = s.id":          "MERGE",
-		"update t set a = 1":                           "UPDATE",
-		"DELETE FROM t":                                "DELETE",
-		"CREATE TABLE lake.s.t AS SELECT 1":            "CTAS",
-		"CREATE OR REPLACE TABLE t AS SELECT 1":        "CTAS",
-		"CREATE TABLE t (a int)":                       "DDL",
-		"ALTER TABLE t ADD COLUMN b int":               "DDL",
-		"EXPLAIN SELECT 1":                             "OTHER",
-		"CALL system.rewrite_data_files('t')":          "OTHER",
-		"":                                             "OTHER",
-	}
-	for in, want := range tests {
-		t.Run(in, func(t *testing.T) {
-			require.Equal(t, want, collectors.ClassifyStatement(in))
-		})
-	}
-}
-
 func TestLineReader(t *testing.T) {
 	long := strings.Repeat("x", 300<<10)
 	lr := collectors.NewLineReader(strings.NewReader("a\r\n" + long + "\n\nlast"))
@@ -126,9 +103,14 @@ func TestReadJSONRecords(t *testing.T) {
 		bad     int
 	}{
 		{"ndjson", "{\"a\":1}\n\n{\"a\":2}\n", []string{`{"a":1}`, `{"a":2}`}, []int{1, 3}, []int{0, 0}, 0},
-		{"array", " [ {\"a\":1}, {\"a\":2} ]", []string{`{"a":1}`, `{"a":2}`}, []int{0, 0}, []int{1, 2}, 0},
-		{"pretty stream", "{\n  \"a\": 1\n}\n{\n  \"a\": 2\n}\n", []string{"{\n  \"a\": 1\n}", "{\n  \"a\": 2\n}"}, []int{0, 0}, []int{1, 2}, 0},
-		{"broken array", "[{\"a\":1}, {\"a\":", []string{`{"a":1}`}, []int{0}, []int{1}, 1},
+		{"array", " [ {\"a\":1}, {\"a\":2} ]", []string{`{"a":1}`, `{"a":2}`}, []int{1, 1}, []int{1, 2}, 0},
+		{"pretty array", "[\n  {\"a\":1},\n  {\n    \"a\":2\n  }\n]\n", []string{`{"a":1}`, "{\n    \"a\":2\n  }"}, []int{2, 3}, []int{1, 2}, 0},
+		{"pretty stream", "{\n  \"a\": 1\n}\n{\n  \"a\": 2\n}\n", []string{"{\n  \"a\": 1\n}", "{\n  \"a\": 2\n}"}, []int{1, 4}, []int{1, 2}, 0},
+		{"broken array", "[{\"a\":1}, {\"a\":", []string{`{"a":1}`}, []int{1}, []int{1}, 1},
+		{"two arrays", "[{\"a\":1}]\n[{\"a\":2},\n{\"a\":3}]\n", []string{`{"a":1}`, `{"a":2}`, `{"a":3}`}, []int{1, 2, 2}, []int{1, 2, 3}, 0},
+		{"array after documents", "{\n\"a\":1}\n[{\"a\":2}]", []string{"{\n\"a\":1}", `{"a":2}`}, []int{1, 3}, []int{1, 2}, 0},
+		{"byte order mark", "\ufeff{\"a\":1}\n", []string{`{"a":1}`}, []int{1}, []int{0}, 0},
+		{"byte order mark, pretty", "\ufeff{\n\"a\":1}\n", []string{"{\n\"a\":1}"}, []int{1}, []int{1}, 0},
 		{"empty", "  \n", nil, nil, nil, 0},
 	}
 	for _, tc := range tests {
@@ -153,6 +135,26 @@ func TestReadJSONRecords(t *testing.T) {
 			require.Equal(t, tc.bad, bad)
 		})
 	}
+
+	t.Run("bad record at its line", func(t *testing.T) {
+		var got []collectors.BadRecord
+		err := collectors.ReadJSONRecords(t.Context(), "f.json", strings.NewReader("{\n  \"a\": 1\n}\n{\n  \"a\": 2,\n  \"b\" 3\n}\n"),
+			func([]byte, collectors.BadRecord) error { return nil },
+			func(b collectors.BadRecord) error { got = append(got, b); return nil })
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+		require.Equal(t, 6, got[0].Line)
+		require.True(t, strings.HasPrefix(got[0].Error(), "f.json:6: invalid JSON"), got[0].Error())
+	})
+}
+
+func TestJSONLine(t *testing.T) {
+	data := []byte("{\n  \"a\": 1,\n  \"b\" 2\n}")
+	var v any
+	err := json.Unmarshal(data, &v)
+	require.Error(t, err)
+	require.Equal(t, 3, collectors.JSONLine(data, err))
+	require.Equal(t, 1, collectors.JSONLine(data, errors.New("other")))
 }
 
 func TestStableID(t *testing.T) {

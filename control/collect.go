@@ -11,17 +11,18 @@ import (
 
 // CollectOptions configure [Collect]; see [ingest.Options] for each field.
 type CollectOptions struct {
-	Paths  []string
-	Source string
-	Strict bool
-	Force  bool
+	Paths       []string
+	Source      string
+	Strict      bool
+	Force       bool
+	MaxSQLBytes int
 }
 
 // Collect reads query-log files into st with every parser of [Parsers],
 // resolving tables against the catalogs of cfg opened with open.
 func Collect(ctx context.Context, st *store.Store, cfg *config.Config, open ingest.OpenCatalogFunc, opts CollectOptions) (ingest.Report, error) {
 	rep, err := ingest.Run(ctx, ingest.Options{
-		Paths: opts.Paths, Source: opts.Source, Strict: opts.Strict, Force: opts.Force,
+		Paths: opts.Paths, Source: opts.Source, Strict: opts.Strict, Force: opts.Force, MaxSQLBytes: opts.MaxSQLBytes,
 		Parsers: Parsers(), Config: cfg,
 		Resolver: ingest.NewCatalogResolver(cfg, open),
 	}, st)

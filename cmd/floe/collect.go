@@ -20,8 +20,10 @@ type collectOptions struct {
 	Source string
 	Strict bool
 	Force  bool
-	Listen string
-	Output outputFormat
+	// MaxSQLBytes caps the SQL text stored per event.
+	MaxSQLBytes int
+	Listen      string
+	Output      outputFormat
 	// ready, when set, receives the listener's address (tests).
 	ready func(addr string)
 }
@@ -39,8 +41,12 @@ Formats: ` + strings.Join(control.SourceNames(), ", ") + `.
 
 Collection is incremental and idempotent: a file unchanged since it was last
 collected is skipped (--force reads it again), and each event is stored once.
-Malformed records are counted and reported with file:line; the rest of the
-file is still collected unless --strict.
+Malformed records are counted and reported with file:line (a few per file,
+then how many more); the rest of the file is still collected unless --strict.
+Logs still being written (.inprogress, a rolling log whose appstatus is in
+progress) are read up to their last complete record, even inside an
+unfinished zstd, lz4, snappy or gzip stream; the rest is read next time. A
+rolling event-log directory without events yet is skipped with a note.
 
 With --listen, floe serves an HTTP endpoint instead: 'trino' accepts the
 POSTs of Trino's HTTP event listener (http-event-listener.connect-ingest-uri),
@@ -69,6 +75,7 @@ POSTs of Trino's HTTP event listener (http-event-listener.connect-ingest-uri),
 	cmd.Flags().StringVar(&opts.Source, "source", "", "force one format instead of detecting: "+strings.Join(control.SourceNames(), "|"))
 	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "fail on the first malformed record")
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "read files even if unchanged since they were last collected")
+	cmd.Flags().IntVar(&opts.MaxSQLBytes, "max-sql-bytes", ingest.DefaultMaxSQLBytes, "store at most this much of each SQL text, marked truncated (predicates come from all of it); -1: no limit")
 	cmd.Flags().StringVar(&opts.Listen, "listen", "", "serve an HTTP ingest endpoint on ADDR (host:port) instead of reading files")
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
@@ -83,7 +90,7 @@ func runCollect(ctx context.Context, opts *collectOptions) error {
 	if err != nil {
 		return err
 	}
-	rep, err := control.Collect(ctx, st, cfg, opts.f.Catalog, control.CollectOptions{Paths: opts.Paths, Source: opts.Source, Strict: opts.Strict, Force: opts.Force})
+	rep, err := control.Collect(ctx, st, cfg, opts.f.Catalog, control.CollectOptions{Paths: opts.Paths, Source: opts.Source, Strict: opts.Strict, Force: opts.Force, MaxSQLBytes: opts.MaxSQLBytes})
 	if err != nil {
 		return err
 	}
@@ -98,8 +105,13 @@ func renderCollect(io *IOStreams, format outputFormat, rep ingest.Report) error 
 	t := newTable(io.Out, "FILE", "SOURCE", "EVENTS", "NEW", "DUPLICATES", "BAD", "NOTE")
 	for _, f := range rep.Files {
 		note := f.Error
-		if f.Skipped {
+		switch {
+		case f.Skipped:
 			note = "unchanged since last collected"
+		case f.Note != "":
+			note = f.Note
+		case note == "" && f.TruncatedTail:
+			note = "still being written: read up to its last complete record"
 		}
 		t.row(f.Path, f.Source, strconv.Itoa(f.Events), strconv.Itoa(f.Inserted), strconv.Itoa(f.Duplicates), strconv.Itoa(f.Bad), note)
 	}
@@ -108,8 +120,19 @@ func renderCollect(io *IOStreams, format outputFormat, rep ingest.Report) error 
 	}
 	fmt.Fprintf(io.Out, "\n%d events read, %d new, %d already stored, %d malformed records, %d files skipped\n",
 		rep.Events, rep.Inserted, rep.Duplicates, rep.Bad, rep.Skipped)
+	shown := map[string]int{}
 	for _, b := range rep.BadRecords {
 		fmt.Fprintln(io.ErrOut, "malformed:", b.Error())
+		shown[b.File]++
+	}
+	for _, f := range rep.Files {
+		switch more := f.Bad - shown[f.Path]; {
+		case more <= 0:
+		case shown[f.Path] > 0:
+			fmt.Fprintf(io.ErrOut, "malformed: %s: … and %d more\n", f.Path, more)
+		default:
+			fmt.Fprintf(io.ErrOut, "malformed: %s: %d records\n", f.Path, more)
+		}
 	}
 	if len(rep.Unresolved) > 0 {
 		names := make([]string, 0, len(rep.Unresolved))
@@ -148,9 +171,11 @@ func runListen(ctx context.Context, opts *collectOptions) error {
 	if opts.ready != nil {
 		opts.ready(ln.Addr().String())
 	}
+	norm := ingest.NewNormalizer(cfg, ingest.NewCatalogResolver(cfg, opts.f.Catalog))
+	norm.MaxSQLBytes = opts.MaxSQLBytes
 	return ingest.Serve(ctx, ln, st, ingest.ServeOptions{
 		Endpoint:   opts.Paths[0],
-		Normalizer: ingest.NewNormalizer(cfg, ingest.NewCatalogResolver(cfg, opts.f.Catalog)),
+		Normalizer: norm,
 		Logger:     opts.f.Logger(),
 	})
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/control/store"
 )
 
@@ -70,6 +71,9 @@ func runQueries(ctx context.Context, opts *queriesOptions) error {
 		// lists them most recent first, as its help says.
 		slices.Reverse(evs)
 		if opts.Output == outputJSON {
+			if evs == nil {
+				evs = []collectors.QueryEvent{} // [] for none, not null
+			}
 			return writeJSON(opts.f.IO.Out, evs)
 		}
 		t := newTable(opts.f.IO.Out, "START", "SOURCE", "QUERY ID", "USER", "STATE", "TABLES", "SQL")

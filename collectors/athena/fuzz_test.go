@@ -21,6 +21,9 @@ func FuzzParse(f *testing.F) {
 		f.Add(data)
 	}
 	f.Add([]byte(`{"QueryExecutionId":"q","Status":{"SubmissionDateTime":"1e400"}}`))
+	// A byte order mark, and several documents in one file.
+	f.Add([]byte("\ufeff{\n \"QueryExecution\": {\"QueryExecutionId\": \"q\", \"Status\": {\"SubmissionDateTime\": 1}}\n}\n"))
+	f.Add([]byte(`[{"QueryExecutionId":"a","Status":{"SubmissionDateTime":1}}]` + "\n" + `[{"QueryExecutionId":"b","Status":{"SubmissionDateTime":2}}]`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, p := range []collectors.Parser{athena.APIParser{}, athena.CloudTrailParser{}} {
 			_ = p.Detect("f", data)

@@ -260,3 +260,15 @@ func TestArrayAndBadArray(t *testing.T) {
 	require.Len(t, res.bad, 1)
 	require.Equal(t, 2, res.bad[0].Index)
 }
+
+// TestByteOrderMark reads an API response saved by a Windows tool, which
+// starts the file with a UTF-8 byte order mark.
+func TestByteOrderMark(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(fixtures, "get_query_execution_cli.json"))
+	require.NoError(t, err)
+	withBOM := append([]byte("\ufeff"), data...)
+	require.True(t, athena.APIParser{}.Detect("f.json", withBOM))
+	res := parse(t, athena.APIParser{}, "f.json", withBOM)
+	require.Empty(t, res.bad)
+	require.Len(t, res.events, 1)
+}

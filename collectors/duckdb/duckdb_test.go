@@ -206,6 +206,10 @@ func TestHistory(t *testing.T) {
 func FuzzParse(f *testing.F) { collectortest.Fuzz(f, duckdb.LogParser{}, logFixtures...) }
 
 func FuzzParseProfile(f *testing.F) {
+	// Two appended profiles, a cut-off one, and a 2.x one of one line.
+	f.Add([]byte("{\n\"query_name\": \"SELECT 1\", \"latency\": 0.1, \"children\": []\n}\n{\n\"query\": {\"sql\": \"SELECT 2\", \"total_time\": 0.2}, \"operator\": []\n}\n"))
+	f.Add([]byte("{\n\"query_name\": \"SELECT * FROM t WHERE a IN (1, 2, "))
+	f.Add([]byte(`{"query":{"sql":"SELECT 3","total_time":0.1},"io":{},"operator":{"type":"TABLE_SCAN","extra_info":{"Table":"t","Filters":"a=1"}}}`))
 	collectortest.Fuzz(f, duckdb.ProfileParser{}, profileFixtures...)
 }
 

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -28,7 +29,10 @@ type ProfileParser struct{}
 // Source returns "duckdb-profile".
 func (ProfileParser) Source() string { return SourceProfile }
 
-// Detect accepts a JSON object with the profile's root keys.
+// Detect accepts a JSON object with the profile's root keys. A profile
+// whose SQL text runs past the head (longer than
+// [collectors.DetectBytes]) is accepted on the key before the text: 1.x
+// "query_name", 2.x the query section's leading "sql".
 func (ProfileParser) Detect(_ string, head []byte) bool {
 	h := bytes.TrimLeft(head, " \t\r\n")
 	if len(h) == 0 || h[0] != '{' {
@@ -36,7 +40,46 @@ func (ProfileParser) Detect(_ string, head []byte) bool {
 	}
 	v1 := bytes.Contains(head, []byte(`"query_name"`)) && (bytes.Contains(head, []byte(`"latency"`)) || bytes.Contains(head, []byte(`"operator_type"`)))
 	v2 := bytes.Contains(head, []byte(`"operator"`)) && bytes.Contains(head, []byte(`"sql"`)) && bytes.Contains(head, []byte(`"total_time"`))
-	return v1 || v2
+	return v1 || v2 || len(head) >= collectors.DetectBytes && cutInSQL(h)
+}
+
+// v2Start is how a 2.x profile begins, white space removed.
+var v2Start = []byte(`{"query":{"sql":"`)
+
+// cutInSQL reports whether a head that fills the detection window ends
+// inside the SQL string of a profile: a "query_name" key whose string
+// value does not end in the head, or the 2.x opening with its "sql".
+func cutInSQL(h []byte) bool {
+	var compact []byte
+	for _, c := range h[:min(len(h), 256)] {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			compact = append(compact, c)
+		}
+	}
+	if bytes.HasPrefix(compact, v2Start) {
+		return true
+	}
+	i := bytes.Index(h, []byte(`"query_name"`))
+	if i < 0 {
+		return false
+	}
+	rest := bytes.TrimLeft(h[i+len(`"query_name"`):], " \t\r\n")
+	if !bytes.HasPrefix(rest, []byte(":")) {
+		return false
+	}
+	rest = bytes.TrimLeft(rest[1:], " \t\r\n")
+	if !bytes.HasPrefix(rest, []byte(`"`)) {
+		return false
+	}
+	for j := 1; j < len(rest); j++ {
+		switch rest[j] {
+		case '\\':
+			j++
+		case '"':
+			return false // the text ends inside the head: the keys after it decide
+		}
+	}
+	return true
 }
 
 type profile1 struct {
@@ -71,13 +114,16 @@ type op struct {
 	Children            []*op                      `json:"children"`
 }
 
-// Parse reads one profile.
-func (ProfileParser) Parse(_ context.Context, name string, r io.Reader, emit func(collectors.QueryEvent) error, bad func(collectors.BadRecord) error) error {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return err
-	}
-	pos := collectors.BadRecord{File: name, Line: 1}
+// Parse reads the profiles of r: one JSON document per query, usually one
+// per file (a file several profiles were appended to holds several).
+func (ProfileParser) Parse(ctx context.Context, name string, r io.Reader, emit func(collectors.QueryEvent) error, bad func(collectors.BadRecord) error) error {
+	return collectors.ReadJSONRecords(ctx, name, r, func(rec []byte, pos collectors.BadRecord) error {
+		return parseProfile(name, rec, pos, emit, bad)
+	}, bad)
+}
+
+// parseProfile reads one profile document.
+func parseProfile(name string, data []byte, pos collectors.BadRecord, emit func(collectors.QueryEvent) error, bad func(collectors.BadRecord) error) error {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		pos.Reason = collectors.JSONReason(data, err)
@@ -106,8 +152,8 @@ func (ProfileParser) Parse(_ context.Context, name string, r io.Reader, emit fun
 		}
 		ev.SQL = p.Query.SQL
 		ev.Metrics = collectors.QueryMetrics{ElapsedMs: secMs(p.Query.TotalTime), CPUMs: secMs(p.Query.CPUTime), RowsScanned: p.Query.TotalRowsScanned, BytesScanned: p.IO.TotalBytesRead}
-		roots, err = operators(p.Operator)
-		if err != nil {
+		var err error
+		if roots, err = operators(p.Operator); err != nil {
 			pos.Reason = fmt.Sprintf("operator section: %v", err)
 			return bad(pos)
 		}
@@ -131,7 +177,11 @@ func (ProfileParser) Parse(_ context.Context, name string, r io.Reader, emit fun
 	for _, t := range ev.Tables {
 		filters = append(filters, t.QualifiedName()+"|"+strings.Join(t.FilterText, "|"))
 	}
-	ev.QueryID = collectors.StableID(SourceProfile, filepath.Base(name), ev.EndTime.Format(time.RFC3339Nano), ev.SQL, strings.Join(filters, ";"))
+	id := []string{SourceProfile, filepath.Base(name), ev.EndTime.Format(time.RFC3339Nano), ev.SQL, strings.Join(filters, ";")}
+	if pos.Index > 1 { // a later document of a file holding several
+		id = append(id, strconv.Itoa(pos.Index))
+	}
+	ev.QueryID = collectors.StableID(id...)
 	return emit(ev)
 }
 

@@ -4,6 +4,14 @@
 // [collectors.QueryEvent]s, from files ([Parser]) or as a live metrics sink
 // ([Handler]).
 //
+// Files may also hold bare ScanReports, as Iceberg's ScanReportParser
+// writes them (no report-type; detected by their leading table-name and
+// snapshot-id); the HTTP endpoint takes ReportMetricsRequests only, as the
+// REST spec says. Like Iceberg's parser, a scan report of either shape
+// needs table-name, snapshot-id, filter, schema-id, projected-field-ids,
+// projected-field-names and metrics (an object; missing metrics inside it
+// are fine): one without them is a bad record that names what is missing.
+//
 // A scan report is the strongest predicate evidence floe gets: its filter
 // is the expression the engine pushed into the Iceberg scan, with real
 // column names. Each report becomes one event with one [collectors.TableAccess]

@@ -21,7 +21,7 @@ func ExampleNewHandler() {
 		fmt.Println(string(filter))
 		return nil
 	})
-	body := `{"report-type":"scan-report","table-name":"demo.sales.orders","snapshot-id":1,
+	body := `{"report-type":"scan-report","table-name":"demo.sales.orders","snapshot-id":1,"schema-id":0,"projected-field-ids":[4],
 	  "filter":{"type":"eq","term":"customer_id","value":"(2-digit-int)"},
 	  "projected-field-names":["amount"],
 	  "metrics":{"result-data-files":{"unit":"count","value":3},"skipped-data-files":{"unit":"count","value":41}}}`

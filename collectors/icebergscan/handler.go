@@ -81,7 +81,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if now == nil {
 		now = time.Now
 	}
-	ev, err := decode(body, loc, now())
+	ev, err := decode(body, loc, now(), false)
 	switch {
 	case errors.Is(err, errCommitReport):
 		h.commits.Add(1)

@@ -186,7 +186,7 @@ func TestNDJSON(t *testing.T) {
 }
 
 func body(filter string) string {
-	return `{"report-type":"scan-report","table-name":"demo.sales.orders","snapshot-id":1,"filter":` + filter + `,"projected-field-names":[],"metrics":{}}`
+	return `{"report-type":"scan-report","table-name":"demo.sales.orders","snapshot-id":1,"filter":` + filter + `,"schema-id":0,"projected-field-ids":[],"projected-field-names":[],"metrics":{}}`
 }
 
 func TestFilterConversion(t *testing.T) {
@@ -246,7 +246,7 @@ func TestFilterConversion(t *testing.T) {
 
 func TestMetadataTableScansSkipped(t *testing.T) {
 	report := func(name string) string {
-		return `{"report-type":"scan-report","table-name":"` + name + `","snapshot-id":1,"filter":{"type":"eq","term":"snapshot_id","value":"(19-digit-long)"},"metrics":{}}`
+		return `{"report-type":"scan-report","table-name":"` + name + `","snapshot-id":1,"filter":{"type":"eq","term":"snapshot_id","value":"(19-digit-long)"},"schema-id":0,"projected-field-ids":[],"projected-field-names":[],"metrics":{}}`
 	}
 	p := fixedParser()
 	data := report("demo.sales.orders.snapshots") + "\n" + report("demo.sales.orders.all_data_files") + "\n" + report("demo.sales.files") + "\n"
@@ -284,7 +284,8 @@ func TestDetect(t *testing.T) {
 }
 
 func TestConformance(t *testing.T) {
-	collectortest.Run(t, fixedParser(), filepath.Join(fixtures, "scan_report.json"), filepath.Join(fixtures, "scan_reports.ndjson"))
+	collectortest.Run(t, fixedParser(), filepath.Join(fixtures, "scan_report.json"), filepath.Join(fixtures, "scan_reports.ndjson"),
+		filepath.Join(fixtures, "scan_report_bare.json"))
 }
 
 func TestDefaultNowIsCollectionTime(t *testing.T) {
@@ -397,13 +398,17 @@ func TestHandler(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, name := range []string{"scan_report.json", "scan_reports.ndjson"} {
+	for _, name := range []string{"scan_report.json", "scan_reports.ndjson", "scan_report_bare.json"} {
 		data, err := os.ReadFile(filepath.Join(fixtures, name))
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(data)
 	}
+	// Bare and incomplete reports, and a bare one in an envelope.
+	f.Add([]byte(`{"table-name":"a.b","snapshot-id":1,"filter":true,"schema-id":0,"projected-field-ids":[],"projected-field-names":[],"metrics":{}}`))
+	f.Add([]byte(`{"report-type":"scan-report","table-name":"x"}` + "\n" + `{"table-name":"x","snapshot-id":null}`))
+	f.Add([]byte(`{"path":"/v1/namespaces/n/tables/t/metrics","body":{"table-name":"c.n.t","snapshot-id":2,"filter":false,"schema-id":1,"projected-field-ids":[1],"projected-field-names":["a"],"metrics":{}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := fixedParser()
 		_ = p.Detect("f", data)

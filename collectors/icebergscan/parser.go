@@ -16,8 +16,9 @@ import (
 )
 
 // Parser reads files of scan reports: NDJSON (or a JSON array, or
-// pretty-printed values) whose records are ReportMetricsRequest bodies, or
-// capture envelopes wrapping one:
+// pretty-printed values) whose records are ReportMetricsRequest bodies,
+// bare ScanReports as Iceberg's ScanReportParser writes them (no
+// report-type), or capture envelopes wrapping either:
 //
 //	{"time":"2024-05-01T12:51:30Z","path":"/v1/lake/namespaces/sales/tables/orders/metrics","body":{…}}
 //
@@ -52,11 +53,15 @@ func (p *Parser) CommitReports() int64 { return p.commits.Load() }
 func (p *Parser) MetadataTableReports() int64 { return p.metadata.Load() }
 
 // Detect matches JSON whose head has a report-type of scan-report or
-// commit-report.
+// commit-report, or the leading keys of a bare ScanReport (table-name and
+// snapshot-id, as ScanReportParser writes it).
 func (*Parser) Detect(_ string, head []byte) bool {
 	h := bytes.TrimLeft(head, " \t\r\n\ufeff")
 	if len(h) == 0 || (h[0] != '{' && h[0] != '[') {
 		return false
+	}
+	if bytes.Contains(h, []byte(`"table-name"`)) && bytes.Contains(h, []byte(`"snapshot-id"`)) {
+		return true
 	}
 	return bytes.Contains(h, []byte(`report-type`)) &&
 		(bytes.Contains(h, []byte(`scan-report`)) || bytes.Contains(h, []byte(`commit-report`)))
@@ -105,13 +110,13 @@ func (p *Parser) record(rec []byte, now func() time.Time) (collectors.QueryEvent
 	if err := json.Unmarshal(rec, &r); err != nil {
 		return collectors.QueryEvent{}, errors.New(collectors.JSONReason(rec, err))
 	}
-	if r.ReportType != "" {
-		return r.event(rec, location{}, now())
-	}
 	env := &r.envelope
 	body := firstRaw(env.Body, env.Request, env.Report)
+	if r.ReportType != "" || len(body) == 0 && r.isBare() {
+		return r.event(rec, location{}, now(), true)
+	}
 	if len(body) == 0 {
-		return collectors.QueryEvent{}, fmt.Errorf("record is neither a report (no report-type) nor an envelope (no body)")
+		return collectors.QueryEvent{}, fmt.Errorf("record is neither a report (no report-type, table-name or filter) nor an envelope (no body)")
 	}
 	var text string
 	if json.Unmarshal(body, &text) == nil {
@@ -138,7 +143,7 @@ func (p *Parser) record(rec []byte, now func() time.Time) (collectors.QueryEvent
 			}
 		}
 	}
-	return decode(body, loc, at)
+	return decode(body, loc, at, true)
 }
 
 // parsePath reads the namespace and table of a REST metrics path

@@ -48,10 +48,12 @@ func isMetadataTable(name string, loc location) bool {
 
 type wireReport struct {
 	ReportType          string                     `json:"report-type"`
-	TableName           string                     `json:"table-name"`
+	TableName           *string                    `json:"table-name"`
 	SnapshotID          *int64                     `json:"snapshot-id"`
 	Filter              json.RawMessage            `json:"filter"`
-	ProjectedFieldNames []string                   `json:"projected-field-names"`
+	SchemaID            *int64                     `json:"schema-id"`
+	ProjectedFieldIDs   *[]int64                   `json:"projected-field-ids"`
+	ProjectedFieldNames *[]string                  `json:"projected-field-names"`
 	Metrics             map[string]json.RawMessage `json:"metrics"`
 	Metadata            map[string]string          `json:"metadata"`
 
@@ -74,31 +76,74 @@ type location struct {
 }
 
 // decode reads one ReportMetricsRequest body into an event received at
-// at. It returns errCommitReport for commit reports and errMetadataTable
-// for scans of metadata tables.
-func decode(body []byte, loc location, at time.Time) (collectors.QueryEvent, error) {
+// at; with bare, a ScanReport without report-type (as ScanReportParser
+// writes it) is read too. It returns errCommitReport for commit reports
+// and errMetadataTable for scans of metadata tables.
+func decode(body []byte, loc location, at time.Time, bare bool) (collectors.QueryEvent, error) {
 	var r wireReport
 	if err := json.Unmarshal(body, &r); err != nil {
 		return collectors.QueryEvent{}, fmt.Errorf("decode report: %w", err)
 	}
-	return r.event(body, loc, at)
+	return r.event(body, loc, at, bare)
 }
 
-// event maps a decoded report whose raw body is body.
-func (r *wireReport) event(body []byte, loc location, at time.Time) (collectors.QueryEvent, error) {
-	switch r.ReportType {
-	case typeScan:
-	case typeCommit:
+// isBare reports whether a record without report-type has fields of a
+// ScanReport, so that it is read (and checked) as one.
+func (r *wireReport) isBare() bool {
+	return r.ReportType == "" && (r.TableName != nil || r.SnapshotID != nil || len(r.Filter) > 0 || r.ProjectedFieldNames != nil)
+}
+
+// missing lists the fields Iceberg's ScanReportParser requires that r
+// lacks (or has null): table-name (floe also needs it non-empty),
+// snapshot-id, filter, schema-id, projected-field-ids,
+// projected-field-names and metrics.
+func (r *wireReport) missing() []string {
+	var out []string
+	if r.TableName == nil || strings.TrimSpace(*r.TableName) == "" {
+		out = append(out, "table-name")
+	}
+	if r.SnapshotID == nil {
+		out = append(out, "snapshot-id")
+	}
+	if f := bytes.TrimSpace(r.Filter); len(f) == 0 || bytes.Equal(f, []byte("null")) {
+		out = append(out, "filter")
+	}
+	if r.SchemaID == nil {
+		out = append(out, "schema-id")
+	}
+	if r.ProjectedFieldIDs == nil {
+		out = append(out, "projected-field-ids")
+	}
+	if r.ProjectedFieldNames == nil {
+		out = append(out, "projected-field-names")
+	}
+	if r.Metrics == nil {
+		out = append(out, "metrics")
+	}
+	return out
+}
+
+// event maps a decoded report whose raw body is body; bare allows a
+// ScanReport without report-type.
+func (r *wireReport) event(body []byte, loc location, at time.Time, bare bool) (collectors.QueryEvent, error) {
+	switch {
+	case r.ReportType == typeScan:
+	case r.ReportType == typeCommit:
 		return collectors.QueryEvent{}, errCommitReport
-	case "":
+	case r.ReportType == "" && bare && r.isBare():
+	case r.ReportType == "":
 		return collectors.QueryEvent{}, fmt.Errorf("report has no report-type")
 	default:
 		return collectors.QueryEvent{}, fmt.Errorf("unknown report-type %q", r.ReportType)
 	}
-	if isMetadataTable(strings.TrimSpace(r.TableName), loc) {
+	if m := r.missing(); len(m) > 0 {
+		return collectors.QueryEvent{}, fmt.Errorf("scan report without %s (Iceberg's ScanReportParser requires them)", strings.Join(m, ", "))
+	}
+	name := *r.TableName
+	if isMetadataTable(strings.TrimSpace(name), loc) {
 		return collectors.QueryEvent{}, errMetadataTable
 	}
-	ta, err := table(r.TableName, loc)
+	ta, err := table(name, loc)
 	if err != nil {
 		return collectors.QueryEvent{}, err
 	}
@@ -111,7 +156,7 @@ func (r *wireReport) event(body []byte, loc location, at time.Time) (collectors.
 	}
 	filtered := columns(ta.Filter, nil, map[string]bool{})
 	projected := map[string]bool{}
-	for _, c := range r.ProjectedFieldNames {
+	for _, c := range *r.ProjectedFieldNames {
 		projected[c] = true
 	}
 	for _, c := range filtered {
@@ -125,7 +170,7 @@ func (r *wireReport) event(body []byte, loc location, at time.Time) (collectors.
 	for _, c := range filtered {
 		inFilter[c] = true
 	}
-	for _, c := range r.ProjectedFieldNames {
+	for _, c := range *r.ProjectedFieldNames {
 		if c != "" && !inFilter[c] {
 			inFilter[c] = true
 			ta.Columns = append(ta.Columns, collectors.ColumnUse{Name: c, Roles: []collectors.Role{collectors.RoleProjection}, Evidence: collectors.EvidenceScanReport})
@@ -141,7 +186,7 @@ func (r *wireReport) event(body []byte, loc location, at time.Time) (collectors.
 		QueryID:       collectors.StableID(string(compact(body))),
 		StartTime:     at.UTC(),
 		State:         collectors.StateUnknown,
-		StatementType: "SELECT",
+		StatementType: collectors.StatementSelect,
 		Tables:        []collectors.TableAccess{ta},
 	}
 	ev.Metrics.BytesScanned = ta.Metrics.BytesScanned

@@ -164,7 +164,7 @@ func accessHistory(id string, r row) (collectors.QueryEvent, error) {
 		RootQueryID:   r["ROOT_QUERY_ID"],
 		User:          r["USER_NAME"],
 		State:         collectors.StateUnknown,
-		StatementType: "SELECT",
+		StatementType: collectors.StatementSelect,
 	}
 	start := r["QUERY_START_TIME"]
 	if strings.TrimSpace(start) == "" {
@@ -188,7 +188,7 @@ func accessHistory(id string, r row) (collectors.QueryEvent, error) {
 	}
 	ev.Tables = tables(base, direct, modified)
 	if len(modified) > 0 {
-		ev.StatementType = "OTHER"
+		ev.StatementType = collectors.StatementOther
 	}
 	return ev, nil
 }
@@ -371,30 +371,22 @@ func state(status, code string) collectors.State {
 	}
 }
 
+// statementType maps Snowflake's QUERY_TYPE; without one it classifies
+// the SQL text.
 func statementType(queryType, sql string) string {
+	if t, ok := collectors.StatementTypeNamed(queryType); ok {
+		return t
+	}
 	qt := strings.ToUpper(strings.TrimSpace(queryType))
-	switch qt {
-	case "SELECT":
-		return "SELECT"
-	case "INSERT", "MULTI_TABLE_INSERT":
-		return "INSERT"
-	case "MERGE":
-		return "MERGE"
-	case "UPDATE":
-		return "UPDATE"
-	case "DELETE":
-		return "DELETE"
-	case "CREATE_TABLE_AS_SELECT":
-		return "CTAS"
-	case "", "UNKNOWN":
+	if qt == "" || qt == "UNKNOWN" {
 		return collectors.ClassifyStatement(sql)
 	}
 	for _, p := range []string{"CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE"} {
 		if strings.HasPrefix(qt, p) {
-			return "DDL"
+			return collectors.StatementDDL
 		}
 	}
-	return "OTHER"
+	return collectors.StatementOther
 }
 
 // number parses a NUMBER cell: empty is 0; integers, and decimals or

@@ -381,7 +381,7 @@ func sqlOf(ex *execution) string {
 		return ex.sqlText
 	}
 	d := strings.TrimSpace(ex.description)
-	if d == "" || collectors.ClassifyStatement(d) == "OTHER" && !looksLikeSQL(d) {
+	if d == "" || !collectors.IsStatement(d) {
 		return ""
 	}
 	if strings.Contains(d, " at ") && strings.Contains(d, ".scala:") || strings.Contains(d, ".py:") || strings.Contains(d, ".java:") {
@@ -390,18 +390,10 @@ func sqlOf(ex *execution) string {
 	return d
 }
 
-func looksLikeSQL(s string) bool {
-	u := strings.ToUpper(s)
-	for _, p := range []string{"SHOW ", "DESCRIBE ", "EXPLAIN ", "CALL ", "CACHE ", "SET ", "USE "} {
-		if strings.HasPrefix(u, p) {
-			return true
-		}
-	}
-	return false
-}
-
 var writeRe = regexp.MustCompile(`IcebergWrite\(table=([^,\s)]+)`)
 
+// statementType classifies the SQL text, else the plan's root: a write
+// node, or a scan of a table (a DataFrame read).
 func statementType(sql string, plan *planNode, hasScans bool) string {
 	if sql != "" {
 		return collectors.ClassifyStatement(sql)
@@ -409,15 +401,15 @@ func statementType(sql string, plan *planNode, hasScans bool) string {
 	if plan != nil {
 		switch n := plan.NodeName; {
 		case strings.Contains(n, "AppendData"), strings.Contains(n, "OverwriteByExpression"), strings.Contains(n, "OverwritePartitionsDynamic"):
-			return "INSERT"
+			return collectors.StatementInsert
 		case strings.Contains(n, "TableAsSelect"):
-			return "CTAS"
+			return collectors.StatementCTAS
 		}
 	}
 	if hasScans {
-		return "SELECT"
+		return collectors.StatementSelect
 	}
-	return "OTHER"
+	return collectors.StatementOther
 }
 
 // scan is one Iceberg BatchScan of a plan.

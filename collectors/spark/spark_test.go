@@ -66,6 +66,8 @@ func TestParseFilters(t *testing.T) {
 		{"nan", "is_nan(f)", &expr.Node{Kind: expr.NodeOpaque, Text: "is_nan(f)"}, false},
 		{"true vanishes", "true, x > 1", pred(tb, "x", "", expr.OpGt, num("1")), false},
 		{"is null", "y IS NULL", pred(tb, "y", "", expr.OpIsNull), false},
+		{"catalyst", "isnotnull(order_date#3) AND (order_date#3 >= 19814), isnull(id#1L)", and(pred(tb, "order_date", "", expr.OpIsNotNull), pred(tb, "order_date", "", expr.OpGtEq, num("19814")), pred(tb, "id", "", expr.OpIsNull)), false},
+		{"hash in a name", "a#b = 1", pred(tb, "a#b", "", expr.OpEq, num("1")), false},
 		{"bad operator", "x ~ 1", nil, true},
 		{"unterminated", "x = 'abc", nil, true},
 		{"dangling", "x =", nil, true},

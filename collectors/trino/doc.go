@@ -8,6 +8,13 @@
 //     {"eventPayload": …, "eventMetadata": …}), one per line, as a JSON
 //     array or as pretty-printed objects. QueryCreatedEvent and split
 //     events in the same file are skipped: only completed queries count.
+//     PrestoDB's QueryCompletedEvent is read too and stored with engine
+//     presto: it writes durations as whole milliseconds (Trino: decimal
+//     seconds, airlift strings or ISO-8601) and times as epoch
+//     milliseconds. A whole-number wallTime is taken in the unit that
+//     brings it closer to endTime − createTime (milliseconds without
+//     both); Presto is told by that unit, a 0.x serverVersion, or its own
+//     fields (queryType beside context, metadata.updateQueryType).
 //   - trino-runtime ([RuntimeParser]): exports of system.runtime.queries as
 //     CSV (with header) or JSON (NDJSON or array), as the CLI writes them.
 //     These carry SQL and times only.

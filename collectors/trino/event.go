@@ -6,6 +6,7 @@ import (
 	json "github.com/goccy/go-json"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -50,25 +51,29 @@ func (EventParser) Parse(ctx context.Context, name string, r io.Reader, emit fun
 // Wire types: only the fields floe uses; unknown fields are ignored and
 // Optionals may be absent or null.
 type wireEvent struct {
-	EventPayload       *wireEvent      `json:"eventPayload"`
-	Metadata           *wireMetadata   `json:"metadata"`
-	Statistics         *wireStatistics `json:"statistics"`
-	Context            wireContext     `json:"context"`
-	IOMetadata         wireIO          `json:"ioMetadata"`
-	FailureInfo        *wireFailure    `json:"failureInfo"`
-	CreateTime         flexTime        `json:"createTime"`
-	ExecutionStartTime flexTime        `json:"executionStartTime"`
-	EndTime            flexTime        `json:"endTime"`
+	EventPayload *wireEvent      `json:"eventPayload"`
+	Metadata     *wireMetadata   `json:"metadata"`
+	Statistics   *wireStatistics `json:"statistics"`
+	Context      wireContext     `json:"context"`
+	IOMetadata   wireIO          `json:"ioMetadata"`
+	FailureInfo  *wireFailure    `json:"failureInfo"`
+	// QueryType is Presto's place for it (Trino's is context.queryType).
+	QueryType          string   `json:"queryType"`
+	CreateTime         flexTime `json:"createTime"`
+	ExecutionStartTime flexTime `json:"executionStartTime"`
+	EndTime            flexTime `json:"endTime"`
 }
 
 type wireMetadata struct {
-	QueryID       string      `json:"queryId"`
-	Query         string      `json:"query"`
-	UpdateType    string      `json:"updateType"`
-	PreparedQuery string      `json:"preparedQuery"`
-	QueryState    string      `json:"queryState"`
-	Tables        []wireTable `json:"tables"`
-	Plan          string      `json:"plan"`
+	QueryID    string `json:"queryId"`
+	Query      string `json:"query"`
+	UpdateType string `json:"updateType"`
+	// UpdateQueryType is Presto's name for updateType.
+	UpdateQueryType string      `json:"updateQueryType"`
+	PreparedQuery   string      `json:"preparedQuery"`
+	QueryState      string      `json:"queryState"`
+	Tables          []wireTable `json:"tables"`
+	Plan            string      `json:"plan"`
 }
 
 type wireTable struct {
@@ -86,6 +91,9 @@ type wireStatistics struct {
 	PhysicalInputBytes int64        `json:"physicalInputBytes"`
 	PhysicalInputRows  int64        `json:"physicalInputRows"`
 	ProcessedInputRows int64        `json:"processedInputRows"`
+	// TotalBytes and TotalRows are Presto's input counts.
+	TotalBytes int64 `json:"totalBytes"`
+	TotalRows  int64 `json:"totalRows"`
 }
 
 type wireContext struct {
@@ -165,13 +173,18 @@ type tableColumn struct {
 	Column string `json:"column"`
 }
 
-// flexTime is an Instant as decimal epoch seconds (number or string) or
+// flexTime is an Instant as decimal epoch seconds (number or string),
+// whole epoch milliseconds (Presto; an integer of more than 11 digits) or
 // ISO-8601 text; null and absent are zero.
 type flexTime struct{ time.Time }
 
 func (t *flexTime) UnmarshalJSON(b []byte) error {
 	s := string(bytes.Trim(b, `"`))
 	if s == "null" || s == "" {
+		return nil
+	}
+	if ms, ok := bareInt(s); ok && (ms > 1e11 || ms < -1e11) {
+		t.Time = collectors.EpochMillis(ms)
 		return nil
 	}
 	v, err := collectors.ParseTime(s)
@@ -182,13 +195,34 @@ func (t *flexTime) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// flexDuration is a Duration as decimal seconds (Jackson), an airlift
-// string ("3.38s") or ISO-8601 ("PT3.377S").
-type flexDuration struct{ time.Duration }
+// bareInt parses s when it is a whole number without a fraction or
+// exponent.
+func bareInt(s string) (int64, bool) {
+	if strings.ContainsAny(s, ".eE") {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
+}
+
+// flexDuration is a Duration as decimal seconds (Jackson with nanosecond
+// timestamps, Trino's default), an airlift string ("3.38s"), ISO-8601
+// ("PT3.377S") or a whole number, which Jackson writes for
+// Duration.toMillis() (Presto) but which may also be whole seconds; the
+// event's times decide (see [durationUnit]).
+type flexDuration struct {
+	time.Duration
+	// whole is the number when the JSON was a whole number, unit unknown.
+	whole *int64
+}
 
 func (d *flexDuration) UnmarshalJSON(b []byte) error {
 	s := string(bytes.Trim(b, `"`))
 	if s == "null" || s == "" {
+		return nil
+	}
+	if n, ok := bareInt(s); ok && b[0] != '"' {
+		d.whole = &n
 		return nil
 	}
 	v, err := collectors.ParseDuration(s)
@@ -197,6 +231,39 @@ func (d *flexDuration) UnmarshalJSON(b []byte) error {
 	}
 	d.Duration = v
 	return nil
+}
+
+// resolve sets the Duration of a whole-number duration in unit.
+func (d *flexDuration) resolve(unit time.Duration) {
+	if d.whole != nil {
+		d.Duration = time.Duration(*d.whole) * unit
+	}
+}
+
+// durationUnit returns the unit of the statistics' whole-number durations.
+// When wallTime is one, it is the unit that brings wallTime closer to
+// endTime - createTime, or without both times milliseconds (a whole
+// number is what Jackson writes for Duration.toMillis(), Presto's form).
+// Otherwise it is seconds: a whole number among Trino's decimal seconds.
+func durationUnit(s *wireStatistics, start, end time.Time) time.Duration {
+	if s.WallTime.whole == nil {
+		return time.Second
+	}
+	if start.IsZero() || end.Before(start) {
+		return time.Millisecond
+	}
+	elapsed := end.Sub(start)
+	w := *s.WallTime.whole
+	dist := func(d time.Duration) time.Duration {
+		if d > elapsed {
+			return d - elapsed
+		}
+		return elapsed - d
+	}
+	if dist(time.Duration(w)*time.Second) < dist(time.Duration(w)*time.Millisecond) {
+		return time.Second
+	}
+	return time.Millisecond
 }
 
 // decodeEvent turns one record into an event. ok is false (and reason
@@ -228,7 +295,7 @@ func buildEvent(w *wireEvent) collectors.QueryEvent {
 	md := w.Metadata
 	ev := collectors.QueryEvent{
 		Source:         SourceEvent,
-		Engine:         collectors.EngineTrino,
+		Engine:         engine(w),
 		EngineVersion:  w.Context.ServerVersion,
 		QueryID:        md.QueryID,
 		User:           w.Context.User,
@@ -242,8 +309,18 @@ func buildEvent(w *wireEvent) collectors.QueryEvent {
 		ev.Error = failureText(w.FailureInfo)
 	}
 	ev.SQL, ev.Params, ev.SQLTemplate = splitExecute(md.Query, md.PreparedQuery)
-	ev.StatementType = statementType(w.Context.QueryType, md.UpdateType, ev.SQL)
+	ev.StatementType = statementType(firstNonEmpty(w.Context.QueryType, w.QueryType), firstNonEmpty(md.UpdateType, md.UpdateQueryType), ev.SQL)
 	if s := w.Statistics; s != nil {
+		unit := durationUnit(s, w.CreateTime.Time, w.EndTime.Time)
+		for _, d := range []*flexDuration{&s.WallTime, &s.CPUTime, &s.QueuedTime} {
+			d.resolve(unit)
+		}
+		if s.PhysicalInputBytes == 0 {
+			s.PhysicalInputBytes = s.TotalBytes
+		}
+		if s.PhysicalInputRows == 0 {
+			s.PhysicalInputRows = s.TotalRows
+		}
 		ev.Metrics = collectors.QueryMetrics{
 			ElapsedMs:    s.WallTime.Milliseconds(),
 			CPUMs:        s.CPUTime.Milliseconds(),
@@ -260,6 +337,27 @@ func buildEvent(w *wireEvent) collectors.QueryEvent {
 	}
 	ev.Tables = tables(md, &w.IOMetadata)
 	return ev
+}
+
+// engine tells Presto's events from Trino's: Presto writes durations as
+// whole milliseconds, numbers its versions 0.x and names fields of its own
+// (queryType beside context, metadata.updateQueryType).
+func engine(w *wireEvent) collectors.Engine {
+	s := w.Statistics
+	switch {
+	case strings.HasPrefix(w.Context.ServerVersion, "0."),
+		w.QueryType != "", w.Metadata.UpdateQueryType != "",
+		s != nil && s.WallTime.whole != nil && durationUnit(s, w.CreateTime.Time, w.EndTime.Time) == time.Millisecond:
+		return collectors.EnginePresto
+	}
+	return collectors.EngineTrino
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 func mapState(s string, f *wireFailure) collectors.State {
@@ -289,43 +387,29 @@ func failureText(f *wireFailure) string {
 }
 
 // statementType maps Trino's QueryType and updateType to floe's statement
-// types; without either it peeks at the SQL's first keyword.
+// types; without either it classifies the SQL text.
 func statementType(queryType, updateType, sql string) string {
-	switch strings.ToUpper(updateType) {
-	case "CREATE TABLE":
+	if strings.EqualFold(updateType, "CREATE TABLE") {
 		if strings.EqualFold(queryType, "INSERT") || queryType == "" {
-			return "CTAS"
+			return collectors.StatementCTAS
 		}
-		return "DDL"
-	case "INSERT":
-		return "INSERT"
-	case "MERGE":
-		return "MERGE"
-	case "UPDATE":
-		return "UPDATE"
-	case "DELETE":
-		return "DELETE"
+		return collectors.StatementDDL
 	}
-	switch strings.ToUpper(queryType) {
-	case "SELECT":
-		return "SELECT"
-	case "INSERT":
-		return "INSERT"
-	case "MERGE":
-		return "MERGE"
-	case "UPDATE":
-		return "UPDATE"
-	case "DELETE":
-		return "DELETE"
-	case "DATA_DEFINITION":
-		return "DDL"
-	case "":
-		if updateType != "" {
-			return "DDL"
-		}
-		return collectors.ClassifyStatement(sql)
+	if t, ok := collectors.StatementTypeNamed(updateType); ok {
+		return t
 	}
-	return "OTHER"
+	if t, ok := collectors.StatementTypeNamed(queryType); ok {
+		return t
+	}
+	switch {
+	case strings.EqualFold(queryType, "DATA_DEFINITION"):
+		return collectors.StatementDDL
+	case queryType != "":
+		return collectors.StatementOther
+	case updateType != "":
+		return collectors.StatementDDL
+	}
+	return collectors.ClassifyStatement(sql)
 }
 
 // constraintRe matches an Iceberg table handle in a Trino plan:

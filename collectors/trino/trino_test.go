@@ -16,7 +16,8 @@ var dir = filepath.Join("..", "..", "testdata", "logs", "trino")
 
 func fx(name string) string { return filepath.Join(dir, name) }
 
-var eventFixtures = []string{fx("kafka-completed.ndjson"), fx("http-events.ndjson"), fx("http-events-array.json"), fx("bad/http-events-bad.ndjson")}
+var eventFixtures = []string{fx("kafka-completed.ndjson"), fx("http-events.ndjson"), fx("http-events-array.json"), fx("bad/http-events-bad.ndjson"),
+	filepath.Join(dir, "..", "presto", "query-completed.ndjson")}
 
 var runtimeFixtures = []string{fx("runtime-queries.csv"), fx("runtime-queries.json")}
 

@@ -44,6 +44,10 @@ type Options struct {
 	// BatchSize is how many events are stored per transaction. Default:
 	// [DefaultBatchSize].
 	BatchSize int
+	// MaxSQLBytes caps the SQL text stored per event (see
+	// [Normalizer.MaxSQLBytes]). Default: [DefaultMaxSQLBytes]; negative
+	// keeps every text whole.
+	MaxSQLBytes int
 }
 
 // Validate reports every missing option at once.
@@ -85,6 +89,14 @@ type FileReport struct {
 	Skipped bool `json:"skipped,omitempty"`
 	// Error is set when the file could not be detected or read to the end.
 	Error string `json:"error,omitempty"`
+	// Note says why an input was skipped without an error: a Spark
+	// rolling event log directory without events yet (see
+	// [collectors.Input.Note]).
+	Note string `json:"note,omitempty"`
+	// TruncatedTail is set when the input is a log still being written
+	// whose end was cut off; what was complete was collected, the rest is
+	// read when the file has grown.
+	TruncatedTail bool `json:"truncated_tail,omitempty"`
 }
 
 // Report is what [Run] did.
@@ -96,7 +108,9 @@ type Report struct {
 	Duplicates int `json:"duplicates"`
 	Bad        int `json:"bad"`
 	Skipped    int `json:"skipped"`
-	// BadRecords are the first [MaxBadRecords] bad records, with file:line.
+	// BadRecords are the first [MaxBadRecords] bad records, with file:line,
+	// at most [collectors.DefaultMaxBadPerFile] of each file (FileReport.Bad
+	// counts them all).
 	BadRecords []collectors.BadRecord `json:"bad_records,omitempty"`
 	// Unresolved counts, per table name as the query wrote it (with the
 	// event's defaults applied), the events that referenced a table the
@@ -145,7 +159,9 @@ func run(ctx context.Context, opts Options, st *store.Store) (*Report, error) {
 	if err != nil {
 		return rep, fmt.Errorf("collect: %w", err)
 	}
-	norm := &normalizer{n: NewNormalizer(opts.Config, opts.Resolver), rep: rep}
+	nz := NewNormalizer(opts.Config, opts.Resolver)
+	nz.MaxSQLBytes = opts.MaxSQLBytes
+	norm := &normalizer{n: nz, rep: rep}
 	for _, in := range inputs {
 		if err := ctx.Err(); err != nil {
 			return rep, err
@@ -240,6 +256,9 @@ func (b *batcher) flush(ctx context.Context) error {
 
 // fileState is the size and latest modification time of an input's parts.
 func fileState(in collectors.Input) (int64, time.Time, error) {
+	if in.Err != nil {
+		return 0, time.Time{}, in.Err
+	}
 	var size int64
 	var mtime time.Time
 	for _, p := range in.Parts {
@@ -276,6 +295,10 @@ func collectInput(ctx context.Context, opts Options, st *store.Store, norm *norm
 		}
 		return nil
 	}
+	if len(in.Parts) == 0 {
+		fr.Note = in.Note // nothing to read yet; nothing to record
+		return nil
+	}
 	if !opts.Force {
 		rec, ok, err := st.File(ctx, key)
 		if err != nil {
@@ -304,6 +327,7 @@ func collectInput(ctx context.Context, opts Options, st *store.Store, norm *norm
 	if len(stats.Files) > 0 {
 		fs := stats.Files[0]
 		fr.Source, fr.Events, fr.Bad, fr.Error = fs.Source, fs.Events, fs.BadRecords, fs.Err
+		fr.TruncatedTail = fs.TruncatedTail
 		fr.Duplicates += fs.Duplicates
 	}
 	if cerr != nil {

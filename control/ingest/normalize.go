@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/apache/iceberg-go"
 
@@ -21,7 +22,7 @@ import (
 // for an engine whose events carry no SQL of a known dialect.
 func Dialect(e collectors.Engine) (extract.Dialect, bool) {
 	switch e {
-	case collectors.EngineTrino:
+	case collectors.EngineTrino, collectors.EnginePresto:
 		return extract.Trino, true
 	case collectors.EngineAthena:
 		return extract.Athena, true
@@ -44,6 +45,13 @@ const maxWarningKinds = 200
 // table lookup for its lifetime, so use one per collection run or bound
 // its life when the catalogs change. It is safe for concurrent use.
 type Normalizer struct {
+	// MaxSQLBytes caps the SQL text an event keeps: a longer text (a
+	// generated statement with a huge IN list, say) is cut at a character
+	// boundary after its predicates were extracted from all of it, and
+	// the event is marked SQLTruncated. Default: [DefaultMaxSQLBytes];
+	// negative keeps every text whole.
+	MaxSQLBytes int
+
 	cfg *config.Config
 	res Resolver
 
@@ -78,6 +86,10 @@ type resolved struct {
 func (r resolved) qualified() string {
 	return r.catalog + "." + strings.Join(r.ns, ".") + "." + r.name
 }
+
+// DefaultMaxSQLBytes is the default of Normalizer.MaxSQLBytes and
+// Options.MaxSQLBytes: 1 MiB, far above any hand-written statement.
+const DefaultMaxSQLBytes = 1 << 20
 
 // NewNormalizer returns a normalizer that maps engine catalogs with cfg
 // and finds tables with res.
@@ -274,6 +286,7 @@ func (n *Normalizer) normalize(ctx context.Context, ev *collectors.QueryEvent) e
 		n.canonicalize(ev, a)
 		ev.Tables = append(ev.Tables, a.t)
 	}
+	n.capSQL(ev)
 	return nil
 }
 
@@ -342,6 +355,25 @@ func (s *sqlSchemas) locate(path string) (extract.TableRef, bool) {
 	}
 	s.n.located[strings.ToLower(ref.QualifiedName())] = r
 	return ref, true
+}
+
+// capSQL cuts an SQL text longer than MaxSQLBytes, at a UTF-8 character
+// boundary, and marks the event truncated.
+func (n *Normalizer) capSQL(ev *collectors.QueryEvent) {
+	limit := n.MaxSQLBytes
+	if limit == 0 {
+		limit = DefaultMaxSQLBytes
+	}
+	if limit < 0 || len(ev.SQL) <= limit {
+		return
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(ev.SQL[cut]) {
+		cut--
+	}
+	n.warn("SQL text longer than %d bytes truncated (its predicates were read from the whole text)", limit)
+	ev.SQL = strings.Clone(ev.SQL[:cut])
+	ev.SQLTruncated = true
 }
 
 // sqlAccesses turns the tables and scans of a parsed statement into

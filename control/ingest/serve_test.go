@@ -27,7 +27,7 @@ func TestServeIcebergScanReports(t *testing.T) {
 		done <- ingest.Serve(ctx, ln, st, ingest.ServeOptions{Endpoint: ingest.EndpointIceberg, Normalizer: ingest.NewNormalizer(l.cfg, l.resolver)})
 	}()
 
-	body := `{"report-type":"scan-report","table-name":"sales.orders","snapshot-id":1,
+	body := `{"report-type":"scan-report","table-name":"sales.orders","snapshot-id":1,"schema-id":0,"projected-field-ids":[4],
 	  "filter":{"type":"eq","term":"customer_id","value":42},
 	  "projected-field-names":["amount"],
 	  "metrics":{"result-data-files":{"unit":"count","value":3},"skipped-data-files":{"unit":"count","value":41}}}`

@@ -24,8 +24,9 @@
 // Times are stored as UTC Unix nanoseconds and read back in UTC. Every
 // TableAccess is stored with its filter tree as the JSON of
 // [expr.Node]; its predicate leaves are also flattened into the
-// predicates table (canonical column, transform, op, values) for
-// aggregate queries such as [Store.TableStats]. [Store.Queries] restores
+// predicates table (canonical column, transform, op, values — up to
+// [MaxIndexedValues] of them; longer lists only in the tree) for aggregate
+// queries such as [Store.TableStats]. [Store.Queries] restores
 // events with their accesses, column uses and filter trees.
 //
 // Metadata tables (t$snapshots) are stored against their base table with

@@ -36,6 +36,13 @@ func MetadataTable(t *collectors.TableAccess) (string, bool) {
 	return meta, true
 }
 
+// MaxIndexedValues is how many literal values a predicates row repeats
+// from the filter tree it indexes. The tree (filter_json of the access) is
+// where an event's values are kept; a longer list — a generated IN list of
+// thousands of ids — is stored there alone, and its predicates row has no
+// values, so that it is not stored twice.
+const MaxIndexedValues = 100
+
 // InsertEvents stores events in one transaction. An event whose (Source,
 // QueryID) is already stored is left as it is and counted in duplicates,
 // so inserting the same batch twice stores each event once — except that
@@ -231,8 +238,8 @@ func (w *writer) insertAccess(ctx context.Context, eventID int64, ord int, t *co
 			return
 		}
 		vals := p.Values
-		if vals == nil {
-			vals = []expr.Value{}
+		if vals == nil || len(vals) > MaxIndexedValues {
+			vals = []expr.Value{} // the full list is in the access's filter tree
 		}
 		b, err := json.Marshal(vals)
 		if err != nil {
