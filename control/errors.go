@@ -3,8 +3,10 @@ package control
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/lake"
 )
 
 // ErrStalePlan is returned (wrapped) by [Optimize] with a PlanID when the
@@ -52,3 +54,41 @@ func (e *PlanStateError) Is(target error) bool { return target == store.ErrState
 // candidate to choose. It is the caller's input that is wrong: name a
 // layout other than current. Test with errors.Is.
 var ErrNothingToPlan = errors.New("nothing to plan: name a layout other than current")
+
+// ErrNoQueries is matched by the [*NoQueriesError] that [Project] and
+// [PlanBest] return when they were given no workload file and no query of
+// the table was collected: a projection of no queries says nothing. Test
+// with errors.Is.
+var ErrNoQueries = errors.New("no queries collected")
+
+// NoQueriesError says that no query of Table was collected (within Since
+// when it is set) and how to get some.
+type NoQueriesError struct {
+	Table lake.Ident
+	// Since is the window that was searched; 0 means all collected queries.
+	Since time.Duration
+}
+
+func (e *NoQueriesError) Error() string {
+	within := ""
+	if e.Since > 0 {
+		within = " in the last " + formatWindow(e.Since)
+	}
+	return fmt.Sprintf("no queries of %s collected%s; run 'floe collect PATH…' first, or pass --workload FILE of SQL statements", e.Table, within)
+}
+
+// Is reports whether target is [ErrNoQueries].
+func (e *NoQueriesError) Is(target error) bool { return target == ErrNoQueries }
+
+// formatWindow prints a duration as the CLI's flags take it: 30d, 12h, 90m.
+func formatWindow(d time.Duration) string {
+	switch {
+	case d%(24*time.Hour) == 0:
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d%time.Minute == 0:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	}
+	return d.String()
+}

@@ -44,7 +44,9 @@ type Projections struct {
 // Project replays the table's workload against each layout without moving
 // any data: candidates → projections, the common core of simulate, plan and
 // an adaptive trigger. st holds the collected queries; it may be nil only
-// when both opts.Workload.SQL and opts.Layouts are given.
+// when both opts.Workload.SQL and opts.Layouts are given. Without a workload
+// file and with no collected query of the table it returns a
+// [*NoQueriesError].
 func Project(ctx context.Context, st *store.Store, state *lake.State, opts ProjectOptions) (Projections, error) {
 	id := state.Ident
 	res := Projections{Table: id, State: state, ZOrderMode: opts.ZOrderMode}
@@ -53,6 +55,9 @@ func Project(ctx context.Context, st *store.Store, state *lake.State, opts Proje
 		return res, err
 	}
 	res.Workload = w
+	if opts.Workload.SQL == nil && len(w.Queries) == 0 {
+		return res, &NoQueriesError{Table: id, Since: opts.Workload.Since}
+	}
 	layouts := slices.Clone(opts.Layouts)
 	if len(layouts) == 0 {
 		if st == nil {

@@ -150,11 +150,12 @@ func ListTables(ctx context.Context, catName string, cat catalog.Catalog) ([]Ide
 	return slices.CompactFunc(out, func(a, b Ident) bool { return a.String() == b.String() }), nil
 }
 
-// LoadTable loads a table. A missing table is a [NoSuchTableError].
+// LoadTable loads a table. A missing table, or a missing namespace of it, is
+// a [NoSuchTableError].
 func LoadTable(ctx context.Context, cat catalog.Catalog, id Ident) (*table.Table, error) {
 	tbl, err := cat.LoadTable(ctx, id.TableIdent())
 	if err != nil {
-		if errors.Is(err, catalog.ErrNoSuchTable) {
+		if errors.Is(err, catalog.ErrNoSuchTable) || errors.Is(err, catalog.ErrNoSuchNamespace) {
 			return nil, &NoSuchTableError{Table: id, Cause: err}
 		}
 		return nil, fmt.Errorf("load table %s: %w", id, err)
@@ -167,7 +168,8 @@ func LoadTable(ctx context.Context, cat catalog.Catalog, id Ident) (*table.Table
 // [ErrNoSuchTable] and the catalog's own error with errors.Is.
 type NoSuchTableError struct {
 	Table Ident
-	// Cause is the catalog's error (iceberg-go's catalog.ErrNoSuchTable).
+	// Cause is the catalog's error (iceberg-go's catalog.ErrNoSuchTable or
+	// catalog.ErrNoSuchNamespace).
 	Cause error
 }
 

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/floe-project/floe/layout"
 )
 
 // Status is a table's health class.
@@ -260,7 +262,7 @@ func clusteringColumns(st *State, extra []string) ([]column, error) {
 	for _, name := range extra {
 		id, canon, ok := st.FieldID(name)
 		if !ok {
-			return nil, fmt.Errorf("health of %s: no column %q", st.Ident, name)
+			return nil, fmt.Errorf("health of %s: no column %q: %w", st.Ident, name, layout.ErrColumnNotFound)
 		}
 		if !seen[id] {
 			seen[id] = true

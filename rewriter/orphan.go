@@ -60,7 +60,7 @@ func (o OrphanOptions) Validate() error {
 	if o.OlderThan < 0 {
 		errs = append(errs, fmt.Errorf("older-than must not be negative, got %s", o.OlderThan))
 	} else if o.olderThanGiven() && o.OlderThan < MinOrphanAge && !o.Force {
-		errs = append(errs, fmt.Errorf("older-than %s: %w (use force to override)", o.OlderThan, ErrUnsafeAge))
+		errs = append(errs, fmt.Errorf("older-than %s: %w (Force overrides it)", o.OlderThan, ErrUnsafeAge))
 	}
 	if o.Concurrency < 0 {
 		errs = append(errs, fmt.Errorf("concurrency must be >= 1, got %d", o.Concurrency))

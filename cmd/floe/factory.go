@@ -62,7 +62,7 @@ func (f *factory) Catalog(ctx context.Context, name string) (catalog.Catalog, er
 	}
 	props, ok := cfg.Catalogs[name]
 	if !ok {
-		return nil, fmt.Errorf("%w: catalog %q is not configured in %s (have: %s)", lake.ErrNoSuchTable, name, cfg.Source, strings.Join(cfg.CatalogNames(), ", "))
+		return nil, notFoundError{fmt.Sprintf("catalog %q is not configured in %s (catalogs: %s)", name, cfg.Source, strings.Join(cfg.CatalogNames(), ", "))}
 	}
 	if err := ensureLocalDirs(props); err != nil {
 		return nil, err
@@ -142,12 +142,33 @@ func (f *factory) ResolveTable(name string) (lake.Ident, error) {
 	return id, nil
 }
 
-// Logger is a structured logger on ErrOut, level from FLOE_LOG_LEVEL.
+// requireTable resolves name and loads the table from its catalog: a name
+// that is no table is a [lake.NoSuchTableError] (exit 4). Verbs that list
+// records of a table (runs, queries) call it when they found none.
+func requireTable(ctx context.Context, f *factory, name string) error {
+	id, err := f.ResolveTable(name)
+	if err != nil {
+		return err
+	}
+	cat, err := f.Catalog(ctx, id.Catalog)
+	if err != nil {
+		return err
+	}
+	_, err = lake.LoadTable(ctx, cat, id)
+	return err
+}
+
+// Logger is a structured logger on ErrOut, with the configuration's log
+// level and format (FLOE_LOG_LEVEL, FLOE_LOG_FORMAT; validated when the
+// configuration loads, so a verb that got this far has a good one).
 func (f *factory) Logger() *slog.Logger {
-	level := slog.LevelWarn
-	_ = level.UnmarshalText([]byte(os.Getenv("FLOE_LOG_LEVEL")))
+	level, format := slog.LevelWarn, "text"
+	if cfg, err := f.Config(); err == nil {
+		_ = level.UnmarshalText([]byte(cfg.Log.Level))
+		format = strings.ToLower(cfg.Log.Format)
+	}
 	opts := &slog.HandlerOptions{Level: level}
-	if os.Getenv("FLOE_LOG_FORMAT") == "json" {
+	if format == "json" {
 		return slog.New(slog.NewJSONHandler(f.IO.ErrOut, opts))
 	}
 	return slog.New(slog.NewTextHandler(f.IO.ErrOut, opts))

@@ -59,6 +59,12 @@ func runPlanList(ctx context.Context, opts *planListOptions) error {
 	if err != nil {
 		return err
 	}
+	if len(plans) == 0 && opts.Table != "" {
+		// A name that is no table exits 4, as in every verb (runs, queries).
+		if err := requireTable(ctx, opts.f, opts.Table); err != nil {
+			return err
+		}
+	}
 	if len(plans) == 0 && opts.Output != outputJSON {
 		fmt.Fprintln(opts.f.IO.ErrOut, "no plans; propose one with 'floe plan TABLE'")
 		return nil

@@ -67,6 +67,11 @@ func runQueries(ctx context.Context, opts *queriesOptions) error {
 		if err != nil {
 			return err
 		}
+		if len(evs) == 0 && opts.Table != "" {
+			if err := requireTable(ctx, opts.f, opts.Table); err != nil {
+				return err
+			}
+		}
 		// The store returns the newest events in time order; the verb
 		// lists them most recent first, as its help says.
 		slices.Reverse(evs)
@@ -93,6 +98,17 @@ func runQueries(ctx context.Context, opts *queriesOptions) error {
 	stats, err := st.TableStats(ctx, filter, 5)
 	if err != nil {
 		return err
+	}
+	if len(stats) == 0 && opts.Table != "" {
+		// Queries of a dropped table stay listed; with none, a name that is
+		// no table is an error (exit 4), not "no queries collected".
+		if err := requireTable(ctx, opts.f, opts.Table); err != nil {
+			return err
+		}
+		if opts.Output != outputJSON {
+			fmt.Fprintf(opts.f.IO.ErrOut, "no queries collected for %s; run 'floe collect PATH…'\n", opts.Table)
+			return nil
+		}
 	}
 	return renderTableStats(opts.f.IO, opts.Output, stats)
 }

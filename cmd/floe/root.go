@@ -1,6 +1,10 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"strings"
+
 	"github.com/spf13/cobra"
 )
 
@@ -18,6 +22,10 @@ With no configuration floe uses an embedded local warehouse in ./floe-data
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Version:       rootVersion(),
+		// An unknown verb is a usage error (exit 2), with cobra's
+		// suggestions; floe alone prints help.
+		Args: wrapArgs(unknownVerb),
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	root.SetVersionTemplate("floe {{.Version}}\n")
 	root.PersistentFlags().StringVar(&f.ConfigPath, "config", "", "configuration file (default: $FLOE_CONFIG, ./floe.yaml, then the embedded default)")
@@ -45,6 +53,24 @@ With no configuration floe uses an embedded local warehouse in ./floe-data
 		newVersionCmd(f),
 	)
 	return root
+}
+
+// unknownVerb refuses any argument to the root: it is a verb floe does not
+// have.
+func unknownVerb(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2
+	}
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += fmt.Sprintf("; did you mean %s?", strings.Join(s, " or "))
+	} else {
+		msg += "; run 'floe --help' for the list of commands"
+	}
+	return errors.New(msg)
 }
 
 // exactArgs and friends wrap cobra's argument checks as flag errors, so

@@ -52,6 +52,13 @@ func runRuns(ctx context.Context, opts *runsOptions) error {
 	if err != nil {
 		return err
 	}
+	if len(runs) == 0 && opts.Table != "" {
+		// The runs of a dropped table stay listed; with none, a name that is
+		// no table is an error (exit 4), not an empty list.
+		if err := requireTable(ctx, opts.f, opts.Table); err != nil {
+			return err
+		}
+	}
 	if opts.Output == outputJSON {
 		return writeJSON(opts.f.IO.Out, runs)
 	}

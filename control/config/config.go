@@ -4,12 +4,15 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/parser"
 )
 
 //go:embed default.yaml
@@ -37,10 +40,33 @@ type Config struct {
 	Telemetry TelemetryConfig `yaml:"telemetry"`
 	// Health holds the defaults used by table health.
 	Health HealthConfig `yaml:"health"`
+	// Log configures floe's structured log on standard error.
+	Log LogConfig `yaml:"log"`
 
 	// Source is the file the configuration came from, or "(embedded default)".
 	Source string `yaml:"-"`
+
+	// raw is the file's text, to find the line of a key that fails
+	// validation; envKeys maps a key an environment variable set to the
+	// variable, to report a bad value under its name.
+	raw     []byte
+	envKeys map[string]string
 }
+
+// LogConfig configures the log floe writes to standard error.
+type LogConfig struct {
+	// Level is the least severe level logged: debug, info, warn or error.
+	// Default: warn.
+	Level string `yaml:"level"`
+	// Format is text or json. Default: text.
+	Format string `yaml:"format"`
+}
+
+// LogLevels and LogFormats are the values of log.level and log.format.
+var (
+	LogLevels  = []string{"debug", "info", "warn", "error"}
+	LogFormats = []string{"text", "json"}
+)
 
 // StateConfig locates the state store.
 type StateConfig struct {
@@ -136,11 +162,12 @@ func Load(opts Options) (*Config, error) {
 		}
 		opts.WorkDir = wd
 	}
-	path := opts.Path
+	path, from := opts.Path, "--config"
 	if path == "" {
-		path = opts.Getenv("FLOE_CONFIG")
+		path, from = opts.Getenv("FLOE_CONFIG"), "FLOE_CONFIG"
 	}
 	if path == "" {
+		from = ""
 		if _, err := os.Stat(filepath.Join(opts.WorkDir, "floe.yaml")); err == nil {
 			path = filepath.Join(opts.WorkDir, "floe.yaml")
 		}
@@ -151,8 +178,11 @@ func Load(opts Options) (*Config, error) {
 	)
 	if path != "" {
 		b, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) && from != "" {
+			return nil, fmt.Errorf("%w: config file %s (from %s) does not exist", ErrInvalid, path, from)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("load config: %w", err)
+			return nil, fmt.Errorf("%w: read config: %w", ErrInvalid, err)
 		}
 		data, source = b, path
 	} else {
@@ -171,34 +201,57 @@ func Load(opts Options) (*Config, error) {
 	return cfg, nil
 }
 
-// Parse decodes a configuration file strictly. Errors name the source, the
-// line and the key.
+// Parse decodes a configuration file strictly. Errors wrap [ErrInvalid] and
+// name the source, the line and the key.
 func Parse(source string, data []byte) (*Config, error) {
-	cfg := &Config{Source: source}
+	cfg := &Config{Source: source, raw: data}
 	if len(strings.TrimSpace(string(data))) == 0 {
 		return cfg, nil
 	}
 	if err := yaml.UnmarshalWithOptions(data, cfg, yaml.Strict()); err != nil {
-		return nil, fmt.Errorf("config %s: %s", source, formatYAMLError(err))
+		return nil, fmt.Errorf("%w: %s", ErrInvalid, formatYAMLError(source, err))
 	}
-	cfg.Source = source
+	cfg.Source, cfg.raw = source, data
 	return cfg, nil
 }
 
-// formatYAMLError turns a go-yaml error into "line L: message" without the
-// source excerpt and colours go-yaml prints by default.
-func formatYAMLError(err error) string {
-	msg := yaml.FormatError(err, false, false)
-	// go-yaml prints "[3:5] unknown field "x"": make it "line 3, column 5: …".
+// formatYAMLError turns a go-yaml error into "file:line:column: message"
+// without the source excerpt and colours go-yaml prints by default.
+func formatYAMLError(source string, err error) string {
+	msg := strings.TrimSpace(yaml.FormatError(err, false, false))
+	// go-yaml prints "[3:5] unknown field "x"" and an excerpt below it.
+	msg, _, _ = strings.Cut(msg, "\n")
 	if strings.HasPrefix(msg, "[") {
 		if end := strings.Index(msg, "]"); end > 0 {
-			pos := msg[1:end]
-			if l, c, ok := strings.Cut(pos, ":"); ok {
-				msg = fmt.Sprintf("line %s, column %s: %s", l, c, strings.TrimSpace(msg[end+1:]))
-			}
+			return source + ":" + msg[1:end] + ": " + strings.TrimSpace(msg[end+1:])
 		}
 	}
-	return strings.TrimSpace(msg)
+	return source + ": " + msg
+}
+
+// where is the place to report a problem with key (its path segments):
+// the environment variable that set it, else "file:line" when the file
+// holds the key, else the file.
+func (c *Config) where(segs ...string) string {
+	if env, ok := c.envKeys[strings.Join(segs, ".")]; ok {
+		return env
+	}
+	if len(c.raw) == 0 || c.Source == "" || strings.HasPrefix(c.Source, "(") {
+		return c.Source
+	}
+	f, err := parser.ParseBytes(c.raw, 0)
+	if err != nil {
+		return c.Source
+	}
+	b := (&yaml.PathBuilder{}).Root()
+	for _, s := range segs {
+		b = b.Child(s)
+	}
+	n, err := b.Build().FilterFile(f)
+	if err != nil || n == nil || n.GetToken() == nil {
+		return c.Source
+	}
+	return fmt.Sprintf("%s:%d", c.Source, n.GetToken().Position.Line)
 }
 
 // ErrInvalid is returned (wrapped) when a configuration fails validation.
@@ -240,6 +293,12 @@ func (c *Config) finish(workDir string) error {
 	if c.Health.TargetFileSize == "" {
 		c.Health.TargetFileSize = "512MiB"
 	}
+	if c.Log.Level == "" {
+		c.Log.Level = "warn"
+	}
+	if c.Log.Format == "" {
+		c.Log.Format = "text"
+	}
 	return c.Validate()
 }
 
@@ -260,41 +319,74 @@ func sqliteDSN(uri, workDir string) string {
 	return "file:" + path + "?" + query
 }
 
-// Validate reports every problem at once, naming the key.
+// Validate reports every problem at once, naming the key and where it was
+// set (file and line, or the environment variable). Besides the keys'
+// values it checks that catalog property names are known (see
+// [CatalogPropertyPrefixes]) and that the state store's directory exists
+// unless it is inside data_dir, which floe creates.
 func (c *Config) Validate() error {
 	var errs []error
-	bad := func(key, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: %s: %s", c.Source, key, fmt.Sprintf(format, args...)))
+	bad := func(segs []string, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s: %s", c.where(segs...), strings.Join(segs, "."), fmt.Sprintf(format, args...)))
 	}
+	key := func(segs ...string) []string { return segs }
 	if len(c.Catalogs) == 0 {
-		bad("catalogs", "at least one catalog is required")
+		bad(key("catalogs"), "at least one catalog is required")
 	}
-	names := make([]string, 0, len(c.Catalogs))
-	for name := range c.Catalogs {
-		names = append(names, name)
-	}
-	sort.Strings(names)
+	names := c.CatalogNames()
 	for _, name := range names {
 		props := c.Catalogs[name]
 		if strings.ContainsAny(name, ". ") || name == "" {
-			bad("catalogs."+name, "catalog names may not be empty or contain dots or spaces")
+			bad(key("catalogs", name), "catalog names may not be empty or contain dots or spaces")
 		}
 		if props["type"] == "" && !strings.Contains(props["uri"], "://") {
-			bad("catalogs."+name+".type", "required (rest, sql, glue, hive or hadoop) unless uri has a scheme")
+			bad(key("catalogs", name, "type"), "required (%s) unless uri has a scheme", orList(CatalogTypes))
+		}
+		pkeys := make([]string, 0, len(props))
+		for k := range props {
+			pkeys = append(pkeys, k)
+		}
+		sort.Strings(pkeys)
+		for _, k := range pkeys {
+			if msg := checkCatalogKey(k); msg != "" {
+				bad(key("catalogs", name, k), "%s", msg)
+			} else if msg := checkCatalogValue(k, props[k]); msg != "" {
+				bad(key("catalogs", name, k), "%s", msg)
+			}
 		}
 	}
 	if c.DefaultCatalog != "" {
 		if _, ok := c.Catalogs[c.DefaultCatalog]; !ok {
-			bad("default_catalog", "%q is not one of the catalogs (%s)", c.DefaultCatalog, strings.Join(names, ", "))
+			bad(key("default_catalog"), "%q is not one of the catalogs (%s)", c.DefaultCatalog, strings.Join(names, ", "))
 		}
 	}
 	if _, err := ParseSize(c.Health.TargetFileSize); err != nil {
-		bad("health.target_file_size", "%v", err)
+		bad(key("health", "target_file_size"), "%v", err)
 	}
-	for engine, m := range c.Telemetry.CatalogMap {
-		for ec, fc := range m {
-			if _, ok := c.Catalogs[fc]; !ok {
-				bad("telemetry.catalog_map."+engine+"."+ec, "%q is not one of the catalogs", fc)
+	if !slices.Contains(LogLevels, strings.ToLower(c.Log.Level)) {
+		bad(key("log", "level"), "%q: want %s", c.Log.Level, orList(LogLevels))
+	}
+	if !slices.Contains(LogFormats, strings.ToLower(c.Log.Format)) {
+		bad(key("log", "format"), "%q: want %s", c.Log.Format, orList(LogFormats))
+	}
+	if msg := c.checkStatePath(); msg != "" {
+		bad(key("state", "path"), "%s", msg)
+	}
+	engines := make([]string, 0, len(c.Telemetry.CatalogMap))
+	for e := range c.Telemetry.CatalogMap {
+		engines = append(engines, e)
+	}
+	sort.Strings(engines)
+	for _, engine := range engines {
+		m := c.Telemetry.CatalogMap[engine]
+		ecs := make([]string, 0, len(m))
+		for ec := range m {
+			ecs = append(ecs, ec)
+		}
+		sort.Strings(ecs)
+		for _, ec := range ecs {
+			if _, ok := c.Catalogs[m[ec]]; !ok {
+				bad(key("telemetry", "catalog_map", engine, ec), "%q is not one of the catalogs (%s)", m[ec], strings.Join(names, ", "))
 			}
 		}
 	}
@@ -302,6 +394,34 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
 	}
 	return nil
+}
+
+// checkStatePath says what is wrong with state.path, or "". floe creates
+// data_dir and directories inside it on first use (the embedded default
+// must work on a fresh machine); a path elsewhere must be in a directory
+// that exists, so that a typo does not start an empty state store.
+func (c *Config) checkStatePath() string {
+	p := c.State.Path
+	if p == "" {
+		return "required"
+	}
+	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+		return fmt.Sprintf("%s is a directory; name the database file, such as %s", p, filepath.Join(p, "state.db"))
+	}
+	dir := filepath.Dir(p)
+	if c.DataDir != "" {
+		if rel, err := filepath.Rel(c.DataDir, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return ""
+		}
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("directory %s does not exist; create it, or put the state under data_dir (%s), which floe creates", dir, c.DataDir)
+	case !fi.IsDir():
+		return fmt.Sprintf("%s is not a directory", dir)
+	}
+	return ""
 }
 
 // TargetFileSizeBytes is the parsed health.target_file_size.

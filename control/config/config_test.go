@@ -44,12 +44,12 @@ func TestErrorsNameFileLineAndKey(t *testing.T) {
 		name, file string
 		want       []string
 	}{
-		{"unknown key", "catalogs:\n  a: {type: rest}\nhealth:\n  target_size: 1\n", []string{"floe.yaml", "line 4", "target_size"}},
+		{"unknown key", "catalogs:\n  a: {type: rest}\nhealth:\n  target_size: 1\n", []string{"floe.yaml:4:", "target_size"}},
 		{"bad size", "catalogs:\n  a: {type: rest, uri: 'http://x'}\nhealth:\n  target_file_size: lots\n", []string{"floe.yaml", "health.target_file_size", "lots"}},
 		{"unknown default", "default_catalog: nope\ncatalogs:\n  a: {type: rest}\n", []string{"default_catalog", `"nope"`}},
 		{"no type", "catalogs:\n  a: {warehouse: x}\n", []string{"catalogs.a.type"}},
 		{"bad map", "catalogs:\n  a: {type: sql}\ntelemetry:\n  catalog_map:\n    trino: {iceberg: b}\n", []string{"telemetry.catalog_map.trino.iceberg"}},
-		{"not yaml", "catalogs: [\n", []string{"floe.yaml", "line"}},
+		{"not yaml", "catalogs: [\n", []string{"floe.yaml:"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := load(t, tc.file)

@@ -1,11 +1,20 @@
 // Package config loads floe.yaml: the named Iceberg catalogs (with
 // iceberg-go's own property names), where floe keeps its state, the mapping
-// from engine catalog names to floe catalogs used by telemetry, and the
-// health defaults.
+// from engine catalog names to floe catalogs used by telemetry, the health
+// defaults and the log settings.
 //
 // Lookup order for the file: --config, $FLOE_CONFIG, ./floe.yaml, then the
 // embedded default (a SQL catalog on SQLite and a file:// warehouse under
-// ./floe-data). The file is decoded strictly: an unknown key or a value of the
+// ./floe-data); a file named by --config or $FLOE_CONFIG that does not exist
+// is an error. The file is decoded strictly: an unknown key or a value of the
 // wrong type is an error naming the file, line and key. FLOE_* environment
-// variables then override keys (see [ApplyEnv]); flags override both.
+// variables then override keys (see [Config.ApplyEnv]); flags override both.
+//
+// Nothing is silently accepted: [Config.Validate] reports every problem at
+// once, each naming where it was set (file:line or the variable), and every
+// error wraps [ErrInvalid] (the CLI exits 2). Besides the keys' values it
+// refuses catalog property names that are neither known nor under one of
+// [CatalogPropertyPrefixes], a catalog type floe does not link in, an
+// environment variable for a catalog the file does not define, and a state
+// store outside data_dir in a directory that does not exist.
 package config

@@ -11,21 +11,6 @@ import (
 // EnvPrefix starts every environment variable floe reads.
 const EnvPrefix = "FLOE_"
 
-// knownCatalogKeys lets FLOE_CATALOG__NAME__S3_ACCESS_KEY_ID find the
-// property s3.access-key-id when the file does not set it: environment
-// names cannot hold dots or dashes, so they are matched with both as "_".
-var knownCatalogKeys = []string{
-	"type", "uri", "warehouse", "credential", "token", "scope", "prefix",
-	"sql.driver", "sql.dialect", "init_catalog_tables",
-	"s3.region", "s3.endpoint", "s3.access-key-id", "s3.secret-access-key", "s3.session-token",
-	"s3.force-virtual-addressing", "s3.remote-signing-enabled",
-	"gcs.project-id", "gcs.endpoint", "gcs.keypath", "gcs.jsonkey", "gcs.use-json-api",
-	"adls.account-name", "adls.account-key", "adls.sas-token", "adls.connection-string", "adls.endpoint",
-	"glue.region", "glue.endpoint", "glue.id", "glue.access-key-id", "glue.secret-access-key", "glue.session-token", "glue.profile",
-	"rest.sigv4-enabled", "rest.signing-region", "rest.signing-name", "rest.access-key-id", "rest.secret-access-key",
-	"header.x-iceberg-access-delegation", "oauth2-server-uri", "audience", "resource",
-}
-
 func envForm(key string) string {
 	return strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(key))
 }
@@ -33,18 +18,30 @@ func envForm(key string) string {
 // ApplyEnv overrides keys from FLOE_* variables given as KEY=VALUE:
 //
 //	FLOE_DATA_DIR, FLOE_DEFAULT_CATALOG, FLOE_STATE_PATH,
-//	FLOE_HEALTH_TARGET_FILE_SIZE,
+//	FLOE_HEALTH_TARGET_FILE_SIZE, FLOE_LOG_LEVEL, FLOE_LOG_FORMAT,
 //	FLOE_CATALOG__<NAME>__<PROPERTY>   (catalogs.<name>.<property>)
 //	FLOE_TELEMETRY__<ENGINE>__<ENGINE_CATALOG>=<floe catalog>
 //
 // "__" separates path segments. A property segment matches an existing or
-// well-known property with "." and "-" read as "_" (S3_ACCESS_KEY_ID →
-// s3.access-key-id); otherwise it is lower-cased as is. Catalog and engine
-// names are lower-cased. FLOE_CONFIG only chooses the file. An unknown
-// FLOE_ variable is an error, so a typo does not go unnoticed.
+// known property with "." and "-" read as "_" (S3_ACCESS_KEY_ID →
+// s3.access-key-id); a segment under one of [CatalogPropertyPrefixes] that
+// matches none is read as the prefix, a dot, and the rest with "_" as "-"
+// (HEADER_X_TENANT → header.x-tenant). Catalog and engine names are
+// lower-cased. A catalog variable overrides a catalog of the file: it cannot
+// define one, so a credential meant for a misspelt catalog is an error, not
+// lost. FLOE_CONFIG only chooses the file, FLOE_NO_PROGRESS=1 turns progress
+// bars off. An unknown FLOE_ variable, an unknown property and a bad value
+// are errors, so a typo does not go unnoticed; empty values count as unset.
 func (c *Config) ApplyEnv(environ []string) error {
 	sort.Strings(environ)
 	var errs []string
+	set := func(key, env string, dst *string, v string) {
+		if v == "" {
+			return
+		}
+		*dst = v
+		c.setBy(key, env)
+	}
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || !strings.HasPrefix(k, EnvPrefix) {
@@ -53,14 +50,23 @@ func (c *Config) ApplyEnv(environ []string) error {
 		rest := strings.TrimPrefix(k, EnvPrefix)
 		switch {
 		case rest == "CONFIG":
+		case rest == "NO_PROGRESS":
+			// Read by the CLI's terminal detection: any value turns bars off.
+			if v != "" && v != "1" && !strings.EqualFold(v, "true") {
+				errs = append(errs, fmt.Sprintf("%s=%s: set it to 1 to turn progress bars off, or unset it", k, v))
+			}
 		case rest == "DATA_DIR":
-			c.DataDir = v
+			set("data_dir", k, &c.DataDir, v)
 		case rest == "DEFAULT_CATALOG":
-			c.DefaultCatalog = v
+			set("default_catalog", k, &c.DefaultCatalog, v)
 		case rest == "STATE_PATH":
-			c.State.Path = v
+			set("state.path", k, &c.State.Path, v)
 		case rest == "HEALTH_TARGET_FILE_SIZE":
-			c.Health.TargetFileSize = v
+			set("health.target_file_size", k, &c.Health.TargetFileSize, v)
+		case rest == "LOG_LEVEL":
+			set("log.level", k, &c.Log.Level, v)
+		case rest == "LOG_FORMAT":
+			set("log.format", k, &c.Log.Format, v)
 		case strings.HasPrefix(rest, "CATALOG__"):
 			parts := strings.Split(strings.TrimPrefix(rest, "CATALOG__"), "__")
 			if len(parts) != 2 || parts[0] == "" || parts[1] == "" {
@@ -68,15 +74,22 @@ func (c *Config) ApplyEnv(environ []string) error {
 				continue
 			}
 			name := strings.ToLower(parts[0])
-			if c.Catalogs == nil {
-				c.Catalogs = map[string]Props{}
+			props, ok := c.Catalogs[name]
+			if !ok {
+				errs = append(errs, fmt.Sprintf("%s: no catalog %q in %s (catalogs: %s); a variable only overrides a catalog of the file, so define catalogs.%s there first",
+					k, name, c.Source, strings.Join(c.CatalogNames(), ", "), name))
+				continue
 			}
-			props := c.Catalogs[name]
-			if props == nil {
-				props = Props{}
-				c.Catalogs[name] = props
+			key := c.catalogKey(props, parts[1])
+			if msg := checkCatalogKey(key); msg != "" {
+				errs = append(errs, fmt.Sprintf("%s: %s: %s", k, key, msg))
+				continue
 			}
-			props[c.catalogKey(props, parts[1])] = v
+			if v == "" {
+				continue
+			}
+			props[key] = v
+			c.setBy("catalogs."+name+"."+key, k)
 		case strings.HasPrefix(rest, "TELEMETRY__"):
 			parts := strings.Split(strings.TrimPrefix(rest, "TELEMETRY__"), "__")
 			if len(parts) != 2 || parts[0] == "" || parts[1] == "" {
@@ -90,13 +103,15 @@ func (c *Config) ApplyEnv(environ []string) error {
 			if c.Telemetry.CatalogMap[engine] == nil {
 				c.Telemetry.CatalogMap[engine] = map[string]string{}
 			}
-			c.Telemetry.CatalogMap[engine][strings.ToLower(parts[1])] = v
+			ec := strings.ToLower(parts[1])
+			c.Telemetry.CatalogMap[engine][ec] = v
+			c.setBy("telemetry.catalog_map."+engine+"."+ec, k)
 		default:
-			// Variables owned by other parts of floe (logging, output) are
-			// read where they are used.
-			if !isOwnedElsewhere(rest) {
-				errs = append(errs, k+": unknown floe environment variable")
+			msg := k + ": unknown floe environment variable"
+			if s := suggest(rest, envNames); s != "" {
+				msg += " (did you mean FLOE_" + s + "?)"
 			}
+			errs = append(errs, msg)
 		}
 	}
 	if len(errs) > 0 {
@@ -105,15 +120,23 @@ func (c *Config) ApplyEnv(environ []string) error {
 	return nil
 }
 
-// isOwnedElsewhere lists FLOE_ variables that are not configuration keys.
-func isOwnedElsewhere(rest string) bool {
-	switch rest {
-	case "LOG_LEVEL", "LOG_FORMAT", "OUTPUT", "NO_PROGRESS":
-		return true
+// envNames are the fixed FLOE_ variables, without the prefix, for
+// suggestions.
+var envNames = []string{"CONFIG", "NO_PROGRESS", "DATA_DIR", "DEFAULT_CATALOG", "STATE_PATH",
+	"HEALTH_TARGET_FILE_SIZE", "LOG_LEVEL", "LOG_FORMAT", "CATALOG__", "TELEMETRY__"}
+
+// setBy records that the environment variable env set key, so that a bad
+// value is reported under the variable's name.
+func (c *Config) setBy(key, env string) {
+	if c.envKeys == nil {
+		c.envKeys = map[string]string{}
 	}
-	return false
+	c.envKeys[key] = env
 }
 
+// catalogKey is the property an environment segment names: an existing or
+// known property in environment form, else the prefix form (see
+// [Config.ApplyEnv]), else the segment lower-cased.
 func (c *Config) catalogKey(props Props, seg string) string {
 	for k := range props {
 		if envForm(k) == seg {
@@ -123,6 +146,11 @@ func (c *Config) catalogKey(props Props, seg string) string {
 	for _, k := range knownCatalogKeys {
 		if envForm(k) == seg {
 			return k
+		}
+	}
+	for _, p := range CatalogPropertyPrefixes {
+		if rest, ok := strings.CutPrefix(seg, envForm(p)); ok && rest != "" {
+			return p + strings.ToLower(strings.ReplaceAll(rest, "_", "-"))
 		}
 	}
 	return strings.ToLower(seg)

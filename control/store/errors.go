@@ -15,3 +15,18 @@ var ErrNotFound = errors.New("not found")
 // plan is not in the state the caller expected: someone else decided or
 // ran it first. Test with errors.Is.
 var ErrStateConflict = errors.New("state changed concurrently")
+
+// NotFoundError names the plan or run that does not exist. It reads as one
+// sentence ("plan 3fa9c2d1e0b4 does not exist") and matches [ErrNotFound]
+// under errors.Is; the accessors return it, wrapped by their callers.
+type NotFoundError struct {
+	// Kind is "plan" or "run".
+	Kind string
+	// ID is the id asked for.
+	ID string
+}
+
+func (e *NotFoundError) Error() string { return e.Kind + " " + e.ID + " does not exist" }
+
+// Is reports whether target is [ErrNotFound].
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }

@@ -75,11 +75,11 @@ func scanPlan(sc interface{ Scan(...any) error }) (PlanRecord, error) {
 	return p, nil
 }
 
-// Plan returns the plan with id, or an error wrapping [ErrNotFound].
+// Plan returns the plan with id, or a [*NotFoundError].
 func (s *Store) Plan(ctx context.Context, id string) (PlanRecord, error) {
 	p, err := scanPlan(s.db.QueryRowContext(ctx, `SELECT `+planColumns+` FROM plans WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return PlanRecord{}, fmt.Errorf("plan %s: %w", id, ErrNotFound)
+		return PlanRecord{}, &NotFoundError{Kind: "plan", ID: id}
 	}
 	if err != nil {
 		return PlanRecord{}, fmt.Errorf("read plan %s: %w", id, err)
@@ -304,7 +304,7 @@ func (s *Store) EndRun(ctx context.Context, id, status, errText string, at time.
 	if n, err := res.RowsAffected(); err != nil {
 		return fmt.Errorf("end run %s: %w", id, err)
 	} else if n == 0 {
-		return fmt.Errorf("end run %s: %w", id, ErrNotFound)
+		return fmt.Errorf("end run %s: %w", id, &NotFoundError{Kind: "run", ID: id})
 	}
 	return nil
 }
@@ -328,15 +328,15 @@ ON CONFLICT (run_id, step) DO UPDATE SET status = excluded.status, before_json =
 	return nil
 }
 
-// Run returns run id with its steps in the order they started, or an
-// error wrapping [ErrNotFound].
+// Run returns run id with its steps in the order they started, or a
+// [*NotFoundError].
 func (s *Store) Run(ctx context.Context, id string) (RunRecord, error) {
 	runs, err := s.runs(ctx, `WHERE id = ?`, []any{id}, 0)
 	if err != nil {
 		return RunRecord{}, err
 	}
 	if len(runs) == 0 {
-		return RunRecord{}, fmt.Errorf("run %s: %w", id, ErrNotFound)
+		return RunRecord{}, &NotFoundError{Kind: "run", ID: id}
 	}
 	return runs[0], nil
 }
