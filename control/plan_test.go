@@ -252,10 +252,14 @@ func TestRunApprovedPlan(t *testing.T) {
 
 	// A dry run of the plan changes neither the table nor the plan.
 	snap := pl.snapshot(t)
-	dry, err := control.Optimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{PlanID: p.ID, DryRun: true})
+	dry, err := control.PlanOptimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{PlanID: p.ID})
 	require.NoError(t, err)
 	require.Equal(t, p.ID, dry.PlanID)
+	require.Equal(t, "sort(id) target 4096", dry.Steps[2].Compact.Layout, "the dry run plans the plan's layout")
 	require.Equal(t, snap, pl.snapshot(t))
+	runs, err := pl.st.Runs(ctx, "", 0)
+	require.NoError(t, err)
+	require.Empty(t, runs, "a dry run records no run")
 	got, err := pl.st.Plan(ctx, p.ID)
 	require.NoError(t, err)
 	require.Equal(t, control.PlanApproved, got.State)
