@@ -116,7 +116,7 @@ func TestProjectCandidates(t *testing.T) {
 	}
 	require.Equal(t, 1, currents, "current is a candidate already: not added twice")
 	require.Contains(t, layouts, "sort(id) target 8192")
-	c, err := control.ChoosePlan(res.Projections)
+	c, err := control.ChoosePlan(res.Projections, control.ChooseOptions{})
 	require.NoError(t, err)
 	require.True(t, c.Gain, "a sort by id lets id = 42 skip files: %v", layouts)
 }

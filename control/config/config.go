@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -37,6 +38,8 @@ type Config struct {
 	Telemetry TelemetryConfig `yaml:"telemetry"`
 	// Health holds the defaults used by table health.
 	Health HealthConfig `yaml:"health"`
+	// Plan holds the defaults of floe plan.
+	Plan PlanConfig `yaml:"plan"`
 
 	// Source is the file the configuration came from, or "(embedded default)".
 	Source string `yaml:"-"`
@@ -46,6 +49,25 @@ type Config struct {
 type StateConfig struct {
 	// Path of the SQLite state database. Default: {data_dir}/state.db.
 	Path string `yaml:"path"`
+}
+
+// PlanConfig holds the defaults of floe plan, before its flags.
+type PlanConfig struct {
+	// MinGainPP is the least gain over the current layout, in percentage
+	// points of files skipped, a candidate needs to be proposed (plan
+	// --min-gain). 0 to 100. Default: 5.
+	MinGainPP *float64 `yaml:"min_gain_pp"`
+}
+
+// DefaultMinGainPP is plan.min_gain_pp's default.
+const DefaultMinGainPP = 5.0
+
+// MinGainPP is plan.min_gain_pp, or its default.
+func (c *Config) MinGainPP() float64 {
+	if c.Plan.MinGainPP == nil {
+		return DefaultMinGainPP
+	}
+	return *c.Plan.MinGainPP
 }
 
 // TelemetryConfig configures how query logs are mapped to tables.
@@ -290,6 +312,9 @@ func (c *Config) Validate() error {
 	}
 	if _, err := ParseSize(c.Health.TargetFileSize); err != nil {
 		bad("health.target_file_size", "%v", err)
+	}
+	if g := c.Plan.MinGainPP; g != nil && (math.IsNaN(*g) || *g < 0 || *g > 100) {
+		bad("plan.min_gain_pp", "%v: want 0 to 100 percentage points", *g)
 	}
 	for engine, m := range c.Telemetry.CatalogMap {
 		for ec, fc := range m {
