@@ -40,7 +40,7 @@ func newPlanCmd(f *factory, runF func(context.Context, *planOptions) error) *cob
 		Use:   "plan TABLE",
 		Short: "Propose a layout plan for a table, to approve before optimize runs it",
 		Long: `Project the candidate layouts as 'floe simulate' does — the analyzer's
-candidates, or each --layout — pick the one that lets the workload skip the
+candidates for the workload (collected, or --workload), or each --layout — pick the one that lets the workload skip the
 most files (a tie goes to the one that rewrites fewer bytes), and store it as
 a proposed plan for the table's current snapshot. Nothing touches data.
 
