@@ -117,12 +117,12 @@ func checkOptimize(ctx context.Context, cat catalog.Catalog, id lake.Ident, opts
 	var errs []error
 	if !opts.Skip[StepExpire] {
 		if err := opts.Expire.Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("%w: expire: %w", rewriter.ErrInvalidOptions, err))
+			errs = append(errs, rewriter.MarkInvalidOptions(fmt.Errorf("expire: %w", err)))
 		}
 	}
 	if !opts.Skip[StepOrphans] {
 		if err := opts.Orphans.Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("%w: orphans: %w", rewriter.ErrInvalidOptions, err))
+			errs = append(errs, rewriter.MarkInvalidOptions(fmt.Errorf("orphans: %w", err)))
 		}
 	}
 	if !opts.Skip[StepCompact] {
@@ -132,7 +132,7 @@ func checkOptimize(ctx context.Context, cat catalog.Catalog, id lake.Ident, opts
 	}
 	if !opts.Skip[StepManifests] {
 		if err := opts.Manifests.Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("%w: manifests: %w", rewriter.ErrInvalidOptions, err))
+			errs = append(errs, rewriter.MarkInvalidOptions(fmt.Errorf("manifests: %w", err)))
 		}
 	}
 	return state, errors.Join(errs...)

@@ -25,13 +25,13 @@ import (
 // columns and always pass.
 func CheckLayout(sch *iceberg.Schema, l layout.Layout, mode layout.ZOrderMode) error {
 	if err := l.Validate(); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+		return MarkInvalidOptions(err)
 	}
 	if len(l.Columns) == 0 {
 		return nil
 	}
 	if sch == nil {
-		return fmt.Errorf("%w: layout %s: the table has no schema", ErrInvalidOptions, l)
+		return MarkInvalidOptions(fmt.Errorf("layout %s: the table has no schema", l))
 	}
 	arrowSch, err := table.SchemaToArrowSchema(sch, nil, true, false)
 	if err != nil {
@@ -59,7 +59,7 @@ func CheckLayout(sch *iceberg.Schema, l layout.Layout, mode layout.ZOrderMode) e
 	if len(errs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: layout %s: %w", ErrInvalidOptions, l, errors.Join(errs...))
+	return MarkInvalidOptions(fmt.Errorf("layout %s: %w", l, errors.Join(errs...)))
 }
 
 // unwrapColumn drops layout's own "strategy column name:" prefix, which
@@ -106,8 +106,8 @@ func CheckCompaction(st *lake.State, opts CompactOptions) error {
 			}
 		}
 		if len(missing) > 0 {
-			errs = append(errs, fmt.Errorf("%w: partition %s matches no data file of %s (partition keys are spelled as 'floe health' prints them, e.g. %s)",
-				ErrInvalidOptions, strings.Join(missing, ", "), st.Ident, examplePartition(st)))
+			errs = append(errs, MarkInvalidOptions(fmt.Errorf("partition %s matches no data file of %s (partition keys are spelled as 'floe health' prints them, e.g. %s)",
+				strings.Join(missing, ", "), st.Ident, examplePartition(st))))
 		}
 	}
 	return errors.Join(errs...)

@@ -150,7 +150,7 @@ func (o CompactOptions) Validate() error {
 	if len(errs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: %w", ErrInvalidOptions, errors.Join(errs...))
+	return MarkInvalidOptions(errors.Join(errs...))
 }
 
 // PlanCompaction chooses the partitions to rewrite, from metadata only:

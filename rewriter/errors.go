@@ -57,6 +57,22 @@ var ErrInputMismatch = fmt.Errorf("%w: input data file does not match its manife
 // errors.Is.
 var ErrInvalidOptions = errors.New("rewriter: invalid options")
 
+// MarkInvalidOptions marks err as [ErrInvalidOptions] without adding the
+// sentinel's text to its message: errors.Is(MarkInvalidOptions(err),
+// ErrInvalidOptions) holds, and the message is err's. Nil stays nil.
+func MarkInvalidOptions(err error) error {
+	if err == nil {
+		return nil
+	}
+	return invalidOptionsError{err}
+}
+
+type invalidOptionsError struct{ err error }
+
+func (e invalidOptionsError) Error() string        { return e.err.Error() }
+func (e invalidOptionsError) Unwrap() error        { return e.err }
+func (e invalidOptionsError) Is(target error) bool { return target == ErrInvalidOptions }
+
 // ErrUnsafeAge is returned by [PlanOrphans] when the requested minimum file
 // age is below the 24 h safety floor and Force is not set: files younger
 // than the longest write job may belong to a commit still in flight.

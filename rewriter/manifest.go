@@ -85,7 +85,7 @@ func PlanManifests(st *lake.State) ManifestPlan {
 // the manifests of st's current snapshot. It changes nothing.
 func PlanManifestRewrite(ctx context.Context, st *lake.State, opts ManifestOptions) (ManifestPlan, error) {
 	if err := opts.Validate(); err != nil {
-		return ManifestPlan{}, fmt.Errorf("%w: plan manifest rewrite of %s: %w", ErrInvalidOptions, st.Ident, err)
+		return ManifestPlan{}, MarkInvalidOptions(fmt.Errorf("plan manifest rewrite of %s: %w", st.Ident, err))
 	}
 	p := PlanManifests(st)
 	p.TargetSizeBytes = opts.TargetSizeBytes
