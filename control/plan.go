@@ -428,6 +428,11 @@ func runPlan(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.
 	if err != nil {
 		return none, err
 	}
+	// Options the run would refuse leave the plan approved: they are the
+	// caller's to fix, not the plan's failure.
+	if _, err := checkOptimize(ctx, cat, id, opts); err != nil {
+		return none, fmt.Errorf("optimize %s: %w", id, err)
+	}
 	log := opts.Logger.With("table", id.String(), "plan_id", p.ID)
 	if err := st.TransitionPlan(ctx, p.ID, PlanApproved, PlanRunning, p.DecidedBy, p.DecidedAt); err != nil {
 		if errors.Is(err, store.ErrStateConflict) {

@@ -3,7 +3,9 @@ package control_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -379,17 +381,34 @@ func TestFailingStepFailsThePlan(t *testing.T) {
 	ctx := context.Background()
 	pl := setupPlan(t)
 	p := pl.approved(t, "sort(id)")
+	// Options the run refuses (an orphan age under the 24h floor) start no
+	// run and leave the plan approved.
 	run, err := control.Optimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{
 		PlanID:  p.ID,
-		Orphans: rewriter.OrphanOptions{OlderThan: time.Hour}, // under the 24h floor: refused
+		Orphans: rewriter.OrphanOptions{OlderThan: time.Hour},
 	})
 	require.ErrorIs(t, err, rewriter.ErrUnsafeAge)
+	require.Empty(t, run.ID)
+	got, err := pl.st.Plan(ctx, p.ID)
+	require.NoError(t, err)
+	require.Equal(t, control.PlanApproved, got.State)
+
+	// A data file gone from storage fails the compaction: the run and the
+	// plan fail. Put back, the plan approved again runs.
+	state := pl.state(t)
+	path := strings.TrimPrefix(state.DataFiles[0].Path, "file://")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(path))
+	run, err = control.Optimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{PlanID: p.ID})
+	require.Error(t, err)
 	require.Equal(t, control.StatusFailed, run.Status)
+	require.NoError(t, os.WriteFile(path, data, 0o644))
 	stored, err := pl.st.Run(ctx, run.ID)
 	require.NoError(t, err)
 	require.Equal(t, p.ID, stored.PlanID)
 	require.Equal(t, control.StatusFailed, stored.Status)
-	got, err := pl.st.Plan(ctx, p.ID)
+	got, err = pl.st.Plan(ctx, p.ID)
 	require.NoError(t, err)
 	require.Equal(t, control.PlanFailed, got.State)
 
