@@ -26,7 +26,9 @@ type AnalyzeOptions struct {
 // Analysis is one table's column ranking and candidate layouts.
 type Analysis struct {
 	Table string `json:"table"`
-	// Queries is how many collected queries the ranking read.
+	// Queries is how many collected queries the ranking read: the table's
+	// workload as [analyzer.Workload] selects it, the count [QueryStats]
+	// and [LoadWorkload] give too.
 	Queries    int                   `json:"queries"`
 	Columns    []analyzer.ColumnRank `json:"columns"`
 	Candidates []Candidate           `json:"candidates"`
@@ -57,7 +59,12 @@ func Analyze(ctx context.Context, st *store.Store, state *lake.State, opts Analy
 	if err != nil {
 		return Analysis{}, fmt.Errorf("analyze %s: %w", id, err)
 	}
-	a := Analysis{Table: id.String(), Queries: len(events), Columns: ranks, Candidates: []Candidate{}}
+	// The queries ranked, counted as every verb counts them ([QueryStats]).
+	wq, err := analyzer.Workload(id, events, analyzer.RankOptions{HalfLife: opts.HalfLife, Now: now})
+	if err != nil {
+		return Analysis{}, fmt.Errorf("analyze %s: %w", id, err)
+	}
+	a := Analysis{Table: id.String(), Queries: len(wq), Columns: ranks, Candidates: []Candidate{}}
 	if a.Columns == nil {
 		a.Columns = []analyzer.ColumnRank{}
 	}

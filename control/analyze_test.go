@@ -11,6 +11,7 @@ import (
 	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/expr"
 )
 
@@ -115,9 +116,34 @@ func TestProjectCandidates(t *testing.T) {
 	}
 	require.Equal(t, 1, currents, "current is a candidate already: not added twice")
 	require.Contains(t, layouts, "sort(id) target 8192")
-	c, err := control.ChoosePlan(res.Projections)
+	c, err := control.ChoosePlan(res.Projections, control.ChooseOptions{})
 	require.NoError(t, err)
 	require.True(t, c.Gain, "a sort by id lets id = 42 skip files: %v", layouts)
+}
+
+// Without layouts, a SQL workload's own filters choose the candidates: the
+// store has collected nothing for the table, yet a workload filtering on id
+// makes sort(id) (and a z-order with v) a candidate.
+func TestProjectCandidatesFromSQLWorkload(t *testing.T) {
+	ctx := context.Background()
+	pl := setupPlan(t)
+	trino, err := extract.ParseDialect("trino")
+	require.NoError(t, err)
+	sql := "SELECT * FROM db.p WHERE id = 42; SELECT * FROM db.p WHERE id BETWEEN 100 AND 200 AND v = 3; SELECT count(*) FROM db.p WHERE v = 1"
+	for _, st := range []*store.Store{pl.st, nil} {
+		res, err := control.Project(ctx, st, pl.state(t), control.ProjectOptions{
+			WithCurrent: true, Seed: 1,
+			Workload: control.WorkloadOptions{SQL: strings.NewReader(sql), SQLName: "q.sql", Dialect: trino},
+		})
+		require.NoError(t, err)
+		var layouts []string
+		for _, p := range res.Projections {
+			layouts = append(layouts, p.Layout)
+		}
+		require.Contains(t, layouts, "sort(id)", "store %v", st != nil)
+		require.Contains(t, layouts, "current")
+		require.Contains(t, layouts, "binpack")
+	}
 }
 
 func TestLoadWorkloadSQL(t *testing.T) {

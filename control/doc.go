@@ -14,15 +14,20 @@
 //   - [Collect] reads query-log files into the store.
 //   - [Analyze] ranks a table's predicate columns from the collected
 //     queries and proposes candidate layouts; [QueriedTables] lists the
-//     tables with queries, most queried first.
+//     tables with queries, most queried first; [QueryStats] summarizes the
+//     collected queries per table. All three, [LoadWorkload] and so
+//     [Project] and [Measure] count one workload, [analyzer.Workload]'s.
 //   - [LoadWorkload] reads a table's queries (collected, or a SQL file);
 //     [Project] replays them against layouts — given, or the analyzer's
-//     candidates — without moving data; [Measure] counts the files each
+//     candidates for that workload — without moving data; [Measure] counts the files each
 //     reads today with iceberg-go's scan planning.
 //   - [ChoosePlan] picks the best projected candidate and applies the
-//     "no gain, no plan" rule; [PlanBest] projects, chooses and, when the
-//     best candidate gains, [ProposePlan]s it.
-//   - [Optimize] runs the maintenance steps or an approved plan.
+//     "no gain, no plan" rule (a minimum gain, and no more files than
+//     [FileLimit]); [PlanBest] projects, chooses and, when the best
+//     candidate gains enough, [ProposePlan]s it.
+//   - [Optimize] runs the maintenance steps or an approved plan, after
+//     refusing options the table cannot take; [PlanOptimize] is its dry
+//     run, which records nothing.
 //   - [Health] measures and classifies a table.
 //
 // # Runs

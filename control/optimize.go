@@ -34,8 +34,6 @@ type OptimizeOptions struct {
 	Manifests rewriter.ManifestOptions
 	// Skip lists steps to leave out (StepExpire, …).
 	Skip map[string]bool
-	// DryRun plans every step and records the plans; nothing changes.
-	DryRun bool
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
 	// Logger receives one line per step. Default: discard.
@@ -59,6 +57,8 @@ type OptimizeOptions struct {
 // run: Optimize returns its error, the run is stored as failed with the error
 // text, and the later steps do not run. Nothing is swallowed. With
 // opts.PlanID it runs an approved plan (see [OptimizeOptions.PlanID]).
+// Options the table cannot take and a table that does not exist are refused
+// before a run is recorded. [PlanOptimize] is the dry run.
 func Optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.Ident, opts OptimizeOptions) (Run, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -75,6 +75,11 @@ func Optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 // optimize runs and records the steps; opts has its defaults and, for a
 // plan, the plan's layout.
 func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.Ident, opts OptimizeOptions) (Run, error) {
+	// What the steps would refuse is refused before a run is recorded: a
+	// table that does not exist, options the table cannot take.
+	if _, err := checkOptimize(ctx, cat, id, opts); err != nil {
+		return Run{Table: id.String(), PlanID: opts.PlanID, Steps: []Step{}}, fmt.Errorf("optimize %s: %w", id, err)
+	}
 	run := Run{ID: newRunID(opts.Now()), Table: id.String(), PlanID: opts.PlanID, Status: StatusRunning, StartedAt: opts.Now().UTC(),
 		LeaseExpiresAt: opts.Now().Add(RunLeaseTTL).UTC(), Steps: []Step{}}
 	if err := st.StartRun(ctx, runRecord(run)); err != nil {
@@ -95,7 +100,7 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 			eo := opts.Expire
 			eo.Now = opts.Now
 			plan, err := rewriter.PlanExpire(ctx, tbl, eo)
-			if err != nil || opts.DryRun || len(plan.Snapshots) == 0 {
+			if err != nil || len(plan.Snapshots) == 0 {
 				return plan, err
 			}
 			return rewriter.Expire(ctx, cat, tbl, plan, eo)
@@ -108,7 +113,7 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 			oo := opts.Orphans
 			oo.Now = opts.Now
 			plan, err := rewriter.PlanOrphans(ctx, tbl, oo)
-			if err != nil || opts.DryRun || len(plan.Files) == 0 {
+			if err != nil || len(plan.Files) == 0 {
 				return plan, err
 			}
 			return rewriter.DeleteOrphans(ctx, tbl, plan, oo.Concurrency)
@@ -130,7 +135,7 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 			co.Progress = opts.Progress
 			co.Logger = log
 			plan, err := rewriter.PlanCompaction(state, co)
-			if err != nil || opts.DryRun || len(plan.Groups) == 0 {
+			if err != nil || len(plan.Groups) == 0 {
 				return plan, err
 			}
 			return rewriter.Compact(ctx, state, plan, co)
@@ -139,10 +144,6 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 			state, err := loadState(ctx, cat, id)
 			if err != nil {
 				return nil, err
-			}
-			plan := rewriter.PlanManifests(state)
-			if opts.DryRun {
-				return plan, nil
 			}
 			_, res, err := rewriter.RewriteManifests(ctx, state.Table, opts.Manifests)
 			return res, err

@@ -2,6 +2,8 @@ package control_test
 
 import (
 	"context"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/control"
@@ -84,24 +87,103 @@ func TestOptimizeRecordsEveryStep(t *testing.T) {
 func TestOptimizeFailingStepFailsTheRun(t *testing.T) {
 	ctx := context.Background()
 	w, id, st := setup(t)
-	// An orphan age under the 24h floor without Force is refused: the run
-	// must fail at that step, record it, and not compact.
-	run, err := control.Optimize(ctx, w.Catalog, st, id, control.OptimizeOptions{
-		Orphans: rewriter.OrphanOptions{OlderThan: time.Hour},
-	})
+	// A data file gone from storage fails the compaction when it reads it:
+	// the run must fail at that step, record it, and not go on.
+	state, err := lake.LoadState(ctx, id, mustTable(t, w, id), lake.LoadOptions{})
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(strings.TrimPrefix(state.DataFiles[0].Path, "file://")))
+	run, err := control.Optimize(ctx, w.Catalog, st, id, control.OptimizeOptions{})
 	require.Error(t, err)
-	require.ErrorIs(t, err, rewriter.ErrUnsafeAge)
 	require.Equal(t, control.StatusFailed, run.Status)
 	stored, serr := control.GetRun(ctx, st, run.ID)
 	require.NoError(t, serr)
 	require.Equal(t, control.StatusFailed, stored.Status)
-	require.Contains(t, stored.Error, "orphans")
-	require.Len(t, stored.Steps, 2, "expire ran, orphans failed, nothing after")
-	require.Equal(t, control.StatusFailed, stored.Steps[1].Status)
-	require.NotEmpty(t, stored.Steps[1].Error)
+	require.Contains(t, stored.Error, "compact")
+	require.Len(t, stored.Steps, 3, "expire and orphans ran, compact failed, nothing after")
+	require.Equal(t, control.StatusFailed, stored.Steps[2].Status)
+	require.NotEmpty(t, stored.Steps[2].Error)
 	st2, err := lake.LoadTable(ctx, w.Catalog, id)
 	require.NoError(t, err)
 	for _, s := range st2.Metadata().Snapshots() {
-		require.NotEqual(t, "replace", string(s.Summary.Operation), "compaction must not run after a failed step")
+		require.NotEqual(t, "replace", string(s.Summary.Operation), "a failed compaction commits nothing")
 	}
+}
+
+// What a step would refuse is refused before the run starts: no run is
+// recorded and no step runs (an orphan age under the 24h floor without
+// Force, a layout column the table lacks, a table that does not exist).
+func TestOptimizeRefusesBadOptionsBeforeTheRun(t *testing.T) {
+	ctx := context.Background()
+	w, id, st := setup(t)
+	snaps := len(mustTable(t, w, id).Metadata().Snapshots())
+	for _, tc := range []struct {
+		name string
+		id   lake.Ident
+		opts control.OptimizeOptions
+		is   error
+	}{
+		{"unsafe orphan age", id, control.OptimizeOptions{Orphans: rewriter.OrphanOptions{OlderThan: time.Hour}, Expire: rewriter.ExpireOptions{OlderThan: time.Millisecond}}, rewriter.ErrUnsafeAge},
+		{"unknown layout column", id, control.OptimizeOptions{Compact: rewriter.CompactOptions{Layout: mustLayout(t, "sort(nosuchcol)")}}, rewriter.ErrInvalidOptions},
+		{"memory below the minimum", id, control.OptimizeOptions{Compact: rewriter.CompactOptions{Group: rewriter.GroupOptions{MemoryBytes: 1024}}}, rewriter.ErrInvalidOptions},
+		{"no such table", lake.Ident{Catalog: id.Catalog, Namespace: []string{"db"}, Name: "nosuch"}, control.OptimizeOptions{}, lake.ErrNoSuchTable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run, err := control.Optimize(ctx, w.Catalog, st, tc.id, tc.opts)
+			require.ErrorIs(t, err, tc.is)
+			require.Empty(t, run.ID)
+			runs, err := st.Runs(ctx, "", 0)
+			require.NoError(t, err)
+			require.Empty(t, runs, "a refused run is not recorded")
+			require.Len(t, mustTable(t, w, id).Metadata().Snapshots(), snaps, "no step ran")
+		})
+	}
+}
+
+// A dry run checks what the run would, plans every step, and records
+// nothing: no run, no change to the table.
+func TestPlanOptimize(t *testing.T) {
+	ctx := context.Background()
+	w, id, st := setup(t)
+	before := mustTable(t, w, id).Metadata().Snapshots()
+	dry, err := control.PlanOptimize(ctx, w.Catalog, st, id, control.OptimizeOptions{
+		Expire:  rewriter.ExpireOptions{OlderThan: time.Millisecond, OlderThanSet: true},
+		Compact: rewriter.CompactOptions{Layout: mustLayout(t, "sort(id)")},
+		Skip:    map[string]bool{control.StepOrphans: true},
+	})
+	require.NoError(t, err)
+	require.True(t, dry.DryRun)
+	require.Equal(t, id.String(), dry.Table)
+	var steps []string
+	for _, s := range dry.Steps {
+		steps = append(steps, s.Step+":"+string(s.Status))
+	}
+	require.Equal(t, []string{"expire:planned", "orphans:skipped", "compact:planned", "manifests:planned"}, steps)
+	require.NotNil(t, dry.Steps[0].Expire)
+	require.NotEmpty(t, dry.Steps[0].Expire.Snapshots, "all but the newest snapshot are older than 1ms")
+	require.Nil(t, dry.Steps[1].Orphans)
+	require.NotNil(t, dry.Steps[2].Compact)
+	require.NotEmpty(t, dry.Steps[2].Compact.Groups)
+	require.Equal(t, "sort(id)", dry.Steps[2].Compact.Layout)
+	require.NotNil(t, dry.Steps[3].Manifests)
+	require.Positive(t, dry.Steps[3].Manifests.Rewrite, "eight appends left eight manifests to cluster")
+
+	runs, err := st.Runs(ctx, "", 0)
+	require.NoError(t, err)
+	require.Empty(t, runs, "a dry run records no run")
+	require.Equal(t, before, mustTable(t, w, id).Metadata().Snapshots(), "a dry run changes nothing")
+
+	_, err = control.PlanOptimize(ctx, w.Catalog, st, lake.Ident{Catalog: id.Catalog, Namespace: []string{"db"}, Name: "nosuch"}, control.OptimizeOptions{})
+	require.ErrorIs(t, err, lake.ErrNoSuchTable)
+	_, err = control.PlanOptimize(ctx, w.Catalog, st, id, control.OptimizeOptions{Compact: rewriter.CompactOptions{Layout: mustLayout(t, "sort(nosuchcol)")}})
+	require.ErrorIs(t, err, rewriter.ErrInvalidOptions)
+	runs, err = st.Runs(ctx, "", 0)
+	require.NoError(t, err)
+	require.Empty(t, runs)
+}
+
+func mustTable(t *testing.T, w *testlake.Warehouse, id lake.Ident) *table.Table {
+	t.Helper()
+	tbl, err := lake.LoadTable(context.Background(), w.Catalog, id)
+	require.NoError(t, err)
+	return tbl
 }

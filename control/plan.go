@@ -320,68 +320,83 @@ func liveDataPaths(ctx context.Context, fio iceio.IO, m iceberg.ManifestFile) ([
 	return out, nil
 }
 
-// runPlan is [Optimize] for opts.PlanID: it checks the plan, moves it
-// through running to done or failed around the ordinary run, and refuses a
-// plan that is not approved or that the table has moved past. Who approved
-// the plan and when stay on it through every later move (the store's
-// decided_by/decided_at); when it ran is on its run.
-func runPlan(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.Ident, opts OptimizeOptions) (Run, error) {
-	none := Run{Table: id.String(), PlanID: opts.PlanID, DryRun: opts.DryRun, Steps: []Step{}}
+// planRunOptions reads and checks plan opts.PlanID for a run of table id —
+// approved, for this table, not stale (a stale plan is stored as such,
+// except in a dry run) — and returns it with opts set to the plan's layout,
+// z-order key, quantiles and file size.
+func planRunOptions(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.Ident, opts OptimizeOptions, dry bool) (Plan, OptimizeOptions, error) {
+	var none Plan
 	p, err := GetPlan(ctx, st, opts.PlanID)
 	if err != nil {
-		return none, fmt.Errorf("optimize %s: %w", id, err)
+		return none, opts, fmt.Errorf("optimize %s: %w", id, err)
 	}
 	if !strings.EqualFold(p.Table, id.String()) {
-		return none, fmt.Errorf("optimize %s: plan %s is for %s", id, p.ID, p.Table)
+		return none, opts, fmt.Errorf("optimize %s: plan %s is for %s", id, p.ID, p.Table)
 	}
 	if p.State != PlanApproved {
-		return none, &PlanStateError{ID: p.ID, Action: "run", State: p.State, Table: p.Table}
+		return none, opts, &PlanStateError{ID: p.ID, Action: "run", State: p.State, Table: p.Table}
 	}
 	if opts.Skip[StepCompact] {
-		return none, fmt.Errorf("optimize %s: plan %s: the %s step cannot be skipped when running a plan", id, p.ID, StepCompact)
+		return none, opts, fmt.Errorf("optimize %s: plan %s: the %s step cannot be skipped when running a plan", id, p.ID, StepCompact)
 	}
 	l, pp := p.Layout, p.Projection
 	zm, err := layout.ParseZOrderMode(pp.ZOrderMode)
 	if err != nil {
-		return none, fmt.Errorf("optimize %s: plan %s: %w", id, p.ID, err)
+		return none, opts, fmt.Errorf("optimize %s: plan %s: %w", id, p.ID, err)
 	}
-	log := opts.Logger.With("table", id.String(), "plan_id", p.ID)
 	tbl, err := lake.LoadTable(ctx, cat, id)
 	if err != nil {
-		return none, fmt.Errorf("optimize %s: %w", id, err)
+		return none, opts, fmt.Errorf("optimize %s: %w", id, err)
 	}
 	reason, err := CheckPlan(ctx, tbl, p)
 	if err != nil {
-		return none, fmt.Errorf("optimize %s: %w", id, err)
+		return none, opts, fmt.Errorf("optimize %s: %w", id, err)
 	}
 	if reason != "" {
 		stale := fmt.Errorf("optimize %s: %w: plan %s: %s; re-plan: floe plan %s", id, ErrStalePlan, p.ID, reason, p.Table)
-		if opts.DryRun {
-			return none, stale
+		if dry {
+			return none, opts, stale
 		}
-		log.Info("plan marked stale", "reason", reason)
+		opts.Logger.Info("plan marked stale", "table", id.String(), "plan_id", p.ID, "reason", reason)
 		if err := transitionPlan(ctx, st, p, PlanApproved, PlanStale); err != nil {
-			return none, errors.Join(stale, fmt.Errorf("mark plan %s stale: %w", p.ID, err))
+			return none, opts, errors.Join(stale, fmt.Errorf("mark plan %s stale: %w", p.ID, err))
 		}
-		return none, stale
+		return none, opts, stale
 	}
 	opts.Compact.Layout, opts.Compact.ZOrderMode = l, zm
 	if len(pp.Quantiles) > 0 {
 		// The run cuts the cells the plan projected (rank z-order, Hilbert).
 		sch, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 		if err != nil {
-			return none, fmt.Errorf("optimize %s: plan %s: %w", id, p.ID, err)
+			return none, opts, fmt.Errorf("optimize %s: plan %s: %w", id, p.ID, err)
 		}
 		if opts.Compact.Quantiles, err = layout.UnmarshalQuantiles(pp.Quantiles, sch); err != nil {
-			return none, fmt.Errorf("optimize %s: plan %s: %w", id, p.ID, err)
+			return none, opts, fmt.Errorf("optimize %s: plan %s: %w", id, p.ID, err)
 		}
 	}
 	if l.TargetFileSizeBytes > 0 {
 		opts.Compact.TargetFileSizeBytes = l.TargetFileSizeBytes
 	}
-	if opts.DryRun {
-		return optimize(ctx, cat, st, id, opts)
+	return p, opts, nil
+}
+
+// runPlan is [Optimize] for opts.PlanID: it checks the plan, moves it
+// through running to done or failed around the ordinary run, and refuses a
+// plan that is not approved or that the table has moved past. Who approved
+// the plan and when stay on it through every later move (the store's
+// decided_by/decided_at); when it ran is on its run.
+func runPlan(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.Ident, opts OptimizeOptions) (Run, error) {
+	none := Run{Table: id.String(), PlanID: opts.PlanID, Steps: []Step{}}
+	p, opts, err := planRunOptions(ctx, cat, st, id, opts, false)
+	if err != nil {
+		return none, err
 	}
+	// Options the run would refuse leave the plan approved: they are the
+	// caller's to fix, not the plan's failure.
+	if _, err := checkOptimize(ctx, cat, id, opts); err != nil {
+		return none, fmt.Errorf("optimize %s: %w", id, err)
+	}
+	log := opts.Logger.With("table", id.String(), "plan_id", p.ID)
 	if err := transitionPlan(ctx, st, p, PlanApproved, PlanRunning); err != nil {
 		if errors.Is(err, store.ErrStateConflict) {
 			if cur, rerr := GetPlan(ctx, st, p.ID); rerr == nil {

@@ -3,7 +3,9 @@ package control_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -250,10 +252,14 @@ func TestRunApprovedPlan(t *testing.T) {
 
 	// A dry run of the plan changes neither the table nor the plan.
 	snap := pl.snapshot(t)
-	dry, err := control.Optimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{PlanID: p.ID, DryRun: true})
+	dry, err := control.PlanOptimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{PlanID: p.ID})
 	require.NoError(t, err)
 	require.Equal(t, p.ID, dry.PlanID)
+	require.Equal(t, "sort(id) target 4096", dry.Steps[2].Compact.Layout, "the dry run plans the plan's layout")
 	require.Equal(t, snap, pl.snapshot(t))
+	runs, err := pl.st.Runs(ctx, "", 0)
+	require.NoError(t, err)
+	require.Empty(t, runs, "a dry run records no run")
 	got, err := control.GetPlan(ctx, pl.st, p.ID)
 	require.NoError(t, err)
 	require.Equal(t, control.PlanApproved, got.State)
@@ -373,17 +379,34 @@ func TestFailingStepFailsThePlan(t *testing.T) {
 	ctx := context.Background()
 	pl := setupPlan(t)
 	p := pl.approved(t, "sort(id)")
+	// Options the run refuses (an orphan age under the 24h floor) start no
+	// run and leave the plan approved.
 	run, err := control.Optimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{
 		PlanID:  p.ID,
-		Orphans: rewriter.OrphanOptions{OlderThan: time.Hour}, // under the 24h floor: refused
+		Orphans: rewriter.OrphanOptions{OlderThan: time.Hour},
 	})
 	require.ErrorIs(t, err, rewriter.ErrUnsafeAge)
+	require.Empty(t, run.ID)
+	got, err := control.GetPlan(ctx, pl.st, p.ID)
+	require.NoError(t, err)
+	require.Equal(t, control.PlanApproved, got.State)
+
+	// A data file gone from storage fails the compaction: the run and the
+	// plan fail. Put back, the plan approved again runs.
+	state := pl.state(t)
+	path := strings.TrimPrefix(state.DataFiles[0].Path, "file://")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(path))
+	run, err = control.Optimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{PlanID: p.ID})
+	require.Error(t, err)
 	require.Equal(t, control.StatusFailed, run.Status)
+	require.NoError(t, os.WriteFile(path, data, 0o644))
 	stored, err := control.GetRun(ctx, pl.st, run.ID)
 	require.NoError(t, err)
 	require.Equal(t, p.ID, stored.PlanID)
 	require.Equal(t, control.StatusFailed, stored.Status)
-	got, err := control.GetPlan(ctx, pl.st, p.ID)
+	got, err = control.GetPlan(ctx, pl.st, p.ID)
 	require.NoError(t, err)
 	require.Equal(t, control.PlanFailed, got.State)
 

@@ -8,13 +8,16 @@ import (
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/layout"
+	"github.com/floe-project/floe/rewriter"
 	"github.com/floe-project/floe/simulator"
 )
 
 // ProjectOptions configure [Project].
 type ProjectOptions struct {
 	// Layouts are the layouts to project; none means the analyzer's
-	// candidates for the table ([Analyze] over Workload.Since).
+	// candidates for the workload: ranked from Workload.SQL's statements
+	// when given, else from the collected queries ([Analyze] over
+	// Workload.Since).
 	Layouts []layout.Layout
 	// WithCurrent adds the current layout, first, when Layouts don't name
 	// it: the baseline a plan is compared with.
@@ -46,7 +49,9 @@ type Projections struct {
 // an adaptive trigger. st holds the collected queries; it may be nil only
 // when both opts.Workload.SQL and opts.Layouts are given. Without a workload
 // file and with no collected query of the table it returns a
-// [*NoQueriesError].
+// [*NoQueriesError]. Each layout is checked against the table's schema
+// first ([rewriter.CheckLayout]): a column it lacks or cannot order by is
+// an error wrapping [rewriter.ErrInvalidOptions].
 func Project(ctx context.Context, st *store.Store, state *lake.State, opts ProjectOptions) (Projections, error) {
 	id := state.Ident
 	res := Projections{Table: id, State: state, ZOrderMode: opts.ZOrderMode}
@@ -60,19 +65,8 @@ func Project(ctx context.Context, st *store.Store, state *lake.State, opts Proje
 	}
 	layouts := slices.Clone(opts.Layouts)
 	if len(layouts) == 0 {
-		if st == nil {
-			return res, fmt.Errorf("simulate %s: no layouts and no state store to find candidates in", id)
-		}
-		a, err := Analyze(ctx, st, state, AnalyzeOptions{Since: opts.Workload.Since, Now: opts.Workload.Now})
-		if err != nil {
+		if layouts, err = candidateLayouts(ctx, st, state, opts, w); err != nil {
 			return res, err
-		}
-		for _, c := range a.Candidates {
-			l, err := layout.Parse(c.Layout)
-			if err != nil {
-				return res, err
-			}
-			layouts = append(layouts, l)
 		}
 	}
 	if opts.WithCurrent && !slices.ContainsFunc(layouts, func(l layout.Layout) bool { return l.Strategy == layout.StrategyCurrent }) {
@@ -83,6 +77,11 @@ func Project(ctx context.Context, st *store.Store, state *lake.State, opts Proje
 			if layouts[i].Strategy != layout.StrategyCurrent {
 				layouts[i].TargetFileSizeBytes = opts.TargetFileSizeBytes
 			}
+		}
+	}
+	for _, l := range layouts {
+		if err := rewriter.CheckLayout(state.Metadata.CurrentSchema(), l, opts.ZOrderMode); err != nil {
+			return res, fmt.Errorf("simulate %s: %w", id, err)
 		}
 	}
 	res.Projections, err = simulator.Project(ctx, state, layouts, w.Queries,

@@ -7,57 +7,134 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 
+	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/layout"
 	"github.com/floe-project/floe/simulator"
 )
 
+// DefaultMinGainPP is the least gain, in percentage points of files
+// skipped, that the CLI's plan asks of a candidate over the current layout
+// (floe.yaml plan.min_gain_pp, FLOE_PLAN_MIN_GAIN_PP, plan --min-gain): a
+// rewrite reads and writes every byte of the partitions it touches, and a
+// gain of a point or two is within what a projection's sample can be off
+// by.
+const DefaultMinGainPP = config.DefaultMinGainPP
+
+// ChooseOptions are the rules of [ChoosePlan]. The zero value asks only
+// for a positive gain.
+type ChooseOptions struct {
+	// MinGainPP is the least gain in percentage points of files skipped a
+	// candidate needs over the current layout; any positive gain when zero.
+	MinGainPP float64
+	// State, when set, bounds the files a candidate may be projected to
+	// write: [FileLimit] at the candidate's target file size (its layout's,
+	// else the table's).
+	State *lake.State
+}
+
 // Choice is the outcome of [ChoosePlan]: the best candidate, the current
-// layout it is compared with, and whether it gains anything.
+// layout it is compared with, and whether it gains enough.
 type Choice struct {
 	// Current is the projection of the table as it is (zero when current
 	// was not projected).
 	Current simulator.Projection
-	// Best is the candidate with the most files skipped; a tie goes to the
-	// one that rewrites fewer bytes.
+	// Best is the candidate with the most files skipped among those within
+	// their file limit (all of them when none is); a tie goes to the one
+	// that rewrites fewer bytes.
 	Best simulator.Projection
-	// Gain says Best is projected to skip more files than Current. Without
-	// a gain a rewrite would cost its bytes and skip no more files, so no
-	// plan is proposed unless forced.
+	// GainPP is Best's files skipped less Current's, in percentage points.
+	GainPP float64
+	// MinGainPP is the gain asked for ([ChooseOptions.MinGainPP]).
+	MinGainPP float64
+	// FileLimit is the most files Best may be projected to write; zero
+	// when not bounded.
+	FileLimit int
+	// Gain says Best is projected to skip more files than Current, by at
+	// least MinGainPP, without writing more than FileLimit files. Without
+	// a gain a rewrite would cost its bytes for too little, so no plan is
+	// proposed unless forced.
 	Gain bool
 }
 
 // Reason says, for a choice without gain, why no plan is proposed for
 // table; "" when there is a gain.
 func (c Choice) Reason(table string) string {
-	if c.Gain {
+	switch {
+	case c.Gain:
 		return ""
+	case c.FileLimit > 0 && c.Best.FilesAfter > c.FileLimit:
+		return fmt.Sprintf("no plan proposed for %s: every candidate would write more data files than the table has today and its bytes fill at the target size (the best, %s, %d → %d files, limit %d); --force proposes it anyway",
+			table, c.Best.Layout, c.Best.FilesBefore, c.Best.FilesAfter, c.FileLimit)
+	case c.GainPP > 0:
+		return fmt.Sprintf("no plan proposed for %s: the best candidate, %s, is projected to skip %.1f%% of files vs %.1f%% today, a gain of %.1f pp, below the minimum of %.1f pp (--min-gain); --force proposes it anyway",
+			table, c.Best.Layout, c.Best.SkippedPct, c.Current.SkippedPct, c.GainPP, c.MinGainPP)
 	}
 	return fmt.Sprintf("no plan proposed for %s: the best candidate, %s, is not projected to skip more files than the current layout (%.1f%% vs %.1f%%); --force proposes it anyway",
 		table, c.Best.Layout, c.Best.SkippedPct, c.Current.SkippedPct)
 }
 
+// FileLimit is the most data files a rewrite of the table in st at
+// targetFileSizeBytes (zero: the table's own target) may be projected to
+// leave: the files it has today, or, when more, what its bytes fill at the
+// target, partition by partition (the sum of ⌈partition bytes / target⌉).
+// A layout projected past it would leave more, smaller files than both —
+// as one that compresses worse than today's does — and is not chosen.
+func FileLimit(st *lake.State, targetFileSizeBytes int64) int {
+	if targetFileSizeBytes <= 0 {
+		targetFileSizeBytes = st.TargetFileSizeBytes(simulator.DefaultTargetFileSizeBytes)
+	}
+	bytes := map[string]int64{}
+	for _, f := range st.DataFiles {
+		bytes[f.PartitionKey] += f.SizeBytes
+	}
+	fill := 0
+	for _, b := range bytes {
+		fill += int((b + targetFileSizeBytes - 1) / targetFileSizeBytes)
+	}
+	return max(len(st.DataFiles), fill)
+}
+
 // ChoosePlan picks, among the projections of every layout but current, the
-// one that skips the most files (a tie going to the fewer bytes rewritten),
-// and compares it with current: the "no gain, no plan" rule. It returns
+// one that skips the most files (a tie going to the fewer bytes rewritten)
+// among those within their file limit, and compares it with current: the
+// "no gain, no plan" rule, with opts' minimum gain. It returns
 // [ErrNothingToPlan] when only current was projected.
-func ChoosePlan(projs []simulator.Projection) (Choice, error) {
-	var c Choice
-	found := false
+func ChoosePlan(projs []simulator.Projection, opts ChooseOptions) (Choice, error) {
+	c := Choice{MinGainPP: max(opts.MinGainPP, 0)}
+	limit := func(p simulator.Projection) int {
+		if opts.State == nil {
+			return 0
+		}
+		var target int64
+		if l, err := layout.Parse(p.Layout); err == nil {
+			target = l.TargetFileSizeBytes
+		}
+		return FileLimit(opts.State, target)
+	}
+	within := func(p simulator.Projection) bool { n := limit(p); return n == 0 || p.FilesAfter <= n }
+	better := func(p, than simulator.Projection) bool {
+		return p.SkippedPct > than.SkippedPct || (p.SkippedPct == than.SkippedPct && p.RewriteBytes < than.RewriteBytes)
+	}
+	found, foundWithin := false, false
 	for _, p := range projs {
 		if p.Layout == string(layout.StrategyCurrent) {
 			c.Current = p
 			continue
 		}
-		if !found || p.SkippedPct > c.Best.SkippedPct || (p.SkippedPct == c.Best.SkippedPct && p.RewriteBytes < c.Best.RewriteBytes) {
-			c.Best, found = p, true
+		in := within(p)
+		switch {
+		case !found, in && !foundWithin, in == foundWithin && better(p, c.Best):
+			c.Best, found, foundWithin = p, true, in
 		}
 	}
 	if !found {
 		return c, ErrNothingToPlan
 	}
-	c.Gain = c.Best.SkippedPct > c.Current.SkippedPct
+	c.FileLimit = limit(c.Best)
+	c.GainPP = c.Best.SkippedPct - c.Current.SkippedPct
+	c.Gain = foundWithin && c.GainPP > 0 && c.GainPP >= c.MinGainPP
 	return c, nil
 }
 
@@ -70,6 +147,11 @@ type PlanOptions struct {
 	By string
 	// Force proposes the best candidate even without a gain.
 	Force bool
+	// MinGainPP is the least gain over the current layout, in percentage
+	// points of files skipped ([ChooseOptions.MinGainPP]); the CLI passes
+	// floe.yaml's plan.min_gain_pp, [DefaultMinGainPP] unless set. Zero
+	// asks only for a positive gain.
+	MinGainPP float64
 	// Now is the clock, for the plan's creation time. Default: time.Now.
 	Now func() time.Time
 }
@@ -85,8 +167,9 @@ type Proposal struct {
 }
 
 // PlanBest is the whole planning use case for one table: [Project] the
-// candidates with current as the baseline, [ChoosePlan] the best, and — if
-// it gains anything, or opts.Force — [ProposePlan] it. No gain is not an
+// candidates with current as the baseline, [ChoosePlan] the best (by
+// opts.MinGainPP, within the table's [FileLimit]), and — if it gains
+// enough, or opts.Force — [ProposePlan] it. No gain is not an
 // error: the table is fine as it is, and Proposal.Plan is nil.
 func PlanBest(ctx context.Context, cat catalog.Catalog, st *store.Store, state *lake.State, opts PlanOptions) (Proposal, error) {
 	po := opts.Project
@@ -97,7 +180,7 @@ func PlanBest(ctx context.Context, cat catalog.Catalog, st *store.Store, state *
 		return out, err
 	}
 	id := state.Ident
-	if out.Choice, err = ChoosePlan(out.Projections.Projections); err != nil {
+	if out.Choice, err = ChoosePlan(out.Projections.Projections, ChooseOptions{MinGainPP: opts.MinGainPP, State: state}); err != nil {
 		return out, fmt.Errorf("plan %s: %w", id, err)
 	}
 	if !out.Choice.Gain && !opts.Force {

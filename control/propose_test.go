@@ -2,6 +2,7 @@ package control_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -44,7 +45,7 @@ func TestChoosePlan(t *testing.T) {
 		{name: "no projections: nothing to plan", nothingToDo: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := control.ChoosePlan(tc.projs)
+			c, err := control.ChoosePlan(tc.projs, control.ChooseOptions{})
 			if tc.nothingToDo {
 				require.ErrorIs(t, err, control.ErrNothingToPlan)
 				return
@@ -60,6 +61,59 @@ func TestChoosePlan(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A candidate must beat the current layout by the minimum gain, and a
+// candidate projected to leave more files than the table has today and its
+// bytes fill at the target is not chosen while one within the limit is.
+func TestChoosePlanMinGainAndFileLimit(t *testing.T) {
+	pl := setupPlan(t)
+	state := pl.state(t)
+	files := len(state.DataFiles)
+	require.Greater(t, files, 1)
+	var bytes int64
+	for _, f := range state.DataFiles {
+		bytes += f.SizeBytes
+	}
+	// At a target of the table's size, one file per partition fills it: the
+	// limit is the files the table has today.
+	target := bytes
+	require.Equal(t, files, control.FileLimit(state, target))
+	// At a tiny target, the bytes fill more files than there are.
+	require.Greater(t, control.FileLimit(state, 1024), files)
+
+	spec := func(l string) string { return l + " target " + strconv.FormatInt(target, 10) }
+	proj := func(layout string, skipped float64, after int) simulator.Projection {
+		return simulator.Projection{Layout: layout, SkippedPct: skipped, FilesBefore: files, FilesAfter: after, RewriteBytes: bytes}
+	}
+	current := proj("current", 50, files)
+
+	// The case: +2.5 pp for a rewrite of everything.
+	c, err := control.ChoosePlan([]simulator.Projection{current, proj(spec("sort(id)"), 52.5, files)}, control.ChooseOptions{MinGainPP: 5, State: state})
+	require.NoError(t, err)
+	require.False(t, c.Gain, "2.5 pp is below the 5 pp asked for")
+	require.InDelta(t, 2.5, c.GainPP, 1e-9)
+	require.Contains(t, c.Reason("db.p"), "a gain of 2.5 pp, below the minimum of 5.0 pp")
+	c, err = control.ChoosePlan([]simulator.Projection{current, proj(spec("sort(id)"), 52.5, files)}, control.ChooseOptions{MinGainPP: 2, State: state})
+	require.NoError(t, err)
+	require.True(t, c.Gain, "2.5 pp is enough when 2 are asked for")
+
+	// More files than the limit: the best skip is passed over for one within it.
+	c, err = control.ChoosePlan([]simulator.Projection{current, proj(spec("hilbert(id, v)"), 90, 2*files), proj(spec("sort(id)"), 70, files)},
+		control.ChooseOptions{MinGainPP: 5, State: state})
+	require.NoError(t, err)
+	require.Equal(t, spec("sort(id)"), c.Best.Layout)
+	require.True(t, c.Gain)
+	// Only candidates past the limit: the best of them, without gain.
+	c, err = control.ChoosePlan([]simulator.Projection{current, proj(spec("hilbert(id, v)"), 90, 2*files)}, control.ChooseOptions{MinGainPP: 5, State: state})
+	require.NoError(t, err)
+	require.False(t, c.Gain)
+	require.Equal(t, files, c.FileLimit)
+	require.Contains(t, c.Reason("db.p"), "every candidate would write more data files")
+	// Without a state, no file rule.
+	c, err = control.ChoosePlan([]simulator.Projection{current, proj(spec("hilbert(id, v)"), 90, 2*files)}, control.ChooseOptions{MinGainPP: 5})
+	require.NoError(t, err)
+	require.True(t, c.Gain)
 }
 
 // A sort by id gains on a table whose files all span the id range, for a

@@ -411,6 +411,13 @@ func (p *layoutParser) column(s Strategy) (Column, int, error) {
 		if w == "" {
 			return Column{}, at, p.errorf(at, "expected a column name, found %s", p.describeNext())
 		}
+		// A dotted path (addr.city) names a nested column: it parses, so
+		// that checking it against a schema can say what it is.
+		for p.pos+1 < len(p.src) && p.src[p.pos] == '.' && isIdentStart(p.src[p.pos+1]) {
+			p.pos++
+			part, _ := p.word()
+			w += "." + part
+		}
 		c.Name = w
 	}
 	explicitNulls := false

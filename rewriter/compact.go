@@ -133,7 +133,24 @@ func (o CompactOptions) Validate() error {
 	if o.MaxFilesFraction < 0 || o.MaxFilesFraction > 1 {
 		errs = append(errs, errors.New("max files fraction must be in [0, 1]"))
 	}
-	return errors.Join(errs...)
+	if o.TargetFileSizeBytes < 0 {
+		errs = append(errs, fmt.Errorf("target file size must be >= 0, got %d", o.TargetFileSizeBytes))
+	}
+	if o.MinInputFiles < 0 {
+		errs = append(errs, fmt.Errorf("min input files must be >= 0, got %d", o.MinInputFiles))
+	}
+	if o.GroupsPerBatch < 0 {
+		errs = append(errs, fmt.Errorf("groups per batch must be >= 0, got %d", o.GroupsPerBatch))
+	}
+	// The group's bounds (memory above all) are checked here too, so that a
+	// plan — a dry run — refuses what the rewrite would.
+	if err := o.Group.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return MarkInvalidOptions(errors.Join(errs...))
 }
 
 // PlanCompaction chooses the partitions to rewrite, from metadata only:
@@ -157,7 +174,7 @@ func (o CompactOptions) Validate() error {
 // Groups are then ordered — Priority partitions first, then oldest data
 // first — and cut at the budget; the rest are Deferred.
 func PlanCompaction(st *lake.State, opts CompactOptions) (CompactPlan, error) {
-	if err := opts.Validate(); err != nil {
+	if err := CheckCompaction(st, opts); err != nil {
 		return CompactPlan{}, fmt.Errorf("plan compaction of %s: %w", st.Ident, err)
 	}
 	opts = opts.withDefaults(st)

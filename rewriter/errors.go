@@ -48,6 +48,31 @@ var ErrMissingOutput = fmt.Errorf("%w: output file missing before commit", ErrIn
 // committed; the table needs repair, not a retry. Test with errors.Is.
 var ErrInputMismatch = fmt.Errorf("%w: input data file does not match its manifest entry", ErrInvariant)
 
+// ErrInvalidOptions means the options asked of a rewrite cannot work on
+// this table: a layout column the schema lacks or the strategy cannot
+// encode, a partition that matches no file, a memory bound below the
+// minimum. It is the caller's input that is wrong, found before any data is
+// read or written ([CheckCompaction], [CheckLayout],
+// [CompactOptions.Validate]); a CLI reports it as a usage error. Test with
+// errors.Is.
+var ErrInvalidOptions = errors.New("rewriter: invalid options")
+
+// MarkInvalidOptions marks err as [ErrInvalidOptions] without adding the
+// sentinel's text to its message: errors.Is(MarkInvalidOptions(err),
+// ErrInvalidOptions) holds, and the message is err's. Nil stays nil.
+func MarkInvalidOptions(err error) error {
+	if err == nil {
+		return nil
+	}
+	return invalidOptionsError{err}
+}
+
+type invalidOptionsError struct{ err error }
+
+func (e invalidOptionsError) Error() string        { return e.err.Error() }
+func (e invalidOptionsError) Unwrap() error        { return e.err }
+func (e invalidOptionsError) Is(target error) bool { return target == ErrInvalidOptions }
+
 // ErrUnsafeAge is returned by [PlanOrphans] when the requested minimum file
 // age is below the 24 h safety floor and Force is not set: files younger
 // than the longest write job may belong to a commit still in flight.

@@ -74,6 +74,10 @@ type GroupOptions struct {
 	Allocator *TrackingAllocator
 }
 
+// MinMemoryBytes is the least positive [GroupOptions.MemoryBytes]: the
+// sort, scan and writer shares it is split into need this much.
+const MinMemoryBytes = 1 << 20
+
 // Validate reports every invalid field at once.
 func (o GroupOptions) Validate() error {
 	var errs []error
@@ -83,7 +87,7 @@ func (o GroupOptions) Validate() error {
 	if o.MemoryBytes < 0 {
 		errs = append(errs, fmt.Errorf("memory bytes must be >= 0, got %d", o.MemoryBytes))
 	}
-	if o.MemoryBytes > 0 && o.MemoryBytes < 1<<20 {
+	if o.MemoryBytes > 0 && o.MemoryBytes < MinMemoryBytes {
 		errs = append(errs, fmt.Errorf("memory bytes must be 0 (unbounded) or >= 1 MiB, got %d", o.MemoryBytes))
 	}
 	if o.Parallelism < 0 {

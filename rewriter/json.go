@@ -87,17 +87,6 @@ func (r OrphanResult) MarshalJSON() ([]byte, error) {
 	}{list(r.Deleted), r.Bytes, list(r.Referenced), list(r.InFlight)})
 }
 
-// MarshalJSON writes the plan with snake_case keys.
-func (p ManifestPlan) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		DataManifests   int  `json:"data_manifests"`
-		DeleteManifests int  `json:"delete_manifests"`
-		Partitions      int  `json:"partitions"`
-		LiveEntries     int  `json:"live_entries"`
-		Worthwhile      bool `json:"worthwhile"`
-	}{p.DataManifests, p.DeleteManifests, p.Partitions, p.LiveEntries, p.Worthwhile})
-}
-
 // MarshalJSON writes the result with snake_case keys.
 func (r ManifestResult) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {

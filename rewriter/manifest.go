@@ -40,15 +40,22 @@ func (o ManifestOptions) Validate() error {
 // ManifestPlan describes the manifests of a table's current snapshot.
 type ManifestPlan struct {
 	// DataManifests and DeleteManifests count the manifests by content.
-	DataManifests, DeleteManifests int
+	DataManifests   int `json:"data_manifests"`
+	DeleteManifests int `json:"delete_manifests"`
 	// Partitions counts the partitions with live data files.
-	Partitions int
+	Partitions int `json:"partitions"`
 	// LiveEntries counts live entries over all data manifests.
-	LiveEntries int
+	LiveEntries int `json:"live_entries"`
 	// Worthwhile is true when clustering by partition would leave fewer
 	// data manifests than there are now (a rough bound: one per
 	// partition).
-	Worthwhile bool
+	Worthwhile bool `json:"worthwhile"`
+	// Rewrite counts the data manifests [RewriteManifests] would replace
+	// (set by [PlanManifestRewrite] only; zero means none, or not planned).
+	Rewrite int `json:"rewrite"`
+	// TargetSizeBytes is the manifest size [PlanManifestRewrite] planned
+	// for.
+	TargetSizeBytes int64 `json:"target_size_bytes,omitempty"`
 }
 
 // PlanManifests is the dry run of [RewriteManifests]: what the current
@@ -71,6 +78,33 @@ func PlanManifests(st *lake.State) ManifestPlan {
 	p.Worthwhile = p.DataManifests > max(1, p.Partitions)
 	return p
 }
+
+// PlanManifestRewrite is the dry run of [RewriteManifests]: [PlanManifests]
+// plus the data manifests the rewrite would replace, decided as the rewrite
+// decides (by partition clustering against opts.TargetSizeBytes), reading
+// the manifests of st's current snapshot. It changes nothing.
+func PlanManifestRewrite(ctx context.Context, st *lake.State, opts ManifestOptions) (ManifestPlan, error) {
+	if err := opts.Validate(); err != nil {
+		return ManifestPlan{}, MarkInvalidOptions(fmt.Errorf("plan manifest rewrite of %s: %w", st.Ident, err))
+	}
+	p := PlanManifests(st)
+	p.TargetSizeBytes = opts.TargetSizeBytes
+	if p.TargetSizeBytes == 0 {
+		p.TargetSizeBytes = DefaultManifestTargetSize
+	}
+	if st.Table == nil {
+		return p, nil
+	}
+	clusters, err := planManifestClusters(ctx, st.Table, p.TargetSizeBytes)
+	if err != nil {
+		return p, fmt.Errorf("plan manifest rewrite of %s: %w", st.Ident, err)
+	}
+	p.Rewrite = len(clusters.eligible)
+	return p, nil
+}
+
+// DefaultManifestTargetSize is [ManifestOptions.TargetSizeBytes]'s default.
+const DefaultManifestTargetSize = 8 << 20
 
 // ManifestResult is what [RewriteManifests] did.
 type ManifestResult struct {
@@ -105,7 +139,7 @@ func RewriteManifests(ctx context.Context, tbl *table.Table, opts ManifestOption
 	}
 	defer func() { err = errors.Join(err, lease.Release()) }()
 	if opts.TargetSizeBytes == 0 {
-		opts.TargetSizeBytes = 8 << 20
+		opts.TargetSizeBytes = DefaultManifestTargetSize
 	}
 	if opts.MaxAttempts == 0 {
 		opts.MaxAttempts = 5

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -46,7 +47,14 @@ committed blindly. A sort becomes the table's sort order; z-order and Hilbert
 are recorded in the table property floe.layout.
 
 --max-bytes / --max-files-fraction bound one run (oldest data first), so a
-large backlog is worked down over several runs.`,
+large backlog is worked down over several runs.
+
+Everything is checked before any data is read, --dry-run included: layout
+columns must be top-level primitive columns of the schema that the strategy
+can order (a nested column such as addr.city, a struct, or a decimal under
+Iceberg-exact z-order is refused, naming the column and its type), each
+--partition must match files of the table, --memory must be 0 (unbounded) or
+at least 1MiB. A refusal exits 2.`,
 		Example: `  floe compact web.events --layout 'sort(tenant_id, ts)' --dry-run
   floe compact web.events --layout 'zorder(tenant_id, user_id)' --memory 1GiB
   floe compact sales.lineitem --layout binpack --target-file-size 256MiB --max-bytes 10GiB`,
@@ -61,9 +69,9 @@ large backlog is worked down over several runs.`,
 	}
 	cmd.Flags().StringVar(&opts.Layout, "layout", "binpack", "target layout: sort(a desc nulls last, b) | zorder(a,b) | hilbert(a,b,c) | binpack")
 	cmd.Flags().StringVar(&opts.ZOrderMode, "zorder-mode", "iceberg", "z-order key: iceberg (bit-exact with Spark's rewrite_data_files) or rank")
-	cmd.Flags().StringSliceVar(&opts.Partitions, "partition", nil, "only these partitions (as 'floe health' prints keys, e.g. ts_day=2026-11-01)")
+	cmd.Flags().StringSliceVar(&opts.Partitions, "partition", nil, "only these partitions (as 'floe health' prints keys, e.g. ts_day=2026-11-01); each must match files of the table")
 	cmd.Flags().StringVar(&opts.TargetFileSize, "target-file-size", "", "size of the files written (default: the table's write.target-file-size-bytes, else 512MiB)")
-	cmd.Flags().StringVar(&opts.Memory, "memory", "1GiB", "memory bound of the rewrite; sorted runs spill to disk beyond it")
+	cmd.Flags().StringVar(&opts.Memory, "memory", "1GiB", "memory bound of the rewrite, at least 1MiB; sorted runs spill to disk beyond it (0: unbounded)")
 	cmd.Flags().StringVar(&opts.MaxBytes, "max-bytes", "", "rewrite at most this many input bytes in this run")
 	cmd.Flags().Float64Var(&opts.MaxFilesFraction, "max-files-fraction", 0, "rewrite at most this fraction of the table's files in this run")
 	cmd.Flags().IntVar(&opts.MinInputFiles, "min-input-files", 5, "bin-pack a partition only with at least this many small files")
@@ -83,6 +91,9 @@ func compactionSetup(opts *compactOptions) (rewriter.CompactOptions, error) {
 	if err != nil {
 		return rewriter.CompactOptions{}, flagErrorf("--zorder-mode: %v", err)
 	}
+	if opts.GroupsPerCommit < 1 {
+		return rewriter.CompactOptions{}, flagErrorf("--groups-per-commit must be at least 1, got %d", opts.GroupsPerCommit)
+	}
 	co := rewriter.CompactOptions{Layout: l, ZOrderMode: zm, Partitions: opts.Partitions,
 		MaxFilesFraction: opts.MaxFilesFraction, MinInputFiles: opts.MinInputFiles, GroupsPerBatch: opts.GroupsPerCommit}
 	if opts.TargetFileSize != "" {
@@ -90,9 +101,12 @@ func compactionSetup(opts *compactOptions) (rewriter.CompactOptions, error) {
 			return co, flagErrorf("--target-file-size: %v", err)
 		}
 	}
-	if opts.Memory != "" {
-		if co.Group.MemoryBytes, err = config.ParseSize(opts.Memory); err != nil {
+	if m := strings.TrimSpace(opts.Memory); m != "" && m != "0" {
+		if co.Group.MemoryBytes, err = config.ParseSize(m); err != nil {
 			return co, flagErrorf("--memory: %v", err)
+		}
+		if co.Group.MemoryBytes < rewriter.MinMemoryBytes {
+			return co, flagErrorf("--memory %s is below the %s a rewrite needs; give at least that, or 0 for unbounded", m, config.FormatSize(rewriter.MinMemoryBytes))
 		}
 		// The engine bounds its Arrow memory by --memory; a soft limit
 		// for the Go heap a little above it keeps GC slack from growing

@@ -131,7 +131,7 @@ func runDemo(ctx context.Context, opts *demoOptions) error {
 		return err
 	}
 	section("floe queries")
-	stats, err := st.TableStats(ctx, store.QueryFilter{}, 5)
+	stats, err := control.QueryStats(ctx, st, store.QueryFilter{}, 5, opts.f.Now())
 	if err != nil {
 		return err
 	}

@@ -55,7 +55,7 @@ func runMeasure(ctx context.Context, opts *measureOptions) error {
 		return err
 	}
 	defer closeWorkload()
-	st, err := workloadStore(ctx, opts.f, wo, 1)
+	st, err := workloadStore(ctx, opts.f, wo)
 	if err != nil {
 		return err
 	}

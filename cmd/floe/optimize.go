@@ -48,7 +48,15 @@ the compaction uses the plan's layout, z-order key and file size (so --layout,
 --zorder-mode and --target-file-size are refused), the run records the plan,
 and the plan ends done or failed. TABLE may be left out; if given it must be
 the plan's. A plan that is not approved does not run; one whose files were
-rewritten or deleted since it was made is marked stale and must be re-planned.`,
+rewritten or deleted since it was made is marked stale and must be re-planned.
+
+Before a run is recorded floe checks that the table exists and that every
+step can take its options: layout columns the schema has and the strategy can
+order by, --partition keys the table has files in, --memory of at least 1MiB
+(0: unbounded). What fails the check exits 2 and records nothing. --dry-run
+checks the same and prints what each step would do — the snapshots to expire,
+the orphan files, the partitions to compact, the manifests to replace — each
+planned against the table as it is now; it changes and records nothing.`,
 		Example: `  floe optimize web.events --layout 'sort(tenant_id, ts)'
   floe optimize sales.lineitem --dry-run --output json
   floe optimize web.events --skip orphans --max-bytes 20GiB
@@ -93,7 +101,7 @@ rewritten or deleted since it was made is marked stale and must be re-planned.`,
 	fl.StringVar(&opts.Layout, "layout", "binpack", "compaction layout: sort(…) | zorder(…) | hilbert(…) | binpack")
 	fl.StringVar(&opts.ZOrderMode, "zorder-mode", "iceberg", "z-order key: iceberg or rank")
 	fl.StringVar(&opts.TargetFileSize, "target-file-size", "", "size of the files written (default: the table's, else 512MiB)")
-	fl.StringVar(&opts.Memory, "memory", "1GiB", "memory bound of the compaction")
+	fl.StringVar(&opts.Memory, "memory", "1GiB", "memory bound of the compaction, at least 1MiB (0: unbounded)")
 	fl.StringVar(&opts.MaxBytes, "max-bytes", "", "compact at most this many input bytes in this run")
 	fl.Float64Var(&opts.MaxFilesFraction, "max-files-fraction", 0, "compact at most this fraction of the files in this run")
 	fl.IntVar(&opts.MinInputFiles, "min-input-files", 5, "bin-pack a partition only with at least this many small files")
@@ -103,7 +111,7 @@ rewritten or deleted since it was made is marked stale and must be re-planned.`,
 	fl.Var((*durationValue)(&opts.OrphanAge), "orphan-older-than", fmt.Sprintf("remove orphan files older than this (default %gh, minimum 24h)", rewriter.DefaultOrphanAge.Hours()))
 	fl.StringVar(&opts.ManifestSize, "manifest-target-size", "8MiB", "target manifest size")
 	fl.StringSliceVar(&opts.Skip, "skip", nil, "steps to leave out: expire, orphans, compact, manifests")
-	fl.BoolVar(&opts.DryRun, "dry-run", false, "plan every step and record the plans; change nothing")
+	fl.BoolVar(&opts.DryRun, "dry-run", false, "check everything and print what each step would do; change and record nothing")
 	fl.StringVar(&opts.PlanID, "plan", "", "run this approved plan (see 'floe plan'); TABLE is then optional")
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
@@ -132,7 +140,6 @@ func runOptimize(ctx context.Context, opts *optimizeOptions) error {
 		Compact:   co,
 		Manifests: rewriter.ManifestOptions{TargetSizeBytes: msize},
 		Skip:      map[string]bool{},
-		DryRun:    opts.DryRun,
 		Now:       opts.f.Now,
 		Logger:    opts.f.Logger(),
 		PlanID:    opts.PlanID,
@@ -146,12 +153,19 @@ func runOptimize(ctx context.Context, opts *optimizeOptions) error {
 	for _, s := range opts.Skip {
 		oo.Skip[s] = true
 	}
+	if opts.DryRun {
+		dry, err := control.PlanOptimize(ctx, cat, st, id, oo)
+		if err != nil {
+			return usageError(err)
+		}
+		return renderDryRun(opts.f.IO, opts.Output, dry)
+	}
 	bar := newProgress(opts.f.IO)
 	oo.Progress = func(done, total int, _, _ int64) { bar.Set("compact "+id.String(), done, total) }
 	run, err := control.Optimize(ctx, cat, st, id, oo)
 	bar.Done()
 	if run.ID == "" {
-		return err // refused before any run started
+		return usageError(err) // refused before any run started
 	}
 	if opts.Output == outputJSON {
 		if jerr := writeJSON(opts.f.IO.Out, run); jerr != nil && err == nil {

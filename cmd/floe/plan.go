@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,6 +28,8 @@ type planOptions struct {
 	TargetSize string
 	By         string
 	Force      bool
+	MinGain    float64
+	MinGainSet bool
 	Output     outputFormat
 }
 
@@ -36,14 +39,21 @@ func newPlanCmd(f *factory, runF func(context.Context, *planOptions) error) *cob
 		Use:   "plan TABLE",
 		Short: "Propose a layout plan for a table, to approve before optimize runs it",
 		Long: `Project the candidate layouts as 'floe simulate' does — the analyzer's
-candidates, or each --layout — pick the one that lets the workload skip the
+candidates for the workload (collected, or --workload), or each --layout — pick the one that lets the workload skip the
 most files (a tie goes to the one that rewrites fewer bytes), and store it as
 a proposed plan for the table's current snapshot. Nothing touches data.
 
 A plan's id is a hash of table, snapshot and layout: planning the same again
-shows the stored plan with its state. When no candidate is projected to skip
-more files than the current layout, nothing is proposed (exit 0; --force
-proposes the best one anyway). A plan runs only once approved:
+shows the stored plan with its state. A candidate is proposed only when it
+pays for its rewrite:
+  - it is projected to skip at least --min-gain percentage points more files
+    than the current layout (default 5, or plan.min_gain_pp in floe.yaml,
+    FLOE_PLAN_MIN_GAIN_PP);
+  - it does not leave more data files than the table has today, unless its
+    bytes fill more at the target file size (per partition, ⌈bytes / target⌉):
+    a layout that would leave more, smaller files is not chosen.
+Otherwise nothing is proposed (exit 0) and floe says why; --force proposes the
+best candidate anyway. A plan runs only once approved:
   floe plan approve ID
   floe optimize --plan ID
 If the table's files were rewritten or deleted before it runs, optimize marks
@@ -56,6 +66,10 @@ Sub-commands list, show, approve and reject manage stored plans.`,
 		Args: wrapArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Table = args[0]
+			opts.MinGainSet = cmd.Flags().Changed("min-gain")
+			if opts.MinGainSet && (opts.MinGain < 0 || opts.MinGain > 100) {
+				return flagErrorf("--min-gain must be 0 to 100 percentage points, got %g", opts.MinGain)
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -68,7 +82,8 @@ Sub-commands list, show, approve and reject manage stored plans.`,
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "sampling seed")
 	cmd.Flags().StringVar(&opts.TargetSize, "target-file-size", "", "file size the rewrite writes (default: the table's write.target-file-size-bytes, else 512MiB)")
 	cmd.Flags().StringVar(&opts.By, "by", opts.By, "who proposes the plan")
-	cmd.Flags().BoolVar(&opts.Force, "force", false, "propose the best candidate even when it is not projected to skip more files than the current layout")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "propose the best candidate even when it does not gain enough over the current layout")
+	cmd.Flags().Float64Var(&opts.MinGain, "min-gain", control.DefaultMinGainPP, "least gain over the current layout, in percentage points of files skipped (default: floe.yaml plan.min_gain_pp, else 5)")
 	addOutputFlag(cmd, &opts.Output)
 	cmd.AddCommand(
 		newPlanListCmd(f, "list [TABLE]", nil),
@@ -114,8 +129,17 @@ func runPlan(ctx context.Context, opts *planOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := control.PlanBest(ctx, cat, st, state, control.PlanOptions{Project: po, By: opts.By, Force: opts.Force, Now: opts.f.Now})
+	minGain := opts.MinGain
+	if !opts.MinGainSet {
+		cfg, err := opts.f.Config()
+		if err != nil {
+			return err
+		}
+		minGain = cfg.MinGainPP()
+	}
+	res, err := control.PlanBest(ctx, cat, st, state, control.PlanOptions{Project: po, By: opts.By, Force: opts.Force, MinGainPP: minGain, Now: opts.f.Now})
 	printWarnings(opts.f.IO, res.Projections.Workload)
+	err = usageError(err)
 	if errors.Is(err, control.ErrNothingToPlan) {
 		return flagErrorf("--layout: %v", control.ErrNothingToPlan)
 	}
@@ -129,14 +153,14 @@ func runPlan(ctx context.Context, opts *planOptions) error {
 		msg := c.Reason(id.String())
 		if opts.Output == outputJSON {
 			return writeJSON(opts.f.IO.Out, map[string]any{"table": id.String(), "proposed": false, "reason": msg,
-				"best": c.Best.Layout, "best_skipped_pct": c.Best.SkippedPct, "current_skipped_pct": c.Current.SkippedPct})
+				"best": c.Best.Layout, "best_skipped_pct": c.Best.SkippedPct, "current_skipped_pct": c.Current.SkippedPct,
+				"gain_pp": c.GainPP, "min_gain_pp": c.MinGainPP, "best_files_after": c.Best.FilesAfter, "file_limit": c.FileLimit})
 		}
 		fmt.Fprintln(opts.f.IO.Out, msg)
 		return nil
 	}
 	if !c.Gain {
-		fmt.Fprintf(opts.f.IO.ErrOut, "warning: %s is not projected to skip more files than the current layout (%.1f%% vs %.1f%%)\n",
-			c.Best.Layout, c.Best.SkippedPct, c.Current.SkippedPct)
+		fmt.Fprintln(opts.f.IO.ErrOut, "warning: proposed with --force:", strings.TrimSuffix(strings.TrimPrefix(c.Reason(id.String()), "no plan proposed for "+id.String()+": "), "; --force proposes it anyway"))
 	}
 	return printPlans(opts.f.IO, opts.Output, true, *res.Plan)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/floe-project/floe/collectors"
+	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/store"
 )
 
@@ -31,7 +32,13 @@ func newQueriesCmd(f *factory, runF func(context.Context, *queriesOptions) error
 		Short: "Summarize the collected queries per table",
 		Long: `Show what floe has collected: per table, the queries that read it, their
 users, the time range, and the columns predicates filter on most. With
---events, list the events themselves (most recent first).`,
+--events, list the events themselves (most recent first).
+
+QUERIES counts a table's queries as analyze, simulate, plan and measure do:
+the queries that read its data, once per engine query id, with each Iceberg
+scan report folded into the engine query it was planned for; failed and
+cancelled queries (FAILED), metadata-table reads and INSERT targets are left
+out. --events lists every stored event, those included.`,
 		Example: `  floe queries
   floe queries --table web.events --since 7d
   floe queries --table web.events --events --limit 20 --output json`,
@@ -95,7 +102,7 @@ func runQueries(ctx context.Context, opts *queriesOptions) error {
 		}
 		return t.flush()
 	}
-	stats, err := st.TableStats(ctx, filter, 5)
+	stats, err := control.QueryStats(ctx, st, filter, 5, opts.f.Now())
 	if err != nil {
 		return err
 	}

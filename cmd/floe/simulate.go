@@ -42,7 +42,11 @@ write, and replays every query's predicate tree against those files' ranges;
 files after the rewrite, files skipped (%), bytes read (%), the error bound of
 the sample (percentage points) and the rewrite cost.
 
-Without --layout, the analyzer's candidates for the table are simulated.`,
+Without --layout, the analyzer's candidates for the workload replayed — the
+collected queries, or the statements of --workload — are simulated. Every
+layout is checked against the table's schema first: a column the table lacks,
+a nested, struct, list or map column, or a type the strategy cannot order
+exits 2, naming the column and its type.`,
 		Example: `  floe simulate web.events
   floe simulate web.events --layout current --layout 'sort(tenant_id, ts)' --layout 'hilbert(tenant_id, user_id)'
   floe simulate sales.lineitem --workload queries.sql --dialect trino --output json`,

@@ -42,10 +42,10 @@ func openWorkload(f *factory, file, dialect string, since time.Duration) (wo con
 	return wo, func() { _ = fh.Close() }, nil
 }
 
-// workloadStore opens the state store when the workload or the candidate
-// layouts come from it: not for a --workload file with --layout given.
-func workloadStore(ctx context.Context, f *factory, wo control.WorkloadOptions, layouts int) (*store.Store, error) {
-	if wo.SQL != nil && layouts > 0 {
+// workloadStore opens the state store when the workload, and so the
+// candidate layouts, come from it: not for a --workload file.
+func workloadStore(ctx context.Context, f *factory, wo control.WorkloadOptions) (*store.Store, error) {
+	if wo.SQL != nil {
 		return nil, nil
 	}
 	return f.Store(ctx)
@@ -108,7 +108,7 @@ func projectTable(ctx context.Context, f *factory, table string, pf projectFlags
 	}
 	defer closeWorkload()
 	po.Workload = wo
-	st, err := workloadStore(ctx, f, wo, len(po.Layouts))
+	st, err := workloadStore(ctx, f, wo)
 	if err != nil {
 		return res, err
 	}
@@ -118,5 +118,5 @@ func projectTable(ctx context.Context, f *factory, table string, pf projectFlags
 	}
 	res, err = control.Project(ctx, st, state, po)
 	printWarnings(f.IO, res.Workload)
-	return res, err
+	return res, usageError(err)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,6 +43,8 @@ type Config struct {
 	Health HealthConfig `yaml:"health"`
 	// Log configures floe's structured log on standard error.
 	Log LogConfig `yaml:"log"`
+	// Plan holds the defaults of floe plan.
+	Plan PlanConfig `yaml:"plan"`
 
 	// Source is the file the configuration came from, or "(embedded default)".
 	Source string `yaml:"-"`
@@ -72,6 +75,25 @@ var (
 type StateConfig struct {
 	// Path of the SQLite state database. Default: {data_dir}/state.db.
 	Path string `yaml:"path"`
+}
+
+// PlanConfig holds the defaults of floe plan, before its flags.
+type PlanConfig struct {
+	// MinGainPP is the least gain over the current layout, in percentage
+	// points of files skipped, a candidate needs to be proposed (plan
+	// --min-gain). 0 to 100. Default: 5.
+	MinGainPP *float64 `yaml:"min_gain_pp"`
+}
+
+// DefaultMinGainPP is plan.min_gain_pp's default.
+const DefaultMinGainPP = 5.0
+
+// MinGainPP is plan.min_gain_pp, or its default.
+func (c *Config) MinGainPP() float64 {
+	if c.Plan.MinGainPP == nil {
+		return DefaultMinGainPP
+	}
+	return *c.Plan.MinGainPP
 }
 
 // TelemetryConfig configures how query logs are mapped to tables.
@@ -371,6 +393,9 @@ func (c *Config) Validate() error {
 	}
 	if msg := c.checkStatePath(); msg != "" {
 		bad(key("state", "path"), "%s", msg)
+	}
+	if g := c.Plan.MinGainPP; g != nil && (math.IsNaN(*g) || *g < 0 || *g > 100) {
+		bad(key("plan", "min_gain_pp"), "%v: want 0 to 100 percentage points", *g)
 	}
 	engines := make([]string, 0, len(c.Telemetry.CatalogMap))
 	for e := range c.Telemetry.CatalogMap {

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/dustin/go-humanize"
@@ -19,6 +20,7 @@ func envForm(key string) string {
 //
 //	FLOE_DATA_DIR, FLOE_DEFAULT_CATALOG, FLOE_STATE_PATH,
 //	FLOE_HEALTH_TARGET_FILE_SIZE, FLOE_LOG_LEVEL, FLOE_LOG_FORMAT,
+//	FLOE_PLAN_MIN_GAIN_PP,
 //	FLOE_CATALOG__<NAME>__<PROPERTY>   (catalogs.<name>.<property>)
 //	FLOE_TELEMETRY__<ENGINE>__<ENGINE_CATALOG>=<floe catalog>
 //
@@ -67,6 +69,13 @@ func (c *Config) ApplyEnv(environ []string) error {
 			set("log.level", k, &c.Log.Level, v)
 		case rest == "LOG_FORMAT":
 			set("log.format", k, &c.Log.Format, v)
+		case rest == "PLAN_MIN_GAIN_PP":
+			g, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				errs = append(errs, k+": want a number of percentage points such as 5")
+				continue
+			}
+			c.Plan.MinGainPP = &g
 		case strings.HasPrefix(rest, "CATALOG__"):
 			parts := strings.Split(strings.TrimPrefix(rest, "CATALOG__"), "__")
 			if len(parts) != 2 || parts[0] == "" || parts[1] == "" {

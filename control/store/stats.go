@@ -14,6 +14,11 @@ import (
 type TableStat struct {
 	// Table is catalog.namespace.name as the catalog spells it.
 	Table string `json:"table"`
+	// Catalog, Namespace and Name are Table's parts (Namespace joined with
+	// dots), as stored.
+	Catalog   string `json:"-"`
+	Namespace string `json:"-"`
+	Name      string `json:"-"`
 	// Queries counts distinct events that read or wrote the table
 	// (metadata-table reads excluded); Failed those that failed or were
 	// cancelled.
@@ -90,6 +95,7 @@ GROUP BY ta.table_key ORDER BY 5 DESC, 1`
 			return nil, errors.Join(fmt.Errorf("table stats: %w", err), rows.Close())
 		}
 		st.Table = strings.Join(nonEmpty(cat, ns, name), ".")
+		st.Catalog, st.Namespace, st.Name = cat, ns, name
 		st.FirstSeen = fromNanos(sql.NullInt64{Int64: first, Valid: first != 0})
 		st.LastSeen = fromNanos(sql.NullInt64{Int64: last, Valid: last != 0})
 		st.TopColumns = []ColumnCount{}
