@@ -44,6 +44,7 @@ With no configuration floe uses an embedded local warehouse in ./floe-data
 		newRunsCmd(f, nil),
 		newVersionCmd(f),
 	)
+	registerCompletions(f, root)
 	return root
 }
 
