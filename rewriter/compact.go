@@ -470,7 +470,7 @@ func Compact(ctx context.Context, st *lake.State, plan CompactPlan, opts Compact
 	opts.Commit.Lease = lease
 	res, err = compact(ctx, st, plan, opts, res)
 	if err != nil && ctx.Err() != nil {
-		err = interrupted(st.Ident, plan, res, lease.RunID(), context.Cause(ctx), err)
+		err = interrupted(ctx, st.Ident, plan, res, lease.RunID(), err)
 	}
 	return res, err
 }

@@ -31,6 +31,9 @@ type InterruptedError struct {
 	// Cause is the context's cause; Err what the run stopped with.
 	Cause error
 	Err   error
+	// ctxErr is the context's error (context.Canceled when the cause is a
+	// signal).
+	ctxErr error
 }
 
 func (e *InterruptedError) Error() string {
@@ -60,13 +63,14 @@ func (e *InterruptedError) Error() string {
 	return b.String()
 }
 
-// Unwrap returns the context's cause and the error the run stopped with.
-func (e *InterruptedError) Unwrap() []error { return []error{e.Cause, e.Err} }
+// Unwrap returns the context's error and cause and the error the run
+// stopped with.
+func (e *InterruptedError) Unwrap() []error { return []error{e.ctxErr, e.Cause, e.Err} }
 
 // interrupted describes a compaction whose context ended.
-func interrupted(table fmt.Stringer, plan CompactPlan, res CompactResult, runID string, cause, err error) error {
+func interrupted(ctx context.Context, table fmt.Stringer, plan CompactPlan, res CompactResult, runID string, err error) error {
 	e := &InterruptedError{Table: table.String(), RunID: runID, Total: len(plan.Groups), Snapshots: len(res.Commits),
-		Skipped: len(res.Skipped), Removed: res.RemovedOutputs, Left: res.LeftOutputs, Cause: cause, Err: err}
+		Skipped: len(res.Skipped), Removed: res.RemovedOutputs, Left: res.LeftOutputs, Cause: context.Cause(ctx), Err: err, ctxErr: ctx.Err()}
 	for _, c := range res.Commits {
 		e.Committed = append(e.Committed, c.Groups...)
 	}
