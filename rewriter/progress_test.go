@@ -71,4 +71,3 @@ func TestCompactProgressInBytesWithinAGroup(t *testing.T) {
 		})
 	}
 }
-
