@@ -63,7 +63,13 @@ type CompactOptions struct {
 	// committed (partial progress: a failure keeps every committed batch).
 	// Default: 1.
 	GroupsPerBatch int
-	// Progress, when set, is called after each group is rewritten.
+	// Progress, when set, is called once before any work with zero done,
+	// then as each group's rows are read and written (see
+	// [GroupOptions.Progress]) and after each group: done of total groups
+	// are rewritten (or skipped), and bytesDone of bytesTotal, the
+	// plan's input bytes, stand for the work done so far, the running
+	// group's share included. A table of one partition thus still shows
+	// progress. Calls never overlap.
 	Progress func(done, total int, bytesDone, bytesTotal int64)
 	// Logger receives one line per batch. Default: discard.
 	Logger *slog.Logger
@@ -425,8 +431,12 @@ type CompactResult struct {
 	PeakArrow int64          `json:"peak_arrow_bytes"`
 	Duration  time.Duration  `json:"duration_ns"`
 	// RemovedOutputs counts files the run wrote and removed again because
-	// no commit took them (skipped groups, a failed batch).
+	// no commit took them (skipped groups, a failed or interrupted batch).
 	RemovedOutputs int `json:"removed_outputs"`
+	// LeftOutputs are files the run wrote, no commit took and it could not
+	// remove: orphans, which 'floe orphans' reports as left by the run (see
+	// [RunOfFile]).
+	LeftOutputs []string `json:"left_outputs,omitempty"`
 	// SweptSpill are spill directories of dead runs removed at the start.
 	SweptSpill []SweptDir `json:"swept_spill"`
 	// Table is the table after the last commit.
@@ -475,7 +485,11 @@ func Compact(ctx context.Context, st *lake.State, plan CompactPlan, opts Compact
 	defer func() { err = errors.Join(err, rd.Remove()) }()
 	opts.Group.TempDir = rd.Path
 	opts.Commit.Lease = lease
-	return compact(ctx, st, plan, opts, res)
+	res, err = compact(ctx, st, plan, opts, res)
+	if err != nil && ctx.Err() != nil {
+		err = interrupted(ctx, st.Ident, plan, res, lease.RunID(), err)
+	}
+	return res, err
 }
 
 // compact is [Compact] inside the run's lease and spill directory. Output
@@ -491,8 +505,9 @@ func compact(ctx context.Context, st *lake.State, plan CompactPlan, opts Compact
 			return
 		}
 		removed, cerr := removeUncommitted(context.WithoutCancel(ctx), res.Table, uncommitted)
-		res.RemovedOutputs += removed
+		res.RemovedOutputs += len(removed)
 		if cerr != nil {
+			res.LeftOutputs = append(res.LeftOutputs, without(uncommitted, removed)...)
 			err = errors.Join(err, fmt.Errorf("compact %s: remove uncommitted outputs: %w", st.Ident, cerr))
 		}
 	}()
@@ -518,11 +533,21 @@ func compact(ctx context.Context, st *lake.State, plan CompactPlan, opts Compact
 	}
 	copts := opts.Commit
 	copts.Layout = opts.Layout.String()
+	gopts.RunID = copts.RunID
 	copts.Declare = decl
 	if copts.Logger == nil {
 		copts.Logger = opts.Logger
 	}
+	// groupsDone and bytesDone count the groups finished (committed or
+	// skipped) and their input bytes, for opts.Progress.
+	var groupsDone int
 	var bytesDone int64
+	progress := func(running int64) {
+		if opts.Progress != nil {
+			opts.Progress(groupsDone, len(plan.Groups), bytesDone+running, plan.InputBytes)
+		}
+	}
+	progress(0)
 	for start := 0; start < len(plan.Groups); start += opts.GroupsPerBatch {
 		if err := ctx.Err(); err != nil {
 			return res, fmt.Errorf("compact %s: %w", st.Ident, err)
@@ -547,7 +572,23 @@ func compact(ctx context.Context, st *lake.State, plan CompactPlan, opts Compact
 			if len(gt) == 0 {
 				// Every input is gone since planning: nothing to do.
 				res.Skipped = append(res.Skipped, SkippedGroup{Name: pg.Partition, Err: fmt.Errorf("%w: no input file is live any more", ErrStaleGroup)})
+				groupsDone++
+				bytesDone += pg.Bytes
+				progress(0)
 				continue
+			}
+			if opts.Progress != nil {
+				// The group's own measure of its bytes is scaled to the
+				// plan's, so that the run's bytes add up to plan.InputBytes.
+				var groupBytes int64
+				for _, t := range CollapseTasks(gt) {
+					groupBytes += t.File.FileSizeBytes()
+				}
+				gopts.Progress = func(b int64) {
+					if groupBytes > 0 {
+						progress(min(pg.Bytes, int64(float64(b)/float64(groupBytes)*float64(pg.Bytes))))
+					}
+				}
 			}
 			files, stats, err := RewriteGroup(ctx, tbl, gt, gopts)
 			if err != nil {
@@ -559,6 +600,9 @@ func compact(ctx context.Context, st *lake.State, plan CompactPlan, opts Compact
 			for _, f := range files {
 				uncommitted = append(uncommitted, f.FilePath())
 			}
+			groupsDone++
+			bytesDone += pg.Bytes
+			progress(0)
 			if err != nil {
 				if errors.Is(err, ErrStaleGroup) {
 					s := SkippedGroup{Name: pg.Partition, Err: err}
@@ -571,10 +615,6 @@ func compact(ctx context.Context, st *lake.State, plan CompactPlan, opts Compact
 				return res, fmt.Errorf("compact %s: %w", st.Ident, err)
 			}
 			groups = append(groups, cg)
-			bytesDone += pg.Bytes
-			if opts.Progress != nil {
-				opts.Progress(start+len(groups), len(plan.Groups), bytesDone, plan.InputBytes)
-			}
 		}
 		if len(groups) == 0 {
 			continue
@@ -596,9 +636,11 @@ func compact(ctx context.Context, st *lake.State, plan CompactPlan, opts Compact
 			uncommitted = append(uncommitted, s.Orphans...)
 		}
 		if len(uncommitted) > 0 {
-			removed, err := removeUncommitted(ctx, tbl, uncommitted)
-			res.RemovedOutputs += removed
+			removed, err := removeUncommitted(context.WithoutCancel(ctx), tbl, uncommitted)
+			res.RemovedOutputs += len(removed)
 			if err != nil {
+				res.LeftOutputs = append(res.LeftOutputs, without(uncommitted, removed)...)
+				uncommitted = uncommitted[:0]
 				return res, fmt.Errorf("compact %s: remove outputs of skipped groups: %w", st.Ident, err)
 			}
 			uncommitted = uncommitted[:0]
@@ -618,14 +660,14 @@ func compact(ctx context.Context, st *lake.State, plan CompactPlan, opts Compact
 // removeUncommitted deletes output files that no commit took. It reloads
 // the table first: if any of them is live, a commit whose answer was lost
 // took them, and none is removed (the caller's error says the rest).
-func removeUncommitted(ctx context.Context, tbl *table.Table, paths []string) (int, error) {
+func removeUncommitted(ctx context.Context, tbl *table.Table, paths []string) ([]string, error) {
 	fresh := *tbl
 	if err := fresh.Refresh(ctx); err != nil {
-		return 0, fmt.Errorf("reload table: %w", err)
+		return nil, fmt.Errorf("reload table: %w", err)
 	}
 	head, err := lake.LoadState(ctx, lake.Ident{}, &fresh, lake.LoadOptions{SkipBounds: true})
 	if err != nil {
-		return 0, fmt.Errorf("load head: %w", err)
+		return nil, fmt.Errorf("load head: %w", err)
 	}
 	live := make(map[string]bool, len(head.DataFiles))
 	for _, f := range head.DataFiles {
@@ -633,19 +675,34 @@ func removeUncommitted(ctx context.Context, tbl *table.Table, paths []string) (i
 	}
 	for _, p := range paths {
 		if live[p] {
-			return 0, fmt.Errorf("output %s is live in snapshot %d: the commit may have landed, nothing removed", p, snapshotID(head))
+			return nil, fmt.Errorf("output %s is live in snapshot %d: the commit may have landed, nothing removed", p, snapshotID(head))
 		}
 	}
 	fio, err := fresh.FS(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("open table io: %w", err)
+		return nil, fmt.Errorf("open table io: %w", err)
 	}
 	files := fileSet{}
 	for _, p := range paths {
 		files[p] = 0
 	}
 	removed, _, err := deleteFiles(ctx, fio, files, 8)
-	return len(removed), err
+	return removed, err
+}
+
+// without is paths less those in drop.
+func without(paths, drop []string) []string {
+	gone := make(map[string]bool, len(drop))
+	for _, p := range drop {
+		gone[p] = true
+	}
+	var out []string
+	for _, p := range paths {
+		if !gone[p] {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // planTasks plans the table's current scan once and indexes the tasks by

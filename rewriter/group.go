@@ -8,6 +8,7 @@ import (
 	"os"
 	"reflect"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -49,6 +50,20 @@ type GroupOptions struct {
 	// NameTag ends the names of the new files (see [WriterOptions.NameTag]);
 	// [Compact] sets it to the layout's [LayoutTag].
 	NameTag string
+	// RunID, when set, is put in the names of the new files (see
+	// [WriterOptions.RunID]), so that files a run wrote and never
+	// committed are known as that run's leftovers (see [RunOfFile]). Set it
+	// only while holding a [Lease] of that run id, as [Compact] does:
+	// [PlanOrphans] takes an uncommitted file whose run has no live lease
+	// for an orphan, however young.
+	RunID string
+	// Progress, when set, is called as rows are read and written with the
+	// input bytes that stand for the work done so far, out of the group's
+	// InputBytes: reading the rows is half the work and writing them the
+	// other half (a bin-pack does both together, a sort reads everything
+	// before it writes), measured against the inputs' record counts. The
+	// values only grow; calls never overlap.
+	Progress func(bytesDone int64)
 	// Parallelism bounds the scan's decode workers and, in [RewriteGroups],
 	// the groups rewritten at once. Default: runtime.GOMAXPROCS(0). With a
 	// memory bound the scan uses one worker unless the budget can hold
@@ -246,6 +261,7 @@ func RewriteGroup(ctx context.Context, tbl *table.Table, tasks []table.FileScanT
 		PartitionValues:     partition,
 		SortOrderID:         opts.SortOrderID,
 		NameTag:             opts.NameTag,
+		RunID:               opts.RunID,
 		Parallelism:         par,
 		Allocator:           alloc,
 	})
@@ -255,7 +271,8 @@ func RewriteGroup(ctx context.Context, tbl *table.Table, tasks []table.FileScanT
 
 	scan := tbl.Scan(table.WithMaxConcurrency(scanWorkers), table.WithArrowBatchSize(batchRows))
 	defer scan.Close()
-	rd := &groupReader{scan: scan, tasks: tasks, chunk: chunk, partition: partPath}
+	meter := newGroupMeter(opts.Progress, tasks, stats.InputBytes)
+	rd := &groupReader{scan: scan, tasks: tasks, chunk: chunk, partition: partPath, meter: meter}
 
 	// The scan and the sort run on a producer goroutine; this goroutine
 	// encodes. On a write error the producer is cancelled and the queue
@@ -273,6 +290,8 @@ func RewriteGroup(ctx context.Context, tbl *table.Table, tasks []table.FileScanT
 		if werr == nil {
 			if werr = w.Write(pctx, rec); werr != nil {
 				cancel(werr)
+			} else {
+				meter.add(0, rec.NumRows())
 			}
 		}
 		rec.Release()
@@ -350,6 +369,7 @@ type groupReader struct {
 	tasks     []table.FileScanTask
 	chunk     int
 	partition string // partition path of the group; "" when unpartitioned
+	meter     *groupMeter
 
 	// rows is the live rows read from the chunks that passed the check,
 	// files the number of their files. Atomic: the sorter may iterate on
@@ -384,6 +404,7 @@ func (g *groupReader) read(ctx context.Context) (*arrow.Schema, iter.Seq2[arrow.
 					break // let the chunk's scan go before reading its files again
 				}
 				n += rec.NumRows()
+				g.meter.add(rec.NumRows(), 0)
 				if !yield(rec, nil) {
 					return
 				}
@@ -633,4 +654,45 @@ func normPartition(p map[int]any) map[int]any {
 		return nil
 	}
 	return p
+}
+
+// groupMeter turns the rows a group has read and written into the input
+// bytes they stand for, for [GroupOptions.Progress].
+type groupMeter struct {
+	fn            func(int64)
+	bytes         int64
+	rows          int64 // record count of the inputs, deletes not applied
+	read, written atomic.Int64
+
+	mu   sync.Mutex
+	last int64
+}
+
+// newGroupMeter returns nil (a meter that does nothing) when fn is nil.
+func newGroupMeter(fn func(int64), tasks []table.FileScanTask, bytes int64) *groupMeter {
+	if fn == nil {
+		return nil
+	}
+	m := &groupMeter{fn: fn, bytes: bytes}
+	for _, t := range tasks {
+		m.rows += t.File.Count()
+	}
+	return m
+}
+
+// add counts rows read and written. The sorter may read on a goroutine of
+// its own while this one writes: the counters are atomic and the calls of
+// fn serialized.
+func (m *groupMeter) add(read, written int64) {
+	if m == nil || m.rows <= 0 {
+		return
+	}
+	r, w := m.read.Add(read), m.written.Add(written)
+	done := int64(float64(m.bytes) * min(1, float64(r+w)/float64(2*m.rows)))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if done > m.last {
+		m.last = done
+		m.fn(done)
+	}
 }

@@ -59,7 +59,8 @@ func (f OrphanFile) MarshalJSON() ([]byte, error) {
 		Path    string    `json:"path"`
 		Size    int64     `json:"size_bytes"`
 		ModTime time.Time `json:"modified_at"`
-	}{f.Path, f.Size, f.ModTime})
+		RunID   string    `json:"run_id,omitempty"`
+	}{f.Path, f.Size, f.ModTime, f.RunID})
 }
 
 // MarshalJSON writes the plan with snake_case keys.

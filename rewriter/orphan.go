@@ -93,6 +93,9 @@ type OrphanFile struct {
 	Path    string
 	Size    int64
 	ModTime time.Time
+	// RunID is the floe run that wrote the file and never committed it,
+	// from its name (see [RunOfFile]); empty for any other file.
+	RunID string `json:"run_id,omitempty"`
 }
 
 // OrphanPlan is what [PlanOrphans] found.
@@ -139,6 +142,13 @@ type OrphanResult struct {
 // manifest list, manifest, metadata file (current or logged), version hint
 // or statistics file of the table references, that are older than
 // opts.OlderThan and not under an exclude prefix. It deletes nothing.
+//
+// The age does not protect what floe itself left behind: a data file whose
+// name says which floe run wrote it (see [RunOfFile]) and that no commit
+// took is an orphan, whatever its age, once that run is over — its lease
+// released, or lapsed one [DefaultLeaseTTL] ago — as is the lease file of a
+// run that is no longer live. Such files carry the run's id in
+// [OrphanFile.RunID]. Files of live runs are kept whatever the options say.
 // Paths are compared after [NormalizeLocation], so s3a://b/k and s3://b/k
 // are one file; a file whose path matches a reference only up to an
 // undeclared scheme or authority difference is kept and reported.
@@ -162,10 +172,11 @@ func PlanOrphans(ctx context.Context, tbl *table.Table, opts OrphanOptions) (Orp
 	// either under a lease read here or referenced by the metadata read
 	// after it.
 	now := opts.Now()
-	leases, err := liveLeases(ctx, fio, tbl.Location(), now)
+	allLeases, err := listLeases(ctx, fio, tbl.Location())
 	if err != nil {
 		return OrphanPlan{}, fmt.Errorf("plan orphans of %s: %w", tbl.Location(), err)
 	}
+	leases := live(allLeases, now)
 	plan.Leases = leases
 	refs, tails, err := referencedKeys(ctx, fio, tbl, schemes, auths, opts.Concurrency)
 	if err != nil {
@@ -219,15 +230,19 @@ func PlanOrphans(ctx context.Context, tbl *table.Table, opts OrphanOptions) (Orp
 			plan.Bytes += info.Size()
 			return nil
 		}
-		if !info.ModTime().Before(plan.Cutoff) {
+		run := RunOfFile(p)
+		if !info.ModTime().Before(plan.Cutoff) && (run == "" || !runOver(allLeases, run, now)) {
 			plan.Young++
 			return nil
 		}
+		// Past here a young file is one a floe run wrote and never
+		// committed, the run being over: floe's own leftover, whatever
+		// its age, as a lapsed lease is.
 		if tails[locationTail(key)] {
 			plan.Mismatched = append(plan.Mismatched, p)
 			return nil
 		}
-		plan.Files = append(plan.Files, OrphanFile{Path: p, Size: info.Size(), ModTime: info.ModTime()})
+		plan.Files = append(plan.Files, OrphanFile{Path: p, Size: info.Size(), ModTime: info.ModTime(), RunID: run})
 		plan.Bytes += info.Size()
 		return nil
 	})
@@ -384,13 +399,31 @@ func liveLeases(ctx context.Context, fio iceio.IO, location string, now time.Tim
 	if err != nil {
 		return nil, err
 	}
-	var live []LeaseRecord
+	return live(all, now), nil
+}
+
+// live is the leases of all that are live at now.
+func live(all []LeaseRecord, now time.Time) []LeaseRecord {
+	var out []LeaseRecord
 	for _, l := range all {
 		if l.Live(now) {
-			live = append(live, l)
+			out = append(out, l)
 		}
 	}
-	return live, nil
+	return out
+}
+
+// runOver reports whether the floe run id can no longer commit: its lease
+// is gone (released when the run ended) or lapsed at least one
+// [DefaultLeaseTTL] ago. The margin covers a run whose renewals failed and
+// that checked its lease (see [Lease.Check]) just before it lapsed.
+func runOver(all []LeaseRecord, id string, now time.Time) bool {
+	for _, l := range all {
+		if l.RunID == id && now.Before(l.ExpiresAt.Add(DefaultLeaseTTL)) {
+			return false
+		}
+	}
+	return true
 }
 
 // inFlight reports whether a file modified at mod may belong to one of the

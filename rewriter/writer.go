@@ -8,6 +8,7 @@ import (
 	"path"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -85,6 +86,12 @@ type WriterOptions struct {
 	// [LayoutTag] makes a layout recognisable after the snapshot that added
 	// the file has been expired. Letters, digits and '-' only.
 	NameTag string
+	// RunID, when set, names the run writing the files: each name carries
+	// "-run-<RunID>" before the NameTag, so that [RunOfFile] tells which
+	// floe run left a file that no commit took. A run id with characters
+	// other than letters, digits and '-', or longer than 64, is left out of
+	// the names.
+	RunID string
 }
 
 // Validate reports every invalid field at once.
@@ -172,6 +179,11 @@ type Writer struct {
 	overheadPerRG float64
 
 	cur *openFile
+
+	// cleanupFS is the file io files are removed through: opened without
+	// the writer's cancellation, since an object store io keeps the context
+	// it was opened with, and a cancelled run must still remove its files.
+	cleanupFS func() (icebergio.IO, error)
 }
 
 type openFile struct {
@@ -254,8 +266,11 @@ func NewWriter(ctx context.Context, tbl *table.Table, opts WriterOptions) (*Writ
 		return nil, fmt.Errorf("parquet properties of %s: %w", tbl.Location(), err)
 	}
 	return &Writer{
-		opts:     opts,
-		fs:       wfs,
+		opts: opts,
+		fs:   wfs,
+		cleanupFS: sync.OnceValues(func() (icebergio.IO, error) {
+			return tbl.FS(context.WithoutCancel(ctx))
+		}),
 		loc:      loc,
 		partPath: partPath,
 		schema:   sch,
@@ -370,8 +385,11 @@ func (w *Writer) endRowGroup() error {
 func (w *Writer) open() error {
 	w.count++
 	tag := ""
+	if runTaggable(w.opts.RunID) {
+		tag = runTagPrefix + w.opts.RunID
+	}
 	if w.opts.NameTag != "" {
-		tag = "-" + w.opts.NameTag
+		tag += "-" + w.opts.NameTag
 	}
 	name := fmt.Sprintf("00000-%d-%s-%05d%s.parquet", w.count, w.opts.WriteUUID, w.count, tag)
 	if w.partPath != "" {
@@ -393,7 +411,7 @@ func (w *Writer) open() error {
 		pw, err = pqarrow.NewFileWriter(w.arrowSch, cw, w.wprops, arrProps)
 	}
 	if err != nil {
-		return errors.Join(fmt.Errorf("start parquet file %s: %w", p, err), out.Close(), w.fs.Remove(p))
+		return errors.Join(fmt.Errorf("start parquet file %s: %w", p, err), out.Close(), w.remove(p))
 	}
 	w.cur = &openFile{path: p, out: out, counter: cw, pw: pw, rgQuota: w.quota(0)}
 	return nil
@@ -404,11 +422,11 @@ func (w *Writer) closeFile() error {
 	f := w.cur
 	w.cur = nil
 	if err := f.pw.Close(); err != nil { // also closes f.out
-		return errors.Join(fmt.Errorf("close parquet file %s: %w", f.path, err), w.fs.Remove(f.path))
+		return errors.Join(fmt.Errorf("close parquet file %s: %w", f.path, err), w.remove(f.path))
 	}
 	meta, err := f.pw.FileMetadata()
 	if err != nil {
-		return errors.Join(fmt.Errorf("footer of %s: %w", f.path, err), w.fs.Remove(f.path))
+		return errors.Join(fmt.Errorf("footer of %s: %w", f.path, err), w.remove(f.path))
 	}
 	if f.rgRows > 0 {
 		f.rgs++
@@ -431,7 +449,7 @@ func (w *Writer) closeFile() error {
 	}
 	df, err := table.DataFileFromMetadata(args)
 	if err != nil {
-		return errors.Join(fmt.Errorf("describe data file %s: %w", f.path, err), w.fs.Remove(f.path))
+		return errors.Join(fmt.Errorf("describe data file %s: %w", f.path, err), w.remove(f.path))
 	}
 	w.files = append(w.files, df)
 	w.stats.Files++
@@ -493,7 +511,7 @@ func (w *Writer) discard() error {
 	if cf, ok := f.pw.(*columnFile); ok {
 		cf.release()
 	}
-	return errors.Join(f.out.Close(), w.fs.Remove(f.path))
+	return errors.Join(f.out.Close(), w.remove(f.path))
 }
 
 // Abort removes every file this writer created, finished or not. The files
@@ -504,10 +522,19 @@ func (w *Writer) Abort() error {
 		errs = append(errs, w.discard())
 	}
 	for _, f := range w.files {
-		errs = append(errs, w.fs.Remove(f.FilePath()))
+		errs = append(errs, w.remove(f.FilePath()))
 	}
 	w.files = nil
 	return errors.Join(errs...)
+}
+
+// remove deletes a file the writer created.
+func (w *Writer) remove(p string) error {
+	fs, err := w.cleanupFS()
+	if err != nil {
+		return fmt.Errorf("remove %s: open file io: %w", p, err)
+	}
+	return fs.Remove(p)
 }
 
 // Stats reports what was written so far.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"strings"
@@ -134,7 +135,15 @@ type compactSummary struct {
 	After  *lake.Metrics           `json:"after,omitempty"`
 }
 
-func runCompact(ctx context.Context, opts *compactOptions) error {
+func runCompact(ctx context.Context, opts *compactOptions) (err error) {
+	defer func() {
+		// Stopped before the rewrite began (rewriter.Compact says itself
+		// what it kept): nothing was changed.
+		var ie *rewriter.InterruptedError
+		if err != nil && ctx.Err() != nil && !errors.As(err, &ie) {
+			err = interrupted(ctx, fmt.Sprintf("compact %s interrupted before it rewrote anything: the table is unchanged", opts.Table), err)
+		}
+	}()
 	co, err := compactionSetup(opts)
 	if err != nil {
 		return err
@@ -156,10 +165,17 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 		return flagError{err}
 	}
 	sum := compactSummary{Table: id.String(), DryRun: opts.DryRun, Plan: plan, Before: before.Metrics}
+	if opts.Output != outputJSON {
+		// The plan is printed before the work, so that a person sees what
+		// is being rewritten while it is.
+		if err := printCompactPlan(opts.f.IO, sum); err != nil {
+			return err
+		}
+	}
 	if !opts.DryRun && len(plan.Groups) > 0 {
 		bar := newProgress(opts.f.IO)
 		co.Progress = func(done, total int, bytesDone, bytesTotal int64) {
-			bar.Set("compact "+id.String(), done, total)
+			bar.Bytes("compact "+id.String(), fmt.Sprintf("compact %s: %d/%d partitions", id, done, total), bytesDone, bytesTotal)
 		}
 		co.Logger = opts.f.Logger()
 		res, err := rewriter.Compact(ctx, st, plan, co)
@@ -184,10 +200,13 @@ func runCompact(ctx context.Context, opts *compactOptions) error {
 	if opts.Output == outputJSON {
 		return writeJSON(opts.f.IO.Out, sum)
 	}
-	return printCompact(opts.f.IO, sum)
+	printCompactResult(opts.f.IO, sum)
+	return nil
 }
 
-func printCompact(io *IOStreams, s compactSummary) error {
+// printCompactPlan prints what compact does (or would do, with --dry-run):
+// the header and one line per partition group.
+func printCompactPlan(io *IOStreams, s compactSummary) error {
 	out := io.Out
 	verb := "would rewrite"
 	if !s.DryRun {
@@ -205,6 +224,12 @@ func printCompact(io *IOStreams, s compactSummary) error {
 	if len(s.Plan.Deferred) > 0 {
 		fmt.Fprintf(out, "  %d partitions deferred to a later run by the budget\n", len(s.Plan.Deferred))
 	}
+	return nil
+}
+
+// printCompactResult prints what compact did.
+func printCompactResult(io *IOStreams, s compactSummary) {
+	out := io.Out
 	if r := s.Result; r != nil {
 		fmt.Fprintf(out, "\ncommitted %d snapshots: %d files (%s) → %d files (%s), %d rows, in %s\n", len(r.Commits), r.FilesIn,
 			config.FormatSize(r.BytesIn), r.FilesOut, config.FormatSize(r.BytesOut), r.Rows, r.Duration.Round(time.Millisecond))
@@ -216,7 +241,6 @@ func printCompact(io *IOStreams, s compactSummary) error {
 		fmt.Fprintf(out, "data files %d → %d, small-file ratio %.0f%% → %.0f%%\n", s.Before.DataFiles, s.After.DataFiles,
 			100*s.Before.SmallFileRatio, 100*s.After.SmallFileRatio)
 	}
-	return nil
 }
 
 func orDash(s string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -68,7 +69,14 @@ reaches it.`,
 	return cmd
 }
 
-func runDemo(ctx context.Context, opts *demoOptions) error {
+func runDemo(ctx context.Context, opts *demoOptions) (err error) {
+	// stage is what the demo is doing, for the message when Ctrl-C stops it.
+	stage := "building the demo warehouse"
+	defer func() {
+		if err != nil && ctx.Err() != nil {
+			err = interrupted(ctx, "demo interrupted while "+stage+": what it built and collected so far is kept; 'floe demo --reset' builds the warehouse again", err)
+		}
+	}()
 	cfg, err := opts.f.Config()
 	if err != nil {
 		return err
@@ -102,7 +110,11 @@ func runDemo(ctx context.Context, opts *demoOptions) error {
 	fmt.Fprintf(opts.f.IO.ErrOut, "built %d tables in %s\n", len(demo.Tables), time.Since(start).Round(100*time.Millisecond))
 
 	out := opts.f.IO.Out
-	section := func(title string) { fmt.Fprintf(out, "\n== %s\n\n", title) }
+	section := func(title string) {
+		stage, _, _ = strings.Cut(title, "  (")
+		stage = "running " + stage
+		fmt.Fprintf(out, "\n== %s\n\n", title)
+	}
 	section("health")
 	hs, err := tableHealth(ctx, opts.f, nil, control.HealthOptions{TargetFileSizeBytes: cfg.TargetFileSizeBytes(), Now: opts.f.Now})
 	if err != nil {
@@ -114,6 +126,7 @@ func runDemo(ctx context.Context, opts *demoOptions) error {
 
 	// Query logs of all six sources over the demo tables, then collected.
 	logDir := filepath.Join(cfg.DataDir, "logs")
+	stage = "writing the query logs"
 	sum, err := demo.WriteLogs(logDir, demo.LogOptions{Queries: opts.Queries, Now: now, Orders: opts.Orders})
 	if err != nil {
 		return err

@@ -127,7 +127,9 @@ func Main() int {
 	if cerr := f.Close(); cerr != nil && err == nil {
 		err = cerr
 	}
-	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) && !errors.As(err, new(workInterrupted)) {
+		// A verb that says itself what it kept (workInterrupted) is left
+		// as it is.
 		err = interruptedError{cmd: cmd, err: err}
 	}
 	return exitCode(f.IO, err)

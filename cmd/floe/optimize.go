@@ -161,7 +161,9 @@ func runOptimize(ctx context.Context, opts *optimizeOptions) error {
 		return renderDryRun(opts.f.IO, opts.Output, dry)
 	}
 	bar := newProgress(opts.f.IO)
-	oo.Progress = func(done, total int, _, _ int64) { bar.Set("compact "+id.String(), done, total) }
+	oo.Progress = func(done, total int, bytesDone, bytesTotal int64) {
+		bar.Bytes("compact "+id.String(), fmt.Sprintf("compact %s: %d/%d partitions", id, done, total), bytesDone, bytesTotal)
+	}
 	run, err := control.Optimize(ctx, cat, st, id, oo)
 	bar.Done()
 	if run.ID == "" {

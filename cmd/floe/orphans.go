@@ -49,6 +49,13 @@ ends; while a lease is live, no file modified since that run started (less
 which runs. The leases are read again just before deleting. A killed run's
 lease lapses after 2 minutes and is then removed with its run's orphans.
 
+floe names the data files it writes with the run's id ("…-run-<id>….parquet").
+A file so named that no commit took, of a run that is over (its lease
+released, as when Ctrl-C stops a compaction that could not remove its files,
+or lapsed 2 more minutes ago, as when the process was killed), is floe's
+own leftover: it is an orphan whatever --older-than says, listed as "left
+by run R".
+
 A Spark, Trino or Flink job writing the table holds no floe lease: there
 the age floor is the only protection, as it is for Iceberg's own
 remove_orphan_files. Keep --older-than above the longest write job.
@@ -134,7 +141,14 @@ func runOrphans(ctx context.Context, opts *orphansOptions) error {
 			fmt.Fprintf(w, "  … and %d more\n", len(plan.Files)-10)
 			break
 		}
-		fmt.Fprintf(w, "  %s  %s  %s\n", f.ModTime.Format(time.RFC3339), config.FormatSize(f.Size), f.Path)
+		left := ""
+		if f.RunID != "" {
+			left = "  (left by run " + f.RunID + ")"
+		}
+		fmt.Fprintf(w, "  %s  %s  %s%s\n", f.ModTime.Format(time.RFC3339), config.FormatSize(f.Size), f.Path, left)
+	}
+	for _, r := range leftByRun(plan.Files) {
+		fmt.Fprintf(w, "%d files (%s) left by run %s, which ended without committing them: orphans whatever their age\n", r.files, config.FormatSize(r.bytes), r.id)
 	}
 	if out.Result != nil && len(out.Result.InFlight) > 0 {
 		fmt.Fprintf(w, "kept %d planned files: a run started since the listing may need them\n", len(out.Result.InFlight))
@@ -148,4 +162,32 @@ func runOrphans(ctx context.Context, opts *orphansOptions) error {
 		fmt.Fprintln(w, "nothing deleted; run again with --apply to delete them")
 	}
 	return nil
+}
+
+// runLeftovers are the orphans one floe run left.
+type runLeftovers struct {
+	id    string
+	files int
+	bytes int64
+}
+
+// leftByRun groups the orphans floe runs left by run, in order of first
+// appearance.
+func leftByRun(files []rewriter.OrphanFile) []runLeftovers {
+	var out []runLeftovers
+	at := map[string]int{}
+	for _, f := range files {
+		if f.RunID == "" {
+			continue
+		}
+		i, ok := at[f.RunID]
+		if !ok {
+			i = len(out)
+			at[f.RunID] = i
+			out = append(out, runLeftovers{id: f.RunID})
+		}
+		out[i].files++
+		out[i].bytes += f.Size
+	}
+	return out
 }

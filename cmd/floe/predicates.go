@@ -11,6 +11,7 @@ import (
 
 	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/control/ingest"
+	pexpr "github.com/floe-project/floe/expr"
 )
 
 type predicatesOptions struct {
@@ -41,7 +42,12 @@ warnings, never a failure.
 An unqualified column of a FROM list with several tables is attributed to
 the table that has it when the tables' columns are known: from a file of
 CREATE TABLE statements (--schema, as benchmark kits ship theirs) or from
-the configured catalogs (--catalog; unqualified tables in --namespace).`,
+the configured catalogs (--catalog; unqualified tables in --namespace).
+
+The table form prints, for each scan of a table, the filter a scan of that
+table alone can use as a tree that keeps AND, OR and NOT (what file skipping
+evaluates), then every predicate leaf in source order, without the AND, OR
+and NOT around it.`,
 		Example: `  echo "SELECT * FROM web.events e WHERE e.ts >= DATE '2026-11-01' AND tenant_id IN (1,2)" | floe predicates --dialect trino
   floe predicates --dialect spark query.sql --output json
   floe predicates --dialect spark --schema tpcds.sql q17.sql`,
@@ -128,6 +134,9 @@ func runPredicates(ctx context.Context, opts *predicatesOptions) (err error) {
 		return err
 	}
 	fmt.Fprintln(out)
+	if renderScanFilters(out, res) {
+		fmt.Fprintln(out)
+	}
 	t = newTable(out, "PREDICATE TABLE", "COLUMN", "TRANSFORM", "OP", "VALUES")
 	for _, p := range res.Predicates {
 		vals := make([]string, len(p.Values))
@@ -167,4 +176,67 @@ func joinSide(c extract.ColumnRef) string {
 		col = c.Transform + "(" + col + ")"
 	}
 	return s + "." + col
+}
+
+// renderScanFilters prints each scan's filter as a tree and reports whether
+// it printed any.
+func renderScanFilters(w io.Writer, res extract.Result) bool {
+	printed := false
+	for _, sc := range res.Scans {
+		if sc.Filter == nil || sc.Table < 0 || sc.Table >= len(res.Tables) {
+			continue
+		}
+		tr := res.Tables[sc.Table]
+		name := tr.QualifiedName()
+		if tr.Alias != "" {
+			name += " " + tr.Alias
+		}
+		fmt.Fprintf(w, "FILTER OF %s\n", name)
+		writeNode(w, sc.Filter, "  ", "")
+		printed = true
+	}
+	return printed
+}
+
+// writeNode prints n and its children as an indented tree: indent is the
+// prefix of n's line, branch the connector before it.
+func writeNode(w io.Writer, n *pexpr.Node, indent, branch string) {
+	fmt.Fprintf(w, "%s%s%s\n", indent, branch, nodeLabel(n))
+	if n == nil || n.Kind == pexpr.NodePred || n.Kind == pexpr.NodeOpaque {
+		return
+	}
+	child := indent
+	switch branch {
+	case "├─ ":
+		child += "│  "
+	case "└─ ":
+		child += "   "
+	}
+	for i, c := range n.Children {
+		b := "├─ "
+		if i == len(n.Children)-1 {
+			b = "└─ "
+		}
+		writeNode(w, c, child, b)
+	}
+}
+
+func nodeLabel(n *pexpr.Node) string {
+	if n == nil {
+		return "true"
+	}
+	switch n.Kind {
+	case pexpr.NodeAnd:
+		return "AND"
+	case pexpr.NodeOr:
+		return "OR"
+	case pexpr.NodeNot:
+		return "NOT"
+	case pexpr.NodePred:
+		if n.Pred == nil {
+			return "?"
+		}
+		return n.Pred.String()
+	}
+	return "opaque: " + n.Text
 }

@@ -52,6 +52,7 @@ With no configuration floe uses an embedded local warehouse in ./floe-data
 		newRunsCmd(f, nil),
 		newVersionCmd(f),
 	)
+	registerCompletions(f, root)
 	return root
 }
 
