@@ -192,7 +192,7 @@ func message(err error) string {
 	case errors.As(err, &nfe):
 		return nfe.Error()
 	case errors.Is(err, rewriter.ErrUnsafeAge):
-		return fmt.Sprintf("an orphan age below %gh may delete files of commits in flight; raise it, or pass --force to floe orphans if no writer is running", rewriter.MinOrphanAge.Hours())
+		return fmt.Sprintf("an orphan age below the %gh safety floor may delete files of commits in flight; raise it, or pass --force to floe orphans if no writer is running", rewriter.MinOrphanAge.Hours())
 	}
 	return err.Error()
 }
