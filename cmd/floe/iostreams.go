@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"time"
 
 	"golang.org/x/term"
 )
@@ -18,6 +19,9 @@ type IOStreams struct {
 	ErrTTY bool
 	// OutTTY is true when Out is a terminal.
 	OutTTY bool
+	// ProgressThrottle is the least time between two redraws of a byte
+	// progress bar (systemIO: 100ms; tests: every change).
+	ProgressThrottle time.Duration
 }
 
 func systemIO() *IOStreams {
@@ -25,6 +29,8 @@ func systemIO() *IOStreams {
 		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
 		OutTTY: term.IsTerminal(int(os.Stdout.Fd())),
 		ErrTTY: term.IsTerminal(int(os.Stderr.Fd())) && os.Getenv("FLOE_NO_PROGRESS") == "",
+
+		ProgressThrottle: 100 * time.Millisecond,
 	}
 }
 

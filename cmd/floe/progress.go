@@ -1,8 +1,6 @@
 package main
 
 import (
-	"time"
-
 	"github.com/schollz/progressbar/v3"
 )
 
@@ -59,7 +57,7 @@ func (p *progress) Bytes(step, desc string, done, total int64) {
 			progressbar.OptionShowBytes(true),
 			progressbar.OptionShowCount(),
 			progressbar.OptionUseIECUnits(true),
-			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionThrottle(p.io.ProgressThrottle),
 			progressbar.OptionSetPredictTime(true),
 			progressbar.OptionSetRenderBlankState(true),
 			progressbar.OptionClearOnFinish(),

@@ -65,11 +65,16 @@ type tpchLoader struct {
 	lines       *array.RecordBuilder
 	onBatchFull func() error
 	batchOrders int
+	// stopped returns an error once the build is cancelled.
+	stopped func() error
 }
 
 func (l *tpchLoader) Load(item any) error {
 	if l.n >= l.limit {
 		return errEnough
+	}
+	if err := l.stopped(); err != nil {
+		return err
 	}
 	o, ok := item.(*dbgen.Order)
 	if !ok {
@@ -169,8 +174,31 @@ func buildSales(ctx context.Context, cat catalog.Catalog, opts Options) error {
 		return nil
 	}
 	l.onBatchFull = flush
-	dbgen.InitDbGen(1)
-	err = dbgen.DbGen(map[dbgen.Table]dbgen.Loader{dbgen.TOrderLine: l}, []dbgen.Table{dbgen.TOrderLine})
+	l.stopped = ctx.Err
+	// dbgen takes no context and its set-up runs for seconds: it runs on
+	// a goroutine of its own so that Ctrl-C returns at once. The loader
+	// stops the generation at the next order; the set-up, which cannot be
+	// stopped, is left to finish on its own (it touches nothing of ours).
+	genErr, initDone := make(chan error, 1), make(chan struct{})
+	go func() {
+		dbgen.InitDbGen(1)
+		close(initDone)
+		genErr <- dbgen.DbGen(map[dbgen.Table]dbgen.Loader{dbgen.TOrderLine: l}, []dbgen.Table{dbgen.TOrderLine})
+	}()
+	select {
+	case err = <-genErr:
+	case <-ctx.Done():
+		select {
+		case <-initDone:
+			// Generating: the loader stops at the next order, and must be
+			// done with the builders before they are released.
+			<-genErr
+		default:
+			// Still setting up: any later Load returns at once, touching
+			// no builder.
+		}
+		return ctx.Err()
+	}
 	// dbgen wraps the loader's error with %v: match the text, not the value.
 	if err != nil && !strings.Contains(err.Error(), errEnough.Error()) {
 		return fmt.Errorf("generate tpc-h rows: %w", err)
