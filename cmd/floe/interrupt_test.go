@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,12 +25,25 @@ func interruptAfter(t *testing.T, bin, configPath string, delay time.Duration, a
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"--config", configPath}, args...)...)
 	cmd.Env = append(os.Environ(), "FLOE_NO_PROGRESS=1")
-	var out, errOut bytes.Buffer
+	var out, errOut lockedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	require.NoError(t, cmd.Start())
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	// The delay counts from floe's first output: before main runs (package
+	// initialisation takes a while on a loaded machine) floe has not yet
+	// installed its signal handler, and a SIGINT kills it as it would any
+	// program — nothing floe can report on.
+	started := time.NewTicker(10 * time.Millisecond)
+	defer started.Stop()
 	var werr error
+	for out.Len()+errOut.Len() == 0 {
+		select {
+		case werr = <-done:
+			return exitOf(t, werr), out.String(), errOut.String(), 0
+		case <-started.C:
+		}
+	}
 	select {
 	case werr = <-done:
 		// Finished before the signal.
@@ -46,6 +60,31 @@ func interruptAfter(t *testing.T, bin, configPath string, delay time.Duration, a
 		t.Fatalf("floe %v did not exit within a minute of SIGINT; stderr:\n%s", args, errOut.String())
 	}
 	return exitOf(t, werr), out.String(), errOut.String(), time.Since(sent)
+}
+
+// lockedBuffer is a bytes.Buffer a child process writes to while the test
+// reads its length.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Len()
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func exitOf(t *testing.T, err error) int {
