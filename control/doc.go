@@ -33,7 +33,10 @@
 // # Runs
 //
 // [Optimize] runs expire → orphans → compact → manifests on one table and
-// records a [store.RunRecord] with every step's before/after health. The
+// records a [Run] with every [Step]'s before/after health ([StepHealth])
+// and report. Plans and runs are typed values of this package ([Plan],
+// [PlanState], [Run], [RunStatus]); the state store only keeps their rows,
+// and [GetPlan], [ListPlans], [GetRun] and [ListRuns] read them back. The
 // first failing step fails the run; nothing is swallowed. A run record
 // holds a lease renewed every [RunLeaseTTL]/4; opening the store marks a
 // running run whose lease lapsed (its process was killed) as abandoned and
