@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -126,16 +128,71 @@ func IsSecret(key string) bool {
 	return false
 }
 
-// Redacted returns a copy with secret values replaced by "****".
+// Redacted returns a copy with secret values replaced by "****", and the
+// secrets a URI property embeds (see [IsURIKey]) redacted by [RedactURI].
 func (p Props) Redacted() Props {
 	out := make(Props, len(p))
 	for k, v := range p {
-		if IsSecret(k) && v != "" {
+		switch {
+		case IsSecret(k) && v != "":
 			v = "****"
+		case IsURIKey(k):
+			v = RedactURI(v)
 		}
 		out[k] = v
 	}
 	return out
+}
+
+// IsURIKey reports whether a property holds a URI or DSN (uri,
+// oauth2-server-uri, s3.signer.uri, …), which may embed a password.
+func IsURIKey(key string) bool {
+	k := strings.ToLower(key)
+	return k == "uri" || k == "url" || strings.HasSuffix(k, "-uri") || strings.HasSuffix(k, ".uri") ||
+		strings.HasSuffix(k, "-url") || strings.HasSuffix(k, ".url")
+}
+
+// dsnSecret matches key=value pairs of a DSN whose key names a secret
+// (PostgreSQL's "host=db password=s3cret").
+var dsnSecret = regexp.MustCompile(`(?i)([a-z0-9_.-]*(?:secret|token|password|passwd|pwd|credential|sas|private)[a-z0-9_.-]*)=('[^']*'|[^\s&;]+)`)
+
+// RedactURI replaces the secrets a URI or DSN embeds with "****": the
+// password of user:password@host, query parameters whose name [IsSecret]
+// (or names a password), and key=value pairs of a DSN such as
+// "host=db password=s3cret". Anything else is kept, so the result still
+// says where the catalog is.
+func RedactURI(s string) string {
+	if u, err := url.Parse(s); err == nil && u.Scheme != "" && !strings.ContainsAny(s, " ") {
+		if u.User != nil {
+			if _, ok := u.User.Password(); ok {
+				u.User = url.UserPassword(u.User.Username(), "****")
+			}
+		}
+		if u.RawQuery != "" {
+			q := u.Query()
+			changed := false
+			for k, vs := range q {
+				if isSecretParam(k) {
+					for i := range vs {
+						vs[i] = "****"
+					}
+					changed = true
+				}
+			}
+			if changed {
+				u.RawQuery = q.Encode()
+			}
+		}
+		// url.URL.String and url.Values.Encode escape the "*" of "****".
+		return strings.ReplaceAll(u.String(), "%2A%2A%2A%2A", "****")
+	}
+	return dsnSecret.ReplaceAllString(s, "$1=****")
+}
+
+// isSecretParam reports whether a URI query parameter holds a secret.
+func isSecretParam(k string) bool {
+	lk := strings.ToLower(k)
+	return IsSecret(k) || strings.Contains(lk, "passwd") || lk == "pwd" || lk == "sig"
 }
 
 // String prints the properties sorted by key, secrets redacted.

@@ -103,3 +103,28 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestRedactURI checks that the secrets a catalog URI can embed are never
+// printed, and that the rest still says where the catalog is.
+func TestRedactURI(t *testing.T) {
+	for _, tc := range []struct {
+		name, uri, want string
+	}{
+		{"plain", "http://127.0.0.1:1", "http://127.0.0.1:1"},
+		{"user and password", "https://alice:s3cret@polaris.example.com/api/catalog", "https://alice:****@polaris.example.com/api/catalog"},
+		{"user only", "https://alice@polaris.example.com", "https://alice@polaris.example.com"},
+		{"secret query", "postgres://db/iceberg?sslmode=require&password=s3cret", "postgres://db/iceberg?password=****&sslmode=require"},
+		{"token query", "https://cat.example.com/?access_token=s3cret", "https://cat.example.com/?access_token=****"},
+		{"sqlite pragmas", "file:/data/catalog.db?_pragma=busy_timeout(10000)", "file:/data/catalog.db?_pragma=busy_timeout(10000)"},
+		{"key=value dsn", "host=db user=floe password=s3cret dbname=iceberg", "host=db user=floe password=**** dbname=iceberg"},
+		{"quoted dsn", "host=db password='s3 cret' dbname=iceberg", "host=db password=**** dbname=iceberg"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := config.RedactURI(tc.uri)
+			require.Equal(t, tc.want, got)
+			require.NotContains(t, got, "s3cret")
+		})
+	}
+	p := config.Props{"uri": "https://alice:s3cret@cat.example.com", "token": "t0ken", "warehouse": "analytics"}
+	require.Equal(t, "token=**** uri=https://alice:****@cat.example.com warehouse=analytics", p.String())
+}
