@@ -29,6 +29,10 @@
 //     refusing options the table cannot take; [PlanOptimize] is its dry
 //     run, which records nothing.
 //   - [Health] measures and classifies a table.
+//   - [Doctor] checks that every configured catalog, its object store and
+//     the state store answer, each check bounded by a timeout (floe doctor,
+//     and the daemon at start and periodically); [OpenCatalog] opens a
+//     configured catalog as every verb does.
 //
 // # Runs
 //

@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 
+	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
@@ -64,34 +65,12 @@ func (f *factory) Catalog(ctx context.Context, name string) (catalog.Catalog, er
 	if !ok {
 		return nil, notFoundError{fmt.Sprintf("catalog %q is not configured in %s (catalogs: %s)", name, cfg.Source, strings.Join(cfg.CatalogNames(), ", "))}
 	}
-	if err := ensureLocalDirs(props); err != nil {
-		return nil, err
-	}
-	c, err := lake.OpenCatalog(ctx, name, props)
+	c, err := control.OpenCatalog(ctx, name, props)
 	if err != nil {
 		return nil, err
 	}
 	f.catalogs[name] = c
 	return c, nil
-}
-
-// ensureLocalDirs creates the directory of a local SQLite catalog and a
-// file:// warehouse, so that the embedded default works on a fresh machine.
-func ensureLocalDirs(props config.Props) error {
-	if props["type"] == "sql" && strings.EqualFold(props["sql.driver"], "sqlite") {
-		path, _, _ := strings.Cut(strings.TrimPrefix(props["uri"], "file:"), "?")
-		if i := strings.LastIndex(path, "/"); i > 0 {
-			if err := os.MkdirAll(path[:i], 0o755); err != nil {
-				return fmt.Errorf("create catalog directory: %w", err)
-			}
-		}
-	}
-	if wh, ok := strings.CutPrefix(props["warehouse"], "file://"); ok {
-		if err := os.MkdirAll(wh, 0o755); err != nil {
-			return fmt.Errorf("create warehouse directory: %w", err)
-		}
-	}
-	return nil
 }
 
 // Store opens (once) the state store named by the configuration, creating

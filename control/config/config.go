@@ -189,6 +189,32 @@ func RedactURI(s string) string {
 	return dsnSecret.ReplaceAllString(s, "$1=****")
 }
 
+// URISecrets returns the secrets a URI or DSN embeds, the parts
+// [RedactURI] replaces, so that text echoing the URI (a library's error)
+// can be redacted too.
+func URISecrets(s string) []string {
+	var out []string
+	if u, err := url.Parse(s); err == nil && u.Scheme != "" && !strings.ContainsAny(s, " ") {
+		if u.User != nil {
+			if p, ok := u.User.Password(); ok && p != "" {
+				out = append(out, p, url.PathEscape(p))
+			}
+		}
+		for k, vs := range u.Query() {
+			if isSecretParam(k) {
+				for _, v := range vs {
+					out = append(out, v, url.QueryEscape(v))
+				}
+			}
+		}
+		return out
+	}
+	for _, m := range dsnSecret.FindAllStringSubmatch(s, -1) {
+		out = append(out, strings.Trim(m[2], "'"))
+	}
+	return out
+}
+
 // isSecretParam reports whether a URI query parameter holds a secret.
 func isSecretParam(k string) bool {
 	lk := strings.ToLower(k)

@@ -1,0 +1,501 @@
+package control
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/lake"
+)
+
+// Check names, the values of [Check.Name].
+const (
+	CheckCatalog          = "catalog"
+	CheckObjectStore      = "object_store"
+	CheckObjectStoreWrite = "object_store_write"
+	CheckStateStore       = "state_store"
+)
+
+// DefaultDoctorTimeout bounds each check when [DoctorOptions.Timeout] is 0.
+const DefaultDoctorTimeout = 10 * time.Second
+
+// ErrCheckTimeout is wrapped by the error of a check that ran out of its
+// time; test with errors.Is.
+var ErrCheckTimeout = errors.New("no answer")
+
+// Check is the outcome of one connection check of [Doctor].
+type Check struct {
+	// Name is what kind of thing was checked: [CheckCatalog],
+	// [CheckObjectStore], [CheckObjectStoreWrite] or [CheckStateStore].
+	Name string `json:"name"`
+	// Target names the thing: a catalog and its URI, a warehouse location
+	// or the state database. Secrets are redacted.
+	Target string `json:"target"`
+	// OK is true when the check passed.
+	OK bool `json:"ok"`
+	// Skipped is true when the check could not run (an object store whose
+	// location only its catalog knows, when the catalog failed or has no
+	// table); Detail says why. A skipped check is not a failure.
+	Skipped bool `json:"skipped"`
+	// Detail says what a passed or skipped check saw ("2 namespaces; loaded
+	// web.events").
+	Detail string `json:"detail"`
+	// Error says why a failed check failed, secrets redacted; "" when OK.
+	Error string `json:"error"`
+	// Duration is how long the check took.
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// Failed reports whether the check ran and failed.
+func (c Check) Failed() bool { return !c.OK && !c.Skipped }
+
+// DoctorOptions tune [Doctor]. The zero value checks with the default
+// timeout and writes nothing.
+type DoctorOptions struct {
+	// Timeout bounds each check. Default: [DefaultDoctorTimeout].
+	Timeout time.Duration
+	// Write also writes and deletes a probe object (.floe-doctor-<random>)
+	// in each warehouse. Default: false, listing only.
+	Write bool
+	// Now is the clock checks are timed with. Default: time.Now.
+	Now func() time.Time
+}
+
+// Doctor checks that floe can reach everything cfg configures and returns
+// one [Check] per thing checked, in a stable order: for each catalog (by
+// name) the catalog itself (open it, list namespaces, load one table), its
+// object store (list the warehouse; with [DoctorOptions.Write] also write
+// and delete a probe object), then the state store (open, schema current).
+//
+// Every check runs with its own timeout and returns at its deadline even
+// when the library under it ignores its context: the check is reported as
+// timed out and its goroutine is left to finish on its own (it closes what
+// it opened). The checks of one catalog run one after another when its
+// object store's location comes from a loaded table; everything else runs
+// concurrently, so Doctor returns within a few timeouts however many
+// things hang. It never fails as a whole: failures are in the checks.
+//
+// The daemon runs Doctor at start and periodically; each call opens fresh
+// connections and closes them, so a catalog that went away is noticed.
+func Doctor(ctx context.Context, cfg *config.Config, opts DoctorOptions) []Check {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultDoctorTimeout
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	d := &doctor{cfg: cfg, opts: opts}
+	groups := d.groups()
+	results := make([][]Check, len(groups))
+	var wg sync.WaitGroup
+	for i, g := range groups {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = g(ctx)
+		}()
+	}
+	wg.Wait()
+	return slices.Concat(results...)
+}
+
+// doctor runs one [Doctor] call.
+type doctor struct {
+	cfg  *config.Config
+	opts DoctorOptions
+}
+
+// checkGroup runs checks that depend on each other one after another;
+// groups run concurrently.
+type checkGroup func(ctx context.Context) []Check
+
+// groups is the list of what Doctor checks. Telemetry sources configured
+// for live collection, execution engines and alert webhooks plug in here,
+// one group each, once floe.yaml can configure them (today telemetry
+// arrives by files or is pushed to floe's ingest endpoints, so there is no
+// source to reach).
+func (d *doctor) groups() []checkGroup {
+	var gs []checkGroup
+	for _, name := range d.cfg.CatalogNames() {
+		gs = append(gs, d.catalogGroup(name, d.cfg.Catalogs[name]))
+	}
+	gs = append(gs, d.stateGroup)
+	return gs
+}
+
+// timeoutGrace is how long a check may take past its deadline to return
+// its own error before it is reported as timed out without one.
+const timeoutGrace = 100 * time.Millisecond
+
+// outcome is what a check function returns: its detail, or its error, and a
+// value for the checks after it in the group.
+type outcome[T any] struct {
+	detail string
+	value  T
+	err    error
+}
+
+// runCheck runs fn with the doctor's timeout and returns its check, and
+// fn's value when it finished in time. It returns at the deadline even if
+// fn ignores ctx; fn then finishes on its own and its result is dropped.
+// redact lists secret values to cut out of the error text.
+func runCheck[T any](ctx context.Context, d *doctor, name, target string, redact []string, fn func(context.Context) (string, T, error)) (Check, T) {
+	timedOut := fmt.Errorf("%w within %s", ErrCheckTimeout, d.opts.Timeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, d.opts.Timeout, timedOut)
+	defer cancel()
+	start := d.opts.Now()
+	done := make(chan outcome[T], 1)
+	go func() {
+		detail, v, err := fn(ctx)
+		done <- outcome[T]{detail: detail, value: v, err: err}
+	}()
+	var o outcome[T]
+	select {
+	case o = <-done:
+	case <-ctx.Done():
+		// A library that heeds ctx returns at once, with an error that
+		// says what it was doing: wait a moment for it.
+		select {
+		case o = <-done:
+		case <-time.After(timeoutGrace):
+			o.err = context.Cause(ctx)
+		}
+	}
+	c := Check{Name: name, Target: target, Duration: d.opts.Now().Sub(start)}
+	if o.err != nil && errors.Is(context.Cause(ctx), ErrCheckTimeout) && !errors.Is(o.err, ErrCheckTimeout) {
+		// fn gave up at the deadline with the context's own error.
+		o.err = fmt.Errorf("%w: %w", timedOut, o.err)
+	}
+	if o.err != nil {
+		c.Error = redactText(o.err.Error(), redact)
+		var zero T
+		return c, zero
+	}
+	c.OK, c.Detail = true, o.detail
+	return c, o.value
+}
+
+// skipped is a check that could not run, with why.
+func skipped(name, target, why string) Check {
+	return Check{Name: name, Target: target, Skipped: true, Detail: why}
+}
+
+// redactText cuts each secret out of s (errors of libraries may echo a
+// URL or a header).
+func redactText(s string, secrets []string) string {
+	for _, v := range secrets {
+		if len(v) >= 4 {
+			s = strings.ReplaceAll(s, v, "****")
+		}
+	}
+	return s
+}
+
+// secretValues lists the values of props that must not be printed: secret
+// properties and the secrets URIs embed, longest first, so that a secret
+// containing another is cut whole.
+func secretValues(props config.Props) []string {
+	var out []string
+	for k, v := range props {
+		switch {
+		case config.IsSecret(k) && v != "":
+			out = append(out, v)
+		case config.IsURIKey(k):
+			out = append(out, config.URISecrets(v)...)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
+}
+
+// catalogTarget is a catalog's name, type and URI (redacted) as a check's
+// target: "prod (rest, https://polaris.example.com/api/catalog)".
+func catalogTarget(name string, props config.Props) string {
+	var parts []string
+	if t := props["type"]; t != "" {
+		parts = append(parts, t)
+	}
+	if uri := props["uri"]; uri != "" {
+		uri = config.RedactURI(uri)
+		if strings.HasPrefix(uri, "file:") {
+			// A local SQLite DSN: its query holds pragmas, not where it is.
+			uri, _, _ = strings.Cut(uri, "?")
+		}
+		parts = append(parts, uri)
+	}
+	if len(parts) == 0 {
+		return name
+	}
+	return name + " (" + strings.Join(parts, ", ") + ")"
+}
+
+// isLocation reports whether a warehouse property is a storage location
+// (s3://bucket/path, file:///data) rather than a name a REST catalog
+// resolves.
+func isLocation(wh string) bool { return strings.Contains(wh, "://") }
+
+// catalogGroup checks one catalog and its object store.
+func (d *doctor) catalogGroup(name string, props config.Props) checkGroup {
+	return func(ctx context.Context) []Check {
+		secrets := secretValues(props)
+		wh := props["warehouse"]
+		var (
+			mu     sync.Mutex
+			checks []Check
+			wg     sync.WaitGroup
+		)
+		if isLocation(wh) {
+			// The location is known: check storage alongside the catalog.
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				st := d.objectStoreChecks(ctx, name, wh, secrets, func(ctx context.Context) (iceio.IO, error) {
+					return iceio.LoadFS(ctx, ioProps(props), wh)
+				})
+				mu.Lock()
+				checks = append(checks, st...)
+				mu.Unlock()
+			}()
+		}
+		cat, tbl := runCheck(ctx, d, CheckCatalog, catalogTarget(name, props), secrets, func(ctx context.Context) (string, *table.Table, error) {
+			return checkCatalog(ctx, name, props)
+		})
+		var st []Check
+		switch {
+		case isLocation(wh):
+		case tbl != nil:
+			st = d.objectStoreChecks(ctx, name, tbl.Location(), secrets, tbl.FS)
+		default:
+			why := "the catalog did not answer"
+			if cat.OK {
+				why = "the catalog has no table"
+			}
+			what := "no warehouse location"
+			if wh != "" {
+				what = fmt.Sprintf("warehouse %q is not a location", wh)
+			}
+			st = []Check{skipped(CheckObjectStore, name, fmt.Sprintf("%s, and %s to take one from", what, why))}
+		}
+		wg.Wait()
+		// Catalog first, then its storage in check order.
+		slices.SortStableFunc(checks, func(a, b Check) int { return checkOrder(a.Name) - checkOrder(b.Name) })
+		return slices.Concat([]Check{cat}, st, checks)
+	}
+}
+
+func checkOrder(name string) int {
+	return slices.Index([]string{CheckCatalog, CheckObjectStore, CheckObjectStoreWrite, CheckStateStore}, name)
+}
+
+// ioProps are the properties iceberg-go's IO takes: the catalog's, without
+// floe's own.
+func ioProps(props config.Props) map[string]string {
+	out := make(map[string]string, len(props))
+	for k, v := range props {
+		if k != lake.PropCatalogTimeout {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// checkCatalog opens the catalog, lists its namespaces and loads the first
+// table it finds. It returns that table (nil when there is none) for the
+// object store check.
+func checkCatalog(ctx context.Context, name string, props config.Props) (string, *table.Table, error) {
+	cat, err := OpenCatalog(ctx, name, props)
+	if err != nil {
+		return "", nil, err
+	}
+	defer func() {
+		if c, ok := cat.(catalog.Closer); ok {
+			// A read-only check: nothing to lose when close fails.
+			_ = c.Close()
+		}
+	}()
+	nss, err := cat.ListNamespaces(ctx, nil)
+	if err != nil {
+		return "", nil, fmt.Errorf("list namespaces: %w", err)
+	}
+	detail := fmt.Sprintf("%d namespace%s", len(nss), plural(len(nss)))
+	id, err := firstTable(ctx, name, cat, nss)
+	if err != nil {
+		return "", nil, err
+	}
+	if id == nil {
+		return detail + "; no table to load", nil, nil
+	}
+	tbl, err := lake.LoadTable(ctx, cat, *id)
+	if err != nil {
+		return "", nil, err
+	}
+	ident := *id
+	ident.Catalog = ""
+	return detail + "; loaded " + ident.String(), tbl, nil
+}
+
+// maxNamespacesToSearch bounds how many namespaces checkCatalog lists
+// tables of to find one to load.
+const maxNamespacesToSearch = 20
+
+// firstTable is the first table of the first namespaces that has one, or nil.
+func firstTable(ctx context.Context, name string, cat catalog.Catalog, nss []table.Identifier) (*lake.Ident, error) {
+	nss = slices.Clone(nss)
+	slices.SortFunc(nss, func(a, b table.Identifier) int { return strings.Compare(strings.Join(a, "."), strings.Join(b, ".")) })
+	for _, ns := range nss[:min(len(nss), maxNamespacesToSearch)] {
+		for tid, err := range cat.ListTables(ctx, ns) {
+			if err != nil {
+				return nil, fmt.Errorf("list tables of %s: %w", strings.Join(ns, "."), err)
+			}
+			if len(tid) == 0 {
+				continue
+			}
+			return &lake.Ident{Catalog: name, Namespace: tid[:len(tid)-1], Name: tid[len(tid)-1]}, nil
+		}
+	}
+	return nil, nil
+}
+
+// maxListEntries bounds how many entries the object store check counts.
+const maxListEntries = 1000
+
+// objectStoreChecks lists location through the IO open returns, then, with
+// Write, writes and deletes a probe object there.
+func (d *doctor) objectStoreChecks(ctx context.Context, catName, location string, secrets []string, open func(context.Context) (iceio.IO, error)) []Check {
+	target := catName + " " + config.RedactURI(location)
+	list, fio := runCheck(ctx, d, CheckObjectStore, target, secrets, func(ctx context.Context) (string, iceio.IO, error) {
+		fio, err := open(ctx)
+		if err != nil {
+			return "", nil, fmt.Errorf("open %s: %w", location, err)
+		}
+		detail, err := listLocation(fio, location)
+		return detail, fio, err
+	})
+	out := []Check{list}
+	if !d.opts.Write {
+		return out
+	}
+	if fio == nil {
+		return append(out, skipped(CheckObjectStoreWrite, target, "the object store could not be listed"))
+	}
+	w, _ := runCheck(ctx, d, CheckObjectStoreWrite, target, secrets, func(ctx context.Context) (string, struct{}, error) {
+		detail, err := writeProbe(fio, location)
+		return detail, struct{}{}, err
+	})
+	return append(out, w)
+}
+
+// listLocation lists the entries directly under location. A location with
+// nothing under it yet (an object store prefix no table was written to)
+// lists as empty.
+func listLocation(fio iceio.IO, location string) (string, error) {
+	lister, ok := fio.(iceio.ListableIO)
+	if !ok {
+		return "", fmt.Errorf("list %s: %T cannot list: %w", location, fio, errors.ErrUnsupported)
+	}
+	root := strings.TrimSuffix(location, "/")
+	n, more := 0, false
+	err := lister.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if strings.TrimSuffix(p, "/") == root {
+			return nil
+		}
+		if n == maxListEntries {
+			more = true
+			return fs.SkipAll
+		}
+		n++
+		if de.IsDir() {
+			return fs.SkipDir
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) && n == 0 {
+		return "listed: empty (nothing written there yet)", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("list %s: %w", location, err)
+	}
+	switch {
+	case more:
+		return fmt.Sprintf("listed more than %d entries", maxListEntries), nil
+	case n == 1:
+		return "listed 1 entry", nil
+	}
+	return fmt.Sprintf("listed %d entries", n), nil
+}
+
+// writeProbe writes a small object under location and deletes it again.
+func writeProbe(fio iceio.IO, location string) (string, error) {
+	w, ok := fio.(iceio.WriteFileIO)
+	if !ok {
+		return "", fmt.Errorf("write under %s: %T cannot write: %w", location, fio, errors.ErrUnsupported)
+	}
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("probe name: %w", err)
+	}
+	name := ".floe-doctor-" + hex.EncodeToString(b[:])
+	p := strings.TrimSuffix(location, "/") + "/" + name
+	if err := w.WriteFile(p, []byte("floe doctor probe; safe to delete\n")); err != nil {
+		return "", fmt.Errorf("write probe %s: %w", name, err)
+	}
+	if err := fio.Remove(p); err != nil {
+		return "", fmt.Errorf("wrote probe %s, but delete it: %w (delete it by hand)", name, err)
+	}
+	return "wrote and deleted " + name, nil
+}
+
+// stateGroup checks the state store: it opens it as every verb does
+// (creating it and its directory on first use, applying pending
+// migrations) and reads its schema version.
+func (d *doctor) stateGroup(ctx context.Context) []Check {
+	path := d.cfg.State.Path
+	c, _ := runCheck(ctx, d, CheckStateStore, path, nil, func(ctx context.Context) (string, struct{}, error) {
+		return checkState(ctx, path)
+	})
+	return []Check{c}
+}
+
+func checkState(ctx context.Context, path string) (_ string, _ struct{}, err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", struct{}{}, fmt.Errorf("create state directory: %w", err)
+	}
+	st, err := store.Open(ctx, path)
+	if err != nil {
+		return "", struct{}{}, err
+	}
+	defer func() { err = errors.Join(err, st.Close()) }()
+	v, err := st.Version(ctx)
+	if err != nil {
+		return "", struct{}{}, err
+	}
+	if latest := store.SchemaVersion(); v != latest {
+		return "", struct{}{}, fmt.Errorf("schema version %d, this floe writes %d", v, latest)
+	}
+	return fmt.Sprintf("schema version %d (current)", v), struct{}{}, nil
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -1,0 +1,189 @@
+package control_test
+
+import (
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/internal/testlake"
+)
+
+// doctorConfig loads file (the embedded default when "") as floe would in
+// a fresh directory, with no environment.
+func doctorConfig(t *testing.T, file string) *config.Config {
+	t.Helper()
+	dir := t.TempDir()
+	opts := config.Options{WorkDir: dir, Getenv: func(string) string { return "" }, Environ: func() []string { return nil }}
+	if file != "" {
+		opts.Path = filepath.Join(dir, "floe.yaml")
+		require.NoError(t, os.WriteFile(opts.Path, []byte(file), 0o644))
+	}
+	cfg, err := config.Load(opts)
+	require.NoError(t, err)
+	return cfg
+}
+
+// silentListener accepts connections and never answers: a REST catalog on
+// a host that hangs.
+func silentListener(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+		wg    sync.WaitGroup
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		require.NoError(t, ln.Close())
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			require.NoError(t, c.Close())
+		}
+	})
+	return "http://" + ln.Addr().String()
+}
+
+func names(checks []control.Check) []string {
+	out := make([]string, len(checks))
+	for i, c := range checks {
+		out[i] = c.Name + " " + c.Target
+	}
+	return out
+}
+
+// TestDoctorPasses runs every check on configurations that work: the
+// embedded default on a fresh machine, and a warehouse with a table,
+// listing and (with Write) writing and deleting a probe.
+func TestDoctorPasses(t *testing.T) {
+	w := testlake.New(t)
+	schema := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true})
+	w.CreateTable(t, "db", "flat", schema, nil, nil, nil)
+	withTable := "data_dir: " + w.Dir + `
+catalogs:
+  local:
+    type: sql
+    sql.driver: sqlite
+    sql.dialect: sqlite
+    uri: "{data_dir}/catalog.db"
+    warehouse: "file://{data_dir}/warehouse"
+`
+	for _, tc := range []struct {
+		name   string
+		file   string
+		write  bool
+		want   []string // the checks, in order
+		detail string   // in the catalog check's detail
+	}{
+		{name: "embedded default", want: []string{control.CheckCatalog, control.CheckObjectStore, control.CheckStateStore}, detail: "0 namespaces; no table to load"},
+		{name: "embedded default with write", write: true,
+			want: []string{control.CheckCatalog, control.CheckObjectStore, control.CheckObjectStoreWrite, control.CheckStateStore}},
+		{name: "warehouse with a table", file: withTable, write: true,
+			want:   []string{control.CheckCatalog, control.CheckObjectStore, control.CheckObjectStoreWrite, control.CheckStateStore},
+			detail: "1 namespace; loaded db.flat"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := doctorConfig(t, tc.file)
+			checks := control.Doctor(t.Context(), cfg, control.DoctorOptions{Timeout: 10 * time.Second, Write: tc.write})
+			got := make([]string, len(checks))
+			for i, c := range checks {
+				got[i] = c.Name
+				require.True(t, c.OK, "%s %s: %s", c.Name, c.Target, c.Error)
+				require.False(t, c.Skipped)
+				require.Empty(t, c.Error)
+				require.NotEmpty(t, c.Detail)
+			}
+			require.Equal(t, tc.want, got)
+			require.Equal(t, "local (sql, file:"+filepath.Join(cfg.DataDir, "catalog.db")+")", checks[0].Target)
+			require.Contains(t, checks[0].Detail, tc.detail)
+			require.Equal(t, cfg.State.Path, checks[len(checks)-1].Target)
+			require.Contains(t, checks[len(checks)-1].Detail, "(current)")
+			if tc.write {
+				require.Contains(t, checks[2].Detail, "wrote and deleted .floe-doctor-")
+			}
+			wh := strings.TrimPrefix(cfg.Catalogs["local"]["warehouse"], "file://")
+			entries, err := os.ReadDir(wh)
+			require.NoError(t, err)
+			for _, e := range entries {
+				require.NotContains(t, e.Name(), ".floe-doctor-", "the probe is deleted")
+			}
+		})
+	}
+}
+
+// TestDoctorFailsWithinTimeout checks that a REST catalog that refuses
+// connections, and one that accepts them and never answers, fail at the
+// timeout with a line naming the catalog and its URI, while the other
+// checks still pass; and that no secret of the catalog is printed.
+func TestDoctorFailsWithinTimeout(t *testing.T) {
+	const timeout = 2 * time.Second
+	silent := silentListener(t)
+	for _, tc := range []struct {
+		name      string
+		uri       string
+		extra     string
+		wantError string
+	}{
+		{name: "connection refused", uri: "http://127.0.0.1:1", wantError: "127.0.0.1:1"},
+		{name: "never answers", uri: silent, wantError: "no answer within 2s"},
+		{name: "never answers, with secrets", uri: strings.Replace(silent, "http://", "http://alice:pa55word@", 1),
+			extra: "    token: tok-s3cret-123\n    credential: client:cred-s3cret-456\n    warehouse: analytics\n", wantError: "no answer within 2s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := doctorConfig(t, "catalogs:\n  prod:\n    type: rest\n    uri: "+tc.uri+"\n"+tc.extra)
+			start := time.Now()
+			checks := control.Doctor(t.Context(), cfg, control.DoctorOptions{Timeout: timeout, Write: true})
+			took := time.Since(start)
+			require.Less(t, took, 3*timeout/2, "doctor returns at the timeout")
+			require.Len(t, checks, 3, "%v", names(checks))
+
+			cat := checks[0]
+			require.Equal(t, control.CheckCatalog, cat.Name)
+			require.False(t, cat.OK)
+			require.True(t, cat.Failed())
+			require.Equal(t, "prod (rest, "+config.RedactURI(tc.uri)+")", cat.Target)
+			require.Contains(t, cat.Error, tc.wantError)
+			require.Contains(t, cat.Error, "prod")
+
+			st := checks[1]
+			require.Equal(t, control.CheckObjectStore, st.Name)
+			require.True(t, st.Skipped, "the warehouse location is only known to the catalog")
+			require.False(t, st.Failed())
+			require.Contains(t, st.Detail, "the catalog did not answer")
+
+			require.Equal(t, control.CheckStateStore, checks[2].Name)
+			require.True(t, checks[2].OK, checks[2].Error)
+
+			b, err := json.Marshal(checks)
+			require.NoError(t, err)
+			for _, secret := range []string{"pa55word", "tok-s3cret-123", "cred-s3cret-456"} {
+				require.NotContains(t, string(b), secret)
+			}
+		})
+	}
+}
