@@ -281,7 +281,7 @@ func (d *doctor) catalogGroup(name string, props config.Props) checkGroup {
 		case tbl != nil:
 			st = d.objectStoreChecks(ctx, name, tbl.Location(), secrets, tbl.FS)
 		default:
-			why := "the catalog did not answer"
+			why := "the catalog check failed"
 			if cat.OK {
 				why = "the catalog has no table"
 			}
@@ -289,7 +289,7 @@ func (d *doctor) catalogGroup(name string, props config.Props) checkGroup {
 			if wh != "" {
 				what = fmt.Sprintf("warehouse %q is not a location", wh)
 			}
-			st = []Check{skipped(CheckObjectStore, name, fmt.Sprintf("%s, and %s to take one from", what, why))}
+			st = []Check{skipped(CheckObjectStore, "catalog "+name, fmt.Sprintf("%s, and %s to take one from", what, why))}
 		}
 		wg.Wait()
 		// Catalog first, then its storage in check order.
@@ -377,7 +377,7 @@ const maxListEntries = 1000
 // objectStoreChecks lists location through the IO open returns, then, with
 // Write, writes and deletes a probe object there.
 func (d *doctor) objectStoreChecks(ctx context.Context, catName, location string, secrets []string, open func(context.Context) (iceio.IO, error)) []Check {
-	target := catName + " " + config.RedactURI(location)
+	target := config.RedactURI(location) + " (catalog " + catName + ")"
 	list, fio := runCheck(ctx, d, CheckObjectStore, target, secrets, func(ctx context.Context) (string, iceio.IO, error) {
 		fio, err := open(ctx)
 		if err != nil {
@@ -408,13 +408,15 @@ func listLocation(fio iceio.IO, location string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("list %s: %T cannot list: %w", location, fio, errors.ErrUnsupported)
 	}
-	root := strings.TrimSuffix(location, "/")
-	n, more := 0, false
-	err := lister.WalkDir(root, func(p string, de fs.DirEntry, err error) error {
+	n, more, atRoot := 0, false, true
+	err := lister.WalkDir(strings.TrimSuffix(location, "/"), func(_ string, de fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if strings.TrimSuffix(p, "/") == root {
+		if atRoot {
+			// WalkDir visits the root first (LocalFS names it by path,
+			// blob stores by URI).
+			atRoot = false
 			return nil
 		}
 		if n == maxListEntries {

@@ -121,6 +121,9 @@ func TestExitCodesWithoutTables(t *testing.T) {
 		{name: "approve unknown plan", args: []string{"plan", "approve", "0123456789ab"}, code: exitNotFound, want: []string{"floe: plan 0123456789ab does not exist\n"}},
 		{name: "reject unknown plan", args: []string{"plan", "reject", "0123456789ab"}, code: exitNotFound, want: []string{"floe: plan 0123456789ab does not exist\n"}},
 		{name: "run unknown plan", args: []string{"optimize", "--plan", "0123456789ab"}, code: exitNotFound, want: []string{"plan 0123456789ab does not exist"}},
+		// 1: a check that fails
+		{name: "doctor with a catalog that refuses connections", file: "data_dir: " + t.TempDir() + "\n" + restConfig, args: []string{"doctor", "--timeout", "2s"},
+			code: exitError, want: []string{"floe: 1 of 2 checks failed, 1 not checked\n"}},
 		// 0
 		{name: "no verb prints help", code: exitOK},
 		{name: "version", args: []string{"version"}, code: exitOK},
