@@ -289,7 +289,7 @@ func (d *doctor) catalogGroup(name string, props config.Props) checkGroup {
 			if wh != "" {
 				what = fmt.Sprintf("warehouse %q is not a location", wh)
 			}
-			st = []Check{skipped(CheckObjectStore, "catalog "+name, fmt.Sprintf("%s, and %s to take one from", what, why))}
+			st = []Check{skipped(CheckObjectStore, "catalog "+name, fmt.Sprintf("%s; %s, so there is no table location to list", what, why))}
 		}
 		wg.Wait()
 		// Catalog first, then its storage in check order.

@@ -104,10 +104,19 @@ func renderDoctor(io *IOStreams, format outputFormat, r doctorReport) error {
 		case c.Skipped:
 			fmt.Fprintf(io.Out, "– %s: not checked: %s\n", what, c.Detail)
 		case c.OK:
-			fmt.Fprintf(io.Out, "✓ %s: %s (%s)\n", what, c.Detail, c.Duration.Round(time.Millisecond))
+			fmt.Fprintf(io.Out, "✓ %s: %s (%s)\n", what, c.Detail, roundDuration(c.Duration))
 		default:
-			fmt.Fprintf(io.Out, "✗ %s: %s (%s)\n", what, c.Error, c.Duration.Round(time.Millisecond))
+			fmt.Fprintf(io.Out, "✗ %s: %s (%s)\n", what, c.Error, roundDuration(c.Duration))
 		}
 	}
 	return nil
+}
+
+// roundDuration rounds a check's time to the millisecond, or to the
+// microsecond below one (a local listing).
+func roundDuration(d time.Duration) time.Duration {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
 }

@@ -55,7 +55,8 @@ func TestNewDoctorCmd(t *testing.T) {
 // exit 0) and on REST catalogs that refuse connections or never answer:
 // each fails within the timeout with a line naming the catalog and its
 // URI, exit 1 with one line saying how many checks failed, and no secret
-// of the catalog is printed in text or JSON.
+// of the catalog is printed in text or JSON, whose shape is pinned in
+// testdata/json/doctor.json (go test -run TestDoctor -update rewrites it).
 func TestDoctor(t *testing.T) {
 	const timeout = 2 * time.Second
 	silent := testlake.SilentCatalogURI(t)
@@ -109,6 +110,7 @@ func TestDoctor(t *testing.T) {
 					require.NotContains(t, out+errOut, s)
 				}
 				if format == outputJSON {
+					checkShape(t, "doctor", out)
 					var r struct {
 						OK     bool            `json:"ok"`
 						Checks []control.Check `json:"checks"`
