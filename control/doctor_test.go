@@ -46,15 +46,8 @@ func TestDoctorPasses(t *testing.T) {
 	w := testlake.New(t)
 	schema := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true})
 	w.CreateTable(t, "db", "flat", schema, nil, nil, nil)
-	withTable := "data_dir: " + w.Dir + `
-catalogs:
-  local:
-    type: sql
-    sql.driver: sqlite
-    sql.dialect: sqlite
-    uri: "{data_dir}/catalog.db"
-    warehouse: "file://{data_dir}/warehouse"
-`
+	// The embedded default, with its data_dir holding the table.
+	withTable := strings.Replace(string(config.DefaultYAML()), "data_dir: ./floe-data", "data_dir: "+w.Dir, 1)
 	for _, tc := range []struct {
 		name   string
 		file   string

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -15,41 +14,6 @@ import (
 	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/internal/testlake"
 )
-
-// TestNewDoctorCmd maps doctor's flags to its options.
-func TestNewDoctorCmd(t *testing.T) {
-	io, _, _ := testIO()
-	f := newFactory(io)
-	for _, tc := range []struct {
-		name    string
-		args    []string
-		want    doctorOptions
-		wantErr string
-	}{
-		{name: "defaults", want: doctorOptions{Timeout: control.DefaultDoctorTimeout, Output: outputTable}},
-		{name: "flags", args: []string{"--timeout", "2s", "--write", "-o", "json"}, want: doctorOptions{Timeout: 2 * time.Second, Write: true, Output: outputJSON}},
-		{name: "zero timeout", args: []string{"--timeout", "0s"}, wantErr: "--timeout 0s: want a positive duration"},
-		{name: "bad timeout", args: []string{"--timeout", "soon"}, wantErr: "soon"},
-		{name: "argument", args: []string{"local"}, wantErr: "unknown command"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var got *doctorOptions
-			c := newDoctorCmd(f, func(_ context.Context, o *doctorOptions) error { got = o; return nil })
-			c.SetArgs(tc.args)
-			io2, _, _ := testIO()
-			c.SetOut(io2.Out)
-			c.SetErr(io2.ErrOut)
-			err := c.Execute()
-			if tc.wantErr != "" {
-				require.ErrorContains(t, err, tc.wantErr)
-				return
-			}
-			require.NoError(t, err)
-			got.f = nil
-			require.Equal(t, tc.want, *got)
-		})
-	}
-}
 
 // TestDoctor runs floe doctor on the embedded default (every check passes,
 // exit 0) and on REST catalogs that refuse connections or never answer:

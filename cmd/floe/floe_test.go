@@ -103,6 +103,41 @@ func TestNewCmdsParseArgs(t *testing.T) {
 			args: []string{"--reset", "--event-commits", "12", "--orders", "50"},
 			want: []any{true, 12, 50},
 		},
+		{
+			name: "doctor",
+			cmd: func() (*cobra.Command, func() any) {
+				var got *doctorOptions
+				c := newDoctorCmd(f, func(_ context.Context, o *doctorOptions) error { got = o; return nil })
+				return c, func() any { return []any{got.Timeout, got.Write, got.Output} }
+			},
+			args: []string{"--timeout", "2s", "--write", "-o", "json"},
+			want: []any{2 * time.Second, true, outputJSON},
+		},
+		{
+			name: "doctor defaults",
+			cmd: func() (*cobra.Command, func() any) {
+				var got *doctorOptions
+				c := newDoctorCmd(f, func(_ context.Context, o *doctorOptions) error { got = o; return nil })
+				return c, func() any { return []any{got.Timeout, got.Write, got.Output} }
+			},
+			want: []any{control.DefaultDoctorTimeout, false, outputTable},
+		},
+		{
+			name: "doctor zero timeout",
+			cmd: func() (*cobra.Command, func() any) {
+				return newDoctorCmd(f, func(context.Context, *doctorOptions) error { return nil }), nil
+			},
+			args:    []string{"--timeout", "0s"},
+			wantErr: "--timeout 0s: want a positive duration",
+		},
+		{
+			name: "doctor argument",
+			cmd: func() (*cobra.Command, func() any) {
+				return newDoctorCmd(f, func(context.Context, *doctorOptions) error { return nil }), nil
+			},
+			args:    []string{"local"},
+			wantErr: "unknown command",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, got := tc.cmd()
