@@ -255,29 +255,25 @@ func (d *doctor) catalogGroup(name string, props config.Props) checkGroup {
 		secrets := secretValues(props)
 		wh := props["warehouse"]
 		var (
-			mu     sync.Mutex
-			checks []Check
-			wg     sync.WaitGroup
+			st []Check // the object store's checks
+			wg sync.WaitGroup
 		)
 		if isLocation(wh) {
 			// The location is known: check storage alongside the catalog.
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				st := d.objectStoreChecks(ctx, name, wh, secrets, func(ctx context.Context) (iceio.IO, error) {
+				st = d.objectStoreChecks(ctx, name, wh, secrets, func(ctx context.Context) (iceio.IO, error) {
 					return iceio.LoadFS(ctx, ioProps(props), wh)
 				})
-				mu.Lock()
-				checks = append(checks, st...)
-				mu.Unlock()
 			}()
 		}
 		cat, tbl := runCheck(ctx, d, CheckCatalog, catalogTarget(name, props), secrets, func(ctx context.Context) (string, *table.Table, error) {
 			return checkCatalog(ctx, name, props)
 		})
-		var st []Check
 		switch {
 		case isLocation(wh):
+			wg.Wait()
 		case tbl != nil:
 			st = d.objectStoreChecks(ctx, name, tbl.Location(), secrets, tbl.FS)
 		default:
@@ -291,15 +287,8 @@ func (d *doctor) catalogGroup(name string, props config.Props) checkGroup {
 			}
 			st = []Check{skipped(CheckObjectStore, "catalog "+name, fmt.Sprintf("%s; %s, so there is no table location to list", what, why))}
 		}
-		wg.Wait()
-		// Catalog first, then its storage in check order.
-		slices.SortStableFunc(checks, func(a, b Check) int { return checkOrder(a.Name) - checkOrder(b.Name) })
-		return slices.Concat([]Check{cat}, st, checks)
+		return append([]Check{cat}, st...)
 	}
-}
-
-func checkOrder(name string) int {
-	return slices.Index([]string{CheckCatalog, CheckObjectStore, CheckObjectStoreWrite, CheckStateStore}, name)
 }
 
 // ioProps are the properties iceberg-go's IO takes: the catalog's, without
