@@ -528,7 +528,7 @@ func (c *Client) scrub(err error) error {
 		return s
 	}
 	if herr := (*HTTPError)(nil); errors.As(err, &herr) {
-		herr.Type, herr.Message = clean(herr.Type), clean(herr.Message)
+		herr.URL, herr.Type, herr.Message = clean(herr.URL), clean(herr.Type), clean(herr.Message)
 	}
 	msg := err.Error()
 	if s := clean(msg); s != msg {
