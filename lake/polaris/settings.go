@@ -109,7 +109,7 @@ func settingsOf(p Policy) ([]Setting, []string, error) {
 	}
 	var warn []string
 	unmapped := func(key string) {
-		why := unmappedWhy[key]
+		why := unmappedWhy[strings.TrimPrefix(key, "config.")]
 		if why == "" {
 			why = "floe has no equivalent"
 		}
