@@ -9,6 +9,7 @@ import (
 	"github.com/floe-project/floe/control/policy"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/rewriter"
 )
 
 // ResolvePolicy returns the table's effective policy: the built-in
@@ -63,10 +64,55 @@ func LastCompaction(ctx context.Context, st *store.Store, table string) (time.Ti
 			continue
 		}
 		for _, s := range r.Steps {
-			if s.Name == StepCompact && s.Status == StatusDone && s.EndedAt.After(last) {
+			if s.Name == StepCompact && (s.Status == StatusDone || s.Status == StatusNotDue) && s.EndedAt.After(last) {
 				last = s.EndedAt
 			}
 		}
 	}
 	return last, nil
+}
+
+// ExpireDefaults fills what o leaves unset from the policy: the expiry age
+// (snapshots.older_than) and the snapshots always kept
+// (snapshots.retain_last). Keys the policy leaves unset keep deferring to
+// the table's history.expire.* properties.
+func ExpireDefaults(p policy.Policy, o rewriter.ExpireOptions) rewriter.ExpireOptions {
+	if !o.OlderThanSet && o.OlderThan == 0 && p.Snapshots.OlderThan != nil {
+		o.OlderThan, o.OlderThanSet = *p.Snapshots.OlderThan, true
+	}
+	if o.RetainLast == 0 && p.Snapshots.RetainLast != nil {
+		o.RetainLast = *p.Snapshots.RetainLast
+	}
+	return o
+}
+
+// OrphanDefaults fills the orphan age from the policy (orphans.older_than)
+// when o leaves it unset.
+func OrphanDefaults(p policy.Policy, o rewriter.OrphanOptions) rewriter.OrphanOptions {
+	if !o.OlderThanSet && o.OlderThan == 0 && p.Orphans.OlderThan > 0 {
+		o.OlderThan, o.OlderThanSet = p.Orphans.OlderThan, true
+	}
+	return o
+}
+
+// CompactDefaults fills the target file size (target_file_size) and the
+// bytes one run may rewrite (max_bytes_per_run) from the policy when o
+// leaves them unset.
+func CompactDefaults(p policy.Policy, o rewriter.CompactOptions) rewriter.CompactOptions {
+	if o.TargetFileSizeBytes == 0 && p.TargetFileSizeBytes > 0 {
+		o.TargetFileSizeBytes = p.TargetFileSizeBytes
+	}
+	if o.MaxBytes == 0 && o.MaxFilesFraction == 0 && p.MaxBytesPerRun > 0 {
+		o.MaxBytes = p.MaxBytesPerRun
+	}
+	return o
+}
+
+// StepDefaults applies [ExpireDefaults], [OrphanDefaults] and
+// [CompactDefaults] to an optimize run's options.
+func StepDefaults(p policy.Policy, o OptimizeOptions) OptimizeOptions {
+	o.Expire = ExpireDefaults(p, o.Expire)
+	o.Orphans = OrphanDefaults(p, o.Orphans)
+	o.Compact = CompactDefaults(p, o.Compact)
+	return o
 }

@@ -3,7 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
@@ -86,7 +86,7 @@ func Parse(source, path string, node ast.Node) (*Set, error) {
 			}
 		default:
 			msg := "unknown key: want default, catalogs, namespaces, tables or from_catalog"
-			if s := Suggest(k, []string{"default", "catalogs", "namespaces", "tables", "from_catalog"}); s != "" {
+			if s := Suggest(k, topKeys); s != "" {
 				msg = fmt.Sprintf("unknown key (did you mean %s?)", s)
 			}
 			p.errorf(e.Key, kp, "%s", msg)
@@ -297,12 +297,29 @@ func EditDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+// topKeys are the keys of a policies file's root.
+var topKeys = []string{"default", "catalogs", "namespaces", "tables", "from_catalog"}
+
+// IsPoliciesFile reports whether data is a policies file — its root holds
+// only [Parse]'s keys, or a single "policies:" key — rather than a whole
+// floe.yaml. Text that is no YAML mapping counts as a policies file, so
+// that [ParseFile] reports what is wrong with it.
+func IsPoliciesFile(data []byte) bool {
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil || len(f.Docs) == 0 || f.Docs[0].Body == nil {
+		return true
 	}
-	sort.Strings(out)
-	return out
+	m, ok := mapping(f.Docs[0].Body)
+	if !ok {
+		return true
+	}
+	if len(m) == 1 && keyText(m[0]) == "policies" {
+		return true
+	}
+	for _, e := range m {
+		if !slices.Contains(topKeys, keyText(e)) {
+			return false
+		}
+	}
+	return true
 }
