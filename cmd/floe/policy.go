@@ -144,7 +144,10 @@ func runPolicyValidate(_ context.Context, opts *policyValidateOptions) error {
 		source string
 	)
 	if opts.File == "" || !isPoliciesFile(opts.File) {
-		cfg, err := config.Load(config.Options{Path: opts.File, Getenv: envOrNone(opts.File)})
+		cfg, err := opts.f.Config()
+		if opts.File != "" {
+			cfg, err = config.Load(config.Options{Path: opts.File, Getenv: envOrNone(opts.File)})
+		}
 		if err != nil {
 			return err
 		}
