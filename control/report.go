@@ -274,6 +274,10 @@ func recommend(t *report.Table, state *lake.State, pr Projections, a Analysis, m
 		t.Candidates = append(t.Candidates, c)
 	}
 
+	// The baseline first, then the candidates in the analyzer's order.
+	slices.SortStableFunc(t.Candidates, func(a, b report.Candidate) int {
+		return cmp.Compare(b2i(a.Layout != string(layout.StrategyCurrent)), b2i(b.Layout != string(layout.StrategyCurrent)))
+	})
 	var best *simulator.Projection
 	for i, p := range pr.Projections {
 		if p.Layout != string(layout.StrategyCurrent) && (best == nil || p.SkippedPct > best.SkippedPct) {
@@ -283,9 +287,13 @@ func recommend(t *report.Table, state *lake.State, pr Projections, a Analysis, m
 	choice, err := ChoosePlan(eligible, ChooseOptions{MinGainPP: t.MinGainPP, State: state})
 	if err != nil {
 		// Only current is eligible.
-		if best == nil {
+		switch {
+		case best == nil:
 			t.Recommendation.Why = "no candidate layout to compare with today's"
-		} else {
+		case best.SkippedPct <= cur.SkippedPct:
+			t.Recommendation.Why = fmt.Sprintf("no candidate is projected to skip more files than today's layout (%.1f%%; the best, %s, %.1f%%)",
+				cur.SkippedPct, best.Layout, best.SkippedPct)
+		default:
 			t.Recommendation.Why = fmt.Sprintf("no candidate pays back its rewrite within max_payback %s (the one skipping most files, %s, %s)",
 				report.FormatDays(maxDays), best.Layout, paybackOf(t, best.Layout))
 		}
@@ -316,10 +324,17 @@ func recommend(t *report.Table, state *lake.State, pr Projections, a Analysis, m
 	}
 	b := choice.Best
 	t.Recommendation.Layout = b.Layout
-	t.Recommendation.Why = fmt.Sprintf("the workload is projected to skip %.1f%% of files (± %.1f pp), up from %.1f%% today (%s, at least %.1f pp asked), reading %.1f%% of the bytes instead of %.1f%%; it pays back its rewrite in %s, within max_payback %s",
+	t.Recommendation.Why = fmt.Sprintf("the workload is projected to skip %.1f%% of files (± %.1f pp), up from %.1f%% today (%s, at least %.1f pp asked), reading %.1f%% of the bytes instead of %.1f%%; it %s, within max_payback %s",
 		b.SkippedPct, b.ErrorPP, choice.Current.SkippedPct, report.FormatPP(choice.GainPP), t.MinGainPP, b.BytesReadPct, choice.Current.BytesReadPct,
 		paybackOf(t, b.Layout), report.FormatDays(maxDays))
 	return &b
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // untargeted is a layout spec without its " target N" suffix, as the

@@ -50,6 +50,7 @@ With no configuration floe uses an embedded local warehouse in ./floe-data
 		newPlanCmd(f, nil),
 		newPlanListCmd(f, "plans [TABLE]", nil),
 		newRunsCmd(f, nil),
+		newReportCmd(f, nil),
 		newVersionCmd(f),
 	)
 	registerCompletions(f, root)

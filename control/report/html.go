@@ -202,12 +202,12 @@ func (h *htmlWriter) table(t Table) {
 	}
 
 	if !t.FileSizes.Empty() {
-		h.figure(histogramChart(id+"-sizes", "File sizes, today against projected, "+t.Table, "data files", "file size (bytes, power-of-two buckets)", t.FileSizes),
-			"Data files by size: today's files, and the files the rewrite is projected to write. "+t.FileSizes.Note)
+		h.figure(histogramChart(id+"-sizes", "File sizes, today against projected, "+t.Table, "data files", "file size (bytes; each bucket from its label up to twice it)", t.FileSizes),
+			"Data files by size: today's files, and the files the rewrite is projected to write ("+t.FileSizes.Note+").")
 	}
 	if !t.FilesRead.Empty() {
 		h.figure(histogramChart(id+"-read", "Files read per query, today against the recommendation, "+t.Table, "queries", "files read by a query (power-of-two buckets)", t.FilesRead),
-			"Queries by the number of data files each reads, today and with the layout compared. "+t.FilesRead.Note+".")
+			"Queries by the number of data files each reads, today and with the layout compared ("+t.FilesRead.Note+").")
 	}
 
 	h.el("h3", "Pending plans")

@@ -129,8 +129,8 @@ func skippedChart(id string, t Table) string {
 
 // histogramChart draws a histogram's two series as grouped vertical bars.
 func histogramChart(id, title, yUnit, xUnit string, hist Histogram) string {
-	const left, right, top, bottomPad = 64.0, 20.0, 34.0, 74.0
-	const h = 300
+	const left, right, top, bottomPad = 64.0, 20.0, 34.0, 84.0
+	const h = 310
 	var alt []string
 	for _, b := range hist.Buckets {
 		s := fmt.Sprintf("%s: %d %s", b.Label, b.Now, hist.Now)
@@ -174,7 +174,11 @@ func histogramChart(id, title, yUnit, xUnit string, hist Histogram) string {
 		if b.Then > 0 {
 			ch.rect(x0, y(float64(b.Then)), bw, math.Max(1, bottom-y(float64(b.Then))), colorThen, fmt.Sprintf("%s: %d %s (%s)", b.Label, b.Then, yUnit, hist.Then))
 		}
-		ch.add(`<text x="%.1f" y="%.1f" text-anchor="end" class="tick" transform="rotate(-35 %.1f %.1f)">%s</text>`, x0, bottom+14, x0, bottom+14, esc(b.Label))
+		label := b.Label
+		if hist.Unit == "bytes" {
+			label = FormatBytes(b.Lo) // the range is in the bar's title and the description
+		}
+		ch.add(`<text x="%.1f" y="%.1f" text-anchor="end" class="tick" transform="rotate(-35 %.1f %.1f)">%s</text>`, x0+4, bottom+14, x0+4, bottom+14, esc(label))
 	}
 	ch.text(left+plotW/2, float64(h)-8, "middle", "axis", xUnit)
 	ch.add(`<text x="14" y="%.1f" text-anchor="middle" class="axis" transform="rotate(-90 14 %.1f)">%s</text>`, top+plotH/2, top+plotH/2, esc(yUnit))
@@ -189,7 +193,7 @@ func histogramChart(id, title, yUnit, xUnit string, hist Histogram) string {
 // historyChart draws data files before and after each recorded run over
 // time, each point coloured by the health status it had.
 func historyChart(id string, t Table) string {
-	const left, right, top, bottomPad = 64.0, 20.0, 34.0, 56.0
+	const left, right, top, bottomPad = 64.0, 40.0, 34.0, 56.0
 	const h = 280
 	pts := t.HealthHistory
 	var alt []string
@@ -223,7 +227,7 @@ func historyChart(id string, t Table) string {
 	for i := 0; i <= 4; i++ {
 		at := t0.Add(span * time.Duration(i) / 4)
 		ch.line(x(at), bottom, x(at), bottom+4, colorAxis)
-		ch.text(x(at), bottom+18, "middle", "tick", at.UTC().Format("01-02 15:04"))
+		ch.text(x(at), bottom+18, map[int]string{0: "start", 4: "end"}[i]+map[bool]string{true: "middle"}[i > 0 && i < 4], "tick", at.UTC().Format("01-02 15:04"))
 	}
 	var path []string
 	for _, p := range pts {
