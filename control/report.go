@@ -67,7 +67,7 @@ type ReportOptions struct {
 // table its health, the ranked predicate columns, every candidate layout's
 // projection with its cost/benefit, the recommendation and why, its pending
 // plans and last runs; with opts.Lake, a ranking of all of them by expected
-// gain first. It reads only: nothing is proposed or stored. A table with no
+// gain first, and the tables in its order. It reads only: nothing is proposed or stored. A table with no
 // collected query gets a report without projections that says so.
 //
 // The cost/benefit of a candidate: scan bytes saved per day = (current's
@@ -93,7 +93,13 @@ func Report(ctx context.Context, st *store.Store, states []*lake.State, opts Rep
 		r.Tables = append(r.Tables, t)
 	}
 	if opts.Lake {
+		// The sections follow the ranking: the most to gain first.
 		r.Ranking = rankTables(r.Tables)
+		pos := make(map[string]int, len(r.Ranking))
+		for i, k := range r.Ranking {
+			pos[k.Table] = i
+		}
+		slices.SortStableFunc(r.Tables, func(a, b report.Table) int { return cmp.Compare(pos[a.Table], pos[b.Table]) })
 	}
 	return r, nil
 }
