@@ -71,7 +71,7 @@ extension (.html, .json, else markdown).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Tables = args
 			opts.MinGainSet = cmd.Flags().Changed("min-gain")
-			if err := opts.complete(cmd.Flags().Changed("format")); err != nil {
+			if err := opts.complete(); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -81,7 +81,7 @@ extension (.html, .json, else markdown).`,
 		},
 	}
 	cmd.Flags().Var((*durationValue)(&opts.Since), "since", "collected queries that started within this long ago")
-	cmd.Flags().StringVar(&opts.Format, "format", formatMarkdown, "report format: markdown|html|json (default: from -o's extension, else markdown)")
+	cmd.Flags().StringVar(&opts.Format, "format", "", "report format: markdown|html|json (default: from -o's extension, else markdown)")
 	cmd.Flags().StringVarP(&opts.File, "output", "o", "", "write the report to this file instead of standard output")
 	cmd.Flags().StringVar(&opts.ZOrderMode, "zorder-mode", "iceberg", "z-order key: iceberg or rank")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "sampling seed")
@@ -91,9 +91,10 @@ extension (.html, .json, else markdown).`,
 }
 
 // complete checks the flags and, unless --format was given, takes the
-// format from -o's extension.
-func (o *reportOptions) complete(formatSet bool) error {
-	if !formatSet && o.File != "" {
+// format from -o's extension, else markdown.
+func (o *reportOptions) complete() error {
+	if o.Format == "" {
+		o.Format = formatMarkdown
 		switch strings.ToLower(filepath.Ext(o.File)) {
 		case ".html", ".htm":
 			o.Format = formatHTML

@@ -134,6 +134,20 @@ func stepText(s Step) string {
 		s.Step, s.Status, b.DataFiles, a.DataFiles, 100*b.SmallFileRatio, 100*a.SmallFileRatio, b.Snapshots, a.Snapshots, b.Status, a.Status)
 }
 
+// runText is a run's status (with its error) and each step's before →
+// after health in a few words.
+func runText(r Run) (status string, steps []string) {
+	status = r.Status
+	if r.Error != "" {
+		status += ": " + r.Error
+	}
+	steps = make([]string, 0, len(r.Steps))
+	for _, s := range r.Steps {
+		steps = append(steps, stepText(s))
+	}
+	return status, steps
+}
+
 // NewHistogram buckets two series of values (bytes or counts) into the same
 // power-of-two buckets: [0, 1), [1, 2), [2, 4), [4, 8)…, from the smallest
 // bucket either series reaches to the largest. Bytes are labelled in

@@ -235,14 +235,7 @@ func (h *htmlWriter) table(t Table) {
 	} else {
 		h.head("Run", "Started", "Status", "Steps (before → after)")
 		for _, r := range t.Runs {
-			steps := make([]string, 0, len(r.Steps))
-			for _, s := range r.Steps {
-				steps = append(steps, stepText(s))
-			}
-			status := r.Status
-			if r.Error != "" {
-				status += ": " + r.Error
-			}
+			status, steps := runText(r)
 			h.raw("<tr>")
 			h.code(r.ID)
 			h.cell(false, r.StartedAt.UTC().Format(time.RFC3339))

@@ -161,14 +161,7 @@ func (m *mdWriter) table(t Table) {
 		m.row("Run", "Started", "Status", "Steps (before → after)")
 		m.row("---", "---", "---", "---")
 		for _, r := range t.Runs {
-			steps := make([]string, 0, len(r.Steps))
-			for _, s := range r.Steps {
-				steps = append(steps, stepText(s))
-			}
-			status := r.Status
-			if r.Error != "" {
-				status += ": " + r.Error
-			}
+			status, steps := runText(r)
 			m.row("`"+r.ID+"`", r.StartedAt.UTC().Format(time.RFC3339), status, strings.Join(steps, "; "))
 		}
 	}
