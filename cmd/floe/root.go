@@ -51,6 +51,7 @@ With no configuration floe uses an embedded local warehouse in ./floe-data
 		newPlanListCmd(f, "plans [TABLE]", nil),
 		newRunsCmd(f, nil),
 		newPolicyCmd(f),
+		newReportCmd(f, nil),
 		newVersionCmd(f),
 	)
 	registerCompletions(f, root)
