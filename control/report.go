@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/floe-project/floe/control/policy"
 	"github.com/floe-project/floe/control/report"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
@@ -55,9 +56,11 @@ type ReportOptions struct {
 	// candidate needs, in percentage points of files skipped
 	// ([ChooseOptions.MinGainPP]); any positive gain when zero.
 	MinGainPP float64
-	// MaxPayback gives each table's longest acceptable payback (its
-	// policy's max_payback). Nil, or a zero result: [DefaultMaxPayback].
-	MaxPayback func(lake.Ident) time.Duration
+	// Policy gives each table's effective policy: its max_payback (the
+	// longest payback a recommended rewrite may have), the health
+	// thresholds, freshness SLA and target file size. Nil: the built-in
+	// policy ([policy.Default]).
+	Policy func(lake.Ident) (policy.Policy, error)
 	// Runs is how many of each table's last runs are listed. Default:
 	// [DefaultReportRuns].
 	Runs int
@@ -131,13 +134,30 @@ func rankTables(tables []report.Table) []report.Rank {
 
 func reportTable(ctx context.Context, st *store.Store, state *lake.State, opts ReportOptions, now time.Time) (report.Table, error) {
 	id := state.Ident
-	maxPayback := DefaultMaxPayback
-	if opts.MaxPayback != nil {
-		if d := opts.MaxPayback(id); d > 0 {
-			maxPayback = d
+	p := policy.Default()
+	if opts.Policy != nil {
+		var err error
+		if p, err = opts.Policy(id); err != nil {
+			return report.Table{}, fmt.Errorf("report %s: %w", id, err)
 		}
 	}
-	h, err := Health(state, HealthOptions{TargetFileSizeBytes: opts.HealthTargetFileSizeBytes, Now: opts.Now})
+	maxPayback := p.MaxPayback
+	if maxPayback <= 0 {
+		maxPayback = DefaultMaxPayback
+	}
+	if opts.TargetFileSizeBytes == 0 {
+		opts.TargetFileSizeBytes = p.TargetFileSizeBytes
+	}
+	ho := HealthOptions{TargetFileSizeBytes: opts.HealthTargetFileSizeBytes, Thresholds: &p.Health, Now: opts.Now}
+	if p.TargetFileSizeBytes > 0 {
+		ho.TargetFileSizeBytes, ho.TargetOverride = p.TargetFileSizeBytes, true
+	}
+	last, err := LastCompaction(ctx, st, id.String())
+	if err != nil {
+		return report.Table{}, fmt.Errorf("report %s: %w", id, err)
+	}
+	ho.LastCompaction = last
+	h, err := Health(state, ho)
 	if err != nil {
 		return report.Table{}, fmt.Errorf("report %s: %w", id, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/control/policy"
 	"github.com/floe-project/floe/control/report"
 	"github.com/floe-project/floe/lake"
 )
@@ -37,9 +38,9 @@ func TestReport(t *testing.T) {
 
 	opts := control.ReportOptions{
 		Since: 30 * 24 * time.Hour, Now: clock, Lake: true, Seed: 1, TargetFileSizeBytes: 8 << 10, MinGainPP: 5,
-		MaxPayback: func(id lake.Ident) time.Duration {
+		Policy: func(id lake.Ident) (policy.Policy, error) {
 			require.Equal(t, pl.id, id)
-			return 0 // the default
+			return policy.Default(), nil
 		},
 	}
 	r, err := control.Report(ctx, pl.st, []*lake.State{pl.state(t)}, opts)
@@ -50,7 +51,7 @@ func TestReport(t *testing.T) {
 	require.Equal(t, pl.id.String(), tb.Table)
 	require.Equal(t, 2, tb.Queries)
 	require.InDelta(t, 2.0/30, tb.QueriesPerDay, 1e-9)
-	require.InDelta(t, 30.0, tb.MaxPaybackDays, 1e-9, "nil policy answer: the default")
+	require.InDelta(t, 30.0, tb.MaxPaybackDays, 1e-9, "the built-in max_payback")
 	require.NotEmpty(t, tb.Health.Status)
 	require.Equal(t, "id", tb.Columns[0].Column)
 
@@ -107,7 +108,11 @@ func TestReport(t *testing.T) {
 
 	// A max_payback shorter than the recommendation's payback: shown, not
 	// recommended, with the reason.
-	opts.MaxPayback = func(lake.Ident) time.Duration { return time.Duration(*rec.PaybackDays * 24 * float64(time.Hour) / 2) }
+	opts.Policy = func(lake.Ident) (policy.Policy, error) {
+		p := policy.Default()
+		p.MaxPayback = time.Duration(*rec.PaybackDays * 24 * float64(time.Hour) / 2)
+		return p, nil
+	}
 	r, err = control.Report(ctx, pl.st, []*lake.State{pl.state(t)}, opts)
 	require.NoError(t, err)
 	tb = r.Tables[0]

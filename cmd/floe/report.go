@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/control/policy"
 	"github.com/floe-project/floe/control/report"
 	"github.com/floe-project/floe/lake"
 )
@@ -171,6 +172,10 @@ func gatherReport(ctx context.Context, f *factory, names []string, ro control.Re
 		states = append(states, s)
 	}
 	ro.Now, ro.Lake, ro.HealthTargetFileSizeBytes = f.Now, len(names) == 0, cfg.TargetFileSizeBytes()
+	ro.Policy = func(id lake.Ident) (policy.Policy, error) {
+		eff, err := f.Policy(ctx, id)
+		return eff.Policy, err
+	}
 	r, err := control.Report(ctx, st, states, ro)
 	return r, usageError(err)
 }
