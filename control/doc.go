@@ -29,6 +29,11 @@
 //     refusing options the table cannot take; [PlanOptimize] is its dry
 //     run, which records nothing.
 //   - [Health] measures and classifies a table.
+//   - [Report] gathers all of the above, with stored plans and runs, into
+//     the recommendation report (a report.Report, rendered by package
+//     control/report): per candidate the scan bytes it saves a day against
+//     the bytes it rewrites once, and a recommendation only for one that
+//     pays back within the table's max payback.
 //   - [Doctor] checks that every configured catalog, its object store and
 //     the state store answer, each check bounded by a timeout (floe doctor,
 //     and the daemon at start and periodically); [OpenCatalog] opens a

@@ -28,8 +28,11 @@ type DryRun struct {
 // its own kind set.
 type DryRunStep struct {
 	Step string `json:"step"`
-	// Status is StatusSkipped or StatusPlanned.
-	Status    RunStatus              `json:"status"`
+	// Status is StatusPlanned, StatusSkipped or (by the policy's
+	// decision) StatusNotDue.
+	Status RunStatus `json:"status"`
+	// Reason says why a step does not run.
+	Reason    string                 `json:"reason,omitempty"`
 	Expire    *rewriter.ExpirePlan   `json:"expire,omitempty"`
 	Orphans   *rewriter.OrphanPlan   `json:"orphans,omitempty"`
 	Compact   *rewriter.CompactPlan  `json:"compact,omitempty"`
@@ -64,8 +67,13 @@ func PlanOptimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id 
 	}
 	for _, name := range []string{StepExpire, StepOrphans, StepCompact, StepManifests} {
 		step := DryRunStep{Step: name, Status: StatusPlanned}
+		if d, ok := decisionOf(opts.Decisions, name); ok && !d.Run && !opts.Skip[name] {
+			step.Status, step.Reason = d.Status, d.Reason
+			out.Steps = append(out.Steps, step)
+			continue
+		}
 		if opts.Skip[name] {
-			step.Status = StatusSkipped
+			step.Status, step.Reason = StatusSkipped, "--skip"
 			out.Steps = append(out.Steps, step)
 			continue
 		}

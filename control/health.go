@@ -1,7 +1,12 @@
 package control
 
 import (
+	"context"
 	"time"
+
+	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/control/policy"
+	"github.com/floe-project/floe/control/store"
 
 	"github.com/floe-project/floe/lake"
 )
@@ -17,8 +22,36 @@ type HealthOptions struct {
 	// error. Otherwise (the table is one of all the catalogs' tables) the
 	// columns apply where they exist.
 	Named bool
+	// TargetOverride makes TargetFileSizeBytes replace the table's own
+	// target: the table's policy set it (see [PolicyHealth]).
+	TargetOverride bool
+	// Thresholds classify the table; nil means lake's defaults.
+	Thresholds *lake.Thresholds
+	// LastCompaction is floe's last successful compaction of the table
+	// ([LastCompaction]), zero when unknown.
+	LastCompaction time.Time
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
+}
+
+// PolicyHealth returns base with what the table's policy says: its health
+// thresholds and freshness SLA, its target file size, and (when st is not
+// nil) floe's last recorded compaction, so that freshness counts a
+// compaction that found nothing to rewrite.
+func PolicyHealth(ctx context.Context, cfg *config.Config, st *store.Store, id lake.Ident, p policy.Policy, base HealthOptions) (HealthOptions, error) {
+	th := p.Health
+	base.Thresholds = &th
+	if base.TargetFileSizeBytes == 0 { // else a flag gave it
+		base.TargetFileSizeBytes, base.TargetOverride = TargetFileSize(cfg, p)
+	}
+	if st != nil {
+		last, err := LastCompaction(ctx, st, id.String())
+		if err != nil {
+			return base, err
+		}
+		base.LastCompaction = last
+	}
+	return base, nil
 }
 
 // Health measures and classifies the table in state.
@@ -32,5 +65,6 @@ func Health(state *lake.State, opts HealthOptions) (lake.Health, error) {
 			}
 		}
 	}
-	return lake.ComputeHealth(state, lake.HealthOptions{TargetFileSizeBytes: opts.TargetFileSizeBytes, Columns: cols, Now: nowFunc(opts.Now)()})
+	return lake.ComputeHealth(state, lake.HealthOptions{TargetFileSizeBytes: opts.TargetFileSizeBytes, TargetOverride: opts.TargetOverride,
+		Thresholds: opts.Thresholds, LastCompaction: opts.LastCompaction, Columns: cols, Now: nowFunc(opts.Now)()})
 }

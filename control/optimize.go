@@ -34,6 +34,10 @@ type OptimizeOptions struct {
 	Manifests rewriter.ManifestOptions
 	// Skip lists steps to leave out (StepExpire, …).
 	Skip map[string]bool
+	// Decisions, from [Decide], say which steps the table's policy calls
+	// for: a step decided against is recorded with the decision's status
+	// (not_due or skipped) and reason, and does not run.
+	Decisions []StepDecision
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
 	// Logger receives one line per step. Default: discard.
@@ -151,8 +155,17 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 	}
 	for _, s := range steps {
 		rec := Step{Name: s.name, Status: StatusRunning, StartedAt: opts.Now().UTC()}
+		if d, ok := decisionOf(opts.Decisions, s.name); ok && !d.Run && !opts.Skip[s.name] {
+			rec.Status, rec.Reason, rec.EndedAt = d.Status, d.Reason, rec.StartedAt
+			if err := putStep(ctx, st, run.ID, rec); err != nil {
+				return run, fmt.Errorf("optimize %s: %w", id, err)
+			}
+			run.Steps = append(run.Steps, rec)
+			log.Info("optimize step not run", "step", s.name, "status", d.Status, "reason", d.Reason)
+			continue
+		}
 		if opts.Skip[s.name] {
-			rec.Status, rec.EndedAt = StatusSkipped, rec.StartedAt
+			rec.Status, rec.Reason, rec.EndedAt = StatusSkipped, "--skip", rec.StartedAt
 			if err := putStep(ctx, st, run.ID, rec); err != nil {
 				return run, fmt.Errorf("optimize %s: %w", id, err)
 			}

@@ -55,6 +55,10 @@ const (
 	StatusFailed  RunStatus = "failed"
 	// StatusSkipped is a step left out (OptimizeOptions.Skip).
 	StatusSkipped RunStatus = "skipped"
+	// StatusNotDue is a step the table's policy did not call for: its
+	// triggers were checked and none fired ([Decide]). A compaction not
+	// due counts as fresh for the freshness SLA.
+	StatusNotDue RunStatus = "not_due"
 	// StatusAbandoned is a run whose process died: its lease lapsed while
 	// it was running (see [RunLeaseTTL]).
 	StatusAbandoned RunStatus = store.RunAbandoned
@@ -113,10 +117,13 @@ type Step struct {
 	// Report is the step's plan or result as JSON (rewriter.ExpireResult,
 	// rewriter.OrphanResult, rewriter.CompactResult, rewriter.ManifestResult,
 	// or their plans).
-	Report    json.RawMessage `json:"report,omitempty"`
-	Error     string          `json:"error,omitempty"`
-	StartedAt time.Time       `json:"started_at"`
-	EndedAt   time.Time       `json:"ended_at,omitzero"`
+	Report json.RawMessage `json:"report,omitempty"`
+	// Reason says why a step was skipped or not due (the policy's
+	// decision, see [Decide]).
+	Reason    string    `json:"reason,omitempty"`
+	Error     string    `json:"error,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	EndedAt   time.Time `json:"ended_at,omitzero"`
 }
 
 // Duration is how long the step took (0 while it runs).
@@ -255,6 +262,7 @@ func runFromRecord(r store.RunRecord) (Run, error) {
 type storedAfter struct {
 	*StepHealth
 	Report json.RawMessage `json:"report,omitempty"`
+	Reason string          `json:"reason,omitempty"`
 }
 
 func stepRecord(s Step) (store.StepRecord, error) {
@@ -266,8 +274,8 @@ func stepRecord(s Step) (store.StepRecord, error) {
 		}
 		r.Before = b
 	}
-	if s.After != nil || len(s.Report) > 0 {
-		b, err := json.Marshal(storedAfter{StepHealth: s.After, Report: s.Report})
+	if s.After != nil || len(s.Report) > 0 || s.Reason != "" {
+		b, err := json.Marshal(storedAfter{StepHealth: s.After, Report: s.Report, Reason: s.Reason})
 		if err != nil {
 			return r, fmt.Errorf("step %s: encode health after and report: %w", s.Name, err)
 		}
@@ -289,6 +297,7 @@ func stepFromRecord(r store.StepRecord) (Step, error) {
 			StepHealth
 			Status *lake.Status    `json:"status"`
 			Report json.RawMessage `json:"report"`
+			Reason string          `json:"reason"`
 		}
 		if err := json.Unmarshal(r.After, &a); err != nil {
 			return s, fmt.Errorf("step %s: decode health after: %w", r.Step, err)
@@ -297,7 +306,7 @@ func stepFromRecord(r store.StepRecord) (Step, error) {
 			a.StepHealth.Status = *a.Status
 			s.After = &a.StepHealth
 		}
-		s.Report = a.Report
+		s.Report, s.Reason = a.Report, a.Reason
 	}
 	return s, nil
 }

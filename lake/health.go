@@ -61,6 +61,11 @@ type Thresholds struct {
 	// sort order (a sorted table whose files overlap has drifted), when
 	// the table has at least MinFilesForSmallFileCheck files. Default: 0.5.
 	OverlapWarning float64
+	// FreshnessSLA is the policy's freshness_sla: a table whose last
+	// successful compaction is older than this is warning ("last compaction
+	// 63 h ago, SLA 48 h"), as is one never compacted whose history is
+	// longer than the SLA. Zero (the default) means no SLA.
+	FreshnessSLA time.Duration
 }
 
 // DefaultThresholds returns the built-in thresholds.
@@ -81,6 +86,9 @@ type HealthOptions struct {
 	// TargetFileSizeBytes is used when the table records no target (see
 	// [State.TargetFileSizeBytes]). Default: 512 MiB.
 	TargetFileSizeBytes int64
+	// TargetOverride makes TargetFileSizeBytes replace the table's own
+	// target (a policy set it), instead of standing in for a missing one.
+	TargetOverride bool
 	// SmallFileFraction: a data file is small below this fraction of the
 	// target size. Default: 0.75, as Iceberg's rewrite_data_files
 	// min-file-size-bytes.
@@ -92,6 +100,12 @@ type HealthOptions struct {
 	Now time.Time
 	// Thresholds; zero value means [DefaultThresholds].
 	Thresholds *Thresholds
+	// LastCompaction is when floe last compacted the table successfully,
+	// from its run records, zero when unknown. A compaction that found
+	// nothing to rewrite commits no snapshot but still counts as fresh, so
+	// [Metrics.LastCompactionAgeSec] is the younger of this and the newest
+	// replace snapshot.
+	LastCompaction time.Time
 }
 
 // Metrics are a table's health figures. Sizes are bytes, ages seconds
@@ -173,6 +187,9 @@ func ComputeHealth(st *State, opts HealthOptions) (Health, error) {
 	m := &h.Metrics
 	m.OrphanBytes = -1
 	m.TargetFileSizeBytes = st.TargetFileSizeBytes(opts.TargetFileSizeBytes)
+	if opts.TargetOverride && opts.TargetFileSizeBytes > 0 {
+		m.TargetFileSizeBytes = opts.TargetFileSizeBytes
+	}
 	small := int64(float64(m.TargetFileSizeBytes) * opts.SmallFileFraction)
 	sizes := make([]int64, 0, len(st.DataFiles))
 	for _, f := range st.DataFiles {
@@ -196,6 +213,12 @@ func ComputeHealth(st *State, opts HealthOptions) (Health, error) {
 		m.OldestSnapshotAgeSec = max(m.OldestSnapshotAgeSec, age)
 		if s.Operation == string(table.OpReplace) && (m.LastCompactionAgeSec < 0 || age < m.LastCompactionAgeSec) {
 			m.LastCompactionAgeSec = max(age, 0)
+		}
+	}
+	if !opts.LastCompaction.IsZero() {
+		age := max(int64(opts.Now.Sub(opts.LastCompaction)/time.Second), 0)
+		if m.LastCompactionAgeSec < 0 || age < m.LastCompactionAgeSec {
+			m.LastCompactionAgeSec = age
 		}
 	}
 	m.Manifests = len(st.Manifests)
@@ -332,6 +355,15 @@ func classify(h *Health, th Thresholds, sortCols []string) {
 	}
 	if th.PartitionSkewWarning > 0 && m.Partitions >= 3 && m.PartitionFileSkew >= th.PartitionSkewWarning {
 		raise(Warning, "partition skew: the largest partition has %.0f× the median partition's files", m.PartitionFileSkew)
+	}
+	if sla := th.FreshnessSLA; sla > 0 {
+		hours := func(d time.Duration) string { return fmt.Sprintf("%.0f h", d.Hours()) }
+		switch last := time.Duration(m.LastCompactionAgeSec) * time.Second; {
+		case m.LastCompactionAgeSec >= 0 && last > sla:
+			raise(Warning, "freshness: last compaction %s ago, SLA %s", hours(last), hours(sla))
+		case m.LastCompactionAgeSec < 0 && age > sla:
+			raise(Warning, "freshness: never compacted in %s of history, SLA %s", hours(age), hours(sla))
+		}
 	}
 	if th.OverlapWarning > 0 && m.DataFiles >= th.MinFilesForSmallFileCheck {
 		for _, c := range m.Clustering {

@@ -211,3 +211,52 @@ func TestLoadTableMissingReadsAsOneSentence(t *testing.T) {
 	require.ErrorAs(t, err, &nst)
 	require.Equal(t, id, nst.Table)
 }
+
+// TestHealthFreshnessSLA: a table whose last successful compaction is
+// older than the policy's freshness SLA is warning, with the age and the
+// SLA in the reason; a floe compaction that committed nothing counts.
+func TestHealthFreshnessSLA(t *testing.T) {
+	w := testlake.New(t)
+	tbl := w.CreateTable(t, "db", "fresh", schema, nil, nil, nil)
+	sc := testlake.ArrowSchema(t, tbl)
+	tbl = testlake.Append(t, tbl, batch(t, sc, 0, 9, "eu", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)))
+	st := loadState(t, w, tbl)
+	var first time.Time
+	for _, s := range st.Snapshots {
+		if first.IsZero() || s.Timestamp.Before(first) {
+			first = s.Timestamp
+		}
+	}
+	now := first.Add(63 * time.Hour)
+	th := lake.DefaultThresholds()
+	th.FreshnessSLA = 48 * time.Hour
+	tests := []struct {
+		name string
+		last time.Time
+		want string
+	}{
+		{"never compacted", time.Time{}, "warning: freshness: never compacted in 63 h of history, SLA 48 h"},
+		{"stale", now.Add(-63 * time.Hour), "warning: freshness: last compaction 63 h ago, SLA 48 h"},
+		{"fresh", now.Add(-time.Hour), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, err := lake.ComputeHealth(st, lake.HealthOptions{Now: now, Thresholds: &th, LastCompaction: tt.last})
+			require.NoError(t, err)
+			if tt.want == "" {
+				for _, r := range h.Reasons {
+					require.NotContains(t, r, "freshness")
+				}
+				return
+			}
+			require.Contains(t, h.Reasons, tt.want)
+			require.Equal(t, lake.Warning, h.Status)
+		})
+	}
+	// No SLA, no freshness reason.
+	h, err := lake.ComputeHealth(st, lake.HealthOptions{Now: now})
+	require.NoError(t, err)
+	for _, r := range h.Reasons {
+		require.NotContains(t, r, "freshness")
+	}
+}

@@ -10,16 +10,21 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/control/policy"
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/layout"
 	"github.com/floe-project/floe/rewriter"
 )
 
 type compactOptions struct {
-	f                *factory
-	Table            string
-	Layout           string
+	f      *factory
+	Table  string
+	Layout string
+	// LayoutSet says --layout was given; else the policy's layout applies
+	// when it names one.
+	LayoutSet        bool
 	ZOrderMode       string
 	Partitions       []string
 	TargetFileSize   string
@@ -62,18 +67,19 @@ at least 1MiB. A refusal exits 2.`,
 		Args: wrapArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Table = args[0]
+			opts.LayoutSet = cmd.Flags().Changed("layout")
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
 			return runCompact(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Layout, "layout", "binpack", "target layout: sort(a desc nulls last, b) | zorder(a,b) | hilbert(a,b,c) | binpack")
+	cmd.Flags().StringVar(&opts.Layout, "layout", "binpack", "target layout: sort(a desc nulls last, b) | zorder(a,b) | hilbert(a,b,c) | binpack (default: the policy's layout when it names one)")
 	cmd.Flags().StringVar(&opts.ZOrderMode, "zorder-mode", "iceberg", "z-order key: iceberg (bit-exact with Spark's rewrite_data_files) or rank")
 	cmd.Flags().StringSliceVar(&opts.Partitions, "partition", nil, "only these partitions (as 'floe health' prints keys, e.g. ts_day=2026-11-01); each must match files of the table")
-	cmd.Flags().StringVar(&opts.TargetFileSize, "target-file-size", "", "size of the files written (default: the table's write.target-file-size-bytes, else 512MiB)")
+	cmd.Flags().StringVar(&opts.TargetFileSize, "target-file-size", "", "size of the files written (default: the policy's target_file_size, else the table's write.target-file-size-bytes, else 512MiB)")
 	cmd.Flags().StringVar(&opts.Memory, "memory", "1GiB", "memory bound of the rewrite, at least 1MiB; sorted runs spill to disk beyond it (0: unbounded)")
-	cmd.Flags().StringVar(&opts.MaxBytes, "max-bytes", "", "rewrite at most this many input bytes in this run")
+	cmd.Flags().StringVar(&opts.MaxBytes, "max-bytes", "", "rewrite at most this many input bytes in this run (default: the policy's max_bytes_per_run)")
 	cmd.Flags().Float64Var(&opts.MaxFilesFraction, "max-files-fraction", 0, "rewrite at most this fraction of the table's files in this run")
 	cmd.Flags().IntVar(&opts.MinInputFiles, "min-input-files", 5, "bin-pack a partition only with at least this many small files")
 	cmd.Flags().IntVar(&opts.GroupsPerCommit, "groups-per-commit", 1, "partition groups per snapshot (partial progress: each commit is kept)")
@@ -151,6 +157,17 @@ func runCompact(ctx context.Context, opts *compactOptions) (err error) {
 	id, err := opts.f.ResolveTable(opts.Table)
 	if err != nil {
 		return err
+	}
+	eff, err := opts.f.Policy(ctx, id)
+	if err != nil {
+		return err
+	}
+	co = control.CompactDefaults(eff.Policy, co)
+	if l := eff.Policy.Layout; !opts.LayoutSet && l != policy.LayoutAuto && l != policy.LayoutNone {
+		// The policy fixes the layout: typing compact is the approval.
+		if co.Layout, err = layout.Parse(l); err != nil {
+			return err
+		}
 	}
 	st, err := loadState(ctx, opts.f, id)
 	if err != nil {

@@ -41,8 +41,10 @@ embedded ./floe-data warehouse unless configured otherwise):
 then print the health of every table, write query logs of all six telemetry
 sources over those tables (Trino event-listener JSON, a Spark event log,
 Athena API JSON, Snowflake QUERY_HISTORY/ACCESS_HISTORY CSV, the DuckDB query
-log and Iceberg REST scan reports) under <data_dir>/logs, collect them, and
-summarize the queries. --reset rebuilds existing demo tables.
+log and Iceberg REST scan reports) under <data_dir>/logs, collect them,
+summarize the queries, and write the report of every table to
+<data_dir>/report.html (see 'floe report'). --reset rebuilds existing demo
+tables.
 
 The event times and the query log end at --as-of (default: now), so the
 files, partitions and queries the demo builds depend on --as-of and on
@@ -116,7 +118,7 @@ func runDemo(ctx context.Context, opts *demoOptions) (err error) {
 		fmt.Fprintf(out, "\n== %s\n\n", title)
 	}
 	section("health")
-	hs, err := tableHealth(ctx, opts.f, nil, control.HealthOptions{TargetFileSizeBytes: cfg.TargetFileSizeBytes(), Now: opts.f.Now})
+	hs, err := tableHealth(ctx, opts.f, nil, control.HealthOptions{Now: opts.f.Now})
 	if err != nil {
 		return err
 	}
@@ -178,5 +180,21 @@ func runDemo(ctx context.Context, opts *demoOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	return renderMeasure(opts.f.IO, outputTable, res)
+	if err := renderMeasure(opts.f.IO, outputTable, res); err != nil {
+		return err
+	}
+	// The report of every table, at the demo's scaled-down target size as
+	// simulate above, for a person to read before approving a rewrite.
+	stage = "writing the report"
+	path := filepath.Join(cfg.DataDir, "report.html")
+	r, err := gatherReport(ctx, opts.f, nil, control.ReportOptions{Since: window, Seed: 1, TargetFileSizeBytes: 64 << 10, MinGainPP: cfg.MinGainPP()})
+	if err != nil {
+		return err
+	}
+	if err := writeReportFile(path, formatHTML, r); err != nil {
+		return err
+	}
+	section("floe report -o " + path + " --target-file-size 64KiB")
+	fmt.Fprintf(out, "wrote the report of %d tables to %s\n", len(r.Tables), path)
+	return nil
 }

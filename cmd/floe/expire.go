@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/rewriter"
 )
@@ -34,8 +35,9 @@ newest, and never one that a branch or tag needs (ref retention properties
 are honoured). Then delete, in parallel, the manifest lists, manifests, data,
 delete and statistics files that only expired snapshots referenced.
 
-Without --older-than the table's history.expire.max-snapshot-age-ms applies
-(5d unless set). An explicit value is used as given: --older-than 0 lets
+Without --older-than the table's policy's snapshots.older_than applies, else
+the table's history.expire.max-snapshot-age-ms (5d unless set); without
+--retain-last, snapshots.retain_last, else history.expire.min-snapshots-to-keep. An explicit value is used as given: --older-than 0 lets
 every snapshot older than now expire, but for the --retain-last newest and
 those a ref keeps. The cut-off used is printed, and is "Cutoff" in JSON.`,
 		Example: `  floe expire web.events --dry-run
@@ -53,8 +55,8 @@ those a ref keeps. The cut-off used is printed, and is "Cutoff" in JSON.`,
 			return runExpire(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().Var((*durationValue)(&opts.OlderThan), "older-than", "expire snapshots older than this; 0 means all but --retain-last (default: the table's history.expire.max-snapshot-age-ms, 5d unless set)")
-	cmd.Flags().IntVar(&opts.RetainLast, "retain-last", 0, "always keep this many newest snapshots, at least 1 (default: the table's history.expire.min-snapshots-to-keep, 1 unless set)")
+	cmd.Flags().Var((*durationValue)(&opts.OlderThan), "older-than", "expire snapshots older than this; 0 means all but --retain-last (default: the policy's snapshots.older_than, else the table's history.expire.max-snapshot-age-ms, 5d unless set)")
+	cmd.Flags().IntVar(&opts.RetainLast, "retain-last", 0, "always keep this many newest snapshots, at least 1 (default: the policy's snapshots.retain_last, else the table's history.expire.min-snapshots-to-keep, 1 unless set)")
 	cmd.Flags().IntVar(&opts.MaxConcurrentDeletes, "max-concurrent-deletes", 8, "files deleted at once")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "list what would be expired and deleted; change nothing")
 	addOutputFlag(cmd, &opts.Output)
@@ -66,7 +68,11 @@ func runExpire(ctx context.Context, opts *expireOptions) error {
 	if err != nil {
 		return err
 	}
-	eo := rewriter.ExpireOptions{OlderThan: opts.OlderThan, OlderThanSet: opts.OlderThanSet, RetainLast: opts.RetainLast, MaxConcurrentDeletes: opts.MaxConcurrentDeletes, Now: opts.f.Now}
+	eff, err := opts.f.Policy(ctx, id)
+	if err != nil {
+		return err
+	}
+	eo := control.ExpireDefaults(eff.Policy, rewriter.ExpireOptions{OlderThan: opts.OlderThan, OlderThanSet: opts.OlderThanSet, RetainLast: opts.RetainLast, MaxConcurrentDeletes: opts.MaxConcurrentDeletes, Now: opts.f.Now})
 	if err := eo.Validate(); err != nil {
 		return flagError{err}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/control/policy"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
 )
@@ -106,6 +108,35 @@ func (f *factory) Close() error {
 	err := f.store.Close()
 	f.store = nil
 	return err
+}
+
+// Policy is the table's effective policy (see control.ResolvePolicy). A
+// policy that cannot be resolved (two rules tie for the table) is a
+// configuration error, exit 2.
+func (f *factory) Policy(ctx context.Context, id lake.Ident) (policy.Effective, error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return policy.Effective{}, err
+	}
+	eff, err := control.ResolvePolicy(ctx, cfg, id)
+	if errors.Is(err, policy.ErrInvalid) {
+		return eff, fmt.Errorf("%w: %w", config.ErrInvalid, err)
+	}
+	return eff, err
+}
+
+// ExistingStore opens the state store if its file exists, else returns
+// nil: verbs that only read history (health's freshness) do not create
+// one.
+func (f *factory) ExistingStore(ctx context.Context) (*store.Store, error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(cfg.State.Path); err != nil {
+		return nil, nil
+	}
+	return f.Store(ctx)
 }
 
 // ResolveTable parses a table name with the configured catalogs.

@@ -2,9 +2,10 @@ package main
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/floe-project/floe/control/policy"
 )
 
 // durationValue parses durations with a day unit: 30d, 12h, 90m, 1d12h.
@@ -48,27 +49,6 @@ func (v *timeValue) Set(s string) error {
 	return fmt.Errorf("time %q: want RFC 3339 (2026-11-24T12:00:00Z) or a date (2026-11-24)", s)
 }
 
-// parseDuration accepts Go durations plus a leading "Nd" for days.
-func parseDuration(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return 0, fmt.Errorf("duration is empty: want e.g. 30d, 12h, 1d12h")
-	}
-	var days time.Duration
-	if i := strings.Index(s, "d"); i > 0 {
-		n, err := strconv.Atoi(s[:i])
-		if err != nil {
-			return 0, fmt.Errorf("duration %q: want e.g. 30d, 12h, 1d12h", s)
-		}
-		days = time.Duration(n) * 24 * time.Hour
-		s = s[i+1:]
-	}
-	if s == "" {
-		return days, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("duration %q: want e.g. 30d, 12h, 1d12h", s)
-	}
-	return days + d, nil
-}
+// parseDuration is [policy.ParseDuration]: Go durations with a leading
+// number of days, as policies write them.
+func parseDuration(s string) (time.Duration, error) { return policy.ParseDuration(s) }

@@ -35,8 +35,11 @@ partitions and their file skew, the last compaction, and clustering depth on
 the sort-order columns and on --column.
 
 Each table is classified healthy, warning or critical, with the reasons that
-crossed a threshold. With --fail-on, floe exits 3 when any table is at or
-above that level, for use in scripts and CI.`,
+crossed a threshold. The thresholds, the target file size and the freshness
+SLA are the table's policy's ('floe policy show TABLE'): a table whose last
+successful compaction is older than its freshness_sla is warning. With
+--fail-on, floe exits 3 when any table is at or above that level, for use in
+scripts and CI.`,
 		Example: `  floe health
   floe health web.events --column tenant_id --output json
   floe health --fail-on critical`,
@@ -54,18 +57,17 @@ above that level, for use in scripts and CI.`,
 		},
 	}
 	cmd.Flags().StringSliceVar(&opts.Columns, "column", nil, "also measure clustering on these columns (repeatable)")
-	cmd.Flags().StringVar(&opts.TargetFileSize, "target-file-size", "", "target file size for tables without write.target-file-size-bytes (default from config: 512MiB)")
+	cmd.Flags().StringVar(&opts.TargetFileSize, "target-file-size", "", "target file size for tables without write.target-file-size-bytes (default: the policy's, else the config's 512MiB)")
 	cmd.Flags().StringVar(&opts.FailOn, "fail-on", "", "exit 3 if any table is at least this unhealthy: warning|critical")
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
 
 func runHealth(ctx context.Context, opts *healthOptions) error {
-	cfg, err := opts.f.Config()
-	if err != nil {
-		return err
-	}
-	target := cfg.TargetFileSizeBytes()
+	var (
+		target int64
+		err    error
+	)
 	if opts.TargetFileSize != "" {
 		if target, err = config.ParseSize(opts.TargetFileSize); err != nil {
 			return flagErrorf("--target-file-size: %v", err)
@@ -82,9 +84,18 @@ func runHealth(ctx context.Context, opts *healthOptions) error {
 }
 
 // tableHealth loads the named tables (all tables when none) and measures
-// them with [control.Health] (health and demo).
+// them with [control.Health] under each table's policy (health and demo).
+// A target in ho (a flag) stands in for the policy's.
 func tableHealth(ctx context.Context, f *factory, names []string, ho control.HealthOptions) ([]lake.Health, error) {
 	ids, err := tableIdents(ctx, f, names)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, err
+	}
+	records, err := f.ExistingStore(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +105,15 @@ func tableHealth(ctx context.Context, f *factory, names []string, ho control.Hea
 		if err != nil {
 			return nil, err
 		}
-		h, err := control.Health(st, ho)
+		eff, err := f.Policy(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		tho, err := control.PolicyHealth(ctx, cfg, records, id, eff.Policy, ho)
+		if err != nil {
+			return nil, err
+		}
+		h, err := control.Health(st, tho)
 		if err != nil {
 			return nil, flagError{err}
 		}

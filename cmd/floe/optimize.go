@@ -7,12 +7,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/spf13/cobra"
 
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/control/policy"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
 	"github.com/floe-project/floe/rewriter"
 )
 
@@ -56,8 +59,20 @@ order by, --partition keys the table has files in, --memory of at least 1MiB
 (0: unbounded). What fails the check exits 2 and records nothing. --dry-run
 checks the same and prints what each step would do — the snapshots to expire,
 the orphan files, the partitions to compact, the manifests to replace — each
-planned against the table as it is now; it changes and records nothing.`,
-		Example: `  floe optimize web.events --layout 'sort(tenant_id, ts)'
+planned against the table as it is now; it changes and records nothing.
+
+Without --layout and --plan the table's policy decides ('floe policy show
+TABLE'): an approved plan for the table runs; otherwise each step runs when
+the policy enables it and its trigger fired (expire: snapshots or their age;
+orphans: every time; compact: small files, deletes or clustering depth;
+manifests: manifests per 1,000 files), and the layout is the policy's: a
+layout change that needs approval is proposed as a plan — its id and the
+approve command are printed — and the compaction waits for it, while the
+steps that need no approval run. Steps that do not run are recorded with
+their reason. Flags still override the policy's values (--expire-older-than,
+--retain-last, --orphan-older-than, --target-file-size, --max-bytes).`,
+		Example: `  floe optimize web.events
+  floe optimize web.events --layout 'sort(tenant_id, ts)'
   floe optimize sales.lineitem --dry-run --output json
   floe optimize web.events --skip orphans --max-bytes 20GiB
   floe optimize --plan 3fa9c2d1e0b4`,
@@ -66,6 +81,7 @@ planned against the table as it is now; it changes and records nothing.`,
 			if len(args) == 1 {
 				opts.Table = args[0]
 			}
+			opts.LayoutSet = cmd.Flags().Changed("layout")
 			opts.OlderThanSet = cmd.Flags().Changed("expire-older-than")
 			if cmd.Flags().Changed("retain-last") && opts.RetainLast < 1 {
 				return flagErrorf("--retain-last must be at least 1, got %d", opts.RetainLast)
@@ -98,7 +114,7 @@ planned against the table as it is now; it changes and records nothing.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Layout, "layout", "binpack", "compaction layout: sort(…) | zorder(…) | hilbert(…) | binpack")
+	fl.StringVar(&opts.Layout, "layout", "binpack", "compaction layout: sort(…) | zorder(…) | hilbert(…) | binpack (default: the policy decides)")
 	fl.StringVar(&opts.ZOrderMode, "zorder-mode", "iceberg", "z-order key: iceberg or rank")
 	fl.StringVar(&opts.TargetFileSize, "target-file-size", "", "size of the files written (default: the table's, else 512MiB)")
 	fl.StringVar(&opts.Memory, "memory", "1GiB", "memory bound of the compaction, at least 1MiB (0: unbounded)")
@@ -134,7 +150,11 @@ func runOptimize(ctx context.Context, opts *optimizeOptions) error {
 	if err != nil {
 		return err
 	}
-	oo := control.OptimizeOptions{
+	eff, err := opts.f.Policy(ctx, id)
+	if err != nil {
+		return err
+	}
+	oo := control.StepDefaults(eff.Policy, control.OptimizeOptions{
 		Expire:    rewriter.ExpireOptions{OlderThan: opts.OlderThan, OlderThanSet: opts.OlderThanSet, RetainLast: opts.RetainLast},
 		Orphans:   rewriter.OrphanOptions{OlderThan: opts.OrphanAge, OlderThanSet: opts.OrphanAgeSet},
 		Compact:   co,
@@ -143,17 +163,40 @@ func runOptimize(ctx context.Context, opts *optimizeOptions) error {
 		Now:       opts.f.Now,
 		Logger:    opts.f.Logger(),
 		PlanID:    opts.PlanID,
-	}
+	})
 	if err := oo.Expire.Validate(); err != nil {
 		return flagError{err}
 	}
 	if err := oo.Orphans.Validate(); err != nil {
 		return flagError{err}
 	}
+	if err := oo.Compact.Validate(); err != nil {
+		return flagError{err}
+	}
 	for _, s := range opts.Skip {
 		oo.Skip[s] = true
 	}
+	byPolicy := opts.PlanID == "" && !opts.LayoutSet
+	if !byPolicy {
+		oo.Decisions = control.Disabled(eff.Policy)
+	}
 	if opts.DryRun {
+		if byPolicy {
+			cfg, err := opts.f.Config()
+			if err != nil {
+				return err
+			}
+			ho, err := control.PolicyHealth(ctx, cfg, st, id, eff.Policy, control.HealthOptions{Now: opts.f.Now})
+			if err != nil {
+				return err
+			}
+			if oo.Decisions, err = control.DecideTable(ctx, cat, id, eff.Policy, ho); err != nil {
+				return err
+			}
+			if oo.Compact.Layout, err = layout.Parse(policyLayoutOrBinpack(eff.Policy.Layout)); err != nil {
+				return err
+			}
+		}
 		dry, err := control.PlanOptimize(ctx, cat, st, id, oo)
 		if err != nil {
 			return usageError(err)
@@ -163,6 +206,9 @@ func runOptimize(ctx context.Context, opts *optimizeOptions) error {
 	bar := newProgress(opts.f.IO)
 	oo.Progress = func(done, total int, bytesDone, bytesTotal int64) {
 		bar.Bytes("compact "+id.String(), fmt.Sprintf("compact %s: %d/%d partitions", id, done, total), bytesDone, bytesTotal)
+	}
+	if byPolicy {
+		return runOptimizeByPolicy(ctx, opts, cat, st, id, eff.Policy, oo, bar)
 	}
 	run, err := control.Optimize(ctx, cat, st, id, oo)
 	bar.Done()
@@ -177,6 +223,50 @@ func runOptimize(ctx context.Context, opts *optimizeOptions) error {
 		printRun(opts.f.IO, run)
 	}
 	return err
+}
+
+// runOptimizeByPolicy is optimize without --layout and --plan: the
+// table's policy decides the steps and the layout.
+func runOptimizeByPolicy(ctx context.Context, opts *optimizeOptions, cat catalog.Catalog, st *store.Store, id lake.Ident,
+	p policy.Policy, oo control.OptimizeOptions, bar *progress,
+) error {
+	cfg, err := opts.f.Config()
+	if err != nil {
+		return err
+	}
+	ho, err := control.PolicyHealth(ctx, cfg, st, id, p, control.HealthOptions{Now: opts.f.Now})
+	if err != nil {
+		return err
+	}
+	po := control.PlanOptions{MinGainPP: cfg.MinGainPP(), By: defaultBy(), Now: opts.f.Now,
+		Project: control.ProjectOptions{TargetFileSizeBytes: oo.Compact.TargetFileSizeBytes, ZOrderMode: oo.Compact.ZOrderMode}}
+	pr, err := control.OptimizeByPolicy(ctx, cat, st, id, p, control.PolicyOptions{Optimize: oo, Health: ho, Plan: po})
+	bar.Done()
+	if pr.Run.ID == "" {
+		return usageError(err)
+	}
+	if opts.Output == outputJSON {
+		if jerr := writeJSON(opts.f.IO.Out, pr); jerr != nil && err == nil {
+			return jerr
+		}
+		return err
+	}
+	printRun(opts.f.IO, pr.Run)
+	if pr.Plan != nil && pr.Plan.State == control.PlanProposed {
+		fmt.Fprintf(opts.f.IO.Out, "\nproposed plan %s: rewrite %s into %s; the compaction waits for it\n  approve: floe plan approve %s\n  review:  floe plan show %s\n",
+			pr.Plan.ID, pr.Table, pr.Plan.Layout, pr.Plan.ID, pr.Plan.ID)
+	}
+	return err
+}
+
+// policyLayoutOrBinpack is the layout a dry run plans with for a policy's
+// layout key: a fixed layout as is, else binpack (auto needs a projection,
+// which a dry run does not store).
+func policyLayoutOrBinpack(l string) string {
+	if l == policy.LayoutAuto || l == policy.LayoutNone || l == "" {
+		return "binpack"
+	}
+	return l
 }
 
 // optimizeTarget resolves the table to optimize — TABLE, or the plan's
@@ -237,4 +327,9 @@ func printRun(io *IOStreams, run control.Run) {
 			arrow(func(m lake.Metrics) int { return m.Manifests }), s.Error)
 	}
 	_ = t.flush()
+	for _, s := range run.Steps {
+		if s.Reason != "" && s.Status != control.StatusDone {
+			fmt.Fprintf(w, "  %s %s: %s\n", s.Name, s.Status, s.Reason)
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/rewriter"
 )
@@ -79,7 +80,7 @@ directory.`,
 			return runOrphans(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().Var((*durationValue)(&opts.OlderThan), "older-than", fmt.Sprintf("only files older than this (default %gh; minimum 24h unless --force; 0 with --force: every unreferenced file)", rewriter.DefaultOrphanAge.Hours()))
+	cmd.Flags().Var((*durationValue)(&opts.OlderThan), "older-than", fmt.Sprintf("only files older than this (default: the policy's orphans.older_than, %gh unless set; minimum 24h unless --force; 0 with --force: every unreferenced file)", rewriter.DefaultOrphanAge.Hours()))
 	cmd.Flags().BoolVar(&opts.Apply, "apply", false, "delete the orphan files (default: only report them)")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "only report the orphan files, as without --apply")
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "allow --older-than below 24h (dangerous: may delete files of commits in flight)")
@@ -93,7 +94,11 @@ func runOrphans(ctx context.Context, opts *orphansOptions) error {
 	if err != nil {
 		return err
 	}
-	oo := rewriter.OrphanOptions{OlderThan: opts.OlderThan, OlderThanSet: opts.OlderThanSet, Force: opts.Force, Now: opts.f.Now, Concurrency: opts.Concurrency}
+	eff, err := opts.f.Policy(ctx, id)
+	if err != nil {
+		return err
+	}
+	oo := control.OrphanDefaults(eff.Policy, rewriter.OrphanOptions{OlderThan: opts.OlderThan, OlderThanSet: opts.OlderThanSet, Force: opts.Force, Now: opts.f.Now, Concurrency: opts.Concurrency})
 	if err := oo.Validate(); err != nil {
 		return flagError{err}
 	}

@@ -111,6 +111,9 @@ func runPlan(ctx context.Context, opts *planOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := policyTarget(ctx, opts.f, id, &po); err != nil {
+		return err
+	}
 	wo, closeWorkload, err := openWorkload(opts.f, opts.Workload, opts.Dialect, opts.Since)
 	if err != nil {
 		return err

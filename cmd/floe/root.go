@@ -50,6 +50,8 @@ With no configuration floe uses an embedded local warehouse in ./floe-data
 		newPlanCmd(f, nil),
 		newPlanListCmd(f, "plans [TABLE]", nil),
 		newRunsCmd(f, nil),
+		newPolicyCmd(f),
+		newReportCmd(f, nil),
 		newDoctorCmd(f, nil),
 		newVersionCmd(f),
 	)

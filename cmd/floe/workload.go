@@ -12,6 +12,7 @@ import (
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/layout"
 )
 
@@ -90,6 +91,21 @@ func (p projectFlags) options() (control.ProjectOptions, error) {
 	return po, nil
 }
 
+// policyTarget gives po the target file size of the table's policy when
+// --target-file-size did not set one: candidates are projected at the size
+// the rewrite will write.
+func policyTarget(ctx context.Context, f *factory, id lake.Ident, po *control.ProjectOptions) error {
+	if po.TargetFileSizeBytes > 0 {
+		return nil
+	}
+	eff, err := f.Policy(ctx, id)
+	if err != nil {
+		return err
+	}
+	po.TargetFileSizeBytes = eff.Policy.TargetFileSizeBytes
+	return nil
+}
+
 // projectTable resolves the table, parses the flags and calls
 // [control.Project] (simulate and demo).
 func projectTable(ctx context.Context, f *factory, table string, pf projectFlags, workload, dialect string, since time.Duration) (control.Projections, error) {
@@ -100,6 +116,9 @@ func projectTable(ctx context.Context, f *factory, table string, pf projectFlags
 	}
 	id, err := f.ResolveTable(table)
 	if err != nil {
+		return res, err
+	}
+	if err := policyTarget(ctx, f, id, &po); err != nil {
 		return res, err
 	}
 	wo, closeWorkload, err := openWorkload(f, workload, dialect, since)

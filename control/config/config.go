@@ -16,6 +16,8 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/floe-project/floe/control/policy"
 )
 
 //go:embed default.yaml
@@ -47,6 +49,15 @@ type Config struct {
 	Log LogConfig `yaml:"log"`
 	// Plan holds the defaults of floe plan.
 	Plan PlanConfig `yaml:"plan"`
+	// PoliciesNode is floe.yaml's policies: section as written; Parse reads
+	// it into Policies with the line of every key.
+	PoliciesNode any `yaml:"policies"`
+	// PoliciesFile is a file holding the policies instead (the same shape),
+	// relative to the configuration file's directory.
+	PoliciesFile string `yaml:"policies_file"`
+	// Policies are the maintenance policies of policies: or policies_file;
+	// empty when neither is set, so every table gets the built-in policy.
+	Policies *policy.Set `yaml:"-"`
 
 	// Source is the file the configuration came from, or "(embedded default)".
 	Source string `yaml:"-"`
@@ -317,7 +328,52 @@ func Parse(source string, data []byte) (*Config, error) {
 		return nil, fmt.Errorf("%w: %s", ErrInvalid, formatYAMLError(source, err))
 	}
 	cfg.Source, cfg.raw = source, data
+	cfg.Policies = &policy.Set{}
+	if cfg.PoliciesNode != nil {
+		f, err := parser.ParseBytes(data, 0)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s", ErrInvalid, formatYAMLError(source, err))
+		}
+		n, err := (&yaml.PathBuilder{}).Root().Child("policies").Build().FilterFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: policies: %v", ErrInvalid, source, err)
+		}
+		set, err := policy.Parse(source, "policies", n)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+		cfg.Policies = set
+	}
 	return cfg, nil
+}
+
+// loadPoliciesFile reads policies_file, relative to the configuration
+// file's directory (the working directory for the embedded default).
+func (c *Config) loadPoliciesFile(workDir string) error {
+	if c.PoliciesFile == "" {
+		return nil
+	}
+	if c.PoliciesNode != nil {
+		return fmt.Errorf("%w: %s: policies_file: set policies or policies_file, not both", ErrInvalid, c.where("policies_file"))
+	}
+	path := c.PoliciesFile
+	if !filepath.IsAbs(path) {
+		base := workDir
+		if !strings.HasPrefix(c.Source, "(") {
+			base = filepath.Dir(c.Source)
+		}
+		path = filepath.Join(base, path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("%w: %s: policies_file: %w", ErrInvalid, c.where("policies_file"), err)
+	}
+	set, err := policy.ParseFile(path, data)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	c.PoliciesFile, c.Policies = path, set
+	return nil
 }
 
 // formatYAMLError turns a go-yaml error into "file:line:column: message"
@@ -403,6 +459,12 @@ func (c *Config) finish(workDir string) error {
 	}
 	if c.Log.Format == "" {
 		c.Log.Format = "text"
+	}
+	if c.Policies == nil {
+		c.Policies = &policy.Set{}
+	}
+	if err := c.loadPoliciesFile(workDir); err != nil {
+		return err
 	}
 	return c.Validate()
 }
@@ -498,10 +560,52 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+	errs = append(errs, c.checkPolicyNames(c.Policies)...)
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
 	}
 	return nil
+}
+
+// CheckPolicies checks a policy set read elsewhere (floe policy validate
+// FILE) against this configuration's catalogs.
+func (c *Config) CheckPolicies(set *policy.Set) error {
+	if errs := c.checkPolicyNames(set); len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
+	}
+	return nil
+}
+
+// checkPolicyNames reports policy rules for catalogs that are not
+// configured: a catalog rule's name, and the catalog part of a namespace
+// or table pattern (which may itself be a glob).
+func (c *Config) checkPolicyNames(set *policy.Set) []error {
+	if set == nil {
+		return nil
+	}
+	var errs []error
+	names := c.CatalogNames()
+	check := func(r policy.Rule, cat string) {
+		for _, n := range names {
+			if policy.Match(cat, n) {
+				return
+			}
+		}
+		errs = append(errs, fmt.Errorf("%s: policies.%ss.%s: no configured catalog matches %q (catalogs: %s)",
+			r.Where, r.Level, r.Pattern, cat, strings.Join(names, ", ")))
+	}
+	for _, r := range set.Catalogs {
+		check(r, r.Pattern)
+	}
+	for _, rules := range [][]policy.Rule{set.Namespaces, set.Tables} {
+		for _, r := range rules {
+			cat, _, _ := strings.Cut(r.Pattern, ".")
+			if !strings.Contains(cat, "*") {
+				check(r, cat)
+			}
+		}
+	}
+	return errs
 }
 
 // checkStatePath says what is wrong with state.path, or "". floe creates

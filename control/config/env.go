@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/dustin/go-humanize"
+
+	"github.com/floe-project/floe/control/policy"
 )
 
 // EnvPrefix starts every environment variable floe reads.
@@ -166,17 +168,8 @@ func (c *Config) catalogKey(props Props, seg string) string {
 }
 
 // ParseSize parses a byte size such as "512MiB", "1GiB", "128 MB" or a plain
-// number of bytes.
-func ParseSize(s string) (int64, error) {
-	n, err := humanize.ParseBytes(strings.TrimSpace(s))
-	if err != nil {
-		return 0, fmt.Errorf("size %q: want a number with an optional unit such as 512MiB", s)
-	}
-	if n == 0 || n > 1<<62 {
-		return 0, fmt.Errorf("size %q: out of range", s)
-	}
-	return int64(n), nil
-}
+// number of bytes (see [policy.ParseSize]).
+func ParseSize(s string) (int64, error) { return policy.ParseSize(s) }
 
 // FormatSize prints a byte count in IEC units (1.5 MiB).
 func FormatSize(n int64) string {

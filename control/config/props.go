@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/floe-project/floe/control/policy"
 )
 
 // catalogTimeoutKey is lake.PropCatalogTimeout, floe's own catalog
@@ -68,7 +70,7 @@ func checkCatalogKey(key string) string {
 	for _, p := range CatalogPropertyPrefixes {
 		// A name under a prefix passes unless it is a near miss of a known
 		// one (s3.regoin).
-		if strings.HasPrefix(key, p) && len(key) > len(p) && (near == "" || editDistance(key, near) > 2) {
+		if strings.HasPrefix(key, p) && len(key) > len(p) && (near == "" || policy.EditDistance(key, near) > 2) {
 			return ""
 		}
 	}
@@ -108,39 +110,5 @@ func orList(words []string) string {
 	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
-// suggest returns the candidate closest to s when it is close enough to be
-// a typo of it (edit distance at most 2, or a third of its length), else "".
-func suggest(s string, candidates []string) string {
-	best, bestD := "", 0
-	for _, c := range candidates {
-		d := editDistance(strings.ToLower(s), strings.ToLower(c))
-		if best == "" || d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if best == "" || bestD > max(2, len(s)/3) {
-		return ""
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
+// suggest is [policy.Suggest]: the candidate s is likely a typo of, or "".
+func suggest(s string, candidates []string) string { return policy.Suggest(s, candidates) }

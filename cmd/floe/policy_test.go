@@ -1,0 +1,175 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// policyWarehouse is flatWarehouse's db.flat (8 files) with policies
+// appended to its floe.yaml.
+func policyWarehouse(t *testing.T, policies string) string {
+	t.Helper()
+	dir := flatWarehouse(t, 8, 50)
+	f, err := os.OpenFile(filepath.Join(dir, "floe.yaml"), os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(policies)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	return dir
+}
+
+const flatPolicies = `policies:
+  default:
+    orphans: {older_than: 4d}
+  namespaces:
+    "local.d*": {snapshots: {older_than: 0s}}
+  tables:
+    "local.db.flat":
+      target_file_size: 1MiB
+      snapshots: {retain_last: 3}
+      max_bytes_per_run: 2MiB
+`
+
+func TestPolicyShow(t *testing.T) {
+	dir := policyWarehouse(t, flatPolicies)
+	cfg := filepath.Join(dir, "floe.yaml")
+	out, errOut, code := run(t, dir, "policy", "show", "db.flat")
+	require.Equal(t, 0, code, errOut)
+	lines := map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 1 {
+			lines[f[0]] = strings.Join(f[1:], " ")
+		}
+	}
+	require.Equal(t, "1MiB table local.db.flat ("+cfg+":16)", lines["target_file_size"])
+	require.Equal(t, "0s namespace local.d* ("+cfg+":13)", lines["snapshots.older_than"])
+	require.Equal(t, "4d default "+cfg+":11", lines["orphans.older_than"])
+	require.Equal(t, "auto builtin built-in default", lines["layout"])
+
+	out, errOut, code = run(t, dir, "policy", "show", "db.flat", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var eff struct {
+		Table    string `json:"table"`
+		Settings []struct {
+			Key, Value, Level, Rule, Where string
+		} `json:"settings"`
+		Warnings []string `json:"warnings"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &eff))
+	require.Equal(t, "local.db.flat", eff.Table)
+	require.NotNil(t, eff.Warnings)
+	found := false
+	for _, s := range eff.Settings {
+		if s.Key == "snapshots.retain_last" {
+			found = true
+			require.Equal(t, "3", s.Value)
+			require.Equal(t, "table", s.Level)
+			require.Equal(t, cfg+":17", s.Where)
+		}
+	}
+	require.True(t, found)
+}
+
+func TestPolicyValidate(t *testing.T) {
+	dir := policyWarehouse(t, flatPolicies)
+	out, errOut, code := run(t, dir, "policy", "validate")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "policies are valid (1 default, 0 catalog, 1 namespace, 1 table rules)")
+
+	bad := filepath.Join(dir, "policies.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("default:\n  mode: sometimes\ntables:\n  nope.db.t: {layout: none}\n  local.db.t: {target_file_sise: 1MiB}\n"), 0o644))
+	_, errOut, code = run(t, dir, "policy", "validate", bad)
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, bad+`:2: default.mode: "sometimes": want adaptive, scheduled, manual`)
+	require.Contains(t, errOut, bad+":5: tables.local.db.t.target_file_sise: unknown policy key (did you mean target_file_size?)")
+
+	good := filepath.Join(dir, "good.yaml")
+	require.NoError(t, os.WriteFile(good, []byte("tables:\n  nope.db.t: {layout: none}\n"), 0o644))
+	_, errOut, code = run(t, dir, "policy", "validate", good)
+	require.Equal(t, 2, code, "a pattern for a catalog that is not configured")
+	require.Contains(t, errOut, good+`:2: policies.tables.nope.db.t: no configured catalog matches "nope"`)
+
+	// A floe.yaml whose policies are wrong fails to load for every verb.
+	broken := policyWarehouse(t, "policies:\n  default:\n    window: 1-5\n")
+	_, errOut, code = run(t, broken, "tables")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, `floe.yaml:11: policies.default.window: window "1-5"`)
+}
+
+// TestVerbsTakePolicyDefaults: compact, expire and orphans take the
+// table's policy values where no flag is given, and a flag overrides.
+func TestVerbsTakePolicyDefaults(t *testing.T) {
+	dir := policyWarehouse(t, flatPolicies)
+	out, errOut, code := run(t, dir, "compact", "db.flat", "--dry-run", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var compact struct {
+		Plan struct {
+			TargetFileSizeBytes int64 `json:"target_file_size_bytes"`
+			MaxBytes            int64 `json:"max_bytes"`
+		} `json:"plan"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &compact))
+	require.Equal(t, int64(1<<20), compact.Plan.TargetFileSizeBytes)
+	out, errOut, code = run(t, dir, "compact", "db.flat", "--dry-run", "-o", "json", "--target-file-size", "2MiB")
+	require.Equal(t, 0, code, errOut)
+	require.NoError(t, json.Unmarshal([]byte(out), &compact))
+	require.Equal(t, int64(2<<20), compact.Plan.TargetFileSizeBytes, "a flag overrides the policy")
+
+	out, errOut, code = run(t, dir, "expire", "db.flat", "--dry-run", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var expire struct {
+		Plan struct {
+			Retained    int      `json:"retained"`
+			SnapshotIDs []string `json:"snapshot_ids"`
+		} `json:"plan"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &expire))
+	require.Equal(t, 3, expire.Plan.Retained, "snapshots.retain_last from the table rule")
+	require.Len(t, expire.Plan.SnapshotIDs, 5, "snapshots.older_than 0s from the namespace rule: all but the 3 newest")
+
+	start := time.Now()
+	out, errOut, code = run(t, dir, "orphans", "db.flat", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var orphans struct {
+		Plan struct {
+			Cutoff time.Time `json:"cutoff"`
+		} `json:"plan"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &orphans))
+	require.WithinDuration(t, start.Add(-4*24*time.Hour), orphans.Plan.Cutoff, time.Minute, "orphans.older_than from the default rule")
+}
+
+// TestOptimizeFollowsPolicy: optimize without flags runs the steps the
+// policy and health call for, and a fixed layout that needs approval is
+// proposed with its approve command while the compaction waits.
+func TestOptimizeFollowsPolicy(t *testing.T) {
+	dir := policyWarehouse(t, "policies:\n  tables:\n    local.db.flat: {layout: 'sort(id)', enabled: {manifests: false}}\n")
+	out, errOut, code := run(t, dir, "optimize", "db.flat")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "compact skipped: waits for approval of plan ")
+	require.Contains(t, out, "manifests skipped: turned off by the policy (enabled.manifests: false)")
+	require.Contains(t, out, "approve: floe plan approve ")
+	id := strings.Fields(out[strings.Index(out, "approve: floe plan approve ")+len("approve: floe plan approve "):])[0]
+
+	_, errOut, code = run(t, dir, "plan", "approve", id)
+	require.Equal(t, 0, code, errOut)
+	out, errOut, code = run(t, dir, "optimize", "db.flat", "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var pr struct {
+		Layout string `json:"layout"`
+		Run    struct {
+			PlanID string `json:"plan_id"`
+			Status string `json:"status"`
+		} `json:"run"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &pr))
+	require.Equal(t, id, pr.Run.PlanID)
+	require.Equal(t, "done", pr.Run.Status)
+	require.Equal(t, "sort(id)", pr.Layout)
+}

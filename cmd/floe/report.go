@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/control/policy"
+	"github.com/floe-project/floe/control/report"
+	"github.com/floe-project/floe/lake"
+)
+
+type reportOptions struct {
+	f          *factory
+	Tables     []string
+	Since      time.Duration
+	Format     string
+	File       string
+	ZOrderMode string
+	Seed       uint64
+	TargetSize string
+	MinGain    float64
+	MinGainSet bool
+}
+
+// The report's formats (--format).
+const (
+	formatMarkdown = "markdown"
+	formatHTML     = "html"
+	formatJSON     = "json"
+)
+
+func newReportCmd(f *factory, runF func(context.Context, *reportOptions) error) *cobra.Command {
+	opts := &reportOptions{f: f, Since: 30 * 24 * time.Hour}
+	cmd := &cobra.Command{
+		Use:   "report [TABLE...]",
+		Short: "Write the recommendation report to read before approving a rewrite",
+		Long: `Write, per table: its health and the reasons; the predicate columns ranked
+from the collected queries (--since), with their share of the workload, their
+operator mix and why; every candidate layout's projection (files skipped and
+its error bar, bytes read, files after, bytes to rewrite); the recommendation
+and why; its cost/benefit — the bytes it rewrites once against the scan bytes
+it saves per day at the recorded query rate, and the payback time; the
+table's pending plans and its last runs with before/after metrics.
+
+  scan bytes saved per day = (bytes read % today − bytes read % with the
+      candidate) × table bytes × queries per day (queries in the window / days)
+  payback (days) = bytes rewritten / scan bytes saved per day
+
+A candidate that pays back more slowly than the table's max_payback (default
+30 days), or saves nothing, is shown but not recommended. Without TABLE the
+report covers every table and starts with all of them ranked by expected gain
+(scan bytes saved per day). Nothing is proposed or changed: 'floe plan' does
+that.
+
+--format markdown (the default; GitHub-flavoured, to paste into a pull
+request or chat), html (one self-contained file with inline SVG charts,
+readable offline) or json (the same content, stable keys). -o FILE writes the
+report there instead of standard output; the format defaults to the file's
+extension (.html, .json, else markdown).`,
+		Example: `  floe report web.events
+  floe report -o report.html
+  floe report web.events sales.orders --since 7d --format json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Tables = args
+			opts.MinGainSet = cmd.Flags().Changed("min-gain")
+			if err := opts.complete(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runReport(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().Var((*durationValue)(&opts.Since), "since", "collected queries that started within this long ago")
+	cmd.Flags().StringVar(&opts.Format, "format", "", "report format: markdown|html|json (default: from -o's extension, else markdown)")
+	cmd.Flags().StringVarP(&opts.File, "output", "o", "", "write the report to this file instead of standard output")
+	cmd.Flags().StringVar(&opts.ZOrderMode, "zorder-mode", "iceberg", "z-order key: iceberg or rank")
+	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "sampling seed")
+	cmd.Flags().StringVar(&opts.TargetSize, "target-file-size", "", "file size the rewrites would write (default: the table's write.target-file-size-bytes, else 512MiB)")
+	cmd.Flags().Float64Var(&opts.MinGain, "min-gain", control.DefaultMinGainPP, "least gain over the current layout to recommend, in percentage points of files skipped (default: floe.yaml plan.min_gain_pp, else 5)")
+	return cmd
+}
+
+// complete checks the flags and, unless --format was given, takes the
+// format from -o's extension, else markdown.
+func (o *reportOptions) complete() error {
+	if o.Format == "" {
+		o.Format = formatMarkdown
+		switch strings.ToLower(filepath.Ext(o.File)) {
+		case ".html", ".htm":
+			o.Format = formatHTML
+		case ".json":
+			o.Format = formatJSON
+		}
+	}
+	o.Format = strings.ToLower(o.Format)
+	switch o.Format {
+	case formatMarkdown, formatHTML, formatJSON:
+	default:
+		return flagErrorf("--format %q: want markdown, html or json", o.Format)
+	}
+	switch strings.ToLower(o.File) {
+	case "json", "html", "markdown", "table":
+		return flagErrorf("-o %s: report's -o is the file to write; the format is --format %s", o.File, o.File)
+	}
+	if o.MinGainSet && (o.MinGain < 0 || o.MinGain > 100) {
+		return flagErrorf("--min-gain must be 0 to 100 percentage points, got %g", o.MinGain)
+	}
+	return nil
+}
+
+func runReport(ctx context.Context, opts *reportOptions) error {
+	po, err := projectFlags{ZOrderMode: opts.ZOrderMode, Seed: opts.Seed, TargetSize: opts.TargetSize}.options()
+	if err != nil {
+		return err
+	}
+	cfg, err := opts.f.Config()
+	if err != nil {
+		return err
+	}
+	minGain := opts.MinGain
+	if !opts.MinGainSet {
+		minGain = cfg.MinGainPP()
+	}
+	r, err := gatherReport(ctx, opts.f, opts.Tables, control.ReportOptions{
+		Since: opts.Since, ZOrderMode: po.ZOrderMode, Seed: po.Seed, TargetFileSizeBytes: po.TargetFileSizeBytes, MinGainPP: minGain,
+	})
+	if err != nil {
+		return err
+	}
+	if opts.File == "" {
+		return renderReport(opts.f.IO.Out, opts.Format, r)
+	}
+	if err := writeReportFile(opts.File, opts.Format, r); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.f.IO.ErrOut, "wrote %s\n", opts.File)
+	return nil
+}
+
+// gatherReport loads the named tables (every table when none: a lake-wide
+// report) and calls [control.Report] (report and demo).
+func gatherReport(ctx context.Context, f *factory, names []string, ro control.ReportOptions) (report.Report, error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return report.Report{}, err
+	}
+	ids, err := tableIdents(ctx, f, names)
+	if err != nil {
+		return report.Report{}, err
+	}
+	st, err := f.Store(ctx)
+	if err != nil {
+		return report.Report{}, err
+	}
+	states := make([]*lake.State, 0, len(ids))
+	for _, id := range ids {
+		s, err := loadState(ctx, f, id)
+		if err != nil {
+			return report.Report{}, err
+		}
+		states = append(states, s)
+	}
+	ro.Now, ro.Lake, ro.HealthTargetFileSizeBytes = f.Now, len(names) == 0, cfg.TargetFileSizeBytes()
+	ro.Policy = func(id lake.Ident) (policy.Policy, error) {
+		eff, err := f.Policy(ctx, id)
+		return eff.Policy, err
+	}
+	r, err := control.Report(ctx, st, states, ro)
+	return r, usageError(err)
+}
+
+// renderReport writes r in format.
+func renderReport(w io.Writer, format string, r report.Report) error {
+	switch format {
+	case formatHTML:
+		return report.HTML(w, r)
+	case formatJSON:
+		return report.JSON(w, r)
+	}
+	return report.Markdown(w, r)
+}
+
+// writeReportFile writes r to path through a temporary file renamed into
+// place, so that a reader never sees half a report.
+func writeReportFile(path, format string, r report.Report) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, os.Remove(tmp.Name()))
+		}
+	}()
+	if err := renderReport(tmp, format, r); err != nil {
+		return errors.Join(fmt.Errorf("write report %s: %w", path, err), tmp.Close())
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return errors.Join(fmt.Errorf("write report %s: %w", path, err), tmp.Close())
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write report %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write report %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestNewReportCmdParseArgs(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		tables  []string
+		format  string
+		file    string
+		wantErr string
+	}{
+		{name: "markdown to standard output by default", args: []string{"web.events"}, tables: []string{"web.events"}, format: formatMarkdown},
+		{name: "format from -o's extension", args: []string{"-o", "r.HTML"}, format: formatHTML, file: "r.HTML"},
+		{name: "json from -o's extension", args: []string{"a.b", "c.d", "-o", "r.json"}, tables: []string{"a.b", "c.d"}, format: formatJSON, file: "r.json"},
+		{name: "--format wins over the extension", args: []string{"--format", "markdown", "-o", "r.html"}, format: formatMarkdown, file: "r.html"},
+		{name: "unknown format", args: []string{"--format", "pdf"}, wantErr: `--format "pdf"`},
+		{name: "-o is a file, not a format", args: []string{"-o", "json"}, wantErr: "--format json"},
+		{name: "bad --min-gain", args: []string{"--min-gain", "101"}, wantErr: "--min-gain"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			io, _, _ := testIO()
+			var got *reportOptions
+			c := newReportCmd(newFactory(io), func(_ context.Context, o *reportOptions) error { got = o; return nil })
+			c.SetArgs(tc.args)
+			c.SetOut(io.Out)
+			c.SetErr(io.ErrOut)
+			err := c.Execute()
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			require.ElementsMatch(t, tc.tables, got.Tables)
+			require.Equal(t, tc.format, got.Format)
+			require.Equal(t, tc.file, got.File)
+		})
+	}
+}
+
+// floe report on a small warehouse with no collected queries: the
+// lake-wide JSON ranks the table and says why nothing is projected, and -o
+// writes a self-contained HTML file.
+func TestReportVerb(t *testing.T) {
+	dir := flatWarehouse(t, 3, 20)
+	io, out, errOut := testIO()
+	require.Equal(t, 0, runWith(t, io, dir, "report", "--format", "json"), errOut.String())
+	var r struct {
+		Lake    bool `json:"lake"`
+		Ranking []struct {
+			Table string `json:"table"`
+		} `json:"ranking"`
+		Tables []struct {
+			Table      string   `json:"table"`
+			DataFiles  int      `json:"data_files"`
+			Candidates []any    `json:"candidates"`
+			Notes      []string `json:"notes"`
+		} `json:"tables"`
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &r), out.String())
+	require.True(t, r.Lake)
+	require.Len(t, r.Ranking, 1)
+	require.Equal(t, "local.db.flat", r.Tables[0].Table)
+	require.Equal(t, 3, r.Tables[0].DataFiles)
+	require.NotNil(t, r.Tables[0].Candidates)
+	require.Contains(t, r.Tables[0].Notes[0], "no queries of local.db.flat")
+
+	page := filepath.Join(t.TempDir(), "report.html")
+	io, out, errOut = testIO()
+	require.Equal(t, 0, runWith(t, io, dir, "report", "db.flat", "-o", page), errOut.String())
+	require.Empty(t, out.String())
+	require.Contains(t, errOut.String(), "wrote "+page)
+	b, err := os.ReadFile(page)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(string(b), "<!DOCTYPE html>"))
+	require.NotContains(t, string(b), "Tables ranked by expected gain", "a named table: no lake-wide ranking")
+}

@@ -1,0 +1,169 @@
+package control_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/control/policy"
+	"github.com/floe-project/floe/internal/oracle"
+	"github.com/floe-project/floe/lake"
+)
+
+func policyOf(t *testing.T, id lake.Ident, yaml string) policy.Policy {
+	t.Helper()
+	set, err := policy.ParseFile("floe.yaml", []byte(yaml))
+	require.NoError(t, err)
+	eff, err := set.Resolve(id)
+	require.NoError(t, err)
+	return eff.Policy
+}
+
+func stepsOf(run control.Run) map[string]control.Step {
+	out := map[string]control.Step{}
+	for _, s := range run.Steps {
+		out[s.Name] = s
+	}
+	return out
+}
+
+// TestOptimizeByPolicyWaitsForApproval: a fixed layout that needs approval
+// is proposed as a plan and holds the compaction back, the steps that need
+// none run; once approved, the next run rewrites the table into it, and
+// an independent read finds every row.
+func TestOptimizeByPolicyWaitsForApproval(t *testing.T) {
+	ctx := t.Context()
+	w, id, st := setup(t)
+	tbl, err := lake.LoadTable(ctx, w.Catalog, id)
+	require.NoError(t, err)
+	want, err := oracle.ChecksumIceberg(ctx, tbl)
+	require.NoError(t, err)
+	p := policyOf(t, id, "default:\n  layout: sort(id)\n")
+
+	pr, err := control.OptimizeByPolicy(ctx, w.Catalog, st, id, p, control.PolicyOptions{})
+	require.NoError(t, err)
+	require.NotNil(t, pr.Plan)
+	require.Equal(t, control.PlanProposed, pr.Plan.State)
+	require.Equal(t, "sort(id)", pr.Plan.Layout.String())
+	steps := stepsOf(pr.Run)
+	require.Equal(t, control.StatusSkipped, steps[control.StepCompact].Status)
+	require.Contains(t, steps[control.StepCompact].Reason, "waits for approval of plan "+pr.Plan.ID)
+	require.Equal(t, control.StatusDone, steps[control.StepOrphans].Status)
+	stored, err := control.GetRun(ctx, st, pr.Run.ID)
+	require.NoError(t, err)
+	require.Equal(t, steps[control.StepCompact].Reason, stepsOf(stored)[control.StepCompact].Reason, "the reason is recorded")
+	tbl, err = lake.LoadTable(ctx, w.Catalog, id)
+	require.NoError(t, err)
+	require.Len(t, dataFiles(t, tbl), 8, "nothing rewritten before approval")
+
+	_, err = control.ApprovePlan(ctx, st, pr.Plan.ID, "ana", time.Now())
+	require.NoError(t, err)
+	pr2, err := control.OptimizeByPolicy(ctx, w.Catalog, st, id, p, control.PolicyOptions{})
+	require.NoError(t, err)
+	require.Equal(t, pr.Plan.ID, pr2.Run.PlanID)
+	require.Equal(t, control.StatusDone, stepsOf(pr2.Run)[control.StepCompact].Status)
+	plan, err := control.GetPlan(ctx, st, pr.Plan.ID)
+	require.NoError(t, err)
+	require.Equal(t, control.PlanDone, plan.State)
+	tbl, err = lake.LoadTable(ctx, w.Catalog, id)
+	require.NoError(t, err)
+	got, err := oracle.ChecksumIceberg(ctx, tbl)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	require.Equal(t, "id", lake.SortOrderText(tbl.Metadata().SortOrder(), tbl.Metadata().CurrentSchema()))
+
+	// The table is in the policy's layout now: a later run keeps it without a plan.
+	pr3, err := control.OptimizeByPolicy(ctx, w.Catalog, st, id, p, control.PolicyOptions{})
+	require.NoError(t, err)
+	require.Nil(t, pr3.Plan)
+	require.Equal(t, "sort(id)", pr3.Layout)
+}
+
+// TestOptimizeByPolicyTriggers: the policy's triggers decide whether the
+// compaction runs, its switches turn steps off, and a compaction not due
+// counts as fresh.
+func TestOptimizeByPolicyTriggers(t *testing.T) {
+	ctx := t.Context()
+	w, id, st := setup(t)
+	tbl, err := lake.LoadTable(ctx, w.Catalog, id)
+	require.NoError(t, err)
+	want, err := oracle.ChecksumIceberg(ctx, tbl)
+	require.NoError(t, err)
+
+	quiet := policyOf(t, id, "default:\n  layout: none\n  triggers: {small_file_ratio: 0, delete_ratio: 0, clustering_depth: 0}\n  enabled: {orphans: false}\n")
+	pr, err := control.OptimizeByPolicy(ctx, w.Catalog, st, id, quiet, control.PolicyOptions{})
+	require.NoError(t, err)
+	steps := stepsOf(pr.Run)
+	require.Equal(t, control.StatusNotDue, steps[control.StepCompact].Status)
+	require.Contains(t, steps[control.StepCompact].Reason, "below every trigger")
+	require.Equal(t, control.StatusSkipped, steps[control.StepOrphans].Status)
+	require.Contains(t, steps[control.StepOrphans].Reason, "enabled.orphans: false")
+	last, err := control.LastCompaction(ctx, st, id.String())
+	require.NoError(t, err)
+	require.False(t, last.IsZero(), "a compaction not due counts as fresh")
+
+	busy := policyOf(t, id, "default:\n  layout: none\n")
+	pr, err = control.OptimizeByPolicy(ctx, w.Catalog, st, id, busy, control.PolicyOptions{})
+	require.NoError(t, err)
+	steps = stepsOf(pr.Run)
+	require.Equal(t, control.StatusDone, steps[control.StepCompact].Status)
+	d := pr.Decisions[2]
+	require.True(t, d.Run)
+	require.Contains(t, d.Reason, "small-file ratio")
+	tbl, err = lake.LoadTable(ctx, w.Catalog, id)
+	require.NoError(t, err)
+	require.Less(t, len(dataFiles(t, tbl)), 8)
+	got, err := oracle.ChecksumIceberg(ctx, tbl)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+}
+
+func TestDecide(t *testing.T) {
+	p := policy.Default()
+	h := func(m lake.Metrics) lake.Health { return lake.Health{Metrics: m} }
+	tests := []struct {
+		name   string
+		m      lake.Metrics
+		step   int
+		run    bool
+		reason string
+	}{
+		{"many snapshots", lake.Metrics{Snapshots: 600}, 0, true, "600 snapshots ≥ triggers.snapshots 500"},
+		{"old snapshots", lake.Metrics{Snapshots: 3, OldestSnapshotAgeSec: 6 * 86400}, 0, true, "oldest snapshot 144 h old"},
+		{"young snapshots", lake.Metrics{Snapshots: 3, OldestSnapshotAgeSec: 3600}, 0, false, "nothing older than the 120 h expiry age"},
+		{"orphans always", lake.Metrics{}, 1, true, "only by listing"},
+		{"small files", lake.Metrics{DataFiles: 100, SmallFileRatio: 0.5}, 2, true, "small-file ratio 0.50"},
+		{"deletes", lake.Metrics{DataFiles: 10, DeleteFiles: 3, DeleteToDataRatio: 0.3}, 2, true, "delete ratio 0.30"},
+		{"clustering", lake.Metrics{DataFiles: 10, Clustering: []lake.Clustering{{Column: "ts", AverageDepth: 6}}}, 2, true, "clustering depth 6.0 on ts"},
+		{"healthy files", lake.Metrics{DataFiles: 10, SmallFileRatio: 0.1}, 2, false, "below every trigger"},
+		{"manifests", lake.Metrics{DataFiles: 100, Manifests: 10}, 3, true, "100 manifests per 1,000 data files"},
+		{"few manifests", lake.Metrics{DataFiles: 1000, Manifests: 10}, 3, false, "below triggers.manifests_per_1k_files 50"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := control.Decide(h(tt.m), p)[tt.step]
+			require.Equal(t, tt.run, d.Run)
+			require.Contains(t, d.Reason, tt.reason)
+			if !tt.run {
+				require.Equal(t, control.StatusNotDue, d.Status)
+			}
+		})
+	}
+	q := p
+	q.Approval.Expire = policy.ApprovalRequired
+	d := control.Decide(h(lake.Metrics{Snapshots: 600}), q)[0]
+	require.False(t, d.Run)
+	require.Equal(t, control.StatusSkipped, d.Status)
+	require.Contains(t, d.Reason, "approval.expire: required")
+}
+
+func dataFiles(t *testing.T, tbl *table.Table) []lake.File {
+	t.Helper()
+	id := lake.Ident{Catalog: "_", Namespace: []string{"_"}, Name: "_"}
+	state, err := lake.LoadState(t.Context(), id, tbl, lake.LoadOptions{})
+	require.NoError(t, err)
+	return state.DataFiles
+}

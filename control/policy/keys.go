@@ -1,0 +1,296 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"github.com/robfig/cron/v3"
+
+	"github.com/floe-project/floe/layout"
+)
+
+// kind is how a key's text is read.
+type kind int
+
+const (
+	kindDuration kind = iota // 5d, 12h, 1d12h
+	kindSize                 // 512MiB
+	kindInt                  // ≥ min
+	kindFloat                // ≥ min
+	kindBool                 // true | false
+	kindEnum                 // one of enum
+	kindCron                 // five-field cron
+	kindWindow               // HH:MM-HH:MM, UTC
+	kindLayout               // auto | none | a layout spec
+)
+
+// keySpec is one policy key: its dotted name, how it is read, its built-in
+// default ("" leaves it unset, so that the step's own default applies) and
+// how it lands in a [Policy].
+type keySpec struct {
+	name string
+	kind kind
+	enum []string
+	min  float64
+	def  string
+	doc  string
+	set  func(p *Policy, v any)
+}
+
+// Modes, approvals and layout choices.
+const (
+	ModeAdaptive  = "adaptive"
+	ModeScheduled = "scheduled"
+	ModeManual    = "manual"
+
+	ApprovalRequired = "required"
+	ApprovalAuto     = "auto"
+
+	LayoutAuto = "auto"
+	LayoutNone = "none"
+)
+
+var approvals = []string{ApprovalRequired, ApprovalAuto}
+
+// keys are every policy key, in the order `floe policy show` prints them.
+var keys = []keySpec{
+	{name: "snapshots.older_than", kind: kindDuration, doc: "expire snapshots older than this (unset: the table's history.expire.max-snapshot-age-ms, else 5d)",
+		set: func(p *Policy, v any) { d := v.(time.Duration); p.Snapshots.OlderThan = &d }},
+	{name: "snapshots.retain_last", kind: kindInt, min: 1, doc: "always keep this many newest snapshots (unset: the table's history.expire.min-snapshots-to-keep, else 1)",
+		set: func(p *Policy, v any) { n := v.(int); p.Snapshots.RetainLast = &n }},
+	{name: "orphans.older_than", kind: kindDuration, def: "3d", doc: "remove orphan files older than this (at least 24h)",
+		set: func(p *Policy, v any) { p.Orphans.OlderThan = v.(time.Duration) }},
+	{name: "target_file_size", kind: kindSize, doc: "size of the files compaction writes (unset: the table's write.target-file-size-bytes, else health.target_file_size)",
+		set: func(p *Policy, v any) { p.TargetFileSizeBytes = v.(int64) }},
+	{name: "layout", kind: kindLayout, def: LayoutAuto, doc: "auto (from telemetry), none (bin-pack only) or a layout such as sort(tenant_id, ts)",
+		set: func(p *Policy, v any) { p.Layout = v.(string) }},
+	{name: "approval.layout", kind: kindEnum, enum: approvals, def: ApprovalRequired, doc: "a layout change waits for 'floe plan approve'",
+		set: func(p *Policy, v any) { p.Approval.Layout = v.(string) }},
+	{name: "approval.binpack", kind: kindEnum, enum: approvals, def: ApprovalAuto,
+		set: func(p *Policy, v any) { p.Approval.Binpack = v.(string) }},
+	{name: "approval.expire", kind: kindEnum, enum: approvals, def: ApprovalAuto,
+		set: func(p *Policy, v any) { p.Approval.Expire = v.(string) }},
+	{name: "approval.orphans", kind: kindEnum, enum: approvals, def: ApprovalAuto,
+		set: func(p *Policy, v any) { p.Approval.Orphans = v.(string) }},
+	{name: "approval.manifests", kind: kindEnum, enum: approvals, def: ApprovalAuto,
+		set: func(p *Policy, v any) { p.Approval.Manifests = v.(string) }},
+	{name: "enabled.expire", kind: kindBool, def: "true", doc: "run snapshot expiry at all",
+		set: func(p *Policy, v any) { p.Enabled.Expire = v.(bool) }},
+	{name: "enabled.orphans", kind: kindBool, def: "true",
+		set: func(p *Policy, v any) { p.Enabled.Orphans = v.(bool) }},
+	{name: "enabled.compact", kind: kindBool, def: "true",
+		set: func(p *Policy, v any) { p.Enabled.Compact = v.(bool) }},
+	{name: "enabled.manifests", kind: kindBool, def: "true",
+		set: func(p *Policy, v any) { p.Enabled.Manifests = v.(bool) }},
+	{name: "mode", kind: kindEnum, enum: []string{ModeAdaptive, ModeScheduled, ModeManual}, def: ModeAdaptive, doc: "adaptive (when triggers fire), scheduled (on schedule) or manual",
+		set: func(p *Policy, v any) { p.Mode = v.(string) }},
+	{name: "schedule", kind: kindCron, def: "0 2 * * *", doc: "cron schedule of mode: scheduled, UTC",
+		set: func(p *Policy, v any) { p.Schedule = v.(string) }},
+	{name: "window", kind: kindWindow, doc: "maintenance window HH:MM-HH:MM, UTC (unset: any time)",
+		set: func(p *Policy, v any) { w := v.(Window); p.Window = &w }},
+	{name: "poll_interval", kind: kindDuration, def: "5m", doc: "how often mode: adaptive reads the table's metadata",
+		set: func(p *Policy, v any) { p.PollInterval = v.(time.Duration) }},
+	{name: "freshness_sla", kind: kindDuration, doc: "max age of the last successful compaction before the table is warning (unset: no SLA)",
+		set: func(p *Policy, v any) { p.FreshnessSLA = v.(time.Duration) }},
+	{name: "alert_after_failures", kind: kindInt, min: 1, def: "2", doc: "alert after this many failed runs in a row",
+		set: func(p *Policy, v any) { p.AlertAfterFailures = v.(int) }},
+	{name: "triggers.small_file_ratio", kind: kindFloat, def: "0.3", doc: "compact when this fraction of data files is small (0: never)",
+		set: func(p *Policy, v any) { p.Triggers.SmallFileRatio = v.(float64) }},
+	{name: "triggers.delete_ratio", kind: kindFloat, def: "0.2", doc: "compact when delete files per data file reach this (0: never)",
+		set: func(p *Policy, v any) { p.Triggers.DeleteRatio = v.(float64) }},
+	{name: "triggers.snapshots", kind: kindInt, def: "500", doc: "expire when the table has this many snapshots (0: never)",
+		set: func(p *Policy, v any) { p.Triggers.Snapshots = v.(int) }},
+	{name: "triggers.manifests_per_1k_files", kind: kindFloat, def: "50", doc: "rewrite manifests when there are this many per 1,000 data files (0: never)",
+		set: func(p *Policy, v any) { p.Triggers.ManifestsPer1kFiles = v.(float64) }},
+	{name: "triggers.clustering_depth", kind: kindFloat, def: "4", doc: "re-sort when the sort key's mean clustering depth reaches this (0: never)",
+		set: func(p *Policy, v any) { p.Triggers.ClusteringDepth = v.(float64) }},
+	{name: "max_bytes_per_run", kind: kindSize, doc: "compact at most this many input bytes per run, oldest partitions first (unset: no limit)",
+		set: func(p *Policy, v any) { p.MaxBytesPerRun = v.(int64) }},
+	{name: "max_payback", kind: kindDuration, def: "30d", doc: "recommend no rewrite that takes longer than this to pay for itself",
+		set: func(p *Policy, v any) { p.MaxPayback = v.(time.Duration) }},
+	// health: the thresholds of lake.Thresholds.
+	{name: "health.small_file_ratio.warning", kind: kindFloat, def: "0.3", set: func(p *Policy, v any) { p.Health.SmallFileRatioWarning = v.(float64) }},
+	{name: "health.small_file_ratio.critical", kind: kindFloat, def: "0.7", set: func(p *Policy, v any) { p.Health.SmallFileRatioCritical = v.(float64) }},
+	{name: "health.min_files", kind: kindInt, def: "10", doc: "small-file and overlap checks need this many data files",
+		set: func(p *Policy, v any) { p.Health.MinFilesForSmallFileCheck = v.(int) }},
+	{name: "health.snapshots.warning", kind: kindInt, def: "100", set: func(p *Policy, v any) { p.Health.SnapshotsWarning = v.(int) }},
+	{name: "health.snapshots.critical", kind: kindInt, def: "1000", set: func(p *Policy, v any) { p.Health.SnapshotsCritical = v.(int) }},
+	{name: "health.oldest_snapshot.warning", kind: kindDuration, def: "7d", set: func(p *Policy, v any) { p.Health.OldestSnapshotWarning = v.(time.Duration) }},
+	{name: "health.oldest_snapshot.critical", kind: kindDuration, def: "30d", set: func(p *Policy, v any) { p.Health.OldestSnapshotCritical = v.(time.Duration) }},
+	{name: "health.manifests.warning", kind: kindInt, def: "100", set: func(p *Policy, v any) { p.Health.ManifestsWarning = v.(int) }},
+	{name: "health.manifests.critical", kind: kindInt, def: "2000", set: func(p *Policy, v any) { p.Health.ManifestsCritical = v.(int) }},
+	{name: "health.min_entries_per_manifest", kind: kindFloat, def: "20", set: func(p *Policy, v any) { p.Health.MinEntriesPerManifest = v.(float64) }},
+	{name: "health.delete_ratio.warning", kind: kindFloat, def: "0.1", set: func(p *Policy, v any) { p.Health.DeleteRatioWarning = v.(float64) }},
+	{name: "health.delete_ratio.critical", kind: kindFloat, def: "0.5", set: func(p *Policy, v any) { p.Health.DeleteRatioCritical = v.(float64) }},
+	{name: "health.partition_skew.warning", kind: kindFloat, def: "10", set: func(p *Policy, v any) { p.Health.PartitionSkewWarning = v.(float64) }},
+	{name: "health.overlap.warning", kind: kindFloat, def: "0.5", set: func(p *Policy, v any) { p.Health.OverlapWarning = v.(float64) }},
+}
+
+// spec returns the key called name.
+func spec(name string) (keySpec, bool) {
+	i := slices.IndexFunc(keys, func(k keySpec) bool { return k.name == name })
+	if i < 0 {
+		return keySpec{}, false
+	}
+	return keys[i], true
+}
+
+// Keys lists every policy key's dotted name.
+func Keys() []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k.name
+	}
+	return out
+}
+
+// parse reads a key's text, or says what is wrong with it.
+func (k keySpec) parse(raw string) (any, error) {
+	s := strings.TrimSpace(raw)
+	switch k.kind {
+	case kindDuration:
+		return ParseDuration(s)
+	case kindSize:
+		return ParseSize(s)
+	case kindInt:
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return nil, fmt.Errorf("%q: want a whole number", raw)
+		}
+		if float64(n) < k.min {
+			return nil, fmt.Errorf("%d: want at least %g", n, k.min)
+		}
+		return n, nil
+	case kindFloat:
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("%q: want a number", raw)
+		}
+		if f < k.min {
+			return nil, fmt.Errorf("%v: want at least %g", f, k.min)
+		}
+		return f, nil
+	case kindBool:
+		switch strings.ToLower(s) {
+		case "true":
+			return true, nil
+		case "false":
+			return false, nil
+		}
+		return nil, fmt.Errorf("%q: want true or false", raw)
+	case kindEnum:
+		v := strings.ToLower(s)
+		if !slices.Contains(k.enum, v) {
+			return nil, fmt.Errorf("%q: want %s", raw, strings.Join(k.enum, ", "))
+		}
+		return v, nil
+	case kindCron:
+		if _, err := cron.ParseStandard(s); err != nil {
+			return nil, fmt.Errorf("%q: want a five-field cron schedule such as \"0 2 * * *\": %v", raw, err)
+		}
+		return s, nil
+	case kindWindow:
+		return ParseWindow(s)
+	case kindLayout:
+		switch v := strings.ToLower(s); v {
+		case LayoutAuto, LayoutNone:
+			return v, nil
+		}
+		l, err := layout.Parse(s)
+		if err != nil {
+			return nil, fmt.Errorf("%q: want auto, none or a layout such as sort(tenant_id, ts): %v", raw, err)
+		}
+		return l.String(), nil
+	}
+	return nil, fmt.Errorf("key %s has no reader", k.name)
+}
+
+// ParseDuration reads a duration as floe's flags and policies write them:
+// Go's units with a leading number of days ("5d", "1d12h", "90m").
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	bad := fmt.Errorf("duration %q: want e.g. 30d, 12h, 1d12h", s)
+	if s == "" {
+		return 0, fmt.Errorf("duration is empty: want e.g. 30d, 12h, 1d12h")
+	}
+	var days time.Duration
+	if i := strings.Index(s, "d"); i > 0 {
+		n, err := strconv.Atoi(s[:i])
+		if err != nil || n < 0 || n > 100*365 {
+			return 0, bad
+		}
+		days = time.Duration(n) * 24 * time.Hour
+		s = s[i+1:]
+	}
+	if s == "" {
+		return days, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, bad
+	}
+	return days + d, nil
+}
+
+// ParseSize parses a byte size such as "512MiB", "1GiB", "128 MB" or a
+// plain number of bytes.
+func ParseSize(s string) (int64, error) {
+	n, err := humanize.ParseBytes(strings.TrimSpace(s))
+	if err != nil {
+		return 0, fmt.Errorf("size %q: want a number with an optional unit such as 512MiB", s)
+	}
+	if n == 0 || n > 1<<62 {
+		return 0, fmt.Errorf("size %q: out of range", s)
+	}
+	return int64(n), nil
+}
+
+// Window is a daily maintenance window in UTC, from Start to End minutes
+// after midnight; End before Start wraps past midnight (22:00-04:00).
+type Window struct {
+	Start, End int
+}
+
+// ParseWindow reads "HH:MM-HH:MM".
+func ParseWindow(s string) (Window, error) {
+	bad := fmt.Errorf("window %q: want HH:MM-HH:MM in UTC, such as 01:00-05:00", s)
+	a, b, ok := strings.Cut(strings.TrimSpace(s), "-")
+	if !ok {
+		return Window{}, bad
+	}
+	clock := func(t string) (int, bool) {
+		h, m, ok := strings.Cut(strings.TrimSpace(t), ":")
+		hh, err1 := strconv.Atoi(h)
+		mm, err2 := strconv.Atoi(m)
+		if !ok || err1 != nil || err2 != nil || hh < 0 || hh > 24 || mm < 0 || mm > 59 || (hh == 24 && mm != 0) {
+			return 0, false
+		}
+		return hh*60 + mm, true
+	}
+	start, ok1 := clock(a)
+	end, ok2 := clock(b)
+	if !ok1 || !ok2 || start == end {
+		return Window{}, bad
+	}
+	return Window{Start: start, End: end}, nil
+}
+
+// Contains reports whether t (in UTC) is inside the window.
+func (w Window) Contains(t time.Time) bool {
+	t = t.UTC()
+	m := t.Hour()*60 + t.Minute()
+	if w.Start < w.End {
+		return m >= w.Start && m < w.End
+	}
+	return m >= w.Start || m < w.End
+}
+
+// String prints the window as ParseWindow reads it.
+func (w Window) String() string {
+	return fmt.Sprintf("%02d:%02d-%02d:%02d", w.Start/60, w.Start%60, w.End/60, w.End%60)
+}

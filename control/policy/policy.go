@@ -1,0 +1,294 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/floe-project/floe/lake"
+)
+
+// Policy is a table's effective maintenance policy, typed. Unset optional
+// keys are nil or zero, and the step's own default applies.
+type Policy struct {
+	Snapshots struct {
+		// OlderThan and RetainLast are nil when unset: expiry then defers
+		// to the table's history.expire.* properties.
+		OlderThan  *time.Duration
+		RetainLast *int
+	}
+	Orphans struct {
+		OlderThan time.Duration
+	}
+	// TargetFileSizeBytes is 0 when unset: the table's own target applies.
+	TargetFileSizeBytes int64
+	// Layout is LayoutAuto, LayoutNone or a layout spec.
+	Layout   string
+	Approval struct {
+		Layout, Binpack, Expire, Orphans, Manifests string
+	}
+	Enabled struct {
+		Expire, Orphans, Compact, Manifests bool
+	}
+	Mode     string
+	Schedule string
+	// Window is nil when maintenance may run at any time.
+	Window             *Window
+	PollInterval       time.Duration
+	FreshnessSLA       time.Duration
+	AlertAfterFailures int
+	Triggers           Triggers
+	// MaxBytesPerRun is 0 for no limit.
+	MaxBytesPerRun int64
+	MaxPayback     time.Duration
+	// Health holds the thresholds health classifies the table by, with
+	// FreshnessSLA copied in.
+	Health lake.Thresholds
+}
+
+// Triggers are the health figures at which mode: adaptive (and optimize
+// with no flags) runs a step. A zero trigger never fires.
+type Triggers struct {
+	SmallFileRatio      float64
+	DeleteRatio         float64
+	Snapshots           int
+	ManifestsPer1kFiles float64
+	ClusteringDepth     float64
+}
+
+// Level is where a setting came from.
+type Level string
+
+// Levels, from the weakest to the strongest.
+const (
+	LevelBuiltin   Level = "builtin"
+	LevelDefault   Level = "default"
+	LevelCatalog   Level = "catalog"
+	LevelNamespace Level = "namespace"
+	LevelTable     Level = "table"
+)
+
+func (l Level) rank() int {
+	switch l {
+	case LevelDefault:
+		return 1
+	case LevelCatalog:
+		return 2
+	case LevelNamespace:
+		return 3
+	case LevelTable:
+		return 4
+	}
+	return 0
+}
+
+// Value is one key's text as a rule sets it, and where it was set.
+type Value struct {
+	Raw   string
+	Where string
+}
+
+// Rule is one entry of one level: its pattern ("" for the default), where
+// it is written, and the keys it sets.
+type Rule struct {
+	Level   Level
+	Pattern string
+	Where   string
+	Values  map[string]Value
+	// External rules come from the catalog (Polaris); at one level a
+	// floe.yaml rule beats them.
+	External bool
+}
+
+// Set is the policies of one configuration.
+type Set struct {
+	Default    *Rule
+	Catalogs   []Rule
+	Namespaces []Rule
+	Tables     []Rule
+	// FromCatalog turns on reading policies from catalogs that store them
+	// (Apache Polaris).
+	FromCatalog bool
+}
+
+// Setting is one key of an effective policy with its provenance.
+type Setting struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+	// Level is builtin, default, catalog, namespace or table.
+	Level Level `json:"level"`
+	// Rule is the pattern of the rule that set it ("" for builtin and
+	// default).
+	Rule string `json:"rule"`
+	// Where is file:line, or the catalog policy, that set it ("" for
+	// builtin).
+	Where string `json:"where"`
+}
+
+// Effective is a table's resolved policy: the typed values and, for every
+// key, what set it.
+type Effective struct {
+	Table    string    `json:"table"`
+	Settings []Setting `json:"settings"`
+	// Warnings name what a catalog's policies set that floe cannot map.
+	Warnings []string `json:"warnings"`
+	Policy   Policy   `json:"-"`
+}
+
+// Setting returns the setting of key.
+func (e Effective) Setting(key string) (Setting, bool) {
+	for _, s := range e.Settings {
+		if s.Key == key {
+			return s, true
+		}
+	}
+	return Setting{}, false
+}
+
+// IsSet reports whether a rule (not the built-in default) set key.
+func (e Effective) IsSet(key string) bool {
+	s, ok := e.Setting(key)
+	return ok && s.Level != LevelBuiltin
+}
+
+// ErrInvalid marks a policy that cannot be resolved or read: a tie
+// between two patterns, a bad value. Config errors wrap it too.
+var ErrInvalid = errors.New("invalid policy")
+
+// Default returns the built-in policy, which a table gets with no policies
+// configured.
+func Default() Policy {
+	e, err := (&Set{}).Resolve(lake.Ident{Catalog: "_", Namespace: []string{"_"}, Name: "_"})
+	if err != nil {
+		panic(fmt.Sprintf("built-in policy: %v", err)) // the built-in defaults are constants; a test pins them
+	}
+	return e.Policy
+}
+
+// Resolve returns id's effective policy: the built-in defaults, then the
+// default rule, then the best-matching rule of each level (catalog,
+// namespace, table), key by key. extra are rules from the catalog (see
+// [Rule.External]); each goes just below floe.yaml's rules of its level.
+func (s *Set) Resolve(id lake.Ident, extra ...Rule) (Effective, error) {
+	table := id.String()
+	ns := strings.TrimSuffix(table, "."+id.Name)
+	chain := []Rule{}
+	if s.Default != nil {
+		chain = append(chain, *s.Default)
+	}
+	for _, level := range []struct {
+		l     Level
+		rules []Rule
+		name  string
+	}{{LevelCatalog, s.Catalogs, id.Catalog}, {LevelNamespace, s.Namespaces, ns}, {LevelTable, s.Tables, table}} {
+		for _, r := range extra {
+			if r.Level == level.l {
+				chain = append(chain, r)
+			}
+		}
+		r, err := best(level.rules, level.name)
+		if err != nil {
+			return Effective{}, fmt.Errorf("%w: policy of %s: %w", ErrInvalid, table, err)
+		}
+		if r != nil {
+			chain = append(chain, *r)
+		}
+	}
+	eff := Effective{Table: table, Settings: make([]Setting, 0, len(keys)), Warnings: []string{}}
+	var p Policy
+	for _, k := range keys {
+		st := Setting{Key: k.name, Value: k.def, Level: LevelBuiltin}
+		for _, r := range chain {
+			if v, ok := r.Values[k.name]; ok {
+				st = Setting{Key: k.name, Value: v.Raw, Level: r.Level, Rule: r.Pattern, Where: v.Where}
+			}
+		}
+		if st.Value != "" {
+			v, err := k.parse(st.Value)
+			if err != nil {
+				return Effective{}, fmt.Errorf("%w: %s: %s: %w", ErrInvalid, orBuiltin(st.Where), k.name, err)
+			}
+			k.set(&p, v)
+		}
+		eff.Settings = append(eff.Settings, st)
+	}
+	p.Health.FreshnessSLA = p.FreshnessSLA
+	eff.Policy = p
+	return eff, nil
+}
+
+func orBuiltin(where string) string {
+	if where == "" {
+		return "built-in default"
+	}
+	return where
+}
+
+// best is the rule of one level that applies to name: the match with the
+// longest literal prefix, an exact pattern beating a glob; nil when none
+// matches. Two equally good matches are an error naming both.
+func best(rules []Rule, name string) (*Rule, error) {
+	var (
+		win   *Rule
+		score int
+		tie   *Rule
+	)
+	for i := range rules {
+		r := &rules[i]
+		if !Match(r.Pattern, name) {
+			continue
+		}
+		sc := 2 * literalPrefix(r.Pattern)
+		if !strings.ContainsAny(r.Pattern, "*?") {
+			sc++
+		}
+		switch {
+		case win == nil || sc > score:
+			win, score, tie = r, sc, nil
+		case sc == score:
+			tie = r
+		}
+	}
+	if tie != nil {
+		return nil, fmt.Errorf("%s rules %q (%s) and %q (%s) both match it equally well (same literal prefix); make one more specific",
+			win.Level, win.Pattern, win.Where, tie.Pattern, tie.Where)
+	}
+	return win, nil
+}
+
+// literalPrefix is the length of pattern before its first wildcard.
+func literalPrefix(pattern string) int {
+	if i := strings.IndexAny(pattern, "*?"); i >= 0 {
+		return i
+	}
+	return len(pattern)
+}
+
+// Match reports whether name matches the glob pattern, case-insensitively:
+// '*' matches any run of characters (dots included), '?' any one.
+func Match(pattern, name string) bool {
+	p, n := []rune(strings.ToLower(pattern)), []rune(strings.ToLower(name))
+	// Iterative glob with backtracking to the last '*'.
+	pi, ni, star, mark := 0, 0, -1, 0
+	for ni < len(n) {
+		switch {
+		case pi < len(p) && (p[pi] == '?' || p[pi] == n[ni]):
+			pi++
+			ni++
+		case pi < len(p) && p[pi] == '*':
+			star, mark = pi, ni
+			pi++
+		case star >= 0:
+			pi = star + 1
+			mark++
+			ni = mark
+		default:
+			return false
+		}
+	}
+	for pi < len(p) && p[pi] == '*' {
+		pi++
+	}
+	return pi == len(p)
+}

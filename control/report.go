@@ -1,0 +1,516 @@
+package control
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/floe-project/floe/control/policy"
+	"github.com/floe-project/floe/control/report"
+	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
+	"github.com/floe-project/floe/simulator"
+)
+
+// DefaultMaxPayback is the longest payback a recommended rewrite may have
+// when the table's policy sets no max_payback: a rewrite is paid once and
+// must earn its bytes back in scan bytes saved within a month.
+const DefaultMaxPayback = 30 * 24 * time.Hour
+
+// DefaultReportRuns is how many of a table's last runs a report lists.
+const DefaultReportRuns = 5
+
+// maxHealthHistory bounds the runs a report's health history reads.
+const maxHealthHistory = 50
+
+// ReportOptions configure [Report]. The zero value reads every collected
+// query and uses the defaults.
+type ReportOptions struct {
+	// Since keeps the queries that started within this long before Now;
+	// zero keeps them all (the query rate is then over the span from the
+	// first collected query to Now).
+	Since time.Duration
+	// Now is the clock; the report's generated-at time. Default: time.Now.
+	Now func() time.Time
+	// Lake says the report covers every table: it then starts with the
+	// tables ranked by expected gain.
+	Lake bool
+	// HealthTargetFileSizeBytes is the target health measures small files
+	// against for tables without write.target-file-size-bytes.
+	HealthTargetFileSizeBytes int64
+	// TargetFileSizeBytes, when positive, is the file size every candidate
+	// rewrites to ([ProjectOptions.TargetFileSizeBytes]). Zero: the table's
+	// own target.
+	TargetFileSizeBytes int64
+	// ZOrderMode is the z-order key. Default: Iceberg-exact.
+	ZOrderMode layout.ZOrderMode
+	// Seed seeds the projections' sample.
+	Seed uint64
+	// MinGainPP is the least gain over the current layout a recommended
+	// candidate needs, in percentage points of files skipped
+	// ([ChooseOptions.MinGainPP]); any positive gain when zero.
+	MinGainPP float64
+	// Policy gives each table's effective policy: its max_payback (the
+	// longest payback a recommended rewrite may have), the health
+	// thresholds, freshness SLA and target file size. Nil: the built-in
+	// policy ([policy.Default]).
+	Policy func(lake.Ident) (policy.Policy, error)
+	// Runs is how many of each table's last runs are listed. Default:
+	// [DefaultReportRuns].
+	Runs int
+}
+
+// Report gathers the recommendation report for the tables in states: per
+// table its health, the ranked predicate columns, every candidate layout's
+// projection with its cost/benefit, the recommendation and why, its pending
+// plans and last runs; with opts.Lake, a ranking of all of them by expected
+// gain first, and the tables in its order. It reads only: nothing is proposed or stored. A table with no
+// collected query gets a report without projections that says so.
+//
+// The cost/benefit of a candidate: scan bytes saved per day = (current's
+// bytes read % − the candidate's) / 100 × the table's data bytes × queries
+// per day (the workload's queries over the window's days); payback = bytes
+// rewritten once / bytes saved per day, in days. A candidate whose payback
+// exceeds the table's max payback (or that saves nothing) is shown but not
+// recommended; among the others [ChoosePlan] picks, with opts.MinGainPP and
+// the table's [FileLimit].
+func Report(ctx context.Context, st *store.Store, states []*lake.State, opts ReportOptions) (report.Report, error) {
+	now := nowFunc(opts.Now)()
+	opts.Now = func() time.Time { return now }
+	if opts.Runs <= 0 {
+		opts.Runs = DefaultReportRuns
+	}
+	r := report.Report{GeneratedAt: now.UTC(), SinceSeconds: int64(opts.Since / time.Second), Lake: opts.Lake,
+		Ranking: []report.Rank{}, Tables: make([]report.Table, 0, len(states))}
+	for _, state := range states {
+		t, err := reportTable(ctx, st, state, opts, now)
+		if err != nil {
+			return r, err
+		}
+		r.Tables = append(r.Tables, t)
+	}
+	if opts.Lake {
+		// The sections follow the ranking: the most to gain first.
+		r.Ranking = rankTables(r.Tables)
+		pos := make(map[string]int, len(r.Ranking))
+		for i, k := range r.Ranking {
+			pos[k.Table] = i
+		}
+		slices.SortStableFunc(r.Tables, func(a, b report.Table) int { return cmp.Compare(pos[a.Table], pos[b.Table]) })
+	}
+	return r, nil
+}
+
+// rankTables orders the tables by the scan bytes their recommendation
+// saves a day, then by gain, then by name.
+func rankTables(tables []report.Table) []report.Rank {
+	out := make([]report.Rank, 0, len(tables))
+	for _, t := range tables {
+		k := report.Rank{Table: t.Table, Health: t.Health.Status, Queries: t.Queries}
+		for _, c := range t.Candidates {
+			if c.Recommended {
+				k.Recommended, k.GainPP, k.SavedBytesPerDay, k.PaybackDays = c.Layout, c.GainPP, c.SavedBytesPerDay, c.PaybackDays
+			}
+		}
+		out = append(out, k)
+	}
+	slices.SortStableFunc(out, func(a, b report.Rank) int {
+		if c := cmp.Compare(b.SavedBytesPerDay, a.SavedBytesPerDay); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.GainPP, a.GainPP); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Table, b.Table)
+	})
+	return out
+}
+
+func reportTable(ctx context.Context, st *store.Store, state *lake.State, opts ReportOptions, now time.Time) (report.Table, error) {
+	id := state.Ident
+	p := policy.Default()
+	if opts.Policy != nil {
+		var err error
+		if p, err = opts.Policy(id); err != nil {
+			return report.Table{}, fmt.Errorf("report %s: %w", id, err)
+		}
+	}
+	maxPayback := p.MaxPayback
+	if maxPayback <= 0 {
+		maxPayback = DefaultMaxPayback
+	}
+	if opts.TargetFileSizeBytes == 0 {
+		opts.TargetFileSizeBytes = p.TargetFileSizeBytes
+	}
+	ho := HealthOptions{TargetFileSizeBytes: opts.HealthTargetFileSizeBytes, Thresholds: &p.Health, Now: opts.Now}
+	if p.TargetFileSizeBytes > 0 {
+		ho.TargetFileSizeBytes, ho.TargetOverride = p.TargetFileSizeBytes, true
+	}
+	last, err := LastCompaction(ctx, st, id.String())
+	if err != nil {
+		return report.Table{}, fmt.Errorf("report %s: %w", id, err)
+	}
+	ho.LastCompaction = last
+	h, err := Health(state, ho)
+	if err != nil {
+		return report.Table{}, fmt.Errorf("report %s: %w", id, err)
+	}
+	t := report.Table{
+		Table: id.String(), DataFiles: len(state.DataFiles), TargetFileSizeBytes: h.Metrics.TargetFileSizeBytes,
+		MaxPaybackDays: maxPayback.Hours() / 24, MinGainPP: max(opts.MinGainPP, 0), Health: reportHealth(h),
+		Columns: []report.Column{}, Candidates: []report.Candidate{}, Plans: []report.Plan{}, Runs: []report.Run{},
+		HealthHistory: []report.HealthPoint{}, Notes: []string{},
+	}
+	if state.Current != nil {
+		t.SnapshotID = state.Current.SnapshotID
+	}
+	for _, f := range state.DataFiles {
+		t.DataBytes += f.SizeBytes
+	}
+	sizes := make([]int64, len(state.DataFiles))
+	for i, f := range state.DataFiles {
+		sizes[i] = f.SizeBytes
+	}
+
+	a, err := Analyze(ctx, st, state, AnalyzeOptions{Since: opts.Since, Now: opts.Now})
+	if err != nil {
+		return t, fmt.Errorf("report %s: %w", id, err)
+	}
+	t.Queries = a.Queries
+	for _, c := range a.Columns {
+		t.Columns = append(t.Columns, report.Column{Column: c.Column, Score: c.Score, Share: c.Share, Queries: c.Queries, OpMix: c.OpMix, Reason: c.Reason})
+	}
+	if t.WindowDays, err = windowDays(ctx, st, id, opts.Since, now); err != nil {
+		return t, fmt.Errorf("report %s: %w", id, err)
+	}
+	t.QueriesPerDay = float64(t.Queries) / t.WindowDays
+
+	var pr Projections
+	if t.Queries > 0 {
+		pr, err = projectCandidates(ctx, st, state, a, opts)
+		var nq *NoQueriesError
+		if errors.As(err, &nq) {
+			t.Queries = 0
+		} else if err != nil {
+			return t, fmt.Errorf("report %s: %w", id, err)
+		}
+	}
+	if t.Queries == 0 {
+		note := (&NoQueriesError{Table: id, Since: opts.Since}).Error()
+		t.Notes = append(t.Notes, note+": nothing is projected")
+		t.Recommendation.Why = "no queries to judge a layout by"
+		t.FileSizes = report.NewHistogram("bytes", "today", "", sizes, nil)
+		t.FilesRead = report.NewHistogram("files", "today", "", nil, nil)
+	} else {
+		shown := recommend(&t, state, pr, a, maxPayback)
+		t.FileSizes = fileSizes(t, sizes, shown)
+		t.FilesRead = filesRead(pr.Projections, shown)
+	}
+
+	if err := reportRecords(ctx, st, &t, opts.Runs); err != nil {
+		return t, fmt.Errorf("report %s: %w", id, err)
+	}
+	return t, nil
+}
+
+// windowDays is the window the query rate divides by, in days: since, or
+// when every query counts, the span from the table's first collected query
+// to now (at least a day).
+func windowDays(ctx context.Context, st *store.Store, id lake.Ident, since time.Duration, now time.Time) (float64, error) {
+	if since > 0 {
+		return since.Hours() / 24, nil
+	}
+	stats, err := st.TableStats(ctx, store.QueryFilter{Table: id.String()}, 0)
+	if err != nil {
+		return 0, err
+	}
+	d := 1.0
+	for _, s := range stats {
+		if !s.FirstSeen.IsZero() {
+			d = max(d, now.Sub(s.FirstSeen).Hours()/24)
+		}
+	}
+	return d, nil
+}
+
+// projectCandidates projects the analysis' candidate layouts with current
+// first.
+func projectCandidates(ctx context.Context, st *store.Store, state *lake.State, a Analysis, opts ReportOptions) (Projections, error) {
+	layouts := make([]layout.Layout, 0, len(a.Candidates))
+	for _, c := range a.Candidates {
+		l, err := layout.Parse(c.Layout)
+		if err != nil {
+			return Projections{}, err
+		}
+		layouts = append(layouts, l)
+	}
+	return Project(ctx, st, state, ProjectOptions{
+		Layouts: layouts, WithCurrent: true, ZOrderMode: opts.ZOrderMode, Seed: opts.Seed, TargetFileSizeBytes: opts.TargetFileSizeBytes,
+		Workload: WorkloadOptions{Since: opts.Since, Now: opts.Now},
+	})
+}
+
+// recommend fills t's candidates, their cost/benefit and verdicts, and the
+// recommendation, and returns the projection the charts compare with
+// today: the recommended one, else the best candidate (nil when only
+// current was projected).
+func recommend(t *report.Table, state *lake.State, pr Projections, a Analysis, maxPayback time.Duration) *simulator.Projection {
+	why := map[string]string{}
+	for _, c := range a.Candidates {
+		why[c.Layout] = c.Why
+	}
+	var cur simulator.Projection
+	for _, p := range pr.Projections {
+		if p.Layout == string(layout.StrategyCurrent) {
+			cur = p
+		}
+	}
+	maxDays := maxPayback.Hours() / 24
+	eligible := []simulator.Projection{}
+	for _, p := range pr.Projections {
+		c := report.Candidate{
+			Layout: p.Layout, Why: why[untargeted(p.Layout)], SkippedPct: p.SkippedPct, BytesReadPct: p.BytesReadPct, ErrorPP: p.ErrorPP,
+			FilesAfter: p.FilesAfter, RewriteBytes: p.RewriteBytes, GainPP: p.SkippedPct - cur.SkippedPct,
+		}
+		if p.Layout == string(layout.StrategyCurrent) {
+			c.Why, c.Verdict = "the table as it is", "baseline"
+			eligible = append(eligible, p)
+			t.Candidates = append(t.Candidates, c)
+			continue
+		}
+		c.SavedBytesPerDay = (cur.BytesReadPct - p.BytesReadPct) / 100 * float64(t.DataBytes) * t.QueriesPerDay
+		if c.SavedBytesPerDay > 0 {
+			d := float64(p.RewriteBytes) / c.SavedBytesPerDay
+			c.PaybackDays = &d
+		}
+		switch {
+		case c.PaybackDays == nil:
+			c.Verdict = "not recommended: it reads no fewer bytes than today, so its rewrite never pays back"
+		case *c.PaybackDays > maxDays:
+			c.Verdict = fmt.Sprintf("not recommended: pays back in %s, beyond max_payback %s", report.FormatDays(*c.PaybackDays), report.FormatDays(maxDays))
+		default:
+			eligible = append(eligible, p)
+		}
+		t.Candidates = append(t.Candidates, c)
+	}
+
+	// The baseline first, then the candidates in the analyzer's order.
+	slices.SortStableFunc(t.Candidates, func(a, b report.Candidate) int {
+		return cmp.Compare(b2i(a.Layout != string(layout.StrategyCurrent)), b2i(b.Layout != string(layout.StrategyCurrent)))
+	})
+	var best *simulator.Projection
+	for i, p := range pr.Projections {
+		if p.Layout != string(layout.StrategyCurrent) && (best == nil || p.SkippedPct > best.SkippedPct) {
+			best = &pr.Projections[i]
+		}
+	}
+	choice, err := ChoosePlan(eligible, ChooseOptions{MinGainPP: t.MinGainPP, State: state})
+	if err != nil {
+		// Only current is eligible.
+		switch {
+		case best == nil:
+			t.Recommendation.Why = "no candidate layout to compare with today's"
+		case best.SkippedPct <= cur.SkippedPct:
+			t.Recommendation.Why = fmt.Sprintf("no candidate is projected to skip more files than today's layout (%.1f%%; the best, %s, %.1f%%)",
+				cur.SkippedPct, best.Layout, best.SkippedPct)
+		default:
+			t.Recommendation.Why = fmt.Sprintf("no candidate pays back its rewrite within max_payback %s (the one skipping most files, %s, %s)",
+				report.FormatDays(maxDays), best.Layout, paybackOf(t, best.Layout))
+		}
+		return best
+	}
+	for i := range t.Candidates {
+		c := &t.Candidates[i]
+		if c.Verdict != "" {
+			continue
+		}
+		switch {
+		case choice.Gain && c.Layout == choice.Best.Layout:
+			c.Recommended = true
+			c.Verdict = "recommended"
+		case c.Layout == choice.Best.Layout && choice.FileLimit > 0 && c.FilesAfter > choice.FileLimit:
+			c.Verdict = fmt.Sprintf("not recommended: would write %d files, more than the limit of %d", c.FilesAfter, choice.FileLimit)
+		case c.Layout == choice.Best.Layout:
+			c.Verdict = fmt.Sprintf("not recommended: %s over today, below the minimum of %.1f pp", report.FormatPP(c.GainPP), t.MinGainPP)
+		case choice.FileLimit > 0 && c.FilesAfter > FileLimit(state, mustTarget(c.Layout)):
+			c.Verdict = fmt.Sprintf("not recommended: would write %d files, more than the limit of %d", c.FilesAfter, FileLimit(state, mustTarget(c.Layout)))
+		default:
+			c.Verdict = "not recommended: skips fewer files than " + choice.Best.Layout
+		}
+	}
+	if !choice.Gain {
+		t.Recommendation.Why = strings.TrimSuffix(strings.TrimPrefix(choice.Reason(t.Table), "no plan proposed for "+t.Table+": "), "; --force proposes it anyway")
+		return best
+	}
+	b := choice.Best
+	t.Recommendation.Layout = b.Layout
+	t.Recommendation.Why = fmt.Sprintf("the workload is projected to skip %.1f%% of files (± %.1f pp), up from %.1f%% today (%s, at least %.1f pp asked), reading %.1f%% of the bytes instead of %.1f%%; it %s, within max_payback %s",
+		b.SkippedPct, b.ErrorPP, choice.Current.SkippedPct, report.FormatPP(choice.GainPP), t.MinGainPP, b.BytesReadPct, choice.Current.BytesReadPct,
+		paybackOf(t, b.Layout), report.FormatDays(maxDays))
+	return &b
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// untargeted is a layout spec without its " target N" suffix, as the
+// analyzer named the candidate.
+func untargeted(spec string) string {
+	l, err := layout.Parse(spec)
+	if err != nil {
+		return spec
+	}
+	l.TargetFileSizeBytes = 0
+	return l.String()
+}
+
+func mustTarget(spec string) int64 {
+	l, err := layout.Parse(spec)
+	if err != nil {
+		return 0
+	}
+	return l.TargetFileSizeBytes
+}
+
+func paybackOf(t *report.Table, spec string) string {
+	for _, c := range t.Candidates {
+		if c.Layout == spec {
+			if c.PaybackDays == nil {
+				return "never pays back"
+			}
+			return "pays back in " + report.FormatDays(*c.PaybackDays)
+		}
+	}
+	return ""
+}
+
+// fileSizes is the file-size histogram: today's data files against the
+// projected rewrite's. A projection gives the file count and the bytes
+// written, not each file's size: a rewrite writes files of about its target
+// size, so the projected files are drawn as FilesAfter files of the bytes
+// written divided evenly.
+func fileSizes(t report.Table, sizes []int64, p *simulator.Projection) report.Histogram {
+	if p == nil || p.FilesAfter <= 0 {
+		return report.NewHistogram("bytes", "today", "", sizes, nil)
+	}
+	written := float64(t.DataBytes) * p.SizeRatio
+	each := int64(math.Round(written / float64(p.FilesAfter)))
+	then := make([]int64, p.FilesAfter)
+	for i := range then {
+		then[i] = each
+	}
+	h := report.NewHistogram("bytes", "today", p.Layout, sizes, then)
+	h.Note = fmt.Sprintf("projected: %d files of about %s each — a rewrite writes files of about its target size, so the projection's file count (%d) and bytes written (%.2f × today's) are drawn as files of equal size",
+		p.FilesAfter, report.FormatBytes(each), p.FilesAfter, p.SizeRatio)
+	return h
+}
+
+// filesRead is the distribution of files read per query, today against p,
+// from the replay's per-query results.
+func filesRead(projs []simulator.Projection, p *simulator.Projection) report.Histogram {
+	var now, then []int64
+	for _, q := range projs {
+		if q.Layout == string(layout.StrategyCurrent) {
+			for _, r := range q.PerQuery {
+				now = append(now, int64(r.FilesRead))
+			}
+		}
+	}
+	name := ""
+	if p != nil {
+		name = p.Layout
+		for _, r := range p.PerQuery {
+			then = append(then, int64(r.FilesRead))
+		}
+	}
+	h := report.NewHistogram("files", "today", name, now, then)
+	h.Note = "each query of the workload replayed against today's file bounds and against the projected files"
+	return h
+}
+
+// reportRecords adds the table's pending plans, last runs and health
+// history from the state store, and the next command to run.
+func reportRecords(ctx context.Context, st *store.Store, t *report.Table, nRuns int) error {
+	plans, err := ListPlans(ctx, st, PlanFilter{Table: t.Table})
+	if err != nil {
+		return err
+	}
+	for _, p := range plans {
+		if p.State != PlanProposed && p.State != PlanApproved && p.State != PlanRunning {
+			continue
+		}
+		t.Plans = append(t.Plans, report.Plan{
+			ID: p.ID, Layout: p.Layout.String(), State: string(p.State), SkippedPct: p.Projection.SkippedPct,
+			CurrentSkippedPct: p.Projection.CurrentSkippedPct, RewriteBytes: p.Projection.RewriteBytes, CreatedBy: p.CreatedBy, CreatedAt: p.CreatedAt.UTC(),
+		})
+		if t.Recommendation.PlanID == "" && t.Recommendation.Layout != "" && strings.EqualFold(p.Layout.String(), t.Recommendation.Layout) {
+			t.Recommendation.PlanID = p.ID
+			switch p.State {
+			case PlanProposed:
+				t.Recommendation.Next = "floe plan approve " + p.ID
+			case PlanApproved:
+				t.Recommendation.Next = "floe optimize --plan " + p.ID
+			}
+		}
+	}
+	if t.Recommendation.Layout != "" && t.Recommendation.PlanID == "" {
+		t.Recommendation.Next = fmt.Sprintf("floe plan %s --layout '%s'", t.Table, t.Recommendation.Layout)
+	}
+	runs, err := ListRuns(ctx, st, t.Table, maxHealthHistory)
+	if err != nil {
+		return err
+	}
+	for i, r := range runs {
+		rr := report.Run{ID: r.ID, PlanID: r.PlanID, Status: string(r.Status), Error: r.Error, StartedAt: r.StartedAt.UTC(), EndedAt: r.EndedAt.UTC(), Steps: []report.Step{}}
+		for _, s := range r.Steps {
+			rr.Steps = append(rr.Steps, report.Step{Step: s.Name, Status: string(s.Status), Before: reportStepHealth(s.Before), After: reportStepHealth(s.After)})
+		}
+		if i < nRuns {
+			t.Runs = append(t.Runs, rr)
+		}
+	}
+	// Oldest first: before the first step that has one, after the last.
+	for _, r := range slices.Backward(runs) {
+		for _, s := range r.Steps {
+			if s.Before != nil {
+				t.HealthHistory = append(t.HealthHistory, report.HealthPoint{At: s.StartedAt.UTC(), RunID: r.ID, When: "before", StepHealth: *reportStepHealth(s.Before)})
+				break
+			}
+		}
+		for _, s := range slices.Backward(r.Steps) {
+			if s.After != nil {
+				t.HealthHistory = append(t.HealthHistory, report.HealthPoint{At: cmp.Or(s.EndedAt, s.StartedAt).UTC(), RunID: r.ID, When: "after", StepHealth: *reportStepHealth(s.After)})
+				break
+			}
+		}
+	}
+	return nil
+}
+
+func reportHealth(h lake.Health) report.Health {
+	m := h.Metrics
+	return report.Health{
+		Status: string(h.Status), Reasons: slices.Clone(h.Reasons), DataFiles: m.DataFiles, SmallFiles: m.SmallFiles, SmallFileRatio: m.SmallFileRatio,
+		AvgFileSizeBytes: m.AvgFileSizeBytes, Snapshots: m.Snapshots, Manifests: m.Manifests, DeleteFiles: m.DeleteFiles,
+		Partitions: m.Partitions, LastCompactionAgeSec: m.LastCompactionAgeSec,
+	}
+}
+
+func reportStepHealth(h *StepHealth) *report.StepHealth {
+	if h == nil {
+		return nil
+	}
+	m := h.Metrics
+	return &report.StepHealth{Status: string(h.Status), DataFiles: m.DataFiles, SmallFileRatio: m.SmallFileRatio,
+		AvgFileSizeBytes: m.AvgFileSizeBytes, Snapshots: m.Snapshots, Manifests: m.Manifests}
+}

@@ -1,0 +1,198 @@
+package report
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"math/bits"
+	"slices"
+	"strings"
+
+	"github.com/floe-project/floe/control/config"
+)
+
+// The wording both Markdown and HTML print, so that the two say the same.
+
+// FormatBytes prints a size in binary units (KiB, MiB…).
+func FormatBytes(n int64) string { return config.FormatSize(n) }
+
+func pct(v float64) string { return fmt.Sprintf("%.1f%%", v) }
+
+// FormatPP prints a signed difference in percentage points.
+func FormatPP(v float64) string { return fmt.Sprintf("%+.1f pp", v) }
+
+// FormatDays prints a number of days, in minutes or hours below a day,
+// to a tenth.
+func FormatDays(d float64) string {
+	unit := func(v float64, one, many string) string {
+		t := strings.TrimSuffix(fmt.Sprintf("%.1f", v), ".0")
+		if t == "1" {
+			return "1 " + one
+		}
+		return t + " " + many
+	}
+	switch {
+	case d < 1.0/24:
+		return unit(math.Round(d*24*60), "minute", "minutes")
+	case d < 1:
+		return unit(d*24, "hour", "hours")
+	}
+	return unit(d, "day", "days")
+}
+
+// paybackText prints a payback time, "never" when nothing is saved.
+func paybackText(c Candidate) string {
+	switch {
+	case c.Layout == "current":
+		return "-"
+	case c.PaybackDays == nil:
+		return "never"
+	}
+	return FormatDays(*c.PaybackDays)
+}
+
+// savedText prints the scan bytes saved per day.
+func savedText(c Candidate) string {
+	if c.Layout == "current" {
+		return "-"
+	}
+	return FormatBytes(int64(math.Round(c.SavedBytesPerDay))) + "/day"
+}
+
+// opMixText prints the three most frequent operators, most frequent first.
+func opMixText(m map[string]float64) string {
+	ops := slices.Sorted(maps.Keys(m))
+	slices.SortStableFunc(ops, func(a, b string) int {
+		switch {
+		case m[a] > m[b]:
+			return -1
+		case m[a] < m[b]:
+			return 1
+		}
+		return 0
+	})
+	parts := make([]string, 0, 3)
+	for _, op := range ops[:min(3, len(ops))] {
+		parts = append(parts, fmt.Sprintf("%s %.0f%%", op, 100*m[op]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// current is the table's current-layout candidate, if projected.
+func (t Table) current() (Candidate, bool) {
+	for _, c := range t.Candidates {
+		if c.Layout == "current" {
+			return c, true
+		}
+	}
+	return Candidate{}, false
+}
+
+// recommended is the recommended candidate, if any.
+func (t Table) recommended() (Candidate, bool) {
+	for _, c := range t.Candidates {
+		if c.Recommended {
+			return c, true
+		}
+	}
+	return Candidate{}, false
+}
+
+// CostLine is the cost/benefit line of candidate c of t: the bytes it
+// rewrites once against the scan bytes it saves per day at the recorded
+// query rate, and the payback time.
+func CostLine(t Table, c Candidate) string {
+	cur, _ := t.current()
+	saved := fmt.Sprintf("saves %s of scan a day (bytes read %s → %s of %s, × %.1f queries/day over %s)",
+		FormatBytes(int64(math.Round(c.SavedBytesPerDay))), pct(cur.BytesReadPct), pct(c.BytesReadPct), FormatBytes(t.DataBytes),
+		t.QueriesPerDay, FormatDays(t.WindowDays))
+	payback := "never pays back in scan bytes"
+	if c.PaybackDays != nil {
+		payback = "pays back in " + FormatDays(*c.PaybackDays)
+	}
+	return fmt.Sprintf("rewrites %s once; %s; %s (max_payback %s)", FormatBytes(c.RewriteBytes), saved, payback, FormatDays(t.MaxPaybackDays))
+}
+
+// healthLine is the metrics line under a table's health.
+func healthLine(h Health) string {
+	last := "never compacted"
+	if h.LastCompactionAgeSec >= 0 {
+		last = "last compacted " + FormatDays(float64(h.LastCompactionAgeSec)/86400) + " ago"
+	}
+	return fmt.Sprintf("%d data files (%d small, %.0f%%), average %s; %d snapshots; %d manifests; %d delete files; %d partitions; %s",
+		h.DataFiles, h.SmallFiles, 100*h.SmallFileRatio, FormatBytes(h.AvgFileSizeBytes), h.Snapshots, h.Manifests,
+		h.DeleteFiles, h.Partitions, last)
+}
+
+// stepText is a step's before → after health in a few words.
+func stepText(s Step) string {
+	if s.Before == nil || s.After == nil {
+		return s.Step + " " + s.Status
+	}
+	b, a := s.Before, s.After
+	return fmt.Sprintf("%s %s: %d → %d files, small %.0f%% → %.0f%%, %d → %d snapshots, %s → %s",
+		s.Step, s.Status, b.DataFiles, a.DataFiles, 100*b.SmallFileRatio, 100*a.SmallFileRatio, b.Snapshots, a.Snapshots, b.Status, a.Status)
+}
+
+// runText is a run's status (with its error) and each step's before →
+// after health in a few words.
+func runText(r Run) (status string, steps []string) {
+	status = r.Status
+	if r.Error != "" {
+		status += ": " + r.Error
+	}
+	steps = make([]string, 0, len(r.Steps))
+	for _, s := range r.Steps {
+		steps = append(steps, stepText(s))
+	}
+	return status, steps
+}
+
+// NewHistogram buckets two series of values (bytes or counts) into the same
+// power-of-two buckets: [0, 1), [1, 2), [2, 4), [4, 8)…, from the smallest
+// bucket either series reaches to the largest. Bytes are labelled in
+// binary units.
+func NewHistogram(unit, now, then string, nowValues, thenValues []int64) Histogram {
+	h := Histogram{Unit: unit, Now: now, Then: then, Buckets: []Bucket{}}
+	if len(nowValues) == 0 && len(thenValues) == 0 {
+		return h
+	}
+	idx := func(v int64) int {
+		if v <= 0 {
+			return 0
+		}
+		return bits.Len64(uint64(v)) // v in [2^(i-1), 2^i)
+	}
+	lo, hi := math.MaxInt, 0
+	for _, v := range slices.Concat(nowValues, thenValues) {
+		lo, hi = min(lo, idx(v)), max(hi, idx(v))
+	}
+	for i := lo; i <= hi; i++ {
+		b := Bucket{}
+		if i > 0 {
+			b.Lo, b.Hi = int64(1)<<(i-1), int64(1)<<i
+		} else {
+			b.Hi = 1
+		}
+		b.Label = bucketLabel(unit, b)
+		h.Buckets = append(h.Buckets, b)
+	}
+	for _, v := range nowValues {
+		h.Buckets[idx(v)-lo].Now++
+	}
+	for _, v := range thenValues {
+		h.Buckets[idx(v)-lo].Then++
+	}
+	return h
+}
+
+func bucketLabel(unit string, b Bucket) string {
+	if unit == "bytes" {
+		return FormatBytes(b.Lo) + "–" + FormatBytes(b.Hi)
+	}
+	switch {
+	case b.Hi-b.Lo <= 1:
+		return fmt.Sprint(b.Lo)
+	}
+	return fmt.Sprintf("%d–%d", b.Lo, b.Hi-1)
+}

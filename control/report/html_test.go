@@ -1,0 +1,145 @@
+package report_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/net/html"
+
+	"github.com/floe-project/floe/control/report"
+)
+
+// walk calls fn on every element node under n.
+func walk(n *html.Node, fn func(*html.Node)) {
+	if n.Type == html.ElementNode {
+		fn(n)
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		walk(c, fn)
+	}
+}
+
+func attr(n *html.Node, key string) (string, bool) {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val, true
+		}
+	}
+	return "", false
+}
+
+func text(n *html.Node) string {
+	var b strings.Builder
+	var f func(*html.Node)
+	f = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			f(c)
+		}
+	}
+	f(n)
+	return b.String()
+}
+
+// The HTML parses, references nothing outside itself, and every chart is
+// an accessible SVG with a title, a text alternative, axes and labels.
+func TestHTMLStructure(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, report.HTML(&b, fixture()))
+	src := b.String()
+	require.True(t, strings.HasPrefix(src, "<!DOCTYPE html>"))
+	doc, err := html.Parse(strings.NewReader(src))
+	require.NoError(t, err)
+
+	counts := map[string]int{}
+	ids := map[string]bool{}
+	var svgs []*html.Node
+	walk(doc, func(n *html.Node) {
+		counts[n.Data]++
+		if id, ok := attr(n, "id"); ok {
+			require.False(t, ids[id], "duplicate id %q", id)
+			ids[id] = true
+		}
+		switch n.Data {
+		case "script", "link", "img", "iframe", "object", "embed", "audio", "video", "source", "base":
+			t.Errorf("element <%s> in a self-contained report", n.Data)
+		case "svg":
+			svgs = append(svgs, n)
+		}
+		for _, a := range n.Attr {
+			switch a.Key {
+			case "src", "srcset", "action", "formaction", "poster", "xlink:href":
+				t.Errorf("<%s %s=%q> references something", n.Data, a.Key, a.Val)
+			case "href":
+				require.True(t, strings.HasPrefix(a.Val, "#"), "<%s href=%q> leaves the page", n.Data, a.Val)
+			case "style":
+				require.NotContains(t, a.Val, "url(")
+			}
+			require.False(t, strings.HasPrefix(a.Key, "on"), "event handler %s on <%s>", a.Key, n.Data)
+		}
+		if n.Data == "style" {
+			css := text(n)
+			require.NotContains(t, css, "url(", "the style sheet loads nothing")
+			require.NotContains(t, css, "@import")
+			require.NotContains(t, css, "@font-face")
+		}
+	})
+	require.Equal(t, 1, counts["style"])
+	require.Equal(t, 1, counts["title"]-countIn(svgs, "title"), "one page title")
+	require.Equal(t, 3, counts["h2"], "the ranking and one section per table")
+	require.Contains(t, ids, "ranking")
+	require.Contains(t, ids, "t-local-web-events")
+
+	// local.web.events draws all four charts; local.sales.orders, with no
+	// file sizes to compare, no queries' files read and no runs, only the
+	// files skipped per candidate.
+	var chartIDs []string
+	for _, s := range svgs {
+		id, _ := attr(s, "id")
+		chartIDs = append(chartIDs, id)
+		role, _ := attr(s, "role")
+		require.Equal(t, "img", role, id)
+		labelled, _ := attr(s, "aria-labelledby")
+		require.Equal(t, id+"-title "+id+"-desc", labelled)
+		var title, desc string
+		var lines, texts int
+		walk(s, func(n *html.Node) {
+			nid, _ := attr(n, "id")
+			switch {
+			case n.Data == "title" && nid == id+"-title":
+				title = text(n)
+			case n.Data == "desc":
+				desc = text(n)
+			case n.Data == "line":
+				lines++
+			case n.Data == "text":
+				texts++
+			}
+		})
+		require.NotEmpty(t, title, id)
+		require.Greater(t, len(desc), 40, "%s: a text alternative", id)
+		require.GreaterOrEqual(t, lines, 2, "%s: axes", id)
+		require.GreaterOrEqual(t, texts, 4, "%s: tick and axis labels", id)
+	}
+	require.Equal(t, []string{
+		"t-local-web-events-skipped", "t-local-web-events-sizes", "t-local-web-events-read", "t-local-web-events-history",
+		"t-local-sales-orders-skipped",
+	}, chartIDs)
+	require.True(t, strings.Contains(src, "Cost/benefit:"), "the recommendation's cost/benefit line")
+}
+
+func countIn(nodes []*html.Node, tag string) int {
+	n := 0
+	for _, s := range nodes {
+		walk(s, func(e *html.Node) {
+			if e.Data == tag {
+				n++
+			}
+		})
+	}
+	return n
+}

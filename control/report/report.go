@@ -1,0 +1,289 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+	"slices"
+	"time"
+)
+
+// Report is the whole report: one [Table] per table, and for a lake-wide
+// report (no table named) a ranking of every table by expected gain first.
+type Report struct {
+	// GeneratedAt is when the report was made (the caller's clock).
+	GeneratedAt time.Time `json:"generated_at"`
+	// SinceSeconds is the query window the workload was read from, in
+	// seconds; 0 means every collected query.
+	SinceSeconds int64 `json:"since_seconds"`
+	// Lake says the report covers every table: it starts with Ranking.
+	Lake bool `json:"lake"`
+	// Ranking is every table, most scan bytes saved per day by its
+	// recommendation first; empty unless Lake.
+	Ranking []Rank  `json:"ranking"`
+	Tables  []Table `json:"tables"`
+}
+
+// Rank is one row of the lake-wide ranking.
+type Rank struct {
+	Table  string `json:"table"`
+	Health string `json:"health"`
+	// Recommended is the recommended layout; "" when none is.
+	Recommended string `json:"recommended"`
+	// GainPP is the recommended layout's files skipped less today's, in
+	// percentage points (0 without a recommendation).
+	GainPP float64 `json:"gain_pp"`
+	// SavedBytesPerDay is the recommendation's scan bytes saved per day.
+	SavedBytesPerDay float64 `json:"saved_bytes_per_day"`
+	// PaybackDays is the recommendation's payback time in days; null
+	// without a recommendation.
+	PaybackDays *float64 `json:"payback_days"`
+	Queries     int      `json:"queries"`
+}
+
+// Table is one table's section of the report.
+type Table struct {
+	Table string `json:"table"`
+	// SnapshotID is the current snapshot the report read (0: none).
+	SnapshotID int64 `json:"snapshot_id,string"`
+	// Queries is the workload replayed: the collected queries of the window
+	// as the analyzer selects them.
+	Queries int `json:"queries"`
+	// QueriesPerDay is Queries over the window's days: the recorded query
+	// rate the cost/benefit line uses.
+	QueriesPerDay float64 `json:"queries_per_day"`
+	// WindowDays is the window QueriesPerDay divides by, in days.
+	WindowDays float64 `json:"window_days"`
+	// DataBytes and DataFiles are the table's live data today.
+	DataBytes           int64 `json:"data_bytes"`
+	DataFiles           int   `json:"data_files"`
+	TargetFileSizeBytes int64 `json:"target_file_size_bytes"`
+	// MaxPaybackDays is the longest payback a recommended candidate may
+	// have, in days (the policy's max_payback).
+	MaxPaybackDays float64 `json:"max_payback_days"`
+	// MinGainPP is the least gain in files skipped a recommended candidate
+	// needs over today's layout, in percentage points.
+	MinGainPP float64 `json:"min_gain_pp"`
+
+	Health     Health      `json:"health"`
+	Columns    []Column    `json:"columns"`
+	Candidates []Candidate `json:"candidates"`
+	// Recommendation is the candidate recommended, or why none is.
+	Recommendation Recommendation `json:"recommendation"`
+	// Plans are the table's pending plans (proposed, approved, running),
+	// newest first.
+	Plans []Plan `json:"plans"`
+	// Runs are the table's last runs, newest first.
+	Runs []Run `json:"runs"`
+
+	// FileSizes is the data files by size: today against the
+	// recommendation (or the best candidate) projected.
+	FileSizes Histogram `json:"file_sizes"`
+	// FilesRead is the queries by files each reads: today against the
+	// recommendation (or the best candidate).
+	FilesRead Histogram `json:"files_read"`
+	// HealthHistory is the table's health before and after each recorded
+	// run, oldest first.
+	HealthHistory []HealthPoint `json:"health_history"`
+	// Notes say what the report could not show and why (no queries
+	// collected, for one).
+	Notes []string `json:"notes"`
+}
+
+// Health is the table's health today.
+type Health struct {
+	Status               string   `json:"status"`
+	Reasons              []string `json:"reasons"`
+	DataFiles            int      `json:"data_files"`
+	SmallFiles           int      `json:"small_files"`
+	SmallFileRatio       float64  `json:"small_file_ratio"`
+	AvgFileSizeBytes     int64    `json:"avg_file_size_bytes"`
+	Snapshots            int      `json:"snapshots"`
+	Manifests            int      `json:"manifests"`
+	DeleteFiles          int      `json:"delete_files"`
+	Partitions           int      `json:"partitions"`
+	LastCompactionAgeSec int64    `json:"last_compaction_age_seconds"`
+}
+
+// Column is one ranked predicate column.
+type Column struct {
+	Column string  `json:"column"`
+	Score  float64 `json:"score"`
+	// Share is the column's share of the workload's weight, 0 to 1.
+	Share float64 `json:"share"`
+	// Queries is how many queries filter on it.
+	Queries int `json:"queries"`
+	// OpMix is the share of its predicates by operator, 0 to 1.
+	OpMix  map[string]float64 `json:"op_mix"`
+	Reason string             `json:"reason"`
+}
+
+// Candidate is one candidate layout's projection and its cost/benefit.
+type Candidate struct {
+	// Layout is the layout in the syntax --layout takes; "current" is the
+	// table as it is, the baseline.
+	Layout string `json:"layout"`
+	Why    string `json:"why"`
+	// SkippedPct and BytesReadPct are the workload's weighted mean files
+	// skipped and bytes read, in percent; ErrorPP bounds SkippedPct's
+	// sampling error in percentage points.
+	SkippedPct   float64 `json:"skipped_pct"`
+	BytesReadPct float64 `json:"bytes_read_pct"`
+	ErrorPP      float64 `json:"error_pp"`
+	FilesAfter   int     `json:"files_after"`
+	// RewriteBytes is what the rewrite reads and writes once.
+	RewriteBytes int64 `json:"rewrite_bytes"`
+	// GainPP is SkippedPct less current's, in percentage points.
+	GainPP float64 `json:"gain_pp"`
+	// SavedBytesPerDay is (current's BytesReadPct − BytesReadPct) / 100 ×
+	// DataBytes × QueriesPerDay: the scan bytes the layout saves a day at
+	// the recorded query rate.
+	SavedBytesPerDay float64 `json:"saved_bytes_per_day"`
+	// PaybackDays is RewriteBytes / SavedBytesPerDay, in days; null when
+	// the layout saves nothing (it never pays back) and for current.
+	PaybackDays *float64 `json:"payback_days"`
+	// Recommended marks the recommended candidate.
+	Recommended bool `json:"recommended"`
+	// Verdict says why the candidate is or is not recommended.
+	Verdict string `json:"verdict"`
+}
+
+// Recommendation is what the report recommends for the table.
+type Recommendation struct {
+	// Layout is the recommended layout; "" when none is.
+	Layout string `json:"layout"`
+	// Why says why it is recommended, or why nothing is.
+	Why string `json:"why"`
+	// PlanID is a pending plan for the recommended layout, if one is
+	// stored; "" otherwise.
+	PlanID string `json:"plan_id"`
+	// Next is the command to run next.
+	Next string `json:"next"`
+}
+
+// Plan is a stored pending plan.
+type Plan struct {
+	ID                string    `json:"id"`
+	Layout            string    `json:"layout"`
+	State             string    `json:"state"`
+	SkippedPct        float64   `json:"skipped_pct"`
+	CurrentSkippedPct *float64  `json:"current_skipped_pct"`
+	RewriteBytes      int64     `json:"rewrite_bytes"`
+	CreatedBy         string    `json:"created_by"`
+	CreatedAt         time.Time `json:"created_at"`
+}
+
+// Run is one recorded run with its steps' before/after health.
+type Run struct {
+	ID        string    `json:"id"`
+	PlanID    string    `json:"plan_id"`
+	Status    string    `json:"status"`
+	Error     string    `json:"error"`
+	StartedAt time.Time `json:"started_at"`
+	// EndedAt is zero while the run is going.
+	EndedAt time.Time `json:"ended_at"`
+	Steps   []Step    `json:"steps"`
+}
+
+// Step is one step of a run.
+type Step struct {
+	Step   string `json:"step"`
+	Status string `json:"status"`
+	// Before and After are null for a step that did not get that far.
+	Before *StepHealth `json:"before"`
+	After  *StepHealth `json:"after"`
+}
+
+// StepHealth is a table's health around a step: the metrics the report
+// compares before and after.
+type StepHealth struct {
+	Status           string  `json:"status"`
+	DataFiles        int     `json:"data_files"`
+	SmallFileRatio   float64 `json:"small_file_ratio"`
+	AvgFileSizeBytes int64   `json:"avg_file_size_bytes"`
+	Snapshots        int     `json:"snapshots"`
+	Manifests        int     `json:"manifests"`
+}
+
+// HealthPoint is the table's health at one moment of a recorded run.
+type HealthPoint struct {
+	At    time.Time `json:"at"`
+	RunID string    `json:"run_id"`
+	// When is "before" (the run's first step's before) or "after" (its
+	// last step's after).
+	When string `json:"when"`
+	StepHealth
+}
+
+// Histogram compares two distributions over the same buckets.
+type Histogram struct {
+	// Unit names what a bucket's bounds count ("bytes", "files").
+	Unit string `json:"unit"`
+	// Now and Then name the two series ("today", "sort(a)").
+	Now  string `json:"now"`
+	Then string `json:"then"`
+	// Note says how the second series was made.
+	Note    string   `json:"note"`
+	Buckets []Bucket `json:"buckets"`
+}
+
+// Bucket is [Lo, Hi) of a histogram with each series' count.
+type Bucket struct {
+	Lo    int64  `json:"lo"`
+	Hi    int64  `json:"hi"`
+	Label string `json:"label"`
+	Now   int    `json:"now"`
+	Then  int    `json:"then"`
+}
+
+// Empty says the histogram has nothing to draw.
+func (h Histogram) Empty() bool {
+	for _, b := range h.Buckets {
+		if b.Now > 0 || b.Then > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// JSON writes r as indented JSON with stable keys, every nil list as [].
+func JSON(w io.Writer, r Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r.normalized())
+}
+
+// normalized returns r with every nil list and map empty, so JSON never
+// holds null for a list.
+func (r Report) normalized() Report {
+	r.Ranking = orEmpty(r.Ranking)
+	r.Tables = orEmpty(slices.Clone(r.Tables))
+	for i := range r.Tables {
+		t := &r.Tables[i]
+		t.Health.Reasons = orEmpty(t.Health.Reasons)
+		t.Columns = orEmpty(t.Columns)
+		for j := range t.Columns {
+			if t.Columns[j].OpMix == nil {
+				t.Columns[j].OpMix = map[string]float64{}
+			}
+		}
+		t.Candidates = orEmpty(t.Candidates)
+		t.Plans = orEmpty(t.Plans)
+		t.Runs = orEmpty(t.Runs)
+		for j := range t.Runs {
+			t.Runs[j].Steps = orEmpty(t.Runs[j].Steps)
+		}
+		t.FileSizes.Buckets = orEmpty(t.FileSizes.Buckets)
+		t.FilesRead.Buckets = orEmpty(t.FilesRead.Buckets)
+		t.HealthHistory = orEmpty(t.HealthHistory)
+		t.Notes = orEmpty(t.Notes)
+	}
+	return r
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

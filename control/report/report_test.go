@@ -1,0 +1,120 @@
+package report_test
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/control/report"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func ptr(v float64) *float64 { return &v }
+
+// fixture is a lake-wide report of two tables: one with a recommendation,
+// a pending plan and two runs, one whose only candidate pays back too
+// slowly.
+func fixture() report.Report {
+	at := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	sh := func(status string, files int, small float64) *report.StepHealth {
+		return &report.StepHealth{Status: status, DataFiles: files, SmallFileRatio: small, AvgFileSizeBytes: 40 << 10, Snapshots: 12, Manifests: 9}
+	}
+	events := report.Table{
+		Table: "local.web.events", SnapshotID: 6184093270345120011, Queries: 1200, QueriesPerDay: 40, WindowDays: 30,
+		DataBytes: 64 << 20, DataFiles: 960, TargetFileSizeBytes: 4 << 20, MaxPaybackDays: 30, MinGainPP: 5,
+		Health: report.Health{Status: "critical", Reasons: []string{"960 data files, 98% below 75% of the 4.0 MiB target"},
+			DataFiles: 960, SmallFiles: 941, SmallFileRatio: 0.98, AvgFileSizeBytes: 68 << 10, Snapshots: 320, Manifests: 320, Partitions: 30, LastCompactionAgeSec: -1},
+		Columns: []report.Column{
+			{Column: "tenant_id", Score: 512.3, Share: 0.81, Queries: 980, OpMix: map[string]float64{"=": 0.7, "in": 0.3}, Reason: "equality on 81% of the workload"},
+			{Column: "ts", Score: 120, Share: 0.4, Queries: 480, OpMix: map[string]float64{"between": 1}, Reason: "partitioned by day(ts): discounted"},
+		},
+		Candidates: []report.Candidate{
+			{Layout: "current", Why: "the table as it is", SkippedPct: 4, BytesReadPct: 95, FilesAfter: 960, Verdict: "baseline"},
+			{Layout: "sort(tenant_id, ts) target 4194304", Why: "sort on the top columns", SkippedPct: 71.2, BytesReadPct: 27.5, ErrorPP: 2.1,
+				FilesAfter: 16, RewriteBytes: 64 << 20, GainPP: 67.2, SavedBytesPerDay: 1811939328, PaybackDays: ptr(0.037), Recommended: true, Verdict: "recommended"},
+			{Layout: "binpack target 4194304", Why: "fewer, larger files", SkippedPct: 3, BytesReadPct: 95, FilesAfter: 16, RewriteBytes: 64 << 20, GainPP: -1,
+				Verdict: "not recommended: it reads no fewer bytes than today, so its rewrite never pays back"},
+		},
+		Recommendation: report.Recommendation{Layout: "sort(tenant_id, ts) target 4194304", PlanID: "3f2a9c1b7d4e",
+			Why: "the workload is projected to skip 71.2% of files", Next: "floe plan approve 3f2a9c1b7d4e"},
+		Plans: []report.Plan{{ID: "3f2a9c1b7d4e", Layout: "sort(tenant_id, ts) target 4194304", State: "proposed", SkippedPct: 71.2,
+			CurrentSkippedPct: ptr(4), RewriteBytes: 64 << 20, CreatedBy: "carol", CreatedAt: at.Add(-time.Hour)}},
+		Runs: []report.Run{
+			{ID: "r2", Status: "done", StartedAt: at.Add(-24 * time.Hour), EndedAt: at.Add(-23 * time.Hour), Steps: []report.Step{
+				{Step: "expire", Status: "done", Before: sh("critical", 900, 0.97), After: sh("critical", 900, 0.97)},
+				{Step: "compact", Status: "failed"},
+			}, Error: "compact: commit conflict"},
+			{ID: "r1", Status: "done", StartedAt: at.Add(-48 * time.Hour), EndedAt: at.Add(-47 * time.Hour), Steps: []report.Step{
+				{Step: "compact", Status: "done", Before: sh("critical", 800, 0.99), After: sh("healthy", 20, 0)},
+			}},
+		},
+		FileSizes: report.NewHistogram("bytes", "today", "sort(tenant_id, ts) target 4194304",
+			[]int64{1 << 10, 3 << 10, 50 << 10, 60 << 10, 70 << 10, 200 << 10}, []int64{4 << 20, 4 << 20}),
+		FilesRead: report.NewHistogram("files", "today", "sort(tenant_id, ts) target 4194304", []int64{960, 960, 900, 30}, []int64{1, 2, 16, 0}),
+		HealthHistory: []report.HealthPoint{
+			{At: at.Add(-48 * time.Hour), RunID: "r1", When: "before", StepHealth: *sh("critical", 800, 0.99)},
+			{At: at.Add(-47 * time.Hour), RunID: "r1", When: "after", StepHealth: *sh("healthy", 20, 0)},
+			{At: at.Add(-24 * time.Hour), RunID: "r2", When: "before", StepHealth: *sh("critical", 900, 0.97)},
+			{At: at.Add(-23 * time.Hour), RunID: "r2", When: "after", StepHealth: *sh("critical", 900, 0.97)},
+		},
+	}
+	events.FileSizes.Note = "projected: 2 files of about 4.0 MiB each"
+	events.FilesRead.Note = "each query replayed"
+	orders := report.Table{
+		Table: "local.sales.orders", SnapshotID: 42, Queries: 3, QueriesPerDay: 0.1, WindowDays: 30, DataBytes: 8 << 20, DataFiles: 4,
+		MaxPaybackDays: 30, Health: report.Health{Status: "healthy", DataFiles: 4, AvgFileSizeBytes: 2 << 20, Snapshots: 4, Manifests: 4, LastCompactionAgeSec: 3600},
+		Candidates: []report.Candidate{
+			{Layout: "current", SkippedPct: 10, BytesReadPct: 90, FilesAfter: 4, Verdict: "baseline"},
+			{Layout: "sort(o_orderdate)", SkippedPct: 50, BytesReadPct: 50, FilesAfter: 4, RewriteBytes: 8 << 20, GainPP: 40,
+				SavedBytesPerDay: 335544.32, PaybackDays: ptr(25), Verdict: "not recommended: pays back in 25.0 days, beyond max_payback 10.0 days"},
+		},
+		Recommendation: report.Recommendation{Why: "no candidate pays back its rewrite within max_payback 10.0 days"},
+		Notes:          []string{"a note | with a pipe"},
+	}
+	return report.Report{
+		GeneratedAt: at, SinceSeconds: 30 * 86400, Lake: true,
+		Ranking: []report.Rank{
+			{Table: "local.web.events", Health: "critical", Recommended: "sort(tenant_id, ts) target 4194304", GainPP: 67.2, SavedBytesPerDay: 1811939328, PaybackDays: ptr(0.037), Queries: 1200},
+			{Table: "local.sales.orders", Health: "healthy", Queries: 3},
+		},
+		Tables: []report.Table{events, orders},
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run with -update to create %s", path)
+	require.Equal(t, string(want), string(got), "%s differs; after a deliberate change: go test ./control/report -update", path)
+}
+
+func TestMarkdownGolden(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, report.Markdown(&b, fixture()))
+	golden(t, "report.md", b.Bytes())
+}
+
+func TestJSONGolden(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, report.JSON(&b, fixture()))
+	golden(t, "report.json", b.Bytes())
+}
+
+// An empty report still holds [] for every list.
+func TestJSONEmptyLists(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, report.JSON(&b, report.Report{Tables: []report.Table{{Table: "a.b.c"}}}))
+	require.NotContains(t, b.String(), "null,")
+	require.Contains(t, b.String(), `"candidates": []`)
+	require.Contains(t, b.String(), `"snapshot_id": "0"`)
+}
