@@ -39,6 +39,9 @@ func TestJSONShapeGolden(t *testing.T) {
 		{"analyze", []string{"analyze", "web.events", "--since", since}},
 		{"simulate", []string{"simulate", "web.events", "--since", since, "--layout", "sort(tenant_id)"}},
 		{"health", []string{"health", "web.events"}},
+		{"policy-show", []string{"policy", "show", "web.events"}},
+		{"policy-validate", []string{"policy", "validate"}},
+		{"optimize-dry-run", []string{"optimize", "web.events", "--dry-run"}},
 		{"compact-dry-run", []string{"compact", "sales.orders", "--layout", "sort(o_custkey)", "--dry-run"}},
 		{"compact", []string{"compact", "sales.orders", "--layout", "sort(o_custkey)"}},
 		{"expire-dry-run", []string{"expire", "web.events", "--older-than", "0s", "--retain-last", "5", "--dry-run"}},
@@ -71,6 +74,7 @@ func TestJSONShapeGolden(t *testing.T) {
 		{"plan-approve", []string{"plan", "approve", p.ID, "--by", "alice"}},
 		{"optimize", []string{"optimize", "--plan", p.ID}},
 		{"runs", []string{"runs", "web.events"}},
+		{"optimize-policy", []string{"optimize", "sales.orders"}},
 		{"collect", []string{"collect", filepath.Join(dir, "data", "logs"), "--force"}},
 	} {
 		out, errOut, code := run(t, dir, append(s.args, "-o", "json")...)

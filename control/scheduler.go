@@ -1,0 +1,308 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/robfig/cron/v3"
+
+	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/control/policy"
+	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/lake"
+)
+
+// Triggers of a scheduled run: why the scheduler ran it.
+const (
+	TriggerAdaptive  = "adaptive"
+	TriggerScheduled = "scheduled"
+	TriggerApproved  = "approved"
+)
+
+// Backoff bounds after a table's runs fail: the first retry waits
+// BackoffBase, each further failure doubles it, up to BackoffMax.
+const (
+	BackoffBase = 5 * time.Minute
+	BackoffMax  = 6 * time.Hour
+)
+
+// OrphanInterval is how often mode: adaptive lists a table's location for
+// orphan files: listing has no cheap trigger, so it is due once a day.
+const OrphanInterval = 24 * time.Hour
+
+// SchedulerOptions configure a [Scheduler].
+type SchedulerOptions struct {
+	Config *config.Config
+	Store  *store.Store
+	// Catalog opens the floe catalog called name (once; the scheduler
+	// asks every pass).
+	Catalog func(ctx context.Context, name string) (catalog.Catalog, error)
+	// MaxConcurrentRuns bounds the runs of one pass. Default: 2.
+	MaxConcurrentRuns int
+	// Now is the clock. Default: time.Now.
+	Now func() time.Time
+	// Logger gets one line per decision and run. Default: discard.
+	Logger *slog.Logger
+}
+
+// Scheduler decides, pass by pass, which tables are due for maintenance by
+// their policies, and runs them with [OptimizeByPolicy]. It keeps, per
+// table, when it last read the table's metadata and how many runs failed
+// in a row (for the backoff); everything else — the last run, approved
+// plans, running runs — it reads from the state store, so a pass decides
+// the same in a daemon and in a one-shot process (floe serve --once).
+type Scheduler struct {
+	opts SchedulerOptions
+
+	mu     sync.Mutex
+	tables map[string]*tableSchedule
+}
+
+type tableSchedule struct {
+	polled   time.Time
+	failures int
+	retryAt  time.Time
+}
+
+// NewScheduler returns a scheduler with opts' defaults filled.
+func NewScheduler(opts SchedulerOptions) *Scheduler {
+	if opts.MaxConcurrentRuns < 1 {
+		opts.MaxConcurrentRuns = 2
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Scheduler{opts: opts, tables: map[string]*tableSchedule{}}
+}
+
+// TableDecision is what a pass decided for one table.
+type TableDecision struct {
+	Table string `json:"table"`
+	Due   bool   `json:"due"`
+	// Trigger is adaptive, scheduled or approved for a due table.
+	Trigger string `json:"trigger,omitempty"`
+	Reason  string `json:"reason"`
+}
+
+// Pass is what one scheduling pass did.
+type Pass struct {
+	At        time.Time       `json:"at"`
+	Decisions []TableDecision `json:"decisions"`
+	Runs      []PolicyRun     `json:"runs"`
+	// Errors are the tables that could not be decided or whose run
+	// failed, each naming the table; a pass goes on past them.
+	Errors []string `json:"errors"`
+}
+
+// Failed reports whether any table could not be decided or any run failed.
+func (p Pass) Failed() bool { return len(p.Errors) > 0 }
+
+// RunPass lists every table of every configured catalog (new tables are
+// picked up without restart), decides for each whether it is due, and
+// runs the due ones, at most MaxConcurrentRuns at once. A table is due
+// when its policy's mode says so and, with a window, the clock is inside
+// it: an approved plan always; mode: scheduled when the cron schedule
+// fired since the table's last run; mode: adaptive when its poll interval
+// passed and [Decide] finds a step due. A table with a running run is
+// busy; one whose runs failed waits out an exponential backoff
+// ([BackoffBase] to [BackoffMax]).
+func (s *Scheduler) RunPass(ctx context.Context) (Pass, error) {
+	now := s.opts.Now().UTC()
+	pass := Pass{At: now, Decisions: []TableDecision{}, Runs: []PolicyRun{}, Errors: []string{}}
+	if _, err := s.opts.Store.RecoverAbandoned(ctx, now); err != nil {
+		return pass, fmt.Errorf("scheduling pass: %w", err)
+	}
+	type job struct {
+		id  lake.Ident
+		cat catalog.Catalog
+		eff policy.Effective
+		d   TableDecision
+	}
+	var jobs []job
+	for _, name := range s.opts.Config.CatalogNames() {
+		cat, err := s.opts.Catalog(ctx, name)
+		if err != nil {
+			pass.Errors = append(pass.Errors, fmt.Sprintf("catalog %s: %v", name, err))
+			continue
+		}
+		ids, err := lake.ListTables(ctx, name, cat)
+		if err != nil {
+			pass.Errors = append(pass.Errors, fmt.Sprintf("catalog %s: %v", name, err))
+			continue
+		}
+		for _, id := range ids {
+			eff, err := ResolvePolicy(ctx, s.opts.Config, id)
+			var d TableDecision
+			if err == nil {
+				d, err = s.decide(ctx, cat, id, eff.Policy, now)
+			}
+			if err != nil {
+				pass.Errors = append(pass.Errors, fmt.Sprintf("%s: %v", id, err))
+				continue
+			}
+			pass.Decisions = append(pass.Decisions, d)
+			s.opts.Logger.Debug("scheduling decision", "table", d.Table, "due", d.Due, "trigger", d.Trigger, "reason", d.Reason)
+			if d.Due {
+				jobs = append(jobs, job{id: id, cat: cat, eff: eff, d: d})
+			}
+		}
+	}
+	var (
+		mu  sync.Mutex
+		wg  sync.WaitGroup
+		sem = make(chan struct{}, s.opts.MaxConcurrentRuns)
+	)
+	for _, j := range jobs {
+		if ctx.Err() != nil {
+			break
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			pr, err := s.runTable(ctx, j.cat, j.id, j.eff.Policy, j.d.Trigger)
+			mu.Lock()
+			defer mu.Unlock()
+			if pr.Run.ID != "" {
+				pass.Runs = append(pass.Runs, pr)
+			}
+			if err != nil {
+				pass.Errors = append(pass.Errors, fmt.Sprintf("%s: %v", j.id, err))
+			}
+		}()
+	}
+	wg.Wait()
+	return pass, ctx.Err()
+}
+
+// decide says whether table id is due now under policy p.
+func (s *Scheduler) decide(ctx context.Context, cat catalog.Catalog, id lake.Ident, p policy.Policy, now time.Time) (TableDecision, error) {
+	d := TableDecision{Table: id.String()}
+	not := func(format string, args ...any) (TableDecision, error) {
+		d.Reason = fmt.Sprintf(format, args...)
+		return d, nil
+	}
+	if p.Mode == policy.ModeManual {
+		return not("mode: manual")
+	}
+	if p.Window != nil && !p.Window.Contains(now) {
+		return not("outside the maintenance window %s UTC", p.Window)
+	}
+	ts := s.schedule(id.String())
+	if now.Before(ts.retryAt) {
+		return not("%d failed runs in a row: backing off until %s", ts.failures, ts.retryAt.Format(time.RFC3339))
+	}
+	runs, err := ListRuns(ctx, s.opts.Store, id.String(), 20)
+	if err != nil {
+		return d, err
+	}
+	if len(runs) > 0 && runs[0].Status == StatusRunning {
+		return not("busy: run %s is running", runs[0].ID)
+	}
+	approved, err := ListPlans(ctx, s.opts.Store, PlanFilter{Table: id.String(), State: PlanApproved})
+	if err != nil {
+		return d, err
+	}
+	if len(approved) > 0 {
+		d.Due, d.Trigger, d.Reason = true, TriggerApproved, fmt.Sprintf("plan %s is approved", approved[0].ID)
+		return d, nil
+	}
+	switch p.Mode {
+	case policy.ModeScheduled:
+		sched, err := cron.ParseStandard(p.Schedule)
+		if err != nil {
+			return d, fmt.Errorf("policy schedule %q: %w", p.Schedule, err)
+		}
+		if len(runs) > 0 {
+			if next := sched.Next(runs[0].StartedAt.UTC()); next.After(now) {
+				return not("scheduled %q: next run at %s", p.Schedule, next.Format(time.RFC3339))
+			}
+		}
+		d.Due, d.Trigger, d.Reason = true, TriggerScheduled, fmt.Sprintf("scheduled %q", p.Schedule)
+		return d, nil
+	}
+	// Adaptive: read the metadata once per poll interval.
+	if !ts.polled.IsZero() && now.Sub(ts.polled) < p.PollInterval {
+		return not("polled %s ago; poll_interval %s", now.Sub(ts.polled).Round(time.Second), p.PollInterval)
+	}
+	ts.polled = now
+	cfg := s.opts.Config
+	ho, err := PolicyHealth(ctx, cfg, s.opts.Store, id, p, HealthOptions{Now: s.opts.Now})
+	if err != nil {
+		return d, err
+	}
+	steps, err := DecideTable(ctx, cat, id, p, ho)
+	if err != nil {
+		return d, err
+	}
+	for _, st := range steps {
+		if !st.Run {
+			continue
+		}
+		if st.Step == StepOrphans && !orphansStale(runs, now) {
+			continue
+		}
+		d.Due, d.Trigger, d.Reason = true, TriggerAdaptive, st.Step+": "+st.Reason
+		return d, nil
+	}
+	return not("no trigger fired")
+}
+
+// orphansStale reports whether the last orphan listing among runs finished
+// OrphanInterval or longer ago (or never did).
+func orphansStale(runs []Run, now time.Time) bool {
+	for _, r := range runs {
+		for _, s := range r.Steps {
+			if s.Name == StepOrphans && s.Status == StatusDone {
+				return now.Sub(s.EndedAt) >= OrphanInterval
+			}
+		}
+	}
+	return true
+}
+
+// runTable runs the maintenance the policy calls for, and keeps the
+// table's failure count for the backoff.
+func (s *Scheduler) runTable(ctx context.Context, cat catalog.Catalog, id lake.Ident, p policy.Policy, trigger string) (PolicyRun, error) {
+	log := s.opts.Logger.With("table", id.String(), "trigger", trigger)
+	ho, err := PolicyHealth(ctx, s.opts.Config, s.opts.Store, id, p, HealthOptions{Now: s.opts.Now})
+	if err != nil {
+		return PolicyRun{}, err
+	}
+	oo := StepDefaults(p, OptimizeOptions{Now: s.opts.Now, Logger: log, Skip: map[string]bool{}})
+	pr, err := OptimizeByPolicy(ctx, cat, s.opts.Store, id, p, PolicyOptions{Optimize: oo, Health: ho,
+		Plan: PlanOptions{MinGainPP: s.opts.Config.MinGainPP(), By: "floe serve", Now: s.opts.Now}})
+	ts := s.schedule(id.String())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case err != nil && !errors.Is(err, context.Canceled):
+		ts.failures++
+		wait := min(BackoffBase<<min(ts.failures-1, 16), BackoffMax)
+		ts.retryAt = s.opts.Now().Add(wait)
+		log.Error("scheduled run failed", "run_id", pr.Run.ID, "failures", ts.failures, "retry_at", ts.retryAt, "err", err)
+	case err == nil:
+		ts.failures, ts.retryAt = 0, time.Time{}
+		log.Info("scheduled run done", "run_id", pr.Run.ID, "status", pr.Run.Status)
+	}
+	return pr, err
+}
+
+func (s *Scheduler) schedule(table string) *tableSchedule {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ts := s.tables[table]
+	if ts == nil {
+		ts = &tableSchedule{}
+		s.tables[table] = ts
+	}
+	return ts
+}

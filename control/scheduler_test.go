@@ -1,0 +1,191 @@
+package control_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/control/policy"
+	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/internal/oracle"
+	"github.com/floe-project/floe/internal/testlake"
+	"github.com/floe-project/floe/lake"
+)
+
+// clock is a settable test clock.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+type schedFixture struct {
+	w     *testlake.Warehouse
+	id    lake.Ident
+	st    *store.Store
+	s     *control.Scheduler
+	clock *clock
+}
+
+// newScheduler is setup's table (8 small files) under policies, with a
+// scheduler on a test clock that starts at the wall clock (snapshot times
+// follow it).
+func newScheduler(t *testing.T, policies string) *schedFixture {
+	t.Helper()
+	w, id, st := setup(t)
+	set, err := policy.ParseFile("floe.yaml", []byte(policies))
+	require.NoError(t, err)
+	cfg := &config.Config{Catalogs: map[string]config.Props{w.Name: {}}, Policies: set}
+	c := &clock{t: time.Now().UTC()}
+	s := control.NewScheduler(control.SchedulerOptions{Config: cfg, Store: st, Now: c.Now,
+		Catalog: func(context.Context, string) (catalog.Catalog, error) { return w.Catalog, nil }})
+	return &schedFixture{w: w, id: id, st: st, s: s, clock: c}
+}
+
+func (f *schedFixture) pass(t *testing.T) control.Pass {
+	t.Helper()
+	p, err := f.s.RunPass(t.Context())
+	require.NoError(t, err)
+	require.Len(t, p.Decisions, 1)
+	return p
+}
+
+func TestSchedulerAdaptive(t *testing.T) {
+	f := newScheduler(t, "default:\n  layout: none\n  poll_interval: 10m\n")
+	tbl, err := lake.LoadTable(t.Context(), f.w.Catalog, f.id)
+	require.NoError(t, err)
+	want, err := oracle.ChecksumIceberg(t.Context(), tbl)
+	require.NoError(t, err)
+
+	p := f.pass(t)
+	require.Empty(t, p.Errors)
+	d := p.Decisions[0]
+	require.True(t, d.Due, d.Reason)
+	require.Equal(t, control.TriggerAdaptive, d.Trigger)
+	require.Len(t, p.Runs, 1)
+	require.Equal(t, control.StatusDone, p.Runs[0].Run.Status)
+	require.Equal(t, control.StatusDone, stepsOf(p.Runs[0].Run)[control.StepCompact].Status)
+	tbl, err = lake.LoadTable(t.Context(), f.w.Catalog, f.id)
+	require.NoError(t, err)
+	got, err := oracle.ChecksumIceberg(t.Context(), tbl)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+
+	// Within the poll interval the table is not read again.
+	f.clock.Add(time.Minute)
+	p = f.pass(t)
+	require.False(t, p.Decisions[0].Due)
+	require.Contains(t, p.Decisions[0].Reason, "poll_interval 10m")
+
+	// Past it, the compacted table calls for nothing (orphans were listed
+	// an hour ago at most).
+	f.clock.Add(10 * time.Minute)
+	p = f.pass(t)
+	require.False(t, p.Decisions[0].Due, p.Decisions[0].Reason)
+	require.Equal(t, "no trigger fired", p.Decisions[0].Reason)
+	require.Empty(t, p.Runs)
+
+	// A day later the orphan listing is due again.
+	f.clock.Add(25 * time.Hour)
+	p = f.pass(t)
+	require.True(t, p.Decisions[0].Due)
+	require.Contains(t, p.Decisions[0].Reason, "orphans:")
+}
+
+func TestSchedulerModes(t *testing.T) {
+	tests := []struct {
+		name, policies string
+		due            bool
+		reason         string
+	}{
+		{"manual", "default: {mode: manual}\n", false, "mode: manual"},
+		{"window", "default: {window: \"%s\"}\n", false, "outside the maintenance window"},
+		{"scheduled first", "default: {mode: scheduled, schedule: \"0 2 * * *\"}\n", true, `scheduled "0 2 * * *"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pol := tt.policies
+			if strings.Contains(pol, "%s") {
+				// A one-hour window that ends before now.
+				h := (time.Now().UTC().Hour() + 12) % 24
+				pol = strings.Replace(pol, "%s", twoDigits(h)+":00-"+twoDigits((h+1)%24)+":00", 1)
+			}
+			f := newScheduler(t, pol)
+			p := f.pass(t)
+			require.Equal(t, tt.due, p.Decisions[0].Due)
+			require.Contains(t, p.Decisions[0].Reason, tt.reason)
+		})
+	}
+
+	// A scheduled table runs once per cron tick.
+	f := newScheduler(t, "default: {mode: scheduled, schedule: \"0 * * * *\", layout: none}\n")
+	p := f.pass(t)
+	require.True(t, p.Decisions[0].Due)
+	require.Equal(t, control.TriggerScheduled, p.Decisions[0].Trigger)
+	require.Len(t, p.Runs, 1)
+	p = f.pass(t)
+	require.False(t, p.Decisions[0].Due)
+	require.Contains(t, p.Decisions[0].Reason, "next run at")
+	f.clock.Add(61 * time.Minute)
+	p = f.pass(t)
+	require.True(t, p.Decisions[0].Due, p.Decisions[0].Reason)
+}
+
+// TestSchedulerApprovedPlanAndBackoff: an approved plan is due at once; a
+// run that fails makes the table back off instead of failing every pass.
+func TestSchedulerApprovedPlanAndBackoff(t *testing.T) {
+	f := newScheduler(t, "default: {layout: \"sort(id)\", mode: manual}\ntables:\n  \"*\": {mode: adaptive}\n")
+	p := f.pass(t)
+	require.Len(t, p.Runs, 1)
+	pl := p.Runs[0].Plan
+	require.NotNil(t, pl)
+	require.Equal(t, control.PlanProposed, pl.State)
+	_, err := control.ApprovePlan(t.Context(), f.st, pl.ID, "ana", f.clock.Now())
+	require.NoError(t, err)
+	p = f.pass(t)
+	require.True(t, p.Decisions[0].Due)
+	require.Equal(t, control.TriggerApproved, p.Decisions[0].Trigger)
+	require.Len(t, p.Runs, 1)
+	require.Equal(t, pl.ID, p.Runs[0].Run.PlanID)
+	done, err := control.GetPlan(t.Context(), f.st, pl.ID)
+	require.NoError(t, err)
+	require.Equal(t, control.PlanDone, done.State)
+
+	// Break the table: a data file gone from storage fails the next compaction.
+	g := newScheduler(t, "default: {layout: none}\n")
+	state, err := lake.LoadState(t.Context(), g.id, mustTable(t, g.w, g.id), lake.LoadOptions{})
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(strings.TrimPrefix(state.DataFiles[0].Path, "file://")))
+	p, err = g.s.RunPass(t.Context())
+	require.NoError(t, err)
+	require.Len(t, p.Errors, 1)
+	require.Contains(t, p.Errors[0], g.id.String())
+	require.Equal(t, control.StatusFailed, p.Runs[0].Run.Status)
+	g.clock.Add(time.Minute)
+	p = g.pass(t)
+	require.False(t, p.Decisions[0].Due)
+	require.Contains(t, p.Decisions[0].Reason, "1 failed runs in a row: backing off until")
+	g.clock.Add(control.BackoffBase)
+	p, err = g.s.RunPass(t.Context())
+	require.NoError(t, err)
+	require.True(t, p.Decisions[0].Due, "the backoff is over")
+	g.clock.Add(time.Minute)
+	p = g.pass(t)
+	require.Contains(t, p.Decisions[0].Reason, "2 failed runs in a row", "the backoff doubles")
+}
+
+func twoDigits(n int) string { return string([]byte{byte('0' + n/10), byte('0' + n%10)}) }
