@@ -115,6 +115,12 @@ func (p Pass) Failed() bool { return len(p.Errors) > 0 }
 // busy; one whose runs failed waits out an exponential backoff
 // ([BackoffBase] to [BackoffMax]).
 func (s *Scheduler) RunPass(ctx context.Context) (Pass, error) {
+	return s.runPass(ctx, ctx)
+}
+
+// runPass decides under ctx and runs under runCtx: once ctx ends no new run
+// starts, and those started go on until runCtx ends.
+func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 	now := s.opts.Now().UTC()
 	pass := Pass{At: now, Decisions: []TableDecision{}, Runs: []PolicyRun{}, Errors: []string{}}
 	if _, err := s.opts.Store.RecoverAbandoned(ctx, now); err != nil {
@@ -168,7 +174,7 @@ func (s *Scheduler) RunPass(ctx context.Context) (Pass, error) {
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			pr, err := s.runTable(ctx, j.cat, j.id, j.eff.Policy, j.d.Trigger)
+			pr, err := s.runTable(runCtx, j.cat, j.id, j.eff.Policy, j.d.Trigger)
 			mu.Lock()
 			defer mu.Unlock()
 			if pr.Run.ID != "" {
@@ -180,7 +186,7 @@ func (s *Scheduler) RunPass(ctx context.Context) (Pass, error) {
 		}()
 	}
 	wg.Wait()
-	return pass, ctx.Err()
+	return pass, runCtx.Err()
 }
 
 // decide says whether table id is due now under policy p.
@@ -305,4 +311,78 @@ func (s *Scheduler) schedule(table string) *tableSchedule {
 		s.tables[table] = ts
 	}
 	return ts
+}
+
+// ServeOptions configure [Scheduler.Serve].
+type ServeOptions struct {
+	// Interval is the time between passes. Default: 30s.
+	Interval time.Duration
+	// Grace is how long runs in flight may go on after ctx ends, before
+	// they are cancelled (the rewriter leaves the table consistent either
+	// way). Default: 2m.
+	Grace time.Duration
+	// OnPass, when set, sees every pass (the daemon's metrics and alerts).
+	OnPass func(Pass, error)
+	// Tick, when set, replaces the interval timer (tests).
+	Tick <-chan time.Time
+}
+
+// Serve runs a pass every Interval until ctx ends. Then it schedules
+// nothing new, lets the runs in flight finish for up to Grace, and cancels
+// them after that. A pass that fails is logged and handed to OnPass; the
+// next one runs regardless, so one dead catalog does not stop the others'
+// maintenance.
+func (s *Scheduler) Serve(ctx context.Context, opts ServeOptions) error {
+	if opts.Interval <= 0 {
+		opts.Interval = 30 * time.Second
+	}
+	if opts.Grace <= 0 {
+		opts.Grace = 2 * time.Minute
+	}
+	// Runs get a context that outlives ctx by the grace period.
+	runCtx, cancelRuns := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelRuns()
+	stop := context.AfterFunc(ctx, func() {
+		t := time.NewTimer(opts.Grace)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			s.opts.Logger.Warn("shutdown grace over: cancelling runs in flight", "grace", opts.Grace)
+			cancelRuns()
+		case <-runCtx.Done():
+		}
+	})
+	defer stop()
+	tick := opts.Tick
+	if tick == nil {
+		t := time.NewTicker(opts.Interval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		pass, err := s.runPassUntil(ctx, runCtx)
+		if err != nil {
+			s.opts.Logger.Error("scheduling pass failed", "err", err)
+		}
+		for _, e := range pass.Errors {
+			s.opts.Logger.Error("scheduling pass", "err", e)
+		}
+		if opts.OnPass != nil {
+			opts.OnPass(pass, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick:
+		}
+	}
+}
+
+// runPassUntil is a pass whose decisions stop with ctx and whose runs go
+// on with runCtx.
+func (s *Scheduler) runPassUntil(ctx, runCtx context.Context) (Pass, error) {
+	if ctx.Err() != nil {
+		return Pass{At: s.opts.Now().UTC(), Decisions: []TableDecision{}, Runs: []PolicyRun{}, Errors: []string{}}, nil
+	}
+	return s.runPass(ctx, runCtx)
 }

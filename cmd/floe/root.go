@@ -52,6 +52,7 @@ With no configuration floe uses an embedded local warehouse in ./floe-data
 		newRunsCmd(f, nil),
 		newPolicyCmd(f),
 		newReportCmd(f, nil),
+		newServeCmd(f, nil),
 		newDoctorCmd(f, nil),
 		newVersionCmd(f),
 	)
