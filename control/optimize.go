@@ -194,14 +194,18 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 		}
 		if err != nil {
 			err = fmt.Errorf("optimize %s: step %s: %w", id, s.name, err)
-			rec.Status, rec.Error = StatusFailed, err.Error()
+			status := StatusFailed
+			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				status = StatusCancelled // stopped (SIGTERM, Ctrl-C), not broken
+			}
+			rec.Status, rec.Error = status, err.Error()
 			log.Error("optimize step failed", "step", s.name, "err", err)
 			// Record the failure with a context that outlives a cancelled run.
 			rctx := context.WithoutCancel(ctx)
 			serr := putStep(rctx, st, run.ID, rec)
-			eerr := st.EndRun(rctx, run.ID, string(StatusFailed), err.Error(), opts.Now().UTC())
+			eerr := st.EndRun(rctx, run.ID, string(status), err.Error(), opts.Now().UTC())
 			run.Steps = append(run.Steps, rec)
-			run.Status, run.Error, run.EndedAt = StatusFailed, err.Error(), opts.Now().UTC()
+			run.Status, run.Error, run.EndedAt = status, err.Error(), opts.Now().UTC()
 			return run, errors.Join(err, serr, eerr)
 		}
 		rec.Status = StatusDone

@@ -1,6 +1,7 @@
 package control_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -166,4 +167,30 @@ func dataFiles(t *testing.T, tbl *table.Table) []lake.File {
 	state, err := lake.LoadState(t.Context(), id, tbl, lake.LoadOptions{})
 	require.NoError(t, err)
 	return state.DataFiles
+}
+
+// TestOptimizeCancelledIsRecordedCancelled: a run stopped by its context
+// mid-compaction (SIGTERM in the daemon) is recorded cancelled, not
+// failed, and the table keeps every row.
+func TestOptimizeCancelledIsRecordedCancelled(t *testing.T) {
+	w, id, st := setup(t)
+	tbl, err := lake.LoadTable(t.Context(), w.Catalog, id)
+	require.NoError(t, err)
+	want, err := oracle.ChecksumIceberg(t.Context(), tbl)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	run, err := control.Optimize(ctx, w.Catalog, st, id, control.OptimizeOptions{
+		Progress: func(done, total int, _, _ int64) { cancel() },
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, control.StatusCancelled, run.Status)
+	stored, err := control.GetRun(t.Context(), st, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, control.StatusCancelled, stored.Status)
+	tbl, err = lake.LoadTable(t.Context(), w.Catalog, id)
+	require.NoError(t, err)
+	got, err := oracle.ChecksumIceberg(t.Context(), tbl)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
 }

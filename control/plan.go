@@ -408,7 +408,11 @@ func runPlan(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.
 	log.Info("plan running", "layout", p.Layout.String())
 	run, err := optimize(ctx, cat, st, id, opts)
 	final := PlanDone
-	if err != nil {
+	switch {
+	case run.Status == StatusCancelled:
+		// Stopped, not failed: the plan may run again.
+		final = PlanApproved
+	case err != nil:
 		final = PlanFailed
 	}
 	// Record the outcome with a context that outlives a cancelled run.

@@ -53,6 +53,10 @@ const (
 	StatusRunning RunStatus = "running"
 	StatusDone    RunStatus = "done"
 	StatusFailed  RunStatus = "failed"
+	// StatusCancelled is a run or step stopped by its context (SIGTERM,
+	// Ctrl-C, the daemon's shutdown grace over) rather than by an error;
+	// the table is consistent, as the rewriter leaves it.
+	StatusCancelled RunStatus = "cancelled"
 	// StatusSkipped is a step left out (OptimizeOptions.Skip).
 	StatusSkipped RunStatus = "skipped"
 	// StatusNotDue is a step the table's policy did not call for: its
