@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -49,6 +50,8 @@ type Config struct {
 	Log LogConfig `yaml:"log"`
 	// Plan holds the defaults of floe plan.
 	Plan PlanConfig `yaml:"plan"`
+	// Alerts configures the daemon's alerts and their sinks.
+	Alerts AlertsConfig `yaml:"alerts"`
 	// PoliciesNode is floe.yaml's policies: section as written; Parse reads
 	// it into Policies with the line of every key.
 	PoliciesNode any `yaml:"policies"`
@@ -404,15 +407,46 @@ func (c *Config) where(segs ...string) string {
 	if err != nil {
 		return c.Source
 	}
-	b := (&yaml.PathBuilder{}).Root()
-	for _, s := range segs {
-		b = b.Child(s)
+	// A key the file lacks (a required one) is reported at its parent's
+	// line, when the parent is more than the top level.
+	for ; len(segs) > 0; segs = segs[:len(segs)-1] {
+		b := (&yaml.PathBuilder{}).Root()
+		for _, s := range segs {
+			if i, ok := indexSeg(s); ok {
+				b = b.Index(i)
+				continue
+			}
+			b = b.Child(s)
+		}
+		n, err := b.Build().FilterFile(f)
+		if err == nil && n != nil && n.GetToken() != nil {
+			return fmt.Sprintf("%s:%d", c.Source, n.GetToken().Position.Line)
+		}
+		if len(segs) <= 2 {
+			break
+		}
 	}
-	n, err := b.Build().FilterFile(f)
-	if err != nil || n == nil || n.GetToken() == nil {
-		return c.Source
+	return c.Source
+}
+
+// indexSeg reads a key segment "[3]", the fourth item of a list.
+func indexSeg(s string) (uint, bool) {
+	n, ok := strings.CutPrefix(s, "[")
+	if !ok {
+		return 0, false
 	}
-	return fmt.Sprintf("%s:%d", c.Source, n.GetToken().Position.Line)
+	n, ok = strings.CutSuffix(n, "]")
+	if !ok {
+		return 0, false
+	}
+	i, err := strconv.ParseUint(n, 10, 32)
+	return uint(i), err == nil
+}
+
+// keyName prints a key's segments as floe's messages do:
+// alerts.webhooks[0].url.
+func keyName(segs []string) string {
+	return strings.ReplaceAll(strings.Join(segs, "."), ".[", "[")
 }
 
 // ErrInvalid is returned (wrapped) when a configuration fails validation.
@@ -460,6 +494,14 @@ func (c *Config) finish(workDir string) error {
 	if c.Log.Format == "" {
 		c.Log.Format = "text"
 	}
+	if c.Alerts.Repeat == "" {
+		c.Alerts.Repeat = "6h"
+	}
+	for i := range c.Alerts.Webhooks {
+		if c.Alerts.Webhooks[i].Format == "" {
+			c.Alerts.Webhooks[i].Format = FormatJSON
+		}
+	}
 	if c.Policies == nil {
 		c.Policies = &policy.Set{}
 	}
@@ -494,7 +536,7 @@ func sqliteDSN(uri, workDir string) string {
 func (c *Config) Validate() error {
 	var errs []error
 	bad := func(segs []string, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%s: %s: %s", c.where(segs...), strings.Join(segs, "."), fmt.Sprintf(format, args...)))
+		errs = append(errs, fmt.Errorf("%s: %s: %s", c.where(segs...), keyName(segs), fmt.Sprintf(format, args...)))
 	}
 	key := func(segs ...string) []string { return segs }
 	if len(c.Catalogs) == 0 {
@@ -560,6 +602,7 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+	c.checkAlerts(bad)
 	errs = append(errs, c.checkPolicyNames(c.Policies)...)
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))

@@ -1,7 +1,7 @@
 // Package config loads floe.yaml: the named Iceberg catalogs (with
 // iceberg-go's own property names), where floe keeps its state, the mapping
 // from engine catalog names to floe catalogs used by telemetry, the health
-// defaults and the log settings.
+// defaults, the log settings and the alert sinks ([AlertsConfig]).
 //
 // Lookup order for the file: --config, $FLOE_CONFIG, ./floe.yaml, then the
 // embedded default (a SQL catalog on SQLite and a file:// warehouse under
@@ -17,4 +17,8 @@
 // [CatalogPropertyPrefixes], a catalog type floe does not link in, an
 // environment variable for a catalog the file does not define, and a state
 // store outside data_dir in a directory that does not exist.
+//
+// Webhook URLs and header values can hold secrets (a Slack incoming
+// webhook's path is one): [RedactURL] is what every error and log line
+// shows of a URL, and header values are never shown.
 package config

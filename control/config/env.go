@@ -22,7 +22,7 @@ func envForm(key string) string {
 //
 //	FLOE_DATA_DIR, FLOE_DEFAULT_CATALOG, FLOE_STATE_PATH,
 //	FLOE_HEALTH_TARGET_FILE_SIZE, FLOE_LOG_LEVEL, FLOE_LOG_FORMAT,
-//	FLOE_PLAN_MIN_GAIN_PP,
+//	FLOE_PLAN_MIN_GAIN_PP, FLOE_ALERTS_REPEAT,
 //	FLOE_CATALOG__<NAME>__<PROPERTY>   (catalogs.<name>.<property>)
 //	FLOE_TELEMETRY__<ENGINE>__<ENGINE_CATALOG>=<floe catalog>
 //
@@ -71,6 +71,8 @@ func (c *Config) ApplyEnv(environ []string) error {
 			set("log.level", k, &c.Log.Level, v)
 		case rest == "LOG_FORMAT":
 			set("log.format", k, &c.Log.Format, v)
+		case rest == "ALERTS_REPEAT":
+			set("alerts.repeat", k, &c.Alerts.Repeat, v)
 		case rest == "PLAN_MIN_GAIN_PP":
 			g, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 			if err != nil {
@@ -134,7 +136,7 @@ func (c *Config) ApplyEnv(environ []string) error {
 // envNames are the fixed FLOE_ variables, without the prefix, for
 // suggestions.
 var envNames = []string{"CONFIG", "NO_PROGRESS", "DATA_DIR", "DEFAULT_CATALOG", "STATE_PATH",
-	"HEALTH_TARGET_FILE_SIZE", "LOG_LEVEL", "LOG_FORMAT", "CATALOG__", "TELEMETRY__"}
+	"HEALTH_TARGET_FILE_SIZE", "LOG_LEVEL", "LOG_FORMAT", "PLAN_MIN_GAIN_PP", "ALERTS_REPEAT", "CATALOG__", "TELEMETRY__"}
 
 // setBy records that the environment variable env set key, so that a bad
 // value is reported under the variable's name.

@@ -2,7 +2,8 @@
 // modernc.org/sqlite, WAL journal, busy timeout) holding the query events
 // the collectors read, the tables they touched, their column uses and
 // predicates, the bookkeeping that makes collection incremental, and the
-// plans, runs and run steps of the control plane.
+// plans, runs and run steps of the control plane, and the state of its
+// alerts (which notifications each sink received).
 //
 // # Schema and migrations
 //

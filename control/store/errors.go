@@ -20,7 +20,7 @@ var ErrStateConflict = errors.New("state changed concurrently")
 // sentence ("plan 3fa9c2d1e0b4 does not exist") and matches [ErrNotFound]
 // under errors.Is; the accessors return it, wrapped by their callers.
 type NotFoundError struct {
-	// Kind is "plan" or "run".
+	// Kind is "plan", "run" or "alert".
 	Kind string
 	// ID is the id asked for.
 	ID string

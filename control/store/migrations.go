@@ -141,6 +141,35 @@ CREATE TABLE run_steps (
 	{3, "run leases", `
 ALTER TABLE runs ADD COLUMN lease_expires_at INTEGER;
 `},
+	{4, "alert state and deliveries", `
+CREATE TABLE alerts (
+	kind        TEXT    NOT NULL,
+	alert_key   TEXT    NOT NULL,
+	table_name  TEXT    NOT NULL DEFAULT '',
+	state       TEXT    NOT NULL,
+	summary     TEXT    NOT NULL DEFAULT '',
+	age_seconds INTEGER NOT NULL DEFAULT 0,
+	sla_seconds INTEGER NOT NULL DEFAULT 0,
+	error       TEXT    NOT NULL DEFAULT '',
+	run_id      TEXT    NOT NULL DEFAULT '',
+	failures    INTEGER NOT NULL DEFAULT 0,
+	since       INTEGER,           -- UTC Unix nanoseconds; NULL when unknown
+	changed_at  INTEGER NOT NULL,  -- when the state last changed
+	seq         INTEGER NOT NULL,  -- number of the latest notification
+	pending     INTEGER NOT NULL,  -- 1 while notification seq is not delivered everywhere
+	notified_at INTEGER,           -- when the last notification reached every sink
+	PRIMARY KEY (kind, alert_key)
+);
+
+CREATE TABLE alert_deliveries (
+	kind      TEXT    NOT NULL,
+	alert_key TEXT    NOT NULL,
+	sink      TEXT    NOT NULL,
+	seq       INTEGER NOT NULL,  -- the notification the sink last received
+	sent_at   INTEGER NOT NULL,
+	PRIMARY KEY (kind, alert_key, sink)
+);
+`},
 }
 
 // SchemaVersion is the schema version this binary writes: the number of

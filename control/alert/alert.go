@@ -1,0 +1,264 @@
+package alert
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/floe-project/floe/control/policy"
+	"github.com/floe-project/floe/lake"
+)
+
+// Kind says what an alert is about.
+type Kind string
+
+// Alert kinds.
+const (
+	// KindFreshness: the table's last successful compaction is older than
+	// its policy's freshness_sla.
+	KindFreshness Kind = "freshness"
+	// KindFailures: the table's runs failed alert_after_failures times in
+	// a row.
+	KindFailures Kind = "failures"
+	// KindCheck: a connection check (floe doctor's) fails.
+	KindCheck Kind = "check"
+)
+
+// State is whether an alert's condition holds.
+type State string
+
+// Alert states.
+const (
+	Firing   State = "firing"
+	Resolved State = "resolved"
+)
+
+// Alert is one alert as evaluated and as sent: the whole value is the json
+// sink format's body, so its JSON names are stable.
+type Alert struct {
+	Kind Kind `json:"kind"`
+	// Key identifies the alert within its kind: the table for freshness
+	// and failures, the check's name for check.
+	Key string `json:"key"`
+	// Table is catalog.namespace.name, "" for a check.
+	Table string `json:"table"`
+	State State  `json:"state"`
+	// Summary is one line for people, such as "local.web.events: last
+	// compaction 63 h ago, SLA 48 h (run 20261129T101500Z-3fa9c2d1
+	// failed: …)".
+	Summary string `json:"summary"`
+	// AgeHours and SLAHours are a freshness alert's compaction age and
+	// SLA, in hours (0 for other kinds).
+	AgeHours float64 `json:"age_hours"`
+	SLAHours float64 `json:"sla_hours"`
+	// Error is the error text of the newest failed run, or of a failing
+	// check.
+	Error string `json:"error"`
+	// RunID is the newest failed run's id.
+	RunID string `json:"run_id"`
+	// Failures is how many runs failed in a row.
+	Failures int `json:"failures"`
+	// Since is when the condition began (a firing alert) or when it was
+	// resolved (a resolved one).
+	Since time.Time `json:"since,omitzero"`
+	// LastSent is when floe last notified about this alert before this
+	// notification (zero for the first); set by the [Notifier].
+	LastSent time.Time `json:"last_sent,omitzero"`
+	// At is when the alert was evaluated; set by the [Notifier].
+	At time.Time `json:"at,omitzero"`
+	// Repeat is true for a firing alert sent again because it still fires
+	// after alerts.repeat; set by the [Notifier].
+	Repeat bool `json:"repeat"`
+}
+
+// Run is what evaluation needs of one run (control.Run has it all).
+type Run struct {
+	ID string
+	// Status is the run's status: done, failed and abandoned end a run;
+	// any other (running) is passed over.
+	Status    string
+	Error     string
+	StartedAt time.Time
+	EndedAt   time.Time
+}
+
+// Run statuses that evaluation reads.
+const (
+	StatusDone      = "done"
+	StatusFailed    = "failed"
+	StatusAbandoned = "abandoned"
+)
+
+// Input is what [Evaluate] judges one table by. None of it needs the
+// table's metadata: with a dead engine or bad credentials the store's run
+// records still say how old the last compaction is and how the runs went.
+type Input struct {
+	// Table is catalog.namespace.name.
+	Table string
+	// Policy is the table's effective policy: its FreshnessSLA (0: no
+	// SLA) and AlertAfterFailures (0: 2).
+	Policy policy.Policy
+	// LastCompaction is the newest successful compaction known: floe's own
+	// (control.LastCompaction), or the table metadata's when that is newer
+	// ([Input.ObserveMetrics]). Zero when none is known.
+	LastCompaction time.Time
+	// HistorySince is when the table's history starts (its oldest
+	// snapshot), to judge a table that was never compacted; zero when
+	// unknown.
+	HistorySince time.Time
+	// Runs are the table's recent runs, newest first.
+	Runs []Run
+}
+
+// ObserveMetrics folds health metrics measured at at into in: the newest
+// compaction in the table's metadata (which may be another engine's) and
+// the start of its history.
+func (in *Input) ObserveMetrics(m lake.Metrics, at time.Time) {
+	if m.LastCompactionAgeSec >= 0 {
+		if t := at.Add(-time.Duration(m.LastCompactionAgeSec) * time.Second); t.After(in.LastCompaction) {
+			in.LastCompaction = t
+		}
+	}
+	if m.OldestSnapshotAgeSec > 0 && in.HistorySince.IsZero() {
+		in.HistorySince = at.Add(-time.Duration(m.OldestSnapshotAgeSec) * time.Second)
+	}
+}
+
+// DefaultAlertAfterFailures is the failures alert's threshold when the
+// policy gives none.
+const DefaultAlertAfterFailures = 2
+
+// Evaluate says whether table in's freshness and failures alerts fire at
+// now, with their text. It is a pure function of its arguments. The
+// freshness alert is left out when it cannot be judged (no compaction and
+// no history known), so that a table whose metadata cannot be read keeps
+// the state it had.
+func Evaluate(in Input, now time.Time) []Alert {
+	var out []Alert
+	if a, ok := freshness(in, now); ok {
+		out = append(out, a)
+	}
+	return append(out, failures(in, now))
+}
+
+func freshness(in Input, now time.Time) (Alert, bool) {
+	a := Alert{Kind: KindFreshness, Key: in.Table, Table: in.Table, State: Resolved}
+	sla := in.Policy.FreshnessSLA
+	if sla <= 0 {
+		a.Summary = in.Table + ": no freshness SLA"
+		return a, true
+	}
+	a.SLAHours = hours(sla)
+	var what string
+	switch {
+	case !in.LastCompaction.IsZero():
+		age := now.Sub(in.LastCompaction)
+		a.AgeHours = hours(age)
+		what = fmt.Sprintf("last compaction %.0f h ago", age.Hours())
+		if age > sla {
+			a.State, a.Since = Firing, in.LastCompaction.Add(sla)
+		}
+	case !in.HistorySince.IsZero():
+		age := now.Sub(in.HistorySince)
+		a.AgeHours = hours(age)
+		what = fmt.Sprintf("never compacted in %.0f h of history", age.Hours())
+		if age > sla {
+			a.State, a.Since = Firing, in.HistorySince.Add(sla)
+		}
+	default:
+		return Alert{}, false
+	}
+	if a.State == Resolved {
+		a.Summary = fmt.Sprintf("%s: fresh: %s, SLA %.0f h", in.Table, what, sla.Hours())
+		return a, true
+	}
+	a.Summary = fmt.Sprintf("%s: %s, SLA %.0f h", in.Table, what, sla.Hours())
+	if r, ok := newestEnded(in.Runs); ok && r.Status != StatusDone {
+		a.RunID, a.Error = r.ID, r.Error
+		a.Summary += fmt.Sprintf(" (run %s %s: %s)", r.ID, r.Status, clip(r.Error))
+	}
+	return a, true
+}
+
+func failures(in Input, now time.Time) Alert {
+	a := Alert{Kind: KindFailures, Key: in.Table, Table: in.Table, State: Resolved}
+	limit := in.Policy.AlertAfterFailures
+	if limit <= 0 {
+		limit = DefaultAlertAfterFailures
+	}
+	var newest, oldest Run
+	for _, r := range in.Runs {
+		if r.Status == StatusDone {
+			break
+		}
+		if r.Status != StatusFailed && r.Status != StatusAbandoned {
+			continue
+		}
+		if a.Failures == 0 {
+			newest = r
+		}
+		oldest = r
+		a.Failures++
+	}
+	if a.Failures < limit {
+		switch last, ok := newestEnded(in.Runs); {
+		case a.Failures > 0:
+			a.Summary = fmt.Sprintf("%s: %d run(s) failed in a row, below alert_after_failures %d", in.Table, a.Failures, limit)
+		case ok:
+			a.Summary = fmt.Sprintf("%s: runs succeed (run %s done)", in.Table, last.ID)
+		default:
+			a.Summary = in.Table + ": no failed runs"
+		}
+		return a
+	}
+	a.State, a.RunID, a.Error = Firing, newest.ID, newest.Error
+	a.Since = ended(oldest)
+	a.Summary = fmt.Sprintf("%s: %d runs failed in a row (alert_after_failures %d); run %s %s: %s",
+		in.Table, a.Failures, limit, newest.ID, newest.Status, clip(newest.Error))
+	return a
+}
+
+// Check is the alert of connection check name (floe doctor's checks): it
+// fires while err is not nil and resolves when the check passes.
+func Check(name string, err error) Alert {
+	a := Alert{Kind: KindCheck, Key: name, State: Resolved, Summary: "check " + name + ": passes"}
+	if err != nil {
+		a.State, a.Error = Firing, err.Error()
+		a.Summary = "check " + name + " fails: " + clip(a.Error)
+	}
+	return a
+}
+
+// newestEnded is the newest run that ended (done, failed or abandoned).
+func newestEnded(runs []Run) (Run, bool) {
+	for _, r := range runs {
+		switch r.Status {
+		case StatusDone, StatusFailed, StatusAbandoned:
+			return r, true
+		}
+	}
+	return Run{}, false
+}
+
+func ended(r Run) time.Time {
+	if r.EndedAt.IsZero() {
+		return r.StartedAt
+	}
+	return r.EndedAt
+}
+
+// hours is d in hours to one decimal, so that the JSON stays readable.
+func hours(d time.Duration) float64 { return math.Round(d.Hours()*10) / 10 }
+
+// maxSummaryError is how much of an error text a summary quotes; the
+// Error field has all of it.
+const maxSummaryError = 300
+
+func clip(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > maxSummaryError {
+		return string(r[:maxSummaryError]) + "…"
+	}
+	return s
+}
