@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/robfig/cron/v3"
 
+	"github.com/floe-project/floe/control/alert"
 	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/control/policy"
 	"github.com/floe-project/floe/control/store"
@@ -48,6 +51,10 @@ type SchedulerOptions struct {
 	Now func() time.Time
 	// Logger gets one line per decision and run. Default: discard.
 	Logger *slog.Logger
+	// Alerts, when set, is told every pass each known table's freshness
+	// and failures alerts ([alert.Evaluate]) — also for a table whose
+	// catalog could not be read this pass, from the recorded runs.
+	Alerts *alert.Notifier
 }
 
 // Scheduler decides, pass by pass, which tables are due for maintenance by
@@ -64,6 +71,7 @@ type Scheduler struct {
 }
 
 type tableSchedule struct {
+	id       lake.Ident
 	polled   time.Time
 	failures int
 	retryAt  time.Time
@@ -186,7 +194,71 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 		}()
 	}
 	wg.Wait()
+	if s.opts.Alerts != nil {
+		if err := s.alert(runCtx, now); err != nil {
+			pass.Errors = append(pass.Errors, err.Error())
+		}
+	}
 	return pass, runCtx.Err()
+}
+
+// alert evaluates every known table's freshness and failures alerts and
+// hands them to the notifier. It reads the runs floe recorded, so it
+// judges a table even when its catalog is down.
+func (s *Scheduler) alert(ctx context.Context, now time.Time) error {
+	s.mu.Lock()
+	ids := make([]lake.Ident, 0, len(s.tables))
+	for _, ts := range s.tables {
+		if ts.id.Name != "" {
+			ids = append(ids, ts.id)
+		}
+	}
+	s.mu.Unlock()
+	slices.SortFunc(ids, func(a, b lake.Ident) int { return strings.Compare(a.String(), b.String()) })
+	var errs []error
+	for _, id := range ids {
+		eff, err := ResolvePolicy(ctx, s.opts.Config, id)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("alerts of %s: %w", id, err))
+			continue
+		}
+		in, err := alertInput(ctx, s.opts.Store, id, eff.Policy)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("alerts of %s: %w", id, err))
+			continue
+		}
+		if _, err := s.opts.Alerts.Notify(ctx, alert.Evaluate(in, now)...); err != nil {
+			errs = append(errs, fmt.Errorf("alerts of %s: %w", id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// alertInput is what alert.Evaluate judges table id by: its policy, floe's
+// last recorded compaction and its runs, newest first.
+func alertInput(ctx context.Context, st *store.Store, id lake.Ident, p policy.Policy) (alert.Input, error) {
+	in := alert.Input{Table: id.String(), Policy: p}
+	runs, err := ListRuns(ctx, st, id.String(), 50)
+	if err != nil {
+		return in, err
+	}
+	for _, r := range runs {
+		if r.DryRun {
+			continue
+		}
+		in.Runs = append(in.Runs, alert.Run{ID: r.ID, Status: string(r.Status), Error: r.Error, StartedAt: r.StartedAt, EndedAt: r.EndedAt})
+		for _, step := range r.Steps {
+			if step.Name == StepCompact && (step.Status == StatusDone || step.Status == StatusNotDue) && step.EndedAt.After(in.LastCompaction) {
+				in.LastCompaction = step.EndedAt
+			}
+			if step.After != nil {
+				in.ObserveMetrics(step.After.Metrics, step.EndedAt)
+			} else if step.Before != nil {
+				in.ObserveMetrics(step.Before.Metrics, step.StartedAt)
+			}
+		}
+	}
+	return in, nil
 }
 
 // decide says whether table id is due now under policy p.
@@ -203,6 +275,7 @@ func (s *Scheduler) decide(ctx context.Context, cat catalog.Catalog, id lake.Ide
 		return not("outside the maintenance window %s UTC", p.Window)
 	}
 	ts := s.schedule(id.String())
+	ts.id = id
 	if now.Before(ts.retryAt) {
 		return not("%d failed runs in a row: backing off until %s", ts.failures, ts.retryAt.Format(time.RFC3339))
 	}
@@ -325,6 +398,12 @@ type ServeOptions struct {
 	OnPass func(Pass, error)
 	// Tick, when set, replaces the interval timer (tests).
 	Tick <-chan time.Time
+	// Checks, when set, are the connection checks (floe doctor's, see
+	// [Doctor]) run at start and every CheckInterval; a failing one is
+	// logged, handed to OnCheck and, with SchedulerOptions.Alerts, alerted.
+	Checks        func(ctx context.Context) []Check
+	CheckInterval time.Duration
+	OnCheck       func([]Check)
 }
 
 // Serve runs a pass every Interval until ctx ends. Then it schedules
@@ -353,6 +432,12 @@ func (s *Scheduler) Serve(ctx context.Context, opts ServeOptions) error {
 		}
 	})
 	defer stop()
+	if opts.Checks != nil {
+		if opts.CheckInterval <= 0 {
+			opts.CheckInterval = 5 * time.Minute
+		}
+		go s.check(ctx, opts)
+	}
 	tick := opts.Tick
 	if tick == nil {
 		t := time.NewTicker(opts.Interval)
@@ -374,6 +459,41 @@ func (s *Scheduler) Serve(ctx context.Context, opts ServeOptions) error {
 		case <-ctx.Done():
 			return nil
 		case <-tick:
+		}
+	}
+}
+
+// check runs the connection checks now and every CheckInterval until ctx
+// ends.
+func (s *Scheduler) check(ctx context.Context, opts ServeOptions) {
+	t := time.NewTicker(opts.CheckInterval)
+	defer t.Stop()
+	for {
+		checks := opts.Checks(ctx)
+		var alerts []alert.Alert
+		for _, c := range checks {
+			if c.Skipped {
+				continue
+			}
+			var err error
+			if !c.OK {
+				err = errors.New(c.Error)
+				s.opts.Logger.Error("connection check failed", "check", c.Name, "target", c.Target, "err", c.Error)
+			}
+			alerts = append(alerts, alert.Check(c.Name+" "+c.Target, err))
+		}
+		if opts.OnCheck != nil {
+			opts.OnCheck(checks)
+		}
+		if s.opts.Alerts != nil && ctx.Err() == nil {
+			if _, err := s.opts.Alerts.Notify(ctx, alerts...); err != nil {
+				s.opts.Logger.Error("connection check alerts", "err", err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
 		}
 	}
 }

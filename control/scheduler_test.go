@@ -2,7 +2,11 @@ package control_test
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/control/alert"
 	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/control/policy"
 	"github.com/floe-project/floe/control/store"
@@ -189,3 +194,65 @@ func TestSchedulerApprovedPlanAndBackoff(t *testing.T) {
 }
 
 func twoDigits(n int) string { return string([]byte{byte('0' + n/10), byte('0' + n%10)}) }
+
+// TestSchedulerAlerts: a table whose runs fail raises the failures alert on
+// a webhook receiver, once, and a good run resolves it.
+func TestSchedulerAlerts(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		got  []alert.Alert
+		recv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var a alert.Alert
+			require.NoError(t, json.NewDecoder(r.Body).Decode(&a))
+			mu.Lock()
+			got = append(got, a)
+			mu.Unlock()
+		}))
+	)
+	defer recv.Close()
+	received := func() []alert.Alert {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(got)
+	}
+	w, id, st := setup(t)
+	set, err := policy.ParseFile("floe.yaml", []byte("default: {layout: none, alert_after_failures: 1}\n"))
+	require.NoError(t, err)
+	cfg := &config.Config{Catalogs: map[string]config.Props{w.Name: {}}, Policies: set}
+	c := &clock{t: time.Now().UTC()}
+	sinks, err := alert.Sinks(config.AlertsConfig{Webhooks: []config.Webhook{{Name: "test", URL: recv.URL, Format: config.FormatJSON}}}, alert.WebhookOptions{})
+	require.NoError(t, err)
+	n, err := alert.New(alert.Options{Store: st, Sinks: sinks, Repeat: 6 * time.Hour, Now: c.Now})
+	require.NoError(t, err)
+	s := control.NewScheduler(control.SchedulerOptions{Config: cfg, Store: st, Now: c.Now, Alerts: n,
+		Catalog: func(context.Context, string) (catalog.Catalog, error) { return w.Catalog, nil }})
+
+	state, err := lake.LoadState(t.Context(), id, mustTable(t, w, id), lake.LoadOptions{})
+	require.NoError(t, err)
+	path := strings.TrimPrefix(state.DataFiles[0].Path, "file://")
+	require.NoError(t, os.Rename(path, path+".away"))
+	p, err := s.RunPass(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, control.StatusFailed, p.Runs[0].Run.Status)
+	alerts := received()
+	require.Len(t, alerts, 1)
+	require.Equal(t, alert.KindFailures, alerts[0].Kind)
+	require.Equal(t, alert.Firing, alerts[0].State)
+	require.Equal(t, id.String(), alerts[0].Table)
+	require.Equal(t, p.Runs[0].Run.ID, alerts[0].RunID)
+
+	c.Add(time.Minute) // backing off: no run, no second notification
+	_, err = s.RunPass(t.Context())
+	require.NoError(t, err)
+	require.Len(t, received(), 1)
+
+	require.NoError(t, os.Rename(path+".away", path))
+	c.Add(control.BackoffBase)
+	p, err = s.RunPass(t.Context())
+	require.NoError(t, err)
+	require.Empty(t, p.Errors)
+	require.Equal(t, control.StatusDone, p.Runs[0].Run.Status)
+	alerts = received()
+	require.Len(t, alerts, 2)
+	require.Equal(t, alert.Resolved, alerts[1].State)
+}
