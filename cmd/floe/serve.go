@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/control/alert"
 )
 
 type serveOptions struct {
@@ -35,6 +36,11 @@ and a table whose runs fail backs off exponentially (5m doubling to 6h).
 --once runs one scheduling pass and exits (for cron or a Kubernetes
 CronJob): exit 0 when every due run succeeded, 1 when a table could not be
 checked or a run failed, as the CLI's verbs do.
+
+Every pass also evaluates each table's freshness and failures alerts (see
+docs/alerts.md) and sends them to floe.yaml's alerts.webhooks; the
+connection checks of 'floe doctor' run at start and every 5 minutes, and a
+failing one is an alert too.
 
 SIGTERM or SIGINT stops scheduling; runs in flight may finish for --grace,
 then they are cancelled, leaving their tables consistent.`,
@@ -68,7 +74,15 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 		return err
 	}
 	log := opts.f.Logger()
-	s := control.NewScheduler(control.SchedulerOptions{Config: cfg, Store: st, Catalog: opts.f.Catalog, Now: opts.f.Now, Logger: log})
+	sinks, err := alert.Sinks(cfg.Alerts, alert.DefaultWebhookOptions())
+	if err != nil {
+		return err
+	}
+	notifier, err := alert.New(alert.Options{Store: st, Sinks: sinks, Repeat: cfg.AlertRepeat(), Logger: log, Now: opts.f.Now})
+	if err != nil {
+		return err
+	}
+	s := control.NewScheduler(control.SchedulerOptions{Config: cfg, Store: st, Catalog: opts.f.Catalog, Now: opts.f.Now, Logger: log, Alerts: notifier})
 	if opts.Once {
 		pass, err := s.RunPass(ctx)
 		if err != nil {
@@ -83,11 +97,15 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 		return nil
 	}
 	log.Info("floe serve: scheduling", "catalogs", cfg.CatalogNames(), "interval", opts.Interval)
-	return s.Serve(ctx, control.ServeOptions{Interval: opts.Interval, Grace: opts.Grace, OnPass: func(p control.Pass, err error) {
-		for _, pr := range p.Runs {
-			log.Info("run", "table", pr.Table, "run_id", pr.Run.ID, "status", pr.Run.Status)
-		}
-	}})
+	return s.Serve(ctx, control.ServeOptions{Interval: opts.Interval, Grace: opts.Grace,
+		Checks: func(ctx context.Context) []control.Check {
+			return control.Doctor(ctx, cfg, control.DoctorOptions{Now: opts.f.Now})
+		},
+		OnPass: func(p control.Pass, err error) {
+			for _, pr := range p.Runs {
+				log.Info("run", "table", pr.Table, "run_id", pr.Run.ID, "status", pr.Run.Status)
+			}
+		}})
 }
 
 // renderPass prints one scheduling pass: a line per table, then its runs.
