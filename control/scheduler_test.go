@@ -256,3 +256,39 @@ func TestSchedulerAlerts(t *testing.T) {
 	require.Len(t, alerts, 2)
 	require.Equal(t, alert.Resolved, alerts[1].State)
 }
+
+// TestSchedulerServe: Serve runs a pass per tick and the connection checks,
+// and returns once its context ends.
+func TestSchedulerServe(t *testing.T) {
+	f := newScheduler(t, "default: {layout: none}\n")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	tick := make(chan time.Time)
+	var passes, checks int
+	checked := make(chan struct{}, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- f.s.Serve(ctx, control.ServeOptions{Tick: tick,
+			Checks: func(context.Context) []control.Check {
+				return []control.Check{{Name: control.CheckStateStore, Target: "test", OK: true}}
+			},
+			OnCheck: func([]control.Check) {
+				checks++
+				select {
+				case checked <- struct{}{}:
+				default:
+				}
+			},
+			OnPass: func(p control.Pass, err error) {
+				passes++
+				require.NoError(t, err)
+				require.Len(t, p.Decisions, 1)
+			}})
+	}()
+	<-checked
+	tick <- time.Now() // the second pass starts after the first
+	cancel()
+	require.NoError(t, <-done)
+	require.GreaterOrEqual(t, passes, 2)
+	require.GreaterOrEqual(t, checks, 1)
+}
