@@ -141,6 +141,11 @@ CREATE TABLE run_steps (
 	{3, "run leases", `
 ALTER TABLE runs ADD COLUMN lease_expires_at INTEGER;
 `},
+	// "trigger" is a reserved word in SQL, hence run_trigger. Runs stored
+	// before it were all started from the CLI.
+	{4, "run triggers", `
+ALTER TABLE runs ADD COLUMN run_trigger TEXT NOT NULL DEFAULT 'manual';
+`},
 }
 
 // SchemaVersion is the schema version this binary writes: the number of
