@@ -47,6 +47,8 @@ type Config struct {
 	Log LogConfig `yaml:"log"`
 	// Plan holds the defaults of floe plan.
 	Plan PlanConfig `yaml:"plan"`
+	// Server configures floe serve's HTTP server.
+	Server ServerConfig `yaml:"server"`
 	// PoliciesNode is floe.yaml's policies: section as written; Parse reads
 	// it into Policies with the line of every key.
 	PoliciesNode any `yaml:"policies"`
@@ -307,6 +309,27 @@ func formatYAMLError(source string, err error) string {
 	return source + ": " + msg
 }
 
+// hasKey reports whether the file or an environment variable set key
+// (its path segments).
+func (c *Config) hasKey(segs ...string) bool {
+	if _, ok := c.envKeys[strings.Join(segs, ".")]; ok {
+		return true
+	}
+	if len(c.raw) == 0 {
+		return false
+	}
+	f, err := parser.ParseBytes(c.raw, 0)
+	if err != nil {
+		return false
+	}
+	b := (&yaml.PathBuilder{}).Root()
+	for _, s := range segs {
+		b = b.Child(s)
+	}
+	n, err := b.Build().FilterFile(f)
+	return err == nil && n != nil
+}
+
 // where is the place to report a problem with key (its path segments):
 // the environment variable that set it, else "file:line" when the file
 // holds the key, else the file.
@@ -377,6 +400,7 @@ func (c *Config) finish(workDir string) error {
 	if c.Log.Format == "" {
 		c.Log.Format = "text"
 	}
+	c.serverDefaults()
 	if c.Policies == nil {
 		c.Policies = &policy.Set{}
 	}
@@ -477,6 +501,7 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+	c.validateServer(bad)
 	errs = append(errs, c.checkPolicyNames(c.Policies)...)
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
