@@ -110,6 +110,17 @@ func (s *server) state(ctx context.Context, id lake.Ident) (catalog.Catalog, *la
 	return cat, st, nil
 }
 
+// pathTable resolves the request's {table} and loads its catalog and
+// state.
+func (s *server) pathTable(r *http.Request) (lake.Ident, catalog.Catalog, *lake.State, error) {
+	id, err := s.ident(r.PathValue("table"))
+	if err != nil {
+		return id, nil, nil, err
+	}
+	cat, state, err := s.state(r.Context(), id)
+	return id, cat, state, err
+}
+
 // health measures the table as floe health does (its policy's thresholds,
 // freshness SLA and target file size, floe's last compaction) and records
 // it in the metrics.
@@ -195,11 +206,7 @@ func (s *server) listTables(r *http.Request) (int, any, error) {
 
 func (s *server) getTable(r *http.Request) (int, any, error) {
 	ctx := r.Context()
-	id, err := s.ident(r.PathValue("table"))
-	if err != nil {
-		return 0, nil, err
-	}
-	_, state, err := s.state(ctx, id)
+	id, _, state, err := s.pathTable(r)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -222,11 +229,7 @@ func (s *server) getTable(r *http.Request) (int, any, error) {
 
 func (s *server) tableReport(r *http.Request) (int, any, error) {
 	ctx := r.Context()
-	id, err := s.ident(r.PathValue("table"))
-	if err != nil {
-		return 0, nil, err
-	}
-	_, state, err := s.state(ctx, id)
+	_, _, state, err := s.pathTable(r)
 	if err != nil {
 		return 0, nil, err
 	}
