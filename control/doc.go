@@ -1,7 +1,8 @@
 // Package control is floe's control plane: it wires the stages together.
 // Its sub-packages hold the configuration (config), the state store
 // (store), telemetry ingestion (ingest, with [ingest.Serve] for the HTTP
-// telemetry endpoints) and the demo warehouse (demo); this package holds
+// telemetry endpoints), the daemon's HTTP side (server: probes, metrics,
+// the JSON API) and the demo warehouse (demo); this package holds
 // the explicit wiring lists, such as [Parsers], and the use cases that the
 // CLI, the daemon and the HTTP API all call.
 //

@@ -52,6 +52,9 @@ type OptimizeOptions struct {
 	// plan's id. A plan the table has moved past ([CheckPlan]) is stored as
 	// stale and refused with [ErrStalePlan]. A refused plan starts no run.
 	PlanID string
+	// Trigger is what started the run, recorded with it. Default:
+	// [TriggerManual].
+	Trigger Trigger
 }
 
 // Optimize runs the maintenance steps on one table — expire snapshots,
@@ -70,6 +73,12 @@ func Optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.Trigger == "" {
+		opts.Trigger = TriggerManual
+	}
+	if _, err := ParseTrigger(string(opts.Trigger)); err != nil {
+		return Run{Table: id.String(), PlanID: opts.PlanID, Steps: []Step{}}, fmt.Errorf("optimize %s: %w", id, err)
+	}
 	if opts.PlanID != "" {
 		return runPlan(ctx, cat, st, id, opts)
 	}
@@ -84,7 +93,7 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 	if _, err := checkOptimize(ctx, cat, id, opts); err != nil {
 		return Run{Table: id.String(), PlanID: opts.PlanID, Steps: []Step{}}, fmt.Errorf("optimize %s: %w", id, err)
 	}
-	run := Run{ID: newRunID(opts.Now()), Table: id.String(), PlanID: opts.PlanID, Status: StatusRunning, StartedAt: opts.Now().UTC(),
+	run := Run{ID: newRunID(opts.Now()), Table: id.String(), PlanID: opts.PlanID, Status: StatusRunning, Trigger: opts.Trigger, StartedAt: opts.Now().UTC(),
 		LeaseExpiresAt: opts.Now().Add(RunLeaseTTL).UTC(), Steps: []Step{}}
 	if err := st.StartRun(ctx, runRecord(run)); err != nil {
 		return run, fmt.Errorf("optimize %s: %w", id, err)

@@ -69,6 +69,7 @@ func TestOptimizeRecordsEveryStep(t *testing.T) {
 	stored, err := control.GetRun(ctx, st, run.ID)
 	require.NoError(t, err)
 	require.Equal(t, control.StatusDone, stored.Status)
+	require.Equal(t, control.TriggerManual, stored.Trigger, "a run without a trigger is manual")
 	var steps []string
 	for _, s := range stored.Steps {
 		steps = append(steps, s.Name)
@@ -186,4 +187,23 @@ func mustTable(t *testing.T, w *testlake.Warehouse, id lake.Ident) *table.Table 
 	tbl, err := lake.LoadTable(context.Background(), w.Catalog, id)
 	require.NoError(t, err)
 	return tbl
+}
+
+// The trigger is recorded with the run; one that is not a trigger starts no
+// run.
+func TestOptimizeRecordsTrigger(t *testing.T) {
+	ctx := context.Background()
+	w, id, st := setup(t)
+	skip := map[string]bool{control.StepExpire: true, control.StepOrphans: true, control.StepCompact: true, control.StepManifests: true}
+	run, err := control.Optimize(ctx, w.Catalog, st, id, control.OptimizeOptions{Skip: skip, Trigger: control.TriggerAPI})
+	require.NoError(t, err)
+	stored, err := control.GetRun(ctx, st, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, control.TriggerAPI, stored.Trigger)
+
+	_, err = control.Optimize(ctx, w.Catalog, st, id, control.OptimizeOptions{Skip: skip, Trigger: "cron"})
+	require.ErrorContains(t, err, `unknown run trigger "cron"`)
+	runs, err := control.ListRuns(ctx, st, id.String(), 0)
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
 }

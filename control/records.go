@@ -68,6 +68,38 @@ const (
 	StatusAbandoned RunStatus = store.RunAbandoned
 )
 
+// Trigger says what started a run.
+type Trigger string
+
+// Run triggers.
+const (
+	// TriggerManual is a run someone started from the CLI (floe optimize);
+	// it is the default, and what runs stored before triggers were recorded
+	// read as.
+	TriggerManual Trigger = "manual"
+	// TriggerScheduled is a run the daemon started on the policy's schedule.
+	TriggerScheduled Trigger = "scheduled"
+	// TriggerAdaptive is a run the daemon started because the table's
+	// health crossed one of the policy's triggers.
+	TriggerAdaptive Trigger = "adaptive"
+	// TriggerAPI is a run started through the HTTP API
+	// (POST /api/v1/tables/{table}/optimize).
+	TriggerAPI Trigger = "api"
+)
+
+// Triggers lists every trigger.
+var Triggers = []Trigger{TriggerManual, TriggerScheduled, TriggerAdaptive, TriggerAPI}
+
+// ParseTrigger reads a trigger's name.
+func ParseTrigger(s string) (Trigger, error) {
+	for _, t := range Triggers {
+		if string(t) == s {
+			return t, nil
+		}
+	}
+	return "", fmt.Errorf("unknown run trigger %q: want manual, scheduled, adaptive or api", s)
+}
+
 // Plan is a proposed rewrite of one table into a layout, with the
 // projection that justifies it and the decision taken on it.
 type Plan struct {
@@ -95,6 +127,9 @@ type Run struct {
 	Table  string    `json:"table"`
 	PlanID string    `json:"plan_id,omitempty"`
 	Status RunStatus `json:"status"`
+	// Trigger is what started the run ([TriggerManual] unless the daemon
+	// or the API did).
+	Trigger Trigger `json:"trigger"`
 	// DryRun marks a run that planned every step and changed nothing; it
 	// is never stored.
 	DryRun    bool      `json:"dry_run"`
@@ -241,15 +276,18 @@ func planFromRecord(r store.PlanRecord) (Plan, error) {
 
 func runRecord(r Run) store.RunRecord {
 	return store.RunRecord{
-		ID: r.ID, Table: r.Table, PlanID: r.PlanID, Status: string(r.Status), Error: r.Error,
+		ID: r.ID, Table: r.Table, PlanID: r.PlanID, Status: string(r.Status), Trigger: string(r.Trigger), Error: r.Error,
 		StartedAt: r.StartedAt, EndedAt: r.EndedAt, LeaseExpiresAt: r.LeaseExpiresAt,
 	}
 }
 
 func runFromRecord(r store.RunRecord) (Run, error) {
 	run := Run{
-		ID: r.ID, Table: r.Table, PlanID: r.PlanID, Status: RunStatus(r.Status), Error: r.Error,
+		ID: r.ID, Table: r.Table, PlanID: r.PlanID, Status: RunStatus(r.Status), Trigger: Trigger(r.Trigger), Error: r.Error,
 		StartedAt: r.StartedAt, EndedAt: r.EndedAt, LeaseExpiresAt: r.LeaseExpiresAt, Steps: make([]Step, 0, len(r.Steps)),
+	}
+	if run.Trigger == "" {
+		run.Trigger = TriggerManual
 	}
 	for _, sr := range r.Steps {
 		s, err := stepFromRecord(sr)

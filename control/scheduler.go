@@ -20,13 +20,6 @@ import (
 	"github.com/floe-project/floe/lake"
 )
 
-// Triggers of a scheduled run: why the scheduler ran it.
-const (
-	TriggerAdaptive  = "adaptive"
-	TriggerScheduled = "scheduled"
-	TriggerApproved  = "approved"
-)
-
 // Backoff bounds after a table's runs fail: the first retry waits
 // BackoffBase, each further failure doubles it, up to BackoffMax.
 const (
@@ -95,8 +88,9 @@ func NewScheduler(opts SchedulerOptions) *Scheduler {
 type TableDecision struct {
 	Table string `json:"table"`
 	Due   bool   `json:"due"`
-	// Trigger is adaptive, scheduled or approved for a due table.
-	Trigger string `json:"trigger,omitempty"`
+	// Trigger is adaptive or scheduled (the table's mode) for a due table;
+	// an approved plan runs with its table's mode as the trigger.
+	Trigger Trigger `json:"trigger,omitempty"`
 	Reason  string `json:"reason"`
 }
 
@@ -291,7 +285,10 @@ func (s *Scheduler) decide(ctx context.Context, cat catalog.Catalog, id lake.Ide
 		return d, err
 	}
 	if len(approved) > 0 {
-		d.Due, d.Trigger, d.Reason = true, TriggerApproved, fmt.Sprintf("plan %s is approved", approved[0].ID)
+		d.Due, d.Trigger, d.Reason = true, TriggerAdaptive, fmt.Sprintf("plan %s is approved", approved[0].ID)
+		if p.Mode == policy.ModeScheduled {
+			d.Trigger = TriggerScheduled
+		}
 		return d, nil
 	}
 	switch p.Mode {
@@ -350,13 +347,13 @@ func orphansStale(runs []Run, now time.Time) bool {
 
 // runTable runs the maintenance the policy calls for, and keeps the
 // table's failure count for the backoff.
-func (s *Scheduler) runTable(ctx context.Context, cat catalog.Catalog, id lake.Ident, p policy.Policy, trigger string) (PolicyRun, error) {
+func (s *Scheduler) runTable(ctx context.Context, cat catalog.Catalog, id lake.Ident, p policy.Policy, trigger Trigger) (PolicyRun, error) {
 	log := s.opts.Logger.With("table", id.String(), "trigger", trigger)
 	ho, err := PolicyHealth(ctx, s.opts.Config, s.opts.Store, id, p, HealthOptions{Now: s.opts.Now})
 	if err != nil {
 		return PolicyRun{}, err
 	}
-	oo := StepDefaults(p, OptimizeOptions{Now: s.opts.Now, Logger: log, Skip: map[string]bool{}})
+	oo := StepDefaults(p, OptimizeOptions{Now: s.opts.Now, Logger: log, Skip: map[string]bool{}, Trigger: trigger})
 	pr, err := OptimizeByPolicy(ctx, cat, s.opts.Store, id, p, PolicyOptions{Optimize: oo, Health: ho,
 		Plan: PlanOptions{MinGainPP: s.opts.Config.MinGainPP(), By: "floe serve", Now: s.opts.Now}})
 	ts := s.schedule(id.String())
@@ -459,6 +456,9 @@ func (s *Scheduler) Serve(ctx context.Context, opts ServeOptions) error {
 		case <-ctx.Done():
 			return nil
 		case <-tick:
+			if ctx.Err() != nil {
+				return nil
+			}
 		}
 	}
 }
@@ -501,8 +501,5 @@ func (s *Scheduler) check(ctx context.Context, opts ServeOptions) {
 // runPassUntil is a pass whose decisions stop with ctx and whose runs go
 // on with runCtx.
 func (s *Scheduler) runPassUntil(ctx, runCtx context.Context) (Pass, error) {
-	if ctx.Err() != nil {
-		return Pass{At: s.opts.Now().UTC(), Decisions: []TableDecision{}, Runs: []PolicyRun{}, Errors: []string{}}, nil
-	}
 	return s.runPass(ctx, runCtx)
 }

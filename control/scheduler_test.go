@@ -163,7 +163,7 @@ func TestSchedulerApprovedPlanAndBackoff(t *testing.T) {
 	require.NoError(t, err)
 	p = f.pass(t)
 	require.True(t, p.Decisions[0].Due)
-	require.Equal(t, control.TriggerApproved, p.Decisions[0].Trigger)
+	require.Equal(t, control.TriggerAdaptive, p.Decisions[0].Trigger)
 	require.Len(t, p.Runs, 1)
 	require.Equal(t, pl.ID, p.Runs[0].Run.PlanID)
 	done, err := control.GetPlan(t.Context(), f.st, pl.ID)
@@ -264,8 +264,14 @@ func TestSchedulerServe(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	tick := make(chan time.Time)
-	var passes, checks int
+	var (
+		mu     sync.Mutex
+		passes []control.Pass
+		errs   []error
+		checks int
+	)
 	checked := make(chan struct{}, 1)
+	passed := make(chan struct{}, 2)
 	done := make(chan error, 1)
 	go func() {
 		done <- f.s.Serve(ctx, control.ServeOptions{Tick: tick,
@@ -273,22 +279,33 @@ func TestSchedulerServe(t *testing.T) {
 				return []control.Check{{Name: control.CheckStateStore, Target: "test", OK: true}}
 			},
 			OnCheck: func([]control.Check) {
+				mu.Lock()
 				checks++
+				mu.Unlock()
 				select {
 				case checked <- struct{}{}:
 				default:
 				}
 			},
 			OnPass: func(p control.Pass, err error) {
-				passes++
-				require.NoError(t, err)
-				require.Len(t, p.Decisions, 1)
+				mu.Lock()
+				passes, errs = append(passes, p), append(errs, err)
+				mu.Unlock()
+				passed <- struct{}{}
 			}})
 	}()
 	<-checked
-	tick <- time.Now() // the second pass starts after the first
+	<-passed
+	tick <- time.Now()
+	<-passed
 	cancel()
 	require.NoError(t, <-done)
-	require.GreaterOrEqual(t, passes, 2)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, passes, 2)
+	for i, p := range passes {
+		require.NoError(t, errs[i])
+		require.Len(t, p.Decisions, 1)
+	}
 	require.GreaterOrEqual(t, checks, 1)
 }

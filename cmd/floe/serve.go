@@ -119,7 +119,7 @@ func renderPass(io *IOStreams, format outputFormat, p control.Pass) error {
 		if d.Due {
 			due = "yes"
 		}
-		t.row(d.Table, due, d.Trigger, d.Reason)
+		t.row(d.Table, due, string(d.Trigger), d.Reason)
 	}
 	if err := t.flush(); err != nil {
 		return err

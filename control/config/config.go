@@ -52,6 +52,8 @@ type Config struct {
 	Plan PlanConfig `yaml:"plan"`
 	// Alerts configures the daemon's alerts and their sinks.
 	Alerts AlertsConfig `yaml:"alerts"`
+	// Server configures floe serve's HTTP server.
+	Server ServerConfig `yaml:"server"`
 	// PoliciesNode is floe.yaml's policies: section as written; Parse reads
 	// it into Policies with the line of every key.
 	PoliciesNode any `yaml:"policies"`
@@ -393,6 +395,27 @@ func formatYAMLError(source string, err error) string {
 	return source + ": " + msg
 }
 
+// hasKey reports whether the file or an environment variable set key
+// (its path segments).
+func (c *Config) hasKey(segs ...string) bool {
+	if _, ok := c.envKeys[strings.Join(segs, ".")]; ok {
+		return true
+	}
+	if len(c.raw) == 0 {
+		return false
+	}
+	f, err := parser.ParseBytes(c.raw, 0)
+	if err != nil {
+		return false
+	}
+	b := (&yaml.PathBuilder{}).Root()
+	for _, s := range segs {
+		b = b.Child(s)
+	}
+	n, err := b.Build().FilterFile(f)
+	return err == nil && n != nil
+}
+
 // where is the place to report a problem with key (its path segments):
 // the environment variable that set it, else "file:line" when the file
 // holds the key, else the file.
@@ -502,6 +525,7 @@ func (c *Config) finish(workDir string) error {
 			c.Alerts.Webhooks[i].Format = FormatJSON
 		}
 	}
+	c.serverDefaults()
 	if c.Policies == nil {
 		c.Policies = &policy.Set{}
 	}
@@ -603,6 +627,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	c.checkAlerts(bad)
+	c.validateServer(bad)
 	errs = append(errs, c.checkPolicyNames(c.Policies)...)
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))

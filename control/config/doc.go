@@ -1,7 +1,8 @@
 // Package config loads floe.yaml: the named Iceberg catalogs (with
 // iceberg-go's own property names), where floe keeps its state, the mapping
 // from engine catalog names to floe catalogs used by telemetry, the health
-// defaults, the log settings and the alert sinks ([AlertsConfig]).
+// defaults, the log settings, the alert sinks ([AlertsConfig]) and floe
+// serve's HTTP server (server:, whose tokens are [Secret]s that never print).
 //
 // Lookup order for the file: --config, $FLOE_CONFIG, ./floe.yaml, then the
 // embedded default (a SQL catalog on SQLite and a file:// warehouse under

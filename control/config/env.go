@@ -23,6 +23,9 @@ func envForm(key string) string {
 //	FLOE_DATA_DIR, FLOE_DEFAULT_CATALOG, FLOE_STATE_PATH,
 //	FLOE_HEALTH_TARGET_FILE_SIZE, FLOE_LOG_LEVEL, FLOE_LOG_FORMAT,
 //	FLOE_PLAN_MIN_GAIN_PP, FLOE_ALERTS_REPEAT,
+//	FLOE_SERVER_LISTEN, FLOE_SERVER_TOKEN, FLOE_SERVER_READ_TOKEN,
+//	FLOE_SERVER_MAX_CONCURRENT_RUNS, FLOE_SERVER_SHUTDOWN_GRACE,
+//	FLOE_SERVER_CHECK_INTERVAL,
 //	FLOE_CATALOG__<NAME>__<PROPERTY>   (catalogs.<name>.<property>)
 //	FLOE_TELEMETRY__<ENGINE>__<ENGINE_CATALOG>=<floe catalog>
 //
@@ -80,6 +83,33 @@ func (c *Config) ApplyEnv(environ []string) error {
 				continue
 			}
 			c.Plan.MinGainPP = &g
+		case rest == "SERVER_LISTEN":
+			set("server.listen", k, &c.Server.Listen, v)
+		case rest == "SERVER_TOKEN":
+			if v != "" {
+				c.Server.Token = Secret(v)
+				c.setBy("server.token", k)
+			}
+		case rest == "SERVER_READ_TOKEN":
+			if v != "" {
+				c.Server.ReadToken = Secret(v)
+				c.setBy("server.read_token", k)
+			}
+		case rest == "SERVER_MAX_CONCURRENT_RUNS":
+			if v == "" {
+				continue
+			}
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("%s=%s: want a whole number of runs such as 2", k, v))
+				continue
+			}
+			c.Server.MaxConcurrentRuns = n
+			c.setBy("server.max_concurrent_runs", k)
+		case rest == "SERVER_SHUTDOWN_GRACE":
+			set("server.shutdown_grace", k, &c.Server.ShutdownGrace, v)
+		case rest == "SERVER_CHECK_INTERVAL":
+			set("server.check_interval", k, &c.Server.CheckInterval, v)
 		case strings.HasPrefix(rest, "CATALOG__"):
 			parts := strings.Split(strings.TrimPrefix(rest, "CATALOG__"), "__")
 			if len(parts) != 2 || parts[0] == "" || parts[1] == "" {
@@ -136,7 +166,8 @@ func (c *Config) ApplyEnv(environ []string) error {
 // envNames are the fixed FLOE_ variables, without the prefix, for
 // suggestions.
 var envNames = []string{"CONFIG", "NO_PROGRESS", "DATA_DIR", "DEFAULT_CATALOG", "STATE_PATH",
-	"HEALTH_TARGET_FILE_SIZE", "LOG_LEVEL", "LOG_FORMAT", "PLAN_MIN_GAIN_PP", "ALERTS_REPEAT", "CATALOG__", "TELEMETRY__"}
+	"HEALTH_TARGET_FILE_SIZE", "LOG_LEVEL", "LOG_FORMAT", "PLAN_MIN_GAIN_PP", "ALERTS_REPEAT", "SERVER_LISTEN", "SERVER_TOKEN", "SERVER_READ_TOKEN",
+	"SERVER_MAX_CONCURRENT_RUNS", "SERVER_SHUTDOWN_GRACE", "SERVER_CHECK_INTERVAL", "CATALOG__", "TELEMETRY__"}
 
 // setBy records that the environment variable env set key, so that a bad
 // value is reported under the variable's name.

@@ -34,6 +34,9 @@ type ServeOptions struct {
 	// Logger receives one line per event that could not be stored.
 	// Default: discard.
 	Logger *slog.Logger
+	// Stored, when set, is called with each event's source after it was
+	// stored (the daemon counts them into floe_telemetry_events_total).
+	Stored func(source string)
 	// ShutdownTimeout bounds the graceful shutdown when ctx ends.
 	// Default: 5s.
 	ShutdownTimeout time.Duration
@@ -57,8 +60,12 @@ func Handler(ctx context.Context, st *store.Store, opts ServeOptions) (http.Hand
 		_, _, err := st.InsertEvents(ctx, []collectors.QueryEvent{ev})
 		if err != nil {
 			log.Error("store event", "source", ev.Source, "query_id", ev.QueryID, "err", err)
+			return err
 		}
-		return err
+		if opts.Stored != nil {
+			opts.Stored(ev.Source)
+		}
+		return nil
 	}
 	switch opts.Endpoint {
 	case EndpointTrino:

@@ -48,3 +48,22 @@ func TestMigrateFromVersion1(t *testing.T) {
 	require.Len(t, evs, 1)
 	require.Equal(t, "q1", evs[0].QueryID)
 }
+
+// A run stored before triggers were recorded reads as manual once the
+// database is migrated.
+func TestMigrateRunTrigger(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "state.db")
+	s, err := openTo(ctx, path, 3)
+	require.NoError(t, err)
+	_, err = s.db.ExecContext(ctx, `INSERT INTO runs (id, table_name, plan_id, status, error, started_at) VALUES ('r1', 'local.db.t', '', 'done', '', 1)`)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	s, err = Open(ctx, path)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, s.Close()) }()
+	r, err := s.Run(ctx, "r1")
+	require.NoError(t, err)
+	require.Equal(t, "manual", r.Trigger)
+}

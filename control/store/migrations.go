@@ -170,6 +170,11 @@ CREATE TABLE alert_deliveries (
 	PRIMARY KEY (kind, alert_key, sink)
 );
 `},
+	// "trigger" is a reserved word in SQL, hence run_trigger. Runs stored
+	// before it were all started from the CLI.
+	{5, "run triggers", `
+ALTER TABLE runs ADD COLUMN run_trigger TEXT NOT NULL DEFAULT 'manual';
+`},
 }
 
 // SchemaVersion is the schema version this binary writes: the number of

@@ -128,6 +128,42 @@ func (s *Store) Plans(ctx context.Context, f PlanFilter) (out []PlanRecord, err 
 	return out, nil
 }
 
+// PlanCounts counts the stored plans by state; a state no plan is in is
+// absent.
+func (s *Store) PlanCounts(ctx context.Context) (out map[string]int, err error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT state, count(*) FROM plans GROUP BY state`)
+	if err != nil {
+		return nil, fmt.Errorf("count plans: %w", err)
+	}
+	defer func() { err = errors.Join(err, rows.Close()) }()
+	out = map[string]int{}
+	for rows.Next() {
+		var (
+			state string
+			n     int
+		)
+		if err := rows.Scan(&state, &n); err != nil {
+			return nil, fmt.Errorf("count plans: %w", err)
+		}
+		out[state] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("count plans: %w", err)
+	}
+	return out, nil
+}
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.db.PingContext(ctx); err != nil {
+		return fmt.Errorf("ping state store %s: %w", s.path, err)
+	}
+	if _, err := s.Version(ctx); err != nil {
+		return fmt.Errorf("ping state store %s: %w", s.path, err)
+	}
+	return nil
+}
+
 // TransitionPlan moves plan id from state from to state to, recording who
 // decided and when, as one compare-and-set: when the plan is no longer in
 // from the error wraps [ErrStateConflict], when there is no such plan
@@ -161,7 +197,10 @@ type RunRecord struct {
 	Table  string `json:"table"`
 	PlanID string `json:"plan_id,omitempty"`
 	// Status is running, done or failed (the control plane's words).
-	Status    string    `json:"status"`
+	Status string `json:"status"`
+	// Trigger is what started the run: manual, scheduled, adaptive or api
+	// (the control plane's words). Empty is stored as manual.
+	Trigger   string    `json:"trigger"`
 	Error     string    `json:"error,omitempty"`
 	StartedAt time.Time `json:"started_at"`
 	// EndedAt is zero while the run is going.
@@ -284,8 +323,11 @@ func (s *Store) StartRun(ctx context.Context, r RunRecord) error {
 	if r.StartedAt.IsZero() {
 		r.StartedAt = s.now()
 	}
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO runs (id, table_name, plan_id, status, error, started_at, ended_at, lease_expires_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.Table, r.PlanID, r.Status, r.Error, r.StartedAt.UTC().UnixNano(), nanos(r.EndedAt), nanos(r.LeaseExpiresAt)); err != nil {
+	if r.Trigger == "" {
+		r.Trigger = "manual"
+	}
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO runs (id, table_name, plan_id, status, run_trigger, error, started_at, ended_at, lease_expires_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.Table, r.PlanID, r.Status, r.Trigger, r.Error, r.StartedAt.UTC().UnixNano(), nanos(r.EndedAt), nanos(r.LeaseExpiresAt)); err != nil {
 		return fmt.Errorf("start run %s: %w", r.ID, err)
 	}
 	return nil
@@ -357,7 +399,7 @@ func (s *Store) runs(ctx context.Context, where string, args []any, limit int) (
 		return nil, fmt.Errorf("read runs: begin: %w", err)
 	}
 	defer func() { err = errors.Join(err, rollback(tx)) }()
-	q := `SELECT id, table_name, plan_id, status, error, started_at, ended_at, lease_expires_at FROM runs ` + where + ` ORDER BY started_at DESC, id`
+	q := `SELECT id, table_name, plan_id, status, run_trigger, error, started_at, ended_at, lease_expires_at FROM runs ` + where + ` ORDER BY started_at DESC, id`
 	if limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
@@ -372,7 +414,7 @@ func (s *Store) runs(ctx context.Context, where string, args []any, limit int) (
 			started      int64
 			ended, lease sql.NullInt64
 		)
-		if err := rows.Scan(&r.ID, &r.Table, &r.PlanID, &r.Status, &r.Error, &started, &ended, &lease); err != nil {
+		if err := rows.Scan(&r.ID, &r.Table, &r.PlanID, &r.Status, &r.Trigger, &r.Error, &started, &ended, &lease); err != nil {
 			return nil, errors.Join(fmt.Errorf("read runs: %w", err), rows.Close())
 		}
 		r.StartedAt, r.EndedAt, r.LeaseExpiresAt = time.Unix(0, started).UTC(), fromNanos(ended), fromNanos(lease)

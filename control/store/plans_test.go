@@ -88,12 +88,13 @@ func TestRuns(t *testing.T) {
 	require.NoError(t, s.PutRunStep(ctx, "r1", store.StepRecord{Step: "compact", Status: "failed", Error: "commit conflict",
 		StartedAt: t0.Add(2 * time.Second), EndedAt: t0.Add(3 * time.Second)}))
 	require.NoError(t, s.EndRun(ctx, "r1", "failed", "compact: commit conflict", t0.Add(3*time.Second)))
-	require.NoError(t, s.StartRun(ctx, store.RunRecord{ID: "r2", Table: "local.sales.orders", Status: "running", StartedAt: t0.Add(time.Hour)}))
+	require.NoError(t, s.StartRun(ctx, store.RunRecord{ID: "r2", Table: "local.sales.orders", Status: "running", Trigger: "api", StartedAt: t0.Add(time.Hour)}))
 	require.ErrorIs(t, s.EndRun(ctx, "nope", "done", "", time.Time{}), store.ErrNotFound)
 
 	r, err := s.Run(ctx, "r1")
 	require.NoError(t, err)
 	require.Equal(t, "failed", r.Status)
+	require.Equal(t, "manual", r.Trigger, "a run started without a trigger is manual")
 	require.Equal(t, "compact: commit conflict", r.Error)
 	require.Equal(t, t0.Add(3*time.Second), r.EndedAt)
 	require.Len(t, r.Steps, 2)
@@ -108,10 +109,27 @@ func TestRuns(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, all, 2)
 	require.Equal(t, "r2", all[0].ID)
+	require.Equal(t, "api", all[0].Trigger)
 	require.True(t, all[0].EndedAt.IsZero())
 	require.Empty(t, all[0].Steps)
 	one, err := s.Runs(ctx, "Local.Web.Events", 1)
 	require.NoError(t, err)
 	require.Len(t, one, 1)
 	require.Equal(t, "r1", one[0].ID)
+}
+
+func TestPlanCounts(t *testing.T) {
+	ctx := t.Context()
+	s := open(t)
+	n, err := s.PlanCounts(ctx)
+	require.NoError(t, err)
+	require.Empty(t, n)
+	for i, state := range []string{"proposed", "proposed", "rejected"} {
+		_, err := s.InsertPlan(ctx, store.PlanRecord{ID: string(rune('a' + i)), Table: "local.web.events", Layout: "sort(id)", State: state, CreatedAt: t0})
+		require.NoError(t, err)
+	}
+	n, err = s.PlanCounts(ctx)
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{"proposed": 2, "rejected": 1}, n)
+	require.NoError(t, s.Ping(ctx))
 }

@@ -1,0 +1,124 @@
+package config_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/control/config"
+)
+
+func TestServerDefaults(t *testing.T) {
+	c, err := load(t, restFile)
+	require.NoError(t, err)
+	require.Equal(t, config.ServerConfig{Listen: "127.0.0.1:8080", MaxConcurrentRuns: 2, ShutdownGrace: "2m0s", CheckInterval: "5m0s"}, c.Server)
+	require.Equal(t, 2*time.Minute, c.Server.ShutdownGraceDuration())
+	require.Equal(t, 5*time.Minute, c.Server.CheckIntervalDuration())
+	require.NoError(t, c.CheckServerListen(), "loopback needs no token")
+}
+
+func TestServerSettings(t *testing.T) {
+	file := restFile + "server:\n  listen: 0.0.0.0:9090\n  token: file-token\n  max_concurrent_runs: 4\n  shutdown_grace: 30s\n  check_interval: 1m\n"
+	c, err := load(t, file)
+	require.NoError(t, err)
+	require.Equal(t, "0.0.0.0:9090", c.Server.Listen)
+	require.Equal(t, "file-token", c.Server.Token.Reveal())
+	require.Equal(t, 4, c.Server.MaxConcurrentRuns)
+	require.Equal(t, 30*time.Second, c.Server.ShutdownGraceDuration())
+	require.Equal(t, time.Minute, c.Server.CheckIntervalDuration())
+	require.NoError(t, c.CheckServerListen(), "a token allows any address")
+
+	c, err = load(t, file, "FLOE_SERVER_TOKEN=env-token", "FLOE_SERVER_READ_TOKEN=reader", "FLOE_SERVER_LISTEN=[::1]:7000",
+		"FLOE_SERVER_MAX_CONCURRENT_RUNS=1", "FLOE_SERVER_SHUTDOWN_GRACE=5s", "FLOE_SERVER_CHECK_INTERVAL=10s")
+	require.NoError(t, err)
+	require.Equal(t, "env-token", c.Server.Token.Reveal(), "the environment wins over the file")
+	require.Equal(t, "reader", c.Server.ReadToken.Reveal())
+	require.Equal(t, "[::1]:7000", c.Server.Listen)
+	require.Equal(t, 1, c.Server.MaxConcurrentRuns)
+	require.Equal(t, 5*time.Second, c.Server.ShutdownGraceDuration())
+	require.Equal(t, 10*time.Second, c.Server.CheckIntervalDuration())
+}
+
+// Tokens are secrets: no way of printing the configuration shows them.
+func TestServerTokensNeverPrinted(t *testing.T) {
+	c, err := load(t, restFile+"server:\n  token: s3cr3t-write\n  read_token: s3cr3t-read\n")
+	require.NoError(t, err)
+	js, err := json.Marshal(c.Server)
+	require.NoError(t, err)
+	for _, s := range []string{fmt.Sprint(c.Server), fmt.Sprintf("%+v", c.Server), fmt.Sprintf("%#v", c.Server), string(js), c.Server.Token.String()} {
+		require.NotContains(t, s, "s3cr3t", s)
+	}
+	require.Contains(t, string(js), `"****"`)
+	require.Empty(t, config.Secret("").String())
+}
+
+func TestServerValidation(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		file string
+		env  []string
+		want []string
+	}{
+		{"listen without port", restFile + "server:\n  listen: localhost\n", nil, []string{"floe.yaml:7", "server.listen", `"localhost"`, "host:port"}},
+		{"bad port", restFile + "server:\n  listen: 127.0.0.1:99999\n", nil, []string{"server.listen", "0 to 65535"}},
+		{"zero runs", restFile + "server:\n  max_concurrent_runs: 0\n", nil, []string{"floe.yaml:7", "server.max_concurrent_runs", "at least 1"}},
+		{"negative grace", restFile + "server:\n  shutdown_grace: -1s\n", nil, []string{"floe.yaml:7", "server.shutdown_grace", "positive"}},
+		{"tiny interval", restFile + "server:\n  check_interval: 1ms\n", nil, []string{"server.check_interval", "at least 1s"}},
+		{"bad duration", restFile + "server:\n  check_interval: soon\n", nil, []string{"floe.yaml:7", "server.check_interval", `"soon"`}},
+		{"unknown key", restFile + "server:\n  port: 80\n", nil, []string{"floe.yaml:7", "port"}},
+		{"token with a space", restFile + "server:\n  token: 'two words'\n", nil, []string{"floe.yaml:7", "server.token", "white space"}},
+		{"read token alone", restFile + "server:\n  read_token: r\n", nil, []string{"server.read_token", "server.token"}},
+		{"runs from the environment", restFile, []string{"FLOE_SERVER_MAX_CONCURRENT_RUNS=many"}, []string{"FLOE_SERVER_MAX_CONCURRENT_RUNS", "whole number"}},
+		{"zero runs from the environment", restFile, []string{"FLOE_SERVER_MAX_CONCURRENT_RUNS=0"}, []string{"FLOE_SERVER_MAX_CONCURRENT_RUNS", "at least 1"}},
+		{"grace from the environment", restFile, []string{"FLOE_SERVER_SHUTDOWN_GRACE=later"}, []string{"FLOE_SERVER_SHUTDOWN_GRACE", "server.shutdown_grace", `"later"`}},
+		{"misspelt variable", restFile, []string{"FLOE_SERVER_TOKN=x"}, []string{"FLOE_SERVER_TOKN", "did you mean FLOE_SERVER_TOKEN?"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := load(t, tc.file, tc.env...)
+			require.ErrorIs(t, err, config.ErrInvalid)
+			for _, w := range tc.want {
+				require.Contains(t, err.Error(), w)
+			}
+			require.NotContains(t, err.Error(), "two words", "a token is never echoed")
+		})
+	}
+}
+
+func TestCheckServerListen(t *testing.T) {
+	for _, tc := range []struct {
+		listen string
+		token  bool
+		ok     bool
+	}{
+		{"127.0.0.1:8080", false, true},
+		{"127.0.0.2:8080", false, true},
+		{"localhost:8080", false, true},
+		{"[::1]:8080", false, true},
+		{":8080", false, false},
+		{"0.0.0.0:8080", false, false},
+		{"[::]:8080", false, false},
+		{"10.0.0.5:8080", false, false},
+		{"floe.internal:8080", false, false},
+		{"0.0.0.0:8080", true, true},
+	} {
+		t.Run(fmt.Sprintf("%s,token=%v", tc.listen, tc.token), func(t *testing.T) {
+			env := []string{"FLOE_SERVER_LISTEN=" + tc.listen}
+			if tc.token {
+				env = append(env, "FLOE_SERVER_TOKEN=t")
+			}
+			c, err := load(t, restFile, env...)
+			require.NoError(t, err)
+			err = c.CheckServerListen()
+			if tc.ok {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, config.ErrInvalid)
+			require.ErrorContains(t, err, "FLOE_SERVER_LISTEN: server.listen: "+tc.listen+" is reachable from other hosts")
+			require.ErrorContains(t, err, "server.token")
+		})
+	}
+}

@@ -1,0 +1,411 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+
+	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/control/policy"
+	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
+)
+
+// TableSummary is one table of GET /api/v1/tables.
+type TableSummary struct {
+	Table string `json:"table"`
+	// Health is nil when the table could not be measured (see Error).
+	Health *lake.Health `json:"health,omitempty"`
+	// LastSuccessAt is when the table's last successful run ended; absent
+	// when it never had one.
+	LastSuccessAt time.Time `json:"last_success_at,omitzero"`
+	// Error says why the table could not be measured.
+	Error string `json:"error,omitempty"`
+}
+
+// TableDetail is GET /api/v1/tables/{table}.
+type TableDetail struct {
+	Table         string      `json:"table"`
+	Health        lake.Health `json:"health"`
+	LastSuccessAt time.Time   `json:"last_success_at,omitzero"`
+	// Policy is the table's effective policy, each setting with where it
+	// came from ([control.ResolvePolicy]).
+	Policy policy.Effective `json:"policy"`
+	// LastPlan is the table's newest plan with its projection; nil when
+	// it has none.
+	LastPlan *control.Plan `json:"last_plan"`
+	// Runs are the table's most recent runs, newest first.
+	Runs []control.Run `json:"runs"`
+}
+
+// ProposeRequest is the optional body of POST /api/v1/tables/{table}/plans.
+type ProposeRequest struct {
+	// By is who proposes. Default: "api".
+	By string `json:"by"`
+	// Layouts are the candidates to project (layout specs such as
+	// "sort(tenant_id, ts)"); none: the analyzer's candidates from the
+	// collected queries.
+	Layouts []string `json:"layouts"`
+	// Force proposes the best candidate even without enough gain.
+	Force bool `json:"force"`
+	// MinGainPP is the least gain in percentage points of files skipped.
+	// Default: floe.yaml's plan.min_gain_pp.
+	MinGainPP *float64 `json:"min_gain_pp"`
+}
+
+// ProposeResponse is the answer of POST /api/v1/tables/{table}/plans.
+type ProposeResponse struct {
+	Table string `json:"table"`
+	// Proposed says a plan was proposed (or was stored already for this
+	// snapshot and layout).
+	Proposed bool          `json:"proposed"`
+	Plan     *control.Plan `json:"plan,omitempty"`
+	// Reason says why no plan was proposed, or what --force overrode.
+	Reason            string  `json:"reason,omitempty"`
+	Best              string  `json:"best"`
+	BestSkippedPct    float64 `json:"best_skipped_pct"`
+	CurrentSkippedPct float64 `json:"current_skipped_pct"`
+	GainPP            float64 `json:"gain_pp"`
+	MinGainPP         float64 `json:"min_gain_pp"`
+}
+
+// DecideRequest is the body of POST /api/v1/plans/{id}/approve and
+// …/reject.
+type DecideRequest struct {
+	// By is who decides. Default: "api".
+	By string `json:"by"`
+	// Note says why; it is logged with the decision.
+	Note string `json:"note"`
+}
+
+// ident parses the {table} path value: catalog.namespace.name, or
+// namespace.name in the default catalog.
+func (s *server) ident(name string) (lake.Ident, error) {
+	cfg := s.deps.Config
+	id, err := lake.ParseIdent(name, cfg.CatalogNames(), cfg.DefaultCatalog)
+	if err != nil {
+		return lake.Ident{}, badRequestError{err}
+	}
+	return id, nil
+}
+
+// state loads the table's catalog and state.
+func (s *server) state(ctx context.Context, id lake.Ident) (catalog.Catalog, *lake.State, error) {
+	cat, err := s.deps.Catalog(ctx, id.Catalog)
+	if err != nil {
+		return nil, nil, err
+	}
+	tbl, err := lake.LoadTable(ctx, cat, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := lake.LoadState(ctx, id, tbl, lake.LoadOptions{})
+	if err != nil {
+		return nil, nil, err
+	}
+	return cat, st, nil
+}
+
+// pathTable resolves the request's {table} and loads its catalog and
+// state.
+func (s *server) pathTable(r *http.Request) (lake.Ident, catalog.Catalog, *lake.State, error) {
+	id, err := s.ident(r.PathValue("table"))
+	if err != nil {
+		return id, nil, nil, err
+	}
+	cat, state, err := s.state(r.Context(), id)
+	return id, cat, state, err
+}
+
+// health measures the table as floe health does (its policy's thresholds,
+// freshness SLA and target file size, floe's last compaction) and records
+// it in the metrics.
+func (s *server) health(ctx context.Context, id lake.Ident, state *lake.State) (lake.Health, policy.Effective, time.Time, error) {
+	eff, err := control.ResolvePolicy(ctx, s.deps.Config, id)
+	if err != nil {
+		return lake.Health{}, eff, time.Time{}, err
+	}
+	ho, err := control.PolicyHealth(ctx, s.deps.Config, s.deps.Store, id, eff.Policy, control.HealthOptions{Now: s.now})
+	if err != nil {
+		return lake.Health{}, eff, time.Time{}, err
+	}
+	h, err := control.Health(state, ho)
+	if err != nil {
+		return lake.Health{}, eff, time.Time{}, err
+	}
+	last, err := s.lastSuccess(ctx, id)
+	if err != nil {
+		return h, eff, time.Time{}, err
+	}
+	s.m.ObserveHealth(h, last)
+	return h, eff, last, nil
+}
+
+// lastSuccess is when the table's newest successful run ended.
+func (s *server) lastSuccess(ctx context.Context, id lake.Ident) (time.Time, error) {
+	runs, err := control.ListRuns(ctx, s.deps.Store, id.String(), 200)
+	if err != nil {
+		return time.Time{}, err
+	}
+	for _, r := range runs {
+		if r.Status == control.StatusDone {
+			return r.EndedAt, nil
+		}
+	}
+	return time.Time{}, nil
+}
+
+func (s *server) tables(ctx context.Context) ([]lake.Ident, error) {
+	if s.deps.Tables != nil {
+		return s.deps.Tables(ctx)
+	}
+	var out []lake.Ident
+	for _, name := range s.deps.Config.CatalogNames() {
+		cat, err := s.deps.Catalog(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		ids, err := lake.ListTables(ctx, name, cat)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ids...)
+	}
+	return out, nil
+}
+
+func (s *server) listTables(r *http.Request) (int, any, error) {
+	ctx := r.Context()
+	ids, err := s.tables(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := make([]TableSummary, 0, len(ids))
+	for _, id := range ids {
+		sum := TableSummary{Table: id.String()}
+		_, state, err := s.state(ctx, id)
+		if err == nil {
+			var h lake.Health
+			if h, _, sum.LastSuccessAt, err = s.health(ctx, id, state); err == nil {
+				sum.Health = &h
+			}
+		}
+		if err != nil {
+			// One table that cannot be measured does not hide the others;
+			// it says why.
+			sum.Error = err.Error()
+		}
+		out = append(out, sum)
+	}
+	return http.StatusOK, out, nil
+}
+
+func (s *server) getTable(r *http.Request) (int, any, error) {
+	ctx := r.Context()
+	id, _, state, err := s.pathTable(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	d := TableDetail{Table: id.String()}
+	if d.Health, d.Policy, d.LastSuccessAt, err = s.health(ctx, id, state); err != nil {
+		return 0, nil, err
+	}
+	plans, err := control.ListPlans(ctx, s.deps.Store, control.PlanFilter{Table: id.String()})
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(plans) > 0 {
+		d.LastPlan = &plans[0]
+	}
+	if d.Runs, err = control.ListRuns(ctx, s.deps.Store, id.String(), s.opts.RecentRuns); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, d, nil
+}
+
+func (s *server) tableReport(r *http.Request) (int, any, error) {
+	ctx := r.Context()
+	_, _, state, err := s.pathTable(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	cfg := s.deps.Config
+	rep, err := control.Report(ctx, s.deps.Store, []*lake.State{state}, control.ReportOptions{
+		Now: s.now, HealthTargetFileSizeBytes: cfg.TargetFileSizeBytes(), MinGainPP: cfg.MinGainPP(),
+		Policy: func(id lake.Ident) (policy.Policy, error) {
+			eff, err := control.ResolvePolicy(ctx, cfg, id)
+			return eff.Policy, err
+		},
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, rep, nil
+}
+
+func (s *server) proposePlan(r *http.Request) (int, any, error) {
+	ctx := r.Context()
+	id, err := s.ident(r.PathValue("table"))
+	if err != nil {
+		return 0, nil, err
+	}
+	var req ProposeRequest
+	if err := s.decodeBody(r, &req); err != nil {
+		return 0, nil, err
+	}
+	po := control.ProjectOptions{Workload: control.WorkloadOptions{Now: s.now}}
+	for _, spec := range req.Layouts {
+		l, err := layout.Parse(spec)
+		if err != nil {
+			return 0, nil, badRequest("layouts: %v", err)
+		}
+		po.Layouts = append(po.Layouts, l)
+	}
+	minGain := s.deps.Config.MinGainPP()
+	if req.MinGainPP != nil {
+		if g := *req.MinGainPP; g < 0 || g > 100 {
+			return 0, nil, badRequest("min_gain_pp %v: want 0 to 100 percentage points", g)
+		}
+		minGain = *req.MinGainPP
+	}
+	if req.By == "" {
+		req.By = "api"
+	}
+	cat, state, err := s.state(ctx, id)
+	if err != nil {
+		return 0, nil, err
+	}
+	eff, err := control.ResolvePolicy(ctx, s.deps.Config, id)
+	if err != nil {
+		return 0, nil, err
+	}
+	po.TargetFileSizeBytes = eff.Policy.TargetFileSizeBytes
+	prop, err := control.PlanBest(ctx, cat, s.deps.Store, state, control.PlanOptions{Project: po, By: req.By, Force: req.Force, MinGainPP: minGain, Now: s.now})
+	if err != nil {
+		return 0, nil, err
+	}
+	c := prop.Choice
+	out := ProposeResponse{Table: id.String(), Plan: prop.Plan, Proposed: prop.Plan != nil, Reason: c.Reason(id.String()),
+		Best: c.Best.Layout, BestSkippedPct: c.Best.SkippedPct, CurrentSkippedPct: c.Current.SkippedPct, GainPP: c.GainPP, MinGainPP: c.MinGainPP}
+	if prop.Plan == nil {
+		return http.StatusOK, out, nil
+	}
+	s.log.Info("plan proposed", "table", id.String(), "plan_id", prop.Plan.ID, "by", req.By)
+	return http.StatusCreated, out, nil
+}
+
+func (s *server) listPlans(r *http.Request) (int, any, error) {
+	var f control.PlanFilter
+	q := r.URL.Query()
+	if v := q.Get("state"); v != "" {
+		st, err := control.ParsePlanState(v)
+		if err != nil {
+			return 0, nil, badRequestError{err}
+		}
+		f.State = st
+	}
+	if v := q.Get("table"); v != "" {
+		id, err := s.ident(v)
+		if err != nil {
+			return 0, nil, err
+		}
+		f.Table = id.String()
+	}
+	plans, err := control.ListPlans(r.Context(), s.deps.Store, f)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, plans, nil
+}
+
+func (s *server) getPlan(r *http.Request) (int, any, error) {
+	p, err := control.GetPlan(r.Context(), s.deps.Store, r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, p, nil
+}
+
+// decide approves or rejects a plan; one in the wrong state is a
+// [*control.PlanStateError], answered 409.
+func (s *server) decide(action string) handlerFunc {
+	return func(r *http.Request) (int, any, error) {
+		var req DecideRequest
+		if err := s.decodeBody(r, &req); err != nil {
+			return 0, nil, err
+		}
+		if req.By == "" {
+			req.By = "api"
+		}
+		id := r.PathValue("id")
+		var (
+			p   control.Plan
+			err error
+		)
+		if action == "approve" {
+			p, err = control.ApprovePlan(r.Context(), s.deps.Store, id, req.By, s.now())
+		} else {
+			p, err = control.RejectPlan(r.Context(), s.deps.Store, id, req.By, s.now())
+		}
+		if err != nil {
+			return 0, nil, err
+		}
+		s.log.Info("plan "+string(p.State), "plan_id", p.ID, "table", p.Table, "by", req.By, "note", req.Note)
+		return http.StatusOK, p, nil
+	}
+}
+
+// optimize runs the table now through the scheduler's run function. The
+// run does not stop when the client hangs up: a rewrite cut off half-way
+// keeps nothing.
+func (s *server) optimize(r *http.Request) (int, any, error) {
+	if s.deps.Run == nil {
+		return 0, nil, errors.Join(errUnavailable, errors.New("this server runs no tables: it was started without a scheduler"))
+	}
+	id, err := s.ident(r.PathValue("table"))
+	if err != nil {
+		return 0, nil, err
+	}
+	run, err := s.deps.Run(context.WithoutCancel(r.Context()), id, control.TriggerAPI)
+	if err != nil {
+		return 0, nil, &runError{run: run, err: err}
+	}
+	return http.StatusOK, run, nil
+}
+
+func (s *server) listRuns(r *http.Request) (int, any, error) {
+	q := r.URL.Query()
+	table := ""
+	if v := q.Get("table"); v != "" {
+		id, err := s.ident(v)
+		if err != nil {
+			return 0, nil, err
+		}
+		table = id.String()
+	}
+	limit := 0
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return 0, nil, badRequest("limit %q: want a whole number, 0 for all", v)
+		}
+		limit = n
+	}
+	runs, err := control.ListRuns(r.Context(), s.deps.Store, table, limit)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, runs, nil
+}
+
+func (s *server) getRun(r *http.Request) (int, any, error) {
+	run, err := control.GetRun(r.Context(), s.deps.Store, r.PathValue("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, run, nil
+}

@@ -1,0 +1,29 @@
+// Package server is floe's HTTP side, the handler floe serve mounts: the
+// liveness and readiness probes (/healthz, /readyz), the Prometheus
+// metrics (/metrics, on the server's own registry), the JSON API under
+// /api/v1 (tables with their health, effective policy, report, plans and
+// runs; proposing, approving and rejecting plans; running a table now), and
+// the telemetry endpoints of package ingest (/ingest/trino,
+// /ingest/iceberg/…), so that one daemon receives telemetry.
+//
+// Inputs: [Deps] — the configuration, the state store, a function that
+// opens a catalog by name, the clock, and the scheduler's run function —
+// and [Options]. Output: an http.Handler. The server holds no state of its
+// own beyond its [Metrics]; every handler calls the same control functions
+// the CLI does, so the API and the CLI cannot disagree.
+//
+// Invariants:
+//
+//   - A state-changing request (any method but GET and HEAD) runs only with
+//     Authorization: Bearer <server.token>; without it, or with a wrong one,
+//     the answer is 401 and nothing changes. Without a configured token
+//     every state-changing request is refused. Reads are open unless
+//     server.read_token is set; then they need either token. /healthz is
+//     always open. Tokens are compared in constant time and never logged.
+//   - Every error is JSON {"error": "…"} with the status that says what
+//     to do next (see docs/api.md): 400 bad input, 401 no or bad token,
+//     404 no such table, plan or run, 409 a plan in the wrong state, 422
+//     nothing to judge a layout by, 500 a failure, 503 not ready.
+//   - Nothing is swallowed: a run that failed is answered with its error
+//     and its record; a readiness check that fails names what failed.
+package server

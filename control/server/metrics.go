@@ -1,0 +1,204 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/lake"
+)
+
+// StepAll is the step label of floe_runs_total and floe_run_duration_seconds
+// for a run as a whole.
+const StepAll = "all"
+
+// healthStatuses are the values of floe_table_health_status's status label.
+var healthStatuses = []lake.Status{lake.Healthy, lake.Warning, lake.Critical}
+
+// Metrics are the daemon's Prometheus metrics, on a registry of their own
+// (never the global default one). The scheduler and the alerts report to
+// them through the methods; the server serves them on /metrics. Safe for
+// concurrent use. docs/metrics.md describes every series.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	healthStatus   *prometheus.GaugeVec
+	dataFiles      *prometheus.GaugeVec
+	smallFileRatio *prometheus.GaugeVec
+	snapshots      *prometheus.GaugeVec
+	deleteFiles    *prometheus.GaugeVec
+	compactionAge  *prometheus.GaugeVec
+	lastSuccess    *prometheus.GaugeVec
+	runs           *prometheus.CounterVec
+	runDuration    *prometheus.HistogramVec
+	plans          *prometheus.GaugeVec
+	checkUp        *prometheus.GaugeVec
+	events         *prometheus.CounterVec
+	alerts         *prometheus.CounterVec
+
+	mu sync.Mutex
+	// success is each table's last successful run seen, so that an older
+	// one reported later does not move the gauge back.
+	success map[string]time.Time
+}
+
+// NewMetrics builds the metrics on a fresh registry, with the Go runtime
+// and process collectors.
+func NewMetrics() *Metrics {
+	reg := prometheus.NewRegistry()
+	table := []string{"table"}
+	gauge := func(name, help string, labels []string) *prometheus.GaugeVec {
+		g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+		reg.MustRegister(g)
+		return g
+	}
+	counter := func(name, help string, labels []string) *prometheus.CounterVec {
+		c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+		reg.MustRegister(c)
+		return c
+	}
+	m := &Metrics{
+		reg:            reg,
+		healthStatus:   gauge("floe_table_health_status", "1 for the table's current health status (healthy, warning, critical), 0 for the others.", []string{"table", "status"}),
+		dataFiles:      gauge("floe_table_data_files", "Data files in the table's current snapshot.", table),
+		smallFileRatio: gauge("floe_table_small_file_ratio", "Share of the table's data files below 75% of its target file size.", table),
+		snapshots:      gauge("floe_table_snapshots", "Snapshots the table's metadata keeps.", table),
+		deleteFiles:    gauge("floe_table_delete_files", "Delete files (position, equality, deletion vectors) in the table's current snapshot.", table),
+		compactionAge:  gauge("floe_last_compaction_age_hours", "Hours since the table's last successful compaction; absent when it was never compacted.", table),
+		lastSuccess:    gauge("floe_last_successful_run_timestamp_seconds", "Unix time the table's last successful optimize run ended.", table),
+		runs:           counter("floe_runs_total", "Optimize run steps by table, step and status; step=\"all\" counts whole runs.", []string{"table", "step", "status"}),
+		plans:          gauge("floe_plans", "Stored plans by state.", []string{"state"}),
+		checkUp:        gauge("floe_check_up", "1 when the named check (state store, a catalog) last passed, else 0.", []string{"check"}),
+		events:         counter("floe_telemetry_events_total", "Query telemetry events received and stored, by source.", []string{"source"}),
+		alerts:         counter("floe_alerts_total", "Alerts sent, by kind.", []string{"kind"}),
+		success:        map[string]time.Time{},
+	}
+	m.runDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "floe_run_duration_seconds", Help: "Duration of optimize run steps, by step; step=\"all\" is whole runs.",
+		// A step takes from a second to hours: 1 s to about 4.5 h.
+		Buckets: prometheus.ExponentialBuckets(1, 4, 8),
+	}, []string{"step"})
+	reg.MustRegister(m.runDuration,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, s := range control.PlanStates {
+		m.plans.WithLabelValues(string(s)).Set(0)
+	}
+	return m
+}
+
+// Registry is the metrics' registry, for a caller that adds its own.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the metrics in the Prometheus exposition format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg, ErrorHandling: promhttp.HTTPErrorOnError})
+}
+
+// ObserveHealth records a table's health and, when not zero, when its last
+// successful run ended.
+func (m *Metrics) ObserveHealth(h lake.Health, lastSuccess time.Time) {
+	t := h.Table
+	for _, s := range healthStatuses {
+		v := 0.0
+		if h.Status == s {
+			v = 1
+		}
+		m.healthStatus.WithLabelValues(t, string(s)).Set(v)
+	}
+	mt := h.Metrics
+	m.dataFiles.WithLabelValues(t).Set(float64(mt.DataFiles))
+	m.smallFileRatio.WithLabelValues(t).Set(mt.SmallFileRatio)
+	m.snapshots.WithLabelValues(t).Set(float64(mt.Snapshots))
+	m.deleteFiles.WithLabelValues(t).Set(float64(mt.DeleteFiles))
+	if mt.LastCompactionAgeSec >= 0 {
+		m.compactionAge.WithLabelValues(t).Set(float64(mt.LastCompactionAgeSec) / 3600)
+	} else {
+		m.compactionAge.DeleteLabelValues(t)
+	}
+	m.noteSuccess(t, lastSuccess)
+}
+
+// ObserveRun counts an ended run and each of its steps by status, observes
+// their durations, and records the end of a successful run. Call it once
+// per run.
+func (m *Metrics) ObserveRun(r control.Run) {
+	for _, s := range r.Steps {
+		m.runs.WithLabelValues(r.Table, s.Name, string(s.Status)).Inc()
+		if s.Status == control.StatusDone || s.Status == control.StatusFailed {
+			if d := s.Duration(); d > 0 {
+				m.runDuration.WithLabelValues(s.Name).Observe(d.Seconds())
+			}
+		}
+	}
+	m.runs.WithLabelValues(r.Table, StepAll, string(r.Status)).Inc()
+	if !r.EndedAt.IsZero() {
+		m.runDuration.WithLabelValues(StepAll).Observe(r.EndedAt.Sub(r.StartedAt).Seconds())
+	}
+	if r.Status == control.StatusDone && !r.DryRun {
+		m.noteSuccess(r.Table, r.EndedAt)
+	}
+}
+
+func (m *Metrics) noteSuccess(table string, at time.Time) {
+	if at.IsZero() {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if at.After(m.success[table]) {
+		m.success[table] = at
+		m.lastSuccess.WithLabelValues(table).Set(float64(at.UnixNano()) / 1e9)
+	}
+}
+
+// ForgetTable drops a table's series (the table is gone).
+func (m *Metrics) ForgetTable(table string) {
+	l := prometheus.Labels{"table": table}
+	for _, g := range []*prometheus.GaugeVec{m.healthStatus, m.dataFiles, m.smallFileRatio, m.snapshots, m.deleteFiles, m.compactionAge, m.lastSuccess} {
+		g.DeletePartialMatch(l)
+	}
+	m.runs.DeletePartialMatch(l)
+	m.mu.Lock()
+	delete(m.success, table)
+	m.mu.Unlock()
+}
+
+// SetCheck records whether the named check passed.
+func (m *Metrics) SetCheck(name string, up bool) {
+	v := 0.0
+	if up {
+		v = 1
+	}
+	m.checkUp.WithLabelValues(name).Set(v)
+}
+
+// AddEvents counts n telemetry events received from source.
+func (m *Metrics) AddEvents(source string, n int) {
+	if n > 0 {
+		m.events.WithLabelValues(source).Add(float64(n))
+	}
+}
+
+// AlertSent counts one alert of kind.
+func (m *Metrics) AlertSent(kind string) { m.alerts.WithLabelValues(kind).Inc() }
+
+// RefreshPlans sets floe_plans from the plans stored in st; the server
+// calls it on every scrape.
+func (m *Metrics) RefreshPlans(ctx context.Context, st *store.Store) error {
+	n, err := st.PlanCounts(ctx)
+	if err != nil {
+		return err
+	}
+	for _, s := range control.PlanStates {
+		m.plans.WithLabelValues(string(s)).Set(float64(n[string(s)]))
+	}
+	return nil
+}

@@ -1,0 +1,128 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/lake"
+)
+
+// scrape reads /metrics into series → value (Go and process series left
+// out).
+func scrape(t *testing.T, e *env) map[string]float64 {
+	t.Helper()
+	rec := e.do("GET", "/metrics", "", "")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	out := map[string]float64{}
+	for _, line := range strings.Split(rec.Body.String(), "\n") {
+		if !strings.HasPrefix(line, "floe_") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		require.NoError(t, err, line)
+		out[line[:i]] = v
+	}
+	return out
+}
+
+// The scrape holds every named series, with the values of the table's
+// health as the API measured it.
+func TestMetricsMatchHealth(t *testing.T) {
+	e := newEnv(t, envOptions{server: tokenYAML, run: true})
+	e.collected(2)
+	plan := e.proposed()
+
+	rec := e.do("POST", "/api/v1/tables/db.p/optimize", writeToken, "")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	run := decode[control.Run](t, rec)
+	// The scheduler's run function reports runs; here the test does.
+	e.metrics.ObserveRun(run)
+	e.metrics.AlertSent("freshness")
+	e.metrics.AlertSent("freshness")
+	e.metrics.SetCheck("scheduler", true)
+
+	rec = e.do("GET", "/api/v1/tables/db.p", "", "")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	h := decode[struct {
+		Health lake.Health `json:"health"`
+	}](t, rec).Health
+
+	m := scrape(t, e)
+	tl := `table="local.db.p"`
+	for _, s := range []lake.Status{lake.Healthy, lake.Warning, lake.Critical} {
+		want := 0.0
+		if s == h.Status {
+			want = 1
+		}
+		require.Equal(t, want, m[`floe_table_health_status{status="`+string(s)+`",`+tl+`}`], s)
+	}
+	require.Equal(t, float64(h.Metrics.DataFiles), m[`floe_table_data_files{`+tl+`}`])
+	require.Equal(t, 8.0, m[`floe_table_data_files{`+tl+`}`])
+	require.InDelta(t, h.Metrics.SmallFileRatio, m[`floe_table_small_file_ratio{`+tl+`}`], 1e-12)
+	require.Equal(t, float64(h.Metrics.Snapshots), m[`floe_table_snapshots{`+tl+`}`])
+	require.Equal(t, float64(h.Metrics.DeleteFiles), m[`floe_table_delete_files{`+tl+`}`])
+	require.Equal(t, float64(e.now.Unix()), m[`floe_last_successful_run_timestamp_seconds{`+tl+`}`])
+	if h.Metrics.LastCompactionAgeSec >= 0 {
+		require.InDelta(t, float64(h.Metrics.LastCompactionAgeSec)/3600, m[`floe_last_compaction_age_hours{`+tl+`}`], 1e-9)
+	} else {
+		require.NotContains(t, m, `floe_last_compaction_age_hours{`+tl+`}`, "never compacted: no age")
+	}
+
+	require.Equal(t, 1.0, m[`floe_runs_total{status="done",step="all",`+tl+`}`])
+	require.Equal(t, 1.0, m[`floe_runs_total{status="done",step="expire",`+tl+`}`])
+	require.Equal(t, 1.0, m[`floe_runs_total{status="skipped",step="compact",`+tl+`}`])
+	require.Equal(t, 1.0, m[`floe_run_duration_seconds_count{step="all"}`])
+	require.Equal(t, 1.0, m[`floe_plans{state="proposed"}`])
+	require.Equal(t, 0.0, m[`floe_plans{state="approved"}`])
+	require.Equal(t, 2.0, m[`floe_alerts_total{kind="freshness"}`])
+	require.Equal(t, 1.0, m[`floe_check_up{check="scheduler"}`])
+
+	// Plans are refreshed from the store on each scrape.
+	_, err := control.RejectPlan(context.Background(), e.st, plan.ID, "bob", time.Time{})
+	require.NoError(t, err)
+	m = scrape(t, e)
+	require.Equal(t, 0.0, m[`floe_plans{state="proposed"}`])
+	require.Equal(t, 1.0, m[`floe_plans{state="rejected"}`])
+
+	// A table that was compacted gets its age; a forgotten one has none.
+	h.Metrics.LastCompactionAgeSec = 3 * 3600
+	e.metrics.ObserveHealth(h, time.Time{})
+	m = scrape(t, e)
+	require.Equal(t, 3.0, m[`floe_last_compaction_age_hours{`+tl+`}`])
+	require.Equal(t, float64(e.now.Unix()), m[`floe_last_successful_run_timestamp_seconds{`+tl+`}`], "a zero time keeps the last success")
+	e.metrics.ForgetTable("local.db.p")
+	m = scrape(t, e)
+	require.NotContains(t, m, `floe_table_data_files{`+tl+`}`)
+}
+
+// The telemetry endpoints of floe collect --listen are mounted too, and
+// count what they store.
+func TestIngestMounted(t *testing.T) {
+	e := newEnv(t, envOptions{server: tokenYAML})
+	body := `{"report-type":"scan-report","table-name":"db.p","snapshot-id":1,"schema-id":0,"projected-field-ids":[2],
+	  "filter":{"type":"eq","term":"id","value":42},
+	  "projected-field-names":["v"],
+	  "metrics":{"result-data-files":{"unit":"count","value":1},"skipped-data-files":{"unit":"count","value":7}}}`
+	for range 2 {
+		rec := e.do("POST", "/ingest/iceberg/v1/local/namespaces/db/tables/p/metrics", writeToken, body)
+		require.Equal(t, http.StatusNoContent, rec.Code, rec.Body.String())
+	}
+	evs, err := e.st.Queries(context.Background(), store.QueryFilter{})
+	require.NoError(t, err)
+	require.NotEmpty(t, evs)
+	require.Equal(t, "p", evs[0].Tables[0].Name)
+	m := scrape(t, e)
+	require.Equal(t, 2.0, m[`floe_telemetry_events_total{source="`+evs[0].Source+`"}`], "each event received and stored counts")
+
+	rec := e.do("GET", "/ingest/trino", writeToken, "")
+	require.Equal(t, http.StatusMethodNotAllowed, rec.Code, "a GET is a read: let through, but the listener only takes POST")
+}
