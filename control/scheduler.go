@@ -48,6 +48,9 @@ type SchedulerOptions struct {
 	// and failures alerts ([alert.Evaluate]) — also for a table whose
 	// catalog could not be read this pass, from the recorded runs.
 	Alerts *alert.Notifier
+	// OnRun, when set, sees every run the scheduler made (the daemon's
+	// metrics), from passes and from [Scheduler.RunNow].
+	OnRun func(Run)
 }
 
 // Scheduler decides, pass by pass, which tables are due for maintenance by
@@ -91,7 +94,7 @@ type TableDecision struct {
 	// Trigger is adaptive or scheduled (the table's mode) for a due table;
 	// an approved plan runs with its table's mode as the trigger.
 	Trigger Trigger `json:"trigger,omitempty"`
-	Reason  string `json:"reason"`
+	Reason  string  `json:"reason"`
 }
 
 // Pass is what one scheduling pass did.
@@ -177,6 +180,9 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			pr, err := s.runTable(runCtx, j.cat, j.id, j.eff.Policy, j.d.Trigger)
+			if pr.Run.ID != "" && s.opts.OnRun != nil {
+				s.opts.OnRun(pr.Run)
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if pr.Run.ID != "" {
@@ -502,4 +508,34 @@ func (s *Scheduler) check(ctx context.Context, opts ServeOptions) {
 // on with runCtx.
 func (s *Scheduler) runPassUntil(ctx, runCtx context.Context) (Pass, error) {
 	return s.runPass(ctx, runCtx)
+}
+
+// ErrBusy is returned (wrapped) by [Scheduler.RunNow] for a table that has
+// a run in flight: one run per table at a time.
+var ErrBusy = errors.New("table busy")
+
+// RunNow runs table id's maintenance now, by its policy, as a pass would
+// (the API's POST tables/{table}/optimize): a table with a running run is
+// refused with [ErrBusy].
+func (s *Scheduler) RunNow(ctx context.Context, id lake.Ident, trigger Trigger) (Run, error) {
+	runs, err := ListRuns(ctx, s.opts.Store, id.String(), 1)
+	if err != nil {
+		return Run{}, err
+	}
+	if len(runs) > 0 && runs[0].Status == StatusRunning {
+		return Run{}, fmt.Errorf("optimize %s: %w: run %s is running", id, ErrBusy, runs[0].ID)
+	}
+	cat, err := s.opts.Catalog(ctx, id.Catalog)
+	if err != nil {
+		return Run{}, err
+	}
+	eff, err := ResolvePolicy(ctx, s.opts.Config, id)
+	if err != nil {
+		return Run{}, err
+	}
+	pr, err := s.runTable(ctx, cat, id, eff.Policy, trigger)
+	if s.opts.OnRun != nil && pr.Run.ID != "" {
+		s.opts.OnRun(pr.Run)
+	}
+	return pr.Run, err
 }

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"strings"
 	"time"
 
@@ -10,11 +13,15 @@ import (
 
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/alert"
+	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/control/server"
+	"github.com/floe-project/floe/control/store"
 )
 
 type serveOptions struct {
 	f        *factory
 	Once     bool
+	Listen   string
 	Interval time.Duration
 	Grace    time.Duration
 	Output   outputFormat
@@ -48,6 +55,9 @@ then they are cancelled, leaving their tables consistent.`,
   floe serve --once --output json`,
 		Args: wrapArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("grace") {
+				opts.Grace = 0 // server.shutdown_grace
+			}
 			if opts.Interval < time.Second {
 				return flagErrorf("--interval must be at least 1s, got %s", opts.Interval)
 			}
@@ -58,8 +68,9 @@ then they are cancelled, leaving their tables consistent.`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Once, "once", false, "run one scheduling pass and exit")
+	cmd.Flags().StringVar(&opts.Listen, "listen", "", "address of the HTTP API, metrics and telemetry endpoints (default: server.listen, 127.0.0.1:8080)")
 	cmd.Flags().DurationVar(&opts.Interval, "interval", opts.Interval, "time between scheduling passes")
-	cmd.Flags().DurationVar(&opts.Grace, "grace", opts.Grace, "how long runs in flight may finish after SIGTERM before they are cancelled")
+	cmd.Flags().DurationVar(&opts.Grace, "grace", opts.Grace, "how long runs in flight may finish after SIGTERM before they are cancelled (default: server.shutdown_grace, 2m)")
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
@@ -74,15 +85,18 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 		return err
 	}
 	log := opts.f.Logger()
+	metrics := server.NewMetrics()
 	sinks, err := alert.Sinks(cfg.Alerts, alert.DefaultWebhookOptions())
 	if err != nil {
 		return err
 	}
-	notifier, err := alert.New(alert.Options{Store: st, Sinks: sinks, Repeat: cfg.AlertRepeat(), Logger: log, Now: opts.f.Now})
+	notifier, err := alert.New(alert.Options{Store: st, Sinks: sinks, Repeat: cfg.AlertRepeat(), Logger: log, Now: opts.f.Now,
+		OnNotify: func(a alert.Alert) { metrics.AlertSent(string(a.Kind)) }})
 	if err != nil {
 		return err
 	}
-	s := control.NewScheduler(control.SchedulerOptions{Config: cfg, Store: st, Catalog: opts.f.Catalog, Now: opts.f.Now, Logger: log, Alerts: notifier})
+	s := control.NewScheduler(control.SchedulerOptions{Config: cfg, Store: st, Catalog: opts.f.Catalog, Now: opts.f.Now, Logger: log,
+		Alerts: notifier, MaxConcurrentRuns: cfg.Server.MaxConcurrentRuns, OnRun: metrics.ObserveRun})
 	if opts.Once {
 		pass, err := s.RunPass(ctx)
 		if err != nil {
@@ -96,16 +110,96 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 		}
 		return nil
 	}
-	log.Info("floe serve: scheduling", "catalogs", cfg.CatalogNames(), "interval", opts.Interval)
-	return s.Serve(ctx, control.ServeOptions{Interval: opts.Interval, Grace: opts.Grace,
+	if opts.Listen != "" {
+		cfg.Server.Listen = opts.Listen
+	}
+	if err := cfg.CheckServerListen(); err != nil {
+		return err
+	}
+	handler, err := server.New(ctx, server.Deps{Config: cfg, Store: st, Catalog: opts.f.Catalog, Run: s.RunNow,
+		Metrics: metrics, Now: opts.f.Now, Logger: log}, server.Options{})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Server.Listen)
+	if err != nil {
+		return fmt.Errorf("floe serve: listen on %s: %w", cfg.Server.Listen, err)
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	fmt.Fprintf(opts.f.IO.ErrOut, "floe serve: listening on http://%s (API /api/v1, metrics /metrics)\n", ln.Addr())
+	grace := opts.Grace
+	if grace == 0 {
+		grace = cfg.Server.ShutdownGraceDuration()
+	}
+	log.Info("floe serve: scheduling", "catalogs", cfg.CatalogNames(), "interval", opts.Interval, "listen", ln.Addr().String())
+	serr := s.Serve(ctx, control.ServeOptions{Interval: opts.Interval, Grace: grace, CheckInterval: cfg.Server.CheckIntervalDuration(),
 		Checks: func(ctx context.Context) []control.Check {
 			return control.Doctor(ctx, cfg, control.DoctorOptions{Now: opts.f.Now})
 		},
-		OnPass: func(p control.Pass, err error) {
-			for _, pr := range p.Runs {
-				log.Info("run", "table", pr.Table, "run_id", pr.Run.ID, "status", pr.Run.Status)
+		OnCheck: func(checks []control.Check) {
+			for _, c := range checks {
+				if !c.Skipped {
+					metrics.SetCheck(c.Name+" "+c.Target, c.OK)
+				}
 			}
+		},
+		OnPass: func(p control.Pass, err error) {
+			observeHealth(ctx, opts.f, cfg, st, metrics, p)
 		}})
+	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	herr := srv.Shutdown(shutdown)
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		herr = errors.Join(herr, err)
+	}
+	return errors.Join(serr, herr)
+}
+
+// observeHealth gives the metrics each decided table's health after a
+// pass. A table that cannot be measured keeps its last values; the pass's
+// own errors say why.
+func observeHealth(ctx context.Context, f *factory, cfg *config.Config, st *store.Store, m *server.Metrics, p control.Pass) {
+	for _, d := range p.Decisions {
+		id, err := f.ResolveTable(d.Table)
+		if err != nil {
+			continue
+		}
+		state, err := loadState(ctx, f, id)
+		if err != nil {
+			continue
+		}
+		eff, err := f.Policy(ctx, id)
+		if err != nil {
+			continue
+		}
+		ho, err := control.PolicyHealth(ctx, cfg, st, id, eff.Policy, control.HealthOptions{Now: f.Now})
+		if err != nil {
+			continue
+		}
+		h, err := control.Health(state, ho)
+		if err != nil {
+			continue
+		}
+		m.ObserveHealth(h, lastSuccess(ctx, st, d.Table))
+	}
+	_ = m.RefreshPlans(ctx, st)
+}
+
+// lastSuccess is when the table's last successful run ended (zero when
+// none did or the store cannot say).
+func lastSuccess(ctx context.Context, st *store.Store, table string) time.Time {
+	runs, err := control.ListRuns(ctx, st, table, 20)
+	if err != nil {
+		return time.Time{}
+	}
+	for _, r := range runs {
+		if r.Status == control.StatusDone && !r.DryRun {
+			return r.EndedAt
+		}
+	}
+	return time.Time{}
 }
 
 // renderPass prints one scheduling pass: a line per table, then its runs.

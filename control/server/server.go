@@ -252,7 +252,7 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, lake.ErrNoSuchTable):
 		return http.StatusNotFound
-	case errors.Is(err, store.ErrStateConflict), errors.Is(err, control.ErrStalePlan):
+	case errors.Is(err, store.ErrStateConflict), errors.Is(err, control.ErrStalePlan), errors.Is(err, control.ErrBusy):
 		return http.StatusConflict
 	case errors.Is(err, control.ErrNoQueries):
 		return http.StatusUnprocessableEntity
