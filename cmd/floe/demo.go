@@ -196,5 +196,10 @@ func runDemo(ctx context.Context, opts *demoOptions) (err error) {
 	}
 	section("floe report -o " + path + " --target-file-size 64KiB")
 	fmt.Fprintf(out, "wrote the report of %d tables to %s\n", len(r.Tables), path)
+	cfgFlag := ""
+	if opts.f.ConfigPath != "" {
+		cfgFlag = " --config " + opts.f.ConfigPath
+	}
+	fmt.Fprintf(out, "\nto keep these tables maintained by their policies, with the API and metrics on http://127.0.0.1:8080/:\n  floe%s serve\n", cfgFlag)
 	return nil
 }
