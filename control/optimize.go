@@ -204,8 +204,12 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 		if err != nil {
 			err = fmt.Errorf("optimize %s: step %s: %w", id, s.name, err)
 			status := StatusFailed
-			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-				status = StatusCancelled // stopped (SIGTERM, Ctrl-C), not broken
+			if ctx.Err() != nil {
+				// Stopped (SIGTERM, Ctrl-C), not broken. The step's error
+				// need not say so: a catalog call cut short by the context
+				// can fail as "transaction has already been committed or
+				// rolled back" (database/sql) instead of context.Canceled.
+				status = StatusCancelled
 			}
 			rec.Status, rec.Error = status, err.Error()
 			log.Error("optimize step failed", "step", s.name, "err", err)
