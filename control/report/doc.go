@@ -1,7 +1,8 @@
 // Package report is the recommendation report a person reads before
 // approving a rewrite: its model ([Report]) and its three renderings —
 // GitHub-flavoured Markdown ([Markdown]), one self-contained HTML file with
-// inline SVG charts ([HTML]) and JSON with stable snake_case keys ([JSON]).
+// inline SVG charts ([HTML]; one table's section alone with [TableHTML], for
+// a page that embeds it) and JSON with stable snake_case keys ([JSON]).
 //
 // The package only renders. Gathering — health, the analyzer's ranking, the
 // simulator's projections, the cost/benefit arithmetic, stored plans and runs

@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"fmt"
+	"html/template"
 	"io"
 	"strings"
 	"time"
@@ -83,6 +84,24 @@ func HTML(w io.Writer, r Report) error {
 	h.raw("</main>\n</body>\n</html>\n")
 	return bw.Flush()
 }
+
+// TableHTML renders one table's section of [HTML] — health, predicate
+// columns, candidates, recommendation, charts, pending plans and last runs
+// — as a fragment to embed in another page (floe serve's dashboard). It is
+// the same markup HTML writes for the table, escaped the same way; the
+// embedding page styles it with [Style].
+func TableHTML(t Table) template.HTML {
+	var b strings.Builder
+	bw := bufio.NewWriter(&b)
+	(&htmlWriter{w: bw}).table(t)
+	// A bufio.Writer over a strings.Builder cannot fail to flush.
+	_ = bw.Flush()
+	return template.HTML(b.String()) //nolint:gosec // every value in it went through esc
+}
+
+// Style is the stylesheet [HTML] inlines, for a page that embeds
+// [TableHTML].
+func Style() template.CSS { return template.CSS(htmlStyle) } //nolint:gosec // a constant
 
 type htmlWriter struct{ w *bufio.Writer }
 

@@ -143,3 +143,18 @@ func countIn(nodes []*html.Node, tag string) int {
 	}
 	return n
 }
+
+// TableHTML is exactly the table's section of the whole page, so that the
+// dashboard shows what the report file shows.
+func TestTableHTMLIsTheSection(t *testing.T) {
+	r := fixture()
+	var b bytes.Buffer
+	require.NoError(t, report.HTML(&b, r))
+	for _, tb := range r.Tables {
+		frag := string(report.TableHTML(tb))
+		require.True(t, strings.HasPrefix(frag, `<section class="table"`), frag[:min(len(frag), 80)])
+		require.Contains(t, b.String(), frag, tb.Table)
+		require.Contains(t, frag, "<svg")
+	}
+	require.Contains(t, string(report.Style()), "svg.chart")
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/policy"
+	"github.com/floe-project/floe/control/report"
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/layout"
 )
@@ -179,10 +180,19 @@ func (s *server) tables(ctx context.Context) ([]lake.Ident, error) {
 }
 
 func (s *server) listTables(r *http.Request) (int, any, error) {
-	ctx := r.Context()
-	ids, err := s.tables(ctx)
+	out, err := s.summaries(r.Context())
 	if err != nil {
 		return 0, nil, err
+	}
+	return http.StatusOK, out, nil
+}
+
+// summaries measures every table; one that cannot be measured says why in
+// its Error.
+func (s *server) summaries(ctx context.Context) ([]TableSummary, error) {
+	ids, err := s.tables(ctx)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]TableSummary, 0, len(ids))
 	for _, id := range ids {
@@ -201,7 +211,7 @@ func (s *server) listTables(r *http.Request) (int, any, error) {
 		}
 		out = append(out, sum)
 	}
-	return http.StatusOK, out, nil
+	return out, nil
 }
 
 func (s *server) getTable(r *http.Request) (int, any, error) {
@@ -233,18 +243,24 @@ func (s *server) tableReport(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	rep, err := s.report(ctx, state)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, rep, nil
+}
+
+// report is the recommendation report of the one table, as floe report
+// makes it.
+func (s *server) report(ctx context.Context, state *lake.State) (report.Report, error) {
 	cfg := s.deps.Config
-	rep, err := control.Report(ctx, s.deps.Store, []*lake.State{state}, control.ReportOptions{
+	return control.Report(ctx, s.deps.Store, []*lake.State{state}, control.ReportOptions{
 		Now: s.now, HealthTargetFileSizeBytes: cfg.TargetFileSizeBytes(), MinGainPP: cfg.MinGainPP(),
 		Policy: func(id lake.Ident) (policy.Policy, error) {
 			eff, err := control.ResolvePolicy(ctx, cfg, id)
 			return eff.Policy, err
 		},
 	})
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, rep, nil
 }
 
 func (s *server) proposePlan(r *http.Request) (int, any, error) {

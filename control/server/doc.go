@@ -4,23 +4,29 @@
 // /api/v1 (tables with their health, effective policy, report, plans and
 // runs; proposing, approving and rejecting plans; running a table now), and
 // the telemetry endpoints of package ingest (/ingest/trino,
-// /ingest/iceberg/…), so that one daemon receives telemetry.
+// /ingest/iceberg/…), so that one daemon receives telemetry, and a
+// dashboard for people at / (overview, table and run pages, approving and
+// rejecting plans through a sign-in form; docs/api.md).
 //
 // Inputs: [Deps] — the configuration, the state store, a function that
 // opens a catalog by name, the clock, and the scheduler's run function —
 // and [Options]. Output: an http.Handler. The server holds no state of its
-// own beyond its [Metrics]; every handler calls the same control functions
+// own beyond its [Metrics] and the dashboard's sign-in sessions; every handler calls the same control functions
 // the CLI does, so the API and the CLI cannot disagree.
 //
 // Invariants:
 //
-//   - A state-changing request (any method but GET and HEAD) runs only with
+//   - A state-changing API request (any method but GET and HEAD) runs only with
 //     Authorization: Bearer <server.token>; without it, or with a wrong one,
 //     the answer is 401 and nothing changes. Without a configured token
 //     every state-changing request is refused. Reads are open unless
 //     server.read_token is set; then they need either token. /healthz is
 //     always open. Tokens are compared in constant time and never logged.
-//   - Every error is JSON {"error": "…"} with the status that says what
+//   - The dashboard's pages read like the API; its forms change a plan only
+//     from a signed-in session (a random id in an HttpOnly, SameSite=Strict
+//     cookie, never the token) whose CSRF token the form carries, else 403.
+//     Sessions are kept in memory: a restart signs everyone out.
+//   - Every API error is JSON {"error": "…"} (the dashboard's, a page) with the status that says what
 //     to do next (see docs/api.md): 400 bad input, 401 no or bad token,
 //     404 no such table, plan or run, 409 a plan in the wrong state, 422
 //     nothing to judge a layout by, 500 a failure, 503 not ready.

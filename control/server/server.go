@@ -2,11 +2,10 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html/template"
 	"io"
 	"log/slog"
 	"net/http"
@@ -61,8 +60,11 @@ type Options struct {
 	// RecentRuns is how many runs GET /api/v1/tables/{table} shows.
 	// Default: 10.
 	RecentRuns int
-	// MaxBodyBytes bounds a JSON request body. Default: 1 MiB.
+	// MaxBodyBytes bounds a JSON request body or a dashboard form.
+	// Default: 1 MiB.
 	MaxBodyBytes int64
+	// SessionTTL is how long a dashboard sign-in lasts. Default: 12h.
+	SessionTTL time.Duration
 }
 
 // Option defaults.
@@ -70,6 +72,7 @@ const (
 	DefaultCheckTimeout = 5 * time.Second
 	DefaultRecentRuns   = 10
 	DefaultMaxBodyBytes = 1 << 20
+	DefaultSessionTTL   = 12 * time.Hour
 )
 
 type server struct {
@@ -78,6 +81,9 @@ type server struct {
 	log  *slog.Logger
 	now  func() time.Time
 	m    *Metrics
+	// tmpl are the dashboard's pages; sessions its signed-in browsers.
+	tmpl     *template.Template
+	sessions *sessions
 }
 
 // New returns the daemon's HTTP handler (see the package documentation for
@@ -107,6 +113,9 @@ func New(ctx context.Context, deps Deps, opts Options) (http.Handler, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if opts.SessionTTL <= 0 {
+		opts.SessionTTL = DefaultSessionTTL
+	}
 	s := &server{deps: deps, opts: opts, log: deps.Logger, now: deps.Now, m: deps.Metrics}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -116,6 +125,11 @@ func New(ctx context.Context, deps Deps, opts Options) (http.Handler, error) {
 	}
 	if s.m == nil {
 		s.m = NewMetrics()
+	}
+	s.sessions = newSessions(opts.SessionTTL, s.now)
+	var err error
+	if s.tmpl, err = s.parseTemplates(); err != nil {
+		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.healthz)
@@ -149,7 +163,12 @@ func New(ctx context.Context, deps Deps, opts Options) (http.Handler, error) {
 		}
 		mux.Handle(ep.pattern, h)
 	}
-	return s.auth(mux), nil
+	// The dashboard authenticates by session and CSRF token (a browser
+	// sends no bearer token); everything else goes through auth.
+	root := http.NewServeMux()
+	s.routeDashboard(root)
+	root.Handle("/", s.auth(mux))
+	return root, nil
 }
 
 // auth lets a request through when it carries the token its kind needs:
@@ -192,8 +211,7 @@ func tokenIs(r *http.Request, want string) bool {
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return false
 	}
-	g, w := sha256.Sum256([]byte(strings.TrimSpace(got))), sha256.Sum256([]byte(want))
-	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
+	return equalSecret(strings.TrimSpace(got), want)
 }
 
 // handlerFunc is an API handler: it returns the status and value to
