@@ -419,7 +419,10 @@ func listLocation(fio iceio.IO, location string) (string, error) {
 		return nil
 	})
 	if errors.Is(err, fs.ErrNotExist) && n == 0 {
-		return "listed: empty (nothing written there yet)", nil
+		// A local warehouse floe has not written to yet (the catalog
+		// check, which runs at the same time, may be creating it): the
+		// same count an empty directory gives.
+		return "listed 0 entries (nothing written there yet)", nil
 	}
 	if err != nil {
 		return "", fmt.Errorf("list %s: %w", location, err)

@@ -90,9 +90,13 @@ func TestServeDaemon(t *testing.T) {
 		return len(runs) > 0 && runs[len(runs)-1].Status == "done"
 	}, time.Minute, 200*time.Millisecond, "the first pass runs the due table")
 	require.Equal(t, "adaptive", runs[len(runs)-1].Trigger)
-	_, metrics := get("/metrics")
-	require.Contains(t, metrics, `floe_runs_total{status="done",step="compact",table="local.db.flat"}`)
-	require.Contains(t, metrics, `floe_table_data_files{table="local.db.flat"}`)
+	// The run is recorded before the pass hands the tables' health to the
+	// metrics: wait for both.
+	require.Eventually(t, func() bool {
+		_, metrics := get("/metrics")
+		return strings.Contains(metrics, `floe_runs_total{status="done",step="compact",table="local.db.flat"}`) &&
+			strings.Contains(metrics, `floe_table_data_files{table="local.db.flat"}`)
+	}, time.Minute, 200*time.Millisecond, "/metrics counts the run and the table's health")
 
 	rsp, err := http.Post(base+"/api/v1/tables/db.flat/optimize", "application/json", nil)
 	require.NoError(t, err)
