@@ -58,6 +58,12 @@ func LastCompaction(ctx context.Context, st *store.Store, table string) (time.Ti
 	if err != nil {
 		return time.Time{}, fmt.Errorf("last compaction of %s: %w", table, err)
 	}
+	return lastCompaction(runs), nil
+}
+
+// lastCompaction is when the newest compaction step among runs that was
+// done or not due ended; zero when none.
+func lastCompaction(runs []Run) time.Time {
 	var last time.Time
 	for _, r := range runs {
 		if r.DryRun {
@@ -69,7 +75,7 @@ func LastCompaction(ctx context.Context, st *store.Store, table string) (time.Ti
 			}
 		}
 	}
-	return last, nil
+	return last
 }
 
 // ExpireDefaults fills what o leaves unset from the policy: the expiry age

@@ -242,15 +242,13 @@ func alertInput(ctx context.Context, st *store.Store, id lake.Ident, p policy.Po
 	if err != nil {
 		return in, err
 	}
+	in.LastCompaction = lastCompaction(runs)
 	for _, r := range runs {
 		if r.DryRun {
 			continue
 		}
 		in.Runs = append(in.Runs, alert.Run{ID: r.ID, Status: string(r.Status), Error: r.Error, StartedAt: r.StartedAt, EndedAt: r.EndedAt})
 		for _, step := range r.Steps {
-			if step.Name == StepCompact && (step.Status == StatusDone || step.Status == StatusNotDue) && step.EndedAt.After(in.LastCompaction) {
-				in.LastCompaction = step.EndedAt
-			}
 			if step.After != nil {
 				in.ObserveMetrics(step.After.Metrics, step.EndedAt)
 			} else if step.Before != nil {
@@ -448,7 +446,7 @@ func (s *Scheduler) Serve(ctx context.Context, opts ServeOptions) error {
 		tick = t.C
 	}
 	for {
-		pass, err := s.runPassUntil(ctx, runCtx)
+		pass, err := s.runPass(ctx, runCtx)
 		if err != nil {
 			s.opts.Logger.Error("scheduling pass failed", "err", err)
 		}
@@ -502,12 +500,6 @@ func (s *Scheduler) check(ctx context.Context, opts ServeOptions) {
 		case <-t.C:
 		}
 	}
-}
-
-// runPassUntil is a pass whose decisions stop with ctx and whose runs go
-// on with runCtx.
-func (s *Scheduler) runPassUntil(ctx, runCtx context.Context) (Pass, error) {
-	return s.runPass(ctx, runCtx)
 }
 
 // ErrBusy is returned (wrapped) by [Scheduler.RunNow] for a table that has
