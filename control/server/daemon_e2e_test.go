@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -24,7 +23,6 @@ import (
 
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/alert"
-	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/control/server"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/internal/oracle"
@@ -133,28 +131,13 @@ func TestDaemonEndToEnd(t *testing.T) {
 	defer hook.Close()
 	alerts := func() []alert.Alert { mu.Lock(); defer mu.Unlock(); return slices.Clone(received) }
 
-	var y strings.Builder
-	y.WriteString("default_catalog: local\ncatalogs:\n  local:\n")
-	keys := make([]string, 0, len(w.Props))
-	for k := range w.Props {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(&y, "    %s: %q\n", k, w.Props[k])
-	}
-	fmt.Fprintf(&y, `server: {token: %s}
+	cfg := loadConfig(t, w, fmt.Sprintf(`server: {token: %s}
 alerts:
   webhooks: [{name: test, url: %q, format: json}]
 policies:
   default: {layout: "sort(id)", poll_interval: 1m, freshness_sla: 2h, alert_after_failures: 5}
-`, writeToken, hook.URL)
-	dir := t.TempDir()
-	path := filepath.Join(dir, "floe.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(y.String()), 0o644))
-	cfg, err := config.Load(config.Options{Path: path, WorkDir: dir, Getenv: func(string) string { return "" }, Environ: func() []string { return nil }})
-	require.NoError(t, err)
-	st, err := store.Open(ctx, filepath.Join(dir, "state.db"))
+`, writeToken, hook.URL))
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, st.Close()) })
 

@@ -82,23 +82,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, st.Close()) })
 
-	var y strings.Builder
-	y.WriteString("default_catalog: local\ncatalogs:\n  local:\n")
-	keys := make([]string, 0, len(w.Props))
-	for k := range w.Props {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(&y, "    %s: %q\n", k, w.Props[k])
-	}
-	y.WriteString(o.extraCatalogs)
-	y.WriteString(o.server)
-	dir := t.TempDir()
-	path := filepath.Join(dir, "floe.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(y.String()), 0o644))
-	cfg, err := config.Load(config.Options{Path: path, WorkDir: dir, Getenv: func(string) string { return "" }, Environ: func() []string { return nil }})
-	require.NoError(t, err)
+	cfg := loadConfig(t, w, o.extraCatalogs+o.server)
 
 	e := &env{t: t, w: w, id: lake.Ident{Catalog: "local", Namespace: []string{"db"}, Name: "p"}, st: st, cfg: cfg,
 		now: time.Now().UTC().Add(time.Hour).Truncate(time.Second), metrics: server.NewMetrics()}
@@ -124,6 +108,29 @@ func newEnv(t *testing.T, o envOptions) *env {
 	e.h, err = server.New(t.Context(), deps, server.Options{CheckTimeout: 3 * time.Second})
 	require.NoError(t, err)
 	return e
+}
+
+// loadConfig writes and loads a floe.yaml whose catalog local is w, with
+// more YAML after it, read with no environment.
+func loadConfig(t *testing.T, w *testlake.Warehouse, more string) *config.Config {
+	t.Helper()
+	var y strings.Builder
+	y.WriteString("default_catalog: local\ncatalogs:\n  local:\n")
+	keys := make([]string, 0, len(w.Props))
+	for k := range w.Props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&y, "    %s: %q\n", k, w.Props[k])
+	}
+	y.WriteString(more)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "floe.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(y.String()), 0o644))
+	cfg, err := config.Load(config.Options{Path: path, WorkDir: dir, Getenv: func(string) string { return "" }, Environ: func() []string { return nil }})
+	require.NoError(t, err)
+	return cfg
 }
 
 // do sends one request; token "" sends no Authorization header.
