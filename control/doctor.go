@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,6 +30,7 @@ const (
 	CheckObjectStore      = "object_store"
 	CheckObjectStoreWrite = "object_store_write"
 	CheckStateStore       = "state_store"
+	CheckEngine           = "engine"
 )
 
 // DefaultDoctorTimeout bounds each check when [DoctorOptions.Timeout] is 0.
@@ -74,6 +76,9 @@ type DoctorOptions struct {
 	Write bool
 	// Now is the clock checks are timed with. Default: time.Now.
 	Now func() time.Time
+	// OpenEngine opens each engine under engines: for its check.
+	// Default: [OpenEngine].
+	OpenEngine EngineOpener
 }
 
 // Doctor checks that floe can reach everything cfg configures and returns
@@ -98,6 +103,9 @@ func Doctor(ctx context.Context, cfg *config.Config, opts DoctorOptions) []Check
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.OpenEngine == nil {
+		opts.OpenEngine = OpenEngine
 	}
 	d := &doctor{cfg: cfg, opts: opts}
 	groups := d.groups()
@@ -124,18 +132,74 @@ type doctor struct {
 // groups run concurrently.
 type checkGroup func(ctx context.Context) []Check
 
-// groups is the list of what Doctor checks. Telemetry sources configured
-// for live collection, execution engines and alert webhooks plug in here,
-// one group each, once floe.yaml can configure them (today telemetry
-// arrives by files or is pushed to floe's ingest endpoints, so there is no
-// source to reach).
+// groups is the list of what Doctor checks: each catalog, the state store
+// and each engine under engines:. Telemetry sources configured for live
+// collection and alert webhooks plug in here, one group each, once
+// floe.yaml can configure them (today telemetry arrives by files or is
+// pushed to floe's ingest endpoints, so there is no source to reach).
 func (d *doctor) groups() []checkGroup {
 	var gs []checkGroup
 	for _, name := range d.cfg.CatalogNames() {
 		gs = append(gs, d.catalogGroup(name, d.cfg.Catalogs[name]))
 	}
 	gs = append(gs, d.stateGroup)
+	for _, name := range d.cfg.EngineNames() {
+		gs = append(gs, d.engineGroup(name, d.cfg.Engines[name]))
+	}
 	return gs
+}
+
+// engineGroup checks one engine: open it (a fresh client), run its
+// trivial query ([rewriter.Engine.Ping]) and close it.
+func (d *doctor) engineGroup(name string, ec config.EngineConfig) checkGroup {
+	return func(ctx context.Context) []Check {
+		target, secrets := engineTarget(name, ec)
+		c, _ := runCheck(ctx, d, CheckEngine, target, secrets, func(ctx context.Context) (_ string, _ struct{}, err error) {
+			eng, err := d.opts.OpenEngine(ctx, name, ec)
+			if err != nil {
+				return "", struct{}{}, err
+			}
+			defer func() { err = errors.Join(err, eng.Close()) }()
+			if err := eng.Ping(ctx); err != nil {
+				return "", struct{}{}, err
+			}
+			return fmt.Sprintf("%s answered a trivial query", ec.Type), struct{}{}, nil
+		})
+		return []Check{c}
+	}
+}
+
+// engineTarget names an engine and its address without secrets, and lists
+// the secrets to cut out of its errors.
+func engineTarget(name string, ec config.EngineConfig) (string, []string) {
+	addr := ec.DSN.Reveal()
+	if ec.Type == config.EngineSpark {
+		addr = ec.Remote.Reveal()
+	}
+	secrets := []string{}
+	for _, s := range []config.Secret{ec.Password, ec.Token} {
+		if s != "" {
+			secrets = append(secrets, s.Reveal())
+		}
+	}
+	// Only scheme, user and host are shown: a password, and Spark
+	// Connect's ;token=… parameters, stay out.
+	shown := "(address not shown)"
+	if u, err := url.Parse(addr); err == nil && u.Host != "" {
+		if p, ok := u.User.Password(); ok {
+			secrets = append(secrets, p)
+		}
+		shown = u.Scheme + "://" + u.Host
+		if u.User != nil {
+			shown = u.Scheme + "://" + u.User.Username() + "@" + u.Host
+		}
+		for _, part := range []string{u.Path, u.RawQuery} {
+			if strings.Trim(part, "/;") != "" {
+				secrets = append(secrets, part)
+			}
+		}
+	}
+	return fmt.Sprintf("%s (%s %s)", name, ec.Type, shown), secrets
 }
 
 // timeoutGrace is how long a check may take past its deadline to return

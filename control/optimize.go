@@ -55,6 +55,9 @@ type OptimizeOptions struct {
 	// Trigger is what started the run, recorded with it. Default:
 	// [TriggerManual].
 	Trigger Trigger
+	// Engine chooses the engine of each step. The zero value runs every
+	// step natively.
+	Engine EngineSelect
 }
 
 // Optimize runs the maintenance steps on one table — expire snapshots,
@@ -106,30 +109,10 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 		do   func(ctx context.Context) (any, error)
 	}{
 		{StepExpire, func(ctx context.Context) (any, error) {
-			tbl, err := lake.LoadTable(ctx, cat, id)
-			if err != nil {
-				return nil, err
-			}
-			eo := opts.Expire
-			eo.Now = opts.Now
-			plan, err := rewriter.PlanExpire(ctx, tbl, eo)
-			if err != nil || len(plan.Snapshots) == 0 {
-				return plan, err
-			}
-			return rewriter.Expire(ctx, cat, tbl, plan, eo)
+			return expireStep(ctx, cat, id, opts)
 		}},
 		{StepOrphans, func(ctx context.Context) (any, error) {
-			tbl, err := lake.LoadTable(ctx, cat, id)
-			if err != nil {
-				return nil, err
-			}
-			oo := opts.Orphans
-			oo.Now = opts.Now
-			plan, err := rewriter.PlanOrphans(ctx, tbl, oo)
-			if err != nil || len(plan.Files) == 0 {
-				return plan, err
-			}
-			return rewriter.DeleteOrphans(ctx, tbl, plan, oo.Concurrency)
+			return orphansStep(ctx, cat, id, opts)
 		}},
 		{StepCompact, func(ctx context.Context) (any, error) {
 			state, err := loadState(ctx, cat, id)
@@ -147,19 +130,10 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 			}
 			co.Progress = opts.Progress
 			co.Logger = log
-			plan, err := rewriter.PlanCompaction(state, co)
-			if err != nil || len(plan.Groups) == 0 {
-				return plan, err
-			}
-			return rewriter.Compact(ctx, state, plan, co)
+			return compactStep(ctx, cat, id, state, co, opts.Engine)
 		}},
 		{StepManifests, func(ctx context.Context) (any, error) {
-			state, err := loadState(ctx, cat, id)
-			if err != nil {
-				return nil, err
-			}
-			_, res, err := rewriter.RewriteManifests(ctx, state.Table, opts.Manifests)
-			return res, err
+			return manifestsStep(ctx, cat, id, opts)
 		}},
 	}
 	for _, s := range steps {

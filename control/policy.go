@@ -115,10 +115,12 @@ func CompactDefaults(p policy.Policy, o rewriter.CompactOptions) rewriter.Compac
 }
 
 // StepDefaults applies [ExpireDefaults], [OrphanDefaults] and
-// [CompactDefaults] to an optimize run's options.
+// [CompactDefaults] to an optimize run's options, and makes the
+// policy's engine key choose the engine of each step.
 func StepDefaults(p policy.Policy, o OptimizeOptions) OptimizeOptions {
 	o.Expire = ExpireDefaults(p, o.Expire)
 	o.Orphans = OrphanDefaults(p, o.Orphans)
 	o.Compact = CompactDefaults(p, o.Compact)
+	o.Engine.Policy = p
 	return o
 }

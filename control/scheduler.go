@@ -51,6 +51,9 @@ type SchedulerOptions struct {
 	// OnRun, when set, sees every run the scheduler made (the daemon's
 	// metrics), from passes and from [Scheduler.RunNow].
 	OnRun func(Run)
+	// Engines are the engines a policy's engine key may name. Default:
+	// those of Config.
+	Engines *Engines
 }
 
 // Scheduler decides, pass by pass, which tables are due for maintenance by
@@ -77,6 +80,9 @@ type tableSchedule struct {
 func NewScheduler(opts SchedulerOptions) *Scheduler {
 	if opts.MaxConcurrentRuns < 1 {
 		opts.MaxConcurrentRuns = 2
+	}
+	if opts.Engines == nil {
+		opts.Engines = NewEngines(opts.Config, nil)
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -357,7 +363,7 @@ func (s *Scheduler) runTable(ctx context.Context, cat catalog.Catalog, id lake.I
 	if err != nil {
 		return PolicyRun{}, err
 	}
-	oo := StepDefaults(p, OptimizeOptions{Now: s.opts.Now, Logger: log, Skip: map[string]bool{}, Trigger: trigger})
+	oo := StepDefaults(p, OptimizeOptions{Now: s.opts.Now, Logger: log, Skip: map[string]bool{}, Trigger: trigger, Engine: EngineSelect{Engines: s.opts.Engines}})
 	pr, err := OptimizeByPolicy(ctx, cat, s.opts.Store, id, p, PolicyOptions{Optimize: oo, Health: ho,
 		Plan: PlanOptions{MinGainPP: s.opts.Config.MinGainPP(), By: "floe serve", Now: s.opts.Now}})
 	ts := s.schedule(id.String())

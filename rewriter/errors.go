@@ -57,6 +57,14 @@ var ErrInputMismatch = fmt.Errorf("%w: input data file does not match its manife
 // errors.Is.
 var ErrInvalidOptions = errors.New("rewriter: invalid options")
 
+// ErrLayoutUnsupported wraps [ErrInvalidOptions]: the engine chosen for a
+// compaction cannot write its layout (Trino writes no z-order or Hilbert
+// curve, Iceberg's Spark procedure no Hilbert curve). Returned by an
+// [Engine]'s Compact before it sends anything; the message names the
+// engines that can. Pick another engine for the table; retrying cannot
+// help. Test with errors.Is; check [Engine.CanWrite] first to avoid it.
+var ErrLayoutUnsupported = fmt.Errorf("%w: layout not supported by the engine", ErrInvalidOptions)
+
 // MarkInvalidOptions marks err as [ErrInvalidOptions] without adding the
 // sentinel's text to its message: errors.Is(MarkInvalidOptions(err),
 // ErrInvalidOptions) holds, and the message is err's. Nil stays nil.
@@ -98,13 +106,6 @@ func IsRetryableCommitError(err error) bool {
 	}
 	return strings.Contains(err.Error(), "requirement failed")
 }
-
-// ErrLayoutUnsupported means the engine asked to run a compaction cannot
-// write its layout (Trino writes no z-order or Hilbert layouts). Returned by
-// an [Engine]'s Compact before it sends anything; the message names the
-// engines that can. Pick another engine for the table; retrying cannot help.
-// Test with errors.Is; check [Engine.CanWrite] first to avoid it.
-var ErrLayoutUnsupported = errors.New("rewriter: engine cannot write the layout")
 
 // ErrScopeUnsupported means a partition of a scoped rewrite cannot be stated
 // as a predicate on its source columns (a bucket or a string truncate

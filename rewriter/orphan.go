@@ -446,3 +446,33 @@ func leaseHeld(leases []LeaseRecord, p string) bool {
 	}
 	return false
 }
+
+// OrphanCutoff is the modification time before which an engine that cannot
+// see floe's leases (Trino's remove_orphan_files, Spark's) may delete
+// unreferenced files of tbl: now minus opts.OlderThan (validated and
+// defaulted as [PlanOrphans] does), moved before the start of every live
+// floe lease on the table less [LeaseClockSkew], so that no file a run in
+// flight may still commit is old enough. It also returns the live leases.
+func OrphanCutoff(ctx context.Context, tbl *table.Table, opts OrphanOptions) (time.Time, []LeaseRecord, error) {
+	if err := opts.Validate(); err != nil {
+		return time.Time{}, nil, err
+	}
+	opts = opts.withDefaults()
+	now := opts.Now()
+	cutoff := now.Add(-opts.OlderThan)
+	all, err := Leases(ctx, tbl)
+	if err != nil {
+		return time.Time{}, nil, fmt.Errorf("orphan cutoff: %w", err)
+	}
+	var live []LeaseRecord
+	for _, l := range all {
+		if !l.Live(now) {
+			continue
+		}
+		live = append(live, l)
+		if start := l.StartedAt.Add(-LeaseClockSkew); start.Before(cutoff) {
+			cutoff = start
+		}
+	}
+	return cutoff, live, nil
+}

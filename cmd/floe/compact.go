@@ -19,6 +19,8 @@ import (
 )
 
 type compactOptions struct {
+	// Engine is --engine.
+	Engine string
 	f      *factory
 	Table  string
 	Layout string
@@ -84,6 +86,7 @@ at least 1MiB. A refusal exits 2.`,
 	cmd.Flags().IntVar(&opts.MinInputFiles, "min-input-files", 5, "bin-pack a partition only with at least this many small files")
 	cmd.Flags().IntVar(&opts.GroupsPerCommit, "groups-per-commit", 1, "partition groups per snapshot (partial progress: each commit is kept)")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "print the plan; change nothing")
+	addEngineFlag(cmd, &opts.Engine)
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
@@ -138,7 +141,9 @@ type compactSummary struct {
 	Plan   rewriter.CompactPlan    `json:"plan"`
 	Result *rewriter.CompactResult `json:"result,omitempty"`
 	Before lake.Metrics            `json:"before"`
-	After  *lake.Metrics           `json:"after,omitempty"`
+	// Engine is a distributed engine's report, when one ran the rewrite.
+	Engine *control.DistributedReport `json:"engine,omitempty"`
+	After  *lake.Metrics              `json:"after,omitempty"`
 }
 
 func runCompact(ctx context.Context, opts *compactOptions) (err error) {
@@ -181,6 +186,14 @@ func runCompact(ctx context.Context, opts *compactOptions) (err error) {
 	if err != nil {
 		return flagError{err}
 	}
+	sel, err := engineSelect(opts.f, eff.Policy, opts.Engine)
+	if err != nil {
+		return err
+	}
+	cat, err := opts.f.Catalog(ctx, id.Catalog)
+	if err != nil {
+		return err
+	}
 	sum := compactSummary{Table: id.String(), DryRun: opts.DryRun, Plan: plan, Before: before.Metrics}
 	if opts.Output != outputJSON {
 		// The plan is printed before the work, so that a person sees what
@@ -195,9 +208,14 @@ func runCompact(ctx context.Context, opts *compactOptions) (err error) {
 			bar.Bytes("compact "+id.String(), fmt.Sprintf("compact %s: %d/%d partitions", id, done, total), bytesDone, bytesTotal)
 		}
 		co.Logger = opts.f.Logger()
-		res, err := rewriter.Compact(ctx, st, plan, co)
+		rep, err := control.CompactOn(ctx, cat, st, plan, co, sel)
 		bar.Done()
-		sum.Result = &res
+		switch r := rep.(type) {
+		case rewriter.CompactResult:
+			sum.Result = &r
+		case *control.DistributedReport:
+			sum.Engine = r
+		}
 		if err != nil {
 			if opts.Output == outputJSON {
 				_ = writeJSON(opts.f.IO.Out, sum)
@@ -216,6 +234,9 @@ func runCompact(ctx context.Context, opts *compactOptions) (err error) {
 	}
 	if opts.Output == outputJSON {
 		return writeJSON(opts.f.IO.Out, sum)
+	}
+	if sum.Engine != nil {
+		printEngineReport(opts.f.IO, sum.Table, sum.Engine)
 	}
 	printCompactResult(opts.f.IO, sum)
 	return nil

@@ -9,12 +9,15 @@ import (
 
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/rewriter"
 )
 
 type expireOptions struct {
-	f     *factory
-	Table string
+	// Engine is --engine.
+	Engine string
+	f      *factory
+	Table  string
 	// OlderThan is --older-than; OlderThanSet says it was passed, so that
 	// 0 means zero and an unset flag leaves the table's default.
 	OlderThan            time.Duration
@@ -59,6 +62,7 @@ those a ref keeps. The cut-off used is printed, and is "Cutoff" in JSON.`,
 	cmd.Flags().IntVar(&opts.RetainLast, "retain-last", 0, "always keep this many newest snapshots, at least 1 (default: the policy's snapshots.retain_last, else the table's history.expire.min-snapshots-to-keep, 1 unless set)")
 	cmd.Flags().IntVar(&opts.MaxConcurrentDeletes, "max-concurrent-deletes", 8, "files deleted at once")
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "list what would be expired and deleted; change nothing")
+	addEngineFlag(cmd, &opts.Engine)
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
@@ -85,18 +89,37 @@ func runExpire(ctx context.Context, opts *expireOptions) error {
 		DryRun bool                   `json:"dry_run"`
 		Plan   rewriter.ExpirePlan    `json:"plan"`
 		Result *rewriter.ExpireResult `json:"result,omitempty"`
+		// Engine is a distributed engine's report, when one ran the expiry.
+		Engine *control.DistributedReport `json:"engine,omitempty"`
 	}{Table: id.String(), DryRun: opts.DryRun, Plan: plan}
 	if !opts.DryRun && len(plan.Snapshots) > 0 {
-		res, err := rewriter.Expire(ctx, cat, tbl, plan, eo)
+		sel, err := engineSelect(opts.f, eff.Policy, opts.Engine)
 		if err != nil {
 			return err
 		}
-		out.Result = &res
+		st, err := lake.LoadState(ctx, id, tbl, lake.LoadOptions{SkipBounds: true})
+		if err != nil {
+			return err
+		}
+		rep, err := control.ExpireOn(ctx, cat, st, plan, eo, sel)
+		switch r := rep.(type) {
+		case rewriter.ExpireResult:
+			out.Result = &r
+		case *control.DistributedReport:
+			out.Engine = r
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if opts.Output == outputJSON {
 		return writeJSON(opts.f.IO.Out, out)
 	}
 	w := opts.f.IO.Out
+	if out.Engine != nil {
+		printEngineReport(opts.f.IO, out.Table, out.Engine)
+		return nil
+	}
 	if opts.DryRun || out.Result == nil {
 		fmt.Fprintf(w, "%s: would expire %d snapshots older than %s (keeping %d) and delete %d files (%s)\n", id, len(plan.Snapshots), formatCutoff(plan.Cutoff), plan.Retained, len(plan.Files), config.FormatSize(plan.Bytes))
 		for i, p := range plan.Files {

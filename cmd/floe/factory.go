@@ -31,6 +31,7 @@ type factory struct {
 	cfg      *config.Config
 	catalogs map[string]catalog.Catalog
 	store    *store.Store
+	engines  *control.Engines
 }
 
 func newFactory(io *IOStreams) *factory {
@@ -98,14 +99,31 @@ func (f *factory) Store(ctx context.Context) (*store.Store, error) {
 	return st, nil
 }
 
+// Engines are the configured engines, each opened on first use and
+// closed with Close.
+func (f *factory) Engines() (*control.Engines, error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.engines == nil {
+		f.engines = control.NewEngines(cfg, nil)
+	}
+	return f.engines, nil
+}
+
 // Close releases what the factory opened.
 func (f *factory) Close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	err := f.engines.Close()
+	f.engines = nil
 	if f.store == nil {
-		return nil
+		return err
 	}
-	err := f.store.Close()
+	err = errors.Join(err, f.store.Close())
 	f.store = nil
 	return err
 }

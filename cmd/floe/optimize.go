@@ -20,6 +20,8 @@ import (
 )
 
 type optimizeOptions struct {
+	// Engine is --engine.
+	Engine string
 	compactOptions
 	// OlderThan is --expire-older-than and OrphanAge --orphan-older-than;
 	// the *Set fields say they were passed, so that 0 means zero and an
@@ -129,6 +131,7 @@ their reason. Flags still override the policy's values (--expire-older-than,
 	fl.StringSliceVar(&opts.Skip, "skip", nil, "steps to leave out: expire, orphans, compact, manifests")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "check everything and print what each step would do; change and record nothing")
 	fl.StringVar(&opts.PlanID, "plan", "", "run this approved plan (see 'floe plan'); TABLE is then optional")
+	addEngineFlag(cmd, &opts.Engine)
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
@@ -154,7 +157,12 @@ func runOptimize(ctx context.Context, opts *optimizeOptions) error {
 	if err != nil {
 		return err
 	}
+	sel, err := engineSelect(opts.f, eff.Policy, opts.Engine)
+	if err != nil {
+		return err
+	}
 	oo := control.StepDefaults(eff.Policy, control.OptimizeOptions{
+		Engine:    sel,
 		Expire:    rewriter.ExpireOptions{OlderThan: opts.OlderThan, OlderThanSet: opts.OlderThanSet, RetainLast: opts.RetainLast},
 		Orphans:   rewriter.OrphanOptions{OlderThan: opts.OrphanAge, OlderThanSet: opts.OrphanAgeSet},
 		Compact:   co,

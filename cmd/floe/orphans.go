@@ -10,12 +10,15 @@ import (
 
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/rewriter"
 )
 
 type orphansOptions struct {
-	f     *factory
-	Table string
+	// Engine is --engine.
+	Engine string
+	f      *factory
+	Table  string
 	// OlderThan is --older-than; OlderThanSet says it was passed, so that
 	// 0 means zero and an unset flag leaves the default.
 	OlderThan    time.Duration
@@ -85,6 +88,7 @@ directory.`,
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "only report the orphan files, as without --apply")
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "allow --older-than below 24h (dangerous: may delete files of commits in flight)")
 	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", 8, "files listed and deleted at once")
+	addEngineFlag(cmd, &opts.Engine)
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
@@ -111,15 +115,34 @@ func runOrphans(ctx context.Context, opts *orphansOptions) error {
 		Apply  bool                   `json:"apply"`
 		Plan   rewriter.OrphanPlan    `json:"plan"`
 		Result *rewriter.OrphanResult `json:"result,omitempty"`
+		// Engine is a distributed engine's report, when one removed them.
+		Engine *control.DistributedReport `json:"engine,omitempty"`
 		// SweptSpill are the spill directories of dead runs removed (--apply).
 		SweptSpill []rewriter.SweptDir `json:"swept_spill,omitempty"`
 	}{Table: id.String(), Apply: opts.Apply, Plan: plan}
 	if opts.Apply && len(plan.Files) > 0 {
-		res, err := rewriter.DeleteOrphans(ctx, tbl, plan, opts.Concurrency)
+		sel, err := engineSelect(opts.f, eff.Policy, opts.Engine)
 		if err != nil {
 			return err
 		}
-		out.Result = &res
+		cat, err := opts.f.Catalog(ctx, id.Catalog)
+		if err != nil {
+			return err
+		}
+		st, err := lake.LoadState(ctx, id, tbl, lake.LoadOptions{SkipBounds: true})
+		if err != nil {
+			return err
+		}
+		rep, err := control.RemoveOrphansOn(ctx, cat, st, plan, oo, sel)
+		switch r := rep.(type) {
+		case rewriter.OrphanResult:
+			out.Result = &r
+		case *control.DistributedReport:
+			out.Engine = r
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if opts.Apply {
 		swept, err := rewriter.SweepRunDirs("")
@@ -132,6 +155,9 @@ func runOrphans(ctx context.Context, opts *orphansOptions) error {
 		return writeJSON(opts.f.IO.Out, out)
 	}
 	w := opts.f.IO.Out
+	if out.Engine != nil {
+		printEngineReport(opts.f.IO, out.Table, out.Engine)
+	}
 	fmt.Fprintf(w, "%s: %d orphan files (%s) modified before %s among %d files listed; %d younger files kept\n",
 		id, len(plan.Files), config.FormatSize(plan.Bytes), formatCutoff(plan.Cutoff), plan.Scanned, plan.Young)
 	if plan.InFlight > 0 || len(plan.Leases) > 0 {

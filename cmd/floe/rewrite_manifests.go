@@ -6,11 +6,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/rewriter"
 )
 
 type manifestsOptions struct {
+	// Engine is --engine.
+	Engine     string
 	f          *factory
 	Table      string
 	TargetSize string
@@ -38,6 +41,7 @@ is left alone: no empty commit is made.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.TargetSize, "target-size", "8MiB", "target manifest size")
+	addEngineFlag(cmd, &opts.Engine)
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
@@ -56,7 +60,29 @@ func runRewriteManifests(ctx context.Context, opts *manifestsOptions) error {
 		return err
 	}
 	before := rewriter.PlanManifests(st)
-	_, res, err := rewriter.RewriteManifests(ctx, st.Table, rewriter.ManifestOptions{TargetSizeBytes: size})
+	eff, err := opts.f.Policy(ctx, id)
+	if err != nil {
+		return err
+	}
+	sel, err := engineSelect(opts.f, eff.Policy, opts.Engine)
+	if err != nil {
+		return err
+	}
+	cat, err := opts.f.Catalog(ctx, id.Catalog)
+	if err != nil {
+		return err
+	}
+	rep, err := control.RewriteManifestsOn(ctx, cat, st, rewriter.ManifestOptions{TargetSizeBytes: size}, sel)
+	var (
+		res    rewriter.ManifestResult
+		engine *control.DistributedReport
+	)
+	switch r := rep.(type) {
+	case rewriter.ManifestResult:
+		res = r
+	case *control.DistributedReport:
+		engine = r
+	}
 	if err != nil {
 		return err
 	}
@@ -69,9 +95,16 @@ func runRewriteManifests(ctx context.Context, opts *manifestsOptions) error {
 		ManifestsBefore int                     `json:"manifests_before"`
 		ManifestsAfter  int                     `json:"manifests_after"`
 		Result          rewriter.ManifestResult `json:"result"`
-	}{id.String(), len(st.Manifests), len(after.Manifests), res}
+		// Engine is a distributed engine's report, when one rewrote them.
+		Engine *control.DistributedReport `json:"engine,omitempty"`
+	}{id.String(), len(st.Manifests), len(after.Manifests), res, engine}
 	if opts.Output == outputJSON {
 		return writeJSON(opts.f.IO.Out, out)
+	}
+	if engine != nil {
+		printEngineReport(opts.f.IO, id.String(), engine)
+		fmt.Fprintf(opts.f.IO.Out, "%s: %d manifests → %d\n", id, out.ManifestsBefore, out.ManifestsAfter)
+		return nil
 	}
 	if res.NoOp {
 		fmt.Fprintf(opts.f.IO.Out, "%s: %d manifests over %d partitions are already clustered; nothing committed\n", id, out.ManifestsBefore, before.Partitions)

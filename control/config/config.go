@@ -54,6 +54,9 @@ type Config struct {
 	Alerts AlertsConfig `yaml:"alerts"`
 	// Server configures floe serve's HTTP server.
 	Server ServerConfig `yaml:"server"`
+	// Engines are the distributed engines (Trino, Spark) a policy's engine
+	// key can name, by name.
+	Engines map[string]EngineConfig `yaml:"engines"`
 	// PoliciesNode is floe.yaml's policies: section as written; Parse reads
 	// it into Policies with the line of every key.
 	PoliciesNode any `yaml:"policies"`
@@ -628,6 +631,7 @@ func (c *Config) Validate() error {
 	}
 	c.checkAlerts(bad)
 	c.validateServer(bad)
+	c.validateEngines(bad)
 	errs = append(errs, c.checkPolicyNames(c.Policies)...)
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
@@ -671,6 +675,41 @@ func (c *Config) checkPolicyNames(set *policy.Set) []error {
 			if !strings.Contains(cat, "*") {
 				check(r, cat)
 			}
+		}
+	}
+	return append(errs, c.checkPolicyEngines(set)...)
+}
+
+// checkPolicyEngines reports engine and distributed_engine values that
+// name no engine under engines:.
+func (c *Config) checkPolicyEngines(set *policy.Set) []error {
+	var errs []error
+	rules := slices.Concat(set.Catalogs, set.Namespaces, set.Tables)
+	if set.Default != nil {
+		rules = append([]policy.Rule{*set.Default}, rules...)
+	}
+	for _, r := range rules {
+		for _, k := range []string{"engine", "distributed_engine"} {
+			v, ok := r.Values[k]
+			if !ok {
+				continue
+			}
+			name := strings.ToLower(strings.TrimSpace(v.Raw))
+			if _, ok := c.Engines[name]; ok {
+				continue
+			}
+			if k == "engine" && (name == policy.EngineNative || name == policy.EngineAuto) {
+				continue
+			}
+			want := "native, auto or an engine under engines:"
+			if k == "distributed_engine" {
+				want = "an engine under engines:"
+			}
+			have := "none are configured"
+			if names := c.EngineNames(); len(names) > 0 {
+				have = "engines: " + strings.Join(names, ", ")
+			}
+			errs = append(errs, fmt.Errorf("%s: %s: %q is not %s (%s)", v.Where, k, v.Raw, want, have))
 		}
 	}
 	return errs

@@ -28,6 +28,8 @@ func envForm(key string) string {
 //	FLOE_SERVER_CHECK_INTERVAL,
 //	FLOE_CATALOG__<NAME>__<PROPERTY>   (catalogs.<name>.<property>)
 //	FLOE_TELEMETRY__<ENGINE>__<ENGINE_CATALOG>=<floe catalog>
+//	FLOE_ENGINE__<NAME>__PASSWORD, FLOE_ENGINE__<NAME>__TOKEN
+//	                                   (engines.<name>.password / .token)
 //
 // "__" separates path segments. A property segment matches an existing or
 // known property with "." and "-" read as "_" (S3_ACCESS_KEY_ID →
@@ -133,6 +135,10 @@ func (c *Config) ApplyEnv(environ []string) error {
 			}
 			props[key] = v
 			c.setBy("catalogs."+name+"."+key, k)
+		case strings.HasPrefix(rest, "ENGINE__"):
+			if msg := c.applyEngineEnv(k, rest, v); msg != "" {
+				errs = append(errs, msg)
+			}
 		case strings.HasPrefix(rest, "TELEMETRY__"):
 			parts := strings.Split(strings.TrimPrefix(rest, "TELEMETRY__"), "__")
 			if len(parts) != 2 || parts[0] == "" || parts[1] == "" {
@@ -167,7 +173,7 @@ func (c *Config) ApplyEnv(environ []string) error {
 // suggestions.
 var envNames = []string{"CONFIG", "NO_PROGRESS", "DATA_DIR", "DEFAULT_CATALOG", "STATE_PATH",
 	"HEALTH_TARGET_FILE_SIZE", "LOG_LEVEL", "LOG_FORMAT", "PLAN_MIN_GAIN_PP", "ALERTS_REPEAT", "SERVER_LISTEN", "SERVER_TOKEN", "SERVER_READ_TOKEN",
-	"SERVER_MAX_CONCURRENT_RUNS", "SERVER_SHUTDOWN_GRACE", "SERVER_CHECK_INTERVAL", "CATALOG__", "TELEMETRY__"}
+	"SERVER_MAX_CONCURRENT_RUNS", "SERVER_SHUTDOWN_GRACE", "SERVER_CHECK_INTERVAL", "CATALOG__", "TELEMETRY__", "ENGINE__"}
 
 // setBy records that the environment variable env set key, so that a bad
 // value is reported under the variable's name.

@@ -27,6 +27,7 @@ const (
 	kindCron                 // five-field cron
 	kindWindow               // HH:MM-HH:MM, UTC
 	kindLayout               // auto | none | a layout spec
+	kindEngine               // native | auto | a name under engines:
 )
 
 // keySpec is one policy key: its dotted name, how it is read, its built-in
@@ -53,6 +54,9 @@ const (
 
 	LayoutAuto = "auto"
 	LayoutNone = "none"
+
+	EngineNative = "native"
+	EngineAuto   = "auto"
 )
 
 var approvals = []string{ApprovalRequired, ApprovalAuto}
@@ -113,6 +117,12 @@ var keys = []keySpec{
 		set: func(p *Policy, v any) { p.MaxBytesPerRun = v.(int64) }},
 	{name: "max_payback", kind: kindDuration, def: "30d", doc: "recommend no rewrite that takes longer than this to pay for itself",
 		set: func(p *Policy, v any) { p.MaxPayback = v.(time.Duration) }},
+	{name: "engine", kind: kindEngine, def: EngineNative, doc: "native, auto (native below auto_engine_bytes of input, else distributed_engine) or an engine under engines:",
+		set: func(p *Policy, v any) { p.Engine = v.(string) }},
+	{name: "auto_engine_bytes", kind: kindSize, def: "100GiB", doc: "with engine: auto, tables whose compaction reads this much go to distributed_engine",
+		set: func(p *Policy, v any) { p.AutoEngineBytes = v.(int64) }},
+	{name: "distributed_engine", kind: kindEngine, doc: "the engine under engines: that engine: auto sends large tables to",
+		set: func(p *Policy, v any) { p.DistributedEngine = v.(string) }},
 	// health: the thresholds of lake.Thresholds.
 	{name: "health.small_file_ratio.warning", kind: kindFloat, def: "0.3", set: func(p *Policy, v any) { p.Health.SmallFileRatioWarning = v.(float64) }},
 	{name: "health.small_file_ratio.critical", kind: kindFloat, def: "0.7", set: func(p *Policy, v any) { p.Health.SmallFileRatioCritical = v.(float64) }},
@@ -196,6 +206,12 @@ func (k keySpec) parse(raw string) (any, error) {
 		return s, nil
 	case kindWindow:
 		return ParseWindow(s)
+	case kindEngine:
+		v := strings.ToLower(s)
+		if v == "" || strings.ContainsAny(v, " .,;\t") {
+			return nil, fmt.Errorf("%q: want native, auto or the name of an engine under engines:", raw)
+		}
+		return v, nil
 	case kindLayout:
 		switch v := strings.ToLower(s); v {
 		case LayoutAuto, LayoutNone:

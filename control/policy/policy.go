@@ -42,6 +42,12 @@ type Policy struct {
 	// MaxBytesPerRun is 0 for no limit.
 	MaxBytesPerRun int64
 	MaxPayback     time.Duration
+	// Engine is EngineNative, EngineAuto or the name of an engine under
+	// engines: in floe.yaml; AutoEngineBytes and DistributedEngine say
+	// where engine: auto sends a table (see control.ChooseEngine).
+	Engine            string
+	AutoEngineBytes   int64
+	DistributedEngine string
 	// Health holds the thresholds health classifies the table by, with
 	// FreshnessSLA copied in.
 	Health lake.Thresholds

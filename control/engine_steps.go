@@ -1,0 +1,155 @@
+package control
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/rewriter"
+)
+
+// The steps of a run, each on the engine [EngineSelect] picks for it.
+// floe plans every step from the table's metadata whichever engine runs
+// it; a distributed engine's report comes back as a [*DistributedReport]
+// with floe's check of what it committed, the native engine's as its own
+// result.
+
+func expireStep(ctx context.Context, cat catalog.Catalog, id lake.Ident, opts OptimizeOptions) (any, error) {
+	eo := opts.Expire
+	eo.Now = opts.Now
+	state, err := loadState(ctx, cat, id)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := rewriter.PlanExpire(ctx, state.Table, eo)
+	if err != nil || len(plan.Snapshots) == 0 {
+		return plan, err
+	}
+	return ExpireOn(ctx, cat, state, plan, eo, opts.Engine)
+}
+
+func orphansStep(ctx context.Context, cat catalog.Catalog, id lake.Ident, opts OptimizeOptions) (any, error) {
+	oo := opts.Orphans
+	oo.Now = opts.Now
+	state, err := loadState(ctx, cat, id)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := rewriter.PlanOrphans(ctx, state.Table, oo)
+	if err != nil || len(plan.Files) == 0 {
+		// floe's own listing found nothing old enough: no engine is asked
+		// to list the location again.
+		return plan, err
+	}
+	return RemoveOrphansOn(ctx, cat, state, plan, oo, opts.Engine)
+}
+
+func manifestsStep(ctx context.Context, cat catalog.Catalog, id lake.Ident, opts OptimizeOptions) (any, error) {
+	state, err := loadState(ctx, cat, id)
+	if err != nil {
+		return nil, err
+	}
+	return RewriteManifestsOn(ctx, cat, state, opts.Manifests, opts.Engine)
+}
+
+// ExpireOn runs plan, the expiry of state's table, on the engine sel picks:
+// natively, [rewriter.Expire]; elsewhere the engine's expiry with the plan's
+// cutoff and the number of snapshots to retain.
+func ExpireOn(ctx context.Context, cat catalog.Catalog, state *lake.State, plan rewriter.ExpirePlan, eo rewriter.ExpireOptions, sel EngineSelect) (any, error) {
+	tbl := state.Table
+	choice := sel.choose(dataBytes(state))
+	if choice.Name == rewriter.NativeName {
+		return rewriter.Expire(ctx, cat, tbl, plan, eo)
+	}
+	retain := eo.RetainLast
+	if retain <= 0 {
+		retain = tbl.Metadata().Properties().GetInt(table.MinSnapshotsToKeepKey, table.MinSnapshotsToKeepDefault)
+	}
+	return sel.distributed(ctx, choice, cat, state.Ident, state, verifyMaintenance, false, func(ctx context.Context, eng rewriter.Engine, t rewriter.EngineTable) (any, error) {
+		return eng.Expire(ctx, rewriter.ExpireJob{Table: t, Catalog: cat, Tbl: tbl, Plan: plan, Options: eo, OlderThan: plan.Cutoff, RetainLast: retain})
+	})
+}
+
+// RemoveOrphansOn removes the orphan files of state's table on the engine
+// sel picks: natively, plan's files ([rewriter.DeleteOrphans], which looks
+// at each again); elsewhere the engine lists and deletes what is older than
+// a cutoff that floe moves before the start of every live floe run of the
+// table ([rewriter.OrphanCutoff]), and floe then checks that every file of
+// the current snapshot is still there.
+func RemoveOrphansOn(ctx context.Context, cat catalog.Catalog, state *lake.State, plan rewriter.OrphanPlan, oo rewriter.OrphanOptions, sel EngineSelect) (any, error) {
+	tbl := state.Table
+	choice := sel.choose(dataBytes(state))
+	if choice.Name == rewriter.NativeName {
+		return rewriter.DeleteOrphans(ctx, tbl, plan, oo.Concurrency)
+	}
+	cutoff, _, err := rewriter.OrphanCutoff(ctx, tbl, oo)
+	if err != nil {
+		return nil, err
+	}
+	return sel.distributed(ctx, choice, cat, state.Ident, state, verifyMaintenance, true, func(ctx context.Context, eng rewriter.Engine, t rewriter.EngineTable) (any, error) {
+		return eng.RemoveOrphans(ctx, rewriter.OrphanJob{Table: t, Tbl: tbl, Plan: plan, Options: oo, OlderThan: cutoff})
+	})
+}
+
+// RewriteManifestsOn rewrites the manifests of state's table on the engine
+// sel picks.
+func RewriteManifestsOn(ctx context.Context, cat catalog.Catalog, state *lake.State, mo rewriter.ManifestOptions, sel EngineSelect) (any, error) {
+	choice := sel.choose(dataBytes(state))
+	if choice.Name == rewriter.NativeName {
+		_, res, err := rewriter.RewriteManifests(ctx, state.Table, mo)
+		return res, err
+	}
+	return sel.distributed(ctx, choice, cat, state.Ident, state, verifyManifests, false, func(ctx context.Context, eng rewriter.Engine, t rewriter.EngineTable) (any, error) {
+		return eng.RewriteManifests(ctx, rewriter.ManifestJob{Table: t, Tbl: state.Table, Options: mo})
+	})
+}
+
+// compactStep plans the compaction of state and runs it (see [CompactOn]).
+func compactStep(ctx context.Context, cat catalog.Catalog, id lake.Ident, state *lake.State, co rewriter.CompactOptions, sel EngineSelect) (any, error) {
+	plan, err := rewriter.PlanCompaction(state, co)
+	if err != nil || len(plan.Groups) == 0 {
+		return plan, err
+	}
+	return CompactOn(ctx, cat, state, plan, co, sel)
+}
+
+// CompactOn runs plan, made from state, on the engine sel picks for the
+// plan's input bytes: natively, [rewriter.Compact]; elsewhere the engine's
+// rewrite in the plan's layout, scoped to the plan's partitions when the
+// plan leaves some of the table out (a budget, --partition). A layout the
+// engine cannot write is refused before anything is sent
+// ([rewriter.ErrLayoutUnsupported]).
+func CompactOn(ctx context.Context, cat catalog.Catalog, state *lake.State, plan rewriter.CompactPlan, co rewriter.CompactOptions, sel EngineSelect) (any, error) {
+	id := state.Ident
+	choice := sel.choose(plan.InputBytes)
+	if choice.Name == rewriter.NativeName {
+		return rewriter.Compact(ctx, state, plan, co)
+	}
+	engs := sel.Engines
+	if engs == nil {
+		engs = NewEngines(nil, nil)
+	}
+	eng, err := engs.Get(ctx, choice.Name)
+	if err != nil {
+		return nil, err
+	}
+	if err := engs.checkEngineLayout(ctx, eng, co); err != nil {
+		return nil, err
+	}
+	var scope []rewriter.PartitionScope
+	if len(plan.Deferred) > 0 || len(co.Partitions) > 0 {
+		keys := make([]string, len(plan.Groups))
+		for i, g := range plan.Groups {
+			keys[i] = g.Partition
+		}
+		if scope, err = rewriter.PartitionScopes(state, keys); err != nil {
+			return nil, fmt.Errorf("scope the rewrite of %s on engine %s to the plan's %d partitions: %w", id, eng.Name(), len(keys), err)
+		}
+	}
+	return sel.distributed(ctx, choice, cat, id, state, verifyCompact, false, func(ctx context.Context, eng rewriter.Engine, t rewriter.EngineTable) (any, error) {
+		return eng.Compact(ctx, rewriter.CompactJob{Table: t, State: state, Plan: plan, Options: co, Scope: scope})
+	})
+}
