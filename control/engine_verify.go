@@ -256,4 +256,3 @@ func operations(snaps []VerifiedSnapshot) string {
 	}
 	return fmt.Sprint(ops)
 }
-
