@@ -115,60 +115,71 @@ func unfinished(ev *collectors.QueryEvent) bool {
 }
 
 // insertRound stores events, whose keys are distinct, and returns how many
-// were stored. A finished event first deletes the stored unfinished event
-// of its key (with its tables), so that its insert replaces it.
+// were stored. An event whose key is stored already is inserted again
+// only when it has finished and the stored one is unfinished, which is
+// then deleted (with its tables) first: a second pass, so that the common
+// batch — no key stored yet — costs no delete.
 func (s *Store) insertRound(ctx context.Context, tx *txn, events []*collectors.QueryEvent) (int, error) {
-	var finished [][]any
-	for _, ev := range events {
-		if !unfinished(ev) {
-			finished = append(finished, []any{ev.Source, ev.QueryID})
-		}
-	}
-	if err := s.forChunks(finished, 2, func(rows [][]any) error {
-		conds := make([]string, len(rows))
-		args := []any{string(collectors.StateUnknown)}
-		for i, r := range rows {
-			conds[i] = "(source = ? AND query_id = ?)"
-			args = append(args, r...)
-		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM query_events WHERE state = ? AND end_time IS NULL AND (`+strings.Join(conds, " OR ")+`)`, args...)
-		return err
-	}); err != nil {
-		return 0, fmt.Errorf("insert events: replace unfinished events: %w", err)
-	}
-
-	rows := make([][]any, 0, len(events))
-	for _, ev := range events {
-		params, err := jsonOrNull(ev.Params, len(ev.Params) > 0)
-		if err != nil {
-			return 0, fmt.Errorf("insert event %s %s: %w", ev.Source, ev.QueryID, err)
-		}
-		m := ev.Metrics
-		rows = append(rows, []any{ev.Source, ev.QueryID, string(ev.Engine), ev.EngineVersion, ev.RootQueryID,
-			ev.User, nanos(ev.StartTime).Int64, nanos(ev.EndTime), string(ev.State), ev.StatementType, ev.SQL,
-			boolInt(ev.SQLTruncated), boolInt(ev.SQLTemplate), params, ev.DefaultCatalog, ev.DefaultSchema,
-			m.ElapsedMs, m.CPUMs, m.QueuedMs, m.BytesScanned, m.RowsScanned, m.PartitionsScanned, m.PartitionsTotal, ev.Error})
-	}
 	type evKey struct{ source, id string }
 	ids := make(map[evKey]int64, len(events))
-	err := s.insertRows(ctx, tx, `INSERT INTO query_events (source, query_id, engine, engine_version, root_query_id, user_name,
-	start_time, end_time, state, statement_type, sql_text, sql_truncated, sql_template, params_json,
-	default_catalog, default_schema, elapsed_ms, cpu_ms, queued_ms, bytes_scanned, rows_scanned,
-	partitions_scanned, partitions_total, error) VALUES `, 24, rows,
-		` ON CONFLICT (source, query_id) DO NOTHING RETURNING id, source, query_id`,
-		func(r *sql.Rows) error {
-			var (
-				id int64
-				k  evKey
-			)
-			if err := r.Scan(&id, &k.source, &k.id); err != nil {
-				return err
+	insert := func(evs []*collectors.QueryEvent) error {
+		rows := make([][]any, 0, len(evs))
+		for _, ev := range evs {
+			params, err := jsonOrNull(ev.Params, len(ev.Params) > 0)
+			if err != nil {
+				return fmt.Errorf("insert event %s %s: %w", ev.Source, ev.QueryID, err)
 			}
-			ids[k] = id
-			return nil
-		})
-	if err != nil {
-		return 0, fmt.Errorf("insert events: %w", err)
+			m := ev.Metrics
+			rows = append(rows, []any{ev.Source, ev.QueryID, string(ev.Engine), ev.EngineVersion, ev.RootQueryID,
+				ev.User, nanos(ev.StartTime).Int64, nanos(ev.EndTime), string(ev.State), ev.StatementType, ev.SQL,
+				boolInt(ev.SQLTruncated), boolInt(ev.SQLTemplate), params, ev.DefaultCatalog, ev.DefaultSchema,
+				m.ElapsedMs, m.CPUMs, m.QueuedMs, m.BytesScanned, m.RowsScanned, m.PartitionsScanned, m.PartitionsTotal, ev.Error})
+		}
+		err := s.insertRows(ctx, tx, eventColumns, rows,
+			` ON CONFLICT (source, query_id) DO NOTHING RETURNING id, source, query_id`,
+			func(r *sql.Rows) error {
+				var (
+					id int64
+					k  evKey
+				)
+				if err := r.Scan(&id, &k.source, &k.id); err != nil {
+					return err
+				}
+				ids[k] = id
+				return nil
+			})
+		if err != nil {
+			return fmt.Errorf("insert events: %w", err)
+		}
+		return nil
+	}
+	if err := insert(events); err != nil {
+		return 0, err
+	}
+	var again []*collectors.QueryEvent
+	var keys [][]any
+	for _, ev := range events {
+		if _, ok := ids[evKey{ev.Source, ev.QueryID}]; !ok && !unfinished(ev) {
+			again = append(again, ev)
+			keys = append(keys, []any{ev.Source, ev.QueryID})
+		}
+	}
+	if len(again) > 0 {
+		if err := s.forChunks(keys, 2, func(rows [][]any) error {
+			conds := make([]string, len(rows))
+			args := []any{string(collectors.StateUnknown)}
+			for i, r := range rows {
+				conds[i] = "(source = ? AND query_id = ?)"
+				args = append(args, r...)
+			}
+			_, err := tx.ExecContext(ctx, `DELETE FROM query_events WHERE state = ? AND end_time IS NULL AND (`+strings.Join(conds, " OR ")+`)`, args...)
+			return err
+		}); err != nil {
+			return 0, fmt.Errorf("insert events: replace unfinished events: %w", err)
+		}
+		if err := insert(again); err != nil {
+			return 0, err
+		}
 	}
 
 	// The tables of the stored events. RETURNING names its rows by event
@@ -198,9 +209,7 @@ func (s *Store) insertRound(ctx context.Context, tx *txn, events []*collectors.Q
 	}
 	var colRows, predRows [][]any
 	var perr error
-	err = s.insertRows(ctx, tx, `INSERT INTO table_accesses (event_id, ord, catalog, namespace, name, table_key, metadata,
-	direct, write, snapshot_id, evidence, filter_json, filter_text_json, bytes_scanned, rows_scanned,
-	result_data_files, skipped_data_files, scanned_manifests, skipped_manifests, planning_nanos) VALUES `, 20, accRows,
+	err := s.insertRows(ctx, tx, accessColumns, accRows,
 		` RETURNING id, event_id, ord`,
 		func(r *sql.Rows) error {
 			var (
@@ -226,11 +235,10 @@ func (s *Store) insertRound(ctx context.Context, tx *txn, events []*collectors.Q
 	if err != nil {
 		return 0, fmt.Errorf("insert events: table accesses: %w", err)
 	}
-	if err := s.insertRows(ctx, tx, `INSERT INTO column_uses (access_id, ord, name, roles, evidence) VALUES `, 5, colRows, "", nil); err != nil {
+	if err := s.insertRows(ctx, tx, columnUseColumns, colRows, "", nil); err != nil {
 		return 0, fmt.Errorf("insert events: column uses: %w", err)
 	}
-	if err := s.insertRows(ctx, tx, `INSERT INTO predicates (access_id, event_id, table_key, column_name, transform, op, values_json, evidence) VALUES `,
-		8, predRows, "", nil); err != nil {
+	if err := s.insertRows(ctx, tx, predicateColumns, predRows, "", nil); err != nil {
 		return 0, fmt.Errorf("insert events: predicates: %w", err)
 	}
 	return len(ids), nil
@@ -254,51 +262,155 @@ func (s *Store) forChunks(rows [][]any, ncols int, fn func([][]any) error) error
 	return nil
 }
 
-// insertRows runs head + "(…), (…)" + tail over rows, in chunks, and
-// calls scan (when not nil) for every row the statement returns.
-func (s *Store) insertRows(ctx context.Context, tx *txn, head string, ncols int, rows [][]any, tail string, scan func(*sql.Rows) error) error {
-	return s.forChunks(rows, ncols, func(chunk [][]any) (err error) {
+// insertTable is a table the events are inserted into, and its columns
+// with their PostgreSQL types (bigint or text).
+type insertTable struct {
+	name  string
+	cols  []string
+	types []string
+}
+
+func newInsertTable(name, cols string) insertTable {
+	t := insertTable{name: name}
+	for c := range strings.SplitSeq(cols, ",") {
+		name, typ, _ := strings.Cut(strings.TrimSpace(c), " ")
+		t.cols, t.types = append(t.cols, name), append(t.types, typ)
+	}
+	return t
+}
+
+var (
+	eventColumns = newInsertTable("query_events", `source text, query_id text, engine text, engine_version text,
+	root_query_id text, user_name text, start_time bigint, end_time bigint, state text, statement_type text,
+	sql_text text, sql_truncated bigint, sql_template bigint, params_json text, default_catalog text,
+	default_schema text, elapsed_ms bigint, cpu_ms bigint, queued_ms bigint, bytes_scanned bigint,
+	rows_scanned bigint, partitions_scanned bigint, partitions_total bigint, error text`)
+	accessColumns = newInsertTable("table_accesses", `event_id bigint, ord bigint, catalog text, namespace text,
+	name text, table_key text, metadata text, direct bigint, write bigint, snapshot_id bigint, evidence text,
+	filter_json text, filter_text_json text, bytes_scanned bigint, rows_scanned bigint, result_data_files bigint,
+	skipped_data_files bigint, scanned_manifests bigint, skipped_manifests bigint, planning_nanos bigint`)
+	columnUseColumns = newInsertTable("column_uses", `access_id bigint, ord bigint, name text, roles text, evidence text`)
+	predicateColumns = newInsertTable("predicates", `access_id bigint, event_id bigint, table_key text,
+	column_name text, transform text, op text, values_json text, evidence text`)
+)
+
+// insertRows inserts rows into t, followed by tail (ON CONFLICT,
+// RETURNING), and calls scan (when not nil) for every row the statement
+// returns. SQLite gets multi-row VALUES lists, in chunks. PostgreSQL gets
+// one array parameter per column and a single INSERT … SELECT FROM
+// unnest(…): one statement per table and batch, whose text does not
+// depend on the number of rows, so the server parses and plans it once
+// instead of a VALUES list of thousands of parameters per batch.
+func (s *Store) insertRows(ctx context.Context, tx *txn, t insertTable, rows [][]any, tail string, scan func(*sql.Rows) error) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	for i, row := range rows {
+		if len(row) != len(t.cols) {
+			return fmt.Errorf("%s row %d has %d values, want %d", t.name, i, len(row), len(t.cols))
+		}
+	}
+	head := "INSERT INTO " + t.name + " (" + strings.Join(t.cols, ", ") + ") "
+	if s.d == postgresDialect {
+		args := make([]any, len(t.cols))
+		casts := make([]string, len(t.cols))
+		for j, typ := range t.types {
+			casts[j] = fmt.Sprintf("$%d::%s[]", j+1, typ)
+			col, err := pgArray(typ, rows, j)
+			if err != nil {
+				return fmt.Errorf("%s.%s: %w", t.name, t.cols[j], err)
+			}
+			args[j] = col
+		}
+		return runInsert(ctx, tx, head+"SELECT * FROM unnest("+strings.Join(casts, ", ")+")"+tail, args, scan)
+	}
+	return s.forChunks(rows, len(t.cols), func(chunk [][]any) error {
 		var b strings.Builder
 		b.WriteString(head)
-		args := make([]any, 0, len(chunk)*ncols)
-		n := 0
-		for i, row := range chunk {
-			if len(row) != ncols {
-				return fmt.Errorf("row %d has %d values, want %d", i, len(row), ncols)
-			}
+		b.WriteString("VALUES ")
+		args := make([]any, 0, len(chunk)*len(t.cols))
+		row := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(t.cols)), ", ") + ")"
+		for i, r := range chunk {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteByte('(')
-			for j := range row {
-				if j > 0 {
-					b.WriteString(", ")
-				}
-				n++
-				b.WriteString(s.d.placeholder(n))
-			}
-			b.WriteByte(')')
-			args = append(args, row...)
+			b.WriteString(row)
+			args = append(args, r...)
 		}
 		b.WriteString(tail)
-		// The text is in the dialect already: go around the rebinder, whose
-		// cache these texts (one per chunk length) would only fill.
-		if scan == nil {
-			_, err := tx.Tx.ExecContext(ctx, b.String(), args...)
-			return err
-		}
-		rs, err := tx.Tx.QueryContext(ctx, b.String(), args...)
-		if err != nil {
-			return err
-		}
-		defer func() { err = errors.Join(err, rs.Close()) }()
-		for rs.Next() {
-			if err := scan(rs); err != nil {
-				return err
-			}
-		}
-		return rs.Err()
+		return runInsert(ctx, tx, b.String(), args, scan)
 	})
+}
+
+// runInsert runs one insert statement. The text is in the dialect
+// already: it goes around the rebinder, whose cache these texts (one per
+// chunk length) would only fill.
+func runInsert(ctx context.Context, tx *txn, q string, args []any, scan func(*sql.Rows) error) (err error) {
+	if scan == nil {
+		_, err := tx.Tx.ExecContext(ctx, q, args...)
+		return err
+	}
+	rs, err := tx.Tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, rs.Close()) }()
+	for rs.Next() {
+		if err := scan(rs); err != nil {
+			return err
+		}
+	}
+	return rs.Err()
+}
+
+// pgArray collects column j of rows into a slice pgx sends as a
+// PostgreSQL array of typ (bigint or text), NULLs as nil pointers.
+func pgArray(typ string, rows [][]any, j int) (any, error) {
+	switch typ {
+	case "bigint":
+		out := make([]*int64, len(rows))
+		for i, r := range rows {
+			var v int64
+			switch x := r[j].(type) {
+			case int:
+				v = int64(x)
+			case int64:
+				v = x
+			case sql.NullInt64:
+				if !x.Valid {
+					continue
+				}
+				v = x.Int64
+			case nil:
+				continue
+			default:
+				return nil, fmt.Errorf("row %d: %T is no bigint", i, x)
+			}
+			out[i] = &v
+		}
+		return out, nil
+	case "text":
+		out := make([]*string, len(rows))
+		for i, r := range rows {
+			var v string
+			switch x := r[j].(type) {
+			case string:
+				v = x
+			case sql.NullString:
+				if !x.Valid {
+					continue
+				}
+				v = x.String
+			case nil:
+				continue
+			default:
+				return nil, fmt.Errorf("row %d: %T is no text", i, x)
+			}
+			out[i] = &v
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("unknown column type %q", typ)
 }
 
 func accessRow(eventID int64, ord int, t *collectors.TableAccess) ([]any, error) {
