@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -522,28 +520,26 @@ func writeProbe(fio iceio.IO, location string) (string, error) {
 }
 
 // stateGroup checks the state store: it opens it as every verb does
-// (creating it and its directory on first use, applying pending
-// migrations) and reads its schema version.
+// (creating a SQLite file and its directory on first use, connecting to
+// PostgreSQL, applying pending migrations) and reads its schema version.
+// The check names the store without its password.
 func (d *doctor) stateGroup(ctx context.Context) []Check {
-	path := d.cfg.State.Path
-	c, _ := runCheck(ctx, d, CheckStateStore, path, nil, func(ctx context.Context) (string, struct{}, error) {
-		return checkState(ctx, path)
+	st := d.cfg.State
+	c, _ := runCheck(ctx, d, CheckStateStore, st.String(), nil, func(ctx context.Context) (string, struct{}, error) {
+		return checkState(ctx, st)
 	})
 	return []Check{c}
 }
 
-func checkState(ctx context.Context, path string) (_ string, _ struct{}, err error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", struct{}{}, fmt.Errorf("create state directory: %w", err)
-	}
-	st, err := store.Open(ctx, path)
+func checkState(ctx context.Context, cfg config.StateConfig) (_ string, _ struct{}, err error) {
+	st, err := OpenStore(ctx, cfg)
 	if err != nil {
 		return "", struct{}{}, err
 	}
 	defer func() { err = errors.Join(err, st.Close()) }()
 	v, err := st.Version(ctx)
 	if err != nil {
-		return "", struct{}{}, err
+		return "", struct{}{}, redactState(err, cfg)
 	}
 	if latest := store.SchemaVersion(); v != latest {
 		return "", struct{}{}, fmt.Errorf("schema version %d, this floe writes %d", v, latest)

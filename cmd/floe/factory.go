@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -88,10 +87,7 @@ func (f *factory) Store(ctx context.Context) (*store.Store, error) {
 	if f.store != nil {
 		return f.store, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(cfg.State.Path), 0o755); err != nil {
-		return nil, fmt.Errorf("create state directory: %w", err)
-	}
-	st, err := store.Open(ctx, cfg.State.Path)
+	st, err := control.OpenStore(ctx, cfg.State)
 	if err != nil {
 		return nil, err
 	}
@@ -145,14 +141,16 @@ func (f *factory) Policy(ctx context.Context, id lake.Ident) (policy.Effective, 
 
 // ExistingStore opens the state store if its file exists, else returns
 // nil: verbs that only read history (health's freshness) do not create
-// one.
+// one. A PostgreSQL store is always opened: its database exists.
 func (f *factory) ExistingStore(ctx context.Context) (*store.Store, error) {
 	cfg, err := f.Config()
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(cfg.State.Path); err != nil {
-		return nil, nil
+	if !cfg.State.IsPostgres() {
+		if _, err := os.Stat(cfg.State.Path); err != nil {
+			return nil, nil
+		}
 	}
 	return f.Store(ctx)
 }

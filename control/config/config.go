@@ -94,8 +94,57 @@ var (
 
 // StateConfig locates the state store.
 type StateConfig struct {
-	// Path of the SQLite state database. Default: {data_dir}/state.db.
+	// Driver is sqlite (one file, for one floe process or a few on one
+	// machine) or postgres (a database several floe processes on several
+	// machines share). Default: sqlite.
+	Driver string `yaml:"driver"`
+	// Path of the SQLite state database. sqlite only. Default:
+	// {data_dir}/state.db.
 	Path string `yaml:"path"`
+	// DSN is the PostgreSQL connection string, a URL such as
+	// postgres://floe@db:5432/floe?sslmode=require or key=value pairs.
+	// postgres only. A password in it is never printed; better leave it
+	// out and set FLOE_STATE_PASSWORD.
+	DSN string `yaml:"dsn"`
+	// Password is the PostgreSQL password, from FLOE_STATE_PASSWORD only
+	// (never the file); it replaces the DSN's.
+	Password Secret `yaml:"-"`
+}
+
+// State drivers.
+const (
+	StateSQLite   = "sqlite"
+	StatePostgres = "postgres"
+)
+
+// StateDrivers are the values of state.driver.
+var StateDrivers = []string{StateSQLite, StatePostgres}
+
+// IsPostgres reports whether the state is in PostgreSQL.
+func (s StateConfig) IsPostgres() bool { return strings.EqualFold(s.Driver, StatePostgres) }
+
+// String names the state store for messages, without a password: the
+// SQLite path, or "postgres " and the DSN redacted.
+func (s StateConfig) String() string {
+	if s.IsPostgres() {
+		return "postgres " + RedactURI(s.DSN)
+	}
+	return s.Path
+}
+
+// GoString keeps %#v from printing the DSN's password.
+func (s StateConfig) GoString() string {
+	return fmt.Sprintf("config.StateConfig{Driver:%q, Path:%q, DSN:%q, Password:%q}", s.Driver, s.Path, RedactURI(s.DSN), s.Password.String())
+}
+
+// Secrets are the passwords the state configuration holds (FLOE_STATE_PASSWORD
+// and the DSN's), to redact from text that may echo them.
+func (s StateConfig) Secrets() []string {
+	var out []string
+	if s.Password != "" {
+		out = append(out, s.Password.Reveal())
+	}
+	return append(out, URISecrets(s.DSN)...)
 }
 
 // PlanConfig holds the defaults of floe plan, before its flags.
@@ -499,12 +548,17 @@ func (c *Config) finish(workDir string) error {
 		}
 		c.Catalogs[name] = props
 	}
-	if c.State.Path == "" {
+	if c.State.Driver == "" {
+		c.State.Driver = StateSQLite
+	}
+	if c.State.Path == "" && !c.State.IsPostgres() {
 		c.State.Path = "{data_dir}/state.db"
 	}
-	c.State.Path = expand(c.State.Path)
-	if !filepath.IsAbs(c.State.Path) {
-		c.State.Path = filepath.Join(workDir, c.State.Path)
+	if c.State.Path != "" {
+		c.State.Path = expand(c.State.Path)
+		if !filepath.IsAbs(c.State.Path) {
+			c.State.Path = filepath.Join(workDir, c.State.Path)
+		}
 	}
 	if c.DefaultCatalog == "" && len(c.Catalogs) == 1 {
 		for name := range c.Catalogs {
@@ -605,9 +659,7 @@ func (c *Config) Validate() error {
 	if !slices.Contains(LogFormats, strings.ToLower(c.Log.Format)) {
 		bad(key("log", "format"), "%q: want %s", c.Log.Format, orList(LogFormats))
 	}
-	if msg := c.checkStatePath(); msg != "" {
-		bad(key("state", "path"), "%s", msg)
-	}
+	c.checkState(bad)
 	if g := c.Plan.MinGainPP; g != nil && (math.IsNaN(*g) || *g < 0 || *g > 100) {
 		bad(key("plan", "min_gain_pp"), "%v: want 0 to 100 percentage points", *g)
 	}
@@ -713,6 +765,56 @@ func (c *Config) checkPolicyEngines(set *policy.Set) []error {
 		}
 	}
 	return errs
+}
+
+// checkState reports what is wrong with the state: section.
+func (c *Config) checkState(bad func(segs []string, format string, args ...any)) {
+	st := c.State
+	switch {
+	case !slices.Contains(StateDrivers, strings.ToLower(st.Driver)):
+		bad([]string{"state", "driver"}, "%q: want %s", st.Driver, orList(StateDrivers))
+	case st.IsPostgres():
+		if c.hasKey("state", "path") {
+			bad([]string{"state", "path"}, "is for the sqlite driver; with driver postgres the state is where state.dsn says")
+		}
+		if st.DSN == "" {
+			bad([]string{"state", "dsn"}, "required with driver postgres: a URL such as postgres://floe@db.example.com:5432/floe?sslmode=require")
+		} else if msg := checkPostgresDSN(st.DSN); msg != "" {
+			bad([]string{"state", "dsn"}, "%s", msg)
+		}
+	default:
+		if st.DSN != "" {
+			bad([]string{"state", "dsn"}, "is for the postgres driver; set state.driver: postgres, or use state.path with sqlite")
+		}
+		if st.Password != "" {
+			bad([]string{"state", "password"}, "is for the postgres driver, and state.driver is %s", st.Driver)
+		}
+		if msg := c.checkStatePath(); msg != "" {
+			bad([]string{"state", "path"}, "%s", msg)
+		}
+	}
+}
+
+// checkPostgresDSN says what is wrong with a PostgreSQL connection
+// string, or "", never repeating it (it may hold a password).
+func checkPostgresDSN(dsn string) string {
+	if strings.Contains(dsn, "://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			return "not a valid URL"
+		}
+		if u.Scheme != "postgres" && u.Scheme != "postgresql" {
+			return fmt.Sprintf("scheme %q: want postgres://user@host:5432/database", u.Scheme)
+		}
+		if strings.Trim(u.Path, "/") == "" {
+			return "names no database: want postgres://user@host:5432/database"
+		}
+		return ""
+	}
+	if !strings.Contains(dsn, "=") {
+		return "not a connection string: want a URL postgres://user@host:5432/database or key=value pairs (host=db dbname=floe)"
+	}
+	return ""
 }
 
 // checkStatePath says what is wrong with state.path, or "". floe creates

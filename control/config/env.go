@@ -21,6 +21,7 @@ func envForm(key string) string {
 // ApplyEnv overrides keys from FLOE_* variables given as KEY=VALUE:
 //
 //	FLOE_DATA_DIR, FLOE_DEFAULT_CATALOG, FLOE_STATE_PATH,
+//	FLOE_STATE_DRIVER, FLOE_STATE_DSN, FLOE_STATE_PASSWORD,
 //	FLOE_HEALTH_TARGET_FILE_SIZE, FLOE_LOG_LEVEL, FLOE_LOG_FORMAT,
 //	FLOE_PLAN_MIN_GAIN_PP, FLOE_ALERTS_REPEAT,
 //	FLOE_SERVER_LISTEN, FLOE_SERVER_TOKEN, FLOE_SERVER_READ_TOKEN,
@@ -70,6 +71,15 @@ func (c *Config) ApplyEnv(environ []string) error {
 			set("default_catalog", k, &c.DefaultCatalog, v)
 		case rest == "STATE_PATH":
 			set("state.path", k, &c.State.Path, v)
+		case rest == "STATE_DRIVER":
+			set("state.driver", k, &c.State.Driver, v)
+		case rest == "STATE_DSN":
+			set("state.dsn", k, &c.State.DSN, v)
+		case rest == "STATE_PASSWORD":
+			if v != "" {
+				c.State.Password = Secret(v)
+				c.setBy("state.password", k)
+			}
 		case rest == "HEALTH_TARGET_FILE_SIZE":
 			set("health.target_file_size", k, &c.Health.TargetFileSize, v)
 		case rest == "LOG_LEVEL":
@@ -171,7 +181,7 @@ func (c *Config) ApplyEnv(environ []string) error {
 
 // envNames are the fixed FLOE_ variables, without the prefix, for
 // suggestions.
-var envNames = []string{"CONFIG", "NO_PROGRESS", "DATA_DIR", "DEFAULT_CATALOG", "STATE_PATH",
+var envNames = []string{"CONFIG", "NO_PROGRESS", "DATA_DIR", "DEFAULT_CATALOG", "STATE_PATH", "STATE_DRIVER", "STATE_DSN", "STATE_PASSWORD",
 	"HEALTH_TARGET_FILE_SIZE", "LOG_LEVEL", "LOG_FORMAT", "PLAN_MIN_GAIN_PP", "ALERTS_REPEAT", "SERVER_LISTEN", "SERVER_TOKEN", "SERVER_READ_TOKEN",
 	"SERVER_MAX_CONCURRENT_RUNS", "SERVER_SHUTDOWN_GRACE", "SERVER_CHECK_INTERVAL", "CATALOG__", "TELEMETRY__", "ENGINE__"}
 

@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,6 +50,25 @@ func TestValidateRefusesSilentSettings(t *testing.T) {
 		{"state path in a missing directory, file", restFile + "state:\n  path: " + missing + "\n", nil,
 			[]string{"floe.yaml:7", "state.path", "does not exist"}},
 		{"state path is a directory", restFile, []string{"FLOE_STATE_PATH=" + os.TempDir()}, []string{"FLOE_STATE_PATH", "is a directory"}},
+		{"unknown state driver", restFile + "state:\n  driver: mysql\n", nil,
+			[]string{"floe.yaml:7", "state.driver", `"mysql"`, "sqlite or postgres"}},
+		{"state driver from the environment", restFile, []string{"FLOE_STATE_DRIVER=pg"}, []string{"FLOE_STATE_DRIVER", "state.driver", `"pg"`}},
+		{"postgres without dsn", restFile + "state:\n  driver: postgres\n", nil,
+			[]string{"floe.yaml: state.dsn", "required with driver postgres"}},
+		{"postgres with a path", restFile + "state:\n  driver: postgres\n  dsn: postgres://floe@db/floe\n  path: /tmp/state.db\n", nil,
+			[]string{"floe.yaml:9", "state.path", "is for the sqlite driver"}},
+		{"postgres with a path from the environment", restFile + "state:\n  driver: postgres\n  dsn: postgres://floe@db/floe\n", []string{"FLOE_STATE_PATH=/tmp/x.db"},
+			[]string{"FLOE_STATE_PATH", "state.path", "is for the sqlite driver"}},
+		{"dsn with sqlite", restFile + "state:\n  dsn: postgres://floe@db/floe\n", nil,
+			[]string{"floe.yaml:7", "state.dsn", "is for the postgres driver"}},
+		{"password with sqlite", restFile, []string{"FLOE_STATE_PASSWORD=hunter2"},
+			[]string{"FLOE_STATE_PASSWORD", "state.password", "is for the postgres driver"}},
+		{"dsn of another database", restFile + "state:\n  driver: postgres\n  dsn: mysql://floe:hunter2@db/floe\n", nil,
+			[]string{"state.dsn", `scheme "mysql"`}},
+		{"dsn without a database", restFile + "state:\n  driver: postgres\n  dsn: postgres://floe:hunter2@db:5432\n", nil,
+			[]string{"state.dsn", "names no database"}},
+		{"dsn that is no connection string", restFile + "state:\n  driver: postgres\n  dsn: hunter2\n", nil,
+			[]string{"state.dsn", "not a connection string"}},
 		{"bad size from the environment", restFile, []string{"FLOE_HEALTH_TARGET_FILE_SIZE=lots"}, []string{"FLOE_HEALTH_TARGET_FILE_SIZE", `"lots"`}},
 		{"unknown default from the environment", restFile, []string{"FLOE_DEFAULT_CATALOG=nope"}, []string{"FLOE_DEFAULT_CATALOG", `"nope"`, "prod"}},
 		{"telemetry to an unknown catalog", restFile, []string{"FLOE_TELEMETRY__TRINO__ICEBERG=nope"}, []string{"FLOE_TELEMETRY__TRINO__ICEBERG", `"nope"`}},
@@ -63,6 +83,7 @@ func TestValidateRefusesSilentSettings(t *testing.T) {
 			for _, w := range tc.want {
 				require.Contains(t, err.Error(), w)
 			}
+			require.NotContains(t, err.Error(), "hunter2", "a state password is never printed")
 		})
 	}
 }
@@ -97,6 +118,27 @@ func TestValidateAccepts(t *testing.T) {
 		}},
 		{"state under data_dir is created later", restFile + "state:\n  path: '{data_dir}/sub/dir/state.db'\n", nil, nil},
 		{"state path in an existing directory", restFile, []string{"FLOE_STATE_PATH=" + filepath.Join(os.TempDir(), "floe-state.db")}, nil},
+		{"postgres state", restFile + "state:\n  driver: postgres\n  dsn: postgres://floe:hunter2@db.example.com:5432/floe?sslmode=require\n",
+			[]string{"FLOE_STATE_PASSWORD=s3cret"}, func(t *testing.T, c *config.Config) {
+				require.True(t, c.State.IsPostgres())
+				require.Empty(t, c.State.Path, "no SQLite default with postgres")
+				require.Equal(t, "s3cret", c.State.Password.Reveal())
+				for _, s := range []string{c.State.String(), fmt.Sprint(c.State), fmt.Sprintf("%+v", c.State), fmt.Sprintf("%#v", c.State)} {
+					require.NotContains(t, s, "hunter2")
+					require.NotContains(t, s, "s3cret")
+					require.Contains(t, s, "db.example.com:5432/floe")
+				}
+				require.ElementsMatch(t, []string{"s3cret", "hunter2", "hunter2"}, c.State.Secrets())
+			}},
+		{"postgres state from the environment", restFile, []string{"FLOE_STATE_DRIVER=postgres", "FLOE_STATE_DSN=host=db dbname=floe user=floe"},
+			func(t *testing.T, c *config.Config) {
+				require.True(t, c.State.IsPostgres())
+				require.Equal(t, "host=db dbname=floe user=floe", c.State.DSN)
+			}},
+		{"sqlite state by name", restFile + "state:\n  driver: sqlite\n", nil, func(t *testing.T, c *config.Config) {
+			require.Equal(t, config.StateSQLite, c.State.Driver)
+			require.True(t, strings.HasSuffix(c.State.Path, "floe-data/state.db"), c.State.Path)
+		}},
 		{"uri scheme instead of type", "catalogs:\n  prod:\n    uri: http://polaris\n", nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

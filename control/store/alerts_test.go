@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,9 +13,12 @@ import (
 // number it was read at, and keeps its state and deliveries across a
 // reopening of the file.
 func TestAlerts(t *testing.T) {
+	store.ForEachDriver(t, testAlerts)
+}
+
+func testAlerts(t *testing.T, db store.TestDB) {
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "state.db")
-	s, err := store.Open(ctx, path)
+	s, err := store.OpenConfig(ctx, db.Cfg)
 	require.NoError(t, err)
 
 	_, err = s.Alert(ctx, "freshness", "local.web.events")
@@ -38,9 +40,7 @@ func TestAlerts(t *testing.T) {
 	require.NoError(t, s.RecordAlertDelivery(ctx, "freshness", "local.web.events", "ops", 1, t0.Add(2*time.Minute)))
 	require.NoError(t, s.Close())
 
-	s, err = store.Open(ctx, path)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, s.Close()) }()
+	s = db.Open(t)
 	got, err := s.Alert(ctx, "freshness", "local.web.events")
 	require.NoError(t, err)
 	require.Equal(t, done, got)

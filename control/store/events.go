@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // metadataPrefix starts the Evidence of a metadata-table access.
@@ -51,40 +52,36 @@ const MaxIndexedValues = 100
 // with its tables, by a finished one, which counts as inserted. Events
 // without a Source or QueryID are refused, and nothing of the batch is
 // stored.
+//
+// The rows go in with multi-row INSERTs, a few statements per batch
+// instead of a few per event: on PostgreSQL every statement is a round
+// trip to the server.
 func (s *Store) InsertEvents(ctx context.Context, events []collectors.QueryEvent) (inserted, duplicates int, err error) {
 	for i := range events {
 		if events[i].Source == "" || events[i].QueryID == "" {
 			return 0, 0, fmt.Errorf("insert events: event %d has no source or query id", i)
 		}
 	}
+	if len(events) == 0 {
+		return 0, 0, nil
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, 0, fmt.Errorf("insert events: begin: %w", err)
+		return 0, 0, s.redact(fmt.Errorf("insert events: begin: %w", err))
 	}
 	defer func() {
 		if err != nil {
 			inserted, duplicates = 0, 0
-			err = errors.Join(err, rollback(tx))
+			err = s.redact(errors.Join(err, rollback(tx)))
 		}
 	}()
-	w, err := prepareWriter(ctx, tx)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer func() { err = errors.Join(err, w.close()) }()
-	for i := range events {
-		ok, err := w.insert(ctx, &events[i])
+	for _, round := range eventRounds(events) {
+		n, err := s.insertRound(ctx, tx, round)
 		if err != nil {
-			return 0, 0, fmt.Errorf("insert event %s %s: %w", events[i].Source, events[i].QueryID, err)
+			return 0, 0, err
 		}
-		if ok {
-			inserted++
-		} else {
-			duplicates++
-		}
-	}
-	if err := w.close(); err != nil {
-		return 0, 0, err
+		inserted += n
+		duplicates += len(round) - n
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, 0, fmt.Errorf("insert events: commit: %w", err)
@@ -92,146 +89,366 @@ func (s *Store) InsertEvents(ctx context.Context, events []collectors.QueryEvent
 	return inserted, duplicates, nil
 }
 
-// writer holds the prepared statements of one insert transaction.
-type writer struct {
-	event, access, column, pred, unfinished *sql.Stmt
-	closed                                  bool
-}
-
-func prepareWriter(ctx context.Context, tx *sql.Tx) (*writer, error) {
-	w := &writer{}
-	var err error
-	prep := func(q string) *sql.Stmt {
-		if err != nil {
-			return nil
+// eventRounds splits events into rounds in which each (source, query id)
+// appears once: round k holds the k-th event of each key, in batch order.
+// Storing the rounds one after the other gives what storing the events one
+// by one gives (the rules only ever compare an event with the stored one
+// of its key), with a few multi-row statements per round.
+func eventRounds(events []collectors.QueryEvent) [][]*collectors.QueryEvent {
+	type key struct{ source, id string }
+	seen := make(map[key]int, len(events))
+	var rounds [][]*collectors.QueryEvent
+	for i := range events {
+		k := key{events[i].Source, events[i].QueryID}
+		r := seen[k]
+		seen[k] = r + 1
+		if r == len(rounds) {
+			rounds = append(rounds, nil)
 		}
-		var st *sql.Stmt
-		st, err = tx.PrepareContext(ctx, q)
-		return st
+		rounds[r] = append(rounds[r], &events[i])
 	}
-	w.event = prep(`INSERT INTO query_events (source, query_id, engine, engine_version, root_query_id, user_name,
-	start_time, end_time, state, statement_type, sql_text, sql_truncated, sql_template, params_json,
-	default_catalog, default_schema, elapsed_ms, cpu_ms, queued_ms, bytes_scanned, rows_scanned,
-	partitions_scanned, partitions_total, error)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (source, query_id) DO NOTHING`)
-	w.access = prep(`INSERT INTO table_accesses (event_id, ord, catalog, namespace, name, table_key, metadata,
-	direct, write, snapshot_id, evidence, filter_json, filter_text_json, bytes_scanned, rows_scanned,
-	result_data_files, skipped_data_files, scanned_manifests, skipped_manifests, planning_nanos)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	w.column = prep(`INSERT INTO column_uses (access_id, ord, name, roles, evidence) VALUES (?, ?, ?, ?, ?)`)
-	w.unfinished = prep(`DELETE FROM query_events WHERE source = ? AND query_id = ? AND state = ? AND end_time IS NULL`)
-	w.pred = prep(`INSERT INTO predicates (access_id, event_id, table_key, column_name, transform, op, values_json, evidence)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return nil, errors.Join(fmt.Errorf("insert events: prepare: %w", err), w.close())
-	}
-	return w, nil
+	return rounds
 }
 
-func (w *writer) close() error {
-	if w.closed {
+func unfinished(ev *collectors.QueryEvent) bool {
+	return ev.State == collectors.StateUnknown && ev.EndTime.IsZero()
+}
+
+// insertRound stores events, whose keys are distinct, and returns how many
+// were stored. An event whose key is stored already is inserted again
+// only when it has finished and the stored one is unfinished, which is
+// then deleted (with its tables) first: a second pass, so that the common
+// batch — no key stored yet — costs no delete.
+func (s *Store) insertRound(ctx context.Context, tx *txn, events []*collectors.QueryEvent) (int, error) {
+	type evKey struct{ source, id string }
+	ids := make(map[evKey]int64, len(events))
+	insert := func(evs []*collectors.QueryEvent) error {
+		rows := make([][]any, 0, len(evs))
+		for _, ev := range evs {
+			params, err := jsonOrNull(ev.Params, len(ev.Params) > 0)
+			if err != nil {
+				return fmt.Errorf("insert event %s %s: %w", ev.Source, ev.QueryID, err)
+			}
+			m := ev.Metrics
+			rows = append(rows, []any{ev.Source, ev.QueryID, string(ev.Engine), ev.EngineVersion, ev.RootQueryID,
+				ev.User, nanos(ev.StartTime).Int64, nanos(ev.EndTime), string(ev.State), ev.StatementType, ev.SQL,
+				boolInt(ev.SQLTruncated), boolInt(ev.SQLTemplate), params, ev.DefaultCatalog, ev.DefaultSchema,
+				m.ElapsedMs, m.CPUMs, m.QueuedMs, m.BytesScanned, m.RowsScanned, m.PartitionsScanned, m.PartitionsTotal, ev.Error})
+		}
+		err := s.insertRows(ctx, tx, eventColumns, rows,
+			` ON CONFLICT (source, query_id) DO NOTHING RETURNING id, source, query_id`,
+			func(r *sql.Rows) error {
+				var (
+					id int64
+					k  evKey
+				)
+				if err := r.Scan(&id, &k.source, &k.id); err != nil {
+					return err
+				}
+				ids[k] = id
+				return nil
+			})
+		if err != nil {
+			return fmt.Errorf("insert events: %w", err)
+		}
 		return nil
 	}
-	w.closed = true
-	var errs []error
-	for _, st := range []*sql.Stmt{w.event, w.access, w.column, w.pred, w.unfinished} {
-		if st != nil {
-			if err := st.Close(); err != nil {
-				errs = append(errs, fmt.Errorf("close statement: %w", err))
+	if err := insert(events); err != nil {
+		return 0, err
+	}
+	var again []*collectors.QueryEvent
+	var keys [][]any
+	for _, ev := range events {
+		if _, ok := ids[evKey{ev.Source, ev.QueryID}]; !ok && !unfinished(ev) {
+			again = append(again, ev)
+			keys = append(keys, []any{ev.Source, ev.QueryID})
+		}
+	}
+	if len(again) > 0 {
+		if err := s.forChunks(keys, 2, func(rows [][]any) error {
+			conds := make([]string, len(rows))
+			args := []any{string(collectors.StateUnknown)}
+			for i, r := range rows {
+				conds[i] = "(source = ? AND query_id = ?)"
+				args = append(args, r...)
 			}
+			_, err := tx.ExecContext(ctx, `DELETE FROM query_events WHERE state = ? AND end_time IS NULL AND (`+strings.Join(conds, " OR ")+`)`, args...)
+			return err
+		}); err != nil {
+			return 0, fmt.Errorf("insert events: replace unfinished events: %w", err)
+		}
+		if err := insert(again); err != nil {
+			return 0, err
 		}
 	}
-	return errors.Join(errs...)
-}
 
-// insert stores one event; false means it was already stored.
-func (w *writer) insert(ctx context.Context, ev *collectors.QueryEvent) (bool, error) {
-	params, err := jsonOrNull(ev.Params, len(ev.Params) > 0)
-	if err != nil {
-		return false, err
+	// The tables of the stored events. RETURNING names its rows by event
+	// and position, since neither database promises them in VALUES order.
+	type accKey struct {
+		event int64
+		ord   int
 	}
-	m := ev.Metrics
-	res, err := w.event.ExecContext(ctx, ev.Source, ev.QueryID, string(ev.Engine), ev.EngineVersion, ev.RootQueryID,
-		ev.User, nanos(ev.StartTime).Int64, nanos(ev.EndTime), string(ev.State), ev.StatementType, ev.SQL,
-		boolInt(ev.SQLTruncated), boolInt(ev.SQLTemplate), params, ev.DefaultCatalog, ev.DefaultSchema,
-		m.ElapsedMs, m.CPUMs, m.QueuedMs, m.BytesScanned, m.RowsScanned, m.PartitionsScanned, m.PartitionsTotal, ev.Error)
-	if err != nil {
-		return false, err
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return false, err
-	} else if n == 0 {
-		return w.replaceUnfinished(ctx, ev)
-	}
-	eventID, err := res.LastInsertId()
-	if err != nil {
-		return false, err
-	}
-	for i := range ev.Tables {
-		if err := w.insertAccess(ctx, eventID, i, &ev.Tables[i]); err != nil {
-			return false, fmt.Errorf("table %s: %w", ev.Tables[i].QualifiedName(), err)
+	var (
+		accRows [][]any
+		accs    = map[accKey]*collectors.TableAccess{}
+	)
+	for _, ev := range events {
+		eventID, ok := ids[evKey{ev.Source, ev.QueryID}]
+		if !ok {
+			continue
+		}
+		for i := range ev.Tables {
+			t := &ev.Tables[i]
+			row, err := accessRow(eventID, i, t)
+			if err != nil {
+				return 0, fmt.Errorf("insert event %s %s: table %s: %w", ev.Source, ev.QueryID, t.QualifiedName(), err)
+			}
+			accRows = append(accRows, row)
+			accs[accKey{eventID, i}] = t
 		}
 	}
-	return true, nil
-}
-
-// replaceUnfinished replaces a stored event that was collected while its
-// query was still running (State UNKNOWN, no end time: a Spark execution
-// of an .inprogress log) by ev when ev has finished. It reports whether ev
-// was stored.
-func (w *writer) replaceUnfinished(ctx context.Context, ev *collectors.QueryEvent) (bool, error) {
-	if ev.State == collectors.StateUnknown && ev.EndTime.IsZero() {
-		return false, nil
+	var colRows, predRows [][]any
+	var perr error
+	err := s.insertRows(ctx, tx, accessColumns, accRows,
+		` RETURNING id, event_id, ord`,
+		func(r *sql.Rows) error {
+			var (
+				accessID int64
+				k        accKey
+			)
+			if err := r.Scan(&accessID, &k.event, &k.ord); err != nil {
+				return err
+			}
+			t := accs[k]
+			if t == nil {
+				return fmt.Errorf("insert table accesses: returned unknown access %d of event %d", k.ord, k.event)
+			}
+			colRows = appendColumnRows(colRows, accessID, t)
+			if perr == nil {
+				predRows, perr = appendPredRows(predRows, accessID, k.event, t)
+			}
+			return nil
+		})
+	if err == nil {
+		err = perr
 	}
-	res, err := w.unfinished.ExecContext(ctx, ev.Source, ev.QueryID, string(collectors.StateUnknown))
 	if err != nil {
-		return false, err
+		return 0, fmt.Errorf("insert events: table accesses: %w", err)
 	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return false, err
+	if err := s.insertRows(ctx, tx, columnUseColumns, colRows, "", nil); err != nil {
+		return 0, fmt.Errorf("insert events: column uses: %w", err)
 	}
-	return w.insert(ctx, ev)
+	if err := s.insertRows(ctx, tx, predicateColumns, predRows, "", nil); err != nil {
+		return 0, fmt.Errorf("insert events: predicates: %w", err)
+	}
+	return len(ids), nil
 }
 
-func (w *writer) insertAccess(ctx context.Context, eventID int64, ord int, t *collectors.TableAccess) error {
-	filter, err := jsonOrNull(t.Filter, t.Filter != nil)
+// maxParams bounds the parameters of one statement, under SQLite's 32766
+// and PostgreSQL's 65535.
+const maxParams = 10000
+
+// forChunks calls fn with consecutive chunks of rows, each small enough
+// that its ncols parameters per row stay under maxParams.
+func (s *Store) forChunks(rows [][]any, ncols int, fn func([][]any) error) error {
+	per := max(1, maxParams/ncols)
+	for len(rows) > 0 {
+		n := min(per, len(rows))
+		if err := fn(rows[:n]); err != nil {
+			return err
+		}
+		rows = rows[n:]
+	}
+	return nil
+}
+
+// insertTable is a table the events are inserted into, and its columns
+// with their PostgreSQL types (bigint or text).
+type insertTable struct {
+	name  string
+	cols  []string
+	types []string
+}
+
+func newInsertTable(name, cols string) insertTable {
+	t := insertTable{name: name}
+	for c := range strings.SplitSeq(cols, ",") {
+		name, typ, _ := strings.Cut(strings.TrimSpace(c), " ")
+		t.cols, t.types = append(t.cols, name), append(t.types, typ)
+	}
+	return t
+}
+
+var (
+	eventColumns = newInsertTable("query_events", `source text, query_id text, engine text, engine_version text,
+	root_query_id text, user_name text, start_time bigint, end_time bigint, state text, statement_type text,
+	sql_text text, sql_truncated bigint, sql_template bigint, params_json text, default_catalog text,
+	default_schema text, elapsed_ms bigint, cpu_ms bigint, queued_ms bigint, bytes_scanned bigint,
+	rows_scanned bigint, partitions_scanned bigint, partitions_total bigint, error text`)
+	accessColumns = newInsertTable("table_accesses", `event_id bigint, ord bigint, catalog text, namespace text,
+	name text, table_key text, metadata text, direct bigint, write bigint, snapshot_id bigint, evidence text,
+	filter_json text, filter_text_json text, bytes_scanned bigint, rows_scanned bigint, result_data_files bigint,
+	skipped_data_files bigint, scanned_manifests bigint, skipped_manifests bigint, planning_nanos bigint`)
+	columnUseColumns = newInsertTable("column_uses", `access_id bigint, ord bigint, name text, roles text, evidence text`)
+	predicateColumns = newInsertTable("predicates", `access_id bigint, event_id bigint, table_key text,
+	column_name text, transform text, op text, values_json text, evidence text`)
+)
+
+// insertRows inserts rows into t, followed by tail (ON CONFLICT,
+// RETURNING), and calls scan (when not nil) for every row the statement
+// returns. SQLite gets multi-row VALUES lists, in chunks. PostgreSQL gets
+// one array parameter per column and a single INSERT … SELECT FROM
+// unnest(…): one statement per table and batch, whose text does not
+// depend on the number of rows, so the server parses and plans it once
+// instead of a VALUES list of thousands of parameters per batch.
+func (s *Store) insertRows(ctx context.Context, tx *txn, t insertTable, rows [][]any, tail string, scan func(*sql.Rows) error) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	for i, row := range rows {
+		if len(row) != len(t.cols) {
+			return fmt.Errorf("%s row %d has %d values, want %d", t.name, i, len(row), len(t.cols))
+		}
+	}
+	head := "INSERT INTO " + t.name + " (" + strings.Join(t.cols, ", ") + ") "
+	if s.d == postgresDialect {
+		args := make([]any, len(t.cols))
+		casts := make([]string, len(t.cols))
+		for j, typ := range t.types {
+			casts[j] = fmt.Sprintf("$%d::%s[]", j+1, typ)
+			col, err := pgArray(typ, rows, j)
+			if err != nil {
+				return fmt.Errorf("%s.%s: %w", t.name, t.cols[j], err)
+			}
+			args[j] = col
+		}
+		return runInsert(ctx, tx, head+"SELECT * FROM unnest("+strings.Join(casts, ", ")+")"+tail, args, scan)
+	}
+	return s.forChunks(rows, len(t.cols), func(chunk [][]any) error {
+		var b strings.Builder
+		b.WriteString(head)
+		b.WriteString("VALUES ")
+		args := make([]any, 0, len(chunk)*len(t.cols))
+		row := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(t.cols)), ", ") + ")"
+		for i, r := range chunk {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(row)
+			args = append(args, r...)
+		}
+		b.WriteString(tail)
+		return runInsert(ctx, tx, b.String(), args, scan)
+	})
+}
+
+// runInsert runs one insert statement. The text is in the dialect
+// already: it goes around the rebinder, whose cache these texts (one per
+// chunk length) would only fill.
+func runInsert(ctx context.Context, tx *txn, q string, args []any, scan func(*sql.Rows) error) (err error) {
+	if scan == nil {
+		_, err := tx.Tx.ExecContext(ctx, q, args...)
+		return err
+	}
+	rs, err := tx.Tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return err
+	}
+	defer func() { err = errors.Join(err, rs.Close()) }()
+	for rs.Next() {
+		if err := scan(rs); err != nil {
+			return err
+		}
+	}
+	return rs.Err()
+}
+
+// pgArray collects column j of rows into a slice pgx sends as a
+// PostgreSQL array of typ (bigint or text), NULLs as nil pointers.
+func pgArray(typ string, rows [][]any, j int) (any, error) {
+	switch typ {
+	case "bigint":
+		out := make([]*int64, len(rows))
+		for i, r := range rows {
+			var v int64
+			switch x := r[j].(type) {
+			case int:
+				v = int64(x)
+			case int64:
+				v = x
+			case sql.NullInt64:
+				if !x.Valid {
+					continue
+				}
+				v = x.Int64
+			case nil:
+				continue
+			default:
+				return nil, fmt.Errorf("row %d: %T is no bigint", i, x)
+			}
+			out[i] = &v
+		}
+		return out, nil
+	case "text":
+		out := make([]*string, len(rows))
+		for i, r := range rows {
+			var v string
+			switch x := r[j].(type) {
+			case string:
+				v = x
+			case sql.NullString:
+				if !x.Valid {
+					continue
+				}
+				v = x.String
+			case nil:
+				continue
+			default:
+				return nil, fmt.Errorf("row %d: %T is no text", i, x)
+			}
+			out[i] = &v
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("unknown column type %q", typ)
+}
+
+func accessRow(eventID int64, ord int, t *collectors.TableAccess) ([]any, error) {
+	filter, err := jsonOrNull(t.Filter, t.Filter != nil)
+	if err != nil {
+		return nil, err
 	}
 	ftext, err := jsonOrNull(t.FilterText, len(t.FilterText) > 0)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var snap sql.NullInt64
 	if t.SnapshotID != nil {
 		snap = sql.NullInt64{Int64: *t.SnapshotID, Valid: true}
 	}
 	meta, _ := MetadataTable(t)
-	key := tableKey(t.Catalog, t.Namespace, t.Name)
 	m := t.Metrics
-	res, err := w.access.ExecContext(ctx, eventID, ord, t.Catalog, t.Namespace, t.Name, key, meta,
+	return []any{eventID, ord, t.Catalog, t.Namespace, t.Name, tableKey(t.Catalog, t.Namespace, t.Name), meta,
 		boolInt(t.Direct), boolInt(t.Write), snap, string(t.Evidence), filter, ftext,
-		m.BytesScanned, m.RowsScanned, m.ResultDataFiles, m.SkippedDataFiles, m.ScannedManifests, m.SkippedManifests, m.PlanningNanos)
-	if err != nil {
-		return err
-	}
-	accessID, err := res.LastInsertId()
-	if err != nil {
-		return err
-	}
+		m.BytesScanned, m.RowsScanned, m.ResultDataFiles, m.SkippedDataFiles, m.ScannedManifests, m.SkippedManifests, m.PlanningNanos}, nil
+}
+
+func appendColumnRows(rows [][]any, accessID int64, t *collectors.TableAccess) [][]any {
 	for i, c := range t.Columns {
 		roles := make([]string, len(c.Roles))
 		for k, r := range c.Roles {
 			roles[k] = string(r)
 		}
-		if _, err := w.column.ExecContext(ctx, accessID, i, c.Name, strings.Join(roles, ","), string(c.Evidence)); err != nil {
-			return err
-		}
+		rows = append(rows, []any{accessID, i, c.Name, strings.Join(roles, ","), string(c.Evidence)})
 	}
-	if meta != "" {
-		return nil // a metadata table's filter is on metadata rows, not data
+	return rows
+}
+
+func appendPredRows(rows [][]any, accessID, eventID int64, t *collectors.TableAccess) ([][]any, error) {
+	if _, ok := MetadataTable(t); ok {
+		return rows, nil // a metadata table's filter is on metadata rows, not data
 	}
+	key := tableKey(t.Catalog, t.Namespace, t.Name)
 	var perr error
 	walkPreds(t.Filter, func(p *expr.Pred) {
 		if perr != nil {
@@ -246,9 +463,9 @@ func (w *writer) insertAccess(ctx context.Context, eventID int64, ord int, t *co
 			perr = err
 			return
 		}
-		_, perr = w.pred.ExecContext(ctx, accessID, eventID, key, p.Column, p.Transform, string(p.Op), string(b), string(t.Evidence))
+		rows = append(rows, []any{accessID, eventID, key, p.Column, p.Transform, string(p.Op), string(b), string(t.Evidence)})
 	})
-	return perr
+	return rows, perr
 }
 
 // walkPreds calls fn for every predicate leaf of n.
@@ -295,8 +512,9 @@ func (f QueryFilter) where() (string, []any) {
 	var args []any
 	if f.Table != "" {
 		key := strings.ToLower(strings.TrimSpace(f.Table))
-		conds = append(conds, `EXISTS (SELECT 1 FROM table_accesses x WHERE x.event_id = e.id AND (x.table_key = ? OR substr(x.table_key, -length(?) - 1) = '.' || ?))`)
-		args = append(args, key, key, key)
+		cond, cargs := tableMatch("x.table_key", key)
+		conds = append(conds, `EXISTS (SELECT 1 FROM table_accesses x WHERE x.event_id = e.id AND `+cond+`)`)
+		args = append(args, cargs...)
 	}
 	if !f.Since.IsZero() {
 		conds = append(conds, `e.start_time >= ?`)
@@ -316,12 +534,22 @@ func (f QueryFilter) where() (string, []any) {
 	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
+// tableMatch matches col, a table key, against key: equal, or ending in
+// "." + key ("ns.name" matches any catalog). Written with functions both
+// dialects have alike (PostgreSQL's substr takes no negative start).
+func tableMatch(col, key string) (string, []any) {
+	suffix := "." + key
+	n := utf8.RuneCountInString(suffix)
+	return "(" + col + " = ? OR (length(" + col + ") >= ? AND substr(" + col + ", length(" + col + ") - ? + 1) = ?))",
+		[]any{key, n, n, suffix}
+}
+
 // Queries returns the stored events f selects, oldest first, each with its
 // table accesses, column uses and filter trees restored.
 func (s *Store) Queries(ctx context.Context, f QueryFilter) (evs []collectors.QueryEvent, err error) {
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return nil, fmt.Errorf("read queries: begin: %w", err)
+		return nil, s.redact(fmt.Errorf("read queries: begin: %w", err))
 	}
 	defer func() { err = errors.Join(err, rollback(tx)) }()
 	where, args := f.where()
@@ -388,7 +616,7 @@ func inList(ids []int64) (string, []any) {
 	return "(" + strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",") + ")", args
 }
 
-func loadAccesses(ctx context.Context, tx *sql.Tx, ids []int64, byID map[int64]int, evs []collectors.QueryEvent) error {
+func loadAccesses(ctx context.Context, tx *txn, ids []int64, byID map[int64]int, evs []collectors.QueryEvent) error {
 	type ref struct {
 		ev, ta int
 	}

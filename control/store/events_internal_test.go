@@ -1,7 +1,6 @@
 package store
 
 import (
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -15,10 +14,11 @@ import (
 // TestLongValueListStoredOnce keeps a long IN list in the filter tree only:
 // its predicates row names column and op without repeating the values.
 func TestLongValueListStoredOnce(t *testing.T) {
+	ForEachDriver(t, func(t *testing.T, db TestDB) { testLongValueListStoredOnce(t, db.Open(t)) })
+}
+
+func testLongValueListStoredOnce(t *testing.T, s *Store) {
 	ctx := t.Context()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "state.db"))
-	require.NoError(t, err)
-	defer func() { require.NoError(t, s.Close()) }()
 	in := func(n int) *expr.Node {
 		vals := make([]expr.Value, n)
 		for i := range vals {
@@ -31,7 +31,7 @@ func TestLongValueListStoredOnce(t *testing.T) {
 			StartTime: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC), State: collectors.StateSucceeded,
 			Tables: []collectors.TableAccess{{Catalog: "c", Namespace: "db", Name: "t", Filter: in(n)}}}
 	}
-	_, _, err = s.InsertEvents(ctx, []collectors.QueryEvent{ev("short", MaxIndexedValues), ev("long", 5000)})
+	_, _, err := s.InsertEvents(ctx, []collectors.QueryEvent{ev("short", MaxIndexedValues), ev("long", 5000)})
 	require.NoError(t, err)
 	rows, err := s.db.QueryContext(ctx, `SELECT e.query_id, p.op, length(p.values_json) FROM predicates p JOIN query_events e ON e.id = p.event_id ORDER BY 1`)
 	require.NoError(t, err)

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,56 +13,97 @@ import (
 // then opens it with the current binary: the later migrations are applied
 // and the data is kept.
 func TestMigrateFromVersion1(t *testing.T) {
-	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "state.db")
-	s, err := openTo(ctx, path, 1)
-	require.NoError(t, err)
-	v, err := s.Version(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 1, v)
-	var n int
-	require.NoError(t, s.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'plans'`).Scan(&n))
-	require.Zero(t, n, "version 1 has no plans table")
-	ev := collectors.QueryEvent{Source: "trino-event", Engine: collectors.EngineTrino, QueryID: "q1",
-		StartTime: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC), State: collectors.StateSucceeded}
-	ins, _, err := s.InsertEvents(ctx, []collectors.QueryEvent{ev})
-	require.NoError(t, err)
-	require.Equal(t, 1, ins)
-	require.NoError(t, s.Close())
+	ForEachDriver(t, func(t *testing.T, db TestDB) {
+		ctx := t.Context()
+		s, err := openTo(ctx, db.Cfg, 1)
+		require.NoError(t, err)
+		v, err := s.Version(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 1, v)
+		require.False(t, s.hasTable(t, "plans"), "version 1 has no plans table")
+		ev := collectors.QueryEvent{Source: "trino-event", Engine: collectors.EngineTrino, QueryID: "q1",
+			StartTime: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC), State: collectors.StateSucceeded}
+		ins, _, err := s.InsertEvents(ctx, []collectors.QueryEvent{ev})
+		require.NoError(t, err)
+		require.Equal(t, 1, ins)
+		require.NoError(t, s.Close())
 
-	s, err = Open(ctx, path)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, s.Close()) }()
-	v, err = s.Version(ctx)
-	require.NoError(t, err)
-	require.Equal(t, SchemaVersion(), v)
-	for _, tbl := range []string{"plans", "runs", "run_steps"} {
-		require.NoError(t, s.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, tbl).Scan(&n))
-		require.Equal(t, 1, n, tbl)
-	}
-	require.NoError(t, s.db.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&n))
-	require.Equal(t, len(migrations), n)
-	evs, err := s.Queries(ctx, QueryFilter{})
-	require.NoError(t, err)
-	require.Len(t, evs, 1)
-	require.Equal(t, "q1", evs[0].QueryID)
+		s = db.Open(t)
+		v, err = s.Version(ctx)
+		require.NoError(t, err)
+		require.Equal(t, SchemaVersion(), v)
+		for _, tbl := range []string{"plans", "runs", "run_steps", "alerts", "table_leases"} {
+			require.True(t, s.hasTable(t, tbl), tbl)
+		}
+		var n int
+		require.NoError(t, s.db.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&n))
+		require.Equal(t, len(migrations), n)
+		evs, err := s.Queries(ctx, QueryFilter{})
+		require.NoError(t, err)
+		require.Len(t, evs, 1)
+		require.Equal(t, "q1", evs[0].QueryID)
+	})
 }
 
-// A run stored before triggers were recorded reads as manual once the
-// database is migrated.
+// A run stored before triggers (and runners) were recorded reads as
+// manual, with no runner, once the database is migrated.
 func TestMigrateRunTrigger(t *testing.T) {
-	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "state.db")
-	s, err := openTo(ctx, path, 3)
-	require.NoError(t, err)
-	_, err = s.db.ExecContext(ctx, `INSERT INTO runs (id, table_name, plan_id, status, error, started_at) VALUES ('r1', 'local.db.t', '', 'done', '', 1)`)
-	require.NoError(t, err)
-	require.NoError(t, s.Close())
+	ForEachDriver(t, func(t *testing.T, db TestDB) {
+		ctx := t.Context()
+		s, err := openTo(ctx, db.Cfg, 3)
+		require.NoError(t, err)
+		_, err = s.db.ExecContext(ctx, `INSERT INTO runs (id, table_name, plan_id, status, error, started_at) VALUES ('r1', 'local.db.t', '', 'done', '', 1)`)
+		require.NoError(t, err)
+		require.NoError(t, s.Close())
 
-	s, err = Open(ctx, path)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, s.Close()) }()
-	r, err := s.Run(ctx, "r1")
-	require.NoError(t, err)
-	require.Equal(t, "manual", r.Trigger)
+		s = db.Open(t)
+		r, err := s.Run(ctx, "r1")
+		require.NoError(t, err)
+		require.Equal(t, "manual", r.Trigger)
+		require.Empty(t, r.Runner)
+	})
+}
+
+// TestMigrateConcurrently opens a fresh database from several stores at
+// once, as replicas starting together do: every open succeeds and the
+// schema is migrated once.
+func TestMigrateConcurrently(t *testing.T) {
+	ForEachDriver(t, func(t *testing.T, db TestDB) {
+		const n = 4
+		errs := make(chan error, n)
+		for range n {
+			go func() {
+				s, err := OpenConfig(t.Context(), db.Cfg)
+				if err == nil {
+					err = s.Close()
+				}
+				errs <- err
+			}()
+		}
+		for range n {
+			require.NoError(t, <-errs)
+		}
+		s := db.Open(t)
+		var count int
+		require.NoError(t, s.db.QueryRowContext(t.Context(), `SELECT count(*) FROM schema_migrations`).Scan(&count))
+		require.Equal(t, len(migrations), count)
+	})
+}
+
+func TestRebind(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`SELECT 1`, `SELECT 1`},
+		{`a = ? AND b = ?`, `a = $1 AND b = $2`},
+		{`x = '?' AND y = ? AND "we?rd" = ?`, `x = '?' AND y = $1 AND "we?rd" = $2`},
+		{"-- it's ?\nz = ?", "-- it's ?\nz = $1"},
+		{`'it''s' || ?`, `'it''s' || $1`},
+	} {
+		require.Equal(t, tc.want, postgresDialect.rebind(tc.in), tc.in)
+		require.Equal(t, tc.in, sqliteDialect.rebind(tc.in), tc.in)
+	}
+}
+
+func TestPostgresDDL(t *testing.T) {
+	require.Equal(t, "id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,\n\tn BIGINT NOT NULL, INTEGERS TEXT",
+		postgresDDL("id INTEGER PRIMARY KEY,\n\tn INTEGER NOT NULL, INTEGERS TEXT"))
 }

@@ -156,10 +156,10 @@ func (s *Store) PlanCounts(ctx context.Context) (out map[string]int, err error) 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.db.PingContext(ctx); err != nil {
-		return fmt.Errorf("ping state store %s: %w", s.path, err)
+		return s.redact(fmt.Errorf("ping state store %s: %w", s.desc, err))
 	}
 	if _, err := s.Version(ctx); err != nil {
-		return fmt.Errorf("ping state store %s: %w", s.path, err)
+		return s.redact(fmt.Errorf("ping state store %s: %w", s.desc, err))
 	}
 	return nil
 }
@@ -200,7 +200,10 @@ type RunRecord struct {
 	Status string `json:"status"`
 	// Trigger is what started the run: manual, scheduled, adaptive or api
 	// (the control plane's words). Empty is stored as manual.
-	Trigger   string    `json:"trigger"`
+	Trigger string `json:"trigger"`
+	// Runner is the floe process that ran it, "host:pid"; empty for runs
+	// stored before runners were recorded.
+	Runner    string    `json:"runner"`
 	Error     string    `json:"error,omitempty"`
 	StartedAt time.Time `json:"started_at"`
 	// EndedAt is zero while the run is going.
@@ -326,8 +329,8 @@ func (s *Store) StartRun(ctx context.Context, r RunRecord) error {
 	if r.Trigger == "" {
 		r.Trigger = "manual"
 	}
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO runs (id, table_name, plan_id, status, run_trigger, error, started_at, ended_at, lease_expires_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.Table, r.PlanID, r.Status, r.Trigger, r.Error, r.StartedAt.UTC().UnixNano(), nanos(r.EndedAt), nanos(r.LeaseExpiresAt)); err != nil {
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO runs (id, table_name, plan_id, status, run_trigger, runner, error, started_at, ended_at, lease_expires_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.Table, r.PlanID, r.Status, r.Trigger, r.Runner, r.Error, r.StartedAt.UTC().UnixNano(), nanos(r.EndedAt), nanos(r.LeaseExpiresAt)); err != nil {
 		return fmt.Errorf("start run %s: %w", r.ID, err)
 	}
 	return nil
@@ -399,7 +402,7 @@ func (s *Store) runs(ctx context.Context, where string, args []any, limit int) (
 		return nil, fmt.Errorf("read runs: begin: %w", err)
 	}
 	defer func() { err = errors.Join(err, rollback(tx)) }()
-	q := `SELECT id, table_name, plan_id, status, run_trigger, error, started_at, ended_at, lease_expires_at FROM runs ` + where + ` ORDER BY started_at DESC, id`
+	q := `SELECT id, table_name, plan_id, status, run_trigger, runner, error, started_at, ended_at, lease_expires_at FROM runs ` + where + ` ORDER BY started_at DESC, id`
 	if limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
@@ -414,7 +417,7 @@ func (s *Store) runs(ctx context.Context, where string, args []any, limit int) (
 			started      int64
 			ended, lease sql.NullInt64
 		)
-		if err := rows.Scan(&r.ID, &r.Table, &r.PlanID, &r.Status, &r.Trigger, &r.Error, &started, &ended, &lease); err != nil {
+		if err := rows.Scan(&r.ID, &r.Table, &r.PlanID, &r.Status, &r.Trigger, &r.Runner, &r.Error, &started, &ended, &lease); err != nil {
 			return nil, errors.Join(fmt.Errorf("read runs: %w", err), rows.Close())
 		}
 		r.StartedAt, r.EndedAt, r.LeaseExpiresAt = time.Unix(0, started).UTC(), fromNanos(ended), fromNanos(lease)
@@ -426,16 +429,16 @@ func (s *Store) runs(ctx context.Context, where string, args []any, limit int) (
 		return nil, fmt.Errorf("read runs: %w", err)
 	}
 	for i := range out {
-		if err := readSteps(ctx, tx, &out[i]); err != nil {
+		if err := s.readSteps(ctx, tx, &out[i]); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-func readSteps(ctx context.Context, tx *sql.Tx, r *RunRecord) (err error) {
+func (s *Store) readSteps(ctx context.Context, tx *txn, r *RunRecord) (err error) {
 	rows, err := tx.QueryContext(ctx, `SELECT step, status, before_json, after_json, error, started_at, ended_at
-FROM run_steps WHERE run_id = ? ORDER BY started_at, rowid`, r.ID)
+FROM run_steps WHERE run_id = ? ORDER BY started_at, `+s.d.stepOrder(), r.ID)
 	if err != nil {
 		return fmt.Errorf("read steps of run %s: %w", r.ID, err)
 	}

@@ -67,9 +67,11 @@ func (s *Store) TableStats(ctx context.Context, f QueryFilter, top int) (out []T
 	predCond, predArgs := "", []any{}
 	if f.Table != "" {
 		key := strings.ToLower(strings.TrimSpace(f.Table))
-		cond += ` AND (ta.table_key = ? OR substr(ta.table_key, -length(?) - 1) = '.' || ?)`
-		predCond = ` AND (p.table_key = ? OR substr(p.table_key, -length(?) - 1) = '.' || ?)`
-		predArgs = []any{key, key, key}
+		c, cargs := tableMatch("ta.table_key", key)
+		cond += " AND " + c
+		c, _ = tableMatch("p.table_key", key)
+		predCond = " AND " + c
+		predArgs = cargs
 	}
 	tableArgs := append(append([]any{}, args...), predArgs...)
 	q := `SELECT ta.table_key, min(ta.catalog), min(ta.namespace), min(ta.name), count(DISTINCT e.id),
@@ -108,7 +110,7 @@ GROUP BY ta.table_key ORDER BY 5 DESC, 1`
 	if len(out) == 0 {
 		return out, nil
 	}
-	q = `SELECT p.table_key, p.column_name, count(DISTINCT p.event_id), group_concat(DISTINCT p.op)
+	q = `SELECT p.table_key, p.column_name, count(DISTINCT p.event_id), ` + s.d.distinctList("p.op") + `
 FROM predicates p JOIN query_events e ON e.id = p.event_id` + where
 	if where == "" && predCond != "" {
 		q += " WHERE TRUE"

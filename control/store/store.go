@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,41 +17,115 @@ import (
 )
 
 // Store is an open state database. It is safe for concurrent use by
-// several goroutines; several processes may share the file (WAL journal,
-// writers wait up to the busy timeout for each other).
+// several goroutines; several processes may share it: a SQLite file (WAL
+// journal, writers wait up to the busy timeout for each other) or a
+// PostgreSQL database.
 type Store struct {
-	db   *sql.DB
+	db handle
+	d  dialect
+	// desc names the database for messages: the SQLite path, or the
+	// PostgreSQL DSN without its password.
+	desc string
 	path string
 	now  func() time.Time
+	// secrets are the passwords that must not appear in errors.
+	secrets []string
+}
+
+// Drivers of [Config].
+const (
+	// DriverSQLite keeps the state in one SQLite file ([Config.Path]).
+	DriverSQLite = "sqlite"
+	// DriverPostgres keeps the state in a PostgreSQL database
+	// ([Config.DSN]), which several floe processes on several machines
+	// can share.
+	DriverPostgres = "postgres"
+)
+
+// Config says which database to open.
+type Config struct {
+	// Driver is [DriverSQLite] or [DriverPostgres]. Default: sqlite.
+	Driver string
+	// Path is the SQLite database file, or ":memory:" for a private
+	// in-memory database. SQLite only.
+	Path string
+	// DSN is the PostgreSQL connection string, as a URL
+	// (postgres://user@host:5432/floe?sslmode=require) or in key=value
+	// form. PostgreSQL only.
+	DSN string
+	// Password, when set, replaces the DSN's password. PostgreSQL only.
+	Password string
+}
+
+// String describes c without its password.
+func (c Config) String() string {
+	if c.Driver == DriverPostgres {
+		return "postgres " + RedactDSN(c.DSN)
+	}
+	return c.Path
 }
 
 // BusyTimeout is how long a writer waits for another writer's lock before
 // the statement fails with SQLITE_BUSY.
 const BusyTimeout = 10 * time.Second
 
-// Open opens (creating it if needed) the state database at path and
-// migrates it to [SchemaVersion]. path ":memory:" opens a private
-// in-memory database. A database with a schema newer than this binary is
-// refused with [ErrSchemaTooNew].
+// Open opens (creating it if needed) the SQLite state database at path and
+// migrates it to [SchemaVersion]; see [OpenConfig].
+func Open(ctx context.Context, path string) (*Store, error) {
+	return OpenConfig(ctx, Config{Driver: DriverSQLite, Path: path})
+}
+
+// OpenConfig opens the state database cfg names and migrates it to
+// [SchemaVersion]: a SQLite file (created if needed; path ":memory:" opens
+// a private in-memory database) or a PostgreSQL database (which must
+// exist; its tables are created). A database with a schema newer than
+// this binary is refused with [ErrSchemaTooNew]. Errors never contain the
+// PostgreSQL password.
 //
 // Opening also recovers the runs that a killed process left running (see
 // [Store.RecoverAbandoned]).
-func Open(ctx context.Context, path string) (*Store, error) {
-	s, err := openTo(ctx, path, SchemaVersion())
+func OpenConfig(ctx context.Context, cfg Config) (*Store, error) {
+	s, err := openTo(ctx, cfg, SchemaVersion())
 	if err != nil {
 		return nil, err
 	}
 	if _, err := s.RecoverAbandoned(ctx, s.now()); err != nil {
-		return nil, errors.Join(fmt.Errorf("open state store %s: %w", path, err), s.db.Close())
+		return nil, errors.Join(s.redact(fmt.Errorf("open state store %s: %w", s.desc, err)), s.db.Close())
 	}
 	return s, nil
 }
 
-// openTo opens path and migrates it to version target (tests use it to
-// build databases of older versions).
-func openTo(ctx context.Context, path string, target int) (*Store, error) {
+// openTo opens cfg's database and migrates it to version target (tests
+// use it to build databases of older versions).
+func openTo(ctx context.Context, cfg Config, target int) (*Store, error) {
+	var (
+		s   *Store
+		err error
+	)
+	switch cfg.Driver {
+	case "", DriverSQLite:
+		s, err = openSQLite(cfg)
+	case DriverPostgres:
+		s, err = openPostgres(cfg)
+	default:
+		return nil, fmt.Errorf("open state store: unknown driver %q; use %s or %s", cfg.Driver, DriverSQLite, DriverPostgres)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.migrate(ctx, target); err != nil {
+		return nil, errors.Join(s.redact(fmt.Errorf("open state store %s: %w", s.desc, err)), s.db.Close())
+	}
+	return s, nil
+}
+
+func openSQLite(cfg Config) (*Store, error) {
+	path := cfg.Path
 	if path == "" {
 		return nil, errors.New("open state store: empty path")
+	}
+	if cfg.DSN != "" {
+		return nil, errors.New("open state store: a dsn is for the postgres driver; sqlite takes a path")
 	}
 	memory := path == ":memory:"
 	if !memory {
@@ -65,11 +140,11 @@ func openTo(ctx context.Context, path string, target int) (*Store, error) {
 		// Every connection to ":memory:" is a new database: keep one.
 		db.SetMaxOpenConns(1)
 	}
-	s := &Store{db: db, path: path, now: time.Now}
-	if err := s.migrate(ctx, target); err != nil {
-		return nil, errors.Join(fmt.Errorf("open state store %s: %w", path, err), db.Close())
-	}
-	return s, nil
+	return newStore(db, sqliteDialect, path, path), nil
+}
+
+func newStore(db *sql.DB, d dialect, desc, path string) *Store {
+	return &Store{db: handle{DB: db, rb: &rebinder{d: d}}, d: d, desc: desc, path: path, now: time.Now}
 }
 
 // dsn builds the modernc.org/sqlite data source name: WAL journal, a busy
@@ -107,13 +182,21 @@ func (c connector) Driver() driver.Driver { return &sqlite.Driver{} }
 // Close closes the database.
 func (s *Store) Close() error {
 	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("close state store %s: %w", s.path, err)
+		return s.redact(fmt.Errorf("close state store %s: %w", s.desc, err))
 	}
 	return nil
 }
 
-// Path is the database file the store was opened on.
+// Path is the SQLite database file the store was opened on; "" for
+// PostgreSQL (see [Store.Describe]).
 func (s *Store) Path() string { return s.path }
+
+// Driver is the store's driver, [DriverSQLite] or [DriverPostgres].
+func (s *Store) Driver() string { return s.d.name() }
+
+// Describe names the database for people: the SQLite file, or
+// "postgres://user@host:port/db" without the password.
+func (s *Store) Describe() string { return s.desc }
 
 // Version returns the schema version recorded in the database.
 func (s *Store) Version(ctx context.Context) (int, error) {
@@ -123,6 +206,10 @@ func (s *Store) Version(ctx context.Context) (int, error) {
 	}
 	return int(v.Int64), nil
 }
+
+// migrationLockKey is the pg_advisory_xact_lock key of PostgreSQL
+// migrations: "floe" in ASCII.
+const migrationLockKey = 0x666c6f65
 
 // migrate applies the migrations after the database's version up to
 // target, in one transaction.
@@ -136,11 +223,19 @@ func (s *Store) migrate(ctx context.Context, target int) (err error) {
 			err = errors.Join(err, rollback(tx))
 		}
 	}()
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-	version    INTEGER PRIMARY KEY,
-	name       TEXT    NOT NULL,
-	applied_at INTEGER NOT NULL
-)`); err != nil {
+	if s.d == postgresDialect {
+		// Two processes opening a fresh database at once would both see
+		// version 0 and both create the tables: one fails (CREATE TABLE IF
+		// NOT EXISTS is not safe against a concurrent create either). The
+		// transaction-scoped advisory lock queues the second until the
+		// first commits, and the lock goes with the transaction, so no
+		// connection is left holding it. SQLite needs none: the
+		// transaction is BEGIN IMMEDIATE, which takes the write lock.
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(`+strconv.Itoa(migrationLockKey)+`)`); err != nil {
+			return fmt.Errorf("lock for migration: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, s.d.schemaMigrationsDDL()); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
 	var cur sql.NullInt64
@@ -154,7 +249,7 @@ func (s *Store) migrate(ctx context.Context, target int) (err error) {
 		if m.version <= int(cur.Int64) || m.version > target {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+		if _, err := tx.ExecContext(ctx, m.text(s.d)); err != nil {
 			return fmt.Errorf("apply migration %d (%s): %w", m.version, m.name, err)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
@@ -168,7 +263,7 @@ func (s *Store) migrate(ctx context.Context, target int) (err error) {
 	return nil
 }
 
-func rollback(tx *sql.Tx) error {
+func rollback(tx *txn) error {
 	if err := tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
 		return fmt.Errorf("roll back: %w", err)
 	}
