@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
@@ -58,6 +60,17 @@ type OptimizeOptions struct {
 	// Engine chooses the engine of each step. The zero value runs every
 	// step natively.
 	Engine EngineSelect
+	// Runner names this process in the run record. Default: [RunnerID].
+	Runner string
+	// LeaseTTL is how long the run's lease of the table, and its run
+	// record, stay live without renewal; they are renewed every quarter of
+	// it. Default: [RunLeaseTTL].
+	LeaseTTL time.Duration
+	// Holder, when set, is a lease of the table that the caller (the
+	// scheduler) already claimed with [store.Store.ClaimTables]; the run
+	// renews and releases it. Otherwise Optimize claims the table itself
+	// and refuses with [ErrBusy] a table another run holds.
+	Holder string
 }
 
 // Optimize runs the maintenance steps on one table — expire snapshots,
@@ -82,10 +95,81 @@ func Optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 	if _, err := ParseTrigger(string(opts.Trigger)); err != nil {
 		return Run{Table: id.String(), PlanID: opts.PlanID, Steps: []Step{}}, fmt.Errorf("optimize %s: %w", id, err)
 	}
+	if opts.Runner == "" {
+		opts.Runner = RunnerID()
+	}
+	if opts.LeaseTTL <= 0 {
+		opts.LeaseTTL = RunLeaseTTL
+	}
+	// One run per table, across processes and machines: the table's lease
+	// in the state store is claimed first, renewed while the run lasts and
+	// released when it ends.
+	if opts.Holder == "" {
+		holder, err := ClaimTable(ctx, st, id, opts.Runner, opts.LeaseTTL, opts.Now())
+		if err != nil {
+			return Run{Table: id.String(), PlanID: opts.PlanID, Steps: []Step{}}, fmt.Errorf("optimize %s: %w", id, err)
+		}
+		opts.Holder = holder
+	}
+	defer func() {
+		if err := st.ReleaseLease(context.WithoutCancel(ctx), opts.Holder, id.String()); err != nil {
+			opts.Logger.Warn("table lease not released; it lapses by itself", "table", id.String(), "err", err)
+		}
+	}()
 	if opts.PlanID != "" {
 		return runPlan(ctx, cat, st, id, opts)
 	}
 	return optimize(ctx, cat, st, id, opts)
+}
+
+// RunnerID names this process in run records and leases: host name and
+// process id, as "host-a:4242".
+func RunnerID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown-host"
+	}
+	return fmt.Sprintf("%s:%d", host, os.Getpid())
+}
+
+// ClaimTable claims table id's lease for one run of runner, until now+ttl,
+// and returns the lease's holder (runner and a random suffix, so that two
+// runs of one process are told apart). A table whose lease another run
+// holds is refused with an error wrapping [ErrBusy] that names the holder.
+func ClaimTable(ctx context.Context, st *store.Store, id lake.Ident, runner string, ttl time.Duration, now time.Time) (string, error) {
+	holder := newHolder(runner)
+	got, err := st.ClaimTables(ctx, holder, []string{id.String()}, 1, now.Add(ttl), now)
+	if err != nil {
+		return "", err
+	}
+	if len(got) == 1 {
+		return holder, nil
+	}
+	return "", busyError(ctx, st, id)
+}
+
+// busyError says who holds table id's lease.
+func busyError(ctx context.Context, st *store.Store, id lake.Ident) error {
+	leases, err := st.TableLeases(ctx)
+	if err == nil {
+		for _, l := range leases {
+			if strings.EqualFold(l.Table, id.String()) {
+				run := ""
+				if l.RunID != "" {
+					run = " (run " + l.RunID + ")"
+				}
+				return fmt.Errorf("%w: %s holds its lease%s until %s", ErrBusy, l.Holder, run, l.ExpiresAt.UTC().Format(time.RFC3339))
+			}
+		}
+	}
+	return fmt.Errorf("%w: another run holds its lease", ErrBusy)
+}
+
+// newHolder is a lease holder of runner: "host-a:4242/3fa9c2d1".
+func newHolder(runner string) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return runner + "/" + hex.EncodeToString(b[:])
 }
 
 // optimize runs and records the steps; opts has its defaults and, for a
@@ -96,13 +180,15 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 	if _, err := checkOptimize(ctx, cat, id, opts); err != nil {
 		return Run{Table: id.String(), PlanID: opts.PlanID, Steps: []Step{}}, fmt.Errorf("optimize %s: %w", id, err)
 	}
-	run := Run{ID: newRunID(opts.Now()), Table: id.String(), PlanID: opts.PlanID, Status: StatusRunning, Trigger: opts.Trigger, StartedAt: opts.Now().UTC(),
-		LeaseExpiresAt: opts.Now().Add(RunLeaseTTL).UTC(), Steps: []Step{}}
+	run := Run{ID: newRunID(opts.Now()), Table: id.String(), PlanID: opts.PlanID, Status: StatusRunning, Trigger: opts.Trigger, Runner: opts.Runner,
+		StartedAt: opts.Now().UTC(), LeaseExpiresAt: opts.Now().Add(opts.LeaseTTL).UTC(), Steps: []Step{}}
 	if err := st.StartRun(ctx, runRecord(run)); err != nil {
 		return run, fmt.Errorf("optimize %s: %w", id, err)
 	}
 	log := opts.Logger.With("table", id.String(), "run_id", run.ID)
-	stopRenewing := renewRunLease(ctx, st, run.ID, opts.Now, log)
+	ctx, lost := context.WithCancelCause(ctx)
+	defer lost(nil)
+	stopRenewing := renewRunLease(ctx, st, lease{run: run.ID, table: id.String(), holder: opts.Holder, ttl: opts.LeaseTTL}, opts.Now, log, lost)
 	defer stopRenewing()
 	steps := []struct {
 		name string
@@ -178,7 +264,11 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 		if err != nil {
 			err = fmt.Errorf("optimize %s: step %s: %w", id, s.name, err)
 			status := StatusFailed
-			if ctx.Err() != nil {
+			if cause := context.Cause(ctx); errors.Is(cause, store.ErrLeaseLost) {
+				// Another process claimed the table: this run was stopped so
+				// that two never work on it at once.
+				err = fmt.Errorf("%w (%w)", err, cause)
+			} else if ctx.Err() != nil {
 				// Stopped (SIGTERM, Ctrl-C), not broken. The step's error
 				// need not say so: a catalog call cut short by the context
 				// can fail as "transaction has already been committed or
@@ -271,27 +361,46 @@ func lostPartitions(ctx context.Context, st *store.Store, id lake.Ident, self st
 	return nil, nil
 }
 
-// RunLeaseTTL is how long a run record stays "running" without a renewal
-// from its process; it is renewed every quarter of that. A run whose
-// process died is marked abandoned once it lapses (see
-// store.Store.RecoverAbandoned), and its plan can run again.
+// RunLeaseTTL is how long a run's lease of its table, and its run record,
+// stay live without a renewal from its process; both are renewed every
+// quarter of that. A run whose process died is marked abandoned once its
+// record's lease lapses (see store.Store.RecoverAbandoned), its plan can
+// run again, and another process may claim the table.
 const RunLeaseTTL = 2 * time.Minute
 
-// renewRunLease renews run id's lease until the returned stop is called.
-func renewRunLease(ctx context.Context, st *store.Store, id string, now func() time.Time, log *slog.Logger) (stop func()) {
+// lease is what a run renews: its record and its table's lease.
+type lease struct {
+	run, table, holder string
+	ttl                time.Duration
+}
+
+// renewRunLease renews the run record's lease and the table's lease until
+// the returned stop is called. When the table's lease is lost (it lapsed
+// and another process claimed the table) it calls lost, which cancels the
+// run: two runs must not work on one table.
+func renewRunLease(ctx context.Context, st *store.Store, l lease, now func() time.Time, log *slog.Logger, lost context.CancelCauseFunc) (stop func()) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(RunLeaseTTL / 4)
+		t := time.NewTicker(l.ttl / 4)
 		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if err := st.RenewRun(ctx, id, now().Add(RunLeaseTTL)); err != nil {
+				until := now().Add(l.ttl)
+				if err := st.RenewRun(ctx, l.run, until); err != nil {
 					log.Warn("run lease not renewed; another process may take the run for dead when it lapses", "err", err)
+				}
+				if err := st.RenewLease(ctx, l.holder, l.table, l.run, until); err != nil {
+					if errors.Is(err, store.ErrLeaseLost) {
+						log.Error("table lease lost: stopping the run", "err", err)
+						lost(fmt.Errorf("stopped: %w", err))
+						return
+					}
+					log.Warn("table lease not renewed", "err", err)
 				}
 			}
 		}

@@ -130,6 +130,9 @@ type Run struct {
 	// Trigger is what started the run ([TriggerManual] unless the daemon
 	// or the API did).
 	Trigger Trigger `json:"trigger"`
+	// Runner is the process that ran it: host name and process id
+	// ([RunnerID]).
+	Runner string `json:"runner"`
 	// DryRun marks a run that planned every step and changed nothing; it
 	// is never stored.
 	DryRun    bool      `json:"dry_run"`
@@ -276,14 +279,14 @@ func planFromRecord(r store.PlanRecord) (Plan, error) {
 
 func runRecord(r Run) store.RunRecord {
 	return store.RunRecord{
-		ID: r.ID, Table: r.Table, PlanID: r.PlanID, Status: string(r.Status), Trigger: string(r.Trigger), Error: r.Error,
+		ID: r.ID, Table: r.Table, PlanID: r.PlanID, Status: string(r.Status), Trigger: string(r.Trigger), Runner: r.Runner, Error: r.Error,
 		StartedAt: r.StartedAt, EndedAt: r.EndedAt, LeaseExpiresAt: r.LeaseExpiresAt,
 	}
 }
 
 func runFromRecord(r store.RunRecord) (Run, error) {
 	run := Run{
-		ID: r.ID, Table: r.Table, PlanID: r.PlanID, Status: RunStatus(r.Status), Trigger: Trigger(r.Trigger), Error: r.Error,
+		ID: r.ID, Table: r.Table, PlanID: r.PlanID, Status: RunStatus(r.Status), Trigger: Trigger(r.Trigger), Runner: r.Runner, Error: r.Error,
 		StartedAt: r.StartedAt, EndedAt: r.EndedAt, LeaseExpiresAt: r.LeaseExpiresAt, Steps: make([]Step, 0, len(r.Steps)),
 	}
 	if run.Trigger == "" {

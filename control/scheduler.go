@@ -54,6 +54,13 @@ type SchedulerOptions struct {
 	// Engines are the engines a policy's engine key may name. Default:
 	// those of Config.
 	Engines *Engines
+	// Runner names this process in leases and run records. Default:
+	// [RunnerID].
+	Runner string
+	// LeaseTTL is how long a table's lease lasts without renewal (see
+	// [OptimizeOptions.LeaseTTL]): a replica that dies loses its tables
+	// this long after its last renewal. Default: [RunLeaseTTL].
+	LeaseTTL time.Duration
 }
 
 // Scheduler decides, pass by pass, which tables are due for maintenance by
@@ -83,6 +90,12 @@ func NewScheduler(opts SchedulerOptions) *Scheduler {
 	}
 	if opts.Engines == nil {
 		opts.Engines = NewEngines(opts.Config, nil)
+	}
+	if opts.Runner == "" {
+		opts.Runner = RunnerID()
+	}
+	if opts.LeaseTTL <= 0 {
+		opts.LeaseTTL = RunLeaseTTL
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -182,10 +195,31 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 			break
 		}
 		sem <- struct{}{}
+		// Claim the table only once a slot is free, so that replicas
+		// deciding at the same moment take different tables: a replica
+		// claims no more than it can run (see store.Store.ClaimTables).
+		claimAt := s.opts.Now()
+		holder := newHolder(s.opts.Runner)
+		got, err := s.opts.Store.ClaimTables(ctx, holder, []string{j.id.String()}, 1, claimAt.Add(s.opts.LeaseTTL), claimAt)
+		if err != nil || len(got) == 0 {
+			<-sem
+			// Not run here: decide it afresh next pass rather than wait
+			// out its poll interval.
+			ts := s.schedule(j.id.String())
+			s.mu.Lock()
+			ts.polled = time.Time{}
+			s.mu.Unlock()
+			if err != nil {
+				pass.Errors = append(pass.Errors, fmt.Sprintf("%s: claim: %v", j.id, err))
+			} else {
+				s.opts.Logger.Info("table due, but another run holds it", "table", j.id.String(), "err", busyError(ctx, s.opts.Store, j.id))
+			}
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			pr, err := s.runTable(runCtx, j.cat, j.id, j.eff.Policy, j.d.Trigger)
+			pr, err := s.runTable(runCtx, j.cat, j.id, j.eff.Policy, j.d.Trigger, holder)
 			if pr.Run.ID != "" && s.opts.OnRun != nil {
 				s.opts.OnRun(pr.Run)
 			}
@@ -357,19 +391,33 @@ func orphansStale(runs []Run, now time.Time) bool {
 
 // runTable runs the maintenance the policy calls for, and keeps the
 // table's failure count for the backoff.
-func (s *Scheduler) runTable(ctx context.Context, cat catalog.Catalog, id lake.Ident, p policy.Policy, trigger Trigger) (PolicyRun, error) {
+// runTable runs table id by its policy. holder is the table's lease,
+// claimed by the caller (or "" to claim it here); it is released when the
+// run ends.
+func (s *Scheduler) runTable(ctx context.Context, cat catalog.Catalog, id lake.Ident, p policy.Policy, trigger Trigger, holder string) (PolicyRun, error) {
 	log := s.opts.Logger.With("table", id.String(), "trigger", trigger)
+	if holder != "" {
+		defer func() {
+			if err := s.opts.Store.ReleaseLease(context.WithoutCancel(ctx), holder, id.String()); err != nil {
+				log.Warn("table lease not released; it lapses by itself", "err", err)
+			}
+		}()
+	}
 	ho, err := PolicyHealth(ctx, s.opts.Config, s.opts.Store, id, p, HealthOptions{Now: s.opts.Now})
 	if err != nil {
 		return PolicyRun{}, err
 	}
-	oo := StepDefaults(p, OptimizeOptions{Now: s.opts.Now, Logger: log, Skip: map[string]bool{}, Trigger: trigger, Engine: EngineSelect{Engines: s.opts.Engines}})
+	oo := StepDefaults(p, OptimizeOptions{Now: s.opts.Now, Logger: log, Skip: map[string]bool{}, Trigger: trigger, Engine: EngineSelect{Engines: s.opts.Engines},
+		Runner: s.opts.Runner, LeaseTTL: s.opts.LeaseTTL, Holder: holder})
 	pr, err := OptimizeByPolicy(ctx, cat, s.opts.Store, id, p, PolicyOptions{Optimize: oo, Health: ho,
 		Plan: PlanOptions{MinGainPP: s.opts.Config.MinGainPP(), By: "floe serve", Now: s.opts.Now}})
 	ts := s.schedule(id.String())
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
+	case errors.Is(err, ErrBusy):
+		// Another run holds the table: not this table's failure.
+		log.Info("table busy", "err", err)
 	case err != nil && !errors.Is(err, context.Canceled):
 		ts.failures++
 		wait := min(BackoffBase<<min(ts.failures-1, 16), BackoffMax)
@@ -531,7 +579,7 @@ func (s *Scheduler) RunNow(ctx context.Context, id lake.Ident, trigger Trigger) 
 	if err != nil {
 		return Run{}, err
 	}
-	pr, err := s.runTable(ctx, cat, id, eff.Policy, trigger)
+	pr, err := s.runTable(ctx, cat, id, eff.Policy, trigger, "")
 	if s.opts.OnRun != nil && pr.Run.ID != "" {
 		s.opts.OnRun(pr.Run)
 	}

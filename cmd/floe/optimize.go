@@ -321,7 +321,11 @@ func parseSizeFlag(name, v string) (int64, error) {
 
 func printRun(io *IOStreams, run control.Run) {
 	w := io.Out
-	fmt.Fprintf(w, "run %s on %s: %s\n", run.ID, run.Table, run.Status)
+	by := ""
+	if run.Runner != "" {
+		by = " by " + run.Runner
+	}
+	fmt.Fprintf(w, "run %s on %s%s: %s\n", run.ID, run.Table, by, run.Status)
 	t := newTable(w, "  STEP", "STATUS", "DURATION", "FILES", "SNAPSHOTS", "MANIFESTS", "ERROR")
 	for _, s := range run.Steps {
 		arrow := func(metric func(lake.Metrics) int) string {

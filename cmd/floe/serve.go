@@ -96,7 +96,7 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 		return err
 	}
 	s := control.NewScheduler(control.SchedulerOptions{Config: cfg, Store: st, Catalog: opts.f.Catalog, Now: opts.f.Now, Logger: log,
-		Alerts: notifier, MaxConcurrentRuns: cfg.Server.MaxConcurrentRuns, OnRun: metrics.ObserveRun})
+		Alerts: notifier, MaxConcurrentRuns: cfg.Server.MaxConcurrentRuns, OnRun: metrics.ObserveRun, LeaseTTL: cfg.Server.LeaseTTLDuration()})
 	if opts.Once {
 		pass, err := s.RunPass(ctx)
 		if err != nil {

@@ -26,7 +26,7 @@ func envForm(key string) string {
 //	FLOE_PLAN_MIN_GAIN_PP, FLOE_ALERTS_REPEAT,
 //	FLOE_SERVER_LISTEN, FLOE_SERVER_TOKEN, FLOE_SERVER_READ_TOKEN,
 //	FLOE_SERVER_MAX_CONCURRENT_RUNS, FLOE_SERVER_SHUTDOWN_GRACE,
-//	FLOE_SERVER_CHECK_INTERVAL,
+//	FLOE_SERVER_CHECK_INTERVAL, FLOE_SERVER_LEASE_TTL,
 //	FLOE_CATALOG__<NAME>__<PROPERTY>   (catalogs.<name>.<property>)
 //	FLOE_TELEMETRY__<ENGINE>__<ENGINE_CATALOG>=<floe catalog>
 //	FLOE_ENGINE__<NAME>__PASSWORD, FLOE_ENGINE__<NAME>__TOKEN
@@ -122,6 +122,8 @@ func (c *Config) ApplyEnv(environ []string) error {
 			set("server.shutdown_grace", k, &c.Server.ShutdownGrace, v)
 		case rest == "SERVER_CHECK_INTERVAL":
 			set("server.check_interval", k, &c.Server.CheckInterval, v)
+		case rest == "SERVER_LEASE_TTL":
+			set("server.lease_ttl", k, &c.Server.LeaseTTL, v)
 		case strings.HasPrefix(rest, "CATALOG__"):
 			parts := strings.Split(strings.TrimPrefix(rest, "CATALOG__"), "__")
 			if len(parts) != 2 || parts[0] == "" || parts[1] == "" {
@@ -183,7 +185,7 @@ func (c *Config) ApplyEnv(environ []string) error {
 // suggestions.
 var envNames = []string{"CONFIG", "NO_PROGRESS", "DATA_DIR", "DEFAULT_CATALOG", "STATE_PATH", "STATE_DRIVER", "STATE_DSN", "STATE_PASSWORD",
 	"HEALTH_TARGET_FILE_SIZE", "LOG_LEVEL", "LOG_FORMAT", "PLAN_MIN_GAIN_PP", "ALERTS_REPEAT", "SERVER_LISTEN", "SERVER_TOKEN", "SERVER_READ_TOKEN",
-	"SERVER_MAX_CONCURRENT_RUNS", "SERVER_SHUTDOWN_GRACE", "SERVER_CHECK_INTERVAL", "CATALOG__", "TELEMETRY__", "ENGINE__"}
+	"SERVER_MAX_CONCURRENT_RUNS", "SERVER_SHUTDOWN_GRACE", "SERVER_CHECK_INTERVAL", "SERVER_LEASE_TTL", "CATALOG__", "TELEMETRY__", "ENGINE__"}
 
 // setBy records that the environment variable env set key, so that a bad
 // value is reported under the variable's name.

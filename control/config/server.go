@@ -32,6 +32,18 @@ type ServerConfig struct {
 	// triggers, as a Go duration such as "5m" (see
 	// [ServerConfig.CheckIntervalDuration]). Default: 5m.
 	CheckInterval string `yaml:"check_interval"`
+	// LeaseTTL is how long a replica's lease of a table lasts without
+	// renewal, as a Go duration (see [ServerConfig.LeaseTTLDuration]); it
+	// is renewed every quarter of that while the run lasts, and a replica
+	// that dies loses its tables this long after its last renewal.
+	// Default: 2m.
+	LeaseTTL string `yaml:"lease_ttl"`
+}
+
+// LeaseTTLDuration is the parsed server.lease_ttl (validated when the
+// configuration loads; its default if it does not parse).
+func (s ServerConfig) LeaseTTLDuration() time.Duration {
+	return parseDurationOr(s.LeaseTTL, DefaultServerLeaseTTL)
 }
 
 // ShutdownGraceDuration is the parsed server.shutdown_grace (validated when
@@ -60,6 +72,7 @@ const (
 	DefaultServerMaxConcurrentRuns = 2
 	DefaultServerShutdownGrace     = 2 * time.Minute
 	DefaultServerCheckInterval     = 5 * time.Minute
+	DefaultServerLeaseTTL          = 2 * time.Minute
 )
 
 // Secret is a value that is never printed or logged: its String, GoString
@@ -102,6 +115,9 @@ func (c *Config) serverDefaults() {
 	if s.CheckInterval == "" {
 		s.CheckInterval = DefaultServerCheckInterval.String()
 	}
+	if s.LeaseTTL == "" {
+		s.LeaseTTL = DefaultServerLeaseTTL.String()
+	}
 }
 
 // validateServer reports what is wrong with server:.
@@ -119,6 +135,9 @@ func (c *Config) validateServer(bad func(segs []string, format string, args ...a
 	}
 	if d, err := time.ParseDuration(strings.TrimSpace(s.CheckInterval)); err != nil || d < time.Second {
 		bad(key("server", "check_interval"), "%q: want a duration of at least 1s, such as 5m", s.CheckInterval)
+	}
+	if d, err := time.ParseDuration(strings.TrimSpace(s.LeaseTTL)); err != nil || d < time.Second {
+		bad(key("server", "lease_ttl"), "%q: want a duration of at least 1s, such as 2m", s.LeaseTTL)
 	}
 	for _, k := range []struct {
 		name string

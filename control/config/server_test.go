@@ -14,9 +14,10 @@ import (
 func TestServerDefaults(t *testing.T) {
 	c, err := load(t, restFile)
 	require.NoError(t, err)
-	require.Equal(t, config.ServerConfig{Listen: "127.0.0.1:8080", MaxConcurrentRuns: 2, ShutdownGrace: "2m0s", CheckInterval: "5m0s"}, c.Server)
+	require.Equal(t, config.ServerConfig{Listen: "127.0.0.1:8080", MaxConcurrentRuns: 2, ShutdownGrace: "2m0s", CheckInterval: "5m0s", LeaseTTL: "2m0s"}, c.Server)
 	require.Equal(t, 2*time.Minute, c.Server.ShutdownGraceDuration())
 	require.Equal(t, 5*time.Minute, c.Server.CheckIntervalDuration())
+	require.Equal(t, 2*time.Minute, c.Server.LeaseTTLDuration())
 	require.NoError(t, c.CheckServerListen(), "loopback needs no token")
 }
 
