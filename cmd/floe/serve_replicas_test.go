@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/internal/oracle"
+	"github.com/floe-project/floe/internal/pgtest"
+	"github.com/floe-project/floe/internal/testlake"
+	"github.com/floe-project/floe/lake"
+)
+
+// replica is one floe serve process of TestServeReplicas.
+type replica struct {
+	cmd    *exec.Cmd
+	pid    int
+	logged *syncBuilder
+	exited chan error
+}
+
+// startReplica starts floe serve on cfgPath and waits until it listens.
+func startReplica(t *testing.T, bin, cfgPath string) *replica {
+	t.Helper()
+	cmd := exec.Command(bin, "--config", cfgPath, "serve", "--listen", "127.0.0.1:0", "--interval", "1s")
+	cmd.Env = append(os.Environ(), "FLOE_NO_PROGRESS=1", "FLOE_LOG_LEVEL=info", "FLOE_SERVER_LEASE_TTL=3s")
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	r := &replica{cmd: cmd, pid: cmd.Process.Pid, logged: &syncBuilder{}, exited: make(chan error, 1)}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	listening := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		once := false
+		for sc.Scan() {
+			r.logged.WriteString(sc.Text() + "\n")
+			if !once && strings.Contains(sc.Text(), "listening on ") {
+				once = true
+				close(listening)
+			}
+		}
+		r.exited <- cmd.Wait()
+	}()
+	select {
+	case <-listening:
+	case err := <-r.exited:
+		t.Fatalf("floe serve exited early (%v): %s", err, r.logged.String())
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("floe serve did not start: %s", r.logged.String())
+	}
+	return r
+}
+
+// runner is the runner id a replica records on its runs.
+func (r *replica) runner() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s:%d", host, r.pid)
+}
+
+// writeTable creates db.<name> with files appends of rows rows each.
+func writeTable(t *testing.T, w *testlake.Warehouse, name string, files, rows int) {
+	t.Helper()
+	schema := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "tenant", Type: iceberg.PrimitiveTypes.String})
+	tbl := w.CreateTable(t, "db", name, schema, nil, nil, nil)
+	for i := range files {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, testlake.ArrowSchema(t, tbl))
+		for j := range rows {
+			b.Field(0).(*array.Int64Builder).Append(int64((files-i)*rows + j))
+			b.Field(1).(*array.StringBuilder).Append([]string{"acme", "globex", "initech"}[j%3])
+		}
+		rec := b.NewRecordBatch()
+		b.Release()
+		tbl = testlake.Append(t, tbl, rec)
+		rec.Release()
+	}
+}
+
+// TestServeReplicas runs two real floe serve processes on one PostgreSQL
+// state store and one warehouse: both do work, no table is ever maintained
+// by both at once (the run intervals of each table never overlap), a
+// replica killed with SIGKILL mid-run has its table taken over once its
+// lease expires, and an independent checksum shows every table intact.
+func TestServeReplicas(t *testing.T) {
+	bin := buildFloe(t)
+	pg := pgtest.Start(t)
+	dsn := pg.NewDatabase(t)
+	ctx := context.Background()
+
+	w := testlake.New(t)
+	cfg := "data_dir: " + w.Dir + `
+catalogs:
+  local:
+    type: sql
+    sql.driver: sqlite
+    sql.dialect: sqlite
+    uri: "{data_dir}/catalog.db"
+    warehouse: "file://{data_dir}/warehouse"
+state:
+  driver: postgres
+  dsn: "` + dsn + `"
+server:
+  max_concurrent_runs: 1
+policies:
+  default: {layout: none, poll_interval: 1s, enabled: {orphans: false}}
+`
+	cfgPath := filepath.Join(t.TempDir(), "floe.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
+	st, err := store.OpenConfig(ctx, store.Config{Driver: store.DriverPostgres, DSN: dsn})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, st.Close()) })
+
+	// Both replicas are up before there is anything to do, so that the
+	// first to start cannot take every table before the other looks.
+	a := startReplica(t, bin, cfgPath)
+	b := startReplica(t, bin, cfgPath)
+	names := []string{"t0", "t1", "t2", "t3", "t4", "t5"}
+	for _, n := range names {
+		writeTable(t, w, n, 12, 4000)
+	}
+	sums := map[string]oracle.Sum{}
+	checksum := func(name string) oracle.Sum {
+		tbl, err := lake.LoadTable(ctx, w.Catalog, lake.Ident{Catalog: w.Name, Namespace: []string{"db"}, Name: name})
+		require.NoError(t, err)
+		s, err := oracle.ChecksumIceberg(ctx, tbl)
+		require.NoError(t, err)
+		return s
+	}
+	for _, n := range names {
+		sums[n] = checksum(n)
+	}
+	runsOf := func(name string) []store.RunRecord {
+		runs, err := st.Runs(ctx, w.Name+".db."+name, 0)
+		require.NoError(t, err)
+		return runs
+	}
+	done := func(name string) bool {
+		return slices.ContainsFunc(runsOf(name), func(r store.RunRecord) bool { return r.Status == string(control.StatusDone) })
+	}
+	require.Eventually(t, func() bool {
+		return !slices.ContainsFunc(names, func(n string) bool { return !done(n) })
+	}, 3*time.Minute, 200*time.Millisecond, "every table is maintained: %s\n%s", a.logged.String(), b.logged.String())
+	runners := map[string]int{}
+	for _, n := range names {
+		for _, r := range runsOf(n) {
+			runners[r.Runner]++
+		}
+	}
+	require.Positive(t, runners[a.runner()], "replica A did work: %v", runners)
+	require.Positive(t, runners[b.runner()], "replica B did work: %v", runners)
+
+	// A table big enough that its compaction takes a while; whichever
+	// replica takes it is killed mid-run.
+	writeTable(t, w, "big", 120, 4000)
+	sums["big"] = checksum("big")
+	names = append(names, "big")
+	var victim, survivor *replica
+	var killed store.RunRecord
+	require.Eventually(t, func() bool {
+		for _, r := range runsOf("big") {
+			if r.Status != string(control.StatusRunning) {
+				continue
+			}
+			switch r.Runner {
+			case a.runner():
+				victim, survivor = a, b
+			case b.runner():
+				victim, survivor = b, a
+			default:
+				continue
+			}
+			killed = r
+			return true
+		}
+		return false
+	}, 3*time.Minute, 10*time.Millisecond, "a replica starts on the big table")
+	require.NoError(t, victim.cmd.Process.Signal(syscall.SIGKILL))
+	<-victim.exited
+	killedAt := time.Now()
+
+	// The survivor takes the table over once the lease has lapsed.
+	var takeover store.RunRecord
+	require.Eventually(t, func() bool {
+		for _, r := range runsOf("big") {
+			if r.Runner == survivor.runner() && r.Status == string(control.StatusDone) {
+				takeover = r
+				return true
+			}
+		}
+		return false
+	}, 3*time.Minute, 200*time.Millisecond, "the survivor takes the big table over: %s", survivor.logged.String())
+	require.True(t, takeover.StartedAt.After(killedAt), "the takeover started after the kill")
+	rec, err := st.Run(ctx, killed.ID)
+	require.NoError(t, err)
+	require.Equal(t, store.RunAbandoned, rec.Status, "the killed replica's run is recorded abandoned")
+
+	// No table was ever maintained by two runs at once.
+	for _, n := range names {
+		runs := runsOf(n)
+		slices.SortFunc(runs, func(x, y store.RunRecord) int { return x.StartedAt.Compare(y.StartedAt) })
+		for i := 1; i < len(runs); i++ {
+			prev, next := runs[i-1], runs[i]
+			require.False(t, prev.EndedAt.IsZero(), "%s: run %s never ended", n, prev.ID)
+			require.False(t, next.StartedAt.Before(prev.EndedAt), "%s: run %s (%s) started at %s, before run %s (%s) ended at %s",
+				n, next.ID, next.Runner, next.StartedAt, prev.ID, prev.Runner, prev.EndedAt)
+		}
+	}
+	require.NoError(t, survivor.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-survivor.exited:
+		require.NoError(t, err, "SIGTERM stops the survivor with exit 0")
+	case <-time.After(time.Minute):
+		t.Fatal("the survivor did not stop on SIGTERM")
+	}
+	for _, n := range names {
+		require.Equal(t, sums[n], checksum(n), "independent read: table %s intact", n)
+	}
+}
