@@ -42,7 +42,7 @@ func leaseKey(table string) string { return strings.ToLower(strings.TrimSpace(ta
 // lock because an advisory lock belongs to a database session: a run of
 // hours would have to pin one pooled connection for all that time, and a
 // lost connection would silently drop the lock while the run went on. A
-// row survives reconnects, is visible to floe runs and the API
+// row survives reconnects, can be shown by floe runs and the API
 // ([Store.TableLeases]), and lapses by itself when its holder dies. On
 // SQLite the write transaction begins IMMEDIATE, holding the database's
 // write lock, so the same select and update are serialized.
