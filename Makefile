@@ -6,7 +6,7 @@ PKGS      ?= ./...
 BIN       ?= bin/floe
 FUZZTIME  ?= 10s
 
-.PHONY: all build test test-short demo bench bench-rewrite bench-rewrite-flat bench-layout bench-health fuzz fuzz-long lint clean
+.PHONY: all build test test-short demo bench bench-rewrite bench-rewrite-flat bench-layout bench-health bench-store fuzz fuzz-long lint clean
 
 all: lint build test
 
@@ -46,6 +46,11 @@ bench-layout:
 bench-health:
 	FLOE_BENCH_COMMITS=$${FLOE_BENCH_COMMITS:-250} FLOE_BENCH_FILES_PER_COMMIT=$${FLOE_BENCH_FILES_PER_COMMIT:-200} \
 	$(GO) test -run '^$$' -bench BenchmarkHealth -benchtime 1x -timeout 60m ./bench/health
+
+## bench-store: the state store's side of collection, SQLite and PostgreSQL side by side
+## (events/s in batches of 500; starts a throwaway PostgreSQL, so needs initdb: .ci/run installs it)
+bench-store:
+	$(GO) test -run '^$$' -bench BenchmarkCollectStore -benchtime 1x -timeout 30m ./bench/collectstore
 
 ## fuzz: every fuzz target on its seeds only (fast; part of make test too)
 fuzz:

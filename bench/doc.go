@@ -6,5 +6,7 @@
 // Sub-packages: health (table health on 50,000 files and 2,000 snapshots
 // against iceberg-go's own scan planning over the same manifests); measure
 // (`floe measure` on the demo's web.events and workload: manifests read
-// once into lake.ScanIndex against one iceberg-go PlanFiles per query).
+// once into lake.ScanIndex against one iceberg-go PlanFiles per query);
+// collectstore (storing collected query events in SQLite against
+// PostgreSQL, the state store's two drivers).
 package bench

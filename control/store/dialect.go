@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -101,17 +103,20 @@ func (d dialect) distinctList(col string) string {
 	return "group_concat(DISTINCT " + col + ")"
 }
 
-// inText renders "col is one of vals" with its arguments: one array
-// parameter for PostgreSQL, a list of parameters for SQLite.
-func (d dialect) inText(col string, vals []string) (string, []any) {
+// textList renders vals as a table k of one column, value, with its one
+// argument, however many vals there are: unnest of a text array for
+// PostgreSQL (WITH ORDINALITY, numbering them in column pos), json_each of
+// a JSON array for SQLite (whose statements take at most 32766
+// parameters; its rows are numbered by key, from 0).
+func (d dialect) textList(vals []string) (string, []any, error) {
 	if d == postgresDialect {
-		return col + " = ANY(?::text[])", []any{vals}
+		return "unnest(?::text[]) WITH ORDINALITY AS k(value, pos)", []any{vals}, nil
 	}
-	args := make([]any, len(vals))
-	for i, v := range vals {
-		args[i] = v
+	b, err := json.Marshal(vals)
+	if err != nil {
+		return "", nil, fmt.Errorf("encode list: %w", err)
 	}
-	return col + " IN (" + strings.TrimSuffix(strings.Repeat("?,", len(vals)), ",") + ")", args
+	return "json_each(?) AS k", []any{string(b)}, nil
 }
 
 // rebindCacheMax bounds the cache: query texts built with literal limits

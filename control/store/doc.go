@@ -1,18 +1,64 @@
 // Package store is floe's state store: one SQLite database (pure-Go
-// modernc.org/sqlite, WAL journal, busy timeout) holding the query events
+// modernc.org/sqlite, WAL journal, busy timeout) or one PostgreSQL
+// database (pgx through database/sql) holding the query events
 // the collectors read, the tables they touched, their column uses and
 // predicates, the bookkeeping that makes collection incremental, and the
-// plans, runs and run steps of the control plane, and the state of its
-// alerts (which notifications each sink received).
+// plans, runs and run steps of the control plane, the state of its
+// alerts (which notifications each sink received), and the table leases
+// that let several daemons share the work.
 //
+// # Drivers
+//
+// [Open] opens a SQLite file; [OpenConfig] opens either driver
+// ([DriverSQLite], [DriverPostgres]). SQLite suits one floe process, or a
+// few on one machine; PostgreSQL lets floe serve replicas on several
+// machines share one state. The Store has one code path over database/sql
+// for both: queries are written once, in SQLite's spelling with ?
+// placeholders, and a small dialect value rebinds them to $1, $2, … for
+// PostgreSQL (once per query text) and spells the few fragments that
+// differ (string_agg for group_concat, an identity column for rowid, array
+// parameters for IN lists). Times are UTC Unix nanoseconds in 64-bit
+// integers on both (BIGINT on PostgreSQL, whose INTEGER has 32 bits). The
+// PostgreSQL password is never part of an error or of [Store.Describe].
+//
+// Events go in with a few multi-row statements per batch, not a few per
+// event: on PostgreSQL every statement is a round trip, so a batch's rows
+// are sent as one array parameter per column (INSERT … SELECT FROM
+// unnest), one statement per table.
 // # Schema and migrations
 //
-// The schema is a numbered list of migration steps embedded in the binary.
-// The schema_migrations table records each applied version. [Open] applies
-// the steps the database lacks, all in one transaction, so a database is
-// either at its old version or at the binary's; opening a database written
-// by a newer floe (a version this binary does not know) fails with
-// [ErrSchemaTooNew] and changes nothing.
+// The schema is a numbered list of migration steps embedded in the binary,
+// the same versions for both drivers (PostgreSQL runs SQLite's DDL with
+// INTEGER widened to BIGINT and rowid tables given identity columns, plus
+// a few statements of its own). The schema_migrations table records each
+// applied version. [Open] applies the steps the database lacks, all in one
+// transaction, so a database is either at its old version or at the
+// binary's; opening a database written by a newer floe (a version this
+// binary does not know) fails with [ErrSchemaTooNew] and changes nothing.
+// Replicas starting together migrate once: SQLite's transaction takes the
+// write lock when it begins, PostgreSQL's takes a transaction-scoped
+// advisory lock first.
+//
+// # Table leases
+//
+// A lease says which floe process (its holder, "host:pid") may work on a
+// table, until when. [Store.ClaimTables] claims up to a limit of the
+// tables asked for whose lease is absent, lapsed or the caller's own;
+// [Store.RenewLease] extends one while a run goes on and fails with
+// [ErrLeaseLost] once another process took it over; [Store.ReleaseLease]
+// frees it; [Store.TableLeases] lists them. The clock is the caller's:
+// every call takes now or until explicitly.
+//
+// Claims are atomic. On SQLite the claim's select and update run in one
+// write transaction, which SQLite serializes. On PostgreSQL the claim
+// locks the free rows it takes with SELECT … FOR UPDATE SKIP LOCKED, so
+// replicas claiming at the same moment pass over each other's rows instead
+// of queueing behind them, and take different tables. A lease is a row
+// with an expiry, not an advisory lock: an advisory lock lives as long as
+// one database session, so a run of hours would pin a pooled connection,
+// and a dropped connection would silently release the lock while the run
+// went on. The row survives reconnects, can be shown by floe runs and the
+// API ([Store.TableLeases]), and lapses by itself when its holder dies.
 //
 // # Events
 //

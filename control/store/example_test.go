@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/control/store"
@@ -44,4 +45,31 @@ func Example() {
 	// inserted 0 duplicates 1 <nil>
 	// 1 local.web.events tenant_id = 7
 	// local.web.events 1 tenant_id
+}
+
+// Two floe processes share tables through leases: each claims what is
+// free, renews while it works, and learns when it lost a table.
+func ExampleStore_ClaimTables() {
+	ctx := context.Background()
+	s, err := store.Open(ctx, ":memory:")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	tables := []string{"lake.web.events", "lake.web.clicks", "lake.sales.orders"}
+	a, _ := s.ClaimTables(ctx, "host-a:1", tables, 2, now.Add(time.Minute), now)
+	b, _ := s.ClaimTables(ctx, "host-b:2", tables, 2, now.Add(time.Minute), now)
+	fmt.Println(a, b)
+	// host-a stops renewing; after the lease lapses host-b takes its tables.
+	later := now.Add(2 * time.Minute)
+	b, _ = s.ClaimTables(ctx, "host-b:2", tables, 3, later.Add(time.Minute), later)
+	fmt.Println(b)
+	err = s.RenewLease(ctx, "host-a:1", "lake.web.events", "run-7", later.Add(time.Minute))
+	fmt.Println(errors.Is(err, store.ErrLeaseLost))
+	// Output:
+	// [lake.web.events lake.web.clicks] [lake.sales.orders]
+	// [lake.web.events lake.web.clicks lake.sales.orders]
+	// true
 }

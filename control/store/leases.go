@@ -42,7 +42,7 @@ func leaseKey(table string) string { return strings.ToLower(strings.TrimSpace(ta
 // lock because an advisory lock belongs to a database session: a run of
 // hours would have to pin one pooled connection for all that time, and a
 // lost connection would silently drop the lock while the run went on. A
-// row survives reconnects, is visible to floe runs and the API
+// row survives reconnects, can be shown by floe runs and the API
 // ([Store.TableLeases]), and lapses by itself when its holder dies. On
 // SQLite the write transaction begins IMMEDIATE, holding the database's
 // write lock, so the same select and update are serialized.
@@ -76,21 +76,14 @@ func (s *Store) ClaimTables(ctx context.Context, holder string, tables []string,
 	// would make another claimer inserting it too wait for the whole
 	// transaction, and concurrent inserts in different orders could
 	// deadlock; sorted, in autocommit, they cannot.
-	sorted := slices.Sorted(slices.Values(keys))
-	rows := make([][]any, len(sorted))
-	for i, k := range sorted {
-		rows[i] = []any{k}
+	list, args, err := s.d.textList(slices.Sorted(slices.Values(keys)))
+	if err != nil {
+		return nil, fmt.Errorf("claim tables for %s: %w", holder, err)
 	}
-	if err := s.forChunks(rows, 1, func(chunk [][]any) error {
-		vals := strings.TrimSuffix(strings.Repeat("(?, '', '', NULL, 0), ", len(chunk)), ", ")
-		args := make([]any, len(chunk))
-		for i, r := range chunk {
-			args[i] = r[0]
-		}
-		_, err := s.db.ExecContext(ctx, `INSERT INTO table_leases (table_key, holder, run_id, acquired_at, expires_at) VALUES `+vals+`
-ON CONFLICT (table_key) DO NOTHING`, args...)
-		return err
-	}); err != nil {
+	// WHERE true: SQLite would read ON CONFLICT as a join's ON.
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO table_leases (table_key, holder, run_id, acquired_at, expires_at)
+SELECT k.value, '', '', NULL, 0 FROM `+list+` WHERE true ORDER BY k.value
+ON CONFLICT (table_key) DO NOTHING`, args...); err != nil {
 		return nil, s.redact(fmt.Errorf("claim tables for %s: add lease rows: %w", holder, err))
 	}
 
@@ -103,14 +96,18 @@ ON CONFLICT (table_key) DO NOTHING`, args...)
 			err = s.redact(errors.Join(err, rollback(tx)))
 		}
 	}()
-	in, args := s.d.inText("table_key", keys)
-	q := `SELECT table_key FROM table_leases WHERE ` + in + ` AND (holder = ? OR expires_at <= ?)`
+	list, args, err = s.d.textList(keys)
+	if err != nil {
+		return nil, fmt.Errorf("claim tables for %s: %w", holder, err)
+	}
+	q := `SELECT l.table_key FROM table_leases l JOIN ` + list + ` ON l.table_key = k.value
+WHERE (l.holder = ? OR l.expires_at <= ?)`
 	args = append(args, holder, now.UTC().UnixNano())
 	if s.d == postgresDialect {
 		// Lock only the rows this claim takes, first in the caller's order,
 		// and leave the rest to the other replicas.
-		q += ` ORDER BY array_position(?::text[], table_key) LIMIT ? FOR UPDATE SKIP LOCKED`
-		args = append(args, keys, limit)
+		q += ` ORDER BY k.pos LIMIT ? FOR UPDATE OF l SKIP LOCKED`
+		args = append(args, limit)
 	}
 	free := map[string]bool{}
 	if err := func() (err error) {
@@ -138,17 +135,20 @@ ON CONFLICT (table_key) DO NOTHING`, args...)
 	}
 	out := make([]string, 0, len(claim))
 	if len(claim) > 0 {
-		in, inArgs := s.d.inText("table_key", claim)
+		list, listArgs, err := s.d.textList(claim)
+		if err != nil {
+			return nil, fmt.Errorf("claim tables for %s: %w", holder, err)
+		}
 		n := now.UTC().UnixNano()
 		// A table changing hands gets a new acquired_at and no run; a
 		// holder renewing its own claim keeps them.
-		args := append([]any{holder, n, holder, holder, until.UTC().UnixNano()}, inArgs...)
+		args := append([]any{holder, n, holder, holder, until.UTC().UnixNano()}, listArgs...)
 		args = append(args, holder, n)
 		res, err := tx.ExecContext(ctx, `UPDATE table_leases SET
 	acquired_at = CASE WHEN holder = ? THEN acquired_at ELSE ? END,
 	run_id = CASE WHEN holder = ? THEN run_id ELSE '' END,
 	holder = ?, expires_at = ?
-WHERE `+in+` AND (holder = ? OR expires_at <= ?)`, args...)
+WHERE table_key IN (SELECT k.value FROM `+list+`) AND (holder = ? OR expires_at <= ?)`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("claim tables for %s: %w", holder, err)
 		}

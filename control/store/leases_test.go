@@ -62,6 +62,24 @@ func TestClaimTables(t *testing.T) {
 	})
 }
 
+// TestClaimManyTables asks for more tables than a SQLite statement takes
+// parameters.
+func TestClaimManyTables(t *testing.T) {
+	store.ForEachDriver(t, func(t *testing.T, db store.TestDB) {
+		s := db.Open(t)
+		tables := make([]string, 40000)
+		for i := range tables {
+			tables[i] = fmt.Sprintf("c.n.t%05d", i)
+		}
+		got, err := s.ClaimTables(t.Context(), "a", tables, 2, t0.Add(time.Minute), t0)
+		require.NoError(t, err)
+		require.Equal(t, tables[:2], got)
+		got, err = s.ClaimTables(t.Context(), "b", tables, 3, t0.Add(time.Minute), t0)
+		require.NoError(t, err)
+		require.Equal(t, tables[2:5], got)
+	})
+}
+
 func TestClaimTablesRefuses(t *testing.T) {
 	store.ForEachDriver(t, func(t *testing.T, db store.TestDB) {
 		s := db.Open(t)

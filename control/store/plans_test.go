@@ -93,7 +93,7 @@ func TestRuns(t *testing.T) {
 		require.NoError(t, s.PutRunStep(ctx, "r1", store.StepRecord{Step: "compact", Status: "failed", Error: "commit conflict",
 			StartedAt: t0.Add(2 * time.Second), EndedAt: t0.Add(3 * time.Second)}))
 		require.NoError(t, s.EndRun(ctx, "r1", "failed", "compact: commit conflict", t0.Add(3*time.Second)))
-		require.NoError(t, s.StartRun(ctx, store.RunRecord{ID: "r2", Table: "local.sales.orders", Status: "running", Trigger: "api", StartedAt: t0.Add(time.Hour)}))
+		require.NoError(t, s.StartRun(ctx, store.RunRecord{ID: "r2", Table: "local.sales.orders", Status: "running", Trigger: "api", Runner: "host-a:4242", StartedAt: t0.Add(time.Hour)}))
 		require.ErrorIs(t, s.EndRun(ctx, "nope", "done", "", time.Time{}), store.ErrNotFound)
 
 		r, err := s.Run(ctx, "r1")
@@ -115,6 +115,8 @@ func TestRuns(t *testing.T) {
 		require.Len(t, all, 2)
 		require.Equal(t, "r2", all[0].ID)
 		require.Equal(t, "api", all[0].Trigger)
+		require.Equal(t, "host-a:4242", all[0].Runner)
+		require.Empty(t, all[1].Runner)
 		require.True(t, all[0].EndedAt.IsZero())
 		require.Empty(t, all[0].Steps)
 		one, err := s.Runs(ctx, "Local.Web.Events", 1)

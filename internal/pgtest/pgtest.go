@@ -158,7 +158,11 @@ func StartCluster(ctx context.Context, bins Bins) (_ *Cluster, err error) {
 		"-c", "max_connections=200")
 	c.cmd.Dir = dir
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
-	c.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true}
+	// Its own process group, so that kill reaches the backends too; and
+	// killed with the test binary, so that a test that times out or
+	// panics leaves no server behind (its backends exit when they see the
+	// postmaster gone).
+	c.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := c.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start postgres: %w", err)
 	}
@@ -278,7 +282,6 @@ func (c *Cluster) Stop() error {
 }
 
 func (c *Cluster) kill() error {
-	// The server runs in its own process group: kill its backends too.
 	if err := syscall.Kill(-c.cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("kill postgres: %w", err)
 	}
