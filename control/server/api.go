@@ -12,6 +12,7 @@ import (
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/policy"
 	"github.com/floe-project/floe/control/report"
+	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/layout"
 )
@@ -424,4 +425,18 @@ func (s *server) getRun(r *http.Request) (int, any, error) {
 		return 0, nil, err
 	}
 	return http.StatusOK, run, nil
+}
+
+// listLeases is GET /api/v1/leases: every table lease, live or lapsed,
+// with its holder (replica and run) and expiry — which replica maintains
+// which table now.
+func (s *server) listLeases(r *http.Request) (int, any, error) {
+	leases, err := s.deps.Store.TableLeases(r.Context())
+	if err != nil {
+		return 0, nil, err
+	}
+	if leases == nil {
+		leases = []store.TableLease{}
+	}
+	return http.StatusOK, leases, nil
 }

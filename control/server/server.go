@@ -147,6 +147,7 @@ func New(ctx context.Context, deps Deps, opts Options) (http.Handler, error) {
 	mux.HandleFunc("POST /api/v1/plans/{id}/reject", s.api(s.decide("reject")))
 	mux.HandleFunc("GET /api/v1/runs", s.api(s.listRuns))
 	mux.HandleFunc("GET /api/v1/runs/{id}", s.api(s.getRun))
+	mux.HandleFunc("GET /api/v1/leases", s.api(s.listLeases))
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, http.StatusNotFound, fmt.Sprintf("no route %s %s; see docs/api.md", r.Method, r.URL.Path))
 	})

@@ -373,6 +373,25 @@ func TestRoutes(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, e.now.Format(time.RFC3339), raw["ended_at"])
 		require.Len(t, raw["steps"], 4)
+		require.Equal(t, control.RunnerID(), raw["runner"], "a run names the replica that ran it")
+
+		rec = e.do("GET", "/api/v1/leases", "", "")
+		require.JSONEq(t, `[]`, rec.Body.String(), "the run released its table's lease")
+		holder := control.RunnerID() + "/x"
+		_, err = e.st.ClaimTables(t.Context(), holder, []string{"local.db.p"}, 1, e.now.Add(time.Minute), e.now)
+		require.NoError(t, err)
+		rec = e.do("GET", "/api/v1/leases", "", "")
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		leases := decode[[]map[string]any](t, rec)
+		require.Len(t, leases, 1)
+		require.Equal(t, "local.db.p", leases[0]["table"])
+		require.Equal(t, holder, leases[0]["holder"])
+		for _, k := range []string{"run_id", "acquired_at", "expires_at"} {
+			require.Contains(t, leases[0], k)
+		}
+		rec = e.do("POST", "/api/v1/tables/db.p/optimize", writeToken, "")
+		require.Equal(t, http.StatusConflict, rec.Code, "a table another replica holds is busy: %s", rec.Body.String())
+		require.NoError(t, e.st.ReleaseLease(t.Context(), holder, "local.db.p"))
 
 		rec = e.do("GET", "/api/v1/runs?table=db.p&limit=5", "", "")
 		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
