@@ -4,9 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -16,15 +20,113 @@ type Result struct {
 	When      time.Time          `json:"when"`
 	GoVersion string             `json:"go_version"`
 	CPUs      int                `json:"cpus"`
+	Machine   Machine            `json:"machine"`
 	Params    map[string]any     `json:"params"`
 	Figures   map[string]float64 `json:"figures"`
 	Notes     []string           `json:"notes,omitempty"`
 }
 
+// Machine is what a result needs to be compared with one from another
+// machine: the CPU, the commit measured, and how busy the machine was
+// (the 1-minute load average when the benchmark began and when its result
+// was written; machines here are shared, and a load above the core count
+// means the figures are slower than the code).
+type Machine struct {
+	CPUModel   string  `json:"cpu_model"`
+	Cores      int     `json:"cores"`
+	Commit     string  `json:"commit"`
+	LoadBefore float64 `json:"load_before"`
+	LoadAfter  float64 `json:"load_after"`
+}
+
 // NewResult starts a result with the machine's facts filled in.
 func NewResult(name string) *Result {
 	return &Result{Name: name, When: time.Now().UTC(), GoVersion: runtime.Version(), CPUs: runtime.NumCPU(),
-		Params: map[string]any{}, Figures: map[string]float64{}}
+		Machine: Machine{CPUModel: cpuModel(), Cores: runtime.NumCPU(), Commit: commit(), LoadBefore: loadAverage()},
+		Params:  map[string]any{}, Figures: map[string]float64{}}
+}
+
+// cpuModel is /proc/cpuinfo's first "model name", or GOARCH elsewhere.
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				return strings.TrimSpace(v)
+			}
+		}
+	}
+	return runtime.GOARCH
+}
+
+// loadAverage is the 1-minute load average (/proc/loadavg), -1 when
+// unknown.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return -1
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil {
+		return -1
+	}
+	return v
+}
+
+// commit is the commit benchmarked: the build's VCS stamp, else git's
+// HEAD (with "-dirty" when the work tree has changes), else "unknown".
+func commit() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		rev, dirty := "", false
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+		if rev != "" {
+			if dirty {
+				rev += "-dirty"
+			}
+			return rev
+		}
+	}
+	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	rev := strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
+		rev += "-dirty"
+	}
+	return rev
+}
+
+// Spread is the median of a benchmark's repetitions with their range.
+type Spread struct {
+	Median, Min, Max float64
+}
+
+// SpreadOf summarizes xs.
+func SpreadOf(xs []float64) Spread {
+	if len(xs) == 0 {
+		return Spread{}
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return Spread{Median: s[len(s)/2], Min: s[0], Max: s[len(s)-1]}
+}
+
+// SetSpread records name_median, name_min and name_max.
+func (r *Result) SetSpread(name string, xs []float64) {
+	sp := SpreadOf(xs)
+	r.Figures[name+"_median"], r.Figures[name+"_min"], r.Figures[name+"_max"] = sp.Median, sp.Min, sp.Max
 }
 
 // Write stores the result as bench/results/<name>.json next to this
@@ -38,6 +140,7 @@ func (r *Result) Write() (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("write bench result: %w", err)
 	}
+	r.Machine.LoadAfter = loadAverage()
 	path := filepath.Join(dir, r.Name+".json")
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
