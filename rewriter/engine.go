@@ -112,7 +112,9 @@ type PartitionValue struct {
 	// Null is set when the partition value is null.
 	Null bool `json:"null,omitempty"`
 	// Value is the identity value as iceberg-go holds it (string, int32,
-	// int64, bool, iceberg.Date, …); nil for other transforms.
+	// int64, bool, iceberg.Date, …), or for truncate[W] on an int or long
+	// column the partition's truncated value t, which selects the source
+	// range [t, t+W); nil for the time transforms.
 	Value any `json:"value,omitempty"`
 	// Lower and Upper bound the source column, [Lower, Upper), for the
 	// time transforms (year, month, day, hour) on date and timestamp

@@ -98,3 +98,20 @@ func IsRetryableCommitError(err error) bool {
 	}
 	return strings.Contains(err.Error(), "requirement failed")
 }
+
+// ErrLayoutUnsupported means the engine asked to run a compaction cannot
+// write its layout (Trino writes no z-order or Hilbert layouts). Returned by
+// an [Engine]'s Compact before it sends anything; the message names the
+// engines that can. Pick another engine for the table; retrying cannot help.
+// Test with errors.Is; check [Engine.CanWrite] first to avoid it.
+var ErrLayoutUnsupported = errors.New("rewriter: engine cannot write the layout")
+
+// ErrScopeUnsupported means a partition of a scoped rewrite cannot be stated
+// as a predicate on its source columns (a bucket or a string truncate
+// transform, a field on several source columns, or a file written under an
+// older partition spec whose fields differ from the current one). Returned
+// by [PartitionScopes], naming the partition and the transform. A
+// distributed engine can then not be told to rewrite exactly that
+// partition: refuse the scoped rewrite on that engine (or run it natively).
+// Test with errors.Is.
+var ErrScopeUnsupported = errors.New("rewriter: partition cannot be selected by a predicate on its source columns")
