@@ -176,6 +176,10 @@ type EngineReport struct {
 	DryRunFiles []string      `json:"dry_run_files,omitempty"`
 	DryRunCount int           `json:"dry_run_count,omitempty"`
 	Duration    time.Duration `json:"duration_ns"`
+	// Notes say where the engine did the step differently from how floe
+	// planned it (say, an option its procedure lacks and what the engine
+	// did instead), one sentence each.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // EngineStatement is one statement an engine ran.
