@@ -98,3 +98,12 @@ func IsRetryableCommitError(err error) bool {
 	}
 	return strings.Contains(err.Error(), "requirement failed")
 }
+
+// ErrLayoutUnsupported means the engine a policy chose cannot write the
+// layout floe planned (Hilbert on Spark or Trino, whose Iceberg procedures
+// have no Hilbert curve; a rank z-order on Spark, which writes only
+// Iceberg's own z-order). The engine returns it from Compact before it
+// sends any statement; run the compaction on the native engine, which
+// writes every layout, or pick a layout the engine's CanWrite accepts.
+// Test with errors.Is.
+var ErrLayoutUnsupported = errors.New("rewriter: layout not supported by this engine (the native engine writes every layout)")
