@@ -1,0 +1,3 @@
+// Package spark is floe's Spark engine: it runs the maintenance steps
+// floe planned as Iceberg's Spark procedures, over Spark Connect.
+package spark
