@@ -26,6 +26,8 @@ type StatementError struct {
 	err     error
 }
 
+// Error names the engine, step, table and operation, then gives Spark's
+// error class, message and SQL state.
 func (e *StatementError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "spark engine %q: %s", e.Engine, e.Step)

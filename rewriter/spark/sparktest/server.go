@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -116,6 +117,7 @@ type Server struct {
 	blocked     chan string
 	serverSide  string
 	requireAuth string
+	conns       []*grpc.ClientConn // of [Server.Session]
 }
 
 // Option configures a [Server].
@@ -196,6 +198,13 @@ func (s *Server) Stop() {
 	default:
 		close(s.done)
 	}
+	s.mu.Lock()
+	conns := s.conns
+	s.conns = nil
+	s.mu.Unlock()
+	for _, c := range conns {
+		_ = c.Close()
+	}
 	s.srv.Stop()
 	s.wg.Wait()
 }
@@ -215,10 +224,30 @@ func (s *Server) Remote(params ...string) string {
 func (s *Server) ClientTLS() *tls.Config { return s.tls }
 
 // Session opens a raw client session on the server (plain connections
-// only), for tests of the fake itself.
+// only), for tests of the fake itself. The client's session has no way to
+// close its connection; [Server.Stop] closes it.
 func (s *Server) Session(ctx context.Context) (sql.SparkSession, error) {
-	return sql.NewSessionBuilder().Remote(s.Remote()).Build(ctx)
+	return sql.NewSessionBuilder().WithChannelBuilder(rawChannel{s}).Remote(s.Remote()).Build(ctx)
 }
+
+// rawChannel is the client's channel.Builder for [Server.Session].
+type rawChannel struct{ s *Server }
+
+func (c rawChannel) Build(context.Context) (*grpc.ClientConn, error) {
+	conn, err := grpc.NewClient(c.s.lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, err
+	}
+	c.s.mu.Lock()
+	c.s.conns = append(c.s.conns, conn)
+	c.s.mu.Unlock()
+	return conn, nil
+}
+
+func (rawChannel) User() string               { return "sparktest" }
+func (rawChannel) Headers() map[string]string { return nil }
+func (rawChannel) SessionId() string          { return "" } //nolint:revive // the client's name
+func (rawChannel) UserAgent() string          { return "sparktest" }
 
 // Handle answers every SQL command containing match with res; the handler
 // added last wins. Unmatched commands succeed with no rows, except
