@@ -62,10 +62,17 @@ columns must be top-level primitive columns of the schema that the strategy
 can order (a nested column such as addr.city, a struct, or a decimal under
 Iceberg-exact z-order is refused, naming the column and its type), each
 --partition must match files of the table, --memory must be 0 (unbounded) or
-at least 1MiB. A refusal exits 2.`,
+at least 1MiB. A refusal exits 2.
+
+--engine (default: the table's policy engine key) runs the rewrite on a
+Trino or Spark cluster of floe.yaml's engines: instead; floe still plans
+it, scopes it to the planned partitions, and checks on reload that the
+engine committed a replace with every row kept. A layout the engine cannot
+write (z-order or Hilbert on Trino, Hilbert on Spark) exits 2.`,
 		Example: `  floe compact web.events --layout 'sort(tenant_id, ts)' --dry-run
   floe compact web.events --layout 'zorder(tenant_id, user_id)' --memory 1GiB
-  floe compact sales.lineitem --layout binpack --target-file-size 256MiB --max-bytes 10GiB`,
+  floe compact sales.lineitem --layout binpack --target-file-size 256MiB --max-bytes 10GiB
+  floe compact web.clicks --layout 'sort(ts)' --engine trino   # on engines.trino of floe.yaml`,
 		Args: wrapArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Table = args[0]
