@@ -21,22 +21,7 @@ import (
 func flatWarehouse(t *testing.T, files, rows int) string {
 	t.Helper()
 	w := testlake.New(t)
-	schema := iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-		iceberg.NestedField{ID: 2, Name: "tenant", Type: iceberg.PrimitiveTypes.String},
-	)
-	tbl := w.CreateTable(t, "db", "flat", schema, nil, nil, nil)
-	for i := range files {
-		b := array.NewRecordBuilder(memory.DefaultAllocator, testlake.ArrowSchema(t, tbl))
-		for j := range rows {
-			b.Field(0).(*array.Int64Builder).Append(int64((files-i)*rows + j))
-			b.Field(1).(*array.StringBuilder).Append([]string{"acme", "globex", "initech"}[j%3])
-		}
-		rec := b.NewRecordBatch()
-		b.Release()
-		tbl = testlake.Append(t, tbl, rec)
-		rec.Release()
-	}
+	writeFlatTable(t, w, "flat", files, rows)
 	cfg := "data_dir: " + w.Dir + `
 catalogs:
   local:
@@ -49,6 +34,28 @@ catalogs:
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "floe.yaml"), []byte(cfg), 0o644))
 	return dir
+}
+
+// writeFlatTable creates db.<name> (id long, tenant string) in w with
+// files appends of rows rows each, ids descending from file to file.
+func writeFlatTable(t *testing.T, w *testlake.Warehouse, name string, files, rows int) {
+	t.Helper()
+	schema := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "tenant", Type: iceberg.PrimitiveTypes.String},
+	)
+	tbl := w.CreateTable(t, "db", name, schema, nil, nil, nil)
+	for i := range files {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, testlake.ArrowSchema(t, tbl))
+		for j := range rows {
+			b.Field(0).(*array.Int64Builder).Append(int64((files-i)*rows + j))
+			b.Field(1).(*array.StringBuilder).Append([]string{"acme", "globex", "initech"}[j%3])
+		}
+		rec := b.NewRecordBatch()
+		b.Release()
+		tbl = testlake.Append(t, tbl, rec)
+		rec.Release()
+	}
 }
 
 // runWith executes floe with args against the config in dir on the given

@@ -13,9 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/iceberg-go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/control"
@@ -73,26 +70,6 @@ func (r *replica) runner() string {
 	return fmt.Sprintf("%s:%d", host, r.pid)
 }
 
-// writeTable creates db.<name> with files appends of rows rows each.
-func writeTable(t *testing.T, w *testlake.Warehouse, name string, files, rows int) {
-	t.Helper()
-	schema := iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-		iceberg.NestedField{ID: 2, Name: "tenant", Type: iceberg.PrimitiveTypes.String})
-	tbl := w.CreateTable(t, "db", name, schema, nil, nil, nil)
-	for i := range files {
-		b := array.NewRecordBuilder(memory.DefaultAllocator, testlake.ArrowSchema(t, tbl))
-		for j := range rows {
-			b.Field(0).(*array.Int64Builder).Append(int64((files-i)*rows + j))
-			b.Field(1).(*array.StringBuilder).Append([]string{"acme", "globex", "initech"}[j%3])
-		}
-		rec := b.NewRecordBatch()
-		b.Release()
-		tbl = testlake.Append(t, tbl, rec)
-		rec.Release()
-	}
-}
-
 // TestServeReplicas runs two real floe serve processes on one PostgreSQL
 // state store and one warehouse: both do work, no table is ever maintained
 // by both at once (the run intervals of each table never overlap), a
@@ -133,7 +110,7 @@ policies:
 	b := startReplica(t, bin, cfgPath)
 	names := []string{"t0", "t1", "t2", "t3", "t4", "t5"}
 	for _, n := range names {
-		writeTable(t, w, n, 12, 4000)
+		writeFlatTable(t, w, n, 12, 4000)
 	}
 	sums := map[string]oracle.Sum{}
 	checksum := func(name string) oracle.Sum {
@@ -168,7 +145,7 @@ policies:
 
 	// A table big enough that its compaction takes a while; whichever
 	// replica takes it is killed mid-run.
-	writeTable(t, w, "big", 120, 4000)
+	writeFlatTable(t, w, "big", 120, 4000)
 	sums["big"] = checksum("big")
 	names = append(names, "big")
 	var victim, survivor *replica

@@ -93,35 +93,31 @@ func (e *Engine) CanWrite(s layout.Strategy) bool {
 // before any statement, with an error wrapping
 // [rewriter.ErrLayoutUnsupported].
 func (e *Engine) Compact(ctx context.Context, job rewriter.CompactJob) (any, error) {
-	start := e.now()
-	rep := e.report("compact")
 	stmt, err := compactSQL(job)
 	if err != nil {
 		return nil, err
 	}
 	if len(job.Plan.Groups) == 0 || (job.Scope != nil && len(job.Scope) == 0) {
-		rep.Duration = e.now().Sub(start)
-		return rep, nil
+		return e.report("compact"), nil
 	}
-	res, err := e.run(ctx, "rewrite_data_files", job.Table, stmt)
-	rep.Statements = append(rep.Statements, res.stmt)
-	if err != nil {
-		return nil, err
-	}
-	addMetrics(rep.Metrics, res.table)
-	rep.Duration = e.now().Sub(start)
-	return rep, nil
+	return e.single(ctx, "compact", "rewrite_data_files", job.Table, stmt)
 }
 
 // Expire runs expire_snapshots with the job's cutoff and retain_last.
 func (e *Engine) Expire(ctx context.Context, job rewriter.ExpireJob) (any, error) {
-	start := e.now()
-	rep := e.report("expire")
 	stmt, err := expireSQL(job)
 	if err != nil {
 		return nil, err
 	}
-	res, err := e.run(ctx, "expire_snapshots", job.Table, stmt)
+	return e.single(ctx, "expire", "expire_snapshots", job.Table, stmt)
+}
+
+// single runs one procedure call as step and reports it, with the
+// metrics of its result rows.
+func (e *Engine) single(ctx context.Context, step, proc string, t rewriter.EngineTable, stmt string) (*rewriter.EngineReport, error) {
+	start := e.now()
+	rep := e.report(step)
+	res, err := e.run(ctx, proc, t, stmt)
 	rep.Statements = append(rep.Statements, res.stmt)
 	if err != nil {
 		return nil, err
@@ -180,20 +176,11 @@ func (e *Engine) RemoveOrphans(ctx context.Context, job rewriter.OrphanJob) (any
 
 // RewriteManifests runs rewrite_manifests.
 func (e *Engine) RewriteManifests(ctx context.Context, job rewriter.ManifestJob) (any, error) {
-	start := e.now()
-	rep := e.report("manifests")
 	stmt, err := manifestsSQL(job)
 	if err != nil {
 		return nil, err
 	}
-	res, err := e.run(ctx, "rewrite_manifests", job.Table, stmt)
-	rep.Statements = append(rep.Statements, res.stmt)
-	if err != nil {
-		return nil, err
-	}
-	addMetrics(rep.Metrics, res.table)
-	rep.Duration = e.now().Sub(start)
-	return rep, nil
+	return e.single(ctx, "manifests", "rewrite_manifests", job.Table, stmt)
 }
 
 // Ping runs SELECT 1.

@@ -68,7 +68,7 @@ func compactSQL(job rewriter.CompactJob) (string, error) {
 		}
 	case layout.StrategyZOrder:
 		if job.Options.ZOrderMode != layout.ZOrderIcebergExact {
-			return "", fmt.Errorf("spark: %s with %s z-order keys on %s: Spark writes only Iceberg's own z-order: %w",
+			return "", fmt.Errorf("spark: %s with %s z-order keys on %s: Spark writes only Iceberg's own z-order (engines that can: native): %w",
 				l, job.Options.ZOrderMode, job.Table, rewriter.ErrLayoutUnsupported)
 		}
 		cols := make([]string, len(l.Columns))
@@ -82,7 +82,7 @@ func compactSQL(job rewriter.CompactJob) (string, error) {
 			arg{"strategy", quoteString("sort")},
 			arg{"sort_order", quoteString("zorder(" + strings.Join(cols, ", ") + ")")})
 	default:
-		return "", fmt.Errorf("spark: layout %s on %s: Iceberg's Spark procedure has no %s strategy: %w",
+		return "", fmt.Errorf("spark: layout %s on %s: Iceberg's Spark procedure has no %s strategy (engines that can: native): %w",
 			l, job.Table, l.Strategy, rewriter.ErrLayoutUnsupported)
 	}
 	args = append(args, arg{"options", mapLiteral(compactOptions(job)...)})
