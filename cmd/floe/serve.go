@@ -95,8 +95,15 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	if err != nil {
 		return err
 	}
+	// The factory's engines, so that the sessions they open are closed
+	// when floe serve ends.
+	engines, err := opts.f.Engines()
+	if err != nil {
+		return err
+	}
 	s := control.NewScheduler(control.SchedulerOptions{Config: cfg, Store: st, Catalog: opts.f.Catalog, Now: opts.f.Now, Logger: log,
-		Alerts: notifier, MaxConcurrentRuns: cfg.Server.MaxConcurrentRuns, OnRun: metrics.ObserveRun, LeaseTTL: cfg.Server.LeaseTTLDuration()})
+		Alerts: notifier, MaxConcurrentRuns: cfg.Server.MaxConcurrentRuns, OnRun: metrics.ObserveRun, LeaseTTL: cfg.Server.LeaseTTLDuration(),
+		Engines: engines})
 	if opts.Once {
 		pass, err := s.RunPass(ctx)
 		if err != nil {
