@@ -68,6 +68,10 @@ func (d dialect) rebind(q string) string {
 	return b.String()
 }
 
+// copiesEvents says whether event batches go by COPY ([Store.copyRound])
+// instead of by INSERTs ([Store.insertRound]).
+func (d dialect) copiesEvents() bool { return d == postgresDialect }
+
 // schemaMigrationsDDL creates the table of applied versions. SQLite's
 // spelling stays the one released databases have.
 func (d dialect) schemaMigrationsDDL() string {

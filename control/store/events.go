@@ -67,7 +67,7 @@ func (s *Store) InsertEvents(ctx context.Context, events []collectors.QueryEvent
 	if len(events) == 0 {
 		return 0, 0, nil
 	}
-	byCopy := s.d == postgresDialect
+	byCopy := s.d.copiesEvents()
 	inserted, duplicates, err = s.insertEvents(ctx, events, byCopy)
 	if byCopy && errors.Is(err, errCopyConflict) {
 		// The transaction is rolled back, so nothing of the batch is

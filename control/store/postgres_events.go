@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/floe-project/floe/collectors"
 )
@@ -56,6 +57,12 @@ func (t *txn) pgx(fn func(*pgx.Conn) error) error {
 // can name their parents before they are stored. A key stored by another
 // writer after the lookup makes the COPY fail with a unique violation,
 // reported as [errCopyConflict].
+//
+// The four tables go one COPY each, in the order of their foreign keys. A
+// goroutine builds their rows (JSON filter trees and predicate values, as
+// for the INSERTs) while the server stores the previous table's: at the
+// end of each COPY the server checks the foreign keys, row by row, and the
+// client would otherwise wait idle.
 func (s *Store) copyRound(ctx context.Context, tx *txn, events []*collectors.QueryEvent) (int, error) {
 	type evKey struct{ source, id string }
 	sources, qids := make([]string, len(events)), make([]string, len(events))
@@ -64,7 +71,7 @@ func (s *Store) copyRound(ctx context.Context, tx *txn, events []*collectors.Que
 	}
 	var stored int
 	err := tx.pgx(func(c *pgx.Conn) error {
-		rows, err := c.Query(ctx, `SELECT e.source, e.query_id, e.state = $3 AND e.end_time IS NULL
+		found, err := c.Query(ctx, `SELECT e.source, e.query_id, e.state = $3 AND e.end_time IS NULL
 FROM unnest($1::text[], $2::text[]) AS k(source, query_id)
 JOIN query_events e ON e.source = k.source AND e.query_id = k.query_id`, sources, qids, string(collectors.StateUnknown))
 		if err != nil {
@@ -77,7 +84,7 @@ JOIN query_events e ON e.source = k.source AND e.query_id = k.query_id`, sources
 			unfin   bool
 			scanned = []any{&k.source, &k.id, &unfin}
 		)
-		_, err = pgx.ForEachRow(rows, scanned, func() error {
+		_, err = pgx.ForEachRow(found, scanned, func() error {
 			replaceable[k] = unfin
 			return nil
 		})
@@ -126,52 +133,93 @@ WHERE e.source = k.source AND e.query_id = k.query_id AND e.state = $1 AND e.end
 		slices.Sort(eventIDs)
 		slices.Sort(accessIDs)
 
-		evRows := make([][]any, 0, len(fresh))
-		accRows := make([][]any, 0, naccesses)
-		var colRows, predRows [][]any
+		type access struct {
+			t                 *collectors.TableAccess
+			ev                *collectors.QueryEvent
+			eventID, accessID int64
+			ord               int
+		}
+		accs := make([]access, 0, naccesses)
 		for i, ev := range fresh {
-			row, err := eventRow(ev)
-			if err != nil {
-				return err
-			}
-			evRows = append(evRows, append([]any{eventIDs[i]}, row...))
 			for j := range ev.Tables {
-				t := &ev.Tables[j]
-				row, err := accessRow(eventIDs[i], j, t)
-				if err != nil {
-					return fmt.Errorf("insert event %s %s: table %s: %w", ev.Source, ev.QueryID, t.QualifiedName(), err)
-				}
-				accessID := accessIDs[len(accRows)]
-				accRows = append(accRows, append([]any{accessID}, row...))
-				colRows = appendColumnRows(colRows, accessID, t)
-				if predRows, err = appendPredRows(predRows, accessID, eventIDs[i], t); err != nil {
-					return fmt.Errorf("insert event %s %s: table %s: %w", ev.Source, ev.QueryID, t.QualifiedName(), err)
-				}
+				accs = append(accs, access{&ev.Tables[j], ev, eventIDs[i], accessIDs[len(accs)], j})
 			}
 		}
-		for _, step := range []struct {
+		accErr := func(a access, err error) error {
+			return fmt.Errorf("insert event %s %s: table %s: %w", a.ev.Source, a.ev.QueryID, a.t.QualifiedName(), err)
+		}
+		steps := []struct {
 			t    insertTable
 			id   bool
-			rows [][]any
+			n    int
+			rows func(i int, rows [][]any) ([][]any, error)
 		}{
-			{eventColumns, true, evRows},
-			{accessColumns, true, accRows},
-			{columnUseColumns, false, colRows},
-			{predicateColumns, false, predRows},
-		} {
-			if len(step.rows) == 0 {
+			{eventColumns, true, len(fresh), func(i int, rows [][]any) ([][]any, error) {
+				row, err := eventRow(fresh[i])
+				if err != nil {
+					return nil, err
+				}
+				return append(rows, append([]any{eventIDs[i]}, row...)), nil
+			}},
+			{accessColumns, true, len(accs), func(i int, rows [][]any) ([][]any, error) {
+				a := accs[i]
+				row, err := accessRow(a.eventID, a.ord, a.t)
+				if err != nil {
+					return nil, accErr(a, err)
+				}
+				return append(rows, append([]any{a.accessID}, row...)), nil
+			}},
+			{columnUseColumns, false, len(accs), func(i int, rows [][]any) ([][]any, error) {
+				return appendColumnRows(rows, accs[i].accessID, accs[i].t), nil
+			}},
+			{predicateColumns, false, len(accs), func(i int, rows [][]any) ([][]any, error) {
+				a := accs[i]
+				rows, err := appendPredRows(rows, a.accessID, a.eventID, a.t)
+				if err != nil {
+					return nil, accErr(a, err)
+				}
+				return rows, nil
+			}},
+		}
+		built := make(chan [][]any, len(steps))
+		var g errgroup.Group
+		g.Go(func() error {
+			defer close(built)
+			for _, step := range steps {
+				var rows [][]any
+				for i := range step.n {
+					var err error
+					if rows, err = step.rows(i, rows); err != nil {
+						return err
+					}
+				}
+				built <- rows
+			}
+			return nil
+		})
+		var copyErr error
+		for _, step := range steps {
+			rows, ok := <-built
+			if !ok {
+				break // the builder failed
+			}
+			if len(rows) == 0 {
 				continue
 			}
 			cols := step.t.cols
 			if step.id {
 				cols = append([]string{"id"}, cols...)
 			}
-			if _, err := c.CopyFrom(ctx, pgx.Identifier{step.t.name}, cols, pgx.CopyFromRows(step.rows)); err != nil {
+			if _, err := c.CopyFrom(ctx, pgx.Identifier{step.t.name}, cols, pgx.CopyFromRows(rows)); err != nil {
 				if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "23505" {
 					err = fmt.Errorf("%w: %w", errCopyConflict, err)
 				}
-				return fmt.Errorf("copy %s: %w", step.t.name, err)
+				copyErr = fmt.Errorf("copy %s: %w", step.t.name, err)
+				break
 			}
+		}
+		if err := errors.Join(copyErr, g.Wait()); err != nil {
+			return err
 		}
 		stored = len(fresh)
 		return nil
