@@ -390,47 +390,57 @@ func pgArray(typ string, rows [][]any, j int) (any, error) {
 	case "bigint":
 		out := make([]*int64, len(rows))
 		for i, r := range rows {
-			var v int64
-			switch x := r[j].(type) {
-			case int:
-				v = int64(x)
-			case int64:
-				v = x
-			case sql.NullInt64:
-				if !x.Valid {
-					continue
-				}
-				v = x.Int64
-			case nil:
-				continue
-			default:
-				return nil, fmt.Errorf("row %d: %T is no bigint", i, x)
+			v, ok, err := bigintValue(r[j])
+			if err != nil {
+				return nil, fmt.Errorf("row %d: %w", i, err)
 			}
-			out[i] = &v
+			if ok {
+				out[i] = &v
+			}
 		}
 		return out, nil
 	case "text":
 		out := make([]*string, len(rows))
 		for i, r := range rows {
-			var v string
-			switch x := r[j].(type) {
-			case string:
-				v = x
-			case sql.NullString:
-				if !x.Valid {
-					continue
-				}
-				v = x.String
-			case nil:
-				continue
-			default:
-				return nil, fmt.Errorf("row %d: %T is no text", i, x)
+			v, ok, err := textValue(r[j])
+			if err != nil {
+				return nil, fmt.Errorf("row %d: %w", i, err)
 			}
-			out[i] = &v
+			if ok {
+				out[i] = &v
+			}
 		}
 		return out, nil
 	}
 	return nil, fmt.Errorf("unknown column type %q", typ)
+}
+
+// bigintValue is a row's value of a bigint column; false for NULL.
+func bigintValue(x any) (int64, bool, error) {
+	switch x := x.(type) {
+	case int:
+		return int64(x), true, nil
+	case int64:
+		return x, true, nil
+	case sql.NullInt64:
+		return x.Int64, x.Valid, nil
+	case nil:
+		return 0, false, nil
+	}
+	return 0, false, fmt.Errorf("%T is no bigint", x)
+}
+
+// textValue is a row's value of a text column; false for NULL.
+func textValue(x any) (string, bool, error) {
+	switch x := x.(type) {
+	case string:
+		return x, true, nil
+	case sql.NullString:
+		return x.String, x.Valid, nil
+	case nil:
+		return "", false, nil
+	}
+	return "", false, fmt.Errorf("%T is no text", x)
 }
 
 // eventRow is ev's row of eventColumns.

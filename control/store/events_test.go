@@ -180,7 +180,7 @@ func TestInsertCopyConflict(t *testing.T) {
 	require.Eventually(t, func() bool {
 		var waiting int
 		require.NoError(t, watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'copy%'`).Scan(&waiting))
+WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE 'copy%'`).Scan(&waiting))
 		return waiting == 1
 	}, 10*time.Second, 10*time.Millisecond, "the COPY waits for the other writer")
 	require.NoError(t, tx.Commit(ctx))

@@ -1,10 +1,14 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -60,9 +64,10 @@ func (t *txn) pgx(fn func(*pgx.Conn) error) error {
 //
 // The four tables go one COPY each, in the order of their foreign keys. A
 // goroutine builds their rows (JSON filter trees and predicate values, as
-// for the INSERTs) while the server stores the previous table's: at the
-// end of each COPY the server checks the foreign keys, row by row, and the
-// client would otherwise wait idle.
+// for the INSERTs) and encodes them in COPY's binary format, whose columns
+// are all bigint or text, while the server stores the previous table's: at
+// the end of each COPY the server checks the foreign keys, row by row, and
+// the client would otherwise wait idle.
 func (s *Store) copyRound(ctx context.Context, tx *txn, events []*collectors.QueryEvent) (int, error) {
 	type evKey struct{ source, id string }
 	sources, qids := make([]string, len(events)), make([]string, len(events))
@@ -181,36 +186,50 @@ WHERE e.source = k.source AND e.query_id = k.query_id AND e.state = $1 AND e.end
 				return rows, nil
 			}},
 		}
-		built := make(chan [][]any, len(steps))
+		built := make(chan []byte, len(steps))
 		var g errgroup.Group
 		g.Go(func() error {
 			defer close(built)
+			var rows [][]any
 			for _, step := range steps {
-				var rows [][]any
+				rows = rows[:0]
 				for i := range step.n {
 					var err error
 					if rows, err = step.rows(i, rows); err != nil {
 						return err
 					}
 				}
-				built <- rows
+				if len(rows) == 0 {
+					built <- nil
+					continue
+				}
+				types := step.t.types
+				if step.id {
+					types = append([]string{"bigint"}, types...)
+				}
+				data, err := appendCopyRows(nil, types, rows)
+				if err != nil {
+					return fmt.Errorf("copy %s: %w", step.t.name, err)
+				}
+				built <- data
 			}
 			return nil
 		})
 		var copyErr error
 		for _, step := range steps {
-			rows, ok := <-built
+			data, ok := <-built
 			if !ok {
 				break // the builder failed
 			}
-			if len(rows) == 0 {
+			if data == nil {
 				continue
 			}
-			cols := step.t.cols
+			cols := strings.Join(step.t.cols, ", ")
 			if step.id {
-				cols = append([]string{"id"}, cols...)
+				cols = "id, " + cols
 			}
-			if _, err := c.CopyFrom(ctx, pgx.Identifier{step.t.name}, cols, pgx.CopyFromRows(rows)); err != nil {
+			q := "COPY " + step.t.name + " (" + cols + ") FROM STDIN (FORMAT binary)"
+			if _, err := c.PgConn().CopyFrom(ctx, bytes.NewReader(data), q); err != nil {
 				if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "23505" {
 					err = fmt.Errorf("%w: %w", errCopyConflict, err)
 				}
@@ -228,4 +247,53 @@ WHERE e.source = k.source AND e.query_id = k.query_id AND e.state = $1 AND e.end
 		return 0, fmt.Errorf("insert events: %w", err)
 	}
 	return stored, nil
+}
+
+// copyHeader starts COPY's binary format: its signature, no flags and no
+// header extension.
+const copyHeader = "PGCOPY\n\xff\r\n\x00" + "\x00\x00\x00\x00" + "\x00\x00\x00\x00"
+
+// appendCopyRows appends rows to buf in COPY's binary format, header and
+// trailer included, their columns typed by types (bigint or text, as
+// [insertTable]'s). The rows are as [pgArray] takes them.
+func appendCopyRows(buf []byte, types []string, rows [][]any) ([]byte, error) {
+	buf = append(buf, copyHeader...)
+	for i, r := range rows {
+		if len(r) != len(types) {
+			return nil, fmt.Errorf("row %d has %d values, want %d", i, len(r), len(types))
+		}
+		buf = binary.BigEndian.AppendUint16(buf, uint16(len(types)))
+		for j, typ := range types {
+			switch typ {
+			case "bigint":
+				v, ok, err := bigintValue(r[j])
+				if err != nil {
+					return nil, fmt.Errorf("row %d: %w", i, err)
+				}
+				if !ok {
+					buf = binary.BigEndian.AppendUint32(buf, math.MaxUint32) // -1: NULL
+					continue
+				}
+				buf = binary.BigEndian.AppendUint32(buf, 8)
+				buf = binary.BigEndian.AppendUint64(buf, uint64(v))
+			case "text":
+				v, ok, err := textValue(r[j])
+				if err != nil {
+					return nil, fmt.Errorf("row %d: %w", i, err)
+				}
+				if !ok {
+					buf = binary.BigEndian.AppendUint32(buf, math.MaxUint32)
+					continue
+				}
+				if len(v) > math.MaxInt32 {
+					return nil, fmt.Errorf("row %d: a text of %d bytes", i, len(v))
+				}
+				buf = binary.BigEndian.AppendUint32(buf, uint32(len(v)))
+				buf = append(buf, v...)
+			default:
+				return nil, fmt.Errorf("unknown column type %q", typ)
+			}
+		}
+	}
+	return binary.BigEndian.AppendUint16(buf, math.MaxUint16), nil // -1: the end
 }
