@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -66,6 +67,10 @@ func (d dialect) rebind(q string) string {
 	}
 	return b.String()
 }
+
+// copiesEvents says whether event batches go by COPY ([Store.copyRound])
+// instead of by INSERTs ([Store.insertRound]).
+func (d dialect) copiesEvents() bool { return d == postgresDialect }
 
 // schemaMigrationsDDL creates the table of applied versions. SQLite's
 // spelling stays the one released databases have.
@@ -182,10 +187,44 @@ func (h handle) BeginTx(ctx context.Context, opts *sql.TxOptions) (*txn, error) 
 	return &txn{Tx: tx, rb: h.rb}, nil
 }
 
+// BeginConnTx begins a transaction like [handle.BeginTx], on a
+// connection reserved for it until it ends, so that its code can reach
+// the driver's connection underneath ([txn.pgx]) and stay inside the
+// transaction.
+func (h handle) BeginConnTx(ctx context.Context, opts *sql.TxOptions) (*txn, error) {
+	c, err := h.DB.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := c.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, errors.Join(err, c.Close())
+	}
+	return &txn{Tx: tx, rb: h.rb, conn: c}, nil
+}
+
 // txn is a *sql.Tx with every query text rebound to its dialect.
 type txn struct {
 	*sql.Tx
 	rb *rebinder
+	// conn is the connection of a transaction begun with
+	// [handle.BeginConnTx], given back to the pool when it ends.
+	conn *sql.Conn
+}
+
+// Commit commits the transaction and gives back its connection.
+func (t *txn) Commit() error { return t.release(t.Tx.Commit()) }
+
+// Rollback rolls the transaction back and gives back its connection.
+func (t *txn) Rollback() error { return t.release(t.Tx.Rollback()) }
+
+func (t *txn) release(err error) error {
+	if t.conn == nil {
+		return err
+	}
+	c := t.conn
+	t.conn = nil
+	return errors.Join(err, c.Close())
 }
 
 func (t *txn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {

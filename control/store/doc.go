@@ -22,9 +22,18 @@
 // PostgreSQL password is never part of an error or of [Store.Describe].
 //
 // Events go in with a few multi-row statements per batch, not a few per
-// event: on PostgreSQL every statement is a round trip, so a batch's rows
-// are sent as one array parameter per column (INSERT … SELECT FROM
-// unnest), one statement per table.
+// event. SQLite gets multi-row INSERTs. PostgreSQL, where every statement
+// is a round trip and each row costs the server more, gets one binary COPY
+// per table, on the transaction's own connection: the batch's keys are
+// looked up first (COPY has no ON CONFLICT) and the new rows' ids reserved
+// from their sequences, so child rows name their parents. A key that a
+// concurrent writer stores in between fails the COPY on the unique key;
+// the batch is then stored again by INSERT … SELECT FROM unnest (one array
+// parameter per column) with ON CONFLICT, which settles each key as it
+// comes. Both paths keep the same rules for duplicates and for unfinished
+// events replaced by finished ones (see [Store.InsertEvents]), and the
+// same foreign keys.
+//
 // # Schema and migrations
 //
 // The schema is a numbered list of migration steps embedded in the binary,

@@ -55,7 +55,9 @@ const MaxIndexedValues = 100
 //
 // The rows go in with multi-row INSERTs, a few statements per batch
 // instead of a few per event: on PostgreSQL every statement is a round
-// trip to the server.
+// trip to the server. PostgreSQL gets its rows by COPY instead (see
+// [Store.copyRound]), and the batch again by INSERTs when a concurrent
+// writer stored one of its keys meanwhile.
 func (s *Store) InsertEvents(ctx context.Context, events []collectors.QueryEvent) (inserted, duplicates int, err error) {
 	for i := range events {
 		if events[i].Source == "" || events[i].QueryID == "" {
@@ -65,7 +67,24 @@ func (s *Store) InsertEvents(ctx context.Context, events []collectors.QueryEvent
 	if len(events) == 0 {
 		return 0, 0, nil
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	byCopy := s.d.copiesEvents()
+	inserted, duplicates, err = s.insertEvents(ctx, events, byCopy)
+	if byCopy && errors.Is(err, errCopyConflict) {
+		// The transaction is rolled back, so nothing of the batch is
+		// stored: the INSERTs' ON CONFLICT settles each key as it comes.
+		inserted, duplicates, err = s.insertEvents(ctx, events, false)
+	}
+	return inserted, duplicates, err
+}
+
+// insertEvents is [Store.InsertEvents] in one transaction, its rounds
+// stored by COPY (PostgreSQL only) or by INSERTs.
+func (s *Store) insertEvents(ctx context.Context, events []collectors.QueryEvent, byCopy bool) (inserted, duplicates int, err error) {
+	begin := s.db.BeginTx
+	if byCopy {
+		begin = s.db.BeginConnTx
+	}
+	tx, err := begin(ctx, nil)
 	if err != nil {
 		return 0, 0, s.redact(fmt.Errorf("insert events: begin: %w", err))
 	}
@@ -76,7 +95,12 @@ func (s *Store) InsertEvents(ctx context.Context, events []collectors.QueryEvent
 		}
 	}()
 	for _, round := range eventRounds(events) {
-		n, err := s.insertRound(ctx, tx, round)
+		var n int
+		if byCopy {
+			n, err = s.copyRound(ctx, tx, round)
+		} else {
+			n, err = s.insertRound(ctx, tx, round)
+		}
 		if err != nil {
 			return 0, 0, err
 		}
@@ -125,15 +149,11 @@ func (s *Store) insertRound(ctx context.Context, tx *txn, events []*collectors.Q
 	insert := func(evs []*collectors.QueryEvent) error {
 		rows := make([][]any, 0, len(evs))
 		for _, ev := range evs {
-			params, err := jsonOrNull(ev.Params, len(ev.Params) > 0)
+			row, err := eventRow(ev)
 			if err != nil {
-				return fmt.Errorf("insert event %s %s: %w", ev.Source, ev.QueryID, err)
+				return err
 			}
-			m := ev.Metrics
-			rows = append(rows, []any{ev.Source, ev.QueryID, string(ev.Engine), ev.EngineVersion, ev.RootQueryID,
-				ev.User, nanos(ev.StartTime).Int64, nanos(ev.EndTime), string(ev.State), ev.StatementType, ev.SQL,
-				boolInt(ev.SQLTruncated), boolInt(ev.SQLTemplate), params, ev.DefaultCatalog, ev.DefaultSchema,
-				m.ElapsedMs, m.CPUMs, m.QueuedMs, m.BytesScanned, m.RowsScanned, m.PartitionsScanned, m.PartitionsTotal, ev.Error})
+			rows = append(rows, row)
 		}
 		err := s.insertRows(ctx, tx, eventColumns, rows,
 			` ON CONFLICT (source, query_id) DO NOTHING RETURNING id, source, query_id`,
@@ -370,47 +390,70 @@ func pgArray(typ string, rows [][]any, j int) (any, error) {
 	case "bigint":
 		out := make([]*int64, len(rows))
 		for i, r := range rows {
-			var v int64
-			switch x := r[j].(type) {
-			case int:
-				v = int64(x)
-			case int64:
-				v = x
-			case sql.NullInt64:
-				if !x.Valid {
-					continue
-				}
-				v = x.Int64
-			case nil:
-				continue
-			default:
-				return nil, fmt.Errorf("row %d: %T is no bigint", i, x)
+			v, ok, err := bigintValue(r[j])
+			if err != nil {
+				return nil, fmt.Errorf("row %d: %w", i, err)
 			}
-			out[i] = &v
+			if ok {
+				out[i] = &v
+			}
 		}
 		return out, nil
 	case "text":
 		out := make([]*string, len(rows))
 		for i, r := range rows {
-			var v string
-			switch x := r[j].(type) {
-			case string:
-				v = x
-			case sql.NullString:
-				if !x.Valid {
-					continue
-				}
-				v = x.String
-			case nil:
-				continue
-			default:
-				return nil, fmt.Errorf("row %d: %T is no text", i, x)
+			v, ok, err := textValue(r[j])
+			if err != nil {
+				return nil, fmt.Errorf("row %d: %w", i, err)
 			}
-			out[i] = &v
+			if ok {
+				out[i] = &v
+			}
 		}
 		return out, nil
 	}
 	return nil, fmt.Errorf("unknown column type %q", typ)
+}
+
+// bigintValue is a row's value of a bigint column; false for NULL.
+func bigintValue(x any) (int64, bool, error) {
+	switch x := x.(type) {
+	case int:
+		return int64(x), true, nil
+	case int64:
+		return x, true, nil
+	case sql.NullInt64:
+		return x.Int64, x.Valid, nil
+	case nil:
+		return 0, false, nil
+	}
+	return 0, false, fmt.Errorf("%T is no bigint", x)
+}
+
+// textValue is a row's value of a text column; false for NULL.
+func textValue(x any) (string, bool, error) {
+	switch x := x.(type) {
+	case string:
+		return x, true, nil
+	case sql.NullString:
+		return x.String, x.Valid, nil
+	case nil:
+		return "", false, nil
+	}
+	return "", false, fmt.Errorf("%T is no text", x)
+}
+
+// eventRow is ev's row of eventColumns.
+func eventRow(ev *collectors.QueryEvent) ([]any, error) {
+	params, err := jsonOrNull(ev.Params, len(ev.Params) > 0)
+	if err != nil {
+		return nil, fmt.Errorf("insert event %s %s: %w", ev.Source, ev.QueryID, err)
+	}
+	m := ev.Metrics
+	return []any{ev.Source, ev.QueryID, string(ev.Engine), ev.EngineVersion, ev.RootQueryID,
+		ev.User, nanos(ev.StartTime).Int64, nanos(ev.EndTime), string(ev.State), ev.StatementType, ev.SQL,
+		boolInt(ev.SQLTruncated), boolInt(ev.SQLTemplate), params, ev.DefaultCatalog, ev.DefaultSchema,
+		m.ElapsedMs, m.CPUMs, m.QueuedMs, m.BytesScanned, m.RowsScanned, m.PartitionsScanned, m.PartitionsTotal, ev.Error}, nil
 }
 
 func accessRow(eventID int64, ord int, t *collectors.TableAccess) ([]any, error) {
