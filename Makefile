@@ -41,10 +41,9 @@ bench-rewrite-flat:
 bench-layout:
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench BenchmarkLayout -benchtime 1x -timeout 90m ./bench/layout
 
-## bench-health: health on a generated table of 50,000 data files (250 commits of 200;
-## the default 2,000 x 25 outgrows this machine while iceberg-go rewrites metadata per commit)
+## bench-health: health on a generated table of 50,000 data files in 2,000 snapshots
+## (FLOE_BENCH_COMMITS and FLOE_BENCH_FILES_PER_COMMIT change the shape)
 bench-health:
-	FLOE_BENCH_COMMITS=$${FLOE_BENCH_COMMITS:-250} FLOE_BENCH_FILES_PER_COMMIT=$${FLOE_BENCH_FILES_PER_COMMIT:-200} \
 	$(GO) test -run '^$$' -bench BenchmarkHealth -benchtime 1x -timeout 60m ./bench/health
 
 ## bench-store: the state store's side of collection, SQLite and PostgreSQL side by side
