@@ -113,10 +113,31 @@ func openTo(ctx context.Context, cfg Config, target int) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.migrate(ctx, target); err != nil {
+	if err := s.migrateRetrying(ctx, target); err != nil {
 		return nil, errors.Join(s.redact(fmt.Errorf("open state store %s: %w", s.desc, err)), s.db.Close())
 	}
 	return s, nil
+}
+
+// migrateRetrying migrates, retrying for up to [BusyTimeout] while SQLite
+// answers SQLITE_BUSY. Processes opening a new SQLite file at the same
+// moment race to switch it to WAL, and SQLite reports that race as BUSY at
+// once, without waiting on the busy timeout; the loser's retry finds the
+// file in WAL mode and the schema migrated or being migrated.
+func (s *Store) migrateRetrying(ctx context.Context, target int) error {
+	deadline := time.Now().Add(BusyTimeout)
+	for wait := 10 * time.Millisecond; ; wait = min(2*wait, 500*time.Millisecond) {
+		err := s.migrate(ctx, target)
+		var se *sqlite.Error
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != 5 || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(err, ctx.Err())
+		case <-time.After(wait):
+		}
+	}
 }
 
 func openSQLite(cfg Config) (*Store, error) {
