@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/control/policy"
@@ -175,6 +176,27 @@ type EngineSelect struct {
 	Engines  *Engines
 	Policy   policy.Policy
 	Override string
+}
+
+// mayDistribute reports whether a step could go to a distributed engine:
+// --engine names one, or the policy's engine key is not native.
+func (s EngineSelect) mayDistribute() bool {
+	if o := strings.ToLower(strings.TrimSpace(s.Override)); o != "" {
+		return o != rewriter.NativeName
+	}
+	return s.Engines != nil && s.Policy.Engine != "" && s.Policy.Engine != policy.EngineNative
+}
+
+// StepState is what a step on tbl needs to know of it: its whole state
+// (every manifest read) when a distributed engine may run the step — the
+// table's size chooses the engine, and floe's check afterwards compares
+// against it — else the table alone, so that a native expiry or orphan
+// removal reads no manifests it did not read before engines existed.
+func (s EngineSelect) StepState(ctx context.Context, id lake.Ident, tbl *table.Table) (*lake.State, error) {
+	if !s.mayDistribute() {
+		return &lake.State{Ident: id, Table: tbl, Metadata: tbl.Metadata(), Current: tbl.CurrentSnapshot()}, nil
+	}
+	return lake.LoadState(ctx, id, tbl, lake.LoadOptions{SkipBounds: true})
 }
 
 // choose is the engine of a step that reads inputBytes.

@@ -20,7 +20,7 @@ import (
 func expireStep(ctx context.Context, cat catalog.Catalog, id lake.Ident, opts OptimizeOptions) (any, error) {
 	eo := opts.Expire
 	eo.Now = opts.Now
-	state, err := loadState(ctx, cat, id)
+	state, err := stepState(ctx, cat, id, opts.Engine)
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +34,7 @@ func expireStep(ctx context.Context, cat catalog.Catalog, id lake.Ident, opts Op
 func orphansStep(ctx context.Context, cat catalog.Catalog, id lake.Ident, opts OptimizeOptions) (any, error) {
 	oo := opts.Orphans
 	oo.Now = opts.Now
-	state, err := loadState(ctx, cat, id)
+	state, err := stepState(ctx, cat, id, opts.Engine)
 	if err != nil {
 		return nil, err
 	}
@@ -53,6 +53,15 @@ func manifestsStep(ctx context.Context, cat catalog.Catalog, id lake.Ident, opts
 		return nil, err
 	}
 	return RewriteManifestsOn(ctx, cat, state, opts.Manifests, opts.Engine)
+}
+
+// stepState loads table id and what its step needs of it ([EngineSelect.StepState]).
+func stepState(ctx context.Context, cat catalog.Catalog, id lake.Ident, sel EngineSelect) (*lake.State, error) {
+	tbl, err := lake.LoadTable(ctx, cat, id)
+	if err != nil {
+		return nil, err
+	}
+	return sel.StepState(ctx, id, tbl)
 }
 
 // ExpireOn runs plan, the expiry of state's table, on the engine sel picks:

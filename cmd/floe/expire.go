@@ -9,7 +9,6 @@ import (
 
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/config"
-	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/rewriter"
 )
 
@@ -97,7 +96,7 @@ func runExpire(ctx context.Context, opts *expireOptions) error {
 		if err != nil {
 			return err
 		}
-		st, err := lake.LoadState(ctx, id, tbl, lake.LoadOptions{SkipBounds: true})
+		st, err := sel.StepState(ctx, id, tbl)
 		if err != nil {
 			return err
 		}

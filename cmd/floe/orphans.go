@@ -10,7 +10,6 @@ import (
 
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/config"
-	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/rewriter"
 )
 
@@ -129,7 +128,7 @@ func runOrphans(ctx context.Context, opts *orphansOptions) error {
 		if err != nil {
 			return err
 		}
-		st, err := lake.LoadState(ctx, id, tbl, lake.LoadOptions{SkipBounds: true})
+		st, err := sel.StepState(ctx, id, tbl)
 		if err != nil {
 			return err
 		}
