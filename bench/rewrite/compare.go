@@ -76,6 +76,16 @@ func (m Measure) RowsPerSecond() float64 {
 	return float64(m.Rows) / m.Wall.Seconds()
 }
 
+// CPUPerMillionRows is the engine's user+system CPU-seconds per million
+// rows written: unlike wall time it does not depend on how many cores the
+// machine has, so it compares across machines better than throughput.
+func (m Measure) CPUPerMillionRows() float64 {
+	if m.Rows <= 0 {
+		return 0
+	}
+	return m.CPU.Seconds() / (float64(m.Rows) / 1e6)
+}
+
 // LayoutResult is the comparison of one layout.
 type LayoutResult struct {
 	// Layout is the layout compared.
@@ -97,6 +107,27 @@ func (r LayoutResult) ThroughputRatio() float64 {
 		return r.Floe.RowsPerSecond() / d
 	}
 	return 0
+}
+
+// OutputBytesRatio is the size of floe's output over DuckDB's for the same
+// files: a faster setting that writes bigger files is no win.
+func (r LayoutResult) OutputBytesRatio() float64 {
+	if r.DuckDB.OutputBytes > 0 {
+		return float64(r.Floe.OutputBytes) / float64(r.DuckDB.OutputBytes)
+	}
+	return 0
+}
+
+// RunRatios are the throughput ratios of each repetition: floe's run over
+// the DuckDB run right after it, on the same input.
+func (r LayoutResult) RunRatios() []float64 {
+	var out []float64
+	for i := range min(len(r.FloeRuns), len(r.DuckDBRuns)) {
+		if d := r.DuckDBRuns[i].RowsPerSecond(); d > 0 {
+			out = append(out, r.FloeRuns[i].RowsPerSecond()/d)
+		}
+	}
+	return out
 }
 
 // RSSRatio is floe's peak RSS over DuckDB's.
@@ -306,18 +337,18 @@ func Slug(layout string) string { return slug(layout) }
 // engine, with floe/DuckDB ratios on floe's line.
 func WriteTable(w io.Writer, results []LayoutResult) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "layout\tengine\twall s\tcpu s\tpeak RSS MiB\trows/s\tfiles\tspilled runs\tthroughput ×\tRSS ×\t")
+	fmt.Fprintln(tw, "layout\tengine\twall s\tcpu s\tcpu s/Mrows\tpeak RSS MiB\trows/s\tfiles\toutput MiB\tspilled runs\tthroughput ×\tRSS ×\toutput ×\t")
 	for _, r := range results {
 		row := func(engine string, m Measure, ratios string) {
-			fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%.0f\t%.0f\t%d\t%d\t%s\t\n", r.Layout, engine, m.Wall.Seconds(), m.CPU.Seconds(),
-				float64(m.MaxRSSBytes)/(1<<20), m.RowsPerSecond(), m.Files, m.SpilledRuns, ratios)
+			fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%.2f\t%.0f\t%.0f\t%d\t%.1f\t%d\t%s\t\n", r.Layout, engine, m.Wall.Seconds(), m.CPU.Seconds(),
+				m.CPUPerMillionRows(), float64(m.MaxRSSBytes)/(1<<20), m.RowsPerSecond(), m.Files, float64(m.OutputBytes)/(1<<20), m.SpilledRuns, ratios)
 		}
 		if r.DuckDB.Rows == 0 {
-			row("floe", r.Floe, "-\t-")
+			row("floe", r.Floe, "-\t-\t-")
 			continue
 		}
-		row("floe", r.Floe, fmt.Sprintf("%.2f\t%.2f", r.ThroughputRatio(), r.RSSRatio()))
-		row("duckdb", r.DuckDB, "\t")
+		row("floe", r.Floe, fmt.Sprintf("%.2f\t%.2f\t%.3f", r.ThroughputRatio(), r.RSSRatio(), r.OutputBytesRatio()))
+		row("duckdb", r.DuckDB, "\t\t")
 	}
 	return tw.Flush()
 }

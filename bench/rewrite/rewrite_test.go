@@ -191,7 +191,7 @@ func envInt(b *testing.B, name string, def int64) int64 {
 //	go test -tags duckdb -run '^$' -bench BenchmarkRewrite -benchtime 1x ./bench/rewrite
 //
 // Other knobs: FLOE_BENCH_DIR (dataset cache; default a directory under
-// the system temp dir), FLOE_BENCH_REPS (default 3 up to 2M rows, else 1),
+// the system temp dir), FLOE_BENCH_REPS (default 3; medians, with min and max),
 // FLOE_BENCH_MEMORY (floe's budget, bytes; default 512 MiB),
 // FLOE_BENCH_LAYOUTS (';'-separated), FLOE_BENCH_CPUPROFILE (a directory
 // for floe's CPU profiles), FLOE_BENCH_FLOE_ONLY (non-empty: skip DuckDB and
@@ -206,11 +206,7 @@ func BenchmarkRewrite(b *testing.B) {
 	if testing.Short() {
 		rows, files = 200_000, 40
 	}
-	defReps := int64(1)
-	if rows <= 2_000_000 {
-		defReps = 3
-	}
-	reps := envInt(b, "FLOE_BENCH_REPS", defReps)
+	reps := envInt(b, "FLOE_BENCH_REPS", 3)
 	memory := envInt(b, "FLOE_BENCH_MEMORY", rewrite.DefaultMemoryBytes)
 	layouts := defaultLayouts
 	if s := os.Getenv("FLOE_BENCH_LAYOUTS"); s != "" {
@@ -244,6 +240,7 @@ func BenchmarkRewrite(b *testing.B) {
 		"z-order and Hilbert: DuckDB sorts by floe's key, precomputed into a copy of the input (column _floe_key, not timed); floe computes its keys inside the timed run",
 		"peak RSS is the child's own VmHWM (/proc/self/status) read before it exits: ru_maxrss of a child started by Go includes the parent's RSS at fork time (vfork/CLONE_VM, exec keeps the old address space's high-water mark), so it is recorded only as *.rusage_maxrss_mib",
 		"outputs of both engines checked: same rows as the input (DuckDB checksum) and globally ordered by the layout key",
+		"figures are medians over the reps; *_median/_min/_max give the spread of wall times and of the per-rep throughput ratio (floe's run over the DuckDB run after it); cpu_s_per_mrows is user+sys CPU per million rows, which depends on the CPU, not the core count; output_bytes_ratio is floe's output size over DuckDB's for the same files",
 		fmt.Sprintf("baseline RSS of the child binary doing nothing: %.0f MiB (both engines carry it)", mib(idleUsage.MaxRSSBytes)))
 
 	var all []rewrite.LayoutResult
@@ -274,7 +271,20 @@ func BenchmarkRewrite(b *testing.B) {
 				res.Figures[s+"."+engine+".rusage_maxrss_mib"] = mib(m.RusageMaxRSSBytes)
 				res.Figures[s+"."+engine+".rows_per_s"] = m.RowsPerSecond()
 				res.Figures[s+"."+engine+".files"] = float64(m.Files)
+				res.Figures[s+"."+engine+".output_bytes"] = float64(m.OutputBytes)
+				res.Figures[s+"."+engine+".cpu_s_per_mrows"] = m.CPUPerMillionRows()
 			}
+			walls := func(ms []rewrite.Measure) []float64 {
+				var out []float64
+				for _, m := range ms {
+					out = append(out, m.Wall.Seconds())
+				}
+				return out
+			}
+			res.SetSpread(s+".floe.wall_s", walls(lr.FloeRuns))
+			res.SetSpread(s+".duckdb.wall_s", walls(lr.DuckDBRuns))
+			res.SetSpread(s+".throughput_ratio", lr.RunRatios())
+			res.Figures[s+".output_bytes_ratio"] = lr.OutputBytesRatio()
 			res.Figures[s+".floe.peak_arrow_mib"] = mib(lr.Floe.PeakArrowBytes)
 			res.Figures[s+".floe.spilled_runs"] = float64(lr.Floe.SpilledRuns)
 			res.Figures[s+".throughput_ratio"] = lr.ThroughputRatio()
