@@ -58,20 +58,23 @@
 // per key byte that varies.
 //
 // At 10M such rows in 400 files (bench/rewrite, 512 MiB, 128 MiB files) a
-// rewrite takes 43-46 CPU-s (sort, z-order, Hilbert; 120-147 before the
-// hand-written gather) and 24-25 s on two cores; peak RSS is 540-610 MiB.
-// A CPU profile of the sort (FLOE_BENCH_CPUPROFILE), taken before runs were
-// radix-sorted, split its 47 CPU-s: gathers 25% (two thirds of it copying
-// runs into key order, where the string columns' random reads cost most),
-// zstd 20%, the rest of Parquet encoding 12% (dictionary lookups included),
-// decoding the input 8%, allocation and GC 11%, the comparison sort 8%,
-// layout keys 3% (Hilbert's about 9% before its two-axis transform was
-// unrolled), system calls 3%. Dictionary-encoded columns no longer go
-// through arrow-go's dictionary encoder value by value (see dictColumn in
-// writer_dict.go): that, with its per-value statistics, had been 14% on its
-// own. Timing the phases by hand showed runs forming in about 15 s, bound by
-// the input scan and the CPU the spill takes, and the final merge in 12-13 s
-// once the encoder stopped waiting for every column after each batch.
+// CPU profile of the sort (FLOE_BENCH_CPUPROFILE, commit 24822c4, taken
+// on 2 cores while other work ran) split its 24.0 CPU-s over 13.9 s of wall
+// time (1.73 cores busy): Parquet encoding 25% (zstd 19% of it), the
+// gathers 19% (copying runs into key order 12%, merged batches 7.5%),
+// decoding the input 15%, system calls 9% (spill writes 5%, spill reads 2%,
+// input reads 1.3%), allocation 9% (most of it zeroing new large Arrow
+// buffers) and GC marking 4.5%, row keys and sort entries 6.5%, the radix
+// sort 2.3%, the merge 6% (reading spill files back half of it). The
+// Hilbert rewrite of the same table took 27.2 CPU-s: its keys are 5% and
+// the producer goroutine that computes them 14% (10% in the sort). An
+// older profile, before runs were radix-sorted and before the encoder gave
+// every column its own goroutine, had 47 CPU-s: gathers 25%, zstd 20%,
+// the rest of encoding 12%, the comparison sort 8%. Sampled every half
+// second, both cores stay 85-100% busy from the first second to the last,
+// so what is left to win is CPU, not overlap; and on these shared machines
+// the same run varies by up to 30% in CPU-seconds from one run to the
+// next, so a change worth less than that needs several paired runs to see.
 //
 // # Memory
 //
