@@ -73,8 +73,8 @@
 // the rest of encoding 12%, the comparison sort 8%. Sampled every half
 // second, both cores stay 85-100% busy from the first second to the last,
 // so what is left to win is CPU, not overlap; and on these shared machines
-// the same run varies by up to 30% in CPU-seconds from one run to the
-// next, so a change worth less than that needs several paired runs to see.
+// the same run's CPU-seconds vary noticeably from one run to the next, so a
+// change worth a few percent needs several paired runs to see.
 //
 // # Memory
 //
