@@ -257,12 +257,16 @@ func (e *Engine) run(ctx context.Context, step string, t rewriter.EngineTable, s
 // sends the deadline to the server, which may cancel the stream a moment
 // before ctx's own timer fires: a DeadlineExceeded status with the
 // deadline (nearly) reached waits for ctx to end.
+//
+// spark-connect-go turns the gRPC status into a *sparkerrors.SparkError
+// that has no GRPCStatus method, so status.Code(err) alone reads Unknown
+// there; grpcCode looks through both.
 func ctxErr(ctx context.Context, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return cerr
 	}
 	dl, ok := ctx.Deadline()
-	if !ok || status.Code(err) != codes.DeadlineExceeded {
+	if !ok || grpcCode(err) != codes.DeadlineExceeded {
 		return nil
 	}
 	timer := time.NewTimer(time.Until(dl) + 100*time.Millisecond)
@@ -272,6 +276,16 @@ func ctxErr(ctx context.Context, err error) error {
 	case <-timer.C:
 	}
 	return ctx.Err()
+}
+
+// grpcCode is the gRPC status code that err carries, directly or as a
+// spark-connect-go SparkError.
+func grpcCode(err error) codes.Code {
+	var spe *sparkerrors.SparkError
+	if errors.As(err, &spe) {
+		return spe.Code
+	}
+	return status.Code(err)
 }
 
 // interrupted sends Interrupt for the statement's running operation (the
