@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/layout"
@@ -155,20 +157,30 @@ func Project(ctx context.Context, st *lake.State, layouts []layout.Layout, queri
 		}
 		defer sample.Release()
 	}
-	out := make([]Projection, 0, len(layouts))
-	for _, l := range layouts {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("project %s: %w", st.Ident, err)
-		}
-		if l.Strategy == layout.StrategyCurrent {
-			out = append(out, ProjectCurrent(st, queries))
-			continue
-		}
-		p, err := ProjectSample(sample, l, queries, targetSize(l, st), opts)
-		if err != nil {
-			return nil, fmt.Errorf("project %s: %w", st.Ident, err)
-		}
-		out = append(out, p)
+	// Layouts are projected concurrently, one per core: each is pure CPU over the
+	// shared sample, whose column values and quantile fits are computed once.
+	out := make([]Projection, len(layouts))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, l := range layouts {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return fmt.Errorf("project %s: %w", st.Ident, err)
+			}
+			if l.Strategy == layout.StrategyCurrent {
+				out[i] = ProjectCurrent(st, queries)
+				return nil
+			}
+			p, err := ProjectSample(sample, l, queries, targetSize(l, st), opts)
+			if err != nil {
+				return fmt.Errorf("project %s: %w", st.Ident, err)
+			}
+			out[i] = p
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -317,7 +329,7 @@ func sortSample(s *Sample, l layout.Layout, opts ProjectOptions) ([]int32, *layo
 			for i, c := range l.Columns {
 				names[i] = c.Name
 			}
-			q, err := layout.FitQuantiles(s.Records, names, opts.QuantileBuckets)
+			q, err := s.fitQuantiles(names, opts.QuantileBuckets)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -348,36 +360,47 @@ func sortSample(s *Sample, l layout.Layout, opts ProjectOptions) ([]int32, *layo
 			off += len(k)
 		}
 	}
-	// Sort entries that carry the partition and the key's first 8 bytes (as an
-	// integer) themselves: most comparisons are settled without touching the keys,
-	// and without reading other arrays at random. Ties fall back to the whole key,
-	// then to the row number (a stable order).
+	// Sort entries that carry the partition and the key's first 16 bytes (as two
+	// integers) themselves: most comparisons are settled without touching the keys,
+	// and without reading other arrays at random. Only keys longer than 16 bytes fall
+	// back to the whole key on a tie; then the row number decides (a stable order).
 	type ent struct {
 		part   int32
 		row    int32
-		prefix uint64
+		p0, p1 uint64
 	}
 	ents := make([]ent, len(perm))
-	var buf [8]byte
+	long := false
+	var buf [16]byte
 	for i := range ents {
 		ents[i] = ent{part: s.rowPart[i], row: int32(i)}
 		if keys != nil {
 			n := copy(buf[:], keys[i])
 			clear(buf[n:])
-			ents[i].prefix = binary.BigEndian.Uint64(buf[:])
+			ents[i].p0 = binary.BigEndian.Uint64(buf[:8])
+			ents[i].p1 = binary.BigEndian.Uint64(buf[8:])
+			long = long || len(keys[i]) > len(buf)
 		}
 	}
+	// Keys of at most 16 bytes compare as their zero-padded prefixes, except that
+	// a shorter key sorts before a longer one it pads equal to; the layout
+	// encoders write keys of one length per layout, where the two agree.
 	slices.SortFunc(ents, func(a, b ent) int {
 		switch {
 		case a.part != b.part:
 			return compareInt64(int64(a.part), int64(b.part))
-		case a.prefix != b.prefix:
-			if a.prefix < b.prefix {
+		case a.p0 != b.p0:
+			if a.p0 < b.p0 {
+				return -1
+			}
+			return 1
+		case a.p1 != b.p1:
+			if a.p1 < b.p1 {
 				return -1
 			}
 			return 1
 		}
-		if keys != nil {
+		if keys != nil && (long || len(keys[a.row]) != len(keys[b.row])) {
 			if c := bytes.Compare(keys[a.row], keys[b.row]); c != 0 {
 				return c
 			}
@@ -555,38 +578,77 @@ func setCounts(nulls, values *int64, sampledNulls, sampled int, records int64) {
 	}
 }
 
-// extractColumns keys every bound column of the sample, row by row.
+// extractColumns keys every bound column of the sample, row by row. A column's values
+// are kept on the sample, so every layout projected from it reads them from there.
 func extractColumns(s *Sample, b *binding) ([]colVals, error) {
 	out := make([]colVals, len(b.cols))
-	schema := s.Records[0].Schema()
 	for ci, c := range b.cols {
-		idx := -1
-		for i, f := range schema.Fields() {
-			if strings.EqualFold(f.Name, c.name) || strings.EqualFold(f.Name, lastPart(c.name)) && idx < 0 {
-				idx = i
-			}
+		v, err := s.columnVals(c)
+		if err != nil {
+			return nil, err
 		}
-		if idx < 0 {
-			return nil, fmt.Errorf("sample has no column %q: %w", c.name, layout.ErrColumnNotFound)
-		}
-		v := &out[ci]
-		v.null = make([]bool, 0, s.Rows)
-		v.nan = make([]bool, 0, s.Rows)
-		if c.kind == kindStr {
-			v.s = make([]string, 0, s.Rows)
-		} else {
-			v.u = make([]uint64, 0, s.Rows)
-		}
-		for _, rec := range s.Records {
-			if err := appendKeys(v, c, rec.Column(idx)); err != nil {
-				return nil, fmt.Errorf("column %s: %w", c.name, err)
-			}
-		}
-		if c.kind == kindStr {
-			v.rankStrings()
-		}
+		out[ci] = *v
 	}
 	return out, nil
+}
+
+// columnVals returns the keyed values of column c, extracting them on first use. The
+// result is shared: callers must not change it.
+func (s *Sample) columnVals(c boundCol) (*colVals, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v, ok := s.vals[c.fieldID]; ok {
+		return v, nil
+	}
+	schema := s.Records[0].Schema()
+	idx := -1
+	for i, f := range schema.Fields() {
+		if strings.EqualFold(f.Name, c.name) || strings.EqualFold(f.Name, lastPart(c.name)) && idx < 0 {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		return nil, fmt.Errorf("sample has no column %q: %w", c.name, layout.ErrColumnNotFound)
+	}
+	v := &colVals{null: make([]bool, 0, s.Rows), nan: make([]bool, 0, s.Rows)}
+	if c.kind == kindStr {
+		v.s = make([]string, 0, s.Rows)
+	} else {
+		v.u = make([]uint64, 0, s.Rows)
+	}
+	for _, rec := range s.Records {
+		if err := appendKeys(v, c, rec.Column(idx)); err != nil {
+			return nil, fmt.Errorf("column %s: %w", c.name, err)
+		}
+	}
+	if c.kind == kindStr {
+		v.rankStrings()
+	}
+	if s.vals == nil {
+		s.vals = map[int]*colVals{}
+	}
+	s.vals[c.fieldID] = v
+	return v, nil
+}
+
+// fitQuantiles fits the quantiles of the named columns on the sample once per column
+// list and bucket count: z-order and Hilbert candidates on the same columns share them.
+func (s *Sample) fitQuantiles(names []string, buckets int) (*layout.Quantiles, error) {
+	key := fmt.Sprintf("%d\x00%s", buckets, strings.Join(names, "\x00"))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if q, ok := s.quantiles[key]; ok {
+		return q, nil
+	}
+	q, err := layout.FitQuantiles(s.Records, names, buckets)
+	if err != nil {
+		return nil, err
+	}
+	if s.quantiles == nil {
+		s.quantiles = map[string]*layout.Quantiles{}
+	}
+	s.quantiles[key] = q
+	return q, nil
 }
 
 // rankStrings fills dict and rank from s.

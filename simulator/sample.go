@@ -12,6 +12,7 @@ import (
 
 	"github.com/floe-project/floe/internal/sample"
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
 )
 
 // SampleOptions tunes [TakeSample]; the zero value uses the defaults. They
@@ -56,6 +57,12 @@ type Sample struct {
 	concatOnce sync.Once
 	concat     []arrow.Array
 	concatErr  error
+	// mu guards the per-column values and quantile fits below, which every
+	// layout projected from the sample shares (see [Project], which projects
+	// layouts concurrently).
+	mu        sync.Mutex
+	vals      map[int]*colVals
+	quantiles map[string]*layout.Quantiles
 	// metrics maps a column (lower-case name) to its bounds truncation length: 0 means
 	// full bounds, -1 no bounds.
 	metrics func(column string) int
