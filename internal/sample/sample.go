@@ -9,10 +9,12 @@
 // A sample has max(RowsPerProjectedFile × projected files, MinFraction ×
 // rows) rows, capped at MaxRows; when that is half the table or more, every
 // row is read. Otherwise a seeded random subset of files (FileOversampling
-// times the row fraction) is read, in data-sequence order, and each of their
-// rows is kept with the probability that makes every row of the table
-// equally likely to be sampled. The same table, columns and options give
-// the same rows.
+// times the row fraction) is read, and each of their rows is kept with the
+// probability that makes every row of the table equally likely to be
+// sampled. Files are read concurrently (one per core) and their rows are
+// handed over in data-sequence order; each file is thinned by a random
+// stream of its own, so the same table, columns and options give the same
+// rows however the reads interleave.
 package sample
 
 import (
@@ -20,6 +22,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -28,6 +31,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go/table"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/layout"
@@ -155,31 +159,63 @@ func Read(ctx context.Context, st *lake.State, columns []string, opts Options, v
 		}
 		return strings.Compare(a, b)
 	})
+	// Files are chosen in order by one seeded stream; each chosen file's rows are
+	// thinned by a stream of its own (seeded by the file's position), so that the
+	// files can be read concurrently and still give the same rows.
 	rng := rand.New(rand.NewPCG(opts.Seed, 0x5eed))
 	rowFrac := frac / fileFrac
-	for _, p := range paths {
+	var chosen []int
+	for i := range paths {
 		if fileFrac < 1 && rng.Float64() >= fileFrac {
 			continue
 		}
-		if err := ctx.Err(); err != nil {
-			return 0, fmt.Errorf("sample %s: %w", st.Ident, err)
+		chosen = append(chosen, i)
+	}
+	got := make([][]arrow.RecordBatch, len(chosen))
+	release := func() {
+		for _, recs := range got {
+			for _, r := range recs {
+				r.Release()
+			}
 		}
-		_, it, err := scan.ReadTasks(ctx, byFile[p])
-		if err != nil {
-			return 0, fmt.Errorf("sample %s: read %s: %w", st.Ident, p, err)
-		}
-		for rec, err := range it {
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for k, i := range chosen {
+		p := paths[i]
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return fmt.Errorf("sample %s: %w", st.Ident, err)
+			}
+			frng := rand.New(rand.NewPCG(opts.Seed, 0x5eed0000+uint64(i)))
+			_, it, err := scan.ReadTasks(gctx, byFile[p])
 			if err != nil {
-				return 0, fmt.Errorf("sample %s: read %s: %w", st.Ident, p, err)
+				return fmt.Errorf("sample %s: read %s: %w", st.Ident, p, err)
 			}
-			kept, err := thin(ctx, rec, rowFrac, rng)
-			rec.Release()
-			if err != nil {
-				return 0, fmt.Errorf("sample %s: thin %s: %w", st.Ident, p, err)
+			for rec, err := range it {
+				if err != nil {
+					return fmt.Errorf("sample %s: read %s: %w", st.Ident, p, err)
+				}
+				kept, err := thin(gctx, rec, rowFrac, frng)
+				rec.Release()
+				if err != nil {
+					return fmt.Errorf("sample %s: thin %s: %w", st.Ident, p, err)
+				}
+				if kept != nil {
+					got[k] = append(got[k], kept)
+				}
 			}
-			if kept != nil {
-				visit(fileOf[p], kept)
-			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		release()
+		return 0, err
+	}
+	for k, i := range chosen {
+		for j, rec := range got[k] {
+			got[k][j] = nil
+			visit(fileOf[paths[i]], rec)
 		}
 	}
 	return frac, nil
