@@ -6,7 +6,7 @@ PKGS      ?= ./...
 BIN       ?= bin/floe
 FUZZTIME  ?= 10s
 
-.PHONY: all build test test-short demo bench bench-rewrite bench-rewrite-flat bench-layout bench-health bench-store fuzz fuzz-long lint clean
+.PHONY: all build test test-short demo bench bench-rewrite bench-rewrite-flat bench-layout bench-plan bench-health bench-store fuzz fuzz-long lint clean
 
 all: lint build test
 
@@ -27,7 +27,7 @@ demo: build
 	./$(BIN) demo --reset
 
 ## bench: the comparative benchmarks, one after the other; results land in bench/results/
-bench: bench-rewrite bench-layout bench-health
+bench: bench-rewrite bench-layout bench-plan bench-health
 
 ## bench-rewrite: 10M rows compacted by sort, z-order and Hilbert, vs DuckDB
 bench-rewrite:
@@ -40,6 +40,11 @@ bench-rewrite-flat:
 ## bench-layout: projected vs measured file skipping of the layout candidates (TPC-H)
 bench-layout:
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench BenchmarkLayout -benchtime 1x -timeout 90m ./bench/layout
+
+## bench-plan: projecting every layout candidate vs one rewrite of the same table, 6M and 60M rows
+## (FLOE_BENCH_PLAN_ROWS changes the sizes; generates the tables first)
+bench-plan:
+	$(GO) test -run '^$$' -bench BenchmarkPlan -benchtime 1x -timeout 120m ./bench/plan
 
 ## bench-health: health on a generated table of 50,000 data files in 2,000 snapshots
 ## (FLOE_BENCH_COMMITS and FLOE_BENCH_FILES_PER_COMMIT change the shape)
