@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/floe-project/floe/bench"
 	"github.com/floe-project/floe/bench/layout"
 	"github.com/floe-project/floe/bench/rewrite"
 	"github.com/floe-project/floe/lake"
@@ -76,7 +77,7 @@ func (r SizeResult) ProjectOverRewrite() float64 {
 	if r.RewriteSeconds <= 0 {
 		return 0
 	}
-	return median(r.ProjectSeconds) / r.RewriteSeconds
+	return bench.SpreadOf(r.ProjectSeconds).Median / r.RewriteSeconds
 }
 
 // Candidates are the projected layouts: the TPC-H workload's, without current
@@ -245,13 +246,4 @@ func startProfile(path string) (func() error, error) {
 		return nil, errors.Join(err, f.Close())
 	}
 	return func() error { pprof.StopCPUProfile(); return f.Close() }, nil
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
