@@ -3,6 +3,7 @@ package sample_test
 import (
 	"context"
 	"io"
+	"runtime"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -80,6 +81,14 @@ func TestReadSamplesSeededAndUniform(t *testing.T) {
 	require.InDelta(t, 1000, len(got), 400)
 	again, _ := ids(t, st, []string{"id"}, opts)
 	require.Equal(t, got, again, "the same seed gives the same rows")
+	// Files are read concurrently: one at a time gives the same rows too.
+	prev := runtime.GOMAXPROCS(1)
+	serial, _ := ids(t, st, []string{"id"}, opts)
+	runtime.GOMAXPROCS(4)
+	wide, _ := ids(t, st, []string{"id"}, opts)
+	runtime.GOMAXPROCS(prev)
+	require.Equal(t, got, serial, "one file at a time")
+	require.Equal(t, got, wide, "four files at a time")
 	for i := 1; i < len(got); i++ {
 		require.Less(t, got[i-1], got[i], "rows arrive in data-sequence and file order")
 	}
