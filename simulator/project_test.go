@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -165,6 +166,13 @@ func TestProjectionMatchesRewrite(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("projected %d layouts in %s", len(layouts), time.Since(start))
 	require.Len(t, projs, len(layouts))
+	// Layouts are projected concurrently over shared column values: one at a
+	// time gives the same projections.
+	prev := runtime.GOMAXPROCS(1)
+	serial, err := simulator.Project(ctx, st, layouts, queries, opts)
+	runtime.GOMAXPROCS(prev)
+	require.NoError(t, err)
+	require.Equal(t, projs, serial)
 
 	for i, l := range layouts {
 		p := projs[i]
