@@ -8,5 +8,6 @@
 // (`floe measure` on the demo's web.events and workload: manifests read
 // once into lake.ScanIndex against one iceberg-go PlanFiles per query);
 // collectstore (storing collected query events in SQLite against
-// PostgreSQL, the state store's two drivers).
+// PostgreSQL, the state store's two drivers); plan (projecting every layout
+// candidate against one rewrite of the same table, at 6M and 60M rows).
 package bench
