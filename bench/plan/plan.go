@@ -41,8 +41,6 @@ type Config struct {
 	Reps int
 	// MemoryBytes is the rewrite's budget. Default: rewrite.DefaultMemoryBytes.
 	MemoryBytes int64
-	// SkipRewrite leaves the rewrite out (for tests that check projection only).
-	SkipRewrite bool
 	// CPUProfileDir, when set, receives one CPU profile of the projections per size.
 	CPUProfileDir string
 	// Seed seeds the tables and the workload. Default: 1.
@@ -189,9 +187,6 @@ func measureSize(ctx context.Context, cfg Config, ds *rewrite.Dataset, target in
 			return r, err
 		}
 		r.Projections = ps
-	}
-	if cfg.SkipRewrite {
-		return r, nil
 	}
 	return r, rewriteOnce(ctx, cfg, tbl, target, &r)
 }
