@@ -16,6 +16,12 @@ import (
 
 // Checksum digests, with DuckDB's Parquet reader and hash(), every row of the
 // Parquet files at paths (plain paths or file:// locations).
+//
+// Every read_parquet here passes hive_partitioning = false: DuckDB otherwise
+// takes a directory named col=value, which is how Iceberg writers lay out a
+// partitioned table's data files, for a Hive partition and adds a column
+// derived from the path to every row. The digest of the same rows would
+// then change with the directory they were written to.
 func Checksum(ctx context.Context, paths []string) (Sum, error) {
 	return ChecksumLive(ctx, paths, nil)
 }
@@ -27,11 +33,11 @@ func ChecksumLive(ctx context.Context, dataPaths, posDeletes []string) (Sum, err
 	if len(dataPaths) == 0 {
 		return Sum{}, nil
 	}
-	live := fmt.Sprintf("SELECT * EXCLUDE (filename, file_row_number) FROM read_parquet(%s, filename = true, file_row_number = true)", pathList(dataPaths))
+	live := fmt.Sprintf("SELECT * EXCLUDE (filename, file_row_number) FROM read_parquet(%s, filename = true, file_row_number = true, hive_partitioning = false)", pathList(dataPaths))
 	if len(posDeletes) > 0 {
 		live = fmt.Sprintf(`SELECT d.* EXCLUDE (filename, file_row_number)
-FROM read_parquet(%s, filename = true, file_row_number = true) d
-ANTI JOIN (SELECT regexp_replace(file_path, '^file://', '') AS fp, pos FROM read_parquet(%s)) p
+FROM read_parquet(%s, filename = true, file_row_number = true, hive_partitioning = false) d
+ANTI JOIN (SELECT regexp_replace(file_path, '^file://', '') AS fp, pos FROM read_parquet(%s, hive_partitioning = false)) p
 ON p.fp = d.filename AND p.pos = d.file_row_number`, pathList(dataPaths), pathList(posDeletes))
 	}
 	q := fmt.Sprintf(`WITH live AS (%s)
@@ -85,7 +91,7 @@ func OrderViolations(ctx context.Context, paths []string, keyColumns ...string) 
 	list := pathList(paths)
 	q := fmt.Sprintf(`WITH r AS (
   SELECT %[1]s AS k, list_position(%[2]s, filename) AS f, file_row_number AS n
-  FROM read_parquet(%[2]s, filename = true, file_row_number = true)
+  FROM read_parquet(%[2]s, filename = true, file_row_number = true, hive_partitioning = false)
 ), o AS (SELECT k, lag(k) OVER (ORDER BY f, n) AS prev FROM r)
 SELECT count(*) FROM o WHERE prev > k`, key, list)
 	var n int64

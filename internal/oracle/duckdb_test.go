@@ -80,6 +80,11 @@ func TestChecksumIsOrderIndependentAndCatchesChanges(t *testing.T) {
 		"file://" + writeRows(t, dir, "b.parquet", rev[300:700]),
 		writeRows(t, dir, "c.parquet", rev[700:]),
 	}
+	// Iceberg writers put a partitioned table's files in col=value
+	// directories; DuckDB must not read that as a column.
+	partDir := filepath.Join(dir, "data", "id_bucket=3")
+	require.NoError(t, os.MkdirAll(partDir, 0o755))
+	inPartition := writeRows(t, partDir, "p.parquet", rows)
 	changed := append([]row(nil), rows...)
 	changed[17].s = "changed"
 	// Same count and xor as rows[:4], different multiset: duplicates cancel
@@ -98,6 +103,7 @@ func TestChecksumIsOrderIndependentAndCatchesChanges(t *testing.T) {
 		same  bool
 	}{
 		{name: "reordered-and-split", paths: split, same: true},
+		{name: "in-a-partition-directory", paths: []string{inPartition}, same: true},
 		{name: "one-value-changed", paths: []string{writeRows(t, dir, "changed.parquet", changed)}},
 		{name: "row-dropped", paths: []string{writeRows(t, dir, "dropped.parquet", rows[1:])}},
 		{name: "row-duplicated", paths: []string{one, writeRows(t, dir, "dup.parquet", rows[:1])}},
