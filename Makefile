@@ -27,11 +27,15 @@ demo: build
 	./$(BIN) demo --reset
 
 ## bench: the comparative benchmarks, one after the other; results land in bench/results/
-bench: bench-rewrite bench-layout bench-plan bench-health
+bench: bench-rewrite bench-rewrite-partitioned bench-layout bench-plan bench-health
 
 ## bench-rewrite: 10M rows compacted by sort, z-order and Hilbert, vs DuckDB
 bench-rewrite:
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench 'BenchmarkRewrite$$' -benchtime 1x -timeout 90m ./bench/rewrite
+
+## bench-rewrite-partitioned: the same 10M rows in 30 daily partitions, one group per partition, vs DuckDB
+bench-rewrite-partitioned:
+	$(GO) test -tags '$(TAGS)' -run '^$$' -bench 'BenchmarkRewritePartitioned$$' -benchtime 1x -timeout 90m ./bench/rewrite
 
 ## bench-rewrite-flat: floe's peak RSS at 10M and 40M rows (generates a 40M-row table first)
 bench-rewrite-flat:

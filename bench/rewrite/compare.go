@@ -57,9 +57,11 @@ type Measure struct {
 	CPU               time.Duration
 	MaxRSSBytes       int64
 	RusageMaxRSSBytes int64
-	// Rows and Files describe the output.
-	Rows  int64
-	Files int
+	// Rows and Files describe the output; Groups is the number of groups
+	// (partitions) rewritten.
+	Rows   int64
+	Files  int
+	Groups int
 	// OutputBytes is the output's total size.
 	OutputBytes int64
 	// PeakArrowBytes and SpilledRuns are floe's own figures (zero for
@@ -179,19 +181,24 @@ func Compare(ctx context.Context, cfg Config) ([]LayoutResult, error) {
 func compareLayout(ctx context.Context, cfg Config, layout string, input oracle.Sum) (LayoutResult, error) {
 	ds := cfg.Dataset
 	res := LayoutResult{Layout: layout, Input: input}
-	var duckInputs []string
+	// duckInput maps each of the table's files to the file DuckDB reads
+	// for it.
+	duckInput := map[string]string{}
 	keyCol := ""
 	if !cfg.FloeOnly {
 		keyed, err := NeedsKeyColumn(layout)
 		if err != nil {
 			return res, err
 		}
-		duckInputs = ds.Paths
+		inputs := ds.Paths
 		if keyed {
 			keyCol = KeyColumn
-			if duckInputs, err = ds.KeyedCopy(ctx, layout); err != nil {
+			if inputs, err = ds.KeyedCopy(ctx, layout); err != nil {
 				return res, err
 			}
+		}
+		for i, p := range ds.Paths {
+			duckInput[p] = inputs[i]
 		}
 	}
 	for rep := range cfg.Reps {
@@ -216,18 +223,28 @@ func compareLayout(ctx context.Context, cfg Config, layout string, input oracle.
 				return nil
 			}
 			res.FloeSum, res.FloeOrder, err = check(ctx, fres, layout, ds, input)
-			return err
+			if err != nil {
+				return fmt.Errorf("floe: %w", err)
+			}
+			return nil
 		}()
+		var groups []JobGroup
+		if checkErr == nil && !cfg.FloeOnly {
+			groups, checkErr = duckGroups(fres.Groups, duckInput)
+		}
 		if checkErr == nil && !cfg.FloeOnly {
 			dres, du, err := Run(ctx, cfg.Exe, Job{
 				Engine: EngineDuckDB, Layout: layout, QuantilesFile: ds.QuantilesFile, TempDir: tmp,
-				Inputs: duckInputs, KeyColumn: keyCol, FileRows: fres.FileRows, OutDir: filepath.Join(tmp, "duckdb"),
+				Groups: groups, KeyColumn: keyCol, OutDir: filepath.Join(tmp, "duckdb"),
 			})
 			checkErr = err
 			if err == nil {
 				res.DuckDBRuns = append(res.DuckDBRuns, measure(dres, du))
 				if rep == 0 {
 					res.DuckDBSum, res.DuckDBOrder, checkErr = check(ctx, dres, layout, ds, input)
+					if checkErr != nil {
+						checkErr = fmt.Errorf("duckdb: %w", checkErr)
+					}
 				}
 			}
 		}
@@ -247,18 +264,48 @@ func compareLayout(ctx context.Context, cfg Config, layout string, input oracle.
 	return res, nil
 }
 
-// check verifies one engine's output: every input row exactly once and
-// globally ordered by layout.
+// duckGroups turns floe's groups into DuckDB's: the same partitions, the
+// files DuckDB reads for the same inputs, the same files cut.
+func duckGroups(floe []JobGroup, input map[string]string) ([]JobGroup, error) {
+	out := make([]JobGroup, len(floe))
+	for i, g := range floe {
+		out[i] = JobGroup{Partition: g.Partition, FileRows: g.FileRows}
+		for _, p := range g.Inputs {
+			in, ok := input[p]
+			if !ok {
+				return nil, fmt.Errorf("floe read %s, which is not a file of the dataset", p)
+			}
+			out[i].Inputs = append(out[i].Inputs, in)
+		}
+	}
+	return out, nil
+}
+
+// check verifies one engine's output: every input row exactly once, and
+// each group's files globally ordered by layout.
 func check(ctx context.Context, r JobResult, layout string, ds *Dataset, input oracle.Sum) (oracle.Sum, OrderCheck, error) {
 	sum, err := Checksum(ctx, r.Files)
 	if err != nil {
 		return sum, OrderCheck{}, err
 	}
-	oc, err := CheckOrder(ctx, r.Files, layout, ds.QuantilesFile)
-	if err != nil {
-		return sum, oc, err
+	var oc OrderCheck
+	files := r.Files
+	for _, g := range r.Groups {
+		if len(g.FileRows) > len(files) {
+			return sum, oc, fmt.Errorf("groups name %d more files than the engine wrote", len(g.FileRows)-len(files))
+		}
+		goc, err := CheckOrder(ctx, files[:len(g.FileRows)], layout, ds.QuantilesFile)
+		if err != nil {
+			return sum, oc, err
+		}
+		files = files[len(g.FileRows):]
+		oc.Rows += goc.Rows
+		oc.Violations += goc.Violations
 	}
 	var errs []error
+	if len(files) > 0 {
+		errs = append(errs, fmt.Errorf("%d files the engine wrote are in none of its groups", len(files)))
+	}
 	if sum != input {
 		errs = append(errs, fmt.Errorf("output rows differ from the input: output %s, input %s", sum, input))
 	}
@@ -266,14 +313,14 @@ func check(ctx context.Context, r JobResult, layout string, ds *Dataset, input o
 		errs = append(errs, fmt.Errorf("engine reported %d rows and its files hold %d, the input %d", r.Rows, oc.Rows, ds.Rows))
 	}
 	if oc.Violations != 0 {
-		errs = append(errs, fmt.Errorf("%d adjacent rows out of %s order across %d files", oc.Violations, layout, len(r.Files)))
+		errs = append(errs, fmt.Errorf("%d adjacent rows out of %s order across %d files in %d groups", oc.Violations, layout, len(r.Files), len(r.Groups)))
 	}
 	return sum, oc, errors.Join(errs...)
 }
 
 func measure(r JobResult, u Usage) Measure {
 	return Measure{
-		Wall: u.Wall, CPU: u.CPU, MaxRSSBytes: u.MaxRSSBytes, RusageMaxRSSBytes: u.RusageMaxRSSBytes, Rows: r.Rows, Files: len(r.Files),
+		Wall: u.Wall, CPU: u.CPU, MaxRSSBytes: u.MaxRSSBytes, RusageMaxRSSBytes: u.RusageMaxRSSBytes, Rows: r.Rows, Files: len(r.Files), Groups: len(r.Groups),
 		OutputBytes: r.OutputBytes, PeakArrowBytes: r.PeakArrowBytes, SpilledRuns: r.SpilledRuns,
 	}
 }
@@ -298,6 +345,7 @@ func median(ms []Measure) Measure {
 		RusageMaxRSSBytes: mid(func(m Measure) int64 { return m.RusageMaxRSSBytes }),
 		Rows:              ms[0].Rows,
 		Files:             ms[0].Files,
+		Groups:            ms[0].Groups,
 		OutputBytes:       mid(func(m Measure) int64 { return m.OutputBytes }),
 		PeakArrowBytes:    mid(func(m Measure) int64 { return m.PeakArrowBytes }),
 		SpilledRuns:       int(mid(func(m Measure) int64 { return int64(m.SpilledRuns) })),

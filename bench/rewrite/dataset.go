@@ -25,6 +25,10 @@ import (
 // dataset of an older generator is rebuilt instead of reused.
 const datasetVersion = 1
 
+// PartitionField is the partition field of a partitioned dataset: the day
+// of l_receiptdate, the day a streaming writer would have landed the row.
+const PartitionField = "l_receiptdate_day"
+
 // Names of the benchmark table in its warehouse.
 const (
 	// Namespace is the namespace of the generated table.
@@ -76,6 +80,12 @@ type DatasetOptions struct {
 	Files int
 	// Seed seeds the generator; the same seed gives the same rows.
 	Seed uint64
+	// Partitions, when positive, partitions the table by day(l_receiptdate)
+	// into that many consecutive days, in the streaming shape: append f
+	// lands in day f*Partitions/Files, and its rows were received that day
+	// (shipped 1 to 30 days before). Zero: unpartitioned, and rows of every
+	// file spread over all of TPC-H's dates. At most Files.
+	Partitions int
 }
 
 // Validate reports every invalid field at once.
@@ -90,6 +100,9 @@ func (o DatasetOptions) Validate() error {
 	if o.Files <= 0 || int64(o.Files) > o.Rows {
 		errs = append(errs, fmt.Errorf("files must be in [1, rows], got %d", o.Files))
 	}
+	if o.Partitions < 0 || o.Partitions > max(o.Files, 0) {
+		errs = append(errs, fmt.Errorf("partitions must be in [0, files], got %d", o.Partitions))
+	}
 	return errors.Join(errs...)
 }
 
@@ -101,9 +114,10 @@ type Dataset struct {
 	// Dir is the warehouse directory (catalog.db and warehouse/).
 	Dir string `json:"dir"`
 	// Rows, Files and Seed are the options it was built with.
-	Rows  int64  `json:"rows"`
-	Files int    `json:"files"`
-	Seed  uint64 `json:"seed"`
+	Rows       int64  `json:"rows"`
+	Files      int    `json:"files"`
+	Seed       uint64 `json:"seed"`
+	Partitions int    `json:"partitions,omitempty"`
 	// InputBytes is the total size of the data files.
 	InputBytes int64 `json:"input_bytes"`
 	// Paths are the data files' local paths, in append order.
@@ -120,7 +134,11 @@ func PrepareDataset(ctx context.Context, opts DatasetOptions) (*Dataset, error) 
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("prepare dataset: %w", err)
 	}
-	dir, err := filepath.Abs(filepath.Join(opts.Dir, fmt.Sprintf("lineitem-r%d-f%d-s%d", opts.Rows, opts.Files, opts.Seed)))
+	name := fmt.Sprintf("lineitem-r%d-f%d-s%d", opts.Rows, opts.Files, opts.Seed)
+	if opts.Partitions > 0 {
+		name += fmt.Sprintf("-p%d", opts.Partitions)
+	}
+	dir, err := filepath.Abs(filepath.Join(opts.Dir, name))
 	if err != nil {
 		return nil, fmt.Errorf("prepare dataset: %w", err)
 	}
@@ -128,7 +146,7 @@ func PrepareDataset(ctx context.Context, opts DatasetOptions) (*Dataset, error) 
 	if b, err := os.ReadFile(marker); err == nil {
 		var ds Dataset
 		if err := json.Unmarshal(b, &ds); err == nil && ds.Version == datasetVersion && ds.Dir == dir &&
-			ds.Rows == opts.Rows && ds.Files == opts.Files && ds.Seed == opts.Seed && ds.present() {
+			ds.Rows == opts.Rows && ds.Files == opts.Files && ds.Seed == opts.Seed && ds.Partitions == opts.Partitions && ds.present() {
 			return &ds, nil
 		}
 	}
@@ -206,8 +224,15 @@ func generate(ctx context.Context, dir string, opts DatasetOptions) (*Dataset, e
 	if err := cat.CreateNamespace(ctx, table.Identifier{Namespace}, nil); err != nil {
 		return nil, fmt.Errorf("create namespace: %w", err)
 	}
-	tbl, err := cat.CreateTable(ctx, table.Identifier{Namespace, TableName}, Schema(),
-		catalog.WithProperties(iceberg.Properties{"format-version": "2", table.ParquetCompressionKey: "zstd"}))
+	create := []catalog.CreateTableOpt{catalog.WithProperties(iceberg.Properties{"format-version": "2", table.ParquetCompressionKey: "zstd"})}
+	if opts.Partitions > 0 {
+		receipt, _ := Schema().FindFieldByName("l_receiptdate")
+		spec := iceberg.NewPartitionSpec(iceberg.PartitionField{
+			SourceIDs: []int{receipt.ID}, FieldID: 1000, Name: PartitionField, Transform: iceberg.DayTransform{},
+		})
+		create = append(create, catalog.WithPartitionSpec(&spec))
+	}
+	tbl, err := cat.CreateTable(ctx, table.Identifier{Namespace, TableName}, Schema(), create...)
 	if err != nil {
 		return nil, fmt.Errorf("create table: %w", err)
 	}
@@ -231,7 +256,11 @@ func generate(ctx context.Context, dir string, opts DatasetOptions) (*Dataset, e
 		if int64(f) < opts.Rows%int64(opts.Files) {
 			n++
 		}
-		rec := gen.batch(sch, rand.New(rand.NewPCG(opts.Seed, uint64(f))), int(n))
+		day := int32(-1)
+		if opts.Partitions > 0 {
+			day = partitionStartDay + int32(f*opts.Partitions/opts.Files)
+		}
+		rec := gen.batch(sch, rand.New(rand.NewPCG(opts.Seed, uint64(f))), int(n), day)
 		rdr, err := array.NewRecordReader(sch, []arrow.RecordBatch{rec})
 		if err != nil {
 			rec.Release()
@@ -257,7 +286,7 @@ func generate(ctx context.Context, dir string, opts DatasetOptions) (*Dataset, e
 	if err != nil {
 		return nil, fmt.Errorf("store quantiles: %w", err)
 	}
-	ds := &Dataset{Version: datasetVersion, Dir: dir, Rows: opts.Rows, Files: opts.Files, Seed: opts.Seed,
+	ds := &Dataset{Version: datasetVersion, Dir: dir, Rows: opts.Rows, Files: opts.Files, Seed: opts.Seed, Partitions: opts.Partitions,
 		QuantilesFile: filepath.Join(dir, "quantiles.json")}
 	if err := os.WriteFile(ds.QuantilesFile, qb, 0o644); err != nil {
 		return nil, fmt.Errorf("store quantiles: %w", err)
@@ -310,9 +339,14 @@ const (
 	startDay   = 8036 // 1992-01-02
 	shipDays   = 2526
 	currentDay = 9298 // 1995-06-17
+	// partitionStartDay is the first receipt day of a partitioned dataset.
+	partitionStartDay = currentDay
 )
 
-func (g generator) batch(sch *arrow.Schema, rng *rand.Rand, n int) arrow.RecordBatch {
+// batch draws n rows. A receiptDay >= 0 makes every row received that day
+// and shipped 1 to 30 days before; otherwise ship dates spread over all of
+// TPC-H's days.
+func (g generator) batch(sch *arrow.Schema, rng *rand.Rand, n int, receiptDay int32) arrow.RecordBatch {
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sch)
 	defer b.Release()
 	orderkey := b.Field(0).(*array.Int64Builder)
@@ -347,6 +381,10 @@ func (g generator) batch(sch *arrow.Schema, rng *rand.Rand, n int) arrow.RecordB
 		tax.Append(float64(rng.IntN(9)) / 100)
 		ship := startDay + rng.Int32N(shipDays)
 		receipt := ship + 1 + rng.Int32N(30)
+		if receiptDay >= 0 {
+			receipt = receiptDay
+			ship = receipt - 1 - rng.Int32N(30)
+		}
 		switch {
 		case receipt > currentDay:
 			returnflag.Append("N")

@@ -21,6 +21,18 @@
 //     overlap. DuckDB runs with its defaults (threads = cores, memory limit
 //     80% of RAM) and writes zstd, the codec floe writes.
 //
+// # Partitioned
+//
+// BenchmarkRewritePartitioned takes the same rows in daily partitions
+// (day(l_receiptdate), 30 by default, [DatasetOptions.Partitions]) in the
+// streaming shape: each appended file holds one day's rows. floe reads the
+// table's files grouped by partition and rewrites one group per partition
+// with rewriter.RewriteGroups, as many at once as there are cores, the
+// memory budget split between them. DuckDB rewrites the same partitions one
+// after the other, each with its own sorted temp table (all threads on one
+// sort) and its files cut at floe's row counts for that partition. Both
+// engines' files are checked for order within each partition.
+//
 // DuckDB has no z-order or Hilbert function. For those layouts its input is
 // a copy of the table's files with one extra binary column, _floe_key,
 // holding floe's own key for the row ([Dataset.KeyedCopy], computed before

@@ -26,12 +26,21 @@ func Checksum(ctx context.Context, paths []string) (oracle.Sum, error) {
 	return oracle.Checksum(ctx, paths)
 }
 
-// runDuckDB sorts the inputs into a temp table and writes one file per
-// entry of job.FileRows with COPY ... LIMIT n OFFSET k, so that file i holds
-// rows [k, k+n) of the global order.
+// runDuckDB rewrites each of job.Groups in turn: it sorts the group's
+// inputs into a temp table and writes one file per entry of the group's
+// FileRows with COPY ... LIMIT n OFFSET k, so that file i holds rows
+// [k, k+n) of the group's order. Each sort uses all of DuckDB's threads.
+// The inputs are read with hive_partitioning = false: the data files of a
+// partitioned Iceberg table sit in col=value directories, which DuckDB
+// would otherwise turn into an extra column.
 func runDuckDB(ctx context.Context, job Job) (res JobResult, err error) {
-	if len(job.Inputs) == 0 || len(job.FileRows) == 0 || job.OutDir == "" {
-		return res, errors.New("duckdb job needs inputs, file rows and an output dir")
+	if len(job.Groups) == 0 || job.OutDir == "" {
+		return res, errors.New("duckdb job needs groups and an output dir")
+	}
+	for i, g := range job.Groups {
+		if len(g.Inputs) == 0 || len(g.FileRows) == 0 {
+			return res, fmt.Errorf("duckdb job: group %d (%s) needs inputs and file rows", i, g.Partition)
+		}
 	}
 	order, err := duckOrder(job)
 	if err != nil {
@@ -63,32 +72,35 @@ func runDuckDB(ctx context.Context, job Job) (res JobResult, err error) {
 			return res, err
 		}
 	}
-	if err := exec(fmt.Sprintf("CREATE TEMP TABLE s AS SELECT * FROM read_parquet(%s) ORDER BY %s", pathList(job.Inputs), order)); err != nil {
-		return res, err
-	}
 	sel := "*"
 	if job.KeyColumn != "" {
 		sel = "* EXCLUDE (" + ident(job.KeyColumn) + ")"
 	}
-	var offset int64
-	for i, n := range job.FileRows {
-		out := filepath.Join(job.OutDir, fmt.Sprintf("%05d.parquet", i))
-		if err := exec(fmt.Sprintf("COPY (SELECT %s FROM s LIMIT %d OFFSET %d) TO %s (FORMAT parquet, COMPRESSION zstd)",
-			sel, n, offset, quote(out))); err != nil {
+	for gi, g := range job.Groups {
+		if err := exec(fmt.Sprintf("CREATE OR REPLACE TEMP TABLE s AS SELECT * FROM read_parquet(%s, hive_partitioning = false) ORDER BY %s", pathList(g.Inputs), order)); err != nil {
 			return res, err
 		}
-		offset += n
-		res.Files = append(res.Files, out)
-		res.FileRows = append(res.FileRows, n)
+		var offset int64
+		for i, n := range g.FileRows {
+			out := filepath.Join(job.OutDir, fmt.Sprintf("%03d-%05d.parquet", gi, i))
+			if err := exec(fmt.Sprintf("COPY (SELECT %s FROM s LIMIT %d OFFSET %d) TO %s (FORMAT parquet, COMPRESSION zstd)",
+				sel, n, offset, quote(out))); err != nil {
+				return res, err
+			}
+			offset += n
+			res.Files = append(res.Files, out)
+			res.FileRows = append(res.FileRows, n)
+		}
+		var total int64
+		if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM s").Scan(&total); err != nil {
+			return res, fmt.Errorf("duckdb count: %w", err)
+		}
+		if total != offset {
+			return res, fmt.Errorf("duckdb sorted %d rows of group %d (%s) but its output files were cut for %d", total, gi, g.Partition, offset)
+		}
+		res.Rows += total
+		res.Groups = append(res.Groups, JobGroup{Partition: g.Partition, Inputs: g.Inputs, FileRows: g.FileRows})
 	}
-	var total int64
-	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM s").Scan(&total); err != nil {
-		return res, fmt.Errorf("duckdb count: %w", err)
-	}
-	if total != offset {
-		return res, fmt.Errorf("duckdb sorted %d rows but the output files were cut for %d", total, offset)
-	}
-	res.Rows = total
 	return res, nil
 }
 

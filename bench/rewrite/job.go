@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -64,16 +66,27 @@ type Job struct {
 	// CPUProfile, when set, is where floe writes a CPU profile.
 	CPUProfile string `json:"cpu_profile,omitempty"`
 
-	// Inputs are DuckDB's input files (with [KeyColumn] when KeyColumn is
-	// set).
-	Inputs []string `json:"inputs,omitempty"`
+	// Groups are what DuckDB rewrites, one sort each, in order: the
+	// whole table, or one partition per group (its input files, with
+	// [KeyColumn] when KeyColumn is set, and the row counts of the files to
+	// cut, taken from floe's group).
+	Groups []JobGroup `json:"groups,omitempty"`
 	// KeyColumn, when set, is the column DuckDB orders by and leaves out of
 	// its output; otherwise it orders by the layout's columns.
 	KeyColumn string `json:"key_column,omitempty"`
-	// FileRows are the row counts of DuckDB's output files, in order.
-	FileRows []int64 `json:"file_rows,omitempty"`
 	// OutDir receives DuckDB's output files.
 	OutDir string `json:"out_dir,omitempty"`
+}
+
+// JobGroup is one group of a rewrite: rows of Inputs written, globally
+// ordered within the group, into files of FileRows rows each.
+type JobGroup struct {
+	// Partition names the group's partition ("" when unpartitioned).
+	Partition string `json:"partition,omitempty"`
+	// Inputs are the group's input files, local paths.
+	Inputs []string `json:"inputs"`
+	// FileRows are the row counts of the group's output files, in order.
+	FileRows []int64 `json:"file_rows"`
 }
 
 // JobResult is what a child reports.
@@ -84,6 +97,10 @@ type JobResult struct {
 	Files []string `json:"files"`
 	// FileRows are the row counts of Files.
 	FileRows []int64 `json:"file_rows"`
+	// Groups split Files into the groups rewritten, in order: group i's
+	// files follow group i-1's in Files. Each group's Inputs are the files
+	// it read (floe: the table's data files of its partition).
+	Groups []JobGroup `json:"groups"`
 	// OutputBytes is the total size of Files.
 	OutputBytes int64 `json:"output_bytes"`
 	// PeakArrowBytes is floe's measured Arrow peak.
@@ -222,24 +239,64 @@ func runFloe(ctx context.Context, job Job) (res JobResult, err error) {
 			err = errors.Join(err, f.Close())
 		}()
 	}
-	files, st, err := rewriter.RewriteGroup(ctx, tbl, tasks, rewriter.GroupOptions{
+	groups, parts := partitionGroups(tasks)
+	out := rewriter.RewriteGroups(ctx, tbl, groups, rewriter.GroupOptions{
 		TargetFileSizeBytes: job.TargetFileSizeBytes,
 		MemoryBytes:         job.MemoryBytes,
 		TempDir:             job.TempDir,
 		Keyer:               keyer,
 	})
-	if err != nil {
+	var errs []error
+	for i, g := range out {
+		if g.Err != nil {
+			errs = append(errs, fmt.Errorf("group %s: %w", parts[i], g.Err))
+			continue
+		}
+		jg := JobGroup{Partition: parts[i]}
+		for _, t := range groups[i] {
+			jg.Inputs = append(jg.Inputs, localPath(t.File.FilePath()))
+		}
+		for _, f := range g.Files {
+			res.Files = append(res.Files, localPath(f.FilePath()))
+			res.FileRows = append(res.FileRows, f.Count())
+			jg.FileRows = append(jg.FileRows, f.Count())
+		}
+		res.Groups = append(res.Groups, jg)
+		res.Rows += g.Stats.Rows
+		// Groups run at once, each with its own allocator: the sum bounds
+		// the peak from above.
+		res.PeakArrowBytes += g.Stats.PeakArrowBytes
+		res.SpilledRuns += g.Stats.Sort.SpilledRuns
+		res.SpilledBytes += g.Stats.Sort.SpilledBytes
+	}
+	if err := errors.Join(errs...); err != nil {
+		// Files of the groups that did succeed are left for the parent to
+		// remove with the rest of the run.
 		return res, err
 	}
-	res.Rows = st.Rows
-	res.PeakArrowBytes = st.PeakArrowBytes
-	res.SpilledRuns = st.Sort.SpilledRuns
-	res.SpilledBytes = st.Sort.SpilledBytes
-	for _, f := range files {
-		res.Files = append(res.Files, localPath(f.FilePath()))
-		res.FileRows = append(res.FileRows, f.Count())
-	}
 	return res, nil
+}
+
+// partitionGroups groups the scan tasks by partition, one group per
+// partition in the order of the partitions' names (one group, named "",
+// when the table is unpartitioned), as floe's compaction plans a table
+// whose partitions each fit one group.
+func partitionGroups(tasks []table.FileScanTask) ([][]table.FileScanTask, []string) {
+	tasks = rewriter.CollapseTasks(tasks)
+	byPart := map[string][]table.FileScanTask{}
+	for _, t := range tasks {
+		k := ""
+		if p := t.File.Partition(); len(p) > 0 {
+			k = fmt.Sprint(p)
+		}
+		byPart[k] = append(byPart[k], t)
+	}
+	parts := slices.Sorted(maps.Keys(byPart))
+	groups := make([][]table.FileScanTask, len(parts))
+	for i, k := range parts {
+		groups[i] = byPart[k]
+	}
+	return groups, parts
 }
 
 // selfPeakRSS reads this process's VmHWM from /proc/self/status; 0 when

@@ -88,6 +88,47 @@ func TestCompareSmall(t *testing.T) {
 	t.Log("\n" + sb.String())
 }
 
+// TestComparePartitionedSmall runs the comparison on a partitioned table:
+// floe must rewrite one group per partition, each ordered within itself,
+// and DuckDB the same partitions into files of the same row counts.
+func TestComparePartitionedSmall(t *testing.T) {
+	ctx := t.Context()
+	ds, err := rewrite.PrepareDataset(ctx, rewrite.DatasetOptions{Dir: t.TempDir(), Rows: 60_000, Files: 24, Seed: 5, Partitions: 6})
+	require.NoError(t, err)
+	require.Len(t, ds.Paths, 24)
+	tbl, err := ds.LoadTable(ctx)
+	require.NoError(t, err)
+	spec := tbl.Spec()
+	require.Equal(t, 1, spec.NumFields())
+
+	results, err := rewrite.Compare(ctx, rewrite.Config{
+		Exe: exe(t), Dataset: ds, Layouts: defaultLayouts[:2], WorkDir: t.TempDir(),
+		MemoryBytes: 4 << 20, TargetFileSizeBytes: 64 << 10, FloeOnly: !rewrite.DuckDBAvailable,
+	})
+	require.NoError(t, err)
+	for _, r := range results {
+		t.Run(rewrite.Slug(r.Layout), func(t *testing.T) {
+			require.Equal(t, int64(60_000), r.Floe.Rows)
+			require.Equal(t, 6, r.Floe.Groups, "one group per partition")
+			require.Greater(t, r.Floe.Files, r.Floe.Groups, "a 64 KiB target cuts several files in some partition")
+			require.Equal(t, r.Input, r.FloeSum)
+			require.Zero(t, r.FloeOrder.Violations)
+			if !rewrite.DuckDBAvailable {
+				return
+			}
+			require.Equal(t, 6, r.DuckDB.Groups)
+			require.Equal(t, r.Floe.Files, r.DuckDB.Files)
+			require.Equal(t, r.Input, r.DuckDBSum)
+			require.Zero(t, r.DuckDBOrder.Violations)
+		})
+	}
+	// Across partitions the files are not in one order: the check is per
+	// partition, and it does see rows out of order across them.
+	oc, err := rewrite.CheckOrder(ctx, ds.Paths, defaultLayouts[0], ds.QuantilesFile)
+	require.NoError(t, err)
+	require.Positive(t, oc.Violations)
+}
+
 // TestChecksCatchBadOutput makes sure the checks Compare relies on can fail:
 // the unsorted input is out of order, and a dropped or duplicated file
 // changes the digest.
@@ -188,7 +229,7 @@ func envInt(b *testing.B, name string, def int64) int64 {
 // table (FLOE_BENCH_ROWS rows in FLOE_BENCH_FILES files, default 10,000,000
 // in 400; 200,000 in 40 with -short). Run it with
 //
-//	go test -tags duckdb -run '^$' -bench BenchmarkRewrite -benchtime 1x ./bench/rewrite
+//	go test -tags duckdb -run '^$' -bench 'BenchmarkRewrite$' -benchtime 1x ./bench/rewrite
 //
 // Other knobs: FLOE_BENCH_DIR (dataset cache; default a directory under
 // the system temp dir), FLOE_BENCH_REPS (default 3; medians, with min and max),
@@ -198,6 +239,28 @@ func envInt(b *testing.B, name string, def int64) int64 {
 // write no result file, for quick before/after figures of floe alone). The table is printed and the figures are
 // written to bench/results/rewrite.json.
 func BenchmarkRewrite(b *testing.B) {
+	benchRewrite(b, "rewrite", 0)
+}
+
+// BenchmarkRewritePartitioned is [BenchmarkRewrite] on the same rows in
+// FLOE_BENCH_PARTITIONS daily partitions (default 30; 6 with -short), in the
+// streaming shape: each of the table's files holds one day's rows. floe
+// rewrites one group per partition with rewriter.RewriteGroups, several at
+// once within its one memory budget; DuckDB rewrites the partitions one
+// after the other, each sort with all its threads, and cuts each
+// partition's files at floe's row counts. The figures are written to
+// bench/results/rewrite-partitioned.json.
+func BenchmarkRewritePartitioned(b *testing.B) {
+	parts := envInt(b, "FLOE_BENCH_PARTITIONS", 30)
+	if testing.Short() {
+		parts = 6
+	}
+	benchRewrite(b, "rewrite-partitioned", int(parts))
+}
+
+// benchRewrite compares the engines on a dataset of that many partitions
+// (0: unpartitioned) and writes the result under name.
+func benchRewrite(b *testing.B, name string, partitions int) {
 	if !rewrite.DuckDBAvailable {
 		b.Skip("needs DuckDB: run with -tags duckdb")
 	}
@@ -217,15 +280,19 @@ func BenchmarkRewrite(b *testing.B) {
 	floeOnly := os.Getenv("FLOE_BENCH_FLOE_ONLY") != ""
 
 	start := time.Now()
-	ds, err := rewrite.PrepareDataset(ctx, rewrite.DatasetOptions{Dir: dir, Rows: rows, Files: int(files), Seed: 1})
+	ds, err := rewrite.PrepareDataset(ctx, rewrite.DatasetOptions{Dir: dir, Rows: rows, Files: int(files), Seed: 1, Partitions: partitions})
 	require.NoError(b, err)
-	b.Logf("dataset: %d rows in %d files, %.0f MiB, ready in %s (%s)", ds.Rows, len(ds.Paths),
+	b.Logf("dataset: %d rows in %d files, %d partitions, %.0f MiB, ready in %s (%s)", ds.Rows, len(ds.Paths), partitions,
 		float64(ds.InputBytes)/(1<<20), time.Since(start).Round(time.Second), ds.Dir)
 	_, idleUsage, err := rewrite.Run(ctx, exe(b), rewrite.Job{Engine: rewrite.EngineIdle})
 	require.NoError(b, err)
 
-	res := bench.NewResult("rewrite")
+	res := bench.NewResult(name)
 	res.Params["rows"] = rows
+	if partitions > 0 {
+		res.Params["partitions"] = partitions
+		res.Params["partition_spec"] = "day(l_receiptdate)"
+	}
 	res.Params["files"] = len(ds.Paths)
 	res.Params["input_bytes"] = ds.InputBytes
 	res.Params["reps"] = reps
@@ -243,6 +310,9 @@ func BenchmarkRewrite(b *testing.B) {
 		"figures are medians over the reps; *_median/_min/_max give the spread of wall times and of the per-rep throughput ratio (floe's run over the DuckDB run after it); cpu_s_per_mrows is user+sys CPU per million rows, which depends on the CPU, not the core count; output_bytes_ratio is floe's output size over DuckDB's for the same files",
 		fmt.Sprintf("baseline RSS of the child binary doing nothing: %.0f MiB (both engines carry it)", mib(idleUsage.MaxRSSBytes)))
 
+	if partitions > 0 {
+		res.Notes = append(res.Notes, "partitioned: each of the table's files holds one day's rows (day(l_receiptdate)); floe rewrites one group per partition with rewriter.RewriteGroups (GOMAXPROCS groups at once, the memory budget split between them); DuckDB rewrites the partitions one after the other, each sort with all its threads, cut at floe's file row counts of that partition; both engines' files are checked for order within each partition")
+	}
 	var all []rewrite.LayoutResult
 	for _, layout := range layouts {
 		b.Run("layout="+rewrite.Slug(layout), func(b *testing.B) {
@@ -271,6 +341,7 @@ func BenchmarkRewrite(b *testing.B) {
 				res.Figures[s+"."+engine+".rusage_maxrss_mib"] = mib(m.RusageMaxRSSBytes)
 				res.Figures[s+"."+engine+".rows_per_s"] = m.RowsPerSecond()
 				res.Figures[s+"."+engine+".files"] = float64(m.Files)
+				res.Figures[s+"."+engine+".groups"] = float64(m.Groups)
 				res.Figures[s+"."+engine+".output_bytes"] = float64(m.OutputBytes)
 				res.Figures[s+"."+engine+".cpu_s_per_mrows"] = m.CPUPerMillionRows()
 			}
