@@ -58,15 +58,17 @@
 // per key byte that varies.
 //
 // At 10M such rows in 400 files (bench/rewrite, 512 MiB, 128 MiB files) a
-// CPU profile of the sort (FLOE_BENCH_CPUPROFILE, commit 24822c4, taken
-// on 2 cores while other work ran) split its 24.0 CPU-s over 13.9 s of wall
-// time (1.73 cores busy): Parquet encoding 25% (zstd 19% of it), the
-// gathers 19% (copying runs into key order 12%, merged batches 7.5%),
-// decoding the input 15%, system calls 9% (spill writes 5%, spill reads 2%,
-// input reads 1.3%), allocation 9% (most of it zeroing new large Arrow
-// buffers) and GC marking 4.5%, row keys and sort entries 6.5%, the radix
-// sort 2.3%, the merge 6% (reading spill files back half of it). The
-// Hilbert rewrite of the same table took 27.2 CPU-s: its keys are 5% and
+// CPU profile of the sort (FLOE_BENCH_CPUPROFILE, commit 455113e, 2 cores)
+// split its 22.8 CPU-s over 13.0 s of wall time (1.75 cores busy): Parquet
+// encoding 26% (zstd 20% of it), the gathers 20% (copying runs into key
+// order 13%, merged batches 6%), decoding the input 18% (zstd 4% of it),
+// system calls 10% (spill writes and reads most of it), allocation 9%
+// (most of it zeroing new large Arrow buffers: Arrow relies on zeroed
+// memory, its C allocator uses calloc, so buffers are not recycled) and GC
+// marking 3%, row keys and sort entries 3.6% (7.6% before a spilled run's
+// key and entry buffers were handed to the next run instead of growing new
+// ones by doubling), the radix sort 2.3%. The Hilbert rewrite of the same
+// table (profile of commit 24822c4) took 27.2 CPU-s: its keys are 5% and
 // the producer goroutine that computes them 14% (10% in the sort). An
 // older profile, before runs were radix-sorted and before the encoder gave
 // every column its own goroutine, had 47 CPU-s: gathers 25%, zstd 20%,
@@ -85,14 +87,16 @@
 // 4 bytes a row each dictionary column holds until the flush) and leaves
 // the rest to the scan's in-flight batches and the hand-over queue. Inside the
 // sorter, each of the two live in-memory runs (one filling, one being sorted
-// and spilled) gets a quarter of its share and the merge's read buffers (FanIn
+// and spilled) gets a quarter of its share — the first run half, since
+// nothing is being spilled while it fills, so a group of up to half the
+// sort's share (a day's partition, typically) is sorted without spilling — and the merge's read buffers (FanIn
 // spilled batches, sized from the measured bytes per row) another quarter;
 // more runs than FanIn are merged in intermediate passes, so the bound holds
 // whatever the table size. Copying a run into key order releases each input
 // column once it is copied, so a run grows by at most the few columns being
 // copied at the time. Keys and row entries (40 bytes a row, and as much again
-// for the radix sort's scratch) live in Go slices
-// and are counted in the run's share. Rows with equal keys keep their input
+// for the radix sort's scratch) live in Go slices, handed from each
+// spilled run to the next, and are counted in the run's share. Rows with equal keys keep their input
 // order.
 //
 // # Spill files

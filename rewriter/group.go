@@ -244,12 +244,17 @@ func RewriteGroup(ctx context.Context, tbl *table.Table, tasks []table.FileScanT
 
 	var sorter *Sorter
 	if opts.Keyer != nil {
+		var records int64
+		for _, t := range tasks {
+			records += t.File.Count()
+		}
 		sorter, err = NewSorter(opts.Keyer, SortOptions{
-			MemoryBytes: opts.MemoryBytes * 3 / 4,
-			TempDir:     opts.TempDir,
-			BatchRows:   batchRows,
-			Parallelism: par,
-			Allocator:   alloc,
+			MemoryBytes:  opts.MemoryBytes * 3 / 4,
+			TempDir:      opts.TempDir,
+			BatchRows:    batchRows,
+			Parallelism:  par,
+			Allocator:    alloc,
+			ExpectedRows: records,
 		})
 		if err != nil {
 			return nil, stats, fmt.Errorf("rewrite group: %w", err)

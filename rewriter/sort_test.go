@@ -193,6 +193,48 @@ func TestSorterSortsStablyWithinBudget(t *testing.T) {
 	}
 }
 
+// TestSorterFirstRunTakesHalfTheBudget checks the first run's share: an
+// input of about a third of the budget (more than the quarter later runs
+// get) sorts without spilling, one of about two thirds spills, and both stay
+// within the budget.
+func TestSorterFirstRunTakesHalfTheBudget(t *testing.T) {
+	const rows, batch = 40_000, 1000
+	// What the sorter accounts for the input: its Arrow buffers, and per row
+	// a 9-byte key and a 40-byte entry.
+	probe := rewriter.NewTrackingAllocator(nil)
+	var recs []arrow.RecordBatch
+	for rec, err := range genBatches(probe, rows, batch, 3) {
+		require.NoError(t, err)
+		recs = append(recs, rec)
+	}
+	input := probe.CurrentBytes() + rows*(9+40)
+	for _, r := range recs {
+		r.Release()
+	}
+	cases := []struct {
+		name      string
+		memory    int64
+		wantSpill bool
+	}{
+		{name: "a-third-of-the-budget", memory: input * 3, wantSpill: false},
+		{name: "two-thirds-of-the-budget", memory: input * 3 / 2, wantSpill: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			mem := rewriter.NewTrackingAllocator(nil)
+			s, err := rewriter.NewSorter(int64Keyer{col: 0}, rewriter.SortOptions{MemoryBytes: tc.memory, TempDir: dir, Allocator: mem})
+			require.NoError(t, err)
+			got := collect(t, s.Sort(t.Context(), sortSchema, genBatches(mem, rows, batch, 3)))
+			checkSorted(t, got, rows)
+			st := s.Stats()
+			require.Equal(t, tc.wantSpill, st.SpilledRuns > 0, "input %d bytes, budget %d; stats %+v", input, tc.memory, st)
+			require.LessOrEqual(t, mem.PeakBytes(), tc.memory, "peak Arrow bytes over budget; stats %+v", st)
+			requireEmptyDir(t, dir)
+		})
+	}
+}
+
 func TestSorterRemovesSpillFiles(t *testing.T) {
 	errInput := errors.New("input broke")
 	cases := []struct {
