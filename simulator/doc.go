@@ -126,8 +126,10 @@
 // concurrently, one per core. What the candidates share is computed once on the
 // [Sample]: each column's keyed values (the string ranks included) and each quantile fit
 // (a z-order and a Hilbert candidate on the same columns cut the same cells). What stays
-// per candidate is its key, the sort, the size model's encodes and six cuts (the
-// projection, the naive one and four half-sample replicates). The sample is bounded
+// per candidate is its key, the sort (a radix sort on the partition and the key's first
+// 16 bytes when every key fits them, as the keys of a sort on a column or two, z-order
+// and Hilbert do), the size model's encodes and six cuts (the projection, the naive one
+// and four half-sample replicates). The sample is bounded
 // (sample.Options.MaxRows rows, read from at most FileOversampling times that many), so
 // the cost of planning levels off as the table grows while a rewrite's does not:
 // bench/plan measures both on one table (bench/results/plan.json).

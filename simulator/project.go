@@ -364,53 +364,115 @@ func sortSample(s *Sample, l layout.Layout, opts ProjectOptions) ([]int32, *layo
 	// integers) themselves: most comparisons are settled without touching the keys,
 	// and without reading other arrays at random. Only keys longer than 16 bytes fall
 	// back to the whole key on a tie; then the row number decides (a stable order).
-	type ent struct {
-		part   int32
-		row    int32
-		p0, p1 uint64
-	}
-	ents := make([]ent, len(perm))
+	ents := make([]sortEnt, len(perm))
 	long := false
+	sameLen := true
 	var buf [16]byte
 	for i := range ents {
-		ents[i] = ent{part: s.rowPart[i], row: int32(i)}
+		ents[i] = sortEnt{part: s.rowPart[i], row: int32(i)}
 		if keys != nil {
 			n := copy(buf[:], keys[i])
 			clear(buf[n:])
 			ents[i].p0 = binary.BigEndian.Uint64(buf[:8])
 			ents[i].p1 = binary.BigEndian.Uint64(buf[8:])
 			long = long || len(keys[i]) > len(buf)
+			sameLen = sameLen && len(keys[i]) == len(keys[0])
 		}
 	}
-	// Keys of at most 16 bytes compare as their zero-padded prefixes, except that
-	// a shorter key sorts before a longer one it pads equal to; the layout
-	// encoders write keys of one length per layout, where the two agree.
-	slices.SortFunc(ents, func(a, b ent) int {
-		switch {
-		case a.part != b.part:
-			return compareInt64(int64(a.part), int64(b.part))
-		case a.p0 != b.p0:
-			if a.p0 < b.p0 {
-				return -1
+	if !long && sameLen {
+		// Every key is its 16-byte prefix: a stable radix sort on (partition,
+		// prefix) gives the comparison sort's order (ties in row order) in a
+		// few linear passes.
+		ents = radixSortEnts(ents, make([]sortEnt, len(ents)))
+	} else {
+		// Keys of at most 16 bytes compare as their zero-padded prefixes, except that
+		// a shorter key sorts before a longer one it pads equal to.
+		slices.SortFunc(ents, func(a, b sortEnt) int {
+			switch {
+			case a.part != b.part:
+				return compareInt64(int64(a.part), int64(b.part))
+			case a.p0 != b.p0:
+				if a.p0 < b.p0 {
+					return -1
+				}
+				return 1
+			case a.p1 != b.p1:
+				if a.p1 < b.p1 {
+					return -1
+				}
+				return 1
 			}
-			return 1
-		case a.p1 != b.p1:
-			if a.p1 < b.p1 {
-				return -1
-			}
-			return 1
-		}
-		if keys != nil && (long || len(keys[a.row]) != len(keys[b.row])) {
 			if c := bytes.Compare(keys[a.row], keys[b.row]); c != 0 {
 				return c
 			}
-		}
-		return compareInt64(int64(a.row), int64(b.row))
-	})
+			return compareInt64(int64(a.row), int64(b.row))
+		})
+	}
 	for i, e := range ents {
 		perm[i] = e.row
 	}
 	return perm, quantiles, nil
+}
+
+// sortEnt is a sample row being sorted: its partition, its row number and
+// its key's first 16 bytes as two integers, so that most comparisons are
+// settled without touching the keys or reading other arrays at random.
+type sortEnt struct {
+	part   int32
+	row    int32
+	p0, p1 uint64
+}
+
+// radixSortEnts sorts ents by (part, p0, p1), stably, with one counting pass
+// and one scatter per byte that varies, least significant first; scratch must
+// be as long as ents. It returns whichever of the two holds the result.
+// Partitions are never negative.
+func radixSortEnts(ents, scratch []sortEnt) []sortEnt {
+	if len(ents) < 2 {
+		return ents
+	}
+	// Digits 0-7 are p1's bytes, 8-15 p0's, 16-19 the partition's, least
+	// significant first.
+	digit := func(e *sortEnt, d int) byte {
+		switch {
+		case d < 8:
+			return byte(e.p1 >> (8 * d))
+		case d < 16:
+			return byte(e.p0 >> (8 * (d - 8)))
+		}
+		return byte(uint32(e.part) >> (8 * (d - 16)))
+	}
+	var counts [20][256]int
+	for i := range ents {
+		e := &ents[i]
+		for d := range 8 {
+			counts[d][byte(e.p1>>(8*d))]++
+			counts[8+d][byte(e.p0>>(8*d))]++
+		}
+		for d := range 4 {
+			counts[16+d][byte(uint32(e.part)>>(8*d))]++
+		}
+	}
+	src, dst := ents, scratch[:len(ents)]
+	for d := range counts {
+		c := &counts[d]
+		if c[digit(&src[0], d)] == len(src) {
+			continue // every entry has the same byte here
+		}
+		var pos [256]int
+		sum := 0
+		for v, n := range c {
+			pos[v] = sum
+			sum += n
+		}
+		for i := range src {
+			v := digit(&src[i], d)
+			dst[pos[v]] = src[i]
+			pos[v]++
+		}
+		src, dst = dst, src
+	}
+	return src
 }
 
 // permuteVals returns vals and rowPart in the order perm: element i of the result is
