@@ -3,7 +3,10 @@
 // and writes a JSON result to bench/results/. Machines here are shared and
 // noisy: read the ratios, not a lone absolute time.
 //
-// Sub-packages: health (table health on 50,000 files and 2,000 snapshots
+// Sub-packages: rewrite (native compaction against DuckDB on the same
+// files, an unpartitioned table and one in 30 daily partitions); layout
+// (projected against measured file skipping of the layout candidates);
+// health (table health on 50,000 files and 2,000 snapshots
 // against iceberg-go's own scan planning over the same manifests); measure
 // (`floe measure` on the demo's web.events and workload: manifests read
 // once into lake.ScanIndex against one iceberg-go PlanFiles per query);
