@@ -57,6 +57,9 @@ type Sample struct {
 	concatOnce sync.Once
 	concat     []arrow.Array
 	concatErr  error
+	// coded holds each concatenated column in the size model's form (see
+	// codedColumn), built on first use.
+	coded []codedOnce
 	// mu guards the per-column values and quantile fits below, which every
 	// layout projected from the sample shares (see [Project], which projects
 	// layouts concurrently).
@@ -78,6 +81,10 @@ func (s *Sample) Release() {
 		c.Release()
 	}
 	s.concat = nil
+	for i := range s.coded {
+		s.coded[i].c.release()
+	}
+	s.coded = nil
 }
 
 // TakeSample reads a uniform, seeded sample of the named columns from the live data files

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -74,13 +75,11 @@ func (s *Sample) sizeRatio(perm []int32, targetFileSizeBytes int64) (float64, er
 		// and narrowed ranges the layout creates. A column written plain keeps its
 		// size: extrapolating plain, high-cardinality values from a sparse sample
 		// was found to be unreliable (sorted timestamps came out larger than today).
-		head := array.NewSlice(col, 0, int64(min(col.Len(), dictProbeRows)))
-		ratio, ok := pqdict.ScaledDistinctRatio(head, rgRows)
-		head.Release()
-		if !ok || ratio > pqdict.DefaultMaxRatio {
+		c := s.codedColumn(ci, col, rgRows)
+		if !c.dict {
 			continue
 		}
-		perRow, err := denseBytesPerRow(col, fld, perm, fraction)
+		perRow, err := denseBytesPerRow(c, fld, perm, fraction)
 		if err == nil {
 			r := min(max(perRow*liveRows/float64(now), minColumnRatio), maxColumnRatio)
 			saved += float64(now) * (1 - r)
@@ -110,8 +109,188 @@ func (s *Sample) concatColumns() ([]arrow.Array, error) {
 			}
 			s.concat = append(s.concat, col)
 		}
+		s.coded = make([]codedOnce, n)
 	})
 	return s.concat, s.concatErr
+}
+
+// codedOnce holds one column's [coded] form, built on first use, and the
+// dictionary decision for the row-group size it was last asked about.
+type codedOnce struct {
+	mu     sync.Mutex
+	built  bool
+	c      coded
+	rgRows int64
+	dict   bool
+}
+
+// codedColumn returns column ci of the concatenated sample (col) as the size model
+// encodes it: whether the rewriter would dictionary-encode it at row groups of
+// rgRows rows (package pqdict's rule, judged on the head of the sample, which is
+// in arrival order and so the same for every layout) and, for a string or binary
+// column it would, codes into its distinct values (see [coded]). Both are kept for
+// the next layout.
+func (s *Sample) codedColumn(ci int, col arrow.Array, rgRows int64) coded {
+	co := &s.coded[ci]
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if co.rgRows != rgRows {
+		head := array.NewSlice(col, 0, int64(min(col.Len(), dictProbeRows)))
+		ratio, ok := pqdict.ScaledDistinctRatio(head, rgRows)
+		head.Release()
+		co.rgRows, co.dict = rgRows, ok && ratio <= pqdict.DefaultMaxRatio
+	}
+	if !co.dict {
+		return coded{col: col}
+	}
+	if !co.built {
+		co.c, co.built = newCoded(col), true
+	}
+	c := co.c
+	c.dict = true
+	return c
+}
+
+// coded is a sampled column in the form the size model encodes it in. For a
+// string or binary column whose distinct values take well under a dictionary
+// page, values holds those values in first-appearance order and codes each
+// row's index into them (-1 for null): every layout's encodes then take int32
+// codes and hand the Parquet writer a dictionary array, instead of taking and
+// hashing every string twice per layout (which was a third of planning's CPU).
+// The bytes are the dense path's up to page headers: the writer's dictionary
+// gets the values a layout's rows use, in the order they first occur, as it
+// would have built them by hashing, and the indices are the same; only its data
+// pages are cut by index bytes where a dense column's are cut by raw value bytes
+// (1 MiB), so the dense column takes a few more page headers, well under 1% of
+// its bytes (TestCodedEncodesAsDense). Otherwise values is nil and col is
+// encoded densely.
+type coded struct {
+	col arrow.Array
+	// dict is whether the rewriter would dictionary-encode the column: only
+	// such columns are modelled.
+	dict   bool
+	values arrow.Array
+	codes  []int32
+}
+
+// codedDictBytes bounds the distinct values' bytes for the coded form: well under
+// the writer's dictionary page limit, so that neither path falls back to plain
+// encoding part-way, where the two would cut their pages differently.
+const codedDictBytes = int(parquet.DefaultDictionaryPageSizeLimit / 4)
+
+func newCoded(col arrow.Array) coded {
+	c := coded{col: col}
+	var value func(i int) string
+	switch a := col.(type) {
+	case *array.String:
+		value = a.Value
+	case *array.LargeString:
+		value = a.Value
+	case *array.Binary:
+		value = func(i int) string { return string(a.Value(i)) }
+	case *array.LargeBinary:
+		value = func(i int) string { return string(a.Value(i)) }
+	default:
+		return c
+	}
+	var (
+		index = map[string]int32{}
+		first []int32 // row of each distinct value's first occurrence
+		bytes int
+		codes = make([]int32, col.Len())
+	)
+	for i := range codes {
+		if col.IsNull(i) {
+			codes[i] = -1
+			continue
+		}
+		v := value(i)
+		k, ok := index[v]
+		if !ok {
+			bytes += len(v)
+			if bytes > codedDictBytes {
+				return c
+			}
+			k = int32(len(first))
+			index[v] = k
+			first = append(first, int32(i))
+		}
+		codes[i] = k
+	}
+	values, err := takeRows(col, first)
+	if err != nil {
+		return c
+	}
+	c.values, c.codes = values, codes
+	return c
+}
+
+// release frees the distinct values; col belongs to the sample.
+func (c coded) release() {
+	if c.values != nil {
+		c.values.Release()
+	}
+}
+
+// takeRows returns col's rows, in the order given.
+func takeRows(col arrow.Array, rows []int32) (arrow.Array, error) {
+	idx := array.NewInt32Builder(memory.DefaultAllocator)
+	idx.AppendValues(rows, nil)
+	ia := idx.NewArray()
+	idx.Release()
+	defer ia.Release()
+	return compute.TakeArray(context.Background(), col, ia)
+}
+
+// take returns the rows of the column in the order given: for the coded form, a
+// dictionary array of the values those rows use, numbered in the order they first
+// occur.
+func (c coded) take(rows []int32) (arrow.Array, error) {
+	if c.values == nil {
+		return takeRows(c.col, rows)
+	}
+	renum := make([]int32, c.values.Len())
+	for i := range renum {
+		renum[i] = -1
+	}
+	var (
+		used  []int32
+		idx   = make([]int32, len(rows))
+		valid []bool
+	)
+	for j, r := range rows {
+		k := c.codes[r]
+		if k < 0 {
+			if valid == nil {
+				valid = make([]bool, len(rows))
+				for i := range j {
+					valid[i] = true
+				}
+			}
+			continue
+		}
+		if valid != nil {
+			valid[j] = true
+		}
+		m := renum[k]
+		if m < 0 {
+			m = int32(len(used))
+			renum[k] = m
+			used = append(used, k)
+		}
+		idx[j] = m
+	}
+	dict, err := takeRows(c.values, used)
+	if err != nil {
+		return nil, err
+	}
+	defer dict.Release()
+	b := array.NewInt32Builder(memory.DefaultAllocator)
+	defer b.Release()
+	b.AppendValues(idx, valid)
+	ia := b.NewArray()
+	defer ia.Release()
+	return array.NewDictionaryArray(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: c.col.DataType()}, ia, dict), nil
 }
 
 // denseBytesPerRow is the Parquet bytes per row of col written in the order perm (nil:
@@ -121,8 +300,8 @@ func (s *Sample) concatColumns() ([]arrow.Array, error) {
 // sorted column of few values is run-length encoded and its bytes per row halve when
 // its runs double (α = 1); a column whose order carries no locality does not change
 // (α = 0).
-func denseBytesPerRow(col arrow.Array, fld arrow.Field, perm []int32, fraction float64) (float64, error) {
-	n := col.Len()
+func denseBytesPerRow(col coded, fld arrow.Field, perm []int32, fraction float64) (float64, error) {
+	n := col.col.Len()
 	if perm == nil {
 		perm = make([]int32, n)
 		for i := range perm {
@@ -156,18 +335,13 @@ func denseBytesPerRow(col arrow.Array, fld arrow.Field, perm []int32, fraction f
 // encodedBytes is the size of the column chunk col[rows] would take, dictionary-encoded,
 // in a Parquet file written as the rewriter writes it (zstd), without the file's footer.
 // Only columns the rewriter dictionary-encodes (the same pqdict rule) are modelled.
-func encodedBytes(col arrow.Array, fld arrow.Field, rows []int32) (int64, error) {
-	idx := array.NewInt32Builder(memory.DefaultAllocator)
-	idx.AppendValues(rows, nil)
-	ia := idx.NewArray()
-	idx.Release()
-	defer ia.Release()
-	taken, err := compute.TakeArray(context.Background(), col, ia)
+func encodedBytes(col coded, fld arrow.Field, rows []int32) (int64, error) {
+	taken, err := col.take(rows)
 	if err != nil {
 		return 0, err
 	}
 	defer taken.Release()
-	sch := arrow.NewSchema([]arrow.Field{{Name: fld.Name, Type: fld.Type, Nullable: fld.Nullable}}, nil)
+	sch := arrow.NewSchema([]arrow.Field{{Name: fld.Name, Type: taken.DataType(), Nullable: fld.Nullable}}, nil)
 	rec := array.NewRecordBatch(sch, []arrow.Array{taken}, int64(taken.Len()))
 	defer rec.Release()
 	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDictionaryDefault(true),

@@ -22,7 +22,7 @@
 // projection over one rewrite, per size; the sample's rows are bounded
 // (sample.Options.MaxRows, and FileOversampling times that read), so
 // projection time levels off while rewrite time grows with the table.
-// BenchmarkPlan (FLOE_BENCH_PLAN_ROWS, default 6000000,24000000,60000000;
+// BenchmarkPlan (FLOE_BENCH_PLAN_ROWS, default 6000000,60000000;
 // FLOE_BENCH_REPS, default 3; FLOE_BENCH_DIR, default a floe-bench
 // directory under the system temp dir; FLOE_BENCH_CPUPROFILE, a directory
 // for one CPU profile of the projections per size) writes

@@ -42,11 +42,17 @@ type Options struct {
 	// Seed makes the sample reproducible. Default: 1.
 	Seed uint64
 	// RowsPerProjectedFile is the number of sample rows wanted per projected file.
-	// Default: 10,000.
+	// Default: 1,000. On the layout benchmark's three shapes (TPC-H and mixed
+	// workloads at ~100 files, TPC-H at ~26) projections from 1,000 rows per file
+	// were as close to the rewritten tables as from 10,000 (mean per-query error
+	// 0.44, 1.69 and 0.49 pp against 0.50, 1.86 and 0.54), at a tenth of the
+	// planning time: the error left is the model's, not the sample's. Rank
+	// z-order and Hilbert quantiles fitted on the smaller sample moved the real
+	// rewrite's skip rate by at most 0.7 pp either way.
 	RowsPerProjectedFile int
 	// MinFraction is the least fraction of the table's rows sampled. Default: 0.001.
 	MinFraction float64
-	// MaxRows caps the sample. Default: 2,000,000.
+	// MaxRows caps the sample. Default: 500,000 (500 projected files' worth).
 	MaxRows int
 	// FileOversampling is how many times more files than the row fraction are opened
 	// when the table is sampled (rows are then thinned within each file), so that the
@@ -59,7 +65,7 @@ type Options struct {
 
 // DefaultOptions returns the defaults of [Options].
 func DefaultOptions() Options {
-	return Options{Seed: 1, RowsPerProjectedFile: 10_000, MinFraction: 0.001, MaxRows: 2_000_000, FileOversampling: 8}
+	return Options{Seed: 1, RowsPerProjectedFile: 1_000, MinFraction: 0.001, MaxRows: 500_000, FileOversampling: 8}
 }
 
 func (o Options) withDefaults() Options {
