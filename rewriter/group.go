@@ -87,6 +87,10 @@ type GroupOptions struct {
 	// fresh [TrackingAllocator] per group, whose peak is reported in
 	// [GroupStats].
 	Allocator *TrackingAllocator
+	// Buffers, when set, lends the sort's run buffers to the next group
+	// given the same Buffers (see [RunBuffers]); [RewriteGroups] gives each
+	// of its workers its own. Nil: fresh buffers per group.
+	Buffers *RunBuffers
 }
 
 // MinMemoryBytes is the least positive [GroupOptions.MemoryBytes]: the
@@ -255,6 +259,7 @@ func RewriteGroup(ctx context.Context, tbl *table.Table, tasks []table.FileScanT
 			Parallelism:  par,
 			Allocator:    alloc,
 			ExpectedRows: records,
+			Buffers:      opts.Buffers,
 		})
 		if err != nil {
 			return nil, stats, fmt.Errorf("rewrite group: %w", err)
@@ -618,16 +623,27 @@ func RewriteGroups(ctx context.Context, tbl *table.Table, groups [][]table.FileS
 		per.MemoryBytes = max(opts.MemoryBytes/int64(par), 1<<20)
 	}
 	per.Parallelism = max(runtime.GOMAXPROCS(0)/par, 1)
-	var g errgroup.Group
-	g.SetLimit(par)
-	for i, tasks := range groups {
+	// par workers take the groups in order; each lends its sort buffers
+	// from one group to its next.
+	var (
+		g    errgroup.Group
+		next atomic.Int64
+	)
+	for range par {
 		g.Go(func() error {
-			files, st, err := RewriteGroup(ctx, tbl, tasks, per)
-			out[i] = GroupResult{Files: files, Stats: st, Err: err}
-			return nil
+			w := per
+			w.Buffers = &RunBuffers{}
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(groups) {
+					return nil
+				}
+				files, st, err := RewriteGroup(ctx, tbl, groups[i], w)
+				out[i] = GroupResult{Files: files, Stats: st, Err: err}
+			}
 		})
 	}
-	_ = g.Wait() // goroutines report through out, never through the group
+	_ = g.Wait() // workers report through out, never through the group
 	return out
 }
 

@@ -74,6 +74,22 @@ type SortOptions struct {
 	// the bytes per row, instead of growing them by doubling. A wrong
 	// figure costs only speed.
 	ExpectedRows int64
+	// Buffers, when set, hands the run buffers of this sort to the next sort
+	// given the same Buffers (see [RunBuffers]). Nil: each sort starts with
+	// fresh ones.
+	Buffers *RunBuffers
+}
+
+// RunBuffers keeps the key and entry buffers of a sort's runs for the next
+// sort that is given them, as the groups one [RewriteGroups] worker rewrites
+// one after another are. A fresh buffer is zeroed, and faulted in page by
+// page, before the first key goes in: on a table of 30 daily partitions that
+// was a tenth of the rewrite's CPU, spent 30 times on buffers of the same
+// size. It holds at most two runs' buffers (a sort has at most two runs in
+// memory at once, see runPool), is safe for concurrent use and its zero
+// value is ready to use.
+type RunBuffers struct {
+	pool runPool
 }
 
 // Validate reports every invalid field at once.
@@ -330,7 +346,10 @@ func (s *Sorter) formRuns(ctx context.Context, sch *arrow.Schema, input iter.Seq
 	})
 
 	pool := &runPool{}
-	cur := &memRun{pool: pool}
+	if s.opts.Buffers != nil {
+		pool = &s.opts.Buffers.pool
+	}
+	cur := pool.newRun(0, 0)
 	reserved := false // the first run's buffers are sized after its first batch
 	produce := func() error {
 		defer close(pending)

@@ -368,3 +368,32 @@ func TestSorterRejectsBatchOfOtherTypes(t *testing.T) {
 	}
 	require.ErrorContains(t, got, "input batch has 1 columns")
 }
+
+// TestSorterReusesRunBuffers sorts inputs of different sizes and budgets one
+// after another with one RunBuffers, as a RewriteGroups worker does: buffers
+// left by a larger, a spilling or a smaller sort must never leak rows or keys
+// into the next one.
+func TestSorterReusesRunBuffers(t *testing.T) {
+	bufs := &rewriter.RunBuffers{}
+	for i, tc := range []struct {
+		rows, batch int
+		memory      int64
+	}{
+		{rows: 20_000, batch: 1000},
+		{rows: 3000, batch: 700},
+		{rows: 60_000, batch: 1000, memory: 4 << 20},
+		{rows: 500, batch: 100},
+		{rows: 20_000, batch: 900, memory: 64 << 20},
+	} {
+		dir := t.TempDir()
+		mem := rewriter.NewTrackingAllocator(nil)
+		s, err := rewriter.NewSorter(int64Keyer{col: 0}, rewriter.SortOptions{
+			MemoryBytes: tc.memory, TempDir: dir, Allocator: mem, Buffers: bufs, ExpectedRows: int64(tc.rows),
+		})
+		require.NoError(t, err)
+		rows := collect(t, s.Sort(t.Context(), sortSchema, genBatches(mem, tc.rows, tc.batch, uint64(i+1))))
+		checkSorted(t, rows, tc.rows)
+		require.Zero(t, mem.CurrentBytes(), "sort %d: Arrow memory leaked", i)
+		requireEmptyDir(t, dir)
+	}
+}
