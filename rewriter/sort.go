@@ -83,11 +83,11 @@ type SortOptions struct {
 // RunBuffers keeps the key and entry buffers of a sort's runs for the next
 // sort that is given them, as the groups one [RewriteGroups] worker rewrites
 // one after another are. A fresh buffer is zeroed, and faulted in page by
-// page, before the first key goes in: on a table of 30 daily partitions that
-// was 6% of the rewrite's CPU (1.25 CPU-s, 0.23 with the buffers lent),
-// spent 30 times on buffers of the same size. It holds at most two runs' buffers (a sort has at most two runs in
-// memory at once, see runPool), is safe for concurrent use and its zero
-// value is ready to use.
+// page, before the first key goes in, on a table of 30 daily partitions 30
+// times over for buffers of the same size (rewriter/doc.go, "Where the CPU
+// goes"). It holds at most two runs' buffers (a sort has at most two runs in
+// memory at once, see runPool), is safe for concurrent use and its zero value
+// is ready to use.
 type RunBuffers struct {
 	pool runPool
 }

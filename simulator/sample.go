@@ -59,7 +59,7 @@ type Sample struct {
 	concatErr  error
 	// coded holds each concatenated column in the size model's form (see
 	// codedColumn), built on first use.
-	coded []codedOnce
+	coded []codedState
 	// mu guards the per-column values and quantile fits below, which every
 	// layout projected from the sample shares (see [Project], which projects
 	// layouts concurrently).

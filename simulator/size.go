@@ -75,7 +75,10 @@ func (s *Sample) sizeRatio(perm []int32, targetFileSizeBytes int64) (float64, er
 		// and narrowed ranges the layout creates. A column written plain keeps its
 		// size: extrapolating plain, high-cardinality values from a sparse sample
 		// was found to be unreliable (sorted timestamps came out larger than today).
-		c := s.codedColumn(ci, col, rgRows)
+		c, err := s.codedColumn(ci, col, rgRows)
+		if err != nil {
+			return 1, fmt.Errorf("size model: column %s: %w", fld.Name, err)
+		}
 		if !c.dict {
 			continue
 		}
@@ -109,14 +112,15 @@ func (s *Sample) concatColumns() ([]arrow.Array, error) {
 			}
 			s.concat = append(s.concat, col)
 		}
-		s.coded = make([]codedOnce, n)
+		s.coded = make([]codedState, n)
 	})
 	return s.concat, s.concatErr
 }
 
-// codedOnce holds one column's [coded] form, built on first use, and the
-// dictionary decision for the row-group size it was last asked about.
-type codedOnce struct {
+// codedState holds one column's [coded] form, built on first use, and the
+// dictionary decision for the row-group size it was last asked about; mu
+// guards both (layouts are projected concurrently).
+type codedState struct {
 	mu     sync.Mutex
 	built  bool
 	c      coded
@@ -130,7 +134,7 @@ type codedOnce struct {
 // in arrival order and so the same for every layout) and, for a string or binary
 // column it would, codes into its distinct values (see [coded]). Both are kept for
 // the next layout.
-func (s *Sample) codedColumn(ci int, col arrow.Array, rgRows int64) coded {
+func (s *Sample) codedColumn(ci int, col arrow.Array, rgRows int64) (coded, error) {
 	co := &s.coded[ci]
 	co.mu.Lock()
 	defer co.mu.Unlock()
@@ -141,14 +145,18 @@ func (s *Sample) codedColumn(ci int, col arrow.Array, rgRows int64) coded {
 		co.rgRows, co.dict = rgRows, ok && ratio <= pqdict.DefaultMaxRatio
 	}
 	if !co.dict {
-		return coded{col: col}
+		return coded{col: col}, nil
 	}
 	if !co.built {
-		co.c, co.built = newCoded(col), true
+		c, err := newCoded(col)
+		if err != nil {
+			return coded{}, err
+		}
+		co.c, co.built = c, true
 	}
 	c := co.c
 	c.dict = true
-	return c
+	return c, nil
 }
 
 // coded is a sampled column in the form the size model encodes it in. For a
@@ -178,7 +186,9 @@ type coded struct {
 // encoding part-way, where the two would cut their pages differently.
 const codedDictBytes = int(parquet.DefaultDictionaryPageSizeLimit / 4)
 
-func newCoded(col arrow.Array) coded {
+// newCoded returns col in the coded form, or as it is when it is not a string
+// or binary column or its distinct values exceed codedDictBytes.
+func newCoded(col arrow.Array) (coded, error) {
 	c := coded{col: col}
 	var value func(i int) string
 	switch a := col.(type) {
@@ -191,7 +201,7 @@ func newCoded(col arrow.Array) coded {
 	case *array.LargeBinary:
 		value = func(i int) string { return string(a.Value(i)) }
 	default:
-		return c
+		return c, nil
 	}
 	var (
 		index = map[string]int32{}
@@ -209,7 +219,7 @@ func newCoded(col arrow.Array) coded {
 		if !ok {
 			bytes += len(v)
 			if bytes > codedDictBytes {
-				return c
+				return c, nil
 			}
 			k = int32(len(first))
 			index[v] = k
@@ -219,10 +229,10 @@ func newCoded(col arrow.Array) coded {
 	}
 	values, err := takeRows(col, first)
 	if err != nil {
-		return c
+		return coded{}, fmt.Errorf("distinct values: %w", err)
 	}
 	c.values, c.codes = values, codes
-	return c
+	return c, nil
 }
 
 // release frees the distinct values; col belongs to the sample.

@@ -1,11 +1,11 @@
 package simulator
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
-	"fmt"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -117,7 +117,8 @@ func TestCodedEncodesAsDense(t *testing.T) {
 			col := b.NewArray()
 			b.Release()
 			defer col.Release()
-			c := newCoded(col)
+			c, err := newCoded(col)
+			require.NoError(t, err)
 			defer c.release()
 			require.Equal(t, tc.isCoded, c.values != nil)
 			fld := arrow.Field{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}

@@ -44,9 +44,9 @@ type Options struct {
 	// RowsPerProjectedFile is the number of sample rows wanted per projected file.
 	// Default: 1,000. On the layout benchmark's three shapes (TPC-H and mixed
 	// workloads at ~100 files, TPC-H at ~26) projections from 1,000 rows per file
-	// were as close to the rewritten tables as from 10,000 (mean per-query error
-	// 0.44, 1.69 and 0.49 pp against 0.50, 1.86 and 0.54), at a tenth of the
-	// planning time: the error left is the model's, not the sample's. Rank
+	// were as close to the rewritten tables as the committed results from 10,000
+	// (mean per-query error 0.44, 1.69 and 0.49 pp against 0.52, 1.86 and 0.54;
+	// bench/results/layout*.json): the error left is the model's, not the sample's. Rank
 	// z-order and Hilbert quantiles fitted on the smaller sample moved the real
 	// rewrite's skip rate by at most 0.7 pp either way.
 	RowsPerProjectedFile int
