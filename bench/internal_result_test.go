@@ -20,11 +20,12 @@ func TestResultRecordsTheMachine(t *testing.T) {
 	var got map[string]any
 	require.NoError(t, json.Unmarshal(b, &got))
 	m := got["machine"].(map[string]any)
-	for _, k := range []string{"cpu_model", "cores", "commit", "load_before", "load_after"} {
+	for _, k := range []string{"cpu_model", "cores", "commit", "load_before", "load_after", "page_fault_us"} {
 		require.Contains(t, m, k)
 	}
 	require.NotEmpty(t, m["cpu_model"])
 	require.Positive(t, m["cores"])
+	require.Positive(t, m["page_fault_us"], "a first touch of fresh memory costs something")
 	require.Equal(t, map[string]any{"x_median": 2.0, "x_min": 1.0, "x_max": 3.0}, got["figures"])
 	require.Equal(t, filepath.Join(os.Getenv("FLOE_BENCH_RESULTS"), "probe.json"), path)
 }

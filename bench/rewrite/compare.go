@@ -57,6 +57,8 @@ type Measure struct {
 	CPU               time.Duration
 	MaxRSSBytes       int64
 	RusageMaxRSSBytes int64
+	// MinorFaults is the child's minor page faults (see [Usage]).
+	MinorFaults int64
 	// Rows and Files describe the output; Groups is the number of groups
 	// (partitions) rewritten.
 	Rows   int64
@@ -320,7 +322,7 @@ func check(ctx context.Context, r JobResult, layout string, ds *Dataset, input o
 
 func measure(r JobResult, u Usage) Measure {
 	return Measure{
-		Wall: u.Wall, CPU: u.CPU, MaxRSSBytes: u.MaxRSSBytes, RusageMaxRSSBytes: u.RusageMaxRSSBytes, Rows: r.Rows, Files: len(r.Files), Groups: len(r.Groups),
+		Wall: u.Wall, CPU: u.CPU, MaxRSSBytes: u.MaxRSSBytes, RusageMaxRSSBytes: u.RusageMaxRSSBytes, MinorFaults: u.MinorFaults, Rows: r.Rows, Files: len(r.Files), Groups: len(r.Groups),
 		OutputBytes: r.OutputBytes, PeakArrowBytes: r.PeakArrowBytes, SpilledRuns: r.SpilledRuns,
 	}
 }
@@ -343,6 +345,7 @@ func median(ms []Measure) Measure {
 		CPU:               time.Duration(mid(func(m Measure) int64 { return int64(m.CPU) })),
 		MaxRSSBytes:       mid(func(m Measure) int64 { return m.MaxRSSBytes }),
 		RusageMaxRSSBytes: mid(func(m Measure) int64 { return m.RusageMaxRSSBytes }),
+		MinorFaults:       mid(func(m Measure) int64 { return m.MinorFaults }),
 		Rows:              ms[0].Rows,
 		Files:             ms[0].Files,
 		Groups:            ms[0].Groups,
@@ -385,11 +388,11 @@ func Slug(layout string) string { return slug(layout) }
 // engine, with floe/DuckDB ratios on floe's line.
 func WriteTable(w io.Writer, results []LayoutResult) error {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "layout\tengine\twall s\tcpu s\tcpu s/Mrows\tpeak RSS MiB\trows/s\tfiles\toutput MiB\tspilled runs\tthroughput ×\tRSS ×\toutput ×\t")
+	fmt.Fprintln(tw, "layout\tengine\twall s\tcpu s\tcpu s/Mrows\tpeak RSS MiB\tfaults k\trows/s\tfiles\toutput MiB\tspilled runs\tthroughput ×\tRSS ×\toutput ×\t")
 	for _, r := range results {
 		row := func(engine string, m Measure, ratios string) {
-			fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%.2f\t%.0f\t%.0f\t%d\t%.1f\t%d\t%s\t\n", r.Layout, engine, m.Wall.Seconds(), m.CPU.Seconds(),
-				m.CPUPerMillionRows(), float64(m.MaxRSSBytes)/(1<<20), m.RowsPerSecond(), m.Files, float64(m.OutputBytes)/(1<<20), m.SpilledRuns, ratios)
+			fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%.2f\t%.0f\t%.0f\t%.0f\t%d\t%.1f\t%d\t%s\t\n", r.Layout, engine, m.Wall.Seconds(), m.CPU.Seconds(),
+				m.CPUPerMillionRows(), float64(m.MaxRSSBytes)/(1<<20), float64(m.MinorFaults)/1000, m.RowsPerSecond(), m.Files, float64(m.OutputBytes)/(1<<20), m.SpilledRuns, ratios)
 		}
 		if r.DuckDB.Rows == 0 {
 			row("floe", r.Floe, "-\t-\t-")

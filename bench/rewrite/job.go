@@ -131,6 +131,9 @@ type Usage struct {
 	// the address space it leaves, which is the parent's. So it overstates
 	// a small child of a big parent; VmHWM does not.
 	RusageMaxRSSBytes int64
+	// MinorFaults is the child's minor page faults (ru_minflt, 0 where
+	// there is none): mostly its first touches of fresh memory.
+	MinorFaults int64
 }
 
 // Run runs job in a child process of the executable exe (which must call
@@ -150,7 +153,7 @@ func Run(ctx context.Context, exe string, job Job) (JobResult, Usage, error) {
 	err = cmd.Run()
 	u := Usage{Wall: time.Since(start)}
 	if cmd.ProcessState != nil {
-		u.CPU, u.RusageMaxRSSBytes = childUsage(cmd.ProcessState)
+		u.CPU, u.RusageMaxRSSBytes, u.MinorFaults = childUsage(cmd.ProcessState)
 		u.MaxRSSBytes = u.RusageMaxRSSBytes
 	}
 	if err != nil {

@@ -339,6 +339,7 @@ func benchRewrite(b *testing.B, name string, partitions int) {
 				res.Figures[s+"."+engine+".cpu_s"] = m.CPU.Seconds()
 				res.Figures[s+"."+engine+".peak_rss_mib"] = mib(m.MaxRSSBytes)
 				res.Figures[s+"."+engine+".rusage_maxrss_mib"] = mib(m.RusageMaxRSSBytes)
+				res.Figures[s+"."+engine+".minor_faults"] = float64(m.MinorFaults)
 				res.Figures[s+"."+engine+".rows_per_s"] = m.RowsPerSecond()
 				res.Figures[s+"."+engine+".files"] = float64(m.Files)
 				res.Figures[s+"."+engine+".groups"] = float64(m.Groups)

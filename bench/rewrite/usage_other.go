@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// childUsage reports CPU only: peak RSS needs getrusage.
-func childUsage(ps *os.ProcessState) (cpu time.Duration, maxRSSBytes int64) {
-	return ps.UserTime() + ps.SystemTime(), 0
+// childUsage reports CPU only: peak RSS and page faults need getrusage.
+func childUsage(ps *os.ProcessState) (cpu time.Duration, maxRSSBytes, minorFaults int64) {
+	return ps.UserTime() + ps.SystemTime(), 0, 0
 }
