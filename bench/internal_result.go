@@ -35,14 +35,15 @@ type Result struct {
 //
 // PageFaultMicros is that cost: the median microseconds per 4 KiB page of
 // writing one byte to each page of 64 MiB of fresh anonymous memory, three
-// times. It is 11-12 us on the 2-core VMs the committed results come from,
-// where a fault also has the host back the page, and it differs between
-// machines far more than the speed of the CPU. An engine pays it about
-// once per page of its peak resident set, so two engines of different
-// footprints (DuckDB holds the whole table in memory, floe its budget)
-// see their throughput ratio move with it: the rewrite benchmarks record
-// each engine's *.minor_faults beside its CPU so that the share can be
-// taken out. 0 where it cannot be measured (not unix).
+// times. It is about 12 us on the 2-core VMs the committed results come from
+// (bench/results/rewrite.json at ee0e07b: 12.0), where a fault also has the
+// host back the page: a property of the machine and its virtualisation,
+// not of the code. An engine pays it about once per page of its peak
+// resident set, so two engines of different footprints (DuckDB holds the
+// whole table in memory, floe its budget) see their throughput ratio move
+// with it: the rewrite benchmarks record each engine's *.minor_faults beside
+// its CPU so that the share can be taken out. 0 where it cannot be measured
+// (not unix).
 type Machine struct {
 	CPUModel        string  `json:"cpu_model"`
 	Cores           int     `json:"cores"`

@@ -93,18 +93,20 @@
 // zeroing costs anyway, less the page faults.
 //
 // Much of what a profile files under zeroing and system calls is page
-// faults: on those VMs the first touch of a fresh page costs 11-12 us
-// (bench.Machine.PageFaultMicros), the CPU's instruction that touched it
-// gets the sample, and a sort of 10M rows at 512 MiB takes about 0.2M minor
-// faults, roughly its peak resident set once, so about a tenth of its CPU.
-// Two things that looked like spill costs were not (profile of commit
-// 65a478a and paired floe-only runs at it): pointing the spill directory at
-// tmpfs left the CPU-s per million rows where they were (2.10-2.12 against
-// 2.02-2.23 on ext4), and bounding a spill file's dirty pages with
-// sync_file_range(2), which cut write(2)'s system time 5-10x in a standalone
-// test, made no difference inside the rewrite (2.07-2.15 against 2.08-2.09).
-// Lowering GOGC to 50 cut the peak resident set by a sixth but not the
-// faults (166k against 180-189k) and cost more in marking.
+// faults: on those VMs the first touch of a fresh page costs about 12 us
+// (bench.Machine.PageFaultMicros, 12.0 in rewrite.json at ee0e07b), the
+// CPU's instruction that touched it gets the sample, and a sort of 10M rows
+// at 512 MiB takes about 0.2M minor faults, roughly its peak resident set
+// once, so about a tenth of its CPU. Two things that looked like spill costs
+// were not (profile of commit 65a478a and paired floe-only runs of
+// bench-rewrite at it, one rep each, exploratory and not committed as results):
+// pointing the spill directory at tmpfs left the CPU-s per million rows
+// where they were (2.10-2.12 against 2.02-2.23 on ext4), and bounding a
+// spill file's dirty pages with sync_file_range(2), which cut write(2)'s
+// system time 5-10x in a standalone test, made no difference inside the
+// rewrite (2.07-2.15 against 2.08-2.09). Lowering GOGC to 50 cut the peak
+// resident set by a sixth but not the faults (166k against 180-189k) and
+// cost more in marking.
 //
 // # Memory
 //

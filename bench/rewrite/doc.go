@@ -56,20 +56,19 @@
 //
 // # What is recorded
 //
-// Each layout runs FLOE_BENCH_REPS times (3 by default), floe then DuckDB
-// in each repetition. The result holds the medians, the min and max of
-// both engines' wall times and of the per-repetition throughput ratio (a
-// ratio taken within one repetition sees the same machine load on both
-// sides), each engine's CPU-seconds per million rows (it depends on the
-// CPU, not on the number of cores, so it travels between machines better
-// than a wall time), each engine's minor page faults (ru_minflt: about one
-// per page of its peak resident set, each costing the machine's
+// Each layout runs FLOE_BENCH_REPS times (3 by default), floe then DuckDB in
+// each repetition. The result holds the medians, the min and max of both
+// engines' wall times and of the per-repetition throughput ratio (a ratio
+// taken within one repetition sees the same machine load on both sides),
+// each engine's CPU-seconds per million rows (it depends on the CPU, not on
+// the number of cores, so it travels between machines better than a wall
+// time), each engine's minor page faults (ru_minflt: about one per page of
+// its peak resident set, each costing the machine's
 // bench.Machine.PageFaultMicros; DuckDB, which holds the table in memory,
 // takes several times floe's), both engines' output bytes and their ratio
-// (floe's
-// files must stay within 5% of DuckDB's: a faster setting that writes
-// bigger files is no win), and the machine block of bench.Result (CPU
-// model, cores, commit, load before and after).
+// (floe's files must stay within 5% of DuckDB's: a faster setting that
+// writes bigger files is no win), and the machine block of bench.Result (CPU
+// model, cores, commit, load before and after, cost of a page fault).
 //
 // # What is checked
 //
