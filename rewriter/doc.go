@@ -19,14 +19,16 @@
 // What runs in parallel: the scan decodes files on its own workers; while the
 // next run fills (layout keys computed, entries sorted), the previous one is
 // copied into key order and spilled on a background goroutine, several
-// columns at once; in the final merge the columns of each merged batch are
-// gathered several at once, and the Parquet encoder, fed through a small
-// channel, gives every column its own goroutine and queue (flat schemas;
-// nested ones go through pqarrow one column at a time), so a column busy
-// compressing a page holds no other up and the columns only wait for each
-// other when a row group is flushed. So decode, key+sort and spill overlap
-// while runs form, and merge and encode overlap after; [RewriteGroups] runs
-// several groups at once, splitting the memory budget.
+// columns at once. The Parquet encoder, fed through a small channel, gives
+// every column its own goroutine and queue (flat schemas; nested ones go
+// through pqarrow one column at a time), so a column busy compressing a page
+// holds no other up and the columns only wait for each other when a row
+// group is flushed. The final merge hands its merged rows to the encoder
+// uncopied (a pickBatch names which rows of which spilled batches), and each
+// column gathers them into a scratch buffer it reuses when its turn comes.
+// So decode, key+sort and spill overlap while runs form, and merge and
+// encode overlap after; [RewriteGroups] runs several groups at once,
+// splitting the memory budget.
 //
 // Row counts are checked, so nothing is lost silently: the live rows read
 // from every chunk of inputs must equal the sum of their manifest
@@ -127,7 +129,11 @@
 // copied at the time. Keys and row entries (40 bytes a row, and as much again
 // for the radix sort's scratch) live in Go slices, handed from each
 // spilled run to the next, and are counted in the run's share. Rows with equal keys keep their input
-// order.
+// order. The merged rows waiting in the writer's queues hold the spilled
+// batches they come from, where they used to hold copies of the same rows;
+// the scratch the writer's columns gather them into (one per column encoding
+// at once, as large as one column of a merged batch) is Go memory outside
+// the tracked budget.
 //
 // # Spill files
 //

@@ -52,6 +52,21 @@ func appendSpans(dst []span, refs []rowRef) []span {
 // once. Every srcs[i] a span names must have the columns of sch; others may
 // be nil.
 func gatherBatch(ctx context.Context, mem memory.Allocator, sch *arrow.Schema, srcs []arrow.RecordBatch, spans []span, n, workers int) (arrow.RecordBatch, error) {
+	in := make([][]arrow.Array, sch.NumFields())
+	for c := range in {
+		in[c] = make([]arrow.Array, len(srcs))
+		for i, s := range srcs {
+			if s != nil {
+				in[c][i] = s.Column(c)
+			}
+		}
+	}
+	return gatherColumns(ctx, mem, sch, in, spans, n, workers)
+}
+
+// gatherColumns is gatherBatch from the sources' columns: in[c][i] is column
+// c of source i.
+func gatherColumns(ctx context.Context, mem memory.Allocator, sch *arrow.Schema, in [][]arrow.Array, spans []span, n, workers int) (arrow.RecordBatch, error) {
 	cols := make([]arrow.Array, sch.NumFields())
 	defer func() {
 		for _, c := range cols {
@@ -61,13 +76,7 @@ func gatherBatch(ctx context.Context, mem memory.Allocator, sch *arrow.Schema, s
 		}
 	}()
 	one := func(c int) error {
-		arrs := make([]arrow.Array, len(srcs))
-		for i, s := range srcs {
-			if s != nil {
-				arrs[i] = s.Column(c)
-			}
-		}
-		arr, err := gatherArray(ctx, mem, sch.Field(c).Type, arrs, spans, n)
+		arr, err := gatherArray(ctx, mem, sch.Field(c).Type, in[c], spans, n)
 		if err != nil {
 			return fmt.Errorf("gather column %s: %w", sch.Field(c).Name, err)
 		}
@@ -222,7 +231,12 @@ func fixedValues(a arrow.Array, w int) []byte {
 func gatherFixed(mem memory.Allocator, dt arrow.DataType, w int, arrs []arrow.Array, spans []span, n int) arrow.Array {
 	valid, nulls := gatherValidity(mem, arrs, spans, n)
 	buf := newBuffer(mem, n*w)
-	out := buf.Bytes()
+	gatherFixedInto(buf.Bytes(), w, arrs, spans)
+	return finish(dt, n, []*memory.Buffer{valid, buf}, nulls)
+}
+
+// gatherFixedInto copies the values of width w the spans name into out.
+func gatherFixedInto(out []byte, w int, arrs []arrow.Array, spans []span) {
 	switch w {
 	case 8:
 		gatherWords[uint64](out, arrs, spans)
@@ -240,7 +254,6 @@ func gatherFixed(mem memory.Allocator, dt arrow.DataType, w int, arrs []arrow.Ar
 			pos += k
 		}
 	}
-	return finish(dt, n, []*memory.Buffer{valid, buf}, nulls)
 }
 
 // words views b as values of T.
@@ -296,16 +309,8 @@ func newVarView[O int32 | int64](a arrow.Array) varView[O] {
 }
 
 func gatherVarBinary[O int32 | int64](mem memory.Allocator, dt arrow.DataType, arrs []arrow.Array, spans []span, n int, limit int64) (arrow.Array, error) {
-	views := make([]varView[O], len(arrs))
-	for i, a := range arrs {
-		views[i] = newVarView[O](a)
-	}
-	var total int64
-	for _, sp := range spans {
-		if offs := views[sp.src].offs; offs != nil {
-			total += int64(offs[sp.row+sp.n] - offs[sp.row])
-		}
-	}
+	views := varViews[O](arrs)
+	total := varBytes(views, spans)
 	if total > limit {
 		return nil, fmt.Errorf("gathered %d rows hold %d bytes, over the %s limit", n, total, dt)
 	}
@@ -313,9 +318,34 @@ func gatherVarBinary[O int32 | int64](mem memory.Allocator, dt arrow.DataType, a
 	ow := int(unsafe.Sizeof(O(0)))
 	offBuf := newBuffer(mem, (n+1)*ow)
 	ob := offBuf.Bytes()
-	outOffs := unsafe.Slice((*O)(unsafe.Pointer(unsafe.SliceData(ob))), n+1)
 	dataBuf := newBuffer(mem, int(total))
-	out := dataBuf.Bytes()
+	gatherVarBinaryInto(unsafe.Slice((*O)(unsafe.Pointer(unsafe.SliceData(ob))), n+1), dataBuf.Bytes(), views, spans)
+	return finish(dt, n, []*memory.Buffer{valid, offBuf, dataBuf}, nulls), nil
+}
+
+// varViews returns the views of the sources of a binary gather.
+func varViews[O int32 | int64](arrs []arrow.Array) []varView[O] {
+	views := make([]varView[O], len(arrs))
+	for i, a := range arrs {
+		views[i] = newVarView[O](a)
+	}
+	return views
+}
+
+// varBytes is the data bytes of the rows the spans name.
+func varBytes[O int32 | int64](views []varView[O], spans []span) int64 {
+	var total int64
+	for _, sp := range spans {
+		if offs := views[sp.src].offs; offs != nil {
+			total += int64(offs[sp.row+sp.n] - offs[sp.row])
+		}
+	}
+	return total
+}
+
+// gatherVarBinaryInto copies the rows the spans name into outOffs (one more
+// than the rows) and out (their bytes, varBytes of them).
+func gatherVarBinaryInto[O int32 | int64](outOffs []O, out []byte, views []varView[O], spans []span) {
 	var at O
 	pos := 0
 	for _, sp := range spans {
@@ -342,8 +372,7 @@ func gatherVarBinary[O int32 | int64](mem memory.Allocator, dt arrow.DataType, a
 		}
 		at += O(copy(out[at:], v.data[base:v.offs[sp.row+sp.n]]))
 	}
-	outOffs[n] = at
-	return finish(dt, n, []*memory.Buffer{valid, offBuf, dataBuf}, nulls), nil
+	outOffs[pos] = at
 }
 
 // gatherTake is the fallback for types not gathered by hand: the rows of

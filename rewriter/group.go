@@ -287,7 +287,7 @@ func RewriteGroup(ctx context.Context, tbl *table.Table, tasks []table.FileScanT
 	// The scan and the sort run on a producer goroutine; this goroutine
 	// encodes. On a write error the producer is cancelled and the queue
 	// drained, so no batch is left unreleased.
-	batches := make(chan arrow.RecordBatch, writerQueue)
+	batches := make(chan *pickBatch, writerQueue)
 	pctx, cancel := context.WithCancelCause(compute.WithAllocator(ctx, alloc))
 	defer cancel(nil)
 	perrc := make(chan error, 1)
@@ -296,15 +296,15 @@ func RewriteGroup(ctx context.Context, tbl *table.Table, tasks []table.FileScanT
 		perrc <- produce(pctx, rd, sorter, batches)
 	}()
 	var werr error
-	for rec := range batches {
+	for p := range batches {
 		if werr == nil {
-			if werr = w.Write(pctx, rec); werr != nil {
+			if werr = w.writeRows(pctx, p); werr != nil {
 				cancel(werr)
 			} else {
-				meter.add(0, rec.NumRows())
+				meter.add(0, p.numRows())
 			}
 		}
-		rec.Release()
+		p.release()
 	}
 	err = werr
 	if perr := <-perrc; err == nil {
@@ -334,23 +334,33 @@ func RewriteGroup(ctx context.Context, tbl *table.Table, tasks []table.FileScanT
 
 // produce reads the tasks, sorts them when sorter is set, and sends the
 // batches to out.
-func produce(ctx context.Context, rd *groupReader, sorter *Sorter, out chan<- arrow.RecordBatch) error {
+func produce(ctx context.Context, rd *groupReader, sorter *Sorter, out chan<- *pickBatch) error {
 	schema, records, err := rd.read(ctx)
 	if err != nil {
 		return err
 	}
-	var stream iter.Seq2[arrow.RecordBatch, error] = records
-	if sorter != nil {
-		stream = sorter.Sort(ctx, schema, records)
+	stream := func(yield func(*pickBatch, error) bool) {
+		for rec, err := range records {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if !yield(wholeBatch(rec.Schema(), rec), nil) {
+				return
+			}
+		}
 	}
-	for rec, err := range stream {
+	if sorter != nil {
+		stream = sorter.sortRows(ctx, schema, records)
+	}
+	for p, err := range stream {
 		if err != nil {
 			return err
 		}
 		select {
-		case out <- rec:
+		case out <- p:
 		case <-ctx.Done():
-			rec.Release()
+			p.release()
 			return context.Cause(ctx)
 		}
 	}

@@ -189,6 +189,28 @@ func (s *Sorter) Stats() SortStats { return s.stats }
 // was cancelled through ctx or was stopped early by the caller.
 func (s *Sorter) Sort(ctx context.Context, schema *arrow.Schema, input iter.Seq2[arrow.RecordBatch, error]) iter.Seq2[arrow.RecordBatch, error] {
 	return func(yield func(arrow.RecordBatch, error) bool) {
+		for p, err := range s.sortRows(ctx, schema, input) {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			rec, err := p.record(ctx, s.opts.Allocator, s.opts.Parallelism)
+			p.release()
+			if err != nil {
+				yield(nil, fmt.Errorf("copy sorted rows: %w", err))
+				return
+			}
+			if !yield(rec, nil) {
+				return
+			}
+		}
+	}
+}
+
+// sortRows is Sort yielding the sorted rows uncopied (see pickBatch): the
+// caller owns and must release every yielded batch.
+func (s *Sorter) sortRows(ctx context.Context, schema *arrow.Schema, input iter.Seq2[arrow.RecordBatch, error]) iter.Seq2[*pickBatch, error] {
+	return func(yield func(*pickBatch, error) bool) {
 		s.stats = SortStats{}
 		s.spillRows = 0
 		sp := &spillSet{dir: s.opts.TempDir, mem: s.opts.Allocator}
@@ -204,8 +226,15 @@ func (s *Sorter) Sort(ctx context.Context, schema *arrow.Schema, input iter.Seq2
 		defer last.release()
 
 		if len(runs) == 0 {
+			// Copied into key order one column of the whole run at a time
+			// (materialize), not picked: picking the run saved no CPU in
+			// exploratory runs of bench/rewrite's partitioned shape (a
+			// run's rows are read at random either way) and held the whole
+			// run until its last column was encoded, which raised the peak
+			// resident set by about a sixth.
 			s.stats.FanIn = 1
 			src := last.source(ctx, s.opts.BatchRows, s.opts.Parallelism, s.opts.Allocator)
+			src.keys = false // nothing merges them
 			for {
 				rec, err := src.next()
 				if err != nil {
@@ -215,7 +244,7 @@ func (s *Sorter) Sort(ctx context.Context, schema *arrow.Schema, input iter.Seq2
 				if rec == nil {
 					return
 				}
-				if !yield(dropKey(schema, rec), nil) {
+				if !yield(wholeBatch(schema, rec), nil) {
 					return
 				}
 			}
@@ -273,15 +302,15 @@ func (s *Sorter) Sort(ctx context.Context, schema *arrow.Schema, input iter.Seq2
 				yield(nil, err)
 				return
 			}
-			rec, err := m.next()
+			p, err := m.nextPick()
 			if err != nil {
 				yield(nil, err)
 				return
 			}
-			if rec == nil {
+			if p == nil {
 				return
 			}
-			if !yield(rec, nil) {
+			if !yield(p, nil) {
 				return
 			}
 		}
@@ -758,14 +787,15 @@ func (r *memRun) release() {
 	r.batches, r.keys, r.ents, r.sorted = nil, nil, nil, nil
 }
 
-// materialize copies the sorted run into keyed batches of at most rows rows
-// (r.sorted) and releases the input batches. It builds one column of the
-// whole run at a time: the rows are read in key order, that is at random, and
-// a random read within one column's values stays in cache far more often than
-// one across whole rows. Up to workers columns are copied at once, and each
-// input column is released once it has been copied, so the run's memory
-// grows by at most workers columns meanwhile.
-func (r *memRun) materialize(ctx context.Context, mem memory.Allocator, rows, workers int) error {
+// materialize copies the sorted run into batches of at most rows rows
+// (r.sorted), keyed when keys is set, and releases the input batches. It
+// builds one column of the whole run at a time: the rows are read in key
+// order, that is at random, and a random read within one column's values
+// stays in cache far more often than one across whole rows. Up to workers
+// columns are copied at once, and each input column is released once it has
+// been copied, so the run's memory grows by at most workers columns
+// meanwhile.
+func (r *memRun) materialize(ctx context.Context, mem memory.Allocator, rows, workers int, keys bool) error {
 	if r.sorted != nil || len(r.ents) == 0 {
 		return nil
 	}
@@ -842,6 +872,10 @@ func (r *memRun) materialize(ctx context.Context, mem memory.Allocator, rows, wo
 	r.sorted = make([]arrow.RecordBatch, nchunks)
 	for k := range out {
 		ents := r.ents[k*rows : min((k+1)*rows, len(r.ents))]
+		if !keys {
+			r.sorted[k] = array.NewRecordBatch(sch, out[k][:ncols], int64(len(ents)))
+			continue
+		}
 		out[k][ncols] = r.keyArray(mem, ents)
 		r.sorted[k] = array.NewRecordBatch(keyed, out[k], int64(len(ents)))
 	}
@@ -870,10 +904,10 @@ func (r *memRun) keyArray(mem memory.Allocator, ents []rowEnt) arrow.Array {
 }
 
 // source returns the run's rows in sorted order as keyed batches of at most
-// rows rows. The run is materialized on the first call of next; each batch
-// is handed over to the caller.
-func (r *memRun) source(ctx context.Context, rows, workers int, mem memory.Allocator) batchSource {
-	return &memSource{ctx: ctx, run: r, rows: rows, workers: workers, mem: mem}
+// rows rows (unkeyed once keys is cleared). The run is materialized on the
+// first call of next; each batch is handed over to the caller.
+func (r *memRun) source(ctx context.Context, rows, workers int, mem memory.Allocator) *memSource {
+	return &memSource{ctx: ctx, run: r, rows: rows, workers: workers, mem: mem, keys: true}
 }
 
 type memSource struct {
@@ -883,10 +917,11 @@ type memSource struct {
 	workers int
 	pos     int
 	mem     memory.Allocator
+	keys    bool
 }
 
 func (m *memSource) next() (arrow.RecordBatch, error) {
-	if err := m.run.materialize(m.ctx, m.mem, m.rows, m.workers); err != nil {
+	if err := m.run.materialize(m.ctx, m.mem, m.rows, m.workers, m.keys); err != nil {
 		return nil, err
 	}
 	if m.pos >= len(m.run.sorted) {
@@ -912,14 +947,6 @@ func keyedSchema(schema *arrow.Schema) *arrow.Schema {
 func appendKey(rec arrow.RecordBatch, keys arrow.Array) arrow.RecordBatch {
 	cols := append(slices.Clone(rec.Columns()), keys)
 	return array.NewRecordBatch(keyedSchema(rec.Schema()), cols, rec.NumRows())
-}
-
-// dropKey returns rec without its trailing key column, with schema, and
-// releases rec.
-func dropKey(schema *arrow.Schema, rec arrow.RecordBatch) arrow.RecordBatch {
-	defer rec.Release()
-	cols := rec.Columns()
-	return array.NewRecordBatch(schema, cols[:len(cols)-1], rec.NumRows())
 }
 
 // recordBytes sums the lengths of the buffers rec references, counting a

@@ -301,6 +301,7 @@ func concatRecords(mem memory.Allocator, recs []arrow.RecordBatch) (arrow.Record
 // are two integer compares.
 type cursor struct {
 	idx    int
+	slot   int32 // of rec in the merger's slots
 	src    batchSource
 	rec    arrow.RecordBatch
 	keys   varView[int32]
@@ -373,7 +374,8 @@ func before(a, b *cursor) bool {
 
 // merger is a k-way merge of sorted runs through a tournament (loser) tree:
 // taking a row costs log2(k) comparisons on the path from its run's leaf to
-// the root. It holds one batch per run plus the batch being assembled.
+// the root. It holds one batch per run, and those used up while the merged
+// batch fills.
 type merger struct {
 	workers int // columns of a merged batch gathered at once
 	ctx     context.Context
@@ -386,6 +388,11 @@ type merger struct {
 	tree    []int
 	pending []rowRef
 	spans   []span
+	// slots are the batches the pending rows point into (rowRef.src): the
+	// cursors' current ones and those used up since the merged batch began,
+	// whose references are in spent.
+	slots []arrow.RecordBatch
+	spent []arrow.RecordBatch
 	// out, when set, is the schema of the merged batches: a prefix of the
 	// runs' columns (the runs' schema without the key column). Nil: the
 	// runs' schema.
@@ -436,48 +443,68 @@ func (m *merger) replay(w int) {
 	m.tree[0] = w
 }
 
-// next returns the next merged keyed batch, or nil at the end. A batch ends
-// early whenever a run's current batch is used up, because the pending rows
-// may point into it.
+// next returns the next merged batch, copied, or nil at the end.
 func (m *merger) next() (arrow.RecordBatch, error) {
+	p, err := m.nextPick()
+	if err != nil || p == nil {
+		return nil, err
+	}
+	defer p.release()
+	return p.record(m.ctx, m.mem, m.workers)
+}
+
+// nextPick returns the rows of the next merged batch uncopied, or nil at the
+// end. A run's batch that is used up while the merged batch fills is kept
+// for it (in slots, with a reference in spent until the batch is built), so
+// merged batches are full however many runs there are; they used to end at
+// every used-up batch, which at a fan-in of 20 made them a few hundred rows.
+func (m *merger) nextPick() (*pickBatch, error) {
 	m.pending = m.pending[:0]
+	m.slots = m.slots[:0]
+	for _, c := range m.cursors {
+		c.slot = int32(len(m.slots))
+		m.slots = append(m.slots, c.rec)
+	}
+	defer func() {
+		for _, b := range m.spent {
+			b.Release()
+		}
+		clear(m.spent)
+		m.spent = m.spent[:0]
+		clear(m.slots)
+	}()
 	for len(m.pending) < m.rows && len(m.cursors) > 0 {
 		w := m.tree[0]
 		c := m.cursors[w]
 		if c.done {
 			break // the winner is done: all are
 		}
-		m.pending = append(m.pending, rowRef{src: int32(w), row: int32(c.row)})
+		m.pending = append(m.pending, rowRef{src: c.slot, row: int32(c.row)})
 		c.row++
 		if c.row < c.n {
 			c.load()
 			m.replay(w)
 			continue
 		}
-		out, err := m.flush()
-		if err != nil {
+		c.rec.Retain()
+		m.spent = append(m.spent, c.rec)
+		if err := c.advance(); err != nil {
 			return nil, err
 		}
-		if err := c.advance(); err != nil {
-			out.Release()
-			return nil, err
+		if !c.done {
+			c.slot = int32(len(m.slots))
+			m.slots = append(m.slots, c.rec)
 		}
 		m.replay(w)
-		return out, nil
 	}
 	if len(m.pending) == 0 {
 		return nil, nil
 	}
-	return m.flush()
-}
-
-func (m *merger) flush() (arrow.RecordBatch, error) {
-	srcs := make([]arrow.RecordBatch, len(m.cursors))
 	var sch *arrow.Schema
-	for i, c := range m.cursors {
-		srcs[i] = c.rec
-		if c.rec != nil {
-			sch = c.rec.Schema()
+	for _, b := range m.slots {
+		if b != nil {
+			sch = b.Schema()
+			break
 		}
 	}
 	if sch == nil {
@@ -487,7 +514,7 @@ func (m *merger) flush() (arrow.RecordBatch, error) {
 		sch = m.out
 	}
 	m.spans = appendSpans(m.spans[:0], m.pending)
-	return gatherBatch(m.ctx, m.mem, sch, srcs, m.spans, len(m.pending), m.workers)
+	return newPickBatch(sch, m.slots, m.spans, len(m.pending)), nil
 }
 
 func (m *merger) release() {

@@ -179,6 +179,8 @@ type Writer struct {
 	overheadPerRG float64
 
 	cur *openFile
+	// scratch is what the files' columns gather picked values into.
+	scratch scratchPool
 
 	// cleanupFS is the file io files are removed through: opened without
 	// the writer's cancellation, since an object store io keeps the context
@@ -282,6 +284,7 @@ func NewWriter(ctx context.Context, tbl *table.Table, opts WriterOptions) (*Writ
 		rgLimit:  rgLimit,
 		target:   opts.TargetFileSizeBytes,
 		rgBytes:  opts.RowGroupBytes,
+		scratch:  newScratchPool(opts.Parallelism),
 	}, nil
 }
 
@@ -300,16 +303,87 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) error {
 		return err
 	}
 	defer rec.Release()
-	if w.wprops == nil {
-		w.wprops = parquet.NewWriterProperties(append(w.base, w.dictionaryProps(rec)...)...)
-		if w.guessPerRow == 0 {
-			// Before anything is flushed, the Arrow size is the estimate;
-			// encoding nearly always shrinks it, so early row groups err small.
-			w.guessPerRow = max(float64(recordBytes(rec))/float64(rec.NumRows()), 1)
-		}
+	w.prepare(rec)
+	return w.write(ctx, rec.NumRows(), func(pw parquetFile, off, n int64) error {
+		part := rec.NewSlice(off, off+n)
+		defer part.Release()
+		return pw.WriteBuffered(part)
+	})
+}
+
+// prepare settles, from the first batch, the writer properties (which
+// columns are dictionary-encoded) and the first estimate of bytes per row.
+func (w *Writer) prepare(sample arrow.RecordBatch) {
+	if w.wprops != nil {
+		return
 	}
+	w.wprops = parquet.NewWriterProperties(append(w.base, w.dictionaryProps(sample)...)...)
+	if w.guessPerRow == 0 {
+		// Before anything is flushed, the Arrow size is the estimate;
+		// encoding nearly always shrinks it, so early row groups err small.
+		w.guessPerRow = max(float64(recordBytes(sample))/float64(sample.NumRows()), 1)
+	}
+}
+
+// sampleRows is the rows of picked rows copied to settle the writer
+// properties when they come first: the sorter's batch, which used to be the
+// first batch written.
+const sampleRows = DefaultBatchRows
+
+// writeRows appends the rows of p, handing them to the encoder uncopied when
+// the file is written column by column and their columns are the file's
+// (see pickBatch); otherwise they are copied into a batch and written as
+// one. It does not release p.
+func (w *Writer) writeRows(ctx context.Context, p *pickBatch) error {
+	if p.numRows() == 0 {
+		return nil
+	}
+	if rec, ok := p.contiguous(); ok {
+		defer rec.Release()
+		return w.Write(ctx, rec)
+	}
+	if !sameColumns(p.sch, w.arrowSch) {
+		rec, err := p.record(ctx, w.opts.Allocator, w.opts.Parallelism)
+		if err != nil {
+			return fmt.Errorf("copy sorted rows: %w", err)
+		}
+		defer rec.Release()
+		return w.Write(ctx, rec)
+	}
+	if w.wprops == nil {
+		head := p.slice(0, min(p.n, sampleRows))
+		sample, err := head.record(ctx, w.opts.Allocator, w.opts.Parallelism)
+		head.release()
+		if err != nil {
+			return fmt.Errorf("copy sorted rows: %w", err)
+		}
+		w.prepare(sample)
+		sample.Release()
+	}
+	return w.write(ctx, p.numRows(), func(pw parquetFile, off, n int64) error {
+		part := p.slice(int(off), int(n))
+		defer part.release()
+		if cf, ok := pw.(*columnFile); ok {
+			return cf.WritePicked(part)
+		}
+		rec, err := part.record(ctx, w.opts.Allocator, w.opts.Parallelism)
+		if err != nil {
+			return fmt.Errorf("copy sorted rows: %w", err)
+		}
+		defer rec.Release()
+		// Same columns (checked above); the file's schema carries the
+		// field ids, and pqarrow wants it exactly.
+		out := array.NewRecordBatch(w.arrowSch, rec.Columns(), rec.NumRows())
+		defer out.Release()
+		return pw.WriteBuffered(out)
+	})
+}
+
+// write appends rows rows, handing each piece that fits the buffered row
+// group to put, which writes rows [off, off+n) to the open file.
+func (w *Writer) write(ctx context.Context, rows int64, put func(pw parquetFile, off, n int64) error) error {
 	var off int64
-	for off < rec.NumRows() {
+	for off < rows {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -325,11 +399,8 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) error {
 			}
 			continue
 		}
-		n := min(rec.NumRows()-off, f.rgQuota-f.rgRows)
-		part := rec.NewSlice(off, off+n)
-		err := f.pw.WriteBuffered(part)
-		part.Release()
-		if err != nil {
+		n := min(rows-off, f.rgQuota-f.rgRows)
+		if err := put(f.pw, off, n); err != nil {
 			return fmt.Errorf("write parquet file %s: %w", f.path, err)
 		}
 		f.rgRows += n
@@ -337,6 +408,20 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) error {
 		off += n
 	}
 	return nil
+}
+
+// sameColumns reports whether a batch of schema a can be written as one of
+// schema b without conversion: same names and types, column by column.
+func sameColumns(a, b *arrow.Schema) bool {
+	if a.NumFields() != b.NumFields() {
+		return false
+	}
+	for i, f := range b.Fields() {
+		if g := a.Field(i); g.Name != f.Name || !arrow.TypeEqual(g.Type, f.Type) {
+			return false
+		}
+	}
+	return true
 }
 
 // perRow is the current estimate of encoded bytes per row.
@@ -406,6 +491,7 @@ func (w *Writer) open() error {
 	cf, err := newColumnFile(w.arrowSch, cw, w.wprops, arrProps, w.opts.Parallelism)
 	switch {
 	case cf != nil:
+		cf.scratch = w.scratch
 		pw = cf
 	case err == nil: // nested columns: pqarrow writes them, one column at a time
 		pw, err = pqarrow.NewFileWriter(w.arrowSch, cw, w.wprops, arrProps)
@@ -546,17 +632,8 @@ func (w *Writer) conform(ctx context.Context, rec arrow.RecordBatch) (arrow.Reco
 		rec.Retain()
 		return rec, nil
 	}
-	if int(rec.NumCols()) == w.arrowSch.NumFields() {
-		same := true
-		for i, f := range w.arrowSch.Fields() {
-			if !arrow.TypeEqual(f.Type, rec.Column(i).DataType()) || rec.Schema().Field(i).Name != f.Name {
-				same = false
-				break
-			}
-		}
-		if same {
-			return array.NewRecordBatch(w.arrowSch, rec.Columns(), rec.NumRows()), nil
-		}
+	if sameColumns(rec.Schema(), w.arrowSch) {
+		return array.NewRecordBatch(w.arrowSch, rec.Columns(), rec.NumRows()), nil
 	}
 	ctx = compute.WithAllocator(ctx, w.opts.Allocator)
 	out, err := table.ToRequestedSchema(ctx, w.schema, w.schema, rec, table.SchemaOptions{

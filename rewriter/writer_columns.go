@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
@@ -49,7 +50,9 @@ type columnFile struct {
 	ctxs     []context.Context
 	defs     [][]int16
 	dicts    []*dictColumn // dictionary-encoded columns held until the row group is flushed; nil for the others
-	rows     int64         // rows in the buffered row group
+	scratch  scratchPool
+	mem      memory.Allocator
+	rows     int64 // rows in the buffered row group
 	workers  int
 	closed   bool
 
@@ -57,13 +60,20 @@ type columnFile struct {
 	// column that is slow on one batch (a page being compressed, say) does
 	// not hold the others up: no barrier per batch, only when the row
 	// group is flushed. sem bounds the columns encoding at once to workers.
-	queues  []chan arrow.Array
+	queues  []chan columnWork
 	sem     chan struct{}
 	pending sync.WaitGroup // arrays queued and not yet encoded
 	running sync.WaitGroup // column goroutines
 	errMu   sync.Mutex
 	err     error // the first encoding error
 	stopped bool
+}
+
+// columnWork is one batch of one column to encode: an array, or the column
+// of picked rows (the array is nil then).
+type columnWork struct {
+	arr  arrow.Array
+	pick *pickBatch
 }
 
 // columnQueue is the number of batches a column may lag behind the one
@@ -126,6 +136,8 @@ func newColumnFile(sch *arrow.Schema, out io.Writer, props *parquet.WriterProper
 		ctxs:     make([]context.Context, sch.NumFields()),
 		defs:     make([][]int16, sch.NumFields()),
 		dicts:    make([]*dictColumn, sch.NumFields()),
+		scratch:  newScratchPool(max(workers, 1)),
+		mem:      props.Allocator(),
 		workers:  max(workers, 1),
 	}
 	for i, f := range sch.Fields() {
@@ -148,6 +160,24 @@ func newColumnFile(sch *arrow.Schema, out io.Writer, props *parquet.WriterProper
 // on; an encoding error is returned by a later call, at the latest by the
 // flush of the row group or Close.
 func (c *columnFile) WriteBuffered(rec arrow.RecordBatch) error {
+	return c.enqueue(rec.NumRows(), func(i int) columnWork {
+		arr := rec.Column(i)
+		arr.Retain()
+		return columnWork{arr: arr}
+	})
+}
+
+// WritePicked is WriteBuffered for picked rows: each column takes a
+// reference to p and gathers its rows when its turn comes (writePicked).
+func (c *columnFile) WritePicked(p *pickBatch) error {
+	return c.enqueue(p.numRows(), func(int) columnWork {
+		p.retain()
+		return columnWork{pick: p}
+	})
+}
+
+// enqueue queues work(i) to every column i, rows rows.
+func (c *columnFile) enqueue(rows int64, work func(i int) columnWork) error {
 	if c.closed {
 		return errors.New("write to a closed parquet file")
 	}
@@ -159,17 +189,15 @@ func (c *columnFile) WriteBuffered(rec arrow.RecordBatch) error {
 			return err
 		}
 	}
-	if c.rows+rec.NumRows() > c.maxRows {
-		return fmt.Errorf("row group of %d rows would exceed the limit of %d", c.rows+rec.NumRows(), c.maxRows)
+	if c.rows+rows > c.maxRows {
+		return fmt.Errorf("row group of %d rows would exceed the limit of %d", c.rows+rows, c.maxRows)
 	}
 	c.start()
-	for i := range int(rec.NumCols()) {
-		arr := rec.Column(i)
-		arr.Retain()
+	for i := range c.queues {
 		c.pending.Add(1)
-		c.queues[i] <- arr
+		c.queues[i] <- work(i)
 	}
-	c.rows += rec.NumRows()
+	c.rows += rows
 	return nil
 }
 
@@ -178,10 +206,10 @@ func (c *columnFile) start() {
 	if c.queues != nil {
 		return
 	}
-	c.queues = make([]chan arrow.Array, len(c.names))
+	c.queues = make([]chan columnWork, len(c.names))
 	c.sem = make(chan struct{}, c.workers)
 	for i := range c.queues {
-		c.queues[i] = make(chan arrow.Array, columnQueue)
+		c.queues[i] = make(chan columnWork, columnQueue)
 		c.running.Add(1)
 		go c.encode(i)
 	}
@@ -191,16 +219,26 @@ func (c *columnFile) start() {
 // After an error it only releases them.
 func (c *columnFile) encode(i int) {
 	defer c.running.Done()
-	for arr := range c.queues[i] {
+	for work := range c.queues[i] {
 		if c.failed() == nil {
 			c.sem <- struct{}{}
-			err := c.writeColumn(i, arr)
+			var err error
+			if work.pick != nil {
+				err = c.writePicked(i, work.pick.column(i))
+			} else {
+				err = c.writeColumn(i, work.arr)
+			}
 			<-c.sem
 			if err != nil {
 				c.fail(fmt.Errorf("column %s: %w", c.names[i], err))
 			}
 		}
-		arr.Release()
+		if work.pick != nil {
+			work.pick.doneColumn(i)
+			work.pick.release()
+		} else {
+			work.arr.Release()
+		}
 		c.pending.Done()
 	}
 }
