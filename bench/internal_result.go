@@ -92,7 +92,8 @@ func loadAverage() float64 {
 }
 
 // commit is the commit benchmarked: the build's VCS stamp, else git's
-// HEAD (with "-dirty" when the work tree has changes), else "unknown".
+// HEAD (with "-dirty" when the work tree has changes outside bench/results),
+// else "unknown".
 func commit() string {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		rev, dirty := "", false
@@ -116,7 +117,9 @@ func commit() string {
 		return "unknown"
 	}
 	rev := strings.TrimSpace(string(out))
-	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
+	// Result files are left out: one benchmark's result, written into the
+	// tree, must not mark the next one's code as changed.
+	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no", "--", ":(top)", ":(top,exclude)bench/results").Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
 		rev += "-dirty"
 	}
 	return rev
