@@ -60,25 +60,28 @@
 // per key byte that varies.
 //
 // At 10M such rows in 400 files (bench/rewrite, 512 MiB, 128 MiB files) a
-// CPU profile of the sort (FLOE_BENCH_CPUPROFILE, commit 455113e, 2 cores)
-// split its 22.8 CPU-s over 13.0 s of wall time (1.75 cores busy): Parquet
-// encoding 26% (zstd 20% of it), the gathers 20% (copying runs into key
-// order 13%, merged batches 6%), decoding the input 18% (zstd 4% of it),
-// system calls 10% (spill writes and reads most of it), allocation 9%
-// (most of it zeroing new large Arrow buffers: Arrow relies on zeroed
-// memory, its C allocator uses calloc, so buffers are not recycled) and GC
-// marking 3%, row keys and sort entries 3.6% (7.6% before a spilled run's
-// key and entry buffers were handed to the next run instead of growing new
-// ones by doubling), the radix sort 2.3%. The Hilbert rewrite of the same
-// table (profile of commit 24822c4) took 27.2 CPU-s: its keys are 5% and
-// the producer goroutine that computes them 14% (10% in the sort). An
-// older profile, before runs were radix-sorted and before the encoder gave
-// every column its own goroutine, had 47 CPU-s: gathers 25%, zstd 20%,
-// the rest of encoding 12%, the comparison sort 8%. Sampled every half
-// second, both cores stay 85-100% busy from the first second to the last,
-// so what is left to win is CPU, not overlap; and on these shared machines
-// the same run's CPU-seconds vary noticeably from one run to the next, so a
-// change worth a few percent needs several paired runs to see.
+// CPU profile of the sort (FLOE_BENCH_CPUPROFILE, commit ca0e3b9, 2 cores,
+// a quiet hour) split its 18.4 CPU-s over 10.1 s of wall time (1.83 cores
+// busy), by the work each sample fell in: Parquet encoding 40% (zstd 21
+// points of it, gathering the merged rows into the columns' scratch 6),
+// decoding the input 23% (zstd 4 points), copying each run into key order
+// before it is spilled 14%, row keys, sort entries and the radix sort 7%,
+// the merge 4%, writing spill files 4% and reading them back 3%, GC marking
+// 3%. The profile before the merged rows reached the writer uncopied
+// (commit 455113e: 22.8 CPU-s over 13.0 s) had the gathers at 20%, merged
+// batches 6 points of it, and allocation at 9%, most of it zeroing new
+// large Arrow buffers (Arrow relies on zeroed memory). The Hilbert rewrite
+// of the same table (profile of commit 24822c4) took 27.2 CPU-s: its keys
+// are 5% and the producer goroutine that computes them 14% (10% in the
+// sort). An older profile, before runs were radix-sorted and before the
+// encoder gave every column its own goroutine, had 47 CPU-s: gathers 25%,
+// zstd 20%, the rest of encoding 12%, the comparison sort 8%. Sampled every
+// half second, both cores stay 85-100% busy from the first second to the
+// last, so what is left to win is CPU, not overlap; and on these shared
+// machines the same run's CPU-seconds vary noticeably from one run to the
+// next (20.6 to 26.9 CPU-s for one binary within an hour, the day the
+// merged rows went uncopied), so a change worth a few percent needs several
+// paired runs, on a quiet machine, to see.
 //
 // The same rows in 30 daily partitions (bench/rewrite's partitioned shape,
 // two groups of 333k rows at a time with 256 MiB each, no spills; profile
@@ -95,11 +98,11 @@
 // zeroing costs anyway, less the page faults.
 //
 // Much of what a profile files under zeroing and system calls is page
-// faults: on those VMs the first touch of a fresh page costs about 12 us
-// (bench.Machine.PageFaultMicros, 12.0 in rewrite.json at ee0e07b), the
-// CPU's instruction that touched it gets the sample, and a sort of 10M rows
-// at 512 MiB takes about 0.2M minor faults, roughly its peak resident set
-// once, so about a tenth of its CPU. Two things that looked like spill costs
+// faults: on those VMs the first touch of a fresh page costs 11-14 us
+// (bench.Machine.PageFaultMicros: 13.7 in rewrite.json at baecfed, 12.0 in
+// the one at ee0e07b), the CPU's instruction that touched it gets the
+// sample, and a sort of 10M rows at 512 MiB takes about 0.2M minor faults,
+// roughly its peak resident set once, so about a tenth of its CPU. Two things that looked like spill costs
 // were not (profile of commit 65a478a and paired floe-only runs of
 // bench-rewrite at it, one rep each, exploratory and not committed as results):
 // pointing the spill directory at tmpfs left the CPU-s per million rows
@@ -109,6 +112,32 @@
 // rewrite (2.07-2.15 against 2.08-2.09). Lowering GOGC to 50 cut the peak
 // resident set by a sixth but not the faults (166k against 180-189k) and
 // cost more in marking.
+//
+// More that did not pay, from floe-only runs of bench-rewrite's sort (CPU-s
+// of one rep each, the new code against the old in alternating pairs;
+// exploratory, not committed as results):
+//
+//   - Picking a run that never spilled instead of copying it (the
+//     partitioned shape): in batches of 8,192 rows 21.4 and 22.0 CPU-s
+//     against 17.9-19.2, because the dictionary columns then looked their
+//     values up where they lay, a loop whose branches depend on the loaded
+//     value and so waits for each cache miss, where a copy's tight loop has
+//     many misses in flight; as one batch of the whole run 17.0 and 18.6
+//     against 17.0 and 16.8, with a peak resident set of 831 and 846 MiB
+//     against 760 and 738, the run being held until its last column was
+//     encoded.
+//   - Cutting every column's last page in parallel before a row group's
+//     close, which compresses them one column after the other: 22.7 and
+//     23.2 against 22.5 and 23.2 (partitioned 19.6 and 17.6 against 20.2
+//     and 17.3): the close's CPU moves, and no core was idle during it.
+//   - Scan batches of 32,768 rows instead of 8,192: 16.3-17.7 against
+//     16.5-17.1 partitioned, 18.8-19.3 against 18.9-19.3 unpartitioned,
+//     four pairs each.
+//   - Looking byte arrays up in dictionaries of up to 8 values by
+//     comparing them instead of hashing them for the map: 18.5-19.3
+//     against 18.6-19.5, four pairs.
+//   - GOGC=200 in the partitioned shape: the same CPU, a peak resident set
+//     of 983-1035 MiB against 688-762.
 //
 // # Memory
 //
