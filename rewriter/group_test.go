@@ -319,3 +319,16 @@ func TestRewriteGroupNestedColumns(t *testing.T) {
 	require.Equal(t, before, after)
 	requireGloballyOrdered(t, res.files[""])
 }
+
+// TestHeapLimit: the soft heap limit sits a quarter and 256 MiB above the
+// budget, and an unbounded budget sets none.
+func TestHeapLimit(t *testing.T) {
+	for _, tc := range []struct{ budget, want int64 }{
+		{0, 0},
+		{-1, 0},
+		{512 << 20, 896 << 20},
+		{4 << 30, 5<<30 + 256<<20},
+	} {
+		require.Equal(t, tc.want, rewriter.HeapLimit(tc.budget), "budget %d", tc.budget)
+	}
+}

@@ -52,7 +52,9 @@
 // the high-water mark of the address space it leaves, the parent's, so a
 // child of a big parent would report at least the parent's RSS. The binary
 // is the same for both engines, so both carry the same baseline RSS; [Run]
-// of an [EngineIdle] job measures it.
+// of an [EngineIdle] job measures it. floe's child sets the soft heap limit
+// floe compact --memory sets (rewriter.HeapLimit of the budget: 896 MiB at
+// 512 MiB, above what the runs here reach, so it does not bind).
 //
 // # What is recorded
 //

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -241,6 +242,11 @@ func runFloe(ctx context.Context, job Job) (res JobResult, err error) {
 			pprof.StopCPUProfile()
 			err = errors.Join(err, f.Close())
 		}()
+	}
+	if job.MemoryBytes > 0 {
+		// As floe compact --memory does: the benchmark measures the
+		// process a user runs.
+		debug.SetMemoryLimit(rewriter.HeapLimit(job.MemoryBytes))
 	}
 	groups, parts := partitionGroups(tasks)
 	out := rewriter.RewriteGroups(ctx, tbl, groups, rewriter.GroupOptions{

@@ -128,7 +128,7 @@ func compactionSetup(opts *compactOptions) (rewriter.CompactOptions, error) {
 		// The engine bounds its Arrow memory by --memory; a soft limit
 		// for the Go heap a little above it keeps GC slack from growing
 		// the process far past what the user asked for.
-		debug.SetMemoryLimit(co.Group.MemoryBytes + co.Group.MemoryBytes/4 + 256<<20)
+		debug.SetMemoryLimit(rewriter.HeapLimit(co.Group.MemoryBytes))
 	}
 	if opts.MaxBytes != "" {
 		if co.MaxBytes, err = config.ParseSize(opts.MaxBytes); err != nil {
