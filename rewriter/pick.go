@@ -35,26 +35,28 @@ type pickBatch struct {
 // sch (a prefix of the sources' columns). It takes references of its own to
 // the columns of each source a span names and copies spans.
 func newPickBatch(sch *arrow.Schema, srcs []arrow.RecordBatch, spans []span, n int) *pickBatch {
+	return pickOf(sch, len(srcs), spans, n, func(c, src int) arrow.Array { return srcs[src].Column(c) })
+}
+
+// pickOf returns the n rows spans names in nsrc sources, taking a reference
+// to column(c, src) for every column c of sch and every source a span names.
+func pickOf(sch *arrow.Schema, nsrc int, spans []span, n int, column func(c, src int) arrow.Array) *pickBatch {
 	cols := make([][]arrow.Array, sch.NumFields())
 	for c := range cols {
-		cols[c] = make([]arrow.Array, len(srcs))
+		cols[c] = make([]arrow.Array, nsrc)
 	}
-	seen := make([]bool, len(srcs))
+	seen := make([]bool, nsrc)
 	for _, sp := range spans {
 		if seen[sp.src] {
 			continue
 		}
 		seen[sp.src] = true
 		for c := range cols {
-			a := srcs[sp.src].Column(c)
+			a := column(c, int(sp.src))
 			a.Retain()
 			cols[c][sp.src] = a
 		}
 	}
-	return pickOf(sch, cols, len(srcs), spans, n)
-}
-
-func pickOf(sch *arrow.Schema, cols [][]arrow.Array, nsrc int, spans []span, n int) *pickBatch {
 	p := &pickBatch{sch: sch, cols: cols, nsrc: nsrc, spans: append([]span(nil), spans...), n: n}
 	p.refs.Store(1)
 	return p
@@ -111,23 +113,7 @@ func (p *pickBatch) slice(off, n int) *pickBatch {
 			break
 		}
 	}
-	cols := make([][]arrow.Array, len(p.cols))
-	for c := range cols {
-		cols[c] = make([]arrow.Array, p.nsrc)
-	}
-	seen := make([]bool, p.nsrc)
-	for _, sp := range spans {
-		if seen[sp.src] {
-			continue
-		}
-		seen[sp.src] = true
-		for c := range cols {
-			a := p.cols[c][sp.src]
-			a.Retain()
-			cols[c][sp.src] = a
-		}
-	}
-	return pickOf(p.sch, cols, p.nsrc, spans, n)
+	return pickOf(p.sch, p.nsrc, spans, n, func(c, src int) arrow.Array { return p.cols[c][src] })
 }
 
 // contiguous returns the rows as a zero-copy slice of one source when they

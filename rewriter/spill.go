@@ -457,7 +457,7 @@ func (m *merger) next() (arrow.RecordBatch, error) {
 // end. A run's batch that is used up while the merged batch fills is kept
 // for it (in slots, with a reference in spent until the batch is built), so
 // merged batches are full however many runs there are; they used to end at
-// every used-up batch, which at a fan-in of 20 made them a few hundred rows.
+// every used-up batch, so the more runs were merged, the smaller they were.
 func (m *merger) nextPick() (*pickBatch, error) {
 	m.pending = m.pending[:0]
 	m.slots = m.slots[:0]

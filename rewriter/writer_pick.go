@@ -33,10 +33,9 @@ func (c *columnFile) writePicked(i int, pc pickColumn) error {
 }
 
 // columnScratch is what a column's picked rows are gathered into, reused
-// from batch to batch: fresh buffers for every batch were most of what
-// copying rows cost beyond the copy itself (the allocator zeroes them, and
-// on these VMs a first touch of a page costs about 12 us), and the copies
-// of a batch are dropped as soon as it is encoded. Only workers columns
+// from batch to batch: a fresh buffer for every batch is zeroed by the
+// allocator and may cost a page fault per page on first touch, only to be
+// dropped as soon as the batch is encoded. Only workers columns
 // encode at once, so a file needs as many, taken from a [scratchPool] (the
 // [Writer]'s, so that they outlive the file).
 type columnScratch struct {
