@@ -267,6 +267,7 @@ func NewWriter(ctx context.Context, tbl *table.Table, opts WriterOptions) (*Writ
 	if err != nil {
 		return nil, fmt.Errorf("parquet properties of %s: %w", tbl.Location(), err)
 	}
+	base = append(base, parquet.WithAllocator(opts.Allocator))
 	return &Writer{
 		opts: opts,
 		fs:   wfs,

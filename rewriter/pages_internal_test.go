@@ -1,0 +1,173 @@
+package rewriter
+
+import (
+	"bytes"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/stretchr/testify/require"
+)
+
+// Every pool the package's tests make, through RewriteGroup too, poisons
+// what is freed to it.
+func init() { poisonFreedPages = true }
+
+func TestClassSize(t *testing.T) {
+	cases := []struct{ n, want int }{
+		{32 << 10, 32 << 10},
+		{32<<10 + 1, 40 << 10},
+		{40 << 10, 40 << 10},
+		{63 << 10, 64 << 10},
+		{64<<10 + 1, 80 << 10},
+		{1<<20 + 1, 1<<20 + 256<<10},
+		{2 << 20, 2 << 20},
+	}
+	for _, tc := range cases {
+		got := classSize(tc.n)
+		require.Equal(t, tc.want, got, "classSize(%d)", tc.n)
+		require.GreaterOrEqual(t, got, tc.n)
+		require.LessOrEqual(t, got-tc.n, got/5, "waste over a fifth for %d", tc.n)
+	}
+}
+
+func TestPagePoolZeroesReusesAndUnmaps(t *testing.T) {
+	if !hugeSupported {
+		t.Skip("the pool maps no memory on this system")
+	}
+	cases := []struct {
+		name string
+		size int
+	}{
+		{"small class", 48 << 10},
+		{"largest slab class", 2 << 20},
+		{"own mapping", 5<<20 + 123},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPagePool(false)
+			b := p.Allocate(tc.size)
+			require.Len(t, b, tc.size)
+			require.Zero(t, addrOf(b)%64, "not 64-byte aligned")
+			require.True(t, allZero(b), "fresh block not zero")
+			for i := range b {
+				b[i] = byte(i)
+			}
+			// Growing within the block keeps the data; growing past it
+			// moves the data to a new block.
+			b = p.Reallocate(tc.size-1, b)
+			within := addrOf(b)
+			b = p.Reallocate(cap(b), b)
+			require.Equal(t, within, addrOf(b), "grown within its block, yet moved")
+			b = p.Reallocate(cap(b)+1, b)
+			require.NotEqual(t, within, addrOf(b), "grown past its block, yet not moved")
+			for i := range tc.size - 1 {
+				if b[i] != byte(i) {
+					t.Fatalf("byte %d lost in Reallocate", i)
+				}
+			}
+			p.Free(b)
+			// A freed block comes back zeroed.
+			c := p.Allocate(tc.size)
+			require.True(t, allZero(c), "reused block not zero")
+			p.Free(c)
+			p.Free(c) // a second free is ignored
+			d, e := p.Allocate(tc.size), p.Allocate(tc.size)
+			require.NotEqual(t, addrOf(d), addrOf(e), "one block handed out twice")
+			p.Free(d)
+			p.Free(e)
+			require.NoError(t, p.Close())
+			require.Zero(t, p.mapped, "memory left mapped after Close")
+			require.Positive(t, p.PeakMappedBytes())
+		})
+	}
+}
+
+func TestPagePoolLeavesSmallAndForeignBuffersToTheHeap(t *testing.T) {
+	p := newPagePool(false)
+	small := p.Allocate(1000)
+	require.Len(t, small, 1000)
+	foreign := make([]byte, 1<<20)
+	p.Free(foreign) // not the pool's: ignored
+	p.Free(small)
+	require.Zero(t, p.out)
+	require.Zero(t, p.mapped)
+	require.NoError(t, p.Close())
+}
+
+func TestPagePoolPoisonsFreedBlocks(t *testing.T) {
+	if !hugeSupported {
+		t.Skip("the pool maps no memory on this system")
+	}
+	p := newPagePool(true)
+	keep := p.Allocate(64 << 10) // keeps the slab mapped
+	b := p.Allocate(64 << 10)
+	b[0] = 1
+	p.Free(b)
+	// What a use after the last release would read.
+	require.Equal(t, byte(0xa5), b[0])
+	require.Equal(t, byte(0xa5), b[len(b)-1])
+	p.Free(keep)
+	require.NoError(t, p.Close())
+}
+
+func TestPagePoolCloseKeepsBuffersStillOut(t *testing.T) {
+	if !hugeSupported {
+		t.Skip("the pool maps no memory on this system")
+	}
+	p := newPagePool(false)
+	b := p.Allocate(100 << 10)
+	err := p.Close()
+	require.ErrorContains(t, err, "1 Arrow buffers were never released")
+	b[0] = 7 // still mapped
+	p.Free(b)
+	require.NoError(t, p.Close())
+	require.Zero(t, p.mapped)
+}
+
+// Arrow builders and arrays on the pool, from several goroutines at once
+// (under -race too), each checking its own values after the others freed
+// theirs.
+func TestPagePoolUnderArrowConcurrently(t *testing.T) {
+	p := newPagePool(true)
+	mem := memory.NewCheckedAllocator(p)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for round := range 20 {
+				b := array.NewInt64Builder(mem)
+				sb := array.NewStringBuilder(mem)
+				n := 10_000 + 997*round
+				for i := range n {
+					b.Append(int64(g*1_000_000 + i))
+					sb.Append(string(rune('a' + (i+g)%26)))
+				}
+				ints, strs := b.NewInt64Array(), sb.NewStringArray()
+				b.Release()
+				sb.Release()
+				for i := range n {
+					if ints.Value(i) != int64(g*1_000_000+i) || strs.Value(i) != string(rune('a'+(i+g)%26)) {
+						t.Errorf("goroutine %d round %d: row %d corrupted", g, round, i)
+						break
+					}
+				}
+				ints.Release()
+				strs.Release()
+			}
+		}()
+	}
+	wg.Wait()
+	mem.AssertSize(t, 0)
+	require.NoError(t, p.Close())
+	require.Zero(t, p.mapped)
+}
+
+func addrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+func allZero(b []byte) bool {
+	return bytes.Count(b, []byte{0}) == len(b)
+}
