@@ -60,14 +60,20 @@
 // per key byte that varies.
 //
 // At 10M such rows in 400 files (bench/rewrite, 512 MiB, 128 MiB files) a
-// CPU profile of the sort (FLOE_BENCH_CPUPROFILE, commit ca0e3b9, 2 cores,
-// a quiet hour) split its 18.4 CPU-s over 10.1 s of wall time (1.83 cores
-// busy), by the work each sample fell in: Parquet encoding 40% (zstd 21
-// points of it, gathering the merged rows into the columns' scratch 6),
-// decoding the input 23% (zstd 4 points), copying each run into key order
-// before it is spilled 14%, row keys, sort entries and the radix sort 7%,
-// the merge 4%, writing spill files 4% and reading them back 3%, GC marking
-// 3%. The profile before the merged rows reached the writer uncopied
+// CPU profile of the sort (FLOE_BENCH_CPUPROFILE, the code of commit
+// 3141ad2, 2 cores of a Turin-class VM whose faults cost 16 us) split its
+// 21.5 CPU-s over 12.7 s of wall time, by the work each sample fell in:
+// Parquet encoding 43% (zstd 22 points of it, gathering the merged rows
+// into the columns' scratch 6), decoding the input 19% (zstd 3 points),
+// copying each run into key order before it is spilled 14%, writing spill
+// files 8% (write(2) into the page cache, most of it), row keys, sort
+// entries and the radix sort 7%, the merge 3%, GC marking 2%, reading the
+// spills back 1%. The same binary without the [PagePool] (commit 803755f,
+// profiled the same hour: 21.1 CPU-s over 12.1 s, a lighter moment of the
+// machine) had decoding at 23%, more of it growing and zeroing fresh
+// buffers, and 183k minor faults against 112k. An earlier profile (commit ca0e3b9,
+// an EPYC VM with 13.7 us faults: 18.4 CPU-s over 10.1 s) had encoding at
+// 40%, decoding 23%, the run copy 14%, spill writes 4%. The profile before the merged rows reached the writer uncopied
 // (commit 455113e: 22.8 CPU-s over 13.0 s) had the gathers at 20%, merged
 // batches 6 points of it, and allocation at 9%, most of it zeroing new
 // large Arrow buffers (Arrow relies on zeroed memory). The Hilbert rewrite
