@@ -66,9 +66,10 @@ type Measure struct {
 	Groups int
 	// OutputBytes is the output's total size.
 	OutputBytes int64
-	// PeakArrowBytes and SpilledRuns are floe's own figures (zero for
-	// DuckDB).
+	// PeakArrowBytes, PeakPoolBytes and SpilledRuns are floe's own
+	// figures (zero for DuckDB).
 	PeakArrowBytes int64
+	PeakPoolBytes  int64
 	SpilledRuns    int
 }
 
@@ -323,7 +324,7 @@ func check(ctx context.Context, r JobResult, layout string, ds *Dataset, input o
 func measure(r JobResult, u Usage) Measure {
 	return Measure{
 		Wall: u.Wall, CPU: u.CPU, MaxRSSBytes: u.MaxRSSBytes, RusageMaxRSSBytes: u.RusageMaxRSSBytes, MinorFaults: u.MinorFaults, Rows: r.Rows, Files: len(r.Files), Groups: len(r.Groups),
-		OutputBytes: r.OutputBytes, PeakArrowBytes: r.PeakArrowBytes, SpilledRuns: r.SpilledRuns,
+		OutputBytes: r.OutputBytes, PeakArrowBytes: r.PeakArrowBytes, PeakPoolBytes: r.PeakPoolBytes, SpilledRuns: r.SpilledRuns,
 	}
 }
 
@@ -351,6 +352,7 @@ func median(ms []Measure) Measure {
 		Groups:            ms[0].Groups,
 		OutputBytes:       mid(func(m Measure) int64 { return m.OutputBytes }),
 		PeakArrowBytes:    mid(func(m Measure) int64 { return m.PeakArrowBytes }),
+		PeakPoolBytes:     mid(func(m Measure) int64 { return m.PeakPoolBytes }),
 		SpilledRuns:       int(mid(func(m Measure) int64 { return int64(m.SpilledRuns) })),
 	}
 }

@@ -69,8 +69,11 @@
 // bench.Machine.PageFaultMicros; DuckDB, which holds the table in memory,
 // takes several times floe's), both engines' output bytes and their ratio
 // (floe's files must stay within 5% of DuckDB's: a faster setting that
-// writes bigger files is no win), and the machine block of bench.Result (CPU
-// model, cores, commit, load before and after, cost of a page fault).
+// writes bigger files is no win), floe's tracked Arrow peak and the most
+// its rewriter.PagePool had mapped at once (peak_arrow_mib, peak_pool_mib:
+// the part of its resident set that is Arrow buffers), and the machine
+// block of bench.Result (CPU model, cores, commit, load before and after,
+// cost of a page fault).
 //
 // # What is checked
 //

@@ -106,6 +106,10 @@ type JobResult struct {
 	OutputBytes int64 `json:"output_bytes"`
 	// PeakArrowBytes is floe's measured Arrow peak.
 	PeakArrowBytes int64 `json:"peak_arrow_bytes,omitempty"`
+	// PeakPoolBytes is the most memory floe's rewriter.PagePool had mapped
+	// at once: the Arrow buffers of 32 KiB and more, with what their size
+	// classes and spare slabs add.
+	PeakPoolBytes int64 `json:"peak_pool_bytes,omitempty"`
 	// SpilledRuns and SpilledBytes describe floe's external sort.
 	SpilledRuns  int   `json:"spilled_runs,omitempty"`
 	SpilledBytes int64 `json:"spilled_bytes,omitempty"`
@@ -249,12 +253,18 @@ func runFloe(ctx context.Context, job Job) (res JobResult, err error) {
 		debug.SetMemoryLimit(rewriter.HeapLimit(job.MemoryBytes))
 	}
 	groups, parts := partitionGroups(tasks)
+	pages := rewriter.NewPagePool()
 	out := rewriter.RewriteGroups(ctx, tbl, groups, rewriter.GroupOptions{
 		TargetFileSizeBytes: job.TargetFileSizeBytes,
 		MemoryBytes:         job.MemoryBytes,
 		TempDir:             job.TempDir,
 		Keyer:               keyer,
+		Pages:               pages,
 	})
+	res.PeakPoolBytes = pages.PeakMappedBytes()
+	if err := pages.Close(); err != nil {
+		return res, err
+	}
 	var errs []error
 	for i, g := range out {
 		if g.Err != nil {
