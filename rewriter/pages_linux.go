@@ -2,50 +2,49 @@ package rewriter
 
 import (
 	"fmt"
-	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // hugeSupported: the pool maps its own memory here.
 const hugeSupported = true
 
-// mapHuge maps n bytes (whole 4 KiB pages) of anonymous memory aligned
-// to hugePage and asks for transparent huge pages over it. The kernel
-// honours MADV_HUGEPAGE when
-// /sys/kernel/mm/transparent_hugepage/enabled is "always" or "madvise"; with
-// "never" the mapping is ordinary pages, and still reused.
+// mapHuge maps n bytes (whole 4 KiB pages) of anonymous memory aligned to
+// hugePage and asks for transparent huge pages over it. The kernel honours
+// MADV_HUGEPAGE when /sys/kernel/mm/transparent_hugepage/enabled is
+// "always" or "madvise"; with "never" the mapping is ordinary pages, and
+// still reused.
+//
+// It maps with unix.MmapPtr, not syscall.Mmap: syscall.Mmap records every
+// mapping in a table of its own until syscall.Munmap of the whole mapping,
+// and the pool unmaps the unaligned ends at once and blocks one by one, so
+// a long-lived floe serve would grow that table without end.
 func mapHuge(n int) ([]byte, error) {
-	m, err := syscall.Mmap(-1, 0, n+hugePage, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	p, err := unix.MmapPtr(-1, 0, nil, uintptr(n+hugePage), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
 	if err != nil {
 		return nil, fmt.Errorf("map %d bytes: %w", n, err)
 	}
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(m)))
-	head := int((hugePage - base%hugePage) % hugePage)
+	head := int((hugePage - uintptr(p)%hugePage) % hugePage)
 	if head > 0 {
-		if err := munmap(m[:head]); err != nil {
-			return nil, err
+		if err := unix.MunmapPtr(p, uintptr(head)); err != nil {
+			return nil, fmt.Errorf("unmap %d bytes: %w", head, err)
 		}
 	}
-	if tail := m[head+n:]; len(tail) > 0 {
-		if err := munmap(tail); err != nil {
-			return nil, err
+	base := unsafe.Add(p, head)
+	if tail := hugePage - head; tail > 0 {
+		if err := unix.MunmapPtr(unsafe.Add(base, n), uintptr(tail)); err != nil {
+			return nil, fmt.Errorf("unmap %d bytes: %w", tail, err)
 		}
 	}
-	m = m[head : head+n : head+n]
-	_ = syscall.Madvise(m, madvHugepage) // advisory: an error leaves small pages
+	m := unsafe.Slice((*byte)(base), n)
+	_ = unix.Madvise(m, unix.MADV_HUGEPAGE) // advisory: an error leaves small pages
 	return m, nil
 }
 
-// madvHugepage is MADV_HUGEPAGE, which package syscall does not name.
-const madvHugepage = 14
-
-func unmapHuge(m []byte) error { return munmap(m) }
-
-// munmap unmaps part of a mapping; syscall.Munmap only takes whole ones.
-func munmap(b []byte) error {
-	_, _, errno := syscall.Syscall(syscall.SYS_MUNMAP, uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(len(b)), 0)
-	if errno != 0 {
-		return fmt.Errorf("unmap %d bytes: %w", len(b), errno)
+func unmapHuge(m []byte) error {
+	if err := unix.MunmapPtr(unsafe.Pointer(unsafe.SliceData(m)), uintptr(len(m))); err != nil {
+		return fmt.Errorf("unmap %d bytes: %w", len(m), err)
 	}
 	return nil
 }
