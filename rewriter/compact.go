@@ -534,6 +534,17 @@ func compact(ctx context.Context, st *lake.State, plan CompactPlan, opts Compact
 	copts := opts.Commit
 	copts.Layout = opts.Layout.String()
 	gopts.RunID = copts.RunID
+	if gopts.Allocator == nil && gopts.Pages == nil {
+		// One pool for the whole compaction, so that a group's buffers
+		// pass to the next, as in RewriteGroups. A buffer never released
+		// keeps its mapping; the rewrite stands, and the log says so.
+		gopts.Pages = NewPagePool()
+		defer func() {
+			if cerr := gopts.Pages.Close(); cerr != nil {
+				opts.Logger.Warn("compaction left Arrow memory mapped", "table", st.Ident.String(), "err", cerr)
+			}
+		}()
+	}
 	copts.Declare = decl
 	if copts.Logger == nil {
 		copts.Logger = opts.Logger

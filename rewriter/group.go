@@ -254,8 +254,11 @@ func RewriteGroup(ctx context.Context, tbl *table.Table, tasks []table.FileScanT
 		if pages == nil {
 			pages = NewPagePool()
 			// Every Arrow buffer is released by the time the group
-			// returns; a leak keeps its mappings (Close says so) and is
-			// not the rewrite's failure.
+			// returns. Close's error would mean one was not: its
+			// mapping stays and the rewrite stands, so it is not the
+			// group's error. Callers that want to know pass Pages and
+			// close it themselves (Compact logs it; the tests require
+			// none).
 			defer func() { _ = pages.Close() }()
 		}
 		alloc = NewTrackingAllocator(pages)
@@ -664,7 +667,7 @@ func RewriteGroups(ctx context.Context, tbl *table.Table, groups [][]table.FileS
 	per.Allocator = nil
 	if per.Pages == nil {
 		per.Pages = NewPagePool()
-		defer func() { _ = per.Pages.Close() }()
+		defer func() { _ = per.Pages.Close() }() // as in RewriteGroup
 	}
 	if opts.MemoryBytes > 0 {
 		per.MemoryBytes = max(opts.MemoryBytes/int64(par), 1<<20)

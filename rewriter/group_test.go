@@ -246,8 +246,11 @@ func TestRewriteGroupsRunsGroupsConcurrently(t *testing.T) {
 	for _, k := range order {
 		in = append(in, groups[k])
 	}
-	results := rewriter.RewriteGroups(ctx, tbl, in, rewriter.GroupOptions{Keyer: int64Keyer{col: 0}, MemoryBytes: 6 << 20, Parallelism: 2, TempDir: t.TempDir()})
+	pages := rewriter.NewPagePool()
+	results := rewriter.RewriteGroups(ctx, tbl, in, rewriter.GroupOptions{Keyer: int64Keyer{col: 0}, MemoryBytes: 6 << 20, Parallelism: 2, TempDir: t.TempDir(), Pages: pages})
 	require.Len(t, results, len(in))
+	require.Positive(t, pages.PeakMappedBytes(), "the groups' large buffers did not come from the pool")
+	require.NoError(t, pages.Close(), "Arrow buffers left unreleased")
 	tx := tbl.NewTransaction()
 	rw := tx.NewRewrite(nil)
 	files := make(map[string][]iceberg.DataFile)
