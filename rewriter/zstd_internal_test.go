@@ -13,7 +13,7 @@ import (
 // TestZstdPageCodec checks that the registered Parquet zstd codec is floe's,
 // that its pages decode with arrow-go's decoder, and that for pages no
 // larger than the window they are the bytes arrow-go's own encoder (8 MiB
-// window) writes.
+// window) writes, without its 4-byte frame checksum.
 func TestZstdPageCodec(t *testing.T) {
 	codec, err := compress.GetCodec(compress.Codecs.Zstd)
 	require.NoError(t, err)
@@ -40,6 +40,9 @@ func TestZstdPageCodec(t *testing.T) {
 			src := page.Bytes()[:tt.size]
 			for _, level := range []int{compress.DefaultCompressionLevel, 1, 3, 9} {
 				got := codec.EncodeLevel(nil, src, level)
+				fh := zstd.Header{}
+				require.NoError(t, fh.Decode(got))
+				require.False(t, fh.HasCheckSum, "level %d: frame has a checksum", level)
 				back, err := compress.Decode(codec, nil, got)
 				require.NoError(t, err)
 				require.Equal(t, src, back, "level %d", level)
@@ -48,8 +51,16 @@ func TestZstdPageCodec(t *testing.T) {
 					zstd.WithEncoderConcurrency(1), zstd.WithAllLitEntropyCompression(true))
 				require.NoError(t, err)
 				want := ref.EncodeAll(src, nil)
+				// Another writer's page, with a checksum: decoded and checked.
+				back, err = compress.Decode(codec, nil, want)
+				require.NoError(t, err)
+				require.Equal(t, src, back, "level %d", level)
+				bad := bytes.Clone(want)
+				bad[len(bad)-1] ^= 0xff
+				_, err = compress.Decode(codec, nil, bad)
+				require.Error(t, err, "level %d: a wrong checksum must fail the read", level)
 				if tt.size <= zstdWindow {
-					require.Equal(t, len(want), len(got), "level %d: size differs from arrow-go's encoder", level)
+					require.Equal(t, len(want)-4, len(got), "level %d: size differs from arrow-go's encoder's less its checksum", level)
 				} else {
 					require.InDelta(t, len(want), len(got), float64(len(want))/20, "level %d", level)
 				}
