@@ -24,18 +24,21 @@ import (
 // encoders).
 const zstdWindow = 2 << 20
 
-// zstdPageCodec is the Parquet zstd codec with encoders of [zstdWindow]
-// that write no frame checksum. Decoding, streaming and the compress bound
-// are arrow-go's; a page no larger than the window gets arrow-go's bytes,
-// less the 4-byte checksum at the end of its frame.
+// zstdPageCodec is the Parquet zstd codec with encoders of [zstdWindow].
+// Decoding, streaming and the compress bound are arrow-go's: only the
+// encoders' memory differs, and the bytes written for a page no larger than
+// the window are the same.
 //
-// The checksum (xxhash64 of the page, computed by klauspost/compress by
-// default) is optional in the zstd format and redundant in Parquet, whose
-// page headers carry their own optional CRC; libzstd leaves it off by
-// default, and so DuckDB's and parquet-mr's pages have none. Leaving it off
-// saves hashing every page twice (once to write, once to check on read):
-// xxhash was 0.7% of bench/rewrite's partitioned sort. Pages that do carry
-// one, from other writers, are still checked on read.
+// The encoders keep the zstd frame checksum (xxhash64 of the page,
+// klauspost/compress's default), although it is optional in zstd and
+// libzstd, DuckDB and parquet-mr leave it off. It is the only integrity
+// check on the path floe reads its own files by: iceberg-go v0.7.0 builds
+// the scan's parquet.ReaderProperties itself (table/internal/
+// parquet_files.go) without page CRC verification, so a flipped bit in a
+// page without the checksum decodes into wrong values that a rewrite
+// would carry into new files, verified against the same wrong values.
+// Dropping it saved 0.7% of bench/rewrite's partitioned sort (at cdd11d7)
+// and failed TestRewriteGroupNamesUnreadableInput: not a trade to make.
 type zstdPageCodec struct {
 	base compress.Codec
 
@@ -80,11 +83,11 @@ func (c *zstdPageCodec) pool(level zstd.EncoderLevel) *sync.Pool {
 	p, ok := c.pools[level]
 	if !ok {
 		p = &sync.Pool{New: func() any {
-			// The options of arrow-go's pooled encoders, with the window
-			// and without the frame checksum (see zstdPageCodec).
+			// The options of arrow-go's pooled encoders, with the window.
+			// The frame checksum stays on (see zstdPageCodec).
 			enc, err := zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderLevel(level),
 				zstd.WithEncoderConcurrency(1), zstd.WithAllLitEntropyCompression(true), zstd.WithWindowSize(zstdWindow),
-				zstd.WithEncoderCRC(false))
+				zstd.WithEncoderCRC(true))
 			if err != nil {
 				// Only invalid options fail, and these are constants.
 				panic("rewriter: zstd encoder: " + err.Error())

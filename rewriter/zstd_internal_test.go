@@ -13,7 +13,8 @@ import (
 // TestZstdPageCodec checks that the registered Parquet zstd codec is floe's,
 // that its pages decode with arrow-go's decoder, and that for pages no
 // larger than the window they are the bytes arrow-go's own encoder (8 MiB
-// window) writes, without its 4-byte frame checksum.
+// window) writes, frame checksum included: the checksum is what catches a
+// damaged page on iceberg-go's read path (see zstdPageCodec).
 func TestZstdPageCodec(t *testing.T) {
 	codec, err := compress.GetCodec(compress.Codecs.Zstd)
 	require.NoError(t, err)
@@ -42,7 +43,7 @@ func TestZstdPageCodec(t *testing.T) {
 				got := codec.EncodeLevel(nil, src, level)
 				fh := zstd.Header{}
 				require.NoError(t, fh.Decode(got))
-				require.False(t, fh.HasCheckSum, "level %d: frame has a checksum", level)
+				require.True(t, fh.HasCheckSum, "level %d: frame has no checksum", level)
 				back, err := compress.Decode(codec, nil, got)
 				require.NoError(t, err)
 				require.Equal(t, src, back, "level %d", level)
@@ -51,7 +52,7 @@ func TestZstdPageCodec(t *testing.T) {
 					zstd.WithEncoderConcurrency(1), zstd.WithAllLitEntropyCompression(true))
 				require.NoError(t, err)
 				want := ref.EncodeAll(src, nil)
-				// Another writer's page, with a checksum: decoded and checked.
+				// arrow-go's own page: decoded, and its checksum checked.
 				back, err = compress.Decode(codec, nil, want)
 				require.NoError(t, err)
 				require.Equal(t, src, back, "level %d", level)
@@ -60,7 +61,7 @@ func TestZstdPageCodec(t *testing.T) {
 				_, err = compress.Decode(codec, nil, bad)
 				require.Error(t, err, "level %d: a wrong checksum must fail the read", level)
 				if tt.size <= zstdWindow {
-					require.Equal(t, len(want)-4, len(got), "level %d: size differs from arrow-go's encoder's less its checksum", level)
+					require.Equal(t, want, got, "level %d: bytes differ from arrow-go's encoder's", level)
 				} else {
 					require.InDelta(t, len(want), len(got), float64(len(want))/20, "level %d", level)
 				}
