@@ -27,6 +27,10 @@ type Config struct {
 	// Exe is the child executable (normally os.Executable() of the test
 	// binary). Required.
 	Exe string
+	// FloeExe, when set, runs floe's jobs instead of Exe: the pure-Go
+	// child of [BuildFloeChild], so that floe's resident set is measured
+	// in a process like the floe binary, without DuckDB linked in.
+	FloeExe string
 	// Dataset is the input. Required.
 	Dataset *Dataset
 	// Layouts are the layouts compared, in layout.Parse form.
@@ -47,6 +51,13 @@ type Config struct {
 	// CPUProfileDir, when set, receives a CPU profile of floe's first run
 	// per layout.
 	CPUProfileDir string
+}
+
+func (cfg Config) floeExe() string {
+	if cfg.FloeExe != "" {
+		return cfg.FloeExe
+	}
+	return cfg.Exe
 }
 
 // Measure is one engine's figures for one layout: medians over the runs.
@@ -216,7 +227,7 @@ func compareLayout(ctx context.Context, cfg Config, layout string, input oracle.
 		if rep == 0 && cfg.CPUProfileDir != "" {
 			job.CPUProfile = filepath.Join(cfg.CPUProfileDir, "floe-"+slug(layout)+".pprof")
 		}
-		fres, fu, err := Run(ctx, cfg.Exe, job)
+		fres, fu, err := Run(ctx, cfg.floeExe(), job)
 		if err != nil {
 			return res, errors.Join(err, os.RemoveAll(tmp))
 		}

@@ -43,17 +43,25 @@
 //
 // # How it is measured
 //
-// Each engine runs in a child process: the benchmark's own test binary
-// re-executed with [ChildEnv] holding a JSON [Job] ([Run], [ServeChild]).
-// The parent records the child's wall time and user+system CPU (getrusage
-// of the waited child); the child reports its own peak resident set (VmHWM
-// of /proc/self/status) just before it exits. ru_maxrss is not used for
-// the peak: Go starts children with CLONE_VM|CLONE_VFORK, and exec keeps
-// the high-water mark of the address space it leaves, the parent's, so a
-// child of a big parent would report at least the parent's RSS. The binary
-// is the same for both engines, so both carry the same baseline RSS; [Run]
-// of an [EngineIdle] job measures it. floe's child sets the soft heap limit
-// floe compact --memory sets (rewriter.HeapLimit of the budget: 896 MiB at
+// Each engine runs in a child process. floe's is a pure-Go executable,
+// bench/rewrite/floechild, built with CGO_ENABLED=0 at the start of the
+// run ([BuildFloeChild]) as the floe binary is; DuckDB's is the
+// benchmark's own test binary, which links DuckDB, re-executed. Both get
+// [ChildEnv] holding a JSON [Job] ([Run], [ServeChild]). Until commit
+// 7b035e3 floe ran in the test binary too, and carried DuckDB's idle
+// resident set (about 125 MiB) in its peak; the pure-Go child idles at
+// about 80 MiB, most of it iceberg-go's and its cloud SDKs' package
+// initialisation (iceberg-go's table/substrait alone allocates about 32 MB
+// at init), which every floe process pays. The parent records the child's
+// wall time and user+system CPU (getrusage of the waited child); the child
+// reports its own peak resident set (VmHWM of /proc/self/status) just
+// before it exits. ru_maxrss is not used for the peak: Go starts children
+// with CLONE_VM|CLONE_VFORK, and exec keeps the high-water mark of the
+// address space it leaves, the parent's, so a child of a big parent would
+// report at least the parent's RSS. An [EngineIdle] job in each child
+// measures its baseline (idle_floe_child_rss_mib,
+// idle_duckdb_child_rss_mib). floe's child sets the soft heap limit floe
+// compact --memory sets (rewriter.HeapLimit of the budget: 896 MiB at
 // 512 MiB, above what the runs here reach, so it does not bind).
 //
 // # What is recorded

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,8 +29,41 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	// iceberg-go's SQL catalog has no Close: its database/sql pool stays.
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"))
+	code := m.Run()
+	if floeChild.dir != "" {
+		if err := os.RemoveAll(floeChild.dir); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	if code == 0 {
+		// iceberg-go's SQL catalog has no Close: its database/sql pool stays.
+		if err := goleak.Find(goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener")); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// floeChild is the pure-Go child floe's jobs run in, built once per test
+// binary (rewrite.BuildFloeChild) and removed by TestMain.
+var floeChild struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+func floeExe(tb testing.TB) string {
+	tb.Helper()
+	floeChild.once.Do(func() {
+		floeChild.dir, floeChild.err = os.MkdirTemp("", "floechild-")
+		if floeChild.err == nil {
+			floeChild.path, floeChild.err = rewrite.BuildFloeChild(context.Background(), floeChild.dir)
+		}
+	})
+	require.NoError(tb, floeChild.err)
+	return floeChild.path
 }
 
 // defaultLayouts are compared by the benchmark: a linear sort on two
@@ -47,6 +81,19 @@ func exe(t testing.TB) string {
 	return p
 }
 
+// TestFloeChildIsPureGo checks what floe's side of the benchmarks runs
+// in: an executable built without cgo, as the floe binary is, that serves
+// jobs; and that CheckPureGo does refuse one that links cgo.
+func TestFloeChildIsPureGo(t *testing.T) {
+	require.NoError(t, rewrite.CheckPureGo(floeExe(t)))
+	_, u, err := rewrite.Run(t.Context(), floeExe(t), rewrite.Job{Engine: rewrite.EngineIdle})
+	require.NoError(t, err)
+	require.Positive(t, u.MaxRSSBytes)
+	if rewrite.DuckDBAvailable { // DuckDB is linked through cgo
+		require.ErrorContains(t, rewrite.CheckPureGo(exe(t)), "CGO_ENABLED=1")
+	}
+}
+
 // TestCompareSmall runs the whole comparison at test size with a budget
 // small enough to spill and a target small enough for several files: both
 // engines must write every input row once, globally ordered, in files of
@@ -58,7 +105,7 @@ func TestCompareSmall(t *testing.T) {
 	require.Len(t, ds.Paths, 20)
 
 	results, err := rewrite.Compare(ctx, rewrite.Config{
-		Exe: exe(t), Dataset: ds, Layouts: defaultLayouts, WorkDir: t.TempDir(),
+		Exe: exe(t), FloeExe: floeExe(t), Dataset: ds, Layouts: defaultLayouts, WorkDir: t.TempDir(),
 		MemoryBytes: 16 << 20, TargetFileSizeBytes: 2 << 20, FloeOnly: !rewrite.DuckDBAvailable,
 	})
 	require.NoError(t, err)
@@ -102,7 +149,7 @@ func TestComparePartitionedSmall(t *testing.T) {
 	require.Equal(t, 1, spec.NumFields())
 
 	results, err := rewrite.Compare(ctx, rewrite.Config{
-		Exe: exe(t), Dataset: ds, Layouts: defaultLayouts[:2], WorkDir: t.TempDir(),
+		Exe: exe(t), FloeExe: floeExe(t), Dataset: ds, Layouts: defaultLayouts[:2], WorkDir: t.TempDir(),
 		MemoryBytes: 4 << 20, TargetFileSizeBytes: 64 << 10, FloeOnly: !rewrite.DuckDBAvailable,
 	})
 	require.NoError(t, err)
@@ -286,6 +333,8 @@ func benchRewrite(b *testing.B, name string, partitions int) {
 		float64(ds.InputBytes)/(1<<20), time.Since(start).Round(time.Second), ds.Dir)
 	_, idleUsage, err := rewrite.Run(ctx, exe(b), rewrite.Job{Engine: rewrite.EngineIdle})
 	require.NoError(b, err)
+	_, floeIdle, err := rewrite.Run(ctx, floeExe(b), rewrite.Job{Engine: rewrite.EngineIdle})
+	require.NoError(b, err)
 
 	res := bench.NewResult(name)
 	res.Params["rows"] = rows
@@ -299,16 +348,16 @@ func benchRewrite(b *testing.B, name string, partitions int) {
 	res.Params["memory_bytes"] = memory
 	res.Params["target_file_size_bytes"] = rewrite.DefaultTargetFileSizeBytes
 	res.Params["layouts"] = layouts
-	res.Figures["idle_child_rss_mib"] = mib(idleUsage.MaxRSSBytes)
-	res.Figures["idle_child_rusage_maxrss_mib"] = mib(idleUsage.RusageMaxRSSBytes)
+	res.Figures["idle_duckdb_child_rss_mib"] = mib(idleUsage.MaxRSSBytes)
+	res.Figures["idle_floe_child_rss_mib"] = mib(floeIdle.MaxRSSBytes)
 	res.Notes = append(res.Notes,
-		"each engine runs in a child process (the test binary re-executed); wall time is measured by the parent, user+sys CPU comes from the child's rusage",
+		"each engine runs in a child process: floe in a pure-Go executable (bench/rewrite/floechild, CGO_ENABLED=0, as the floe binary is built), DuckDB in the benchmark's test binary, which links it; wall time is measured by the parent, user+sys CPU comes from the child's rusage",
 		"DuckDB: CREATE TEMP TABLE s AS SELECT * FROM read_parquet(...) ORDER BY key, then one COPY (SELECT ... FROM s LIMIT n OFFSET k) per output file, cut at floe's file row counts; default threads and memory limit; zstd",
 		"z-order and Hilbert: DuckDB sorts by floe's key, precomputed into a copy of the input (column _floe_key, not timed); floe computes its keys inside the timed run",
 		"peak RSS is the child's own VmHWM (/proc/self/status) read before it exits: ru_maxrss of a child started by Go includes the parent's RSS at fork time (vfork/CLONE_VM, exec keeps the old address space's high-water mark), so it is recorded only as *.rusage_maxrss_mib",
 		"outputs of both engines checked: same rows as the input (DuckDB checksum) and globally ordered by the layout key",
 		"figures are medians over the reps; *_median/_min/_max give the spread of wall times and of the per-rep throughput ratio (floe's run over the DuckDB run after it); cpu_s_per_mrows is user+sys CPU per million rows, which depends on the CPU, not the core count; output_bytes_ratio is floe's output size over DuckDB's for the same files",
-		fmt.Sprintf("baseline RSS of the child binary doing nothing: %.0f MiB (both engines carry it)", mib(idleUsage.MaxRSSBytes)))
+		fmt.Sprintf("baseline RSS of each child doing nothing: floe's %.0f MiB, DuckDB's %.0f MiB (each engine's peak includes its own)", mib(floeIdle.MaxRSSBytes), mib(idleUsage.MaxRSSBytes)))
 
 	if partitions > 0 {
 		res.Notes = append(res.Notes, "partitioned: each of the table's files holds one day's rows (day(l_receiptdate)); floe rewrites one group per partition with rewriter.RewriteGroups (GOMAXPROCS groups at once, the memory budget split between them); DuckDB rewrites the partitions one after the other, each sort with all its threads, cut at floe's file row counts of that partition; both engines' files are checked for order within each partition")
@@ -320,7 +369,7 @@ func benchRewrite(b *testing.B, name string, partitions int) {
 			for b.Loop() {
 				var err error
 				r, err = rewrite.Compare(ctx, rewrite.Config{
-					Exe: exe(b), Dataset: ds, Layouts: []string{layout}, Reps: int(reps), MemoryBytes: memory,
+					Exe: exe(b), FloeExe: floeExe(b), Dataset: ds, Layouts: []string{layout}, Reps: int(reps), MemoryBytes: memory,
 					WorkDir: work, CPUProfileDir: profiles, FloeOnly: floeOnly,
 				})
 				require.NoError(b, err)
@@ -415,7 +464,7 @@ func BenchmarkRewriteFlat(b *testing.B) {
 	res.Params["layout"] = layout
 	res.Params["memory_bytes"] = memory
 	res.Params["rows_per_file"] = rowsPerFile
-	res.Notes = append(res.Notes, "floe alone, in a child process; peak RSS is the child's VmHWM")
+	res.Notes = append(res.Notes, "floe alone, in a pure-Go child process (bench/rewrite/floechild); peak RSS is the child's VmHWM")
 	var ms []rewrite.Measure
 	for _, rows := range []int64{small, 4 * small} {
 		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
@@ -427,7 +476,7 @@ func BenchmarkRewriteFlat(b *testing.B) {
 			var r []rewrite.LayoutResult
 			for b.Loop() {
 				r, err = rewrite.Compare(ctx, rewrite.Config{
-					Exe: exe(b), Dataset: ds, Layouts: []string{layout}, MemoryBytes: memory, WorkDir: work, FloeOnly: true,
+					Exe: exe(b), FloeExe: floeExe(b), Dataset: ds, Layouts: []string{layout}, MemoryBytes: memory, WorkDir: work, FloeOnly: true,
 				})
 				require.NoError(b, err)
 			}
