@@ -163,6 +163,30 @@
 //   - GOGC=200 in the partitioned shape: the same CPU, a peak resident set
 //     of 983-1035 MiB against 688-762.
 //
+// # Dictionary codes
+//
+// A sorted group carries its low-cardinality strings as int32 codes from
+// the scan to the writer (columnCodes). On the group's first batch the
+// writer names the string and binary columns it would dictionary-encode
+// (its pqdict rule, or the table's per-column setting), less the layout's
+// key columns (a keyer that does not name them, [layout.Encoder] does, gets
+// none); each batch is then coded against a codebook per column, values
+// numbered in order of first appearance, before the sort sees it. Sort
+// runs, spill files, the merge and the gathers move four-byte codes where
+// they moved an offset and the bytes of each value, each read at a random
+// place; the writer's dictionary takes a row's value by its code
+// (dictColumn.addCodes: a slice lookup where it hashed the bytes) and writes
+// the dictionary and indices it would have written from the values, and a
+// column written plain gets its values back (decodeColumn). The codes are
+// the group's own and never reach a file: TestRewriteGroupCodesLowCardinalityStrings
+// rewrites tables with and without them, spilling and not, and requires the
+// same rows in the same order. A codebook holds at most a dictionary page
+// (write.parquet.dict-size-bytes, plain-encoded size): a column that outgrows
+// it would be written plain anyway, so the group, which has written nothing
+// yet (a sort writes after its last input row), is read again without codes
+// (GroupStats.Reads is then 2). The books are Go memory outside the tracked
+// budget, at most a dictionary page per coded column.
+//
 // # Memory
 //
 // Every Arrow allocation of the engine goes through one [TrackingAllocator],

@@ -175,6 +175,16 @@ type GroupStats struct {
 	Sort SortStats
 	// Writer describes the Parquet output.
 	Writer WriterStats
+	// CodedColumns are the string columns the group carried as dictionary
+	// codes between the scan and the writer (see columnCodes): the
+	// low-cardinality ones the writer dictionary-encodes, layout keys
+	// excepted. None when the group was read again without codes, a
+	// column's distinct values having outgrown a dictionary page.
+	CodedColumns []string
+	// Reads is how many times the input was read: 2 when a coded column
+	// outgrew a dictionary page and the group was read again without
+	// codes (nothing had been written), else 1.
+	Reads int
 	// PeakArrowBytes is the peak of the group's Arrow allocations.
 	PeakArrowBytes int64
 	// Duration is the wall time of the rewrite.
@@ -282,7 +292,56 @@ func RewriteGroup(ctx context.Context, tbl *table.Table, tasks []table.FileScanT
 		chunk = DefaultScanChunkFiles
 	}
 
-	var sorter *Sorter
+	meter := newGroupMeter(opts.Progress, tasks, stats.InputBytes)
+	var keys []string
+	codes := false
+	if opts.Keyer != nil {
+		keys, codes = keyColumns(opts.Keyer)
+	}
+	stats.Reads = 1
+	files, err := rewriteGroupOnce(ctx, tbl, tasks, opts, groupRun{
+		alloc: alloc, par: par, scanWorkers: scanWorkers, batchRows: batchRows, chunk: chunk,
+		partition: partition, partPath: partPath, meter: meter, keys: keys, codes: codes,
+	}, &stats)
+	if errors.Is(err, errCodebookFull) {
+		// Nothing was written: a sort writes after reading all its input.
+		meter.restart()
+		stats.Reads = 2
+		files, err = rewriteGroupOnce(ctx, tbl, tasks, opts, groupRun{
+			alloc: alloc, par: par, scanWorkers: scanWorkers, batchRows: batchRows, chunk: chunk,
+			partition: partition, partPath: partPath, meter: meter,
+		}, &stats)
+	}
+	stats.PeakArrowBytes = alloc.PeakBytes()
+	stats.Duration = time.Since(start)
+	if err != nil {
+		return nil, stats, fmt.Errorf("rewrite group of %d files: %w", len(tasks), err)
+	}
+	stats.Rows = stats.Writer.Rows
+	stats.OutputFiles = len(files)
+	stats.OutputBytes = stats.Writer.Bytes
+	return files, stats, nil
+}
+
+// groupRun is what one read of a group (rewriteGroupOnce) is given.
+type groupRun struct {
+	alloc                       *TrackingAllocator
+	par, scanWorkers, batchRows int
+	chunk                       int
+	partition                   map[int]any
+	partPath                    string
+	meter                       *groupMeter
+	keys                        []string // the keyer's columns, never coded
+	codes                       bool     // carry low-cardinality strings as codes (columnCodes)
+}
+
+// rewriteGroupOnce reads, sorts and writes the group once, filling stats'
+// sort and writer figures. On error the files written are removed.
+func rewriteGroupOnce(ctx context.Context, tbl *table.Table, tasks []table.FileScanTask, opts GroupOptions, run groupRun, stats *GroupStats) ([]iceberg.DataFile, error) {
+	var (
+		sorter *Sorter
+		err    error
+	)
 	if opts.Keyer != nil {
 		var records int64
 		for _, t := range tasks {
@@ -291,45 +350,48 @@ func RewriteGroup(ctx context.Context, tbl *table.Table, tasks []table.FileScanT
 		sorter, err = NewSorter(opts.Keyer, SortOptions{
 			MemoryBytes:  opts.MemoryBytes * 3 / 4,
 			TempDir:      opts.TempDir,
-			BatchRows:    batchRows,
-			Parallelism:  par,
-			Allocator:    alloc,
+			BatchRows:    run.batchRows,
+			Parallelism:  run.par,
+			Allocator:    run.alloc,
 			ExpectedRows: records,
 			Buffers:      opts.Buffers,
 		})
 		if err != nil {
-			return nil, stats, fmt.Errorf("rewrite group: %w", err)
+			return nil, err
 		}
 	}
 	w, err := NewWriter(ctx, tbl, WriterOptions{
 		TargetFileSizeBytes: opts.TargetFileSizeBytes,
 		MemoryBytes:         opts.MemoryBytes / 8,
-		PartitionValues:     partition,
+		PartitionValues:     run.partition,
 		SortOrderID:         opts.SortOrderID,
 		NameTag:             opts.NameTag,
 		RunID:               opts.RunID,
-		Parallelism:         par,
-		Allocator:           alloc,
+		Parallelism:         run.par,
+		Allocator:           run.alloc,
 	})
 	if err != nil {
-		return nil, stats, fmt.Errorf("rewrite group: %w", err)
+		return nil, err
 	}
 
-	scan := tbl.Scan(table.WithMaxConcurrency(scanWorkers), table.WithArrowBatchSize(batchRows))
+	scan := tbl.Scan(table.WithMaxConcurrency(run.scanWorkers), table.WithArrowBatchSize(run.batchRows))
 	defer scan.Close()
-	meter := newGroupMeter(opts.Progress, tasks, stats.InputBytes)
-	rd := &groupReader{scan: scan, tasks: tasks, chunk: chunk, partition: partPath, meter: meter}
+	rd := &groupReader{scan: scan, tasks: tasks, chunk: run.chunk, partition: run.partPath, meter: run.meter}
+	var coder *inputCoder
+	if sorter != nil && run.codes {
+		coder = &inputCoder{w: w, keys: run.keys, mem: run.alloc}
+	}
 
 	// The scan and the sort run on a producer goroutine; this goroutine
 	// encodes. On a write error the producer is cancelled and the queue
 	// drained, so no batch is left unreleased.
 	batches := make(chan *pickBatch, writerQueue)
-	pctx, cancel := context.WithCancelCause(compute.WithAllocator(ctx, alloc))
+	pctx, cancel := context.WithCancelCause(compute.WithAllocator(ctx, run.alloc))
 	defer cancel(nil)
 	perrc := make(chan error, 1)
 	go func() {
 		defer close(batches)
-		perrc <- produce(pctx, rd, sorter, batches)
+		perrc <- produce(pctx, rd, sorter, coder, batches)
 	}()
 	var werr error
 	for p := range batches {
@@ -337,7 +399,7 @@ func RewriteGroup(ctx context.Context, tbl *table.Table, tasks []table.FileScanT
 			if werr = w.writeRows(pctx, p); werr != nil {
 				cancel(werr)
 			} else {
-				meter.add(0, p.numRows())
+				run.meter.add(0, p.numRows())
 			}
 		}
 		p.release()
@@ -357,23 +419,28 @@ func RewriteGroup(ctx context.Context, tbl *table.Table, tasks []table.FileScanT
 		stats.Sort = sorter.Stats()
 	}
 	stats.Writer = w.Stats()
-	stats.PeakArrowBytes = alloc.PeakBytes()
-	stats.Duration = time.Since(start)
-	if err != nil {
-		return nil, stats, errors.Join(fmt.Errorf("rewrite group of %d files: %w", len(tasks), err), w.Abort())
+	if coder != nil && coder.codes != nil {
+		stats.CodedColumns = coder.codes.names()
+	} else {
+		stats.CodedColumns = nil
 	}
-	stats.Rows = stats.Writer.Rows
-	stats.OutputFiles = len(files)
-	stats.OutputBytes = stats.Writer.Bytes
-	return files, stats, nil
+	if err != nil {
+		return nil, errors.Join(err, w.Abort())
+	}
+	return files, nil
 }
 
 // produce reads the tasks, sorts them when sorter is set, and sends the
-// batches to out.
-func produce(ctx context.Context, rd *groupReader, sorter *Sorter, out chan<- *pickBatch) error {
+// batches to out. With coder set, the sort reads the coder's batches.
+func produce(ctx context.Context, rd *groupReader, sorter *Sorter, coder *inputCoder, out chan<- *pickBatch) error {
 	schema, records, err := rd.read(ctx)
 	if err != nil {
 		return err
+	}
+	if coder != nil {
+		var stop func()
+		schema, records, stop = coder.code(schema, records)
+		defer stop()
 	}
 	stream := func(yield func(*pickBatch, error) bool) {
 		for rec, err := range records {
@@ -749,6 +816,17 @@ func newGroupMeter(fn func(int64), tasks []table.FileScanTask, bytes int64) *gro
 		m.rows += t.File.Count()
 	}
 	return m
+}
+
+// restart forgets the rows read and written, for a group read again from
+// the start: fn is called again only once the new read passes the work
+// already reported.
+func (m *groupMeter) restart() {
+	if m == nil {
+		return
+	}
+	m.read.Store(0)
+	m.written.Store(0)
 }
 
 // add counts rows read and written. The sorter may read on a goroutine of

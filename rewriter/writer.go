@@ -7,6 +7,7 @@ import (
 	"io"
 	"path"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -182,6 +183,11 @@ type Writer struct {
 	// scratch is what the files' columns gather picked values into.
 	scratch scratchPool
 
+	// codes, when set (useCodes), are the columns that reach the writer
+	// as dictionary codes; codedSch is arrowSch with those columns int32.
+	codes    *columnCodes
+	codedSch *arrow.Schema
+
 	// cleanupFS is the file io files are removed through: opened without
 	// the writer's cancellation, since an object store io keeps the context
 	// it was opened with, and a cancelled run must still remove its files.
@@ -299,6 +305,16 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) error {
 	if rec.NumRows() == 0 {
 		return nil
 	}
+	if w.codes != nil && sameColumns(rec.Schema(), w.codedSch) {
+		rec = array.NewRecordBatch(w.codedSch, rec.Columns(), rec.NumRows())
+		defer rec.Release()
+		w.prepare(rec)
+		return w.write(ctx, rec.NumRows(), func(pw parquetFile, off, n int64) error {
+			part := rec.NewSlice(off, off+n)
+			defer part.Release()
+			return w.writeBuffered(pw, part)
+		})
+	}
 	rec, err := w.conform(ctx, rec)
 	if err != nil {
 		return err
@@ -322,7 +338,7 @@ func (w *Writer) prepare(sample arrow.RecordBatch) {
 	if w.guessPerRow == 0 {
 		// Before anything is flushed, the Arrow size is the estimate;
 		// encoding nearly always shrinks it, so early row groups err small.
-		w.guessPerRow = max(float64(recordBytes(sample))/float64(sample.NumRows()), 1)
+		w.guessPerRow = max(float64(recordBytes(sample)+w.codedValueBytes(sample))/float64(sample.NumRows()), 1)
 	}
 }
 
@@ -343,7 +359,7 @@ func (w *Writer) writeRows(ctx context.Context, p *pickBatch) error {
 		defer rec.Release()
 		return w.Write(ctx, rec)
 	}
-	if !sameColumns(p.sch, w.arrowSch) {
+	if !sameColumns(p.sch, w.fileSchema()) {
 		rec, err := p.record(ctx, w.opts.Allocator, w.opts.Parallelism)
 		if err != nil {
 			return fmt.Errorf("copy sorted rows: %w", err)
@@ -374,10 +390,36 @@ func (w *Writer) writeRows(ctx context.Context, p *pickBatch) error {
 		defer rec.Release()
 		// Same columns (checked above); the file's schema carries the
 		// field ids, and pqarrow wants it exactly.
-		out := array.NewRecordBatch(w.arrowSch, rec.Columns(), rec.NumRows())
+		out := array.NewRecordBatch(w.fileSchema(), rec.Columns(), rec.NumRows())
 		defer out.Release()
-		return pw.WriteBuffered(out)
+		return w.writeBuffered(pw, out)
 	})
+}
+
+// fileSchema is the schema of the batches the open file takes: arrowSch,
+// with the coded columns int32 when the writer takes codes.
+func (w *Writer) fileSchema() *arrow.Schema {
+	if w.codes != nil {
+		return w.codedSch
+	}
+	return w.arrowSch
+}
+
+// writeBuffered appends rec, of fileSchema, to pw's buffered row group. A
+// [columnFile] takes codes as they are; pqarrow's writer (nested schemas,
+// which chooseCodes never codes) would get the values.
+func (w *Writer) writeBuffered(pw parquetFile, rec arrow.RecordBatch) error {
+	if _, ok := pw.(*columnFile); ok || w.codes == nil {
+		return pw.WriteBuffered(rec)
+	}
+	plain, err := w.codes.decode(w.opts.Allocator, rec)
+	if err != nil {
+		return err
+	}
+	defer plain.Release()
+	out := array.NewRecordBatch(w.arrowSch, plain.Columns(), plain.NumRows())
+	defer out.Release()
+	return pw.WriteBuffered(out)
 }
 
 // write appends rows rows, handing each piece that fits the buffered row
@@ -493,6 +535,9 @@ func (w *Writer) open() error {
 	switch {
 	case cf != nil:
 		cf.scratch = w.scratch
+		if w.codes != nil {
+			cf.books = w.codes.books
+		}
 		pw = cf
 	case err == nil: // nested columns: pqarrow writes them, one column at a time
 		pw, err = pqarrow.NewFileWriter(w.arrowSch, cw, w.wprops, arrProps)
@@ -659,16 +704,18 @@ func (w *Writer) dictionaryProps(sample arrow.RecordBatch) []parquet.WriterPrope
 	}
 	// Rows of a row group: its encoded bytes over the batch's in-memory bytes per
 	// row, an upper bound of the encoded bytes per row (so a lower bound of rows).
-	scale := sample.NumRows()
-	if n := sample.NumRows(); n > 0 {
-		if per := recordBytes(sample) / n; per > 0 {
-			scale = max(scale, w.rgBytes/per)
-		}
-	}
+	scale := w.rowGroupScale(sample)
 	var props []parquet.WriterProperty
 	for i, f := range w.arrowSch.Fields() {
 		if _, ok := w.props[propDictColumnEnabled+f.Name]; ok {
 			continue // explicit per-column setting, already in base
+		}
+		if w.codes != nil && w.codes.books[i] != nil {
+			// Chosen from the group's first batch by the same rule
+			// (chooseCodes); its codes say nothing more to pqdict.
+			props = append(props, parquet.WithDictionaryFor(f.Name, true))
+			w.stats.DictionaryColumns = append(w.stats.DictionaryColumns, f.Name)
+			continue
 		}
 		ratio, ok := pqdict.ScaledDistinctRatio(sample.Column(i), scale)
 		if !ok {
@@ -682,6 +729,104 @@ func (w *Writer) dictionaryProps(sample arrow.RecordBatch) []parquet.WriterPrope
 		}
 	}
 	return props
+}
+
+// rowGroupScale is the rows of a row group as sample says: its encoded
+// bytes over sample's in-memory bytes per row (coded values counted as the
+// values), an upper bound of the encoded bytes per row, so a lower bound of
+// rows; at least sample's rows.
+func (w *Writer) rowGroupScale(sample arrow.RecordBatch) int64 {
+	scale := sample.NumRows()
+	if n := sample.NumRows(); n > 0 {
+		if per := (recordBytes(sample) + w.codedValueBytes(sample)) / n; per > 0 {
+			scale = max(scale, w.rgBytes/per)
+		}
+	}
+	return scale
+}
+
+// codedValueBytes is the bytes of the values sample's coded columns stand
+// for, beyond the codes' own (which recordBytes counts, as an offset's
+// worth): 0 without codes.
+func (w *Writer) codedValueBytes(sample arrow.RecordBatch) int64 {
+	if w.codes == nil || !sameColumns(sample.Schema(), w.codedSch) {
+		return 0
+	}
+	var n int64
+	for i, b := range w.codes.books {
+		if b == nil {
+			continue
+		}
+		ca := sample.Column(i).(*array.Int32)
+		for j, c := range ca.Int32Values() {
+			if ca.IsValid(j) {
+				n += b.offs[c+1] - b.offs[c]
+			}
+		}
+	}
+	return n
+}
+
+// chooseCodes returns the columns of a sorted group to carry as dictionary
+// codes (see columnCodes), judged on sample, the group's first batch as
+// read: string and binary columns other than the layout's keys that the
+// writer would dictionary-encode by its rule (pqdict at row-group scale, or
+// the table's per-column setting) and with its own dictionary path, which
+// takes codes (dictColumn: a compressed codec, columns written by
+// columnFile). None when sample's columns are not the file's (the scan's
+// types differ from the table's and batches are converted), when the table
+// disables dictionaries, or when a column is nested.
+func (w *Writer) chooseCodes(sample arrow.RecordBatch, keys []string) []int {
+	if sample.NumRows() == 0 || !sameColumns(sample.Schema(), w.arrowSch) {
+		return nil
+	}
+	if v, ok := w.props[propDictEnabled]; ok && !strings.EqualFold(v, "true") {
+		return nil
+	}
+	for _, f := range w.arrowSch.Fields() {
+		if !flatType(f.Type) {
+			return nil
+		}
+	}
+	props := parquet.NewWriterProperties(w.base...)
+	scale := w.rowGroupScale(sample)
+	var cols []int
+	for i, f := range w.arrowSch.Fields() {
+		if !codable(f.Type) || isKeyColumn(keys, f.Name) || props.DictionaryCostFallbackEnabledFor(f.Name) {
+			continue
+		}
+		if v, ok := w.props[propDictColumnEnabled+f.Name]; ok {
+			if strings.EqualFold(v, "true") {
+				cols = append(cols, i)
+			}
+			continue
+		}
+		ratio, ok := pqdict.ScaledDistinctRatio(sample.Column(i), scale)
+		if ok && w.opts.DictionaryMaxDistinctRatio >= 0 && ratio <= w.opts.DictionaryMaxDistinctRatio {
+			cols = append(cols, i)
+		}
+	}
+	return cols
+}
+
+// useCodes makes the writer take batches of cc's coded schema, before the
+// first is written: coded columns are dictionary-encoded from their codes,
+// or turned back into values where a column is written plain.
+func (w *Writer) useCodes(cc *columnCodes) {
+	w.codes = cc
+	fields := slices.Clone(w.arrowSch.Fields())
+	for i, b := range cc.books {
+		if b != nil {
+			fields[i].Type = arrow.PrimitiveTypes.Int32
+		}
+	}
+	md := w.arrowSch.Metadata()
+	w.codedSch = arrow.NewSchema(fields, &md)
+}
+
+// dictLimit is the dictionary page size limit of the files written.
+func (w *Writer) dictLimit() int64 {
+	return parquet.NewWriterProperties(w.base...).DictionaryPageSizeLimit()
 }
 
 // parquetProps maps the table's Parquet write properties to arrow-go ones,

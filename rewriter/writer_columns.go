@@ -50,6 +50,8 @@ type columnFile struct {
 	ctxs     []context.Context
 	defs     [][]int16
 	dicts    []*dictColumn // dictionary-encoded columns held until the row group is flushed; nil for the others
+	books    []*codebook   // by column, the codes a coded column's batches hold ([Writer.useCodes]); nil for the others
+	types    []arrow.DataType
 	scratch  scratchPool
 	mem      memory.Allocator
 	rows     int64 // rows in the buffered row group
@@ -88,10 +90,7 @@ func flatColumns(sch *arrow.Schema, pqs *schema.Schema) bool {
 		return false
 	}
 	for i, f := range sch.Fields() {
-		switch f.Type.ID() {
-		case arrow.STRUCT, arrow.LIST, arrow.LARGE_LIST, arrow.FIXED_SIZE_LIST, arrow.MAP,
-			arrow.LIST_VIEW, arrow.LARGE_LIST_VIEW, arrow.DICTIONARY, arrow.RUN_END_ENCODED,
-			arrow.SPARSE_UNION, arrow.DENSE_UNION, arrow.NULL:
+		if !flatType(f.Type) {
 			return false
 		}
 		c := pqs.Column(i)
@@ -99,6 +98,18 @@ func flatColumns(sch *arrow.Schema, pqs *schema.Schema) bool {
 		if c.MaxRepetitionLevel() != 0 || (f.Nullable && def != 1) || (!f.Nullable && def != 0) {
 			return false
 		}
+	}
+	return true
+}
+
+// flatType reports whether a column of type dt is one Parquet leaf that
+// columnFile writes itself.
+func flatType(dt arrow.DataType) bool {
+	switch dt.ID() {
+	case arrow.STRUCT, arrow.LIST, arrow.LARGE_LIST, arrow.FIXED_SIZE_LIST, arrow.MAP,
+		arrow.LIST_VIEW, arrow.LARGE_LIST_VIEW, arrow.DICTIONARY, arrow.RUN_END_ENCODED,
+		arrow.SPARSE_UNION, arrow.DENSE_UNION, arrow.NULL:
+		return false
 	}
 	return true
 }
@@ -133,6 +144,7 @@ func newColumnFile(sch *arrow.Schema, out io.Writer, props *parquet.WriterProper
 		maxRows:  props.MaxRowGroupLength(),
 		names:    make([]string, sch.NumFields()),
 		nullable: make([]bool, sch.NumFields()),
+		types:    make([]arrow.DataType, sch.NumFields()),
 		ctxs:     make([]context.Context, sch.NumFields()),
 		defs:     make([][]int16, sch.NumFields()),
 		dicts:    make([]*dictColumn, sch.NumFields()),
@@ -141,7 +153,7 @@ func newColumnFile(sch *arrow.Schema, out io.Writer, props *parquet.WriterProper
 		workers:  max(workers, 1),
 	}
 	for i, f := range sch.Fields() {
-		c.names[i], c.nullable[i] = f.Name, f.Nullable
+		c.names[i], c.nullable[i], c.types[i] = f.Name, f.Nullable, f.Type
 		// The uncompressed columns' cost check (dictionary or plain,
 		// decided at the first page) counts raw bytes as values are put;
 		// dictionary indices carry none, so those columns stay dense.
@@ -270,8 +282,17 @@ func (c *columnFile) stop() {
 }
 
 func (c *columnFile) writeColumn(i int, arr arrow.Array) error {
+	var book *codebook
+	if c.books != nil && c.books[i] != nil && arr.DataType().ID() == arrow.INT32 && codable(c.types[i]) {
+		book = c.books[i]
+	}
 	if d := c.dicts[i]; d != nil && !d.dense {
-		took := d.add(arr)
+		var took int
+		if book != nil {
+			took = d.addCodes(arr, book)
+		} else {
+			took = d.add(arr)
+		}
 		if took == arr.Len() {
 			return nil
 		}
@@ -283,6 +304,15 @@ func (c *columnFile) writeColumn(i int, arr arrow.Array) error {
 		d.dense = true
 		arr = array.NewSlice(arr, int64(took), int64(arr.Len()))
 		defer arr.Release()
+	}
+	if book != nil {
+		// Written plain: the values, not their codes.
+		vals, err := decodeColumn(c.mem, book, c.types[i], arr)
+		if err != nil {
+			return err
+		}
+		defer vals.Release()
+		arr = vals
 	}
 	cw, err := c.rgw.Column(i)
 	if err != nil {

@@ -71,6 +71,10 @@ type dictColumn struct {
 	// dense is set when a value did not fit the dictionary, or a batch had
 	// nulls: the rest of the row group goes the dense way.
 	dense bool
+
+	// local maps a group's code (see columnCodes) to 1 + the row group's
+	// index of its value, 0 for a code not seen in the row group yet.
+	local []int32
 }
 
 // newDictColumn returns a dictColumn for a column of type dt, or nil when the
@@ -127,11 +131,7 @@ func (d *dictColumn) add(arr arrow.Array) int {
 	if arr.NullN() > 0 {
 		return 0
 	}
-	n := arr.Len()
-	if need := (d.rows + n) * 4; need > d.idx.Cap() {
-		d.idx.Reserve(max(need, 2*d.idx.Cap()))
-	}
-	ids := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(d.idx.Buf()))), d.idx.Cap()/4)[d.rows:]
+	ids := d.indexSpace(arr.Len())
 	var took int
 	if d.width > 0 {
 		took = d.addFixed(arr, ids)
@@ -141,6 +141,15 @@ func (d *dictColumn) add(arr arrow.Array) int {
 	d.rows += took
 	d.idx.ResizeNoShrink(d.rows * 4)
 	return took
+}
+
+// indexSpace makes room for n more indices and returns the space after the
+// rows held.
+func (d *dictColumn) indexSpace(n int) []int32 {
+	if need := (d.rows + n) * 4; need > d.idx.Cap() {
+		d.idx.Reserve(max(need, 2*d.idx.Cap()))
+	}
+	return unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(d.idx.Buf()))), d.idx.Cap()/4)[d.rows:]
 }
 
 func (d *dictColumn) addBinary(arr arrow.Array, ids []int32) int {
@@ -192,6 +201,42 @@ func (d *dictColumn) addBinary(arr arrow.Array, ids []int32) int {
 		lastID, last = id, v
 	}
 	return arr.Len()
+}
+
+// addCodes is add for a coded column: arr holds codes of book, and each
+// row's value is looked up by its code, not hashed. The dictionary and the
+// indices are those add gives the values: values in order of first
+// appearance in the row group. It takes none of an array with nulls, as
+// add.
+func (d *dictColumn) addCodes(arr arrow.Array, book *codebook) int {
+	if arr.NullN() > 0 {
+		return 0
+	}
+	n := arr.Len()
+	ids := d.indexSpace(n)
+	if m := book.len(); len(d.local) < m {
+		d.local = append(d.local, make([]int32, m-len(d.local))...)
+	}
+	took := n
+	for i, c := range arr.(*array.Int32).Int32Values() {
+		id := d.local[c] - 1
+		if id < 0 {
+			v := book.value(c)
+			if !d.fits(len(v) + 4) {
+				took = i
+				break
+			}
+			id = int32(d.entries())
+			d.vals = append(d.vals, v...)
+			d.offs = append(d.offs, int64(len(d.vals)))
+			d.dictSz += int64(len(v)) + 4
+			d.local[c] = id + 1
+		}
+		ids[i] = id
+	}
+	d.rows += took
+	d.idx.ResizeNoShrink(d.rows * 4)
+	return took
 }
 
 func (d *dictColumn) addFixed(arr arrow.Array, ids []int32) int {
@@ -437,6 +482,7 @@ func (d *dictColumn) values(ids []int32) arrow.Array {
 // reset empties d for the next row group; the index buffer is kept.
 func (d *dictColumn) reset() {
 	clear(d.strIDs)
+	clear(d.local)
 	d.fixIDs.reset()
 	d.vals = d.vals[:0]
 	d.offs = d.offs[:1]

@@ -110,6 +110,9 @@ type JobResult struct {
 	// at once: the Arrow buffers of 32 KiB and more, with what their size
 	// classes and spare slabs add.
 	PeakPoolBytes int64 `json:"peak_pool_bytes,omitempty"`
+	// CodedColumns are the columns floe carried as dictionary codes
+	// (rewriter.GroupStats.CodedColumns), over all groups.
+	CodedColumns []string `json:"coded_columns,omitempty"`
 	// SpilledRuns and SpilledBytes describe floe's external sort.
 	SpilledRuns  int   `json:"spilled_runs,omitempty"`
 	SpilledBytes int64 `json:"spilled_bytes,omitempty"`
@@ -285,6 +288,11 @@ func runFloe(ctx context.Context, job Job) (res JobResult, err error) {
 		// Groups run at once, each with its own allocator: the sum bounds
 		// the peak from above.
 		res.PeakArrowBytes += g.Stats.PeakArrowBytes
+		for _, c := range g.Stats.CodedColumns {
+			if !slices.Contains(res.CodedColumns, c) {
+				res.CodedColumns = append(res.CodedColumns, c)
+			}
+		}
 		res.SpilledRuns += g.Stats.Sort.SpilledRuns
 		res.SpilledBytes += g.Stats.Sort.SpilledBytes
 	}
