@@ -124,15 +124,59 @@ func (cc *columnCodes) names() []string {
 	return out
 }
 
-// encode returns rec, of the plain schema, with its coded columns turned
-// into codes: a new batch of the coded schema. rec is not released.
+// encode returns rec with its coded columns turned into codes: a new batch
+// of the coded schema. rec has the plain schema's columns, any string or
+// binary one possibly as a dictionary array of its type (the group's own
+// Parquet read gives those, see parquetFiles); an uncoded column that is
+// one gets its values. rec is not released.
 func (cc *columnCodes) encode(mem memory.Allocator, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
-	if !sameColumns(rec.Schema(), cc.plain) {
-		return nil, fmt.Errorf("dictionary codes: batch schema %s is not the group's %s", rec.Schema(), cc.plain)
+	if err := checkPlainOrDict(rec, cc.plain); err != nil {
+		return nil, err
 	}
 	return cc.convert(rec, cc.coded, func(i int, col arrow.Array) (arrow.Array, error) {
+		if cc.books[i] == nil {
+			return plainColumn(mem, cc.plain.Field(i).Type, col)
+		}
 		return encodeColumn(mem, cc.books[i], col)
-	})
+	}, true)
+}
+
+// checkPlainOrDict fails unless rec's columns are plain's, each of its type
+// or a dictionary array of its type.
+func checkPlainOrDict(rec arrow.RecordBatch, plain *arrow.Schema) error {
+	ok := rec.NumCols() == int64(plain.NumFields())
+	for i := 0; ok && i < plain.NumFields(); i++ {
+		dt := rec.Column(i).DataType()
+		if d, isDict := dt.(*arrow.DictionaryType); isDict {
+			dt = d.ValueType
+		}
+		ok = rec.Schema().Field(i).Name == plain.Field(i).Name && arrow.TypeEqual(dt, plain.Field(i).Type)
+	}
+	if !ok {
+		return fmt.Errorf("dictionary codes: batch schema %s is not the group's %s", rec.Schema(), plain)
+	}
+	return nil
+}
+
+// plainBatch returns rec, of plain's columns with dictionary arrays in
+// places (see encode), with every column as values: a new reference to rec
+// itself when none is a dictionary.
+func plainBatch(mem memory.Allocator, rec arrow.RecordBatch, plain *arrow.Schema) (arrow.RecordBatch, error) {
+	if err := checkPlainOrDict(rec, plain); err != nil {
+		return nil, err
+	}
+	dict := false
+	for _, c := range rec.Columns() {
+		dict = dict || c.DataType().ID() == arrow.DICTIONARY
+	}
+	if !dict {
+		rec.Retain()
+		return rec, nil
+	}
+	all := &columnCodes{plain: plain}
+	return all.convert(rec, plain, func(i int, col arrow.Array) (arrow.Array, error) {
+		return plainColumn(mem, plain.Field(i).Type, col)
+	}, true)
 }
 
 // decode returns rec, of the coded schema, with its codes turned back into
@@ -140,12 +184,12 @@ func (cc *columnCodes) encode(mem memory.Allocator, rec arrow.RecordBatch) (arro
 func (cc *columnCodes) decode(mem memory.Allocator, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	return cc.convert(rec, cc.plain, func(i int, col arrow.Array) (arrow.Array, error) {
 		return decodeColumn(mem, cc.books[i], cc.plain.Field(i).Type, col)
-	})
+	}, false)
 }
 
-// convert returns a batch of schema out whose coded columns are fn's
-// arrays for rec's, and whose other columns are rec's.
-func (cc *columnCodes) convert(rec arrow.RecordBatch, out *arrow.Schema, fn func(i int, col arrow.Array) (arrow.Array, error)) (arrow.RecordBatch, error) {
+// convert returns a batch of schema out whose coded columns (every column,
+// with all) are fn's arrays for rec's, and whose other columns are rec's.
+func (cc *columnCodes) convert(rec arrow.RecordBatch, out *arrow.Schema, fn func(i int, col arrow.Array) (arrow.Array, error), all bool) (arrow.RecordBatch, error) {
 	cols := make([]arrow.Array, rec.NumCols())
 	defer func() {
 		for _, c := range cols {
@@ -155,7 +199,7 @@ func (cc *columnCodes) convert(rec arrow.RecordBatch, out *arrow.Schema, fn func
 		}
 	}()
 	for i, col := range rec.Columns() {
-		if cc.books[i] == nil {
+		if !all && cc.books[i] == nil {
 			col.Retain()
 			cols[i] = col
 			continue
@@ -169,26 +213,66 @@ func (cc *columnCodes) convert(rec arrow.RecordBatch, out *arrow.Schema, fn func
 	return array.NewRecordBatch(out, cols, rec.NumRows()), nil
 }
 
-// encodeColumn codes the values of arr, a string or binary array, in book:
-// an int32 array of the same length and validity (a null row's code is 0).
+// encodeColumn codes the values of arr, a string or binary array or a
+// dictionary array of one, in book: an int32 array of the same length and
+// validity (a null row's code is 0). A dictionary array's values are looked
+// up once each, and its rows take their value's code by index.
 func encodeColumn(mem memory.Allocator, book *codebook, arr arrow.Array) (arrow.Array, error) {
 	n := arr.Len()
-	var value func(i int) []byte
-	switch a := arr.(type) {
-	case *array.String:
-		value = func(i int) []byte { return unsafe.Slice(unsafe.StringData(a.Value(i)), len(a.Value(i))) }
-	case *array.Binary:
-		value = a.Value
-	case *array.LargeString:
-		value = func(i int) []byte { return unsafe.Slice(unsafe.StringData(a.Value(i)), len(a.Value(i))) }
-	case *array.LargeBinary:
-		value = a.Value
-	default:
-		return nil, fmt.Errorf("%s cannot be coded", arr.DataType())
-	}
 	vals := newBuffer(mem, n*4)
 	codes := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(vals.Bytes()))), n)
 	var valid *memory.Buffer
+	fail := func(err error) (arrow.Array, error) {
+		vals.Release()
+		if valid != nil {
+			valid.Release()
+		}
+		return nil, err
+	}
+	if d, ok := arr.(*array.Dictionary); ok {
+		dict := d.Dictionary()
+		value, err := binaryValues(dict)
+		if err != nil {
+			return fail(err)
+		}
+		remap := make([]int32, dict.Len())
+		for j := range remap {
+			if dict.IsValid(j) {
+				if remap[j], err = book.code(value(j)); err != nil {
+					return fail(err)
+				}
+			}
+		}
+		if d.NullN() > 0 || dict.NullN() > 0 {
+			valid = newBuffer(mem, int(bitutil.BytesForBits(int64(n))))
+			clear(valid.Bytes())
+		}
+		if idx, ok := d.Indices().(*array.Int32); ok && valid == nil {
+			// pqarrow's indices, no nulls: the common case, without
+			// GetValueIndex's type switch per row.
+			for i, x := range idx.Int32Values() {
+				codes[i] = remap[x]
+			}
+			return finish(arrow.PrimitiveTypes.Int32, n, []*memory.Buffer{nil, vals}, 0), nil
+		}
+		nulls := 0
+		for i := range n {
+			if d.IsNull(i) || dict.IsNull(d.GetValueIndex(i)) {
+				codes[i] = 0
+				nulls++
+				continue
+			}
+			codes[i] = remap[d.GetValueIndex(i)]
+			if valid != nil {
+				bitutil.SetBit(valid.Bytes(), i)
+			}
+		}
+		return finish(arrow.PrimitiveTypes.Int32, n, []*memory.Buffer{valid, vals}, nulls), nil
+	}
+	value, err := binaryValues(arr)
+	if err != nil {
+		return fail(err)
+	}
 	if arr.NullN() > 0 {
 		valid = newBuffer(mem, int(bitutil.BytesForBits(int64(n))))
 		bitutil.CopyBitmap(arr.NullBitmapBytes(), arr.Data().Offset(), n, valid.Bytes(), 0)
@@ -198,17 +282,44 @@ func encodeColumn(mem memory.Allocator, book *codebook, arr arrow.Array) (arrow.
 			codes[i] = 0
 			continue
 		}
-		c, err := book.code(value(i))
-		if err != nil {
-			vals.Release()
-			if valid != nil {
-				valid.Release()
-			}
-			return nil, err
+		if codes[i], err = book.code(value(i)); err != nil {
+			return fail(err)
 		}
-		codes[i] = c
 	}
 	return finish(arrow.PrimitiveTypes.Int32, n, []*memory.Buffer{valid, vals}, arr.NullN()), nil
+}
+
+// binaryValues returns the value getter of a string or binary array.
+func binaryValues(arr arrow.Array) (func(i int) []byte, error) {
+	switch a := arr.(type) {
+	case *array.String:
+		return func(i int) []byte { v := a.Value(i); return unsafe.Slice(unsafe.StringData(v), len(v)) }, nil
+	case *array.Binary:
+		return a.Value, nil
+	case *array.LargeString:
+		return func(i int) []byte { v := a.Value(i); return unsafe.Slice(unsafe.StringData(v), len(v)) }, nil
+	case *array.LargeBinary:
+		return a.Value, nil
+	}
+	return nil, fmt.Errorf("%s cannot be coded", arr.DataType())
+}
+
+// plainColumn returns arr as values of dt: arr itself (a new reference)
+// unless it is a dictionary array, whose values are then gathered.
+func plainColumn(mem memory.Allocator, dt arrow.DataType, arr arrow.Array) (arrow.Array, error) {
+	d, ok := arr.(*array.Dictionary)
+	if !ok {
+		arr.Retain()
+		return arr, nil
+	}
+	dict := d.Dictionary()
+	value, err := binaryValues(dict)
+	if err != nil {
+		return nil, err
+	}
+	return buildBinary(mem, dt, d.Len(),
+		func(i int) bool { return d.IsValid(i) && dict.IsValid(d.GetValueIndex(i)) },
+		func(i int) []byte { return value(d.GetValueIndex(i)) })
 }
 
 // decodeColumn turns codes, an int32 array of book's codes, back into the
@@ -219,46 +330,54 @@ func decodeColumn(mem memory.Allocator, book *codebook, dt arrow.DataType, codes
 	if !ok {
 		return nil, fmt.Errorf("dictionary codes: column holds %s, not codes", codes.DataType())
 	}
-	n := ca.Len()
 	cs := ca.Int32Values()
+	return buildBinary(mem, dt, ca.Len(), ca.IsValid, func(i int) []byte { return book.value(cs[i]) })
+}
+
+// buildBinary builds an array of dt (a string or binary type) of n rows:
+// row i null unless valid(i), else value(i).
+func buildBinary(mem memory.Allocator, dt arrow.DataType, n int, valid func(i int) bool, value func(i int) []byte) (arrow.Array, error) {
 	var total int64
-	for i, c := range cs {
-		if ca.IsValid(i) {
-			total += book.offs[c+1] - book.offs[c]
+	nulls := 0
+	for i := range n {
+		if valid(i) {
+			total += int64(len(value(i)))
+		} else {
+			nulls++
 		}
 	}
 	large := dt.ID() == arrow.LARGE_STRING || dt.ID() == arrow.LARGE_BINARY
 	if !large && total > math.MaxInt32 {
-		return nil, fmt.Errorf("dictionary codes: %d rows hold %d bytes, over the %s limit", n, total, dt)
+		return nil, fmt.Errorf("%d rows hold %d bytes, over the %s limit", n, total, dt)
 	}
-	var valid *memory.Buffer
-	if ca.NullN() > 0 {
-		valid = newBuffer(mem, int(bitutil.BytesForBits(int64(n))))
-		bitutil.CopyBitmap(ca.NullBitmapBytes(), ca.Data().Offset(), n, valid.Bytes(), 0)
+	var vbuf *memory.Buffer
+	if nulls > 0 {
+		vbuf = newBuffer(mem, int(bitutil.BytesForBits(int64(n))))
+		clear(vbuf.Bytes())
 	}
 	ow := 4
 	if large {
 		ow = 8
 	}
 	offBuf := newBuffer(mem, (n+1)*ow)
+	ob := offBuf.Bytes()
 	data := newBuffer(mem, int(total))
 	out := data.Bytes()
 	var at int64
-	put := func(i int, at int64) {
+	for i := range n + 1 {
 		if large {
-			unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(offBuf.Bytes()))), n+1)[i] = at
+			*(*int64)(unsafe.Pointer(&ob[i*8])) = at
 		} else {
-			unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(offBuf.Bytes()))), n+1)[i] = int32(at)
+			*(*int32)(unsafe.Pointer(&ob[i*4])) = int32(at)
+		}
+		if i < n && valid(i) {
+			if vbuf != nil {
+				bitutil.SetBit(vbuf.Bytes(), i)
+			}
+			at += int64(copy(out[at:], value(i)))
 		}
 	}
-	for i, c := range cs {
-		put(i, at)
-		if ca.IsValid(i) {
-			at += int64(copy(out[at:], book.value(c)))
-		}
-	}
-	put(n, at)
-	return finish(dt, n, []*memory.Buffer{valid, offBuf, data}, ca.NullN()), nil
+	return finish(dt, n, []*memory.Buffer{vbuf, offBuf, data}, nulls), nil
 }
 
 // keyColumns returns the columns keyer reads, by name, and whether it says:
@@ -281,23 +400,50 @@ func isKeyColumn(keys []string, name string) bool {
 // inputCoder turns a sorted group's batches into coded ones: it settles
 // the coded columns on the first batch (Writer.chooseCodes), has the
 // writer take them, and codes every batch before the sort reads it.
+// Batches may hold dictionary arrays where readDict asked the group's own
+// Parquet read for them (parquetFiles): the coded columns' rows then take
+// their code by dictionary index, and any other column gets its values.
 type inputCoder struct {
 	w     *Writer
 	keys  []string
 	mem   memory.Allocator
 	codes *columnCodes // set by code; nil when no column is coded
+
+	plain   *arrow.Schema // the batches' schema, as read
+	decided bool          // codes is settled
+}
+
+// readDict reports whether column i of the batches read should come as a
+// dictionary array: until the codes are settled, any string or binary
+// column but the keys (the first batch decides from them all); then the
+// coded ones.
+func (c *inputCoder) readDict(i int) bool {
+	if !c.decided {
+		f := c.plain.Field(i)
+		return codable(f.Type) && !isKeyColumn(c.keys, f.Name)
+	}
+	return c.codes != nil && c.codes.books[i] != nil
 }
 
 // code returns the schema and batches the sort reads in place of schema
-// and records: coded, or the same when no column is chosen. stop must be
-// called once the batches are no longer read: it releases a batch taken
-// from records and not handed on, and ends the read.
+// and records: coded, or as read (dictionary arrays turned into values)
+// when no column is chosen. stop must be called once the batches are no
+// longer read: it releases a batch taken from records and not handed on,
+// and ends the read.
 func (c *inputCoder) code(schema *arrow.Schema, records iter.Seq2[arrow.RecordBatch, error]) (*arrow.Schema, iter.Seq2[arrow.RecordBatch, error], func()) {
+	c.plain = schema
 	next, stopRead := iter.Pull2(records)
 	first, ferr, ok := next()
 	if ok && ferr == nil {
-		c.codes = newColumnCodes(schema, c.w.chooseCodes(first, c.keys), c.w.dictLimit())
+		sample, err := plainBatch(c.mem, first, schema)
+		if err != nil {
+			ferr = err
+		} else {
+			c.codes = newColumnCodes(schema, c.w.chooseCodes(sample, c.keys), c.w.dictLimit())
+			sample.Release()
+		}
 	}
+	c.decided = true
 	held := first // taken from records and not yet handed on
 	stop := func() {
 		if held != nil {
@@ -318,18 +464,19 @@ func (c *inputCoder) code(schema *arrow.Schema, records iter.Seq2[arrow.RecordBa
 				yield(nil, err)
 				return
 			}
+			var conv arrow.RecordBatch
 			if c.codes != nil {
-				coded, cerr := c.codes.encode(c.mem, rec)
-				rec.Release()
-				held = nil
-				if cerr != nil {
-					yield(nil, cerr)
-					return
-				}
-				rec = coded
+				conv, err = c.codes.encode(c.mem, rec)
+			} else {
+				conv, err = plainBatch(c.mem, rec, schema)
 			}
+			rec.Release()
 			held = nil
-			if !yield(rec, nil) {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if !yield(conv, nil) {
 				return
 			}
 			rec, err, ok = next()

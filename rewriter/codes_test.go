@@ -113,8 +113,10 @@ func TestRewriteGroupCodesLowCardinalityStrings(t *testing.T) {
 				require.Equal(t, 1, st.Reads)
 				if run == 0 {
 					require.Equal(t, tc.wantCoded, st.CodedColumns)
+					require.Equal(t, st.InputFiles, st.DirectReads, "files without deletes are read by the rewriter itself")
 				} else {
 					require.Empty(t, st.CodedColumns)
+					require.Zero(t, st.DirectReads)
 				}
 				require.Equal(t, tc.wantSpill, st.Sort.SpilledRuns > 0, "spilled runs: %d", st.Sort.SpilledRuns)
 				require.Greater(t, len(files), 1)
@@ -148,21 +150,16 @@ func TestRewriteGroupCodebookOverflowReadsAgain(t *testing.T) {
 	tbl := codedTable(t, cat, "overflow", 4, 3000, iceberg.Properties{table.ParquetDictSizeBytesKey: "100"},
 		func(f, r int) string { return fmt.Sprintf("kind-%d-%d", f, r%4) })
 	before := tableRows(t, tbl)
-	sch, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
-	require.NoError(t, err)
-	l, err := layout.Parse("sort(id)")
-	require.NoError(t, err)
-	enc, err := layout.NewEncoder(l, sch, layout.EncoderOptions{})
-	require.NoError(t, err)
 	groups, _ := partitionGroups(t, tbl)
 	var progress []int64
 	files, st, err := rewriter.RewriteGroup(ctx, tbl, groups[""], rewriter.GroupOptions{
-		Keyer: enc, TempDir: t.TempDir(), TargetFileSizeBytes: 64 << 10, ScanChunkFiles: 1,
+		Keyer: sortByID(t, tbl), TempDir: t.TempDir(), TargetFileSizeBytes: 64 << 10, ScanChunkFiles: 1,
 		Progress: func(n int64) { progress = append(progress, n) },
 	})
 	require.NoError(t, err)
 	require.Equal(t, 2, st.Reads, "read again without codes")
 	require.Empty(t, st.CodedColumns)
+	require.Zero(t, st.DirectReads, "the second read is iceberg-go's")
 	var after []string
 	for _, f := range files {
 		after = append(after, fileRows(t, localPath(f.FilePath()), nil)...)
@@ -239,4 +236,98 @@ func sorted(rows []string) []string {
 	out := slices.Clone(rows)
 	slices.Sort(out)
 	return out
+}
+
+// TestRewriteGroupReadsEvolvedFiles rewrites tables whose schema changed
+// between appends. Renamed and moved columns are found by field id, so
+// every file is read by the rewriter itself; a file written before a column
+// was added, or with a type since promoted, is left to iceberg-go's scan,
+// which fills and converts. Either way every row is kept.
+func TestRewriteGroupReadsEvolvedFiles(t *testing.T) {
+	cases := []struct {
+		name       string
+		evolve     func(u *table.UpdateSchema)
+		wantDirect int
+	}{
+		{name: "rename and move", wantDirect: 4, evolve: func(u *table.UpdateSchema) {
+			u.RenameColumn([]string{"status"}, "state").MoveFirst([]string{"note"})
+		}},
+		{name: "add and promote", wantDirect: 2, evolve: func(u *table.UpdateSchema) {
+			u.AddColumn([]string{"extra"}, iceberg.PrimitiveTypes.String, "", false, nil).
+				UpdateColumn([]string{"n"}, table.ColumnUpdate{FieldType: iceberg.Optional[iceberg.Type]{Val: iceberg.PrimitiveTypes.Int64, Valid: true}})
+		}},
+	}
+	cat := newCatalog(t)
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			sch := iceberg.NewSchema(0,
+				iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+				iceberg.NestedField{ID: 2, Name: "status", Type: iceberg.PrimitiveTypes.String},
+				iceberg.NestedField{ID: 3, Name: "n", Type: iceberg.PrimitiveTypes.Int32},
+				iceberg.NestedField{ID: 4, Name: "note", Type: iceberg.PrimitiveTypes.String},
+			)
+			tbl, err := cat.CreateTable(ctx, table.Identifier{"db", fmt.Sprintf("evolved%d", i)}, sch)
+			require.NoError(t, err)
+			for f := range 4 {
+				if f == 2 {
+					tx := tbl.NewTransaction()
+					u := tx.UpdateSchema(true, false)
+					tc.evolve(u)
+					require.NoError(t, u.Commit())
+					tbl, err = tx.Commit(ctx)
+					require.NoError(t, err)
+				}
+				tbl = appendBatch(t, tbl, anyRows(t, tbl, f, 2000))
+			}
+			before := tableRows(t, tbl)
+			groups, _ := partitionGroups(t, tbl)
+			files, st, err := rewriter.RewriteGroup(ctx, tbl, groups[""], rewriter.GroupOptions{
+				Keyer: sortByID(t, tbl), TempDir: t.TempDir(), TargetFileSizeBytes: 64 << 10,
+			})
+			require.NoError(t, err)
+			require.Equal(t, tc.wantDirect, st.DirectReads)
+			require.NotEmpty(t, st.CodedColumns)
+			var after []string
+			for _, f := range files {
+				after = append(after, fileRows(t, localPath(f.FilePath()), nil)...)
+			}
+			require.Equal(t, before, sorted(after))
+		})
+	}
+}
+
+// anyRows builds n rows of file f for tbl's current schema: ids from f*n,
+// a few values per string column but note, counters in n.
+func anyRows(t *testing.T, tbl *table.Table, f, n int) arrow.RecordBatch {
+	t.Helper()
+	sch, err := table.SchemaToArrowSchema(tbl.Schema(), nil, false, false)
+	require.NoError(t, err)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sch)
+	defer b.Release()
+	rnd := rand.New(rand.NewPCG(uint64(f), 3))
+	for r, p := range rnd.Perm(n) {
+		for c, fld := range sch.Fields() {
+			switch fb := b.Field(c).(type) {
+			case *array.Int64Builder:
+				if fld.Name == "id" {
+					fb.Append(int64(f*n + p))
+				} else {
+					fb.Append(int64(r % 100))
+				}
+			case *array.Int32Builder:
+				fb.Append(int32(r % 100))
+			case *array.StringBuilder:
+				switch fld.Name {
+				case "note":
+					fb.Append(fmt.Sprintf("note %x", rnd.Uint64()))
+				default:
+					fb.Append([]string{"a", "b", "c"}[rnd.IntN(3)])
+				}
+			default:
+				t.Fatalf("anyRows: column %s of %s", fld.Name, fld.Type)
+			}
+		}
+	}
+	return b.NewRecordBatch()
 }

@@ -13,8 +13,10 @@
 //
 // # Pipeline of one group
 //
-//	scan (iceberg-go ReadTasks, 32 files per call, deletes applied) → Sorter
-//	(external merge sort by Keyer) → rolling Parquet writer → []iceberg.DataFile
+//	scan (iceberg-go ReadTasks, 32 files per call, deletes applied; or, in a
+//	group with coded columns, the rewriter's own read of each file no delete
+//	applies to) → dictionary codes → Sorter (external merge sort by Keyer)
+//	→ rolling Parquet writer → []iceberg.DataFile
 //
 // What runs in parallel: the scan decodes files on its own workers; while the
 // next run fills (layout keys computed, entries sorted), the previous one is
@@ -112,14 +114,19 @@
 // sort 3%, GC marking 3%. Of the rest, arrow-go's page buffers (its
 // encoding package's pool, on the Go heap) growing by copy and being
 // zeroed on release are about 4%, and the frame checksum zstd wrote and
-// checked 0.7% (off since). What is left is mostly zstd at level 3, the
-// same level DuckDB compresses at with libzstd, and copies whose cost is
-// their cache misses. The one larger lever seen is reading the
-// low-cardinality strings (l_shipmode, l_shipinstruct, the flags) as
-// dictionary arrays, which would drop most of the byte-array decoding,
-// their gathers and the writer's hashing of them (an estimated tenth of
-// the CPU); iceberg-go's scan sets its own pqarrow read properties and
-// offers no way to ask for that, so it needs floe's own Parquet scan.
+// checked 0.7% (turned off at cdd11d7 and back on at 7b035e3: it is the
+// only check a damaged page meets on iceberg-go's read path, see
+// zstdPageCodec). What was left was mostly zstd at level 3, the same level
+// DuckDB compresses at with libzstd, and copies whose cost is their cache
+// misses; the one larger lever was the low-cardinality strings
+// (l_shipmode, l_shipinstruct, the flags): decoded byte by byte, gathered
+// at random, hashed again by the writer. That lever is now pulled: see
+// Dictionary codes below. In six alternating rounds of bench/rewrite's
+// partitioned sort (floe-only children; exploratory, not a committed
+// result) the medians were 16.7 CPU-s before, 15.3 with the codes
+// (hashing moved from the writer to the reader, copies smaller) and 14.4
+// with the files' dictionary pages read as such, walls 8.8, 8.0 and
+// 7.5 s.
 //
 // Much of what a profile files under zeroing and system calls is page
 // faults: on those VMs the first touch of a fresh page costs 11-14 us
@@ -186,6 +193,24 @@
 // yet (a sort writes after its last input row), is read again without codes
 // (GroupStats.Reads is then 2). The books are Go memory outside the tracked
 // budget, at most a dictionary page per coded column.
+//
+// The files of such a group that no delete applies to are read by the
+// rewriter itself (parquetFiles), with arrow-go's Parquet reader asked for
+// dictionary arrays of the string columns: a dictionary-encoded page then
+// gives indices, and a row's code is its dictionary value's, each value
+// looked up once (encodeColumn), where iceberg-go's scan, which sets its
+// own read properties, decoded every row's bytes. It takes a file only when
+// nothing of the scan's work is needed: a whole Parquet file of a table of
+// format version 2 or less, every column of the scan found among its flat
+// columns by field id and of the scan's very Arrow type. A column added
+// since, a promoted type, a file without field ids, nested columns and any
+// delete leave the file to iceberg-go (TestRewriteGroupReadsEvolvedFiles,
+// TestRewriteGroupPassesWithDeletes). Each file read so has its rows checked
+// against its record_count, and a read error names it, as for iceberg-go's
+// reads (TestRewriteGroupNamesUnreadableInput); GroupStats.DirectReads
+// counts them. Until the codes are settled on the first batch every string
+// column but the keys comes as a dictionary array; after, only the coded
+// ones, and a batch's other dictionary arrays get their values back.
 //
 // # Memory
 //

@@ -181,6 +181,10 @@ type GroupStats struct {
 	// excepted. None when the group was read again without codes, a
 	// column's distinct values having outgrown a dictionary page.
 	CodedColumns []string
+	// DirectReads is the input files read by the rewriter's own Parquet
+	// reader (see parquetFiles: files no delete applies to, in a group
+	// with coded columns); iceberg-go's scan read the others.
+	DirectReads int
 	// Reads is how many times the input was read: 2 when a coded column
 	// outgrew a dictionary page and the group was read again without
 	// codes (nothing had been written), else 1.
@@ -380,6 +384,17 @@ func rewriteGroupOnce(ctx context.Context, tbl *table.Table, tasks []table.FileS
 	var coder *inputCoder
 	if sorter != nil && run.codes {
 		coder = &inputCoder{w: w, keys: run.keys, mem: run.alloc}
+		schema, _, err := scan.ReadTasks(ctx, nil) // the schema only
+		if err != nil {
+			return nil, err
+		}
+		proj, err := scan.Projection()
+		if err != nil {
+			return nil, err
+		}
+		if rd.files, err = newParquetFiles(ctx, tbl, schema, proj, run.alloc, run.batchRows, coder.readDict); err != nil {
+			return nil, err
+		}
 	}
 
 	// The scan and the sort run on a producer goroutine; this goroutine
@@ -423,6 +438,10 @@ func rewriteGroupOnce(ctx context.Context, tbl *table.Table, tasks []table.FileS
 		stats.CodedColumns = coder.codes.names()
 	} else {
 		stats.CodedColumns = nil
+	}
+	stats.DirectReads = 0
+	if rd.files != nil {
+		stats.DirectReads = rd.files.done
 	}
 	if err != nil {
 		return nil, errors.Join(err, w.Abort())
@@ -494,14 +513,21 @@ type groupReader struct {
 	partition string // partition path of the group; "" when unpartitioned
 	meter     *groupMeter
 
+	// files, when set, reads the files it takes itself (see
+	// parquetFiles); nil: iceberg-go's scan reads every file.
+	files *parquetFiles
+
 	// rows is the live rows read from the chunks that passed the check,
-	// files the number of their files. Atomic: the sorter may iterate on
-	// a goroutine of its own.
-	rows, files atomic.Int64
+	// filesRead the number of their files. Atomic: the sorter may iterate
+	// on a goroutine of its own.
+	rows, filesRead atomic.Int64
 }
 
 // read returns the schema of the scan and the batches of every task.
 func (g *groupReader) read(ctx context.Context) (*arrow.Schema, iter.Seq2[arrow.RecordBatch, error], error) {
+	if g.files != nil {
+		return g.readFiles(ctx)
+	}
 	first := g.tasks[:min(g.chunk, len(g.tasks))]
 	schema, records, err := g.scan.ReadTasks(ctx, first)
 	if err != nil {
@@ -517,34 +543,102 @@ func (g *groupReader) read(ctx context.Context) (*arrow.Schema, iter.Seq2[arrow.
 					return
 				}
 			}
-			var (
-				n    int64
-				rerr error
-			)
-			for rec, err := range records {
-				if err != nil {
-					rerr = err
-					break // let the chunk's scan go before reading its files again
-				}
-				n += rec.NumRows()
-				g.meter.add(rec.NumRows(), 0)
-				if !yield(rec, nil) {
-					return
-				}
-			}
-			if rerr != nil {
-				yield(nil, g.readError(ctx, part, rerr))
+			if !g.readChunk(ctx, part, records, yield) {
 				return
 			}
-			if err := g.checkChunk(ctx, part, n); err != nil {
-				yield(nil, err)
-				return
-			}
-			g.rows.Add(n)
-			g.files.Add(int64(len(part)))
 		}
 	}
 	return schema, seq, nil
+}
+
+// readFiles is read when the group has parquetFiles: the files it takes
+// are read by it, one at a time, and each run of the others (up to chunk
+// files) by iceberg-go's scan.
+func (g *groupReader) readFiles(ctx context.Context) (*arrow.Schema, iter.Seq2[arrow.RecordBatch, error], error) {
+	schema, _, err := g.scan.ReadTasks(ctx, nil) // the schema only
+	if err != nil {
+		return nil, nil, err
+	}
+	seq := func(yield func(arrow.RecordBatch, error) bool) {
+		for i := 0; i < len(g.tasks); {
+			t := g.tasks[i]
+			if g.files.takes(t) {
+				n, handled, stopped, err := g.files.read(ctx, t, func(rec arrow.RecordBatch) bool {
+					g.meter.add(rec.NumRows(), 0)
+					return yield(rec, nil)
+				})
+				switch {
+				case stopped:
+					return
+				case err != nil:
+					if ctx.Err() == nil {
+						err = fmt.Errorf("read %s: %w", g.describe(t.File), err)
+					}
+					yield(nil, err)
+					return
+				case handled:
+					if err := g.checkChunk(ctx, g.tasks[i:i+1], n); err != nil {
+						yield(nil, err)
+						return
+					}
+					g.rows.Add(n)
+					g.files.done++
+					g.filesRead.Add(1)
+					i++
+					continue
+				}
+			}
+			// iceberg-go's: this file, and those after it that files
+			// does not take, up to a chunk.
+			j := i + 1
+			for j < len(g.tasks) && j-i < g.chunk && !g.files.takes(g.tasks[j]) {
+				j++
+			}
+			part := g.tasks[i:j]
+			_, records, err := g.scan.ReadTasks(ctx, part)
+			if err != nil {
+				yield(nil, g.readError(ctx, part, err))
+				return
+			}
+			if !g.readChunk(ctx, part, records, yield) {
+				return
+			}
+			i = j
+		}
+	}
+	return schema, seq, nil
+}
+
+// readChunk yields the batches of records, iceberg-go's read of part, and
+// checks part's rows; false when it stopped (yield asked to, or an error
+// was yielded).
+func (g *groupReader) readChunk(ctx context.Context, part []table.FileScanTask, records iter.Seq2[arrow.RecordBatch, error], yield func(arrow.RecordBatch, error) bool) bool {
+	var (
+		n    int64
+		rerr error
+	)
+	for rec, err := range records {
+		if err != nil {
+			rerr = err
+			break // let the chunk's scan go before reading its files again
+		}
+		n += rec.NumRows()
+		g.meter.add(rec.NumRows(), 0)
+		if !yield(rec, nil) {
+			return false
+		}
+	}
+	if rerr != nil {
+		yield(nil, g.readError(ctx, part, rerr))
+		return false
+	}
+	if err := g.checkChunk(ctx, part, n); err != nil {
+		yield(nil, err)
+		return false
+	}
+	g.rows.Add(n)
+	g.filesRead.Add(int64(len(part)))
+	return true
 }
 
 // checkChunk checks that n, the live rows read from part, is within what
@@ -623,7 +717,7 @@ func (g *groupReader) count(ctx context.Context, t table.FileScanTask) (int64, e
 // checkWritten checks, once the output is closed, that every input was read
 // and checked and that the rows written equal the rows read.
 func (g *groupReader) checkWritten(written int64) error {
-	if files := g.files.Load(); files != int64(len(g.tasks)) {
+	if files := g.filesRead.Load(); files != int64(len(g.tasks)) {
 		return fmt.Errorf("read %d of %d input files: %w", files, len(g.tasks), ErrInvariant)
 	}
 	if read := g.rows.Load(); written != read {

@@ -98,7 +98,7 @@ func TestCheckWritten(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := &groupReader{tasks: tasks}
-			g.files.Store(tc.files)
+			g.filesRead.Store(tc.files)
 			g.rows.Store(tc.read)
 			err := g.checkWritten(tc.wrote)
 			if tc.wantContains == "" {

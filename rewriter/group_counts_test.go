@@ -195,8 +195,10 @@ func TestRewriteGroupNamesUnreadableInput(t *testing.T) {
 		}},
 	}
 	for _, d := range damages {
-		for _, chunk := range []int{0, 1} {
-			t.Run(fmt.Sprintf("%s,chunk=%d", d.name, chunk), func(t *testing.T) {
+		for _, chunk := range []int{0, 1, -1} {
+			direct := chunk < 0
+			chunk = max(chunk, 0)
+			t.Run(fmt.Sprintf("%s,chunk=%d,direct=%t", d.name, chunk, direct), func(t *testing.T) {
 				tt := countsFixture(t)
 				tasks := euTasks(t, tt.tbl)
 				target := fileFrom(t, tasks, 20_000)
@@ -207,6 +209,9 @@ func TestRewriteGroupNamesUnreadableInput(t *testing.T) {
 
 				st := tt.state(t, tt.tbl)
 				opts := rewriter.GroupOptions{Keyer: int64Keyer{col: 0}, TempDir: t.TempDir(), ScanChunkFiles: chunk}
+				if direct {
+					opts.Keyer = sortByID(t, st.Table) // codes region: the rewriter reads the files itself
+				}
 				files, _, err := rewriter.RewriteGroup(t.Context(), st.Table, tasks, opts)
 				t.Log(err)
 				require.Error(t, err)
@@ -251,13 +256,26 @@ func TestRewriteGroupPassesWithDeletes(t *testing.T) {
 				tc.deletes(t, tt)
 			}
 			st := tt.state(t, tt.tbl)
-			for _, sorted := range []bool{false, true} {
-				opts := rewriter.GroupOptions{TempDir: t.TempDir(), ScanChunkFiles: tc.chunk}
-				if sorted {
-					opts.Keyer = int64Keyer{col: 0}
-				}
-				files, stats, err := rewriter.RewriteGroup(t.Context(), st.Table, euTasks(t, tt.tbl), opts)
+			for _, keyer := range []rewriter.Keyer{nil, int64Keyer{col: 0}, sortByID(t, st.Table)} {
+				opts := rewriter.GroupOptions{TempDir: t.TempDir(), ScanChunkFiles: tc.chunk, Keyer: keyer}
+				tasks := euTasks(t, tt.tbl)
+				files, stats, err := rewriter.RewriteGroup(t.Context(), st.Table, tasks, opts)
 				require.NoError(t, err)
+				if _, ok := keyer.(layout.Encoder); ok {
+					// A layout keyer names its columns: region is coded, and
+					// the files no delete applies to are read directly.
+					require.Equal(t, []string{"region"}, stats.CodedColumns)
+					plain := 0
+					for _, task := range tasks {
+						if len(task.DeleteFiles)+len(task.EqualityDeleteFiles)+len(task.DeletionVectorFiles) == 0 {
+							plain++
+						}
+					}
+					require.Equal(t, plain, stats.DirectReads)
+				} else {
+					require.Empty(t, stats.CodedColumns)
+					require.Zero(t, stats.DirectReads)
+				}
 				require.Equal(t, tc.wantRows, stats.Rows)
 				require.Equal(t, tc.wantRows, stats.Writer.Rows)
 				var n int64
@@ -269,4 +287,18 @@ func TestRewriteGroupPassesWithDeletes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sortByID is the layout encoder of sort(id) for tbl: unlike int64Keyer it
+// names its key columns, so the group codes its other low-cardinality
+// strings and reads the files no delete applies to itself.
+func sortByID(t *testing.T, tbl *table.Table) layout.Encoder {
+	t.Helper()
+	sch, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
+	require.NoError(t, err)
+	l, err := layout.Parse("sort(id)")
+	require.NoError(t, err)
+	enc, err := layout.NewEncoder(l, sch, layout.EncoderOptions{})
+	require.NoError(t, err)
+	return enc
 }
