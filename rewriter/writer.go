@@ -546,6 +546,9 @@ func (w *Writer) open() error {
 		return errors.Join(fmt.Errorf("start parquet file %s: %w", p, err), out.Close(), w.remove(p))
 	}
 	w.cur = &openFile{path: p, out: out, counter: cw, pw: pw, rgQuota: w.quota(0)}
+	if cf != nil {
+		cf.expectRows(w.cur.rgQuota)
+	}
 	return nil
 }
 

@@ -342,6 +342,16 @@ func (c *columnFile) writeColumn(i int, arr arrow.Array) error {
 	return pqarrow.WriteArrowToColumn(c.ctxs[i], cw, arr, defs, nil, c.nullable[i])
 }
 
+// expectRows tells the dictionary columns how many rows a row group is
+// expected to hold, so that their index buffers are sized once.
+func (c *columnFile) expectRows(n int64) {
+	for _, d := range c.dicts {
+		if d != nil {
+			d.expect = int(min(n, c.maxRows))
+		}
+	}
+}
+
 // flushDict writes the rows dictionary column i holds to the row group.
 func (c *columnFile) flushDict(i int) error {
 	cw, err := c.rgw.Column(i)

@@ -61,6 +61,10 @@ type dictColumn struct {
 
 	idx  *memory.Buffer // int32 dictionary index of each held row
 	rows int
+	// expect is the rows a row group is expected to hold (0: unknown):
+	// the index buffer is sized for them at once, where doubling as rows
+	// arrive copied it over and over, in every file.
+	expect int
 
 	// Scratch of referenced: seen[id] == epoch marks a value the page
 	// refers to, listed in refs.
@@ -147,7 +151,7 @@ func (d *dictColumn) add(arr arrow.Array) int {
 // rows held.
 func (d *dictColumn) indexSpace(n int) []int32 {
 	if need := (d.rows + n) * 4; need > d.idx.Cap() {
-		d.idx.Reserve(max(need, 2*d.idx.Cap()))
+		d.idx.Reserve(max(need, 2*d.idx.Cap(), d.expect*4))
 	}
 	return unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(d.idx.Buf()))), d.idx.Cap()/4)[d.rows:]
 }
