@@ -126,7 +126,16 @@
 // result) the medians were 16.7 CPU-s before, 15.3 with the codes
 // (hashing moved from the writer to the reader, copies smaller) and 14.4
 // with the files' dictionary pages read as such, walls 8.8, 8.0 and
-// 7.5 s.
+// 7.5 s. A profile of that sort at commit 83f4262 (13.7 CPU-s over 7.2 s,
+// both cores busy throughout) splits it: zstd encoding 29%, the rest of
+// encoding about 12% (dictionary flushes 4 of it), decoding the input 14%
+// (zstd 5), copying each run into key order 12% (fixed-width gathers at
+// random, their cache misses most of it), row keys and entries 4%, GC 4%,
+// the radix sort 3%, system calls 3%; coding the strings is under 1%.
+// Against DuckDB in bench/results/rewrite-partitioned.json (b309e7d) that
+// is 1.88x on this sort and 1.93x on Hilbert: the 2x target wants 5% less,
+// and no single item above but zstd, whose level is the table's and
+// DuckDB's, is worth it.
 //
 // Much of what a profile files under zeroing and system calls is page
 // faults: on those VMs the first touch of a fresh page costs 11-14 us
