@@ -1,6 +1,7 @@
 package rewriter
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 	"unsafe"
@@ -9,6 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/stretchr/testify/require"
 )
 
@@ -129,4 +132,44 @@ func TestDictColumnAddCodesMatchesAdd(t *testing.T) {
 
 func idxOf(d *dictColumn) []int32 {
 	return append([]int32(nil), unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(d.idx.Bytes()))), d.rows)...)
+}
+
+// TestDictPagesOnly: a column is asked for as a dictionary only when all its
+// data pages are dictionary-encoded: not when it fell back to plain pages
+// partway (a dictionary page past its limit), nor when it has no
+// dictionary.
+func TestDictPagesOnly(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	sch := arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String}}, nil)
+	b := array.NewRecordBuilder(mem, sch)
+	for i := range 20_000 {
+		b.Field(0).(*array.StringBuilder).Append(fmt.Sprintf("value %d", i%50))
+	}
+	rec := b.NewRecordBatch()
+	b.Release()
+	defer rec.Release()
+	cases := []struct {
+		name  string
+		props []parquet.WriterProperty
+		want  bool
+	}{
+		{name: "dictionary pages only", want: true},
+		{name: "fell back to plain", props: []parquet.WriterProperty{parquet.WithDictionaryPageSizeLimit(64), parquet.WithBatchSize(1000)}},
+		{name: "no dictionary", props: []parquet.WriterProperty{parquet.WithDictionaryDefault(false)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			props := parquet.NewWriterProperties(append([]parquet.WriterProperty{parquet.WithDataPageSize(4 << 10)}, tc.props...)...)
+			w, err := pqarrow.NewFileWriter(sch, &buf, props, pqarrow.DefaultWriterProps())
+			require.NoError(t, err)
+			require.NoError(t, w.Write(rec))
+			require.NoError(t, w.Close())
+			rdr, err := file.NewParquetReader(bytes.NewReader(buf.Bytes()))
+			require.NoError(t, err)
+			defer rdr.Close()
+			require.Equal(t, tc.want, dictPagesOnly(rdr, 0))
+		})
+	}
 }

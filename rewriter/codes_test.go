@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
@@ -330,4 +331,64 @@ func anyRows(t *testing.T, tbl *table.Table, f, n int) arrow.RecordBatch {
 		}
 	}
 	return b.NewRecordBatch()
+}
+
+// TestRewriteGroupCodesPlainEncodedInput: input files whose string columns
+// fell back to plain pages (written with a tiny dictionary page) are still
+// read by the rewriter itself, those columns as values, which the group
+// codes by hashing; nothing is lost and the output dictionary-encodes them.
+func TestRewriteGroupCodesPlainEncodedInput(t *testing.T) {
+	ctx := t.Context()
+	cat := newCatalog(t)
+	tbl := codedTable(t, cat, "plainin", 4, 6000, iceberg.Properties{table.ParquetDictSizeBytesKey: "8"},
+		func(f, r int) string { return []string{"click", "view", "buy"}[(f+r)%3] })
+	// The premise: status has plain data pages in the input.
+	groups, _ := partitionGroups(t, tbl)
+	require.True(t, hasPlainDataPage(t, localPath(groups[""][0].File.FilePath()), "status"))
+	tx := tbl.NewTransaction()
+	require.NoError(t, tx.SetProperties(iceberg.Properties{table.ParquetDictSizeBytesKey: fmt.Sprint(table.ParquetDictSizeBytesDefault)}))
+	tbl, err := tx.Commit(ctx)
+	require.NoError(t, err)
+
+	before := tableRows(t, tbl)
+	groups, _ = partitionGroups(t, tbl)
+	files, st, err := rewriter.RewriteGroup(ctx, tbl, groups[""], rewriter.GroupOptions{
+		Keyer: sortByID(t, tbl), TempDir: t.TempDir(), TargetFileSizeBytes: 64 << 10,
+	})
+	require.NoError(t, err)
+	require.Equal(t, 4, st.DirectReads)
+	require.Equal(t, []string{"status", "country", "kind"}, st.CodedColumns)
+	var after []string
+	for _, f := range files {
+		after = append(after, fileRows(t, localPath(f.FilePath()), st.CodedColumns)...)
+	}
+	require.Equal(t, before, sorted(after))
+}
+
+// hasPlainDataPage reports whether the column named has a data page that is
+// not dictionary-encoded in the Parquet file at path.
+func hasPlainDataPage(t *testing.T, path, column string) bool {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	pf, err := file.NewParquetReader(f)
+	require.NoError(t, err)
+	defer pf.Close()
+	for rg := range pf.NumRowGroups() {
+		meta := pf.MetaData().RowGroup(rg)
+		for c := range meta.NumColumns() {
+			cm, err := meta.ColumnChunk(c)
+			require.NoError(t, err)
+			if cm.PathInSchema().String() != column {
+				continue
+			}
+			for _, st := range cm.EncodingStats() {
+				if pt := int(st.PageType); (pt == 0 || pt == 3) && st.Encoding != parquet.Encodings.RLEDict && st.Encoding != parquet.Encodings.PlainDict {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

@@ -219,7 +219,12 @@
 // reads (TestRewriteGroupNamesUnreadableInput); GroupStats.DirectReads
 // counts them. Until the codes are settled on the first batch every string
 // column but the keys comes as a dictionary array; after, only the coded
-// ones, and a batch's other dictionary arrays get their values back.
+// ones, and a batch's other dictionary arrays get their values back. A
+// column is asked for as a dictionary only where the footer's page
+// encoding stats say every data page of it is dictionary-encoded
+// (dictPagesOnly): arrow-go reads one that fell back to plain pages by
+// hashing each value into a dictionary, so such a column comes as values
+// and is coded by hashing them, as are the files iceberg-go reads.
 //
 // # Memory
 //

@@ -18,9 +18,10 @@ import (
 
 // parquetFiles reads whole data files of a coded group with arrow-go's
 // Parquet reader itself, so that the columns the group codes come as the
-// files' dictionary indices (pqarrow's read-dictionary property): a string
-// is then neither decoded nor hashed per row, only each dictionary value
-// once (encodeColumn). iceberg-go's scan sets its own read properties and
+// files' dictionary indices (pqarrow's read-dictionary property, asked for
+// a column only where all its data pages are dictionary-encoded, see
+// dictPagesOnly): a string is then neither decoded nor hashed per row, only
+// each dictionary value once (encodeColumn). iceberg-go's scan sets its own read properties and
 // offers no way to ask for that.
 //
 // It reads only what needs none of the scan's work: a whole Parquet file no
@@ -111,7 +112,7 @@ func (p *parquetFiles) read(ctx context.Context, t table.FileScanTask, yield fun
 			return 0, false, false, nil // written before the column, or without ids
 		}
 		leaves[i] = leaf
-		if p.readDict != nil && p.readDict(i) {
+		if p.readDict != nil && p.readDict(i) && dictPagesOnly(rdr, leaf) {
 			dict[i] = true
 			props.SetReadDict(leaf, true)
 		}
@@ -174,4 +175,39 @@ func (p *parquetFiles) read(ctx context.Context, t table.FileScanTask, yield fun
 		return rows, true, false, err
 	}
 	return rows, true, false, nil
+}
+
+// Parquet page types (PageType in parquet.thrift), as the footer's page
+// encoding stats give them.
+const (
+	pageTypeData   = 0
+	pageTypeDataV2 = 3
+)
+
+// dictPagesOnly reports whether every data page of leaf, in every row group
+// of rdr, is dictionary-encoded, as the footer's page encoding stats say.
+// Only such a column is asked for as a dictionary: arrow-go reads one that
+// fell back to plain pages (a high-cardinality column past the dictionary
+// page limit, say) by hashing every plain value into a dictionary, which
+// costs more than reading its values. A writer that records no stats gets
+// its values read.
+func dictPagesOnly(rdr *file.Reader, leaf int) bool {
+	md := rdr.MetaData()
+	for rg := range md.NumRowGroups() {
+		cc, err := md.RowGroup(rg).ColumnChunk(leaf)
+		if err != nil || !cc.HasDictionaryPage() {
+			return false
+		}
+		stats := cc.EncodingStats()
+		if len(stats) == 0 {
+			return false
+		}
+		for _, st := range stats {
+			if pt := int(st.PageType); (pt == pageTypeData || pt == pageTypeDataV2) &&
+				st.Encoding != parquet.Encodings.RLEDict && st.Encoding != parquet.Encodings.PlainDict {
+				return false
+			}
+		}
+	}
+	return true
 }
