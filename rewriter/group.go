@@ -392,7 +392,7 @@ func rewriteGroupOnce(ctx context.Context, tbl *table.Table, tasks []table.FileS
 		if err != nil {
 			return nil, err
 		}
-		if rd.files, err = newParquetFiles(ctx, tbl, schema, proj, run.alloc, run.batchRows, coder.readDict); err != nil {
+		if rd.files, err = newParquetFiles(ctx, tbl, schema, proj, run.alloc, run.batchRows, run.par > 1, coder.readDict); err != nil {
 			return nil, err
 		}
 	}
