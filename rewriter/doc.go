@@ -132,10 +132,11 @@
 // (zstd 5), copying each run into key order 12% (fixed-width gathers at
 // random, their cache misses most of it), row keys and entries 4%, GC 4%,
 // the radix sort 3%, system calls 3%; coding the strings is under 1%.
-// Against DuckDB in bench/results/rewrite-partitioned.json (b309e7d) that
-// is 1.88x on this sort and 1.93x on Hilbert: the 2x target wants 5% less,
-// and no single item above but zstd, whose level is the table's and
-// DuckDB's, is worth it.
+// Against DuckDB that is 1.88x on this sort and 1.93x on Hilbert in the
+// result at b309e7d, 1.97x and 2.18x in the one at 6e3c306 (decoding a
+// directly read file's columns on one goroutine when each group has a core
+// of its own): the sort wants a few percent more, and no single item above
+// but zstd, whose level is the table's and DuckDB's, is worth that.
 //
 // Much of what a profile files under zeroing and system calls is page
 // faults: on those VMs the first touch of a fresh page costs 11-14 us
