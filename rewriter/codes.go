@@ -103,14 +103,24 @@ func newColumnCodes(schema *arrow.Schema, cols []int, limit int64) *columnCodes 
 		return nil
 	}
 	cc := &columnCodes{plain: schema, books: make([]*codebook, schema.NumFields())}
-	fields := slices.Clone(schema.Fields())
 	for _, i := range cols {
 		cc.books[i] = newCodebook(limit)
-		fields[i].Type = arrow.PrimitiveTypes.Int32
+	}
+	cc.coded = codedSchema(schema, cc.books)
+	return cc
+}
+
+// codedSchema is schema with the columns books codes as int32, their names
+// and metadata kept.
+func codedSchema(schema *arrow.Schema, books []*codebook) *arrow.Schema {
+	fields := slices.Clone(schema.Fields())
+	for i, b := range books {
+		if b != nil {
+			fields[i].Type = arrow.PrimitiveTypes.Int32
+		}
 	}
 	md := schema.Metadata()
-	cc.coded = arrow.NewSchema(fields, &md)
-	return cc
+	return arrow.NewSchema(fields, &md)
 }
 
 // names lists the coded columns.
@@ -133,12 +143,12 @@ func (cc *columnCodes) encode(mem memory.Allocator, rec arrow.RecordBatch) (arro
 	if err := checkPlainOrDict(rec, cc.plain); err != nil {
 		return nil, err
 	}
-	return cc.convert(rec, cc.coded, func(i int, col arrow.Array) (arrow.Array, error) {
+	return convertColumns(rec, cc.coded, func(i int, col arrow.Array) (arrow.Array, error) {
 		if cc.books[i] == nil {
 			return plainColumn(mem, cc.plain.Field(i).Type, col)
 		}
 		return encodeColumn(mem, cc.books[i], col)
-	}, true)
+	})
 }
 
 // checkPlainOrDict fails unless rec's columns are plain's, each of its type
@@ -173,23 +183,26 @@ func plainBatch(mem memory.Allocator, rec arrow.RecordBatch, plain *arrow.Schema
 		rec.Retain()
 		return rec, nil
 	}
-	all := &columnCodes{plain: plain}
-	return all.convert(rec, plain, func(i int, col arrow.Array) (arrow.Array, error) {
+	return convertColumns(rec, plain, func(i int, col arrow.Array) (arrow.Array, error) {
 		return plainColumn(mem, plain.Field(i).Type, col)
-	}, true)
+	})
 }
 
 // decode returns rec, of the coded schema, with its codes turned back into
 // values: a new batch of the plain schema. rec is not released.
 func (cc *columnCodes) decode(mem memory.Allocator, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
-	return cc.convert(rec, cc.plain, func(i int, col arrow.Array) (arrow.Array, error) {
+	return convertColumns(rec, cc.plain, func(i int, col arrow.Array) (arrow.Array, error) {
+		if cc.books[i] == nil {
+			col.Retain()
+			return col, nil
+		}
 		return decodeColumn(mem, cc.books[i], cc.plain.Field(i).Type, col)
-	}, false)
+	})
 }
 
-// convert returns a batch of schema out whose coded columns (every column,
-// with all) are fn's arrays for rec's, and whose other columns are rec's.
-func (cc *columnCodes) convert(rec arrow.RecordBatch, out *arrow.Schema, fn func(i int, col arrow.Array) (arrow.Array, error), all bool) (arrow.RecordBatch, error) {
+// convertColumns returns a batch of schema out whose columns are fn's
+// arrays (new references) for rec's.
+func convertColumns(rec arrow.RecordBatch, out *arrow.Schema, fn func(i int, col arrow.Array) (arrow.Array, error)) (arrow.RecordBatch, error) {
 	cols := make([]arrow.Array, rec.NumCols())
 	defer func() {
 		for _, c := range cols {
@@ -199,14 +212,9 @@ func (cc *columnCodes) convert(rec arrow.RecordBatch, out *arrow.Schema, fn func
 		}
 	}()
 	for i, col := range rec.Columns() {
-		if !all && cc.books[i] == nil {
-			col.Retain()
-			cols[i] = col
-			continue
-		}
 		conv, err := fn(i, col)
 		if err != nil {
-			return nil, fmt.Errorf("dictionary codes of column %s: %w", cc.plain.Field(i).Name, err)
+			return nil, fmt.Errorf("dictionary codes of column %s: %w", out.Field(i).Name, err)
 		}
 		cols[i] = conv
 	}

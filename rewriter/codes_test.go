@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
@@ -177,22 +178,10 @@ func TestRewriteGroupCodebookOverflowReadsAgain(t *testing.T) {
 // checks that the columns named are dictionary-encoded in every row group.
 func fileRows(t *testing.T, path string, dictCols []string) []string {
 	t.Helper()
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	pf, err := file.NewParquetReader(f)
-	require.NoError(t, err)
-	defer pf.Close()
-	for rg := range pf.NumRowGroups() {
-		meta := pf.MetaData().RowGroup(rg)
-		for c := range meta.NumColumns() {
-			cm, err := meta.ColumnChunk(c)
-			require.NoError(t, err)
-			for _, name := range dictCols {
-				if cm.PathInSchema().String() == name {
-					require.True(t, cm.HasDictionaryPage(), "%s: column %s of row group %d has no dictionary", path, name, rg)
-				}
-			}
+	pf := openParquet(t, path)
+	for _, name := range dictCols {
+		for rg, cm := range columnChunks(t, pf, name) {
+			require.True(t, cm.HasDictionaryPage(), "%s: column %s of row group %d has no dictionary", path, name, rg)
 		}
 	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 4096}, memory.DefaultAllocator)
@@ -369,26 +358,41 @@ func TestRewriteGroupCodesPlainEncodedInput(t *testing.T) {
 // not dictionary-encoded in the Parquet file at path.
 func hasPlainDataPage(t *testing.T, path, column string) bool {
 	t.Helper()
+	for _, cm := range columnChunks(t, openParquet(t, path), column) {
+		for _, st := range cm.EncodingStats() {
+			if pt := int(st.PageType); (pt == 0 || pt == 3) && st.Encoding != parquet.Encodings.RLEDict && st.Encoding != parquet.Encodings.PlainDict {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// openParquet opens the Parquet file at path for the rest of the test.
+func openParquet(t *testing.T, path string) *file.Reader {
+	t.Helper()
 	f, err := os.Open(path)
 	require.NoError(t, err)
-	defer f.Close()
 	pf, err := file.NewParquetReader(f)
 	require.NoError(t, err)
-	defer pf.Close()
+	t.Cleanup(func() { require.NoError(t, pf.Close()) })
+	return pf
+}
+
+// columnChunks returns the chunks of the column named, one per row group.
+func columnChunks(t *testing.T, pf *file.Reader, column string) []*metadata.ColumnChunkMetaData {
+	t.Helper()
+	var out []*metadata.ColumnChunkMetaData
 	for rg := range pf.NumRowGroups() {
 		meta := pf.MetaData().RowGroup(rg)
 		for c := range meta.NumColumns() {
 			cm, err := meta.ColumnChunk(c)
 			require.NoError(t, err)
-			if cm.PathInSchema().String() != column {
-				continue
-			}
-			for _, st := range cm.EncodingStats() {
-				if pt := int(st.PageType); (pt == 0 || pt == 3) && st.Encoding != parquet.Encodings.RLEDict && st.Encoding != parquet.Encodings.PlainDict {
-					return true
-				}
+			if cm.PathInSchema().String() == column {
+				out = append(out, cm)
 			}
 		}
 	}
-	return false
+	require.Len(t, out, pf.NumRowGroups(), "column %s", column)
+	return out
 }

@@ -302,19 +302,18 @@ func RewriteGroup(ctx context.Context, tbl *table.Table, tasks []table.FileScanT
 	if opts.Keyer != nil {
 		keys, codes = keyColumns(opts.Keyer)
 	}
-	stats.Reads = 1
-	files, err := rewriteGroupOnce(ctx, tbl, tasks, opts, groupRun{
+	run := groupRun{
 		alloc: alloc, par: par, scanWorkers: scanWorkers, batchRows: batchRows, chunk: chunk,
 		partition: partition, partPath: partPath, meter: meter, keys: keys, codes: codes,
-	}, &stats)
+	}
+	stats.Reads = 1
+	files, err := rewriteGroupOnce(ctx, tbl, tasks, opts, run, &stats)
 	if errors.Is(err, errCodebookFull) {
 		// Nothing was written: a sort writes after reading all its input.
 		meter.restart()
 		stats.Reads = 2
-		files, err = rewriteGroupOnce(ctx, tbl, tasks, opts, groupRun{
-			alloc: alloc, par: par, scanWorkers: scanWorkers, batchRows: batchRows, chunk: chunk,
-			partition: partition, partPath: partPath, meter: meter,
-		}, &stats)
+		run.codes = false
+		files, err = rewriteGroupOnce(ctx, tbl, tasks, opts, run, &stats)
 	}
 	stats.PeakArrowBytes = alloc.PeakBytes()
 	stats.Duration = time.Since(start)
@@ -434,12 +433,10 @@ func rewriteGroupOnce(ctx context.Context, tbl *table.Table, tasks []table.FileS
 		stats.Sort = sorter.Stats()
 	}
 	stats.Writer = w.Stats()
+	stats.CodedColumns, stats.DirectReads = nil, 0
 	if coder != nil && coder.codes != nil {
 		stats.CodedColumns = coder.codes.names()
-	} else {
-		stats.CodedColumns = nil
 	}
-	stats.DirectReads = 0
 	if rd.files != nil {
 		stats.DirectReads = rd.files.done
 	}
@@ -555,10 +552,6 @@ func (g *groupReader) read(ctx context.Context) (*arrow.Schema, iter.Seq2[arrow.
 // are read by it, one at a time, and each run of the others (up to chunk
 // files) by iceberg-go's scan.
 func (g *groupReader) readFiles(ctx context.Context) (*arrow.Schema, iter.Seq2[arrow.RecordBatch, error], error) {
-	schema, _, err := g.scan.ReadTasks(ctx, nil) // the schema only
-	if err != nil {
-		return nil, nil, err
-	}
 	seq := func(yield func(arrow.RecordBatch, error) bool) {
 		for i := 0; i < len(g.tasks); {
 			t := g.tasks[i]
@@ -606,7 +599,7 @@ func (g *groupReader) readFiles(ctx context.Context) (*arrow.Schema, iter.Seq2[a
 			i = j
 		}
 	}
-	return schema, seq, nil
+	return g.files.schema, seq, nil
 }
 
 // readChunk yields the batches of records, iceberg-go's read of part, and

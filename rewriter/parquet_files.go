@@ -33,6 +33,7 @@ import (
 // nested columns — is iceberg-go's to read, file by file as the group's
 // reader meets it; the group's rows are checked per file either way.
 type parquetFiles struct {
+	schema    *arrow.Schema // the scan's batches'
 	fs        icebergio.IO
 	mem       memory.Allocator
 	names     []string         // the scan's columns
@@ -63,7 +64,7 @@ func newParquetFiles(ctx context.Context, tbl *table.Table, schema *arrow.Schema
 	if err != nil {
 		return nil, fmt.Errorf("open file io of %s: %w", tbl.Location(), err)
 	}
-	p := &parquetFiles{fs: fs, mem: mem, batchRows: batchRows, parallel: parallel, readDict: readDict}
+	p := &parquetFiles{schema: schema, fs: fs, mem: mem, batchRows: batchRows, parallel: parallel, readDict: readDict}
 	for i, f := range proj.Fields() {
 		if f.Name != schema.Field(i).Name || !flatType(schema.Field(i).Type) {
 			return nil, nil

@@ -7,7 +7,6 @@ import (
 	"io"
 	"path"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 
@@ -720,18 +719,26 @@ func (w *Writer) dictionaryProps(sample arrow.RecordBatch) []parquet.WriterPrope
 			w.stats.DictionaryColumns = append(w.stats.DictionaryColumns, f.Name)
 			continue
 		}
-		ratio, ok := pqdict.ScaledDistinctRatio(sample.Column(i), scale)
+		on, ok := w.wantsDictionary(sample.Column(i), scale)
 		if !ok {
 			// Nested or boolean: keep the default, with the cost fallback.
 			continue
 		}
-		on := w.opts.DictionaryMaxDistinctRatio >= 0 && ratio <= w.opts.DictionaryMaxDistinctRatio
 		props = append(props, parquet.WithDictionaryFor(f.Name, on))
 		if on {
 			w.stats.DictionaryColumns = append(w.stats.DictionaryColumns, f.Name)
 		}
 	}
 	return props
+}
+
+// wantsDictionary is the writer's rule for a column sampled by col: its
+// distinct ratio at the scale of rows rows (pqdict) at most
+// DictionaryMaxDistinctRatio. ok is false where the rule does not apply
+// (boolean, nested).
+func (w *Writer) wantsDictionary(col arrow.Array, rows int64) (on, ok bool) {
+	ratio, ok := pqdict.ScaledDistinctRatio(col, rows)
+	return ok && w.opts.DictionaryMaxDistinctRatio >= 0 && ratio <= w.opts.DictionaryMaxDistinctRatio, ok
 }
 
 // rowGroupScale is the rows of a row group as sample says: its encoded
@@ -804,8 +811,7 @@ func (w *Writer) chooseCodes(sample arrow.RecordBatch, keys []string) []int {
 			}
 			continue
 		}
-		ratio, ok := pqdict.ScaledDistinctRatio(sample.Column(i), scale)
-		if ok && w.opts.DictionaryMaxDistinctRatio >= 0 && ratio <= w.opts.DictionaryMaxDistinctRatio {
+		if on, ok := w.wantsDictionary(sample.Column(i), scale); ok && on {
 			cols = append(cols, i)
 		}
 	}
@@ -817,14 +823,7 @@ func (w *Writer) chooseCodes(sample arrow.RecordBatch, keys []string) []int {
 // or turned back into values where a column is written plain.
 func (w *Writer) useCodes(cc *columnCodes) {
 	w.codes = cc
-	fields := slices.Clone(w.arrowSch.Fields())
-	for i, b := range cc.books {
-		if b != nil {
-			fields[i].Type = arrow.PrimitiveTypes.Int32
-		}
-	}
-	md := w.arrowSch.Metadata()
-	w.codedSch = arrow.NewSchema(fields, &md)
+	w.codedSch = codedSchema(w.arrowSch, cc.books)
 }
 
 // dictLimit is the dictionary page size limit of the files written.
