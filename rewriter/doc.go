@@ -137,6 +137,12 @@
 // directly read file's columns on one goroutine when each group has a core
 // of its own): the sort wants a few percent more, and no single item above
 // but zstd, whose level is the table's and DuckDB's, is worth that.
+// RewriteGroups runs two of those groups at once, one per core; in a
+// floe-only run of the same sort at 7b035e3 (the benchmark's test binary,
+// exploratory, one rep each) one group at a time took 15.6 s against
+// 10.1 s and peaked at 423 MiB against 630: holding two groups is what
+// keeps both cores busy, and why floe's peak is not a third of DuckDB's,
+// which sorts one day's partition at a time.
 //
 // Much of what a profile files under zeroing and system calls is page
 // faults: on those VMs the first touch of a fresh page costs 11-14 us

@@ -42,8 +42,8 @@ type parquetFiles struct {
 	batchRows int
 	// parallel decodes a file's columns on goroutines of their own:
 	// worth it when the group has cores to itself, not when RewriteGroups
-	// runs a group per core (2.6% less CPU without, in paired floe-only
-	// runs of bench/rewrite's partitioned sort).
+	// runs a group per core (2.6% less CPU without, in six alternating
+	// floe-only runs of bench/rewrite's partitioned sort; exploratory).
 	parallel bool
 	// readDict reports whether column i should come as a dictionary
 	// array: inputCoder.readDict, consulted as each file is opened.
