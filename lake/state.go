@@ -193,7 +193,6 @@ func LoadState(ctx context.Context, id Ident, tbl *table.Table, opts LoadOptions
 }
 
 func readManifest(ctx context.Context, fio iceio.IO, m iceberg.ManifestFile, md table.Metadata, schema *iceberg.Schema, opts LoadOptions) ([]File, error) {
-	spec := md.PartitionSpecByID(int(m.PartitionSpecID()))
 	var out []File
 	for e, err := range m.Entries(fio, true) {
 		if err != nil {
@@ -202,33 +201,41 @@ func readManifest(ctx context.Context, fio iceio.IO, m iceberg.ManifestFile, md 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		df := e.DataFile()
-		f := File{
-			Path: df.FilePath(), Format: df.FileFormat(), SizeBytes: df.FileSizeBytes(), Records: df.Count(),
-			SpecID: df.SpecID(), Partition: df.Partition(), NullCounts: df.NullValueCounts(),
-			ValueCounts: df.ValueCounts(), SortOrderID: df.SortOrderID(), SequenceNumber: e.SequenceNum(),
-			SnapshotID: e.SnapshotID(), DataFile: df,
-		}
-		switch df.ContentType() {
-		case iceberg.EntryContentPosDeletes:
-			f.DeleteKind = PositionDeletes
-			if df.FileFormat() == iceberg.PuffinFile {
-				f.DeleteKind = DeletionVector
-			}
-			if r := df.ReferencedDataFile(); r != nil {
-				f.ReferencedDataFile = *r
-			}
-		case iceberg.EntryContentEqDeletes:
-			f.DeleteKind = EqualityDeletes
-		}
-		f.PartitionKey = partitionKey(spec, schema, f.SpecID, f.Partition)
-		if !opts.SkipBounds && f.DeleteKind == "" {
-			f.Lower = decodeBounds(schema, df.LowerBoundValues())
-			f.Upper = decodeBounds(schema, df.UpperBoundValues())
-		}
-		out = append(out, f)
+		out = append(out, NewFile(e.DataFile(), e.SequenceNum(), e.SnapshotID(), md, schema, opts.SkipBounds))
 	}
 	return out, nil
+}
+
+// NewFile describes one data or delete file of a table with metadata md and
+// schema schema (md's current one, for the bounds' types), as [LoadState]
+// lists it: seq and snapshotID are its manifest entry's data sequence number
+// and snapshot. Bounds are decoded unless skipBounds. It serves callers that
+// hold files not yet committed, such as a rewrite's output.
+func NewFile(df iceberg.DataFile, seq, snapshotID int64, md table.Metadata, schema *iceberg.Schema, skipBounds bool) File {
+	f := File{
+		Path: df.FilePath(), Format: df.FileFormat(), SizeBytes: df.FileSizeBytes(), Records: df.Count(),
+		SpecID: df.SpecID(), Partition: df.Partition(), NullCounts: df.NullValueCounts(),
+		ValueCounts: df.ValueCounts(), SortOrderID: df.SortOrderID(), SequenceNumber: seq,
+		SnapshotID: snapshotID, DataFile: df,
+	}
+	switch df.ContentType() {
+	case iceberg.EntryContentPosDeletes:
+		f.DeleteKind = PositionDeletes
+		if df.FileFormat() == iceberg.PuffinFile {
+			f.DeleteKind = DeletionVector
+		}
+		if r := df.ReferencedDataFile(); r != nil {
+			f.ReferencedDataFile = *r
+		}
+	case iceberg.EntryContentEqDeletes:
+		f.DeleteKind = EqualityDeletes
+	}
+	f.PartitionKey = partitionKey(md.PartitionSpecByID(int(f.SpecID)), schema, f.SpecID, f.Partition)
+	if !skipBounds && f.DeleteKind == "" {
+		f.Lower = decodeBounds(schema, df.LowerBoundValues())
+		f.Upper = decodeBounds(schema, df.UpperBoundValues())
+	}
+	return f
 }
 
 // decodeBounds decodes single-value serialized bounds with the schema's

@@ -757,10 +757,10 @@ func declaration(tbl *table.Table, l layout.Layout, target int64) (*Declaration,
 // buildKeyer returns the layout's row key: nil for bin-pack; for rank
 // z-order and Hilbert, quantiles are fitted on a seeded sample of the
 // table's rows, read by internal/sample as the simulator reads its
-// projection sample (10,000 rows per file the rewrite writes, at least 0.1%
-// of the rows): a fixed
-// 10,000-row sample made the cell boundaries, so the files, vary by ±2 pp of
-// skip from one rewrite of the same table to the next.
+// projection sample (1,000 rows per file the rewrite writes, at least 0.1%
+// of the rows, capped at sample.Options.MaxRows): a fixed 10,000-row sample
+// made the cell boundaries, so the files, vary by ±2 pp of skip from one
+// rewrite of the same table to the next.
 func buildKeyer(ctx context.Context, st *lake.State, opts CompactOptions) (Keyer, error) {
 	l := opts.Layout
 	if l.Strategy == layout.StrategyBinpack || l.Strategy == layout.StrategyCurrent {

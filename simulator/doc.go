@@ -69,7 +69,7 @@
 //
 // A candidate layout is projected from a [Sample] ([TakeSample]): a seeded, uniform sample
 // of the table's live rows (deletes applied), holding only the predicate and layout
-// columns, of max(1,000 × projected files, 0.1% of rows) rows capped at 500,000, read from a
+// columns, of max(1,000 × projected files, 0.1% of rows) rows capped at 128,000, read from a
 // random subset of files (8× the row fraction) thinned row by row, or the whole table when
 // that is at least half of it. [ProjectSample] orders each partition's sampled rows by the
 // layout key ([layout.NewEncoder]; rank z-order and Hilbert fit [layout.FitQuantiles] on the sample and

@@ -16,12 +16,16 @@
 //     are both visible.
 //  4. Time one real rewrite of the same table, rewriter.RewriteGroup by
 //     sort(l_shipdate) at the same target size and a 512 MiB budget, whose
-//     files are removed afterwards (nothing is committed).
+//     files are scored against the workload (their written bounds, as the
+//     table would list them committed) beside the projection of the same
+//     layout, then removed (nothing is committed).
 //
 // The figure that matters is project_over_rewrite: all candidates'
 // projection over one rewrite, per size; the sample's rows are bounded
 // (sample.Options.MaxRows, and FileOversampling times that read), so
-// projection time levels off while rewrite time grows with the table.
+// projection time levels off while rewrite time grows with the table. The
+// bound costs accuracy only if the projection drifts from the rewrite it
+// stands for: rewrite_query_error_pp shows, per size, how far.
 // BenchmarkPlan (FLOE_BENCH_PLAN_ROWS, default 6000000,60000000;
 // FLOE_BENCH_REPS, default 3; FLOE_BENCH_DIR, default a floe-bench
 // directory under the system temp dir; FLOE_BENCH_CPUPROFILE, a directory

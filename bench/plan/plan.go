@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-project/floe/bench"
@@ -68,6 +70,14 @@ type SizeResult struct {
 	RewriteSeconds float64
 	RewriteRows    int64
 	RewriteFiles   int
+	// RewriteActualPct is the workload's skipped share of files over the
+	// rewrite's real files (their written bounds, as iceberg-go would plan
+	// them); RewriteProjectedPct is the projection of [RewriteLayout]; and
+	// RewriteQueryErrorPP the mean per-query difference between the two, in
+	// percentage points: how close the bounded sample came at this size.
+	RewriteActualPct    float64
+	RewriteProjectedPct float64
+	RewriteQueryErrorPP float64
 }
 
 // ProjectOverRewrite is the median projection time over the rewrite time.
@@ -188,12 +198,14 @@ func measureSize(ctx context.Context, cfg Config, ds *rewrite.Dataset, target in
 		}
 		r.Projections = ps
 	}
-	return r, rewriteOnce(ctx, cfg, tbl, target, &r)
+	return r, rewriteOnce(ctx, cfg, st, queries, target, &r)
 }
 
-// rewriteOnce times one RewriteGroup of the whole table by RewriteLayout and
-// removes the files it wrote (it commits nothing).
-func rewriteOnce(ctx context.Context, cfg Config, tbl *table.Table, target int64, r *SizeResult) error {
+// rewriteOnce times one RewriteGroup of the whole table by RewriteLayout,
+// scores the workload against the files it wrote (see [scoreRewrite]) and
+// removes them (it commits nothing).
+func rewriteOnce(ctx context.Context, cfg Config, st *lake.State, queries []simulator.Query, target int64, r *SizeResult) error {
+	tbl := st.Table
 	sch, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 	if err != nil {
 		return fmt.Errorf("arrow schema: %w", err)
@@ -212,7 +224,7 @@ func rewriteOnce(ctx context.Context, cfg Config, tbl *table.Table, target int64
 	if err != nil {
 		return fmt.Errorf("plan files: %w", err)
 	}
-	files, st, err := rewriter.RewriteGroup(ctx, tbl, tasks, rewriter.GroupOptions{
+	files, gst, err := rewriter.RewriteGroup(ctx, tbl, tasks, rewriter.GroupOptions{
 		TargetFileSizeBytes: target, MemoryBytes: cfg.MemoryBytes, TempDir: tmp, Keyer: keyer,
 	})
 	r.RewriteSeconds = time.Since(start).Seconds()
@@ -225,8 +237,43 @@ func rewriteOnce(ctx context.Context, cfg Config, tbl *table.Table, target int64
 	if err != nil {
 		return errors.Join(append([]error{fmt.Errorf("rewrite %s: %w", RewriteLayout, err)}, errs...)...)
 	}
-	r.RewriteRows, r.RewriteFiles = st.Rows, len(files)
+	r.RewriteRows, r.RewriteFiles = gst.Rows, len(files)
+	if serr := scoreRewrite(st, files, queries, r); serr != nil {
+		errs = append(errs, serr)
+	}
 	return errors.Join(errs...)
+}
+
+// scoreRewrite replays the workload against the rewrite's files, as the
+// table would list them had the rewrite been committed, and compares that
+// with the projection of [RewriteLayout] per query.
+func scoreRewrite(st *lake.State, files []iceberg.DataFile, queries []simulator.Query, r *SizeResult) error {
+	i := slices.Index(Candidates(), RewriteLayout)
+	if i < 0 || i >= len(r.Projections) {
+		return fmt.Errorf("score rewrite: no projection of %s", RewriteLayout)
+	}
+	proj := r.Projections[i]
+	after := *st
+	after.DataFiles = make([]lake.File, len(files))
+	schema := st.Metadata.CurrentSchema()
+	for i, f := range files {
+		after.DataFiles[i] = lake.NewFile(f, 0, 0, st.Metadata, schema, false)
+	}
+	after.DeleteFiles = nil
+	real := simulator.ProjectCurrent(&after, queries)
+	if len(real.PerQuery) != len(proj.PerQuery) || len(real.PerQuery) == 0 {
+		return fmt.Errorf("score rewrite: %d queries replayed, %d projected", len(real.PerQuery), len(proj.PerQuery))
+	}
+	var sum float64
+	for i, q := range real.PerQuery {
+		p := proj.PerQuery[i]
+		act := 1 - float64(q.FilesRead)/float64(max(q.FilesTotal, 1))
+		pr := 1 - float64(p.FilesRead)/float64(max(p.FilesTotal, 1))
+		sum += 100 * math.Abs(pr-act)
+	}
+	r.RewriteActualPct, r.RewriteProjectedPct = real.SkippedPct, proj.SkippedPct
+	r.RewriteQueryErrorPP = sum / float64(len(real.PerQuery))
+	return nil
 }
 
 func startProfile(path string) (func() error, error) {
