@@ -55,12 +55,14 @@ type Options struct {
 	// MaxRows caps the sample. Default: 128,000: 1,000 rows for each of up to
 	// 128 projected files, which covers the layout benchmark's shapes (120
 	// files); past that a file gets fewer rows, and planning costs the same
-	// however large the table grows. On bench/plan's 60M-row table (1,108
-	// projected files, about 115 sampled rows each) the projection of
+	// however large the table grows. On bench/plan's 60M-row table (1,150
+	// projected files, about 110 sampled rows each) the projection of
 	// sort(l_shipdate) was within a tenth of a point per query of the files
-	// the real rewrite wrote, as close as at 6M rows with 1,000 rows per file
-	// (bench/results/plan.json, rewrite_query_error_pp); the cap was 500,000
-	// before, and planning then grew 4 to 9 times from 6M to 60M rows.
+	// the real rewrite wrote, closer than at 6M rows with about 1,100 rows per
+	// file (bench/results/plan.json, rewrite_query_error_pp): a file misjudged
+	// at the edge of a query's range is 0.09 pp of 1,150 files but 0.9 pp of
+	// 110. The cap was 500,000
+	// before, and planning then grew 3 to 9 times from 6M to 60M rows.
 	MaxRows int
 	// FileOversampling is how many times more files than the row fraction are opened
 	// when the table is sampled (rows are then thinned within each file), so that the
