@@ -206,6 +206,35 @@ func readManifest(ctx context.Context, fio iceio.IO, m iceberg.ManifestFile, md 
 	return out, nil
 }
 
+// ScanTasks lists the tasks of scan, a scan of s.Table, one per live data
+// file of s. A table without delete files needs nothing of iceberg-go's
+// planner, which would read every manifest again for the files s already
+// lists (0.7 s for bench/plan's 2,400 single-file manifests, timed alone:
+// its Avro decoder compiles each manifest's schema anew): each file becomes
+// the task the planner makes of it, the whole file with its row-lineage
+// constants. With delete files, or a scan of another snapshot than s's, the
+// planner runs, so that every task carries the deletes that apply to it. The
+// scan must have no row filter: every file is listed.
+func (s *State) ScanTasks(ctx context.Context, scan *table.Scan) ([]table.FileScanTask, error) {
+	snap := scan.Snapshot()
+	if len(s.DeleteFiles) > 0 || s.Current == nil || snap == nil || snap.SnapshotID != s.Current.SnapshotID {
+		return scan.PlanFiles(ctx)
+	}
+	tasks := make([]table.FileScanTask, 0, len(s.DataFiles))
+	for i := range s.DataFiles {
+		f := &s.DataFiles[i]
+		if f.DataFile == nil {
+			return scan.PlanFiles(ctx)
+		}
+		t := table.FileScanTask{File: f.DataFile, Length: f.DataFile.FileSizeBytes(), FirstRowID: f.DataFile.FirstRowID()}
+		if seq := f.SequenceNumber; seq >= 0 {
+			t.DataSequenceNumber = &seq
+		}
+		tasks = append(tasks, t)
+	}
+	return tasks, nil
+}
+
 // NewFile describes one data or delete file of a table with metadata md and
 // schema schema (md's current one, for the bounds' types), as [LoadState]
 // lists it: seq and snapshotID are its manifest entry's data sequence number

@@ -570,7 +570,7 @@ func compact(ctx context.Context, st *lake.State, plan CompactPlan, opts Compact
 		if err != nil {
 			return res, fmt.Errorf("compact %s: %w", st.Ident, err)
 		}
-		tasks, err := planTasks(ctx, tbl)
+		tasks, err := planTasks(ctx, base)
 		if err != nil {
 			return res, fmt.Errorf("compact %s: %w", st.Ident, err)
 		}
@@ -716,11 +716,13 @@ func without(paths, drop []string) []string {
 	return out
 }
 
-// planTasks plans the table's current scan once and indexes the tasks by
-// data file path; the planner attaches the delete files each task needs.
-func planTasks(ctx context.Context, tbl *table.Table) (map[string][]table.FileScanTask, error) {
-	scan := tbl.Scan()
-	tasks, err := scan.PlanFiles(ctx)
+// planTasks lists the scan tasks of the state's table once and indexes them
+// by data file path; the planner attaches the delete files each task needs
+// (see lake.State.ScanTasks, which spares a table without deletes a second
+// read of every manifest).
+func planTasks(ctx context.Context, st *lake.State) (map[string][]table.FileScanTask, error) {
+	scan := st.Table.Scan()
+	tasks, err := st.ScanTasks(ctx, scan)
 	if err != nil {
 		return nil, fmt.Errorf("plan scan: %w", err)
 	}
