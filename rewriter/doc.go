@@ -135,8 +135,14 @@
 // Against DuckDB that is 1.88x on this sort and 1.93x on Hilbert in the
 // result at b309e7d, 1.97x and 2.18x in the one at 6e3c306 (decoding a
 // directly read file's columns on one goroutine when each group has a core
-// of its own): the sort wants a few percent more, and no single item above
-// but zstd, whose level is the table's and DuckDB's, is worth that.
+// of its own) and 2.04x and 2.09x at db5f357 (a dictionary column's index
+// buffer sized for the row group at once): the sort sits at the edge of
+// what the machine's noise moves, and no single item above but zstd, whose
+// level is the table's and DuckDB's, is worth a few percent. Before the
+// first group starts, iceberg-go plans the scan: 0.17 s of the 7.2 s for
+// this table's 400 single-file manifests (timed alone, twmb/avro compiling
+// each manifest's schema anew), with both cores busy, and its table/substrait
+// package's init takes 0.1 s of every floe process (GODEBUG=inittrace=1).
 // RewriteGroups runs two of those groups at once, one per core; in a
 // floe-only run of the same sort at 7b035e3 (the benchmark's test binary,
 // exploratory, one rep each) one group at a time took 15.6 s against
