@@ -82,4 +82,3 @@ func TestScanTasksAreThePlannersTasks(t *testing.T) {
 	}
 	require.Positive(t, deletes, "the planner attaches the delete file")
 }
-
