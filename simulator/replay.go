@@ -26,6 +26,12 @@ type QueryResult struct {
 	BytesRead int64 `json:"bytes_read"`
 }
 
+// SkippedFraction is the share of the layout's files the query skips (0
+// when the layout has no files).
+func (r QueryResult) SkippedFraction() float64 {
+	return 1 - float64(r.FilesRead)/float64(max(r.FilesTotal, 1))
+}
+
 // inPredicateLimit mirrors iceberg-go's: an IN list longer than this is not checked
 // against bounds (only against all-null files).
 const inPredicateLimit = 200

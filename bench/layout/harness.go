@@ -388,7 +388,7 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 		row.ActualPct, row.FilesActual = m.SkippedPct, m.FilesTotal
 		for j, mq := range m.Queries {
 			pq := evalP[i].PerQuery[j]
-			proj := 1 - float64(pq.FilesRead)/float64(max(pq.FilesTotal, 1))
+			proj := pq.SkippedFraction()
 			act := 1 - float64(mq.FilesScanned)/float64(max(m.FilesTotal, 1))
 			row.QueryErrorsPP = append(row.QueryErrorsPP, 100*math.Abs(proj-act))
 		}

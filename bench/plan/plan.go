@@ -266,10 +266,7 @@ func scoreRewrite(st *lake.State, files []iceberg.DataFile, queries []simulator.
 	}
 	var sum float64
 	for i, q := range real.PerQuery {
-		p := proj.PerQuery[i]
-		act := 1 - float64(q.FilesRead)/float64(max(q.FilesTotal, 1))
-		pr := 1 - float64(p.FilesRead)/float64(max(p.FilesTotal, 1))
-		sum += 100 * math.Abs(pr-act)
+		sum += 100 * math.Abs(proj.PerQuery[i].SkippedFraction()-q.SkippedFraction())
 	}
 	r.RewriteActualPct, r.RewriteProjectedPct = real.SkippedPct, proj.SkippedPct
 	r.RewriteQueryErrorPP = sum / float64(len(real.PerQuery))

@@ -9,9 +9,9 @@
 // A sample has max(RowsPerProjectedFile × projected files, MinFraction ×
 // rows) rows, capped at MaxRows; when that is half the table or more, every
 // row is read. Otherwise a seeded random subset of files (FileOversampling
-// times the row fraction of them, an exact count) is read, and each of their rows is kept with the
-// probability that makes every row of the table equally likely to be
-// sampled. Files are read concurrently (one per core) and their rows are
+// times the row fraction of them, an exact count) is read, and each of
+// their rows is kept with the probability that makes every row of the table
+// equally likely to be sampled. Files are read concurrently (one per core) and their rows are
 // handed over in data-sequence order; each file is thinned by a random
 // stream of its own, so the same table, columns and options give the same
 // rows however the reads interleave.
@@ -61,8 +61,8 @@ type Options struct {
 	// the real rewrite wrote, closer than at 6M rows with about 1,100 rows per
 	// file (bench/results/plan.json, rewrite_query_error_pp): a file misjudged
 	// at the edge of a query's range is 0.09 pp of 1,150 files but 0.9 pp of
-	// 110. The cap was 500,000
-	// before, and planning then grew 3 to 9 times from 6M to 60M rows.
+	// 110. The cap was 500,000 before, and planning then grew 3 to 9 times
+	// from 6M to 60M rows.
 	MaxRows int
 	// FileOversampling is how many times more files than the row fraction are opened
 	// when the table is sampled (rows are then thinned within each file), so that the
@@ -175,9 +175,10 @@ func Read(ctx context.Context, st *lake.State, columns []string, opts Options, v
 		}
 		return strings.Compare(a, b)
 	})
-	// Files are chosen in order by one seeded stream; each chosen file's rows are
-	// thinned by a stream of its own (seeded by the file's position), so that the
-	// files can be read concurrently and still give the same rows.
+	// Files are chosen by one seeded permutation (chooseFiles); each chosen
+	// file's rows are thinned by a stream of its own (seeded by the file's
+	// position), so that the files can be read concurrently and still give the
+	// same rows.
 	chosen := chooseFiles(len(paths), fileFrac, rand.New(rand.NewPCG(opts.Seed, 0x5eed)))
 	rowFrac := 1.0
 	if len(chosen) > 0 {
