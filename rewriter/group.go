@@ -105,14 +105,16 @@ const MinMemoryBytes = 1 << 20
 // HeapLimit is the soft limit for the Go heap (runtime/debug.SetMemoryLimit)
 // of a process whose rewrites hold budget bytes of Arrow memory at most
 // (GroupOptions.MemoryBytes): the budget, a quarter more for what the engine
-// keeps in plain Go memory (keys and row entries, the writer's scratch,
-// Parquet's page buffers), and 256 MiB for the rest of the process. It keeps
+// keeps in plain Go memory (small runs' keys and row entries, the writer's
+// scratch, Parquet's page buffers), and 256 MiB for the rest of the process. It keeps
 // GC slack from growing the process far past the budget: at the default
 // GOGC the heap grows to about twice what is live before each collection
 // (in bench/rewrite's partitioned shape at 512 MiB, 190-230 MB live after a
 // collection, 430-540 MB before one, measured before the [PagePool]). The
-// pool's mappings are outside what the Go runtime counts against the limit,
-// so with most Arrow memory there the limit is looser than the sum says;
+// pool's mappings, like the sort's large key and entry buffers
+// ([RunBuffers]), are outside what the Go runtime counts against the
+// limit, so with most of the budget there the limit is looser than the sum
+// says;
 // it is kept as it was, since a tighter one would collect more often for
 // little. 0 for an unbounded budget (0), which sets no limit.
 func HeapLimit(budget int64) int64 {
@@ -837,6 +839,7 @@ func RewriteGroups(ctx context.Context, tbl *table.Table, groups [][]table.FileS
 		g.Go(func() error {
 			w := per
 			w.Buffers = &RunBuffers{}
+			defer w.Buffers.Release()
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(groups) {

@@ -87,10 +87,16 @@ type SortOptions struct {
 // times over for buffers of the same size (rewriter/doc.go, "Where the CPU
 // goes"). It holds at most two runs' buffers (a sort has at most two runs in
 // memory at once, see runPool), is safe for concurrent use and its zero value
-// is ready to use.
+// is ready to use. Buffers of 1 MiB or more are mapped outside the Go heap
+// (see runPool), so the owner calls Release once the last sort given it has
+// ended.
 type RunBuffers struct {
 	pool runPool
 }
+
+// Release unmaps the buffers kept for the next sort. The RunBuffers stays
+// usable; a sort given it after Release starts with fresh buffers.
+func (b *RunBuffers) Release() { b.pool.release() }
 
 // Validate reports every invalid field at once.
 func (o SortOptions) Validate() error {
@@ -218,7 +224,13 @@ func (s *Sorter) sortRows(ctx context.Context, schema *arrow.Schema, input iter.
 		ctx = compute.WithAllocator(ctx, s.opts.Allocator)
 		sch := keyedSchema(schema)
 
-		runs, last, err := s.formRuns(ctx, sch, input, sp)
+		pool := &runPool{}
+		if s.opts.Buffers != nil {
+			pool = &s.opts.Buffers.pool
+		} else {
+			defer pool.release() // after last.release, which gives it last's buffers
+		}
+		runs, last, err := s.formRuns(ctx, sch, input, sp, pool)
 		if err != nil {
 			yield(nil, err)
 			return
@@ -350,7 +362,7 @@ func (s *Sorter) effectiveFanIn(last *memRun) int {
 // formRuns consumes input into sorted runs. Every run but the last is sorted
 // and spilled in a background goroutine while the next run fills; the last
 // run stays in memory and takes part in the final merge directly.
-func (s *Sorter) formRuns(ctx context.Context, sch *arrow.Schema, input iter.Seq2[arrow.RecordBatch, error], sp *spillSet) ([]*spillFile, *memRun, error) {
+func (s *Sorter) formRuns(ctx context.Context, sch *arrow.Schema, input iter.Seq2[arrow.RecordBatch, error], sp *spillSet, pool *runPool) ([]*spillFile, *memRun, error) {
 	// The first run may take the quarter a spilling run would hold too.
 	budget := 2 * s.runBudget()
 	var (
@@ -374,10 +386,6 @@ func (s *Sorter) formRuns(ctx context.Context, sch *arrow.Schema, input iter.Seq
 		return nil
 	})
 
-	pool := &runPool{}
-	if s.opts.Buffers != nil {
-		pool = &s.opts.Buffers.pool
-	}
 	cur := pool.newRun(0, 0)
 	reserved := false // the first run's buffers are sized after its first batch
 	produce := func() error {
@@ -620,9 +628,126 @@ func compareEnts(keys []byte, a, b *rowEnt) int {
 // than the one before, grown by doubling, which copies all of it: over a
 // sort of many runs that was 4% of the CPU. At most two sets are in use at
 // once (the run filling and the run being spilled), so the pool keeps two.
+//
+// Buffers of runMapMin bytes or more are mappings of the pool's own (on
+// Linux; elsewhere the Go heap), unmapped when the pool drops them: a run
+// outgrowing one, a third set given back, or release. Entries and keys hold
+// no pointers, so the garbage collector need not see them, and on the Go
+// heap they were live data that its pacing doubled: with GOGC=100 a heap
+// grows to about twice what is live before it collects, and in bench/rewrite's
+// partitioned shape these buffers were 68 of the 127 MB live at the heap's
+// peak (two workers' entries, radix scratch and keys).
 type runPool struct {
 	mu   sync.Mutex
 	free []runBufs
+	// maps holds every mapping behind a buffer of the pool's runs, in use
+	// or free, by its first byte.
+	maps map[*byte][]byte
+}
+
+// runMapMin is the smallest run buffer the pool maps; smaller ones come
+// from the Go heap, where they cost no system call.
+const runMapMin = 1 << 20
+
+// mapBytes maps at least n bytes for a run buffer, or returns nil when
+// this system or the kernel gives none (the caller then uses the Go heap).
+func (p *runPool) mapBytes(n int) []byte {
+	if !hugeSupported || n < runMapMin {
+		return nil
+	}
+	m, err := mapHuge((n + 4095) &^ 4095)
+	if err != nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.maps == nil {
+		p.maps = map[*byte][]byte{}
+	}
+	p.maps[unsafe.SliceData(m)] = m
+	return m
+}
+
+// unmap returns the mapping that starts at first to the kernel; a Go heap
+// buffer (no mapping of the pool's) is left to the collector.
+func (p *runPool) unmap(first *byte) {
+	if first == nil {
+		return
+	}
+	p.mu.Lock()
+	m, ok := p.maps[first]
+	delete(p.maps, first)
+	p.mu.Unlock()
+	if ok {
+		_ = unmapHuge(m) // fails only for an address never mapped
+	}
+}
+
+// mapped reports how many mappings the pool holds; for tests.
+func (p *runPool) mapped() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.maps)
+}
+
+// runBuf is what a run buffer holds: row entries or key bytes, neither of
+// which holds a pointer, so either may live in a mapping.
+type runBuf interface{ rowEnt | byte }
+
+// makeRunBuf returns an empty buffer with room for n elements.
+func makeRunBuf[T runBuf](p *runPool, n int) []T {
+	size := int(unsafe.Sizeof(*new(T)))
+	if m := p.mapBytes(n * size); m != nil {
+		return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(m))), len(m)/size)[:0]
+	}
+	return make([]T, 0, n)
+}
+
+// dropRunBuf gives up a buffer no run uses any more.
+func dropRunBuf[T runBuf](p *runPool, s []T) {
+	if cap(s) > 0 {
+		p.unmap((*byte)(unsafe.Pointer(unsafe.SliceData(s[:1]))))
+	}
+}
+
+// growRunBuf returns s with room for n more elements: s itself when it has
+// it, else a new buffer of exactly that much holding s's elements.
+func growRunBuf[T runBuf](p *runPool, s []T, n int) []T {
+	if cap(s)-len(s) >= n {
+		return s
+	}
+	ns := append(makeRunBuf[T](p, len(s)+n), s...)
+	dropRunBuf(p, s)
+	return ns
+}
+
+// movedKeys takes over a key arena that a Keyer's append moved from old to
+// the Go heap (moved): old is dropped, and a large arena is copied back
+// into a mapping with room to double.
+func (p *runPool) movedKeys(old, moved []byte) []byte {
+	dropRunBuf(p, old)
+	if cap(moved) < runMapMin || !hugeSupported {
+		return moved
+	}
+	return append(makeRunBuf[byte](p, 2*len(moved)), moved...)
+}
+
+// release drops the free sets. Buffers of runs still alive stay theirs.
+func (p *runPool) release() {
+	p.mu.Lock()
+	free := p.free
+	p.free = nil
+	p.mu.Unlock()
+	for _, b := range free {
+		p.drop(b)
+	}
+}
+
+// drop gives up a set of buffers.
+func (p *runPool) drop(b runBufs) {
+	dropRunBuf(p, b.keys)
+	dropRunBuf(p, b.ents)
+	dropRunBuf(p, b.spare)
 }
 
 // runBufs are the reusable buffers of a run: its keys, its entries, and the
@@ -636,25 +761,30 @@ type runBufs struct {
 // ones with room for a little more than rows entries and keyBytes key bytes.
 func (p *runPool) newRun(rows, keyBytes int) *memRun {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if n := len(p.free); n > 0 {
 		b := p.free[n-1]
 		p.free = p.free[:n-1]
+		p.mu.Unlock()
 		return &memRun{pool: p, keys: b.keys, ents: b.ents, spare: b.spare}
 	}
-	return &memRun{pool: p, ents: make([]rowEnt, 0, rows+rows/8), keys: make([]byte, 0, keyBytes+keyBytes/8)}
+	p.mu.Unlock() // mapping takes it
+	return &memRun{pool: p, ents: makeRunBuf[rowEnt](p, rows+rows/8), keys: makeRunBuf[byte](p, keyBytes+keyBytes/8)}
 }
 
-// put gives a run's buffers back; nil-safe.
+// put gives a run's buffers back, keeping two sets and dropping the rest;
+// nil-safe.
 func (p *runPool) put(b runBufs) {
-	if p == nil {
+	if p == nil || cap(b.keys)+cap(b.ents)+cap(b.spare) == 0 {
 		return
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if len(p.free) < 2 {
 		p.free = append(p.free, runBufs{keys: b.keys[:0], ents: b.ents[:0], spare: b.spare[:0]})
+		p.mu.Unlock()
+		return
 	}
+	p.mu.Unlock()
+	p.drop(b)
 }
 
 // memRun is a run being accumulated in memory.
@@ -688,13 +818,24 @@ func (r *memRun) add(k Keyer, rec arrow.RecordBatch) error {
 	r.batches = append(r.batches, rec)
 	before := len(r.keys)
 	n := int(rec.NumRows())
+	// Room for the batch, grown by doubling: a Keyer's append would grow
+	// the arena on the Go heap, and append would the entries.
+	if cap(r.ents)-len(r.ents) < n {
+		r.ents = growRunBuf(r.pool, r.ents, max(n, len(r.ents)))
+	}
+	if need := n * (len(r.keys)/max(r.n, 1) + 1); r.n > 0 && cap(r.keys)-len(r.keys) < need {
+		r.keys = growRunBuf(r.pool, r.keys, max(need, len(r.keys)))
+	}
 	for i := range n {
 		off := len(r.keys)
-		var err error
-		r.keys, err = k.AppendKey(r.keys, rec, i)
+		keys, err := k.AppendKey(r.keys, rec, i)
 		if err != nil {
 			return fmt.Errorf("compute layout key of row %d: %w", i, err)
 		}
+		if unsafe.SliceData(keys) != unsafe.SliceData(r.keys) {
+			keys = r.pool.movedKeys(r.keys, keys)
+		}
+		r.keys = keys
 		p0, p1 := keyPrefix(r.keys[off:])
 		r.ents = append(r.ents, rowEnt{p0: p0, p1: p1, koff: off, klen: int32(len(r.keys) - off), b: b, r: int32(i)})
 	}
@@ -724,8 +865,8 @@ func (r *memRun) reserve(budget, expected int64) {
 		return
 	}
 	rows += rows / 16
-	r.ents = slices.Grow(r.ents, int(rows)-len(r.ents))
-	r.keys = slices.Grow(r.keys, int(rows*int64(len(r.keys))/int64(r.n))-len(r.keys))
+	r.ents = growRunBuf(r.pool, r.ents, int(rows)-len(r.ents))
+	r.keys = growRunBuf(r.pool, r.keys, int(rows*int64(len(r.keys))/int64(r.n))-len(r.keys))
 }
 
 // sort orders the run's entries by key, then input position: by radix when
@@ -743,7 +884,8 @@ func (r *memRun) sort() error {
 	}
 	if short {
 		if cap(r.spare) < len(r.ents) {
-			r.spare = make([]rowEnt, len(r.ents))
+			dropRunBuf(r.pool, r.spare)
+			r.spare = makeRunBuf[rowEnt](r.pool, len(r.ents))
 		}
 		ents, scratch := r.ents, r.spare[:len(r.ents)]
 		r.ents = radixSortEnts(ents, scratch)
@@ -784,7 +926,8 @@ func (r *memRun) release() {
 			b.Release()
 		}
 	}
-	r.batches, r.keys, r.ents, r.sorted = nil, nil, nil, nil
+	r.pool.put(runBufs{keys: r.keys, ents: r.ents, spare: r.spare})
+	r.batches, r.keys, r.ents, r.spare, r.sorted = nil, nil, nil, nil, nil
 }
 
 // materialize copies the sorted run into batches of at most rows rows

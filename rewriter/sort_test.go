@@ -375,6 +375,7 @@ func TestSorterRejectsBatchOfOtherTypes(t *testing.T) {
 // into the next one.
 func TestSorterReusesRunBuffers(t *testing.T) {
 	bufs := &rewriter.RunBuffers{}
+	defer bufs.Release()
 	for i, tc := range []struct {
 		rows, batch int
 		memory      int64
