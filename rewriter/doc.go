@@ -276,7 +276,16 @@
 // partitioned shape they were 68 of the 127 MB live on the Go heap at its
 // peak; moving them cut the peak resident set from 493-557 to 407-429 MiB
 // in paired floe-only runs of the sort (three pairs, exploratory), and
-// unpartitioned from 611-636 to 504-509 MiB (two pairs), at the same CPU.
+// unpartitioned from 611-636 to 504-509 MiB (two pairs). It is not free:
+// the same pacing that doubled them spaced the collections by them, so the
+// partitioned sort collected 144 times where it had 69 (GODEBUG=gctrace=1,
+// 1.15 against 0.69 CPU-s of collector work), and each collection empties
+// the sync.Pools arrow-go and the zstd codec keep their buffers in. Five
+// pairs put the CPU 3% higher. The spans materialize copies by (12 bytes a
+// row, 8% of the bytes that rewrite allocated on the Go heap, grown by
+// append per chunk) now go with the run's other buffers, which brought it
+// to 134 collections and, in four triples of old, mapped and mapped with
+// spans, the CPU back within the machine's noise of where it was.
 // Rows with equal keys keep their input order. The merged rows waiting in the writer's queues hold the spilled
 // batches they come from, where they used to hold copies of the same rows;
 // the scratch the writer's columns gather them into (one per column encoding
