@@ -631,8 +631,8 @@ func compareEnts(keys []byte, a, b *rowEnt) int {
 //
 // Buffers of runMapMin bytes or more are mappings of the pool's own (on
 // Linux; elsewhere the Go heap), unmapped when the pool drops them: a run
-// outgrowing one, a third set given back, or release. Entries and keys hold
-// no pointers, so the garbage collector need not see them, and on the Go
+// outgrowing one, a third set given back, or release. Entries, keys and
+// spans hold no pointers, so the garbage collector need not see them, and on the Go
 // heap they were live data that its pacing doubled: with GOGC=100 a heap
 // grows to about twice what is live before it collects, and in bench/rewrite's
 // partitioned shape these buffers were 68 of the 127 MB live at the heap's
@@ -690,8 +690,8 @@ func (p *runPool) mapped() int {
 	return len(p.maps)
 }
 
-// runBuf is what a run buffer holds: row entries or key bytes, neither of
-// which holds a pointer, so either may live in a mapping.
+// runBuf is what a run buffer holds: row entries, key bytes or spans, none
+// of which holds a pointer, so any may live in a mapping.
 type runBuf interface{ rowEnt | byte | span }
 
 // makeRunBuf returns an empty buffer with room for n elements.
@@ -769,7 +769,7 @@ func (p *runPool) newRun(rows, keyBytes int) *memRun {
 		p.mu.Unlock()
 		return &memRun{pool: p, keys: b.keys, ents: b.ents, spare: b.spare, spans: b.spans}
 	}
-	p.mu.Unlock() // mapping takes it
+	p.mu.Unlock() // mapBytes takes the lock itself
 	return &memRun{pool: p, ents: makeRunBuf[rowEnt](p, rows+rows/8), keys: makeRunBuf[byte](p, keyBytes+keyBytes/8)}
 }
 
@@ -798,8 +798,8 @@ type memRun struct {
 	spare []rowEnt
 	// spans is materialize's, kept for the next run.
 	spans []span
-	// pool, when set, receives keys, ents and spare once the run no longer
-	// needs them.
+	// pool hands out keys, ents, spare and spans and gets them back
+	// (giveBack) once the run no longer needs them.
 	pool *runPool
 	// n is the number of rows added.
 	n int
@@ -930,8 +930,14 @@ func (r *memRun) release() {
 			b.Release()
 		}
 	}
+	r.giveBack()
+	r.batches, r.sorted = nil, nil
+}
+
+// giveBack returns the run's keys, entries, scratch and spans to its pool.
+func (r *memRun) giveBack() {
 	r.pool.put(runBufs{keys: r.keys, ents: r.ents, spare: r.spare, spans: r.spans})
-	r.batches, r.keys, r.ents, r.spare, r.spans, r.sorted = nil, nil, nil, nil, nil, nil
+	r.keys, r.ents, r.spare, r.spans = nil, nil, nil, nil
 }
 
 // materialize copies the sorted run into batches of at most rows rows
@@ -1033,8 +1039,7 @@ func (r *memRun) materialize(ctx context.Context, mem memory.Allocator, rows, wo
 		out[k][ncols] = r.keyArray(mem, ents)
 		r.sorted[k] = array.NewRecordBatch(keyed, out[k], int64(len(ents)))
 	}
-	r.pool.put(runBufs{keys: r.keys, ents: r.ents, spare: r.spare, spans: r.spans})
-	r.keys, r.ents, r.spare, r.spans = nil, nil, nil, nil
+	r.giveBack()
 	return nil
 }
 
