@@ -6,8 +6,12 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/stretchr/testify/require"
 )
 
@@ -83,6 +87,122 @@ func TestPagePoolZeroesReusesAndUnmaps(t *testing.T) {
 			require.Positive(t, p.PeakMappedBytes())
 		})
 	}
+}
+
+// Cutting a buffer down to a smaller class moves it there: the data is
+// kept, the new block is zero past it, and the old block is free again.
+func TestPagePoolReallocateShrinks(t *testing.T) {
+	if !hugeSupported {
+		t.Skip("the pool maps no memory on this system")
+	}
+	cases := []struct {
+		name      string
+		from, to  int
+		moves     bool
+		pooledOut int // blocks of the pool out afterwards
+	}{
+		{"same class", 128 << 10, 120 << 10, false, 1},
+		{"smaller class", 128 << 10, 64 << 10, true, 1},
+		{"to the Go heap", 128 << 10, 20 << 10, true, 0},
+		{"own mapping, a little", 5 << 20, 5<<20 - 100<<10, false, 1},
+		{"own mapping to a slab", 5 << 20, 1 << 20, true, 1},
+		{"own mapping to a smaller one", 8 << 20, 5 << 20, true, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newPagePool(false)
+			b := p.Allocate(tc.from)
+			for i := range b {
+				b[i] = byte(i%251 + 1)
+			}
+			before := addrOf(b)
+			b = p.Reallocate(tc.to, b)
+			require.Len(t, b, tc.to)
+			require.Equal(t, tc.moves, addrOf(b) != before, "moved")
+			require.Equal(t, tc.pooledOut, p.out, "pool blocks out")
+			for i := range b {
+				if b[i] != byte(i%251+1) {
+					t.Fatalf("byte %d lost in shrinking", i)
+				}
+			}
+			if tc.moves {
+				// Memory past the buffer, reachable by growing it
+				// within its block again, is zero.
+				grown := p.Reallocate(cap(b), b)
+				require.True(t, allZero(grown[tc.to:]), "tail of the new block not zero")
+				b = grown
+			}
+			p.Free(b)
+			require.Zero(t, p.out)
+			require.NoError(t, p.Close())
+			require.Zero(t, p.mapped)
+		})
+	}
+	t.Run("a buffer the pool did not hand out", func(t *testing.T) {
+		p := newPagePool(false)
+		foreign := make([]byte, 256<<10)
+		require.Equal(t, addrOf(foreign), addrOf(p.Reallocate(40<<10, foreign)))
+		require.NoError(t, p.Close())
+	})
+}
+
+// arrow-go's record reader reserves twice a batch's values when the batch
+// crosses a data page and trims the buffer when it hands it over; on the
+// pool, the trimmed buffer must not keep the doubled block.
+func TestPagePoolTrimsReaderBuffers(t *testing.T) {
+	if !hugeSupported {
+		t.Skip("the pool maps no memory on this system")
+	}
+	const rows, batch = 40_000, 8192
+	sch := arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	for i := range rows {
+		b.Append(int64(i) * 7919)
+	}
+	col := b.NewArray()
+	b.Release()
+	rec := array.NewRecordBatch(sch, []arrow.Array{col}, rows)
+	col.Release()
+	var buf bytes.Buffer
+	// Small data pages, so that every batch crosses at least one.
+	props := parquet.NewWriterProperties(parquet.WithDictionaryDefault(false), parquet.WithDataPageSize(20<<10))
+	w, err := pqarrow.NewFileWriter(sch, &buf, props, pqarrow.DefaultWriterProps())
+	require.NoError(t, err)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+	rec.Release()
+
+	p := newPagePool(true)
+	mem := memory.NewCheckedAllocator(p)
+	pf, err := file.NewParquetReader(bytes.NewReader(buf.Bytes()), file.WithReadProps(parquet.NewReaderProperties(mem)))
+	require.NoError(t, err)
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: batch}, mem)
+	require.NoError(t, err)
+	rr, err := fr.GetRecordReader(t.Context(), nil, nil)
+	require.NoError(t, err)
+	var held []arrow.RecordBatch
+	next := int64(0)
+	for rr.Next() {
+		r := rr.RecordBatch()
+		r.Retain()
+		held = append(held, r)
+		vals := r.Column(0).(*array.Int64)
+		for i := range vals.Len() {
+			require.Equal(t, (next+int64(i))*7919, vals.Value(i))
+		}
+		next += r.NumRows()
+		data := r.Column(0).Data().Buffers()[1].Buf()
+		require.LessOrEqual(t, cap(data), classSize(batch*8), "batch at row %d keeps a block of %d bytes", next, cap(data))
+	}
+	require.NoError(t, rr.Err())
+	require.EqualValues(t, rows, next)
+	rr.Release()
+	for _, r := range held {
+		r.Release()
+	}
+	require.NoError(t, pf.Close())
+	mem.AssertSize(t, 0)
+	require.NoError(t, p.Close())
 }
 
 func TestPagePoolLeavesSmallAndForeignBuffersToTheHeap(t *testing.T) {
