@@ -150,6 +150,17 @@
 // keeps both cores busy, and why floe's peak is not a third of DuckDB's,
 // which sorts one day's partition at a time.
 //
+// The latest profile of that partitioned sort (commit e6e6a78, after the
+// sort's buffers left the Go heap and the page pool began moving trimmed
+// reader buffers; 15.9 CPU-s over 8.6 s, a busy hour of the machine, whose
+// benchmark run of the same code took 13.7 CPU-s) splits it: zstd
+// encoding 32%, decoding the input 17% (zstd 4), gathering runs into key
+// order 10%, the writer's dictionary flushes 4%, row keys and entries 5%,
+// GC marking 5%, system calls 4% (reads of the input files most of it),
+// the radix sort 3%, and the pool's reallocations 3% (the moves of trimmed
+// buffers about 1 point of it). zstd, at the table's level and DuckDB's,
+// is a third; the rest is spread thin.
+//
 // Much of what a profile files under zeroing and system calls is page
 // faults: on those VMs the first touch of a fresh page costs 11-14 us
 // (bench.Machine.PageFaultMicros: 13.7 in rewrite.json at baecfed, 12.0 in
