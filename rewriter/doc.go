@@ -310,6 +310,17 @@
 // floe-only runs of that sort (exploratory) the peak resident set went
 // from 445-466 to 401-438 MiB and the CPU from 13.6-13.8 to 13.0-13.3 s,
 // the freed blocks being reused while still in cache.
+// Run buffers that wait for the next run (the set a spilling sort keeps
+// while it fills the other, a worker's set while its group is encoded, and
+// the radix sort's scratch once a run is sorted) give their pages back and
+// keep their mappings, where the kernel gives huge pages: faulting them in
+// again is a fault per 2 MiB. In paired floe-only runs of bench/rewrite
+// (exploratory) the unpartitioned sort peaked at 378-381 MiB against
+// 495-508, the partitioned one at 351-383 against 386-422, for CPU within
+// the machine's noise. Dropping the pages of the page pool's empty slabs
+// the same way was tried and cost 15-20% more CPU, a third of it system
+// time: slabs empty and fill again far more often than runs end.
+//
 // Rows with equal keys keep their input order. The merged rows waiting in the writer's queues hold the spilled
 // batches they come from, where they used to hold copies of the same rows;
 // the scratch the writer's columns gather them into (one per column encoding

@@ -1,7 +1,9 @@
 package rewriter
 
 import (
+	"bytes"
 	"fmt"
+	"os"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -47,4 +49,24 @@ func unmapHuge(m []byte) error {
 		return fmt.Errorf("unmap %d bytes: %w", len(m), err)
 	}
 	return nil
+}
+
+// dropPages gives the pages of m back to the kernel and keeps the mapping:
+// the next touch faults in zeroed memory, a whole huge page at a time
+// where the mapping has them.
+func dropPages(m []byte) {
+	if len(m) > 0 {
+		_ = unix.Madvise(m, unix.MADV_DONTNEED) // advisory: an error leaves the pages resident
+	}
+}
+
+// hugePagesOn reports whether the kernel gives transparent huge pages to
+// mappings that ask for them (/sys/kernel/mm/transparent_hugepage/enabled
+// at "always" or "madvise").
+func hugePagesOn() bool {
+	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	if err != nil {
+		return false
+	}
+	return bytes.Contains(b, []byte("[always]")) || bytes.Contains(b, []byte("[madvise]"))
 }

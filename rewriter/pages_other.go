@@ -11,3 +11,7 @@ const hugeSupported = false
 func mapHuge(int) ([]byte, error) { return nil, errors.New("page pool: not supported on this system") }
 
 func unmapHuge([]byte) error { return nil }
+
+func dropPages([]byte) {}
+
+func hugePagesOn() bool { return false }

@@ -89,7 +89,9 @@ type SortOptions struct {
 // memory at once, see runPool), is safe for concurrent use and its zero value
 // is ready to use. Buffers of 1 MiB or more are mapped outside the Go heap
 // (see runPool), so the owner calls Release once the last sort given it has
-// ended.
+// ended. Where the kernel gives huge pages a kept set gives its pages back
+// while it waits, so what it saves there is growing the buffers by doubling
+// (and a fault per 2 MiB instead of zeroing); elsewhere the faults too.
 type RunBuffers struct {
 	pool runPool
 }
@@ -637,12 +639,48 @@ func compareEnts(keys []byte, a, b *rowEnt) int {
 // grows to about twice what is live before it collects, and in bench/rewrite's
 // partitioned shape these buffers were 68 of the 127 MB live at the heap's
 // peak (two workers' entries, radix scratch and keys).
+//
+// Mapped buffers that wait, a set kept for the next run and the scratch of
+// a sorted run, give their pages back where the kernel gives huge pages
+// (idleRunBuf): a spilling sort holds a second set while the first is
+// filled, and a worker of [RewriteGroups] holds its set while the writer
+// encodes the group, so they were resident for most of a rewrite without
+// being touched.
 type runPool struct {
 	mu   sync.Mutex
 	free []runBufs
 	// maps holds every mapping behind a buffer of the pool's runs, in use
 	// or free, by its first byte.
 	maps map[*byte][]byte
+	// thp is 1 when the kernel gives the mappings huge pages, -1 when it
+	// does not, 0 until asked.
+	thp int8
+}
+
+// idleRunBuf gives back the pages of a mapped buffer that no run needs
+// until the next one fills it (a set kept for the next run, the radix
+// sort's scratch once the run is sorted), keeping the mapping: with huge
+// pages the next run faults it in 2 MiB at a time; without them that would
+// be a fault per 4 KiB, so there the pages stay. The memory reads as zero
+// afterwards, which no run buffer relies on either way.
+func idleRunBuf[T runBuf](p *runPool, s []T) {
+	if cap(s) == 0 {
+		return
+	}
+	first := (*byte)(unsafe.Pointer(unsafe.SliceData(s[:1])))
+	p.mu.Lock()
+	m, ok := p.maps[first]
+	if ok && p.thp == 0 {
+		p.thp = -1
+		if hugePagesOn() {
+			p.thp = 1
+		}
+	}
+	on := p.thp == 1
+	p.mu.Unlock()
+	if ok && on {
+		dropPages(m)
+	}
 }
 
 // runMapMin is the smallest run buffer the pool maps; smaller ones come
@@ -780,13 +818,19 @@ func (p *runPool) put(b runBufs) {
 		return
 	}
 	p.mu.Lock()
-	if len(p.free) < 2 {
+	keep := len(p.free) < 2
+	if keep {
 		p.free = append(p.free, runBufs{keys: b.keys[:0], ents: b.ents[:0], spare: b.spare[:0], spans: b.spans[:0]})
-		p.mu.Unlock()
-		return
 	}
 	p.mu.Unlock()
-	p.drop(b)
+	if !keep {
+		p.drop(b)
+		return
+	}
+	idleRunBuf(p, b.keys)
+	idleRunBuf(p, b.ents)
+	idleRunBuf(p, b.spare)
+	idleRunBuf(p, b.spans)
 }
 
 // memRun is a run being accumulated in memory.
@@ -898,6 +942,7 @@ func (r *memRun) sort() error {
 		} else {
 			r.spare = ents
 		}
+		idleRunBuf(r.pool, r.spare)
 		return nil
 	}
 	keys := r.keys
