@@ -321,6 +321,22 @@
 // the same way was tried and cost 15-20% more CPU, a third of it system
 // time: slabs empty and fill again far more often than runs end.
 //
+// What the partitioned sort's peak is made of (bench/rewrite's shape, two
+// groups at once; the code of e6e6a78 sampled every 20 ms, the breakdown at
+// the highest VmRSS, two runs, exploratory): of 409-410 MiB, 71-72 are the
+// binary's own pages (RssFile: the kernel maps its text in large folios),
+// 143-159 the Go runtime's (objects 43-56 MB, of which 25-37 live at the
+// last collection; 66-75 MB of free spans the runtime keeps for the heap's
+// next growth, most of the rest), 118-138 the page pool's mappings and 73
+// the run buffers' (two workers' entries, radix scratch, keys and spans;
+// waiting ones now give their pages back, see above). The binary and
+// the Go heap, which holds arrow-go's encoder buffers and the zstd
+// encoders with the collector's slack on top, are already about a third
+// of DuckDB's 592-665 MiB before a single row is held: the partitioned
+// ⅓-of-DuckDB target needs the rewrite of a small group to hold less than
+// its rows: sorting the key columns alone, then reading, gathering and
+// writing one column at a time.
+//
 // Rows with equal keys keep their input order. The merged rows waiting in the writer's queues hold the spilled
 // batches they come from, where they used to hold copies of the same rows;
 // the scratch the writer's columns gather them into (one per column encoding
