@@ -817,20 +817,20 @@ func (p *runPool) put(b runBufs) {
 	if p == nil || cap(b.keys)+cap(b.ents)+cap(b.spare)+cap(b.spans) == 0 {
 		return
 	}
-	p.mu.Lock()
-	keep := len(p.free) < 2
-	if keep {
-		p.free = append(p.free, runBufs{keys: b.keys[:0], ents: b.ents[:0], spare: b.spare[:0], spans: b.spans[:0]})
-	}
-	p.mu.Unlock()
-	if !keep {
-		p.drop(b)
-		return
-	}
+	// The pages go before the set is listed: once it is, the other run of
+	// the sort may take it and fill it at once.
 	idleRunBuf(p, b.keys)
 	idleRunBuf(p, b.ents)
 	idleRunBuf(p, b.spare)
 	idleRunBuf(p, b.spans)
+	p.mu.Lock()
+	if len(p.free) < 2 {
+		p.free = append(p.free, runBufs{keys: b.keys[:0], ents: b.ents[:0], spare: b.spare[:0], spans: b.spans[:0]})
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	p.drop(b)
 }
 
 // memRun is a run being accumulated in memory.
