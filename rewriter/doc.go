@@ -329,13 +329,39 @@
 // last collection; 66-75 MB of free spans the runtime keeps for the heap's
 // next growth, most of the rest), 118-138 the page pool's mappings and 73
 // the run buffers' (two workers' entries, radix scratch, keys and spans;
-// waiting ones now give their pages back, see above). The binary and
-// the Go heap, which holds arrow-go's encoder buffers and the zstd
-// encoders with the collector's slack on top, are already about a third
-// of DuckDB's 592-665 MiB before a single row is held: the partitioned
-// ⅓-of-DuckDB target needs the rewrite of a small group to hold less than
-// its rows: sorting the key columns alone, then reading, gathering and
-// writing one column at a time.
+// waiting ones now give their pages back, see above).
+//
+// Why that is not a third of DuckDB's 592-665 MiB (197-222), measured at
+// baa70d9 (exploratory; the idle figure is in the committed results):
+//
+//   - An idle floe process is 72 MiB (bench/results, "baseline RSS"): 55
+//     of the binary's pages that package initialisation touches (RssFile;
+//     the cloud SDKs, protobuf registries and grammars iceberg-go links)
+//     and 18 of anonymous memory, before a table is opened.
+//   - The Go runtime's share is mostly live data, not slack. At the peak of
+//     its retained memory (runtime/metrics every 20 ms): 85 MiB of heap
+//     objects (58 live at the last mark, a heap goal of 118), 48 of freed
+//     spans not yet returned, 11 unused in spans. A heap profile at the
+//     highest live heap puts arrow-go's Go-allocated buffers (the encoders'
+//     PooledBufferWriter, arrays under 32 KiB) at 39%, the buffered row
+//     group's compressed pages (bytes.Buffer growth in arrow-go's
+//     bufferedPageWriter) at 15% and the zstd encoders at 20%.
+//   - Squeezing it costs the throughput target. Three rounds alternating
+//     with the stock binary: a Go memory limit of 100 MiB took 16-55 MiB
+//     off the peak for 33-63% more CPU; 160 MiB changed nothing beyond
+//     the noise; GOGC=50 took 20-69 MiB off for 1-36% more CPU.
+//
+// So without the page pool's 118-138 MiB (the groups' rows) at all, the
+// binary, the Go runtime and the sort's entries would still come to
+// 72 + 143 + 73 = 288 MiB, past a third of DuckDB's. Getting there needs
+// all of them cut at once: the rows (sort the key columns alone, then read,
+// gather and write one column at a time), the sort's entries (40 bytes a
+// row and as much scratch, where a short key needs 24) and the encoders' Go
+// memory (a column-at-a-time writer streams its pages instead of buffering
+// the row group). Projected from the figures above that lands at 220-240
+// MiB, the edge of the target, and puts the 2x at risk: the key columns
+// are decoded twice, and the coded columns (read as dictionary indices)
+// would have to be carried through a gather of one column at a time.
 //
 // Rows with equal keys keep their input order. The merged rows waiting in the writer's queues hold the spilled
 // batches they come from, where they used to hold copies of the same rows;
