@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -137,7 +138,7 @@ func NewEncoder(l Layout, schema *arrow.Schema, opts EncoderOptions) (Encoder, e
 	if err != nil {
 		return nil, fmt.Errorf("layout %s: %w", l, err)
 	}
-	b := keyBase{schema: schema, cols: cols}
+	b := keyBase{schema: schema, cols: cols, checked: new(atomic.Pointer[arrow.Schema])}
 	var enc Encoder
 	switch l.Strategy {
 	case StrategyBinpack, StrategyCurrent:
@@ -171,6 +172,14 @@ type keyCol struct {
 type keyBase struct {
 	schema *arrow.Schema
 	cols   []keyCol
+	// checked is the schema of the last record whose key columns check
+	// found in place; nil in a keyBase built by hand. The rows of one batch
+	// share its schema, which is seldom the encoder's own (a scan builds
+	// one per batch), and comparing the key columns' types for every row
+	// cost 1% of bench/rewrite's partitioned sort. A record's columns have
+	// its schema's types (arrow-go checks that when the record is built),
+	// so a schema that passed once passes again.
+	checked *atomic.Pointer[arrow.Schema]
 }
 
 func (b *keyBase) KeyColumns() []string {
@@ -195,13 +204,16 @@ func (b *keyBase) check(rec arrow.RecordBatch, row int) error {
 		return fmt.Errorf("%w: row %d out of range [0, %d)", ErrSchemaMismatch, row, rec.NumRows())
 	}
 	s := rec.Schema()
-	if s == b.schema {
+	if s == b.schema || (b.checked != nil && b.checked.Load() == s) {
 		return nil
 	}
 	for _, c := range b.cols {
 		if c.index >= int(rec.NumCols()) || !arrow.TypeEqual(rec.Column(c.index).DataType(), c.typ) {
 			return fmt.Errorf("%w: key column %q (#%d, %s) is not in the record", ErrSchemaMismatch, c.name, c.index, c.typ)
 		}
+	}
+	if b.checked != nil {
+		b.checked.Store(s)
 	}
 	return nil
 }

@@ -469,6 +469,16 @@ func TestAppendKeyRejectsForeignRecords(t *testing.T) {
 	k2, err := enc.AppendKey(nil, same, 3)
 	require.NoError(t, err)
 	require.Equal(t, k1, k2)
+
+	// Once a schema has passed, the encoder remembers it, yet still checks
+	// the rows of its records and rejects every other schema.
+	_, err = enc.AppendKey(nil, same, 10)
+	require.ErrorIs(t, err, layout.ErrSchemaMismatch)
+	_, err = enc.AppendKey(nil, other, 0)
+	require.ErrorIs(t, err, layout.ErrSchemaMismatch)
+	k3, err := enc.AppendKey(nil, same, 3)
+	require.NoError(t, err)
+	require.Equal(t, k1, k3)
 }
 
 func TestBinpackAndCurrentKeysAreEmpty(t *testing.T) {
