@@ -126,13 +126,20 @@ func classSize(n int) int {
 	return (n + step - 1) &^ (step - 1)
 }
 
-// Allocate implements [memory.Allocator].
+// Allocate implements [memory.Allocator]. The buffer's capacity is its
+// length, as arrow-go's own allocators hand them out: arrow-go's kernels
+// take cap(buffer.Buf()) for room they may write into (the binary Take and
+// Filter kernels do, through their buffer builders' reserve), but copy only
+// up to len, so with spare capacity behind the length a value that crossed
+// it was cut short and the bytes left zero, and the next one panicked on a
+// slice past the length. The block's real size is the pool's to know
+// ([PagePool.Reallocate] grows into it).
 func (p *PagePool) Allocate(size int) []byte {
 	b, clean := p.take(size)
 	if !clean {
 		clear(b)
 	}
-	return b[:size]
+	return b[:size:size]
 }
 
 // take hands out a block of at least size bytes, whole (len is the block's
@@ -168,17 +175,33 @@ func (p *PagePool) take(size int) (b []byte, clean bool) {
 // column of a scanned batch held twice its size: in bench/rewrite's
 // partitioned shape, 81 MB of the two groups' runs at once.
 func (p *PagePool) Reallocate(size int, b []byte) []byte {
-	if size <= cap(b) {
-		if p.shrinks(size, cap(b)) && p.owns(b) {
+	whole := p.block(b)
+	if whole == nil {
+		// The Go heap's, as arrow-go's Go allocator handles it.
+		if size <= cap(b) {
+			return b[:size]
+		}
+		nb := p.Allocate(size)
+		copy(nb, b)
+		return nb
+	}
+	if c := len(whole); size <= c {
+		if p.shrinks(size, c) {
 			nb, clean := p.take(size)
 			n := copy(nb, b[:min(size, len(b))])
 			if !clean {
 				clear(nb[n:])
 			}
 			p.Free(b)
-			return nb[:size]
+			return nb[:size:size]
 		}
-		return b[:size]
+		if size > len(b) {
+			// Growing in place into what an earlier, longer use of
+			// the buffer may have left there: memory handed out is
+			// zero.
+			clear(whole[len(b):size])
+		}
+		return whole[:size:size]
 	}
 	nb := p.Allocate(size)
 	copy(nb, b)
@@ -202,12 +225,20 @@ func (p *PagePool) shrinks(size, c int) bool {
 	}
 }
 
-// owns reports whether b is a block the pool handed out.
-func (p *PagePool) owns(b []byte) bool {
+// block returns the whole block b starts if the pool handed it out, nil
+// for the Go heap's buffers. A pool buffer is never shorter than
+// poolMinBytes (a shorter one moves to the Go heap), so shorter ones are
+// not looked up.
+func (p *PagePool) block(b []byte) []byte {
+	if cap(b) < poolMinBytes || !hugeSupported {
+		return nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	blk := p.blocks[unsafe.SliceData(b)]
-	return blk != nil && blk.used
+	if blk := p.blocks[unsafe.SliceData(b)]; blk != nil && blk.used {
+		return blk.mem
+	}
+	return nil
 }
 
 // Free implements [memory.Allocator].
