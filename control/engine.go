@@ -1,6 +1,7 @@
 package control
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -176,6 +177,10 @@ type EngineSelect struct {
 	Engines  *Engines
 	Policy   policy.Policy
 	Override string
+	// VerifyBytes bounds the replaced input floe reads back after a
+	// distributed engine's compaction to check its rows (see
+	// [ContentVerification]). Default: [DefaultVerifyBytes].
+	VerifyBytes int64
 }
 
 // mayDistribute reports whether a step could go to a distributed engine:
@@ -238,6 +243,9 @@ func (s EngineSelect) distributed(ctx context.Context, choice EngineChoice, cat 
 	out.Verified, err = verifyStep(before, after, kind)
 	if err == nil && checkFiles {
 		err = verifyFiles(ctx, after, &out.Verified)
+	}
+	if err == nil && kind == verifyCompact {
+		err = verifyContent(ctx, before, after, &out.Verified, cmp.Or(s.VerifyBytes, DefaultVerifyBytes))
 	}
 	if err != nil {
 		return out, fmt.Errorf("verify what engine %s committed to %s: %w", eng.Name(), id, err)

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/control"
@@ -58,9 +61,12 @@ func TestChooseEngine(t *testing.T) {
 // reports as a distributed engine does. lose, when set, makes the
 // compaction drop two data files instead, losing their rows.
 type clusterEngine struct {
-	lose  bool
-	write map[layout.Strategy]bool
-	calls []string
+	lose bool
+	// corrupt rewrites two data files into one with one value changed,
+	// as a replace snapshot: the row count holds, the content does not.
+	corrupt bool
+	write   map[layout.Strategy]bool
+	calls   []string
 }
 
 func (e *clusterEngine) Name() string { return "cluster" }
@@ -76,6 +82,9 @@ func (e *clusterEngine) report(step string) *rewriter.EngineReport {
 
 func (e *clusterEngine) Compact(ctx context.Context, job rewriter.CompactJob) (any, error) {
 	e.calls = append(e.calls, "compact "+job.Table.String())
+	if e.corrupt {
+		return e.report("compact"), corruptRewrite(ctx, job.State)
+	}
 	if e.lose {
 		files := job.State.DataFiles
 		tx := job.State.Table.NewTransaction()
@@ -119,6 +128,53 @@ func (e *clusterEngine) RewriteManifests(ctx context.Context, job rewriter.Manif
 
 func (e *clusterEngine) Ping(context.Context) error { return nil }
 func (e *clusterEngine) Close() error               { return nil }
+
+// corruptRewrite reads st's first two data files, changes the first value
+// of the name column, writes the rows to a new file with iceberg-go's writer
+// and commits it as a replace of the two.
+func corruptRewrite(ctx context.Context, st *lake.State) error {
+	tbl := st.Table
+	scan := tbl.Scan()
+	defer scan.Close()
+	tasks, err := scan.PlanFiles(ctx)
+	if err != nil {
+		return err
+	}
+	tasks = rewriter.CollapseTasks(tasks)[:2]
+	schema, records, err := scan.ReadTasks(ctx, tasks)
+	if err != nil {
+		return err
+	}
+	first := true
+	changed := func(yield func(arrow.RecordBatch, error) bool) {
+		for rec, err := range records {
+			if err == nil && first {
+				first = false
+				data := rec.Column(1).Data().Buffers()[2].Bytes()
+				data[0] ^= 0x01
+			}
+			if !yield(rec, err) {
+				return
+			}
+		}
+	}
+	tx := tbl.NewTransaction()
+	rw := tx.NewRewrite(nil)
+	for df, err := range table.WriteRecords(ctx, tbl, schema, changed) {
+		if err != nil {
+			return err
+		}
+		rw.AddDataFile(df)
+	}
+	for _, t := range tasks {
+		rw.DeleteFile(t.File)
+	}
+	if err := rw.Commit(ctx); err != nil {
+		return err
+	}
+	_, err = tx.Commit(ctx)
+	return err
+}
 
 func clusterEngines(eng *clusterEngine) *control.Engines {
 	cfg := &config.Config{Engines: map[string]config.EngineConfig{"cluster": {Type: "trino", Catalogs: map[string]string{"local": "iceberg"}}}}
@@ -188,6 +244,39 @@ func TestDistributedRewriteThatLosesRowsFails(t *testing.T) {
 	stored, err := control.GetRun(ctx, st, run.ID)
 	require.NoError(t, err)
 	require.Equal(t, control.StatusFailed, stored.Status, "the failed check is recorded")
+}
+
+// A distributed engine that commits other rows than it replaced, with the
+// same count, fails floe's read-back: the step fails with ErrInvariant,
+// naming the column and the snapshot to go back to.
+func TestDistributedRewriteThatChangesAValueFails(t *testing.T) {
+	ctx := context.Background()
+	w, id, st := setup(t)
+	tbl, err := lake.LoadTable(ctx, w.Catalog, id)
+	require.NoError(t, err)
+	before := tbl.CurrentSnapshot().SnapshotID
+	p := policy.Default()
+	p.Engine = "cluster"
+	run, err := control.Optimize(ctx, w.Catalog, st, id, control.OptimizeOptions{
+		Skip:   map[string]bool{control.StepExpire: true, control.StepOrphans: true, control.StepManifests: true},
+		Engine: control.EngineSelect{Engines: clusterEngines(&clusterEngine{corrupt: true}), Policy: p},
+	})
+	require.ErrorIs(t, err, rewriter.ErrInvariant)
+	require.ErrorContains(t, err, "values differ in column name")
+	require.ErrorContains(t, err, fmt.Sprintf("the table's previous snapshot is %d", before))
+	require.Equal(t, control.StatusFailed, run.Status)
+	var rep control.DistributedReport
+	for _, s := range run.Steps {
+		if s.Name == control.StepCompact {
+			require.NoError(t, json.Unmarshal(s.Report, &rep))
+		}
+	}
+	require.True(t, rep.Verified.RowsChecked, "the row count alone holds")
+	require.Equal(t, rep.Verified.RowsBefore, rep.Verified.RowsAfter)
+	require.NotNil(t, rep.Verified.Content)
+	require.True(t, rep.Verified.Content.Checked)
+	require.Equal(t, int64(1000), rep.Verified.Content.Read.Rows)
+	require.Equal(t, rep.Verified.Content.BytesReplaced, rep.Verified.Content.BytesChecked)
 }
 
 func TestDistributedEngineRefusesLayoutItCannotWrite(t *testing.T) {

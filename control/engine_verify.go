@@ -4,10 +4,15 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
+	"math/rand/v2"
+	"runtime"
 	"slices"
 
+	"github.com/apache/iceberg-go/table"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/floe-project/floe/internal/rowsum"
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/rewriter"
 )
@@ -49,6 +54,172 @@ type Verification struct {
 	// FilesChecked counts the files of the current snapshot found on
 	// storage after an orphan removal.
 	FilesChecked int `json:"files_checked,omitempty"`
+	// Content is floe's read-back of a compaction's rows (see
+	// [ContentVerification]); nil for the other steps.
+	Content *ContentVerification `json:"content,omitempty"`
+}
+
+// ContentVerification is floe's check of the rows a distributed engine's
+// compaction committed: the live rows of the data files its replace
+// snapshots removed, read as they were before the step (deletes applied),
+// against the rows of the files they added, read back after it, compared
+// by an order-independent digest of every column (internal/rowsum). The
+// engine commits itself, so the check comes after the commit: a mismatch
+// fails the step with [rewriter.ErrInvariant], which stops the table's
+// automatic runs and alerts, and names the snapshot to roll back to.
+//
+// Reading back costs floe a read of what the engine rewrote, which on a
+// table large enough to send to a cluster may be more than floe should
+// read: up to [EngineSelect.VerifyBytes] of replaced input the whole
+// rewrite is checked; above it, whole partitions drawn at random (seeded by
+// the snapshot, so a run checks the same ones again) until the budget is
+// spent, and the report says how much was covered.
+type ContentVerification struct {
+	// Checked is false, with Note saying why, when nothing could be
+	// compared (the engine wrote files in partitions none of its inputs
+	// had, with more input than the budget).
+	Checked bool `json:"checked"`
+	// Partitions is the number of partitions the engine rewrote;
+	// PartitionsChecked how many of them were read back.
+	Partitions        int `json:"partitions"`
+	PartitionsChecked int `json:"partitions_checked"`
+	// BytesReplaced is the size of the data files replaced; BytesChecked
+	// the part of it read back.
+	BytesReplaced int64      `json:"bytes_replaced"`
+	BytesChecked  int64      `json:"bytes_checked"`
+	Read          rowsum.Sum `json:"read"`
+	Written       rowsum.Sum `json:"written"`
+	Note          string     `json:"note,omitempty"`
+}
+
+// DefaultVerifyBytes is [EngineSelect.VerifyBytes] when it is zero.
+const DefaultVerifyBytes = 4 << 30
+
+// verifyContent reads back what a distributed engine's compaction
+// replaced and added between before and after (see [ContentVerification]);
+// v must already hold verifyStep's findings. budget bounds the bytes of
+// replaced input read.
+func verifyContent(ctx context.Context, before, after *lake.State, v *Verification, budget int64) error {
+	cv := &ContentVerification{}
+	v.Content = cv
+	replaces := map[int64]bool{}
+	for _, s := range v.Snapshots {
+		if s.Operation == "replace" {
+			replaces[s.ID] = true
+		}
+	}
+	if len(replaces) == 0 {
+		cv.Note = "the engine committed nothing"
+		return nil
+	}
+	inAfter := make(map[string]bool, len(after.DataFiles))
+	for _, f := range after.DataFiles {
+		inAfter[f.Path] = true
+	}
+	inBefore := make(map[string]bool, len(before.DataFiles))
+	removed, added := map[string][]string{}, map[string][]string{}
+	bytes := map[string]int64{}
+	for _, f := range before.DataFiles {
+		inBefore[f.Path] = true
+		if !inAfter[f.Path] {
+			removed[f.PartitionKey] = append(removed[f.PartitionKey], f.Path)
+			bytes[f.PartitionKey] += f.SizeBytes
+			cv.BytesReplaced += f.SizeBytes
+		}
+	}
+	for _, f := range after.DataFiles {
+		if !inBefore[f.Path] && replaces[f.SnapshotID] {
+			added[f.PartitionKey] = append(added[f.PartitionKey], f.Path)
+		}
+	}
+	keys := slices.Sorted(maps.Keys(removed))
+	cv.Partitions = len(keys)
+	paired := true
+	for k := range added {
+		if _, ok := removed[k]; !ok {
+			paired = false
+		}
+	}
+	chosen := keys
+	if cv.BytesReplaced > budget {
+		if !paired {
+			cv.Note = fmt.Sprintf("not checked: the engine wrote files into partitions its inputs were not in (a changed partition spec), and its %d bytes of input are over the %d-byte budget of a read-back", cv.BytesReplaced, budget)
+			return nil
+		}
+		// Whole partitions, drawn at random but the same for the same
+		// snapshot, while the budget lasts.
+		rng := rand.New(rand.NewPCG(uint64(v.SnapshotAfter), uint64(v.SnapshotBefore)))
+		order := slices.Clone(keys)
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		chosen = nil
+		var spent int64
+		for _, k := range order {
+			if spent+bytes[k] <= budget {
+				chosen = append(chosen, k)
+				spent += bytes[k]
+			}
+		}
+		if len(chosen) == 0 {
+			cv.Note = fmt.Sprintf("not checked: every partition the engine rewrote is larger than the %d-byte budget of a read-back", budget)
+			return nil
+		}
+		slices.Sort(chosen)
+		cv.Note = fmt.Sprintf("%d of %d partitions read back (%d of %d bytes): the rewrite is larger than the %d-byte budget of a read-back",
+			len(chosen), len(keys), spent, cv.BytesReplaced, budget)
+	}
+	sampled := len(chosen) < len(keys)
+	var readPaths, writtenPaths []string
+	for _, k := range chosen {
+		readPaths = append(readPaths, removed[k]...)
+		cv.BytesChecked += bytes[k]
+		if sampled {
+			writtenPaths = append(writtenPaths, added[k]...)
+		}
+	}
+	if !sampled {
+		for _, k := range slices.Sorted(maps.Keys(added)) {
+			writtenPaths = append(writtenPaths, added[k]...)
+		}
+	}
+	cv.PartitionsChecked = len(chosen)
+	var err error
+	if cv.Read, err = digestFiles(ctx, before, readPaths); err != nil {
+		return fmt.Errorf("read back the %d data files the engine replaced, as of snapshot %d: %w", len(readPaths), v.SnapshotBefore, err)
+	}
+	if cv.Written, err = digestFiles(ctx, after, writtenPaths); err != nil {
+		return fmt.Errorf("read back the %d data files the engine added, as of snapshot %d: %w", len(writtenPaths), v.SnapshotAfter, err)
+	}
+	cv.Checked = true
+	if diff := rowsum.Diff(cv.Read, cv.Written); diff != "" {
+		return fmt.Errorf("%w: the rows of the %d files the engine wrote (snapshot %d) are not the rows of the %d files it replaced (snapshot %d): %s; read %s, wrote %s; the table's previous snapshot is %d",
+			errEngineVerify, len(writtenPaths), v.SnapshotAfter, len(readPaths), v.SnapshotBefore, diff, cv.Read, cv.Written, v.SnapshotBefore)
+	}
+	return nil
+}
+
+// digestFiles digests the live rows of the data files paths of st's current
+// snapshot, their deletes applied.
+func digestFiles(ctx context.Context, st *lake.State, paths []string) (rowsum.Sum, error) {
+	want := make(map[string]bool, len(paths))
+	for _, p := range paths {
+		want[p] = true
+	}
+	scan := st.Table.Scan()
+	tasks, err := scan.PlanFiles(ctx)
+	scan.Close()
+	if err != nil {
+		return rowsum.Sum{}, err
+	}
+	var keep []table.FileScanTask
+	for _, t := range rewriter.CollapseTasks(tasks) {
+		if want[t.File.FilePath()] {
+			keep = append(keep, t)
+		}
+	}
+	if len(keep) != len(want) {
+		return rowsum.Sum{}, fmt.Errorf("%d of the %d files are not live in the snapshot", len(want)-len(keep), len(want))
+	}
+	return rewriter.DigestTasks(ctx, st.Table, keep, runtime.GOMAXPROCS(0), 0)
 }
 
 // VerifiedSnapshot is one snapshot committed during a step.

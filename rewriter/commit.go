@@ -23,6 +23,10 @@ const (
 	// PropLayout is the layout the rewritten files follow (such as
 	// "sort(tenant_id,ts)" or "binpack").
 	PropLayout = "floe.layout"
+	// PropContent is the digest of the rows a replace snapshot added, read
+	// back from its files and found equal to the rows of the files it
+	// replaced ("rows=… sum=… xor=…", see [ContentCheck]).
+	PropContent = "floe.content"
 )
 
 // CommitGroup is one rewritten group of files, ready to replace its inputs in
@@ -40,18 +44,23 @@ type CommitGroup struct {
 	// Outputs are the new data files written for the group, not yet
 	// committed (see [RewriteGroup]).
 	Outputs []iceberg.DataFile
+	// Content is the group's content check (GroupStats.Content of the
+	// RewriteGroup that wrote Outputs): [CommitGroups] commits no group
+	// whose rows written and read back differ from the rows read, or
+	// whose check does not count every row of Outputs.
+	Content ContentCheck
 }
 
 // NewCommitGroup builds the [CommitGroup] that replaces the data files of
 // tasks (as planned on base) with outputs, and removes the delete files that
 // become dead. It returns an error wrapping [ErrStaleGroup] when a task's file
 // is not live in base.
-func NewCommitGroup(base *lake.State, name string, tasks []table.FileScanTask, outputs []iceberg.DataFile) (CommitGroup, error) {
+func NewCommitGroup(base *lake.State, name string, tasks []table.FileScanTask, outputs []iceberg.DataFile, content ContentCheck) (CommitGroup, error) {
 	byPath := make(map[string]lake.File, len(base.DataFiles))
 	for _, f := range base.DataFiles {
 		byPath[f.Path] = f
 	}
-	g := CommitGroup{Name: name, Outputs: outputs}
+	g := CommitGroup{Name: name, Outputs: outputs, Content: content}
 	seen := map[string]bool{}
 	for _, t := range tasks {
 		p := t.File.FilePath()
@@ -275,6 +284,8 @@ type Commit struct {
 	// Attempts counts catalog commits tried, the successful one included.
 	Attempts int
 	Duration time.Duration
+	// Content is the content check of the groups committed, together.
+	Content ContentCheck
 }
 
 // SkippedGroup is a group that was not committed.
@@ -331,6 +342,11 @@ func CommitGroups(ctx context.Context, base *lake.State, groups []CommitGroup, o
 	}
 	opts = opts.withDefaults()
 	rep := CommitReport{Table: base.Table}
+	for _, g := range groups {
+		if err := g.Content.covers(g.Outputs); err != nil {
+			return rep, fmt.Errorf("commit groups of %s: group %s: %w", base.Ident, g.Name, err)
+		}
+	}
 	known := make(map[string]bool, len(base.DeleteFiles))
 	for _, d := range base.DeleteFiles {
 		known[d.Path] = true
@@ -508,8 +524,12 @@ func stageBatch(ctx context.Context, head *lake.State, pending []*CommitGroup, o
 	if err := opts.Declare.stage(head, tx); err != nil {
 		return nil, Commit{}, err
 	}
-	rw := tx.NewRewrite(props)
 	var c Commit
+	for _, g := range pending {
+		c.Content = c.Content.plus(g.Content)
+	}
+	props[PropContent] = c.Content.Written.String()
+	rw := tx.NewRewrite(props)
 	removed := map[string]bool{}
 	for _, g := range pending {
 		c.Groups = append(c.Groups, g.Name)

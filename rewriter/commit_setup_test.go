@@ -159,10 +159,10 @@ func rewriteGroups(t testing.TB, st *lake.State, regions ...string) []rewriter.C
 	var groups []rewriter.CommitGroup
 	for _, r := range regions {
 		require.NotEmpty(t, byRegion[r], "no files in region %s", r)
-		out, _, err := rewriter.RewriteGroup(context.Background(), st.Table, rewriter.CollapseTasks(byRegion[r]),
+		out, stats, err := rewriter.RewriteGroup(context.Background(), st.Table, rewriter.CollapseTasks(byRegion[r]),
 			rewriter.GroupOptions{TempDir: t.TempDir()})
 		require.NoError(t, err)
-		g, err := rewriter.NewCommitGroup(st, "region="+r, byRegion[r], out)
+		g, err := rewriter.NewCommitGroup(st, "region="+r, byRegion[r], out, stats.Content)
 		require.NoError(t, err)
 		groups = append(groups, g)
 	}

@@ -607,7 +607,7 @@ func compact(ctx context.Context, st *lake.State, plan CompactPlan, opts Compact
 			}
 			res.Rows += stats.Rows
 			res.PeakArrow = max(res.PeakArrow, stats.PeakArrowBytes)
-			cg, err := NewCommitGroup(base, pg.Partition, gt, files)
+			cg, err := NewCommitGroup(base, pg.Partition, gt, files, stats.Content)
 			for _, f := range files {
 				uncommitted = append(uncommitted, f.FilePath())
 			}

@@ -17,6 +17,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/floe-project/floe/internal/rowsum"
 )
 
 // Defaults of [GroupOptions].
@@ -96,6 +98,10 @@ type GroupOptions struct {
 	// given the same Buffers (see [RunBuffers]); [RewriteGroups] gives each
 	// of its workers its own. Nil: fresh buffers per group.
 	Buffers *RunBuffers
+
+	// tamper, set only by the package's tests, changes each batch on its
+	// way to the writer: the fault the content check must catch.
+	tamper func(*pickBatch)
 }
 
 // MinMemoryBytes is the least positive [GroupOptions.MemoryBytes]: the
@@ -191,6 +197,9 @@ type GroupStats struct {
 	// outgrew a dictionary page and the group was read again without
 	// codes (nothing had been written), else 1.
 	Reads int
+	// Content is the check of the rows written against the rows read
+	// (see [RewriteGroup]).
+	Content ContentCheck
 	// PeakArrowBytes is the peak of the group's Arrow allocations.
 	PeakArrowBytes int64
 	// Duration is the wall time of the rewrite.
@@ -241,6 +250,12 @@ func CollapseTasks(tasks []table.FileScanTask) []table.FileScanTask {
 // ReadTasks does not say which file a batch or an error came from, so a
 // chunk that fails is read again one file at a time to find it (only then:
 // the normal path reads every file once).
+//
+// Nothing is changed silently either: the output files are read back and
+// their rows compared with the rows read, by an order-independent digest of
+// every column, before the files are returned (GroupStats.Content). A
+// mismatch fails the group with [ErrContentMismatch], keeping the files and
+// an evidence record (see [EvidenceDir]).
 func RewriteGroup(ctx context.Context, tbl *table.Table, tasks []table.FileScanTask, opts GroupOptions) ([]iceberg.DataFile, GroupStats, error) {
 	start := time.Now()
 	stats := GroupStats{InputTasks: len(tasks)}
@@ -412,6 +427,9 @@ func rewriteGroupOnce(ctx context.Context, tbl *table.Table, tasks []table.FileS
 	var werr error
 	for p := range batches {
 		if werr == nil {
+			if opts.tamper != nil {
+				opts.tamper(p)
+			}
 			if werr = w.writeRows(pctx, p); werr != nil {
 				cancel(werr)
 			} else {
@@ -431,6 +449,11 @@ func rewriteGroupOnce(ctx context.Context, tbl *table.Table, tasks []table.FileS
 	if err == nil {
 		err = rd.checkWritten(w.Stats().Rows)
 	}
+	keep := false
+	if err == nil {
+		stats.Content, err = verifyContent(ctx, tbl, tasks, files, rd.in.Sum(), opts, run)
+		keep = errors.Is(err, ErrContentMismatch)
+	}
 	if sorter != nil {
 		stats.Sort = sorter.Stats()
 	}
@@ -443,6 +466,10 @@ func rewriteGroupOnce(ctx context.Context, tbl *table.Table, tasks []table.FileS
 		stats.DirectReads = rd.files.done
 	}
 	if err != nil {
+		if keep {
+			// The evidence: its record names these files.
+			return nil, err
+		}
 		return nil, errors.Join(err, w.Abort())
 	}
 	return files, nil
@@ -455,6 +482,7 @@ func produce(ctx context.Context, rd *groupReader, sorter *Sorter, coder *inputC
 	if err != nil {
 		return err
 	}
+	records = digesting(records, &rd.in)
 	if coder != nil {
 		var stop func()
 		schema, records, stop = coder.code(schema, records)
@@ -520,6 +548,11 @@ type groupReader struct {
 	// filesRead the number of their files. Atomic: the sorter may iterate
 	// on a goroutine of its own.
 	rows, filesRead atomic.Int64
+
+	// in digests every live row read, as the read yields it (see
+	// verifyContent). Only the producer adds to it; it is read once the
+	// producer is done.
+	in rowsum.Digest
 }
 
 // read returns the schema of the scan and the batches of every task.

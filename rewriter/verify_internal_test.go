@@ -1,0 +1,158 @@
+package rewriter
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/internal/testlake"
+	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
+)
+
+// A rewrite whose output differs from its input by one byte, one value or
+// one row fails before it commits: the table keeps its snapshot, the output
+// files are kept and named, with an evidence record beside them.
+func TestContentCheckStopsATamperedRewrite(t *testing.T) {
+	cases := []struct {
+		name   string
+		layout string
+		column string
+		tamper func(arr arrow.Array, row int) bool
+		diff   string
+	}{
+		{"one string byte", "binpack", "s", flipStringByte, "values differ in column s"},
+		{"one string byte, sorted", "sort(id)", "s", flipStringByte, "values differ in column s"},
+		{"one binary byte", "zorder(id, n)", "b", flipStringByte, "values differ in column b"},
+		{"one integer", "hilbert(id, n)", "n", bumpInt, "values differ in column n"},
+		{"one id", "sort(n)", "id", bumpInt, "values differ in column id"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tbl, ident := contentFixture(t)
+			st, err := lake.LoadState(t.Context(), ident, tbl, lake.LoadOptions{})
+			require.NoError(t, err)
+			snap := st.Current.SnapshotID
+			l, err := layout.Parse(tc.layout)
+			require.NoError(t, err)
+			var tampered atomic.Int32
+			opts := CompactOptions{Layout: l, TargetFileSizeBytes: 64 << 20, Commit: CommitOptions{Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }}}
+			opts.Group.tamper = func(p *pickBatch) {
+				if tampered.Load() > 0 || len(p.spans) == 0 {
+					return
+				}
+				c := p.sch.FieldIndices(tc.column)[0]
+				sp := p.spans[len(p.spans)/2]
+				if tc.tamper(p.cols[c][sp.src], int(sp.row)) {
+					tampered.Add(1)
+				}
+			}
+			plan, err := PlanCompaction(st, opts)
+			require.NoError(t, err)
+			res, cerr := Compact(t.Context(), st, plan, opts)
+			require.Equal(t, int32(1), tampered.Load(), "the tamper hook changed nothing")
+			require.ErrorIs(t, cerr, ErrContentMismatch)
+			require.ErrorIs(t, cerr, ErrInvariant)
+			require.ErrorContains(t, cerr, tc.diff)
+			require.Empty(t, res.Commits)
+			require.NoError(t, tbl.Refresh(t.Context()))
+			require.Equal(t, snap, tbl.CurrentSnapshot().SnapshotID, "nothing was committed")
+
+			// The evidence: a record naming the output files, kept.
+			dir := filepath.Join(strings.TrimPrefix(tbl.Location(), "file://"), EvidenceDir)
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			require.Len(t, entries, 1)
+			body, err := os.ReadFile(filepath.Join(dir, entries[0].Name()))
+			require.NoError(t, err)
+			var ev Evidence
+			require.NoError(t, json.Unmarshal(body, &ev))
+			require.Len(t, ev.Inputs, 6)
+			require.NotEmpty(t, ev.Outputs)
+			require.False(t, ev.Check.Read.Equal(ev.Check.Written))
+			require.Equal(t, int64(30_000), ev.Check.Read.Rows)
+			for _, o := range ev.Outputs {
+				require.FileExists(t, strings.TrimPrefix(o.Path, "file://"), "evidence file deleted")
+				require.ErrorContains(t, cerr, o.Path, "the error names the output file")
+			}
+			require.ErrorContains(t, cerr, "evidence in "+tbl.Location())
+		})
+	}
+}
+
+// flipStringByte changes one byte of the value at row of a string or binary
+// column (or of the dictionary value it points at).
+func flipStringByte(arr arrow.Array, row int) bool {
+	if d, ok := arr.(*array.Dictionary); ok {
+		return flipStringByte(d.Dictionary(), d.GetValueIndex(row))
+	}
+	type offsets interface{ ValueOffset(int) int }
+	a, ok := arr.(offsets)
+	if !ok || arr.IsNull(row) {
+		return false
+	}
+	data := arr.Data().Buffers()[2].Bytes()
+	data[a.ValueOffset(row)] ^= 0x20
+	return true
+}
+
+// bumpInt adds one to the value at row of an integer column.
+func bumpInt(arr arrow.Array, row int) bool {
+	switch a := arr.(type) {
+	case *array.Int64:
+		a.Int64Values()[row]++
+	case *array.Int32:
+		a.Int32Values()[row]++
+	default:
+		return false
+	}
+	return true
+}
+
+// contentFixture is an unpartitioned table of 6 appends of 5,000 rows, one
+// data file each, written by iceberg-go.
+func contentFixture(t *testing.T) (*table.Table, lake.Ident) {
+	t.Helper()
+	w := testlake.New(t)
+	if c, ok := w.Catalog.(catalog.Closer); ok {
+		t.Cleanup(func() { require.NoError(t, c.Close()) })
+	}
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "region", Type: iceberg.PrimitiveTypes.String, Required: true},
+		iceberg.NestedField{ID: 3, Name: "s", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 4, Name: "b", Type: iceberg.PrimitiveTypes.Binary},
+		iceberg.NestedField{ID: 5, Name: "n", Type: iceberg.PrimitiveTypes.Int32},
+	)
+	tbl := w.CreateTable(t, "db", "t", sc, nil, nil, nil)
+	asc := testlake.ArrowSchema(t, tbl)
+	for f := range 6 {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, asc)
+		for i := f * 5000; i < (f+1)*5000; i++ {
+			b.Field(0).(*array.Int64Builder).Append(int64(i))
+			b.Field(1).(*array.StringBuilder).Append([]string{"eu", "us", "apac"}[i%3])
+			b.Field(2).(*array.StringBuilder).Append(fmt.Sprintf("value-%08d", i))
+			b.Field(3).(*array.BinaryBuilder).Append([]byte{byte(i), byte(i >> 8), 0xff})
+			b.Field(4).(*array.Int32Builder).Append(int32(i * 7 % 1009))
+		}
+		rec := b.NewRecordBatch()
+		b.Release()
+		tbl = testlake.Append(t, tbl, rec)
+		rec.Release()
+	}
+	return tbl, lake.Ident{Catalog: w.Name, Namespace: []string{"db"}, Name: "t"}
+}
