@@ -13,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
+	"github.com/floe-project/floe/internal/oracle"
 	"github.com/floe-project/floe/internal/testlake"
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/layout"
@@ -101,4 +102,74 @@ func deletesFixture(t *testing.T, partitioned bool) (*table.Table, lake.Ident) {
 		iceberg.LessThan(iceberg.Reference("id"), int64(5003))), nil)
 	require.NoError(t, err)
 	return tbl, lake.Ident{Catalog: w.Name, Namespace: []string{"db"}, Name: "t"}
+}
+
+// Column names as Iceberg allows them — a dash, a space, a dot, a quote,
+// non-ASCII, and the same in a struct's fields — compact into every layout:
+// iceberg-go writes such a column to Parquet under a Parquet-safe name
+// (order-id as order_x2Did), the rewriter matches columns by field id, not
+// by name, and writes them as iceberg-go does. DuckDB reads the same rows.
+func TestCompactColumnNamesAsIcebergAllowsThem(t *testing.T) {
+	for _, spec := range []string{"binpack", `sort("order-id")`, `zorder("order-id", "a.b")`, `hilbert("first name", "order-id")`} {
+		t.Run(spec, func(t *testing.T) {
+			w := testlake.New(t)
+			closeCatalog(t, w)
+			sc := iceberg.NewSchema(0,
+				iceberg.NestedField{ID: 1, Name: "order-id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+				iceberg.NestedField{ID: 2, Name: "first name", Type: iceberg.PrimitiveTypes.String},
+				iceberg.NestedField{ID: 3, Name: "a.b", Type: iceberg.PrimitiveTypes.Int32},
+				iceberg.NestedField{ID: 4, Name: `say "hi"`, Type: iceberg.PrimitiveTypes.String},
+				iceberg.NestedField{ID: 5, Name: "prénom", Type: iceberg.PrimitiveTypes.String},
+				iceberg.NestedField{ID: 6, Name: "meta.data", Type: &iceberg.StructType{FieldList: []iceberg.NestedField{
+					{ID: 7, Name: "x-y", Type: iceberg.PrimitiveTypes.Int64},
+					{ID: 8, Name: "z z", Type: iceberg.PrimitiveTypes.String},
+				}}},
+			)
+			tbl := w.CreateTable(t, "db", "t", sc, nil, nil, nil)
+			asc := testlake.ArrowSchema(t, tbl)
+			for f := range 6 {
+				b := array.NewRecordBuilder(memory.DefaultAllocator, asc)
+				for i := f * 500; i < (f+1)*500; i++ {
+					b.Field(0).(*array.Int64Builder).Append(int64(i * 7919 % 3000))
+					b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("name %d", i%41))
+					b.Field(2).(*array.Int32Builder).Append(int32(i % 13))
+					b.Field(3).(*array.StringBuilder).Append(`"` + strings.Repeat("q", i%5) + `"`)
+					b.Field(4).(*array.StringBuilder).Append("é" + fmt.Sprint(i))
+					sb := b.Field(5).(*array.StructBuilder)
+					sb.Append(true)
+					sb.FieldBuilder(0).(*array.Int64Builder).Append(int64(i))
+					sb.FieldBuilder(1).(*array.StringBuilder).Append(fmt.Sprint(i % 3))
+				}
+				rec := b.NewRecordBatch()
+				b.Release()
+				tbl = testlake.Append(t, tbl, rec)
+				rec.Release()
+			}
+			before := rowSum(t, tbl)
+			st, err := lake.LoadState(t.Context(), lake.Ident{Catalog: w.Name, Namespace: []string{"db"}, Name: "t"}, tbl, lake.LoadOptions{})
+			require.NoError(t, err)
+			l, err := layout.Parse(spec)
+			require.NoError(t, err)
+			opts := rewriter.CompactOptions{Layout: l, TargetFileSizeBytes: 64 << 20, Commit: rewriter.CommitOptions{Sleep: instantSleep}}
+			plan, err := rewriter.PlanCompaction(st, opts)
+			require.NoError(t, err)
+			res, err := rewriter.Compact(t.Context(), st, plan, opts)
+			require.NoError(t, err)
+			require.Len(t, res.Commits, 1)
+			require.Equal(t, before, rowSum(t, res.Table), "DuckDB reads other rows after the compaction")
+			after, err := lake.LoadState(t.Context(), st.Ident, res.Table, lake.LoadOptions{})
+			require.NoError(t, err)
+			require.Len(t, after.DataFiles, 1)
+			// Column statistics are kept by field id: the bounds of
+			// "order-id" are those of its values.
+			f := after.DataFiles[0]
+			require.Equal(t, int64(0), f.Lower[1].(iceberg.TypedLiteral[int64]).Value())
+			require.Equal(t, int64(2999), f.Upper[1].(iceberg.TypedLiteral[int64]).Value())
+			if l.Strategy == layout.StrategySort {
+				n, err := oracle.OrderViolations(t.Context(), []string{oracle.LocalPath(f.Path)}, "order_x2Did")
+				require.NoError(t, err)
+				require.Zero(t, n, "rows out of order")
+			}
+		})
+	}
 }

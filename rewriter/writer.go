@@ -1,6 +1,7 @@
 package rewriter
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -153,16 +154,25 @@ type Writer struct {
 	fs       icebergio.WriteFileIO
 	loc      table.LocationProvider
 	partPath string
-	schema   *iceberg.Schema
-	arrowSch *arrow.Schema
-	spec     iceberg.PartitionSpec
-	props    iceberg.Properties
-	version  int
-	base     []parquet.WriterProperty
-	wprops   *parquet.WriterProperties
-	rgLimit  int64
-	target   int64
-	rgBytes  int64
+	// schema is the table's schema with Parquet-safe names (what
+	// iceberg-go and Java Iceberg write to files); arrowSch is the table's
+	// schema as batches carry it, with the column names as Iceberg allows
+	// them ("order-id", "a.b"), and fileSch the same columns under the
+	// names written to Parquet. Columns are matched by position, which is
+	// by field id: the three schemas are one schema, renamed. tblSchema is
+	// the table's schema itself.
+	schema    *iceberg.Schema
+	tblSchema *iceberg.Schema
+	arrowSch  *arrow.Schema
+	fileSch   *arrow.Schema
+	spec      iceberg.PartitionSpec
+	props     iceberg.Properties
+	version   int
+	base      []parquet.WriterProperty
+	wprops    *parquet.WriterProperties
+	rgLimit   int64
+	target    int64
+	rgBytes   int64
 
 	files []iceberg.DataFile
 	stats WriterStats
@@ -252,7 +262,11 @@ func NewWriter(ctx context.Context, tbl *table.Table, opts WriterOptions) (*Writ
 	if err != nil {
 		return nil, fmt.Errorf("sanitize schema of %s: %w", tbl.Location(), err)
 	}
-	arrowSch, err := table.SchemaToArrowSchemaWithOptions(sch, table.ArrowSchemaOptions{IncludeFieldIDs: true, TableProperties: props})
+	arrowSch, err := table.SchemaToArrowSchemaWithOptions(tbl.Schema(), table.ArrowSchemaOptions{IncludeFieldIDs: true, TableProperties: props})
+	if err != nil {
+		return nil, fmt.Errorf("arrow schema of %s: %w", tbl.Location(), err)
+	}
+	fileSch, err := table.SchemaToArrowSchemaWithOptions(sch, table.ArrowSchemaOptions{IncludeFieldIDs: true, TableProperties: props})
 	if err != nil {
 		return nil, fmt.Errorf("arrow schema of %s: %w", tbl.Location(), err)
 	}
@@ -268,7 +282,7 @@ func NewWriter(ctx context.Context, tbl *table.Table, opts WriterOptions) (*Writ
 	} else if len(opts.PartitionValues) > 0 {
 		return nil, errors.New("new writer: partition values given for an unpartitioned table")
 	}
-	base, rgLimit, err := parquetProps(props)
+	base, rgLimit, err := parquetProps(props, fileNames(arrowSch, fileSch))
 	if err != nil {
 		return nil, fmt.Errorf("parquet properties of %s: %w", tbl.Location(), err)
 	}
@@ -279,18 +293,20 @@ func NewWriter(ctx context.Context, tbl *table.Table, opts WriterOptions) (*Writ
 		cleanupFS: sync.OnceValues(func() (icebergio.IO, error) {
 			return tbl.FS(context.WithoutCancel(ctx))
 		}),
-		loc:      loc,
-		partPath: partPath,
-		schema:   sch,
-		arrowSch: arrowSch,
-		spec:     spec,
-		props:    props,
-		version:  tbl.Metadata().Version(),
-		base:     base,
-		rgLimit:  rgLimit,
-		target:   opts.TargetFileSizeBytes,
-		rgBytes:  opts.RowGroupBytes,
-		scratch:  newScratchPool(opts.Parallelism),
+		loc:       loc,
+		partPath:  partPath,
+		schema:    sch,
+		tblSchema: tbl.Schema(),
+		arrowSch:  arrowSch,
+		fileSch:   fileSch,
+		spec:      spec,
+		props:     props,
+		version:   tbl.Metadata().Version(),
+		base:      base,
+		rgLimit:   rgLimit,
+		target:    opts.TargetFileSizeBytes,
+		rgBytes:   opts.RowGroupBytes,
+		scratch:   newScratchPool(opts.Parallelism),
 	}, nil
 }
 
@@ -323,7 +339,7 @@ func (w *Writer) Write(ctx context.Context, rec arrow.RecordBatch) error {
 	return w.write(ctx, rec.NumRows(), func(pw parquetFile, off, n int64) error {
 		part := rec.NewSlice(off, off+n)
 		defer part.Release()
-		return pw.WriteBuffered(part)
+		return w.writeBuffered(pw, part)
 	})
 }
 
@@ -405,18 +421,25 @@ func (w *Writer) fileSchema() *arrow.Schema {
 }
 
 // writeBuffered appends rec, of fileSchema, to pw's buffered row group. A
-// [columnFile] takes codes as they are; pqarrow's writer (nested schemas,
-// which chooseCodes never codes) would get the values.
+// [columnFile] takes codes as they are, its columns by position; pqarrow's
+// writer (nested schemas, which chooseCodes never codes) gets the values,
+// under the names of the file (fileSch).
 func (w *Writer) writeBuffered(pw parquetFile, rec arrow.RecordBatch) error {
-	if _, ok := pw.(*columnFile); ok || w.codes == nil {
+	if _, ok := pw.(*columnFile); ok {
 		return pw.WriteBuffered(rec)
 	}
-	plain, err := w.codes.decode(w.opts.Allocator, rec)
+	if w.codes != nil {
+		plain, err := w.codes.decode(w.opts.Allocator, rec)
+		if err != nil {
+			return err
+		}
+		defer plain.Release()
+		rec = plain
+	}
+	out, err := renamed(rec, w.fileSch)
 	if err != nil {
 		return err
 	}
-	defer plain.Release()
-	out := array.NewRecordBatch(w.arrowSch, plain.Columns(), plain.NumRows())
 	defer out.Release()
 	return pw.WriteBuffered(out)
 }
@@ -450,6 +473,84 @@ func (w *Writer) write(ctx context.Context, rows int64, put func(pw parquetFile,
 		off += n
 	}
 	return nil
+}
+
+// fileNames maps each top-level column name of sch to the name it has in
+// file, the same columns under Parquet-safe names.
+func fileNames(sch, file *arrow.Schema) map[string]string {
+	m := make(map[string]string, sch.NumFields())
+	for i, f := range sch.Fields() {
+		m[f.Name] = file.Field(i).Name
+	}
+	return m
+}
+
+// renamed returns rec under sch, the same columns under other names (down
+// to the fields of nested types): a new reference either way.
+func renamed(rec arrow.RecordBatch, sch *arrow.Schema) (arrow.RecordBatch, error) {
+	if rec.Schema().Equal(sch) {
+		rec.Retain()
+		return rec, nil
+	}
+	if rec.Schema().NumFields() != sch.NumFields() {
+		return nil, fmt.Errorf("batch has %d columns, the file %d", rec.Schema().NumFields(), sch.NumFields())
+	}
+	cols := make([]arrow.Array, sch.NumFields())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for i, f := range sch.Fields() {
+		col := rec.Column(i)
+		if arrow.TypeEqual(col.DataType(), f.Type) {
+			col.Retain()
+			cols[i] = col
+			continue
+		}
+		data, err := retyped(col.Data(), f.Type)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", f.Name, err)
+		}
+		cols[i] = array.MakeFromData(data)
+		data.Release()
+	}
+	return array.NewRecordBatch(sch, cols, rec.NumRows()), nil
+}
+
+// retyped is d as type dt, which must be d's type with other field names.
+func retyped(d arrow.ArrayData, dt arrow.DataType) (arrow.ArrayData, error) {
+	var kids []arrow.DataType
+	switch t := dt.(type) {
+	case *arrow.StructType:
+		for _, f := range t.Fields() {
+			kids = append(kids, f.Type)
+		}
+	case arrow.ListLikeType:
+		kids = []arrow.DataType{t.Elem()}
+	}
+	children := d.Children()
+	if len(kids) == 0 && !arrow.TypeEqual(d.DataType(), dt) || len(kids) != len(children) || d.DataType().ID() != dt.ID() {
+		return nil, fmt.Errorf("type %s is not %s renamed", d.DataType(), dt)
+	}
+	out := make([]arrow.ArrayData, len(children))
+	for i, c := range children {
+		rc, err := retyped(c, kids[i])
+		if err != nil {
+			for _, o := range out[:i] {
+				o.Release()
+			}
+			return nil, err
+		}
+		out[i] = rc
+	}
+	data := array.NewData(dt, d.Len(), d.Buffers(), out, d.NullN(), d.Offset())
+	for _, o := range out {
+		o.Release()
+	}
+	return data, nil
 }
 
 // sameColumns reports whether a batch of schema a can be written as one of
@@ -530,7 +631,7 @@ func (w *Writer) open() error {
 	cw := &countingWriter{w: out}
 	arrProps := pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(w.opts.Allocator), pqarrow.WithStoreSchema())
 	var pw parquetFile
-	cf, err := newColumnFile(w.arrowSch, cw, w.wprops, arrProps, w.opts.Parallelism)
+	cf, err := newColumnFile(w.fileSch, cw, w.wprops, arrProps, w.opts.Parallelism)
 	switch {
 	case cf != nil:
 		cf.scratch = w.scratch
@@ -539,7 +640,7 @@ func (w *Writer) open() error {
 		}
 		pw = cf
 	case err == nil: // nested columns: pqarrow writes them, one column at a time
-		pw, err = pqarrow.NewFileWriter(w.arrowSch, cw, w.wprops, arrProps)
+		pw, err = pqarrow.NewFileWriter(w.fileSch, cw, w.wprops, arrProps)
 	}
 	if err != nil {
 		return errors.Join(fmt.Errorf("start parquet file %s: %w", p, err), out.Close(), w.remove(p))
@@ -684,7 +785,7 @@ func (w *Writer) conform(ctx context.Context, rec arrow.RecordBatch) (arrow.Reco
 		return array.NewRecordBatch(w.arrowSch, rec.Columns(), rec.NumRows()), nil
 	}
 	ctx = compute.WithAllocator(ctx, w.opts.Allocator)
-	out, err := table.ToRequestedSchema(ctx, w.schema, w.schema, rec, table.SchemaOptions{
+	out, err := table.ToRequestedSchema(ctx, w.tblSchema, w.tblSchema, rec, table.SchemaOptions{
 		DowncastTimestamp: true, IncludeFieldIDs: true, UseWriteDefault: true,
 		FormatVersion: w.version, TableProperties: w.props,
 	})
@@ -715,7 +816,7 @@ func (w *Writer) dictionaryProps(sample arrow.RecordBatch) []parquet.WriterPrope
 		if w.codes != nil && w.codes.books[i] != nil {
 			// Chosen from the group's first batch by the same rule
 			// (chooseCodes); its codes say nothing more to pqdict.
-			props = append(props, parquet.WithDictionaryFor(f.Name, true))
+			props = append(props, parquet.WithDictionaryFor(w.fileSch.Field(i).Name, true))
 			w.stats.DictionaryColumns = append(w.stats.DictionaryColumns, f.Name)
 			continue
 		}
@@ -724,7 +825,7 @@ func (w *Writer) dictionaryProps(sample arrow.RecordBatch) []parquet.WriterPrope
 			// Nested or boolean: keep the default, with the cost fallback.
 			continue
 		}
-		props = append(props, parquet.WithDictionaryFor(f.Name, on))
+		props = append(props, parquet.WithDictionaryFor(w.fileSch.Field(i).Name, on))
 		if on {
 			w.stats.DictionaryColumns = append(w.stats.DictionaryColumns, f.Name)
 		}
@@ -802,7 +903,7 @@ func (w *Writer) chooseCodes(sample arrow.RecordBatch, keys []string) []int {
 	scale := w.rowGroupScale(sample)
 	var cols []int
 	for i, f := range w.arrowSch.Fields() {
-		if !codable(f.Type) || isKeyColumn(keys, f.Name) || props.DictionaryCostFallbackEnabledFor(f.Name) {
+		if !codable(f.Type) || isKeyColumn(keys, f.Name) || props.DictionaryCostFallbackEnabledFor(w.fileSch.Field(i).Name) {
 			continue
 		}
 		if v, ok := w.props[propDictColumnEnabled+f.Name]; ok {
@@ -832,9 +933,11 @@ func (w *Writer) dictLimit() int64 {
 }
 
 // parquetProps maps the table's Parquet write properties to arrow-go ones,
-// as iceberg-go's own writer does. Row-group size is not taken from the table:
-// the writer sizes row groups itself (see [Writer]).
-func parquetProps(props iceberg.Properties) ([]parquet.WriterProperty, int64, error) {
+// as iceberg-go's own writer does; fileName maps a top-level column's name
+// to the name it is written under (per-column properties name the table's
+// column). Row-group size is not taken from the table: the writer sizes row
+// groups itself (see [Writer]).
+func parquetProps(props iceberg.Properties, fileName map[string]string) ([]parquet.WriterProperty, int64, error) {
 	rgLimit := int64(props.GetInt(table.ParquetRowGroupLimitKey, table.ParquetRowGroupLimitDefault))
 	if rgLimit <= 0 {
 		return nil, 0, fmt.Errorf("%s must be > 0, got %d", table.ParquetRowGroupLimitKey, rgLimit)
@@ -876,7 +979,7 @@ func parquetProps(props iceberg.Properties) ([]parquet.WriterProperty, int64, er
 	}
 	for k, v := range props {
 		if col, ok := strings.CutPrefix(k, propDictColumnEnabled); ok && col != "" {
-			out = append(out, parquet.WithDictionaryFor(col, strings.EqualFold(v, "true")))
+			out = append(out, parquet.WithDictionaryFor(cmp.Or(fileName[col], col), strings.EqualFold(v, "true")))
 		}
 	}
 	return out, rgLimit, nil
