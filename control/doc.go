@@ -53,6 +53,13 @@
 // returns its plan to approved. The compact step puts first the partitions
 // whose groups the table's previous compaction skipped.
 //
+// The orphans step, like the orphans verb, plans with [PlanOrphans]: every
+// entry of every catalog floe can see ([Catalogs]) whose location overlaps
+// the table's is read, and what it references is kept; an entry or a
+// catalog that cannot be read refuses the step ([*UnreadableEntriesError]).
+// A floe run's uncommitted files are taken whatever their age only on the
+// table its run record names.
+//
 // # Plans and approval
 //
 // A plan is a proposal to rewrite one table into one layout, with the

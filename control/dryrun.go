@@ -46,7 +46,7 @@ const StatusPlanned RunStatus = "planned"
 // would check before it starts (the table exists, every step's options, the
 // layout against the schema, an approved plan that is not stale) and plans
 // each step that is not skipped with the planner the run uses
-// ([rewriter.PlanExpire], [rewriter.PlanOrphans], [rewriter.PlanCompaction],
+// ([rewriter.PlanExpire], [PlanOrphans], [rewriter.PlanCompaction],
 // [rewriter.PlanManifestRewrite]). It records no run and moves no plan (a
 // stale plan is reported, not marked). Errors from bad options wrap
 // [rewriter.ErrInvalidOptions].
@@ -89,7 +89,7 @@ func PlanOptimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id 
 			oo := opts.Orphans
 			oo.Now = opts.Now
 			var p rewriter.OrphanPlan
-			p, err = rewriter.PlanOrphans(ctx, state.Table, oo)
+			p, err = PlanOrphans(ctx, opts.Catalogs.orDefault(id.Catalog, cat), st, id, state.Table, oo)
 			step.Orphans = &p
 		case StepCompact:
 			co := opts.Compact

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/rewriter"
 )
@@ -31,14 +32,14 @@ func expireStep(ctx context.Context, cat catalog.Catalog, id lake.Ident, opts Op
 	return ExpireOn(ctx, cat, state, plan, eo, opts.Engine)
 }
 
-func orphansStep(ctx context.Context, cat catalog.Catalog, id lake.Ident, opts OptimizeOptions) (any, error) {
+func orphansStep(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.Ident, opts OptimizeOptions) (any, error) {
 	oo := opts.Orphans
 	oo.Now = opts.Now
 	state, err := stepState(ctx, cat, id, opts.Engine)
 	if err != nil {
 		return nil, err
 	}
-	plan, err := rewriter.PlanOrphans(ctx, state.Table, oo)
+	plan, err := PlanOrphans(ctx, opts.Catalogs.orDefault(id.Catalog, cat), st, id, state.Table, oo)
 	if err != nil || len(plan.Files) == 0 {
 		// floe's own listing found nothing old enough: no engine is asked
 		// to list the location again.
@@ -82,16 +83,20 @@ func ExpireOn(ctx context.Context, cat catalog.Catalog, state *lake.State, plan 
 	})
 }
 
-// RemoveOrphansOn removes the orphan files of state's table on the engine
-// sel picks: natively, plan's files ([rewriter.DeleteOrphans], which looks
-// at each again); elsewhere the engine lists and deletes what is older than
-// a cutoff that floe moves before the start of every live floe run of the
-// table ([rewriter.OrphanCutoff]), and floe then checks that every file of
-// the current snapshot is still there.
+// RemoveOrphansOn removes the orphan files of state's table, planned with
+// [PlanOrphans], on the engine sel picks: natively, plan's files
+// ([rewriter.DeleteOrphans], which looks at each again); elsewhere the
+// engine lists and deletes what is older than a cutoff that floe moves
+// before the start of every live floe run of the table
+// ([rewriter.OrphanCutoff]), and floe then checks that every file of the
+// current snapshot is still there. An engine's own listing knows nothing of
+// the other catalog entries sharing the table's location, so a table that
+// has such siblings ([rewriter.OrphanPlan.Siblings]) is always cleaned
+// natively.
 func RemoveOrphansOn(ctx context.Context, cat catalog.Catalog, state *lake.State, plan rewriter.OrphanPlan, oo rewriter.OrphanOptions, sel EngineSelect) (any, error) {
 	tbl := state.Table
 	choice := sel.choose(dataBytes(state))
-	if choice.Name == rewriter.NativeName {
+	if choice.Name == rewriter.NativeName || len(plan.Siblings) > 0 {
 		return rewriter.DeleteOrphans(ctx, tbl, plan, oo.Concurrency)
 	}
 	cutoff, _, err := rewriter.OrphanCutoff(ctx, tbl, oo)

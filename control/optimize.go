@@ -71,6 +71,10 @@ type OptimizeOptions struct {
 	// renews and releases it. Otherwise Optimize claims the table itself
 	// and refuses with [ErrBusy] a table another run holds.
 	Holder string
+	// Catalogs are every catalog floe can see: the orphans step keeps what
+	// any of their entries sharing the table's location references (see
+	// [PlanOrphans]). Default: only the table's own catalog.
+	Catalogs Catalogs
 }
 
 // Optimize runs the maintenance steps on one table — expire snapshots,
@@ -198,7 +202,7 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 			return expireStep(ctx, cat, id, opts)
 		}},
 		{StepOrphans, func(ctx context.Context) (any, error) {
-			return orphansStep(ctx, cat, id, opts)
+			return orphansStep(ctx, cat, st, id, opts)
 		}},
 		{StepCompact, func(ctx context.Context) (any, error) {
 			state, err := loadState(ctx, cat, id)

@@ -408,7 +408,7 @@ func (s *Scheduler) runTable(ctx context.Context, cat catalog.Catalog, id lake.I
 		return PolicyRun{}, err
 	}
 	oo := StepDefaults(p, OptimizeOptions{Now: s.opts.Now, Logger: log, Skip: map[string]bool{}, Trigger: trigger, Engine: EngineSelect{Engines: s.opts.Engines},
-		Runner: s.opts.Runner, LeaseTTL: s.opts.LeaseTTL, Holder: holder})
+		Runner: s.opts.Runner, LeaseTTL: s.opts.LeaseTTL, Holder: holder, Catalogs: ConfiguredCatalogs(s.opts.Config, s.opts.Catalog)})
 	pr, err := OptimizeByPolicy(ctx, cat, s.opts.Store, id, p, PolicyOptions{Optimize: oo, Health: ho,
 		Plan: PlanOptions{MinGainPP: s.opts.Config.MinGainPP(), By: "floe serve", Now: s.opts.Now}})
 	ts := s.schedule(id.String())

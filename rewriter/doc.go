@@ -488,10 +488,16 @@
 //     removed by id with every ref asserted unchanged; the files deleted are
 //     those the expired snapshots reach and the committed metadata does not.
 //   - [PlanOrphans] / [DeleteOrphans]: files under the table location that
-//     no snapshot, manifest, metadata file or statistics file references,
+//     no snapshot, manifest, metadata file or statistics file references —
+//     of the table, or of a [Sibling], another catalog entry whose location
+//     overlaps it, which the caller supplies ([OrphanOptions.Siblings]) —
 //     older than the age floor (24 h unless forced) and not needed by a
-//     live run (see above); leases and references are read again before
-//     deleting.
+//     live run (see above); leases, references and siblings are read again
+//     before deleting, and a sibling that cannot be read refuses the
+//     removal ([ErrSiblingUnknown]). A floe run's uncommitted output is
+//     taken whatever its age only when the run was on this very table
+//     ([OrphanOptions.Table], [OrphanOptions.RunTable]): a run on a sibling
+//     committed, or not, to the sibling. docs/orphans.md has the rules.
 //   - [PlanManifests] / [RewriteManifests]: data manifests clustered by
 //     partition to a target size; already clustered manifests are left
 //     alone, so a repeated run commits nothing.

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/internal/oracle"
+	"github.com/floe-project/floe/internal/testlake"
 	"github.com/floe-project/floe/rewriter"
 )
 
@@ -76,20 +77,7 @@ func exists(t *testing.T, loc string) bool {
 // checks that each file it reaches is still on disk.
 func requireReachableExist(t *testing.T, tbl *table.Table) {
 	t.Helper()
-	fio, err := tbl.FS(t.Context())
-	require.NoError(t, err)
-	for _, s := range tbl.Metadata().Snapshots() {
-		require.True(t, exists(t, s.ManifestList), "manifest list of retained snapshot %d deleted", s.SnapshotID)
-		ms, err := s.Manifests(fio)
-		require.NoError(t, err)
-		for _, m := range ms {
-			require.True(t, exists(t, m.FilePath()), "manifest %s deleted", m.FilePath())
-			for e, err := range m.Entries(fio, true) {
-				require.NoError(t, err)
-				require.True(t, exists(t, e.DataFile().FilePath()), "file %s of retained snapshot %d deleted", e.DataFile().FilePath(), s.SnapshotID)
-			}
-		}
-	}
+	testlake.RequireReachableExist(t, tbl)
 }
 
 func TestExpire(t *testing.T) {

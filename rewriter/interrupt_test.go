@@ -46,20 +46,21 @@ func TestRunOfFile(t *testing.T) {
 	}
 }
 
-// A file a floe run wrote and never committed is an orphan at the default
-// age once the run is over, with the run named; while the run's lease is
-// live, or only just lapsed, it is kept.
+// A file a floe run on the table wrote and never committed is an orphan at
+// the default age once the run is over, with the run named; while the run's
+// lease is live, or only just lapsed, it is kept. Which table the run was on
+// comes from its lease while that is there, then from the run's record.
 func TestOrphansOfAnInterruptedRun(t *testing.T) {
 	ctx := context.Background()
 	st := unpartitioned(t, 4, 500)
 	tasks, _ := partitionGroups(t, st.Table)
-	lease, err := rewriter.AcquireLease(ctx, st.Table, rewriter.LeaseOptions{RunID: "run-1", Operation: "compact"})
+	lease, err := rewriter.AcquireLease(ctx, st.Table, rewriter.LeaseOptions{RunID: "run-1", Table: st.Ident.String(), Operation: "compact"})
 	require.NoError(t, err)
 	files, _, err := rewriter.RewriteGroup(ctx, st.Table, tasks[""], rewriter.GroupOptions{RunID: "run-1"})
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 
-	plan, err := rewriter.PlanOrphans(ctx, st.Table, rewriter.OrphanOptions{})
+	plan, err := rewriter.PlanOrphans(ctx, st.Table, rewriter.OrphanOptions{Table: st.Ident.String()})
 	require.NoError(t, err)
 	require.Empty(t, plan.Files, "the run is live")
 
@@ -67,13 +68,11 @@ func TestOrphansOfAnInterruptedRun(t *testing.T) {
 	// the dead run's leftovers.
 	rec := lease.Record()
 	lapsed := func() time.Time { return rec.ExpiresAt.Add(time.Second) }
-	plan, err = rewriter.PlanOrphans(ctx, st.Table, rewriter.OrphanOptions{Now: lapsed})
+	plan, err = rewriter.PlanOrphans(ctx, st.Table, rewriter.OrphanOptions{Now: lapsed, Table: st.Ident.String()})
 	require.NoError(t, err)
-	for _, f := range plan.Files {
-		require.Empty(t, f.RunID, "a lease that only just lapsed still protects its run's files (only the lease file goes): %s", f.Path)
-	}
+	require.Empty(t, plan.Files, "a lease that only just lapsed still protects its run's files, and is kept with them")
 	later := func() time.Time { return rec.ExpiresAt.Add(rewriter.DefaultLeaseTTL + time.Second) }
-	plan, err = rewriter.PlanOrphans(ctx, st.Table, rewriter.OrphanOptions{Now: later})
+	plan, err = rewriter.PlanOrphans(ctx, st.Table, rewriter.OrphanOptions{Now: later, Table: st.Ident.String()})
 	require.NoError(t, err)
 	var left []string
 	for _, f := range plan.Files {
@@ -83,10 +82,20 @@ func TestOrphansOfAnInterruptedRun(t *testing.T) {
 		}
 	}
 	require.Len(t, left, len(files), "every file of the run, at the default age")
+	require.Len(t, plan.Files, len(files)+1, "and the lapsed lease")
+	// Another table's name: the lease says the run was not on it.
+	plan, err = rewriter.PlanOrphans(ctx, st.Table, rewriter.OrphanOptions{Now: later, Table: "local.db.other"})
+	require.NoError(t, err)
+	require.Len(t, plan.Files, 1, "only the lapsed lease")
 
-	// Released (the run ended, as on Ctrl-C): at once.
+	// Released (the run ended, as on Ctrl-C): at once, when the run's
+	// record says it was on this table; by age when nothing says.
 	require.NoError(t, lease.Release())
-	plan, err = rewriter.PlanOrphans(ctx, st.Table, rewriter.OrphanOptions{})
+	plan, err = rewriter.PlanOrphans(ctx, st.Table, rewriter.OrphanOptions{Table: st.Ident.String()})
+	require.NoError(t, err)
+	require.Empty(t, plan.Files)
+	plan, err = rewriter.PlanOrphans(ctx, st.Table, rewriter.OrphanOptions{Table: st.Ident.String(),
+		RunTable: recorded(map[string]string{"run-1": st.Ident.String()})})
 	require.NoError(t, err)
 	require.Len(t, plan.Files, len(files))
 	res, err := rewriter.DeleteOrphans(ctx, st.Table, plan, 2)

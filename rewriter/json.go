@@ -74,8 +74,10 @@ func (p OrphanPlan) MarshalJSON() ([]byte, error) {
 		Mismatched []string      `json:"mismatched"`
 		InFlight   int           `json:"in_flight"`
 		Leases     []LeaseRecord `json:"leases"`
+		Siblings   []string      `json:"siblings"`
+		Shared     int           `json:"shared"`
 		Cutoff     time.Time     `json:"cutoff"`
-	}{list(p.Files), p.Bytes, p.Scanned, p.Young, p.Excluded, list(p.Mismatched), p.InFlight, list(p.Leases), p.Cutoff})
+	}{list(p.Files), p.Bytes, p.Scanned, p.Young, p.Excluded, list(p.Mismatched), p.InFlight, list(p.Leases), list(p.Siblings), p.Shared, p.Cutoff})
 }
 
 // MarshalJSON writes the result with snake_case keys.
@@ -85,7 +87,8 @@ func (r OrphanResult) MarshalJSON() ([]byte, error) {
 		Bytes      int64    `json:"bytes"`
 		Referenced []string `json:"referenced"`
 		InFlight   []string `json:"in_flight"`
-	}{list(r.Deleted), r.Bytes, list(r.Referenced), list(r.InFlight)})
+		Shared     []string `json:"shared"`
+	}{list(r.Deleted), r.Bytes, list(r.Referenced), list(r.InFlight), list(r.Shared)})
 }
 
 // MarshalJSON writes the result with snake_case keys.

@@ -1,6 +1,7 @@
 package rewriter
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -258,8 +259,15 @@ func listLeases(ctx context.Context, fio iceio.IO, location string) ([]LeaseReco
 	if err != nil && !errors.Is(err, iofs.ErrNotExist) {
 		return nil, fmt.Errorf("list leases under %s: %w", dir, err)
 	}
-	slices.SortFunc(out, func(a, b LeaseRecord) int { return a.StartedAt.Compare(b.StartedAt) })
+	sortLeases(out)
 	return out, nil
+}
+
+// sortLeases sorts leases by start time, then path.
+func sortLeases(leases []LeaseRecord) {
+	slices.SortFunc(leases, func(a, b LeaseRecord) int {
+		return cmp.Or(a.StartedAt.Compare(b.StartedAt), strings.Compare(a.Path, b.Path))
+	})
 }
 
 func readLease(fio iceio.IO, p string) (LeaseRecord, error) {

@@ -52,6 +52,24 @@ type OrphanOptions struct {
 	EqualAuthorities map[string]string
 	// Concurrency bounds parallel manifest reads. Default: 8.
 	Concurrency int
+	// Table names the table cleaned as floe names it in leases and run
+	// records (catalog.namespace.name, [lake.Ident.String]). A file a floe
+	// run wrote is taken whatever its age only when that run was on this
+	// table (see [PlanOrphans]). Default: none, so every file is judged by
+	// its age.
+	Table string
+	// RunTable says which table the floe run id was on, from a record the
+	// caller keeps (floe's run history); known is false when it has none.
+	// The leases still under the locations are asked first. Default: the
+	// leases only.
+	RunTable func(ctx context.Context, runID string) (table string, known bool, err error)
+	// Siblings supplies the other catalog entries whose locations overlap
+	// the table's ([OrphanOptions.Overlap]): every file they reference is
+	// kept, and their leases protect their runs' files. It is called when
+	// planning and again before deleting; an error (an entry or a catalog
+	// that could not be read) refuses the removal. Default: none, for a
+	// caller that knows no other catalog entry.
+	Siblings func(ctx context.Context) ([]Sibling, error)
 }
 
 // Validate reports every invalid option at once.
@@ -93,8 +111,11 @@ type OrphanFile struct {
 	Path    string
 	Size    int64
 	ModTime time.Time
-	// RunID is the floe run that wrote the file and never committed it,
-	// from its name (see [RunOfFile]); empty for any other file.
+	// RunID is the floe run on this table that wrote the file and ended
+	// without committing it, from its name (see [RunOfFile]): the file is
+	// taken whatever its age. Empty for any other file, a file of a run
+	// on another table (or on a table nobody recorded) included: that one
+	// is judged by its age.
 	RunID string `json:"run_id,omitempty"`
 }
 
@@ -114,15 +135,25 @@ type OrphanPlan struct {
 	Mismatched []string
 	// InFlight counts unreferenced files kept because a live run may still
 	// need them (see [Lease]): every file modified since the run started,
-	// and the run's lease file. Leases are the live leases found.
+	// and the run's lease file. Leases are the live leases found, on the
+	// table's location and on its siblings'.
 	InFlight int
 	Leases   []LeaseRecord
+	// Siblings names the other catalog entries whose locations overlap the
+	// table's ([OrphanOptions.Siblings]); Shared counts the files the table
+	// does not reference and they do, all kept.
+	Siblings []string
+	Shared   int
 	// Cutoff is the modification time orphans are older than.
 	Cutoff time.Time
 	// clock is the plan's clock, for DeleteOrphans' second look at leases.
 	clock func() time.Time
 	// equal* carry the plan's equivalences to DeleteOrphans.
 	equalSchemes, equalAuthorities map[string]string
+	// siblings is the plan's [OrphanOptions.Siblings], asked again by
+	// DeleteOrphans; concurrency bounds manifest reads.
+	siblings    func(ctx context.Context) ([]Sibling, error)
+	concurrency int
 }
 
 // OrphanResult is what [DeleteOrphans] did.
@@ -136,29 +167,46 @@ type OrphanResult struct {
 	// InFlight are planned files that a run started since the plan may
 	// need; they were kept.
 	InFlight []string
+	// Shared are planned files that a sibling ([OrphanOptions.Siblings])
+	// references by now; they were kept.
+	Shared []string
 }
 
 // PlanOrphans lists the files under the table location that no snapshot,
 // manifest list, manifest, metadata file (current or logged), version hint
-// or statistics file of the table references, that are older than
-// opts.OlderThan and not under an exclude prefix. It deletes nothing.
+// or statistics file of the table or of any of its siblings references,
+// that are older than opts.OlderThan and not under an exclude prefix. It
+// deletes nothing.
+//
+// Siblings are the other catalog entries whose locations overlap the
+// table's ([OrphanOptions.Siblings]): a table registered twice, an entry of
+// a copied catalog or of a restored catalog backup, a table whose location
+// lies inside another's. A file one of them references is never an orphan
+// of this one, whatever its age; a sibling that cannot be read refuses the
+// plan ([ErrSiblingUnknown]), since nothing proves its files unreferenced.
 //
 // The age does not protect what floe itself left behind: a data file whose
-// name says which floe run wrote it (see [RunOfFile]) and that no commit
-// took is an orphan, whatever its age, once that run is over — its lease
-// released, or lapsed one [DefaultLeaseTTL] ago — as is the lease file of a
-// run that is no longer live. Such files carry the run's id in
-// [OrphanFile.RunID]. Files of live runs are kept whatever the options say.
-// Paths are compared after [NormalizeLocation], so s3a://b/k and s3://b/k
-// are one file; a file whose path matches a reference only up to an
-// undeclared scheme or authority difference is kept and reported.
+// name says which floe run wrote it (see [RunOfFile]), of a run that was on
+// this very table ([OrphanOptions.Table]: its lease or, through
+// [OrphanOptions.RunTable], its run record says so), that no commit took,
+// is an orphan whatever its age once that run is over — its lease released,
+// or lapsed one [DefaultLeaseTTL] ago — as is the lease file of such a run.
+// Such files carry the run's id in [OrphanFile.RunID]. A file of a run on
+// another table sharing the location, or of a run nobody recorded, is judged
+// by its age like any other file: only the run's own table can say it never
+// committed the file. Files of live runs (on the table or on a sibling) are
+// kept whatever the options say. Paths are compared after
+// [NormalizeLocation], so s3a://b/k and s3://b/k are one file; a file whose
+// path matches a reference only up to an undeclared scheme or authority
+// difference is kept and reported.
 func PlanOrphans(ctx context.Context, tbl *table.Table, opts OrphanOptions) (OrphanPlan, error) {
 	if err := opts.Validate(); err != nil {
 		return OrphanPlan{}, fmt.Errorf("plan orphans of %s: %w", tbl.Location(), err)
 	}
 	opts = opts.withDefaults()
 	schemes, auths := flattenEquivalences(opts.EqualSchemes), flattenEquivalences(opts.EqualAuthorities)
-	plan := OrphanPlan{Cutoff: opts.Now().Add(-opts.OlderThan), equalSchemes: schemes, equalAuthorities: auths, clock: opts.Now}
+	plan := OrphanPlan{Cutoff: opts.Now().Add(-opts.OlderThan), equalSchemes: schemes, equalAuthorities: auths, clock: opts.Now,
+		siblings: opts.Siblings, concurrency: opts.Concurrency}
 	fio, err := tbl.FS(ctx)
 	if err != nil {
 		return OrphanPlan{}, fmt.Errorf("plan orphans of %s: open table io: %w", tbl.Location(), err)
@@ -167,12 +215,19 @@ func PlanOrphans(ctx context.Context, tbl *table.Table, opts OrphanOptions) (Orp
 	if !ok {
 		return OrphanPlan{}, fmt.Errorf("plan orphans of %s: io %T cannot list files", tbl.Location(), fio)
 	}
+	sibs, err := siblingsOf(ctx, opts.Siblings)
+	if err != nil {
+		return OrphanPlan{}, fmt.Errorf("plan orphans of %s: %w", tbl.Location(), err)
+	}
+	for _, sib := range sibs {
+		plan.Siblings = append(plan.Siblings, sib.Name)
+	}
 	// Leases first, references second: a run writes its lease before any
 	// file and releases it only after its commit, so a file of a run is
 	// either under a lease read here or referenced by the metadata read
-	// after it.
+	// after it. The siblings' runs write under the shared location too.
 	now := opts.Now()
-	allLeases, err := listLeases(ctx, fio, tbl.Location())
+	allLeases, err := leasesOf(ctx, fio, tbl, sibs, schemes, auths)
 	if err != nil {
 		return OrphanPlan{}, fmt.Errorf("plan orphans of %s: %w", tbl.Location(), err)
 	}
@@ -182,6 +237,11 @@ func PlanOrphans(ctx context.Context, tbl *table.Table, opts OrphanOptions) (Orp
 	if err != nil {
 		return OrphanPlan{}, fmt.Errorf("plan orphans of %s: %w", tbl.Location(), err)
 	}
+	shared, err := siblingKeys(ctx, sibs, tails, schemes, auths, opts.Concurrency)
+	if err != nil {
+		return OrphanPlan{}, fmt.Errorf("plan orphans of %s: %w", tbl.Location(), err)
+	}
+	runs := runTables{leases: allLeases, lookup: opts.RunTable, known: map[string]string{}}
 	leaseRoot := NormalizeLocation(leaseDir(tbl.Location()), schemes, auths) + "/"
 	var excludes []string
 	for _, p := range opts.ExcludePrefixes {
@@ -209,6 +269,10 @@ func PlanOrphans(ctx context.Context, tbl *table.Table, opts OrphanOptions) (Orp
 		if refs[key] {
 			return nil
 		}
+		if shared[key] {
+			plan.Shared++
+			return nil
+		}
 		for _, ex := range excludes {
 			if strings.HasPrefix(key, ex) {
 				plan.Excluded++
@@ -219,25 +283,45 @@ func PlanOrphans(ctx context.Context, tbl *table.Table, opts OrphanOptions) (Orp
 		if err != nil {
 			return fmt.Errorf("stat %s: %w", p, err)
 		}
-		if inFlight(leases, info.ModTime()) || (strings.HasPrefix(key, leaseRoot) && leaseHeld(leases, p)) {
+		if inFlight(leases, info.ModTime()) || leaseHeld(leases, key, schemes, auths) {
 			plan.InFlight++
 			return nil
 		}
 		if strings.HasPrefix(key, leaseRoot) {
 			// The lease of a run that is no longer live: floe's own
-			// leftover, removed whatever its age.
+			// leftover, removed whatever its age once the run is over (kept
+			// until then: it still says which table the run was on).
+			if rec, ok := leaseAt(allLeases, key, schemes, auths); ok && !runOver(allLeases, rec.RunID, now) {
+				plan.InFlight++
+				return nil
+			}
 			plan.Files = append(plan.Files, OrphanFile{Path: p, Size: info.Size(), ModTime: info.ModTime()})
 			plan.Bytes += info.Size()
 			return nil
 		}
 		run := RunOfFile(p)
-		if !info.ModTime().Before(plan.Cutoff) && (run == "" || !runOver(allLeases, run, now)) {
+		if run != "" && !runOver(allLeases, run, now) {
+			run = ""
+		}
+		if run != "" {
+			// Only the run's own table can say it never committed the
+			// file: a run on a sibling sharing the location committed to
+			// the sibling, which this table's metadata cannot show.
+			own, err := runs.on(ctx, run, opts.Table)
+			if err != nil {
+				return err
+			}
+			if !own {
+				run = ""
+			}
+		}
+		if !info.ModTime().Before(plan.Cutoff) && run == "" {
 			plan.Young++
 			return nil
 		}
-		// Past here a young file is one a floe run wrote and never
-		// committed, the run being over: floe's own leftover, whatever
-		// its age, as a lapsed lease is.
+		// Past here a young file is one a floe run on this table wrote and
+		// never committed, the run being over: floe's own leftover,
+		// whatever its age, as a lapsed lease is.
 		if tails[locationTail(key)] {
 			plan.Mismatched = append(plan.Mismatched, p)
 			return nil
@@ -254,8 +338,10 @@ func PlanOrphans(ctx context.Context, tbl *table.Table, opts OrphanOptions) (Orp
 }
 
 // DeleteOrphans deletes the files of plan, at most concurrency at a time
-// (default 8). The table's references are read again first, from its newest
-// metadata, and any planned file referenced by now is kept.
+// (default 8). The references of the table, from its newest metadata, and
+// of its siblings, asked for again ([OrphanOptions.Siblings]), are read
+// first, and any planned file referenced by now is kept; so is any file a
+// run started since the plan may need, on the table or on a sibling.
 func DeleteOrphans(ctx context.Context, tbl *table.Table, plan OrphanPlan, concurrency int) (OrphanResult, error) {
 	var res OrphanResult
 	if len(plan.Files) == 0 {
@@ -268,28 +354,42 @@ func DeleteOrphans(ctx context.Context, tbl *table.Table, plan OrphanPlan, concu
 	if err != nil {
 		return res, fmt.Errorf("delete orphans of %s: open table io: %w", tbl.Location(), err)
 	}
-	// As in planning, leases before references (see PlanOrphans): a run
-	// that started since the plan protects its files, and one that ended
-	// since committed them first.
-	leases, err := liveLeases(ctx, fio, tbl.Location(), plan.now())
+	sibs, err := siblingsOf(ctx, plan.siblings)
 	if err != nil {
 		return res, fmt.Errorf("delete orphans of %s: %w", tbl.Location(), err)
 	}
+	// As in planning, leases before references (see PlanOrphans): a run
+	// that started since the plan protects its files, and one that ended
+	// since committed them first.
+	all, err := leasesOf(ctx, fio, tbl, sibs, plan.equalSchemes, plan.equalAuthorities)
+	if err != nil {
+		return res, fmt.Errorf("delete orphans of %s: %w", tbl.Location(), err)
+	}
+	leases := live(all, plan.now())
 	fresh := *tbl
 	if err := fresh.Refresh(ctx); err != nil {
 		return res, fmt.Errorf("delete orphans of %s: reload table: %w", tbl.Location(), err)
 	}
-	refs, _, err := referencedKeys(ctx, fio, &fresh, plan.equalSchemes, plan.equalAuthorities, concurrency)
+	refs, tails, err := referencedKeys(ctx, fio, &fresh, plan.equalSchemes, plan.equalAuthorities, concurrency)
+	if err != nil {
+		return res, fmt.Errorf("delete orphans of %s: %w", tbl.Location(), err)
+	}
+	shared, err := siblingKeys(ctx, sibs, tails, plan.equalSchemes, plan.equalAuthorities, cmp.Or(plan.concurrency, concurrency))
 	if err != nil {
 		return res, fmt.Errorf("delete orphans of %s: %w", tbl.Location(), err)
 	}
 	files := fileSet{}
 	for _, f := range plan.Files {
-		if refs[NormalizeLocation(f.Path, plan.equalSchemes, plan.equalAuthorities)] {
+		key := NormalizeLocation(f.Path, plan.equalSchemes, plan.equalAuthorities)
+		if refs[key] {
 			res.Referenced = append(res.Referenced, f.Path)
 			continue
 		}
-		if inFlight(leases, f.ModTime) || leaseHeld(leases, f.Path) {
+		if shared[key] {
+			res.Shared = append(res.Shared, f.Path)
+			continue
+		}
+		if inFlight(leases, f.ModTime) || leaseHeld(leases, key, plan.equalSchemes, plan.equalAuthorities) {
 			res.InFlight = append(res.InFlight, f.Path)
 			continue
 		}
@@ -393,15 +493,6 @@ func (p OrphanPlan) now() time.Time {
 	return p.clock()
 }
 
-// liveLeases lists the leases under location that are live at now.
-func liveLeases(ctx context.Context, fio iceio.IO, location string, now time.Time) ([]LeaseRecord, error) {
-	all, err := listLeases(ctx, fio, location)
-	if err != nil {
-		return nil, err
-	}
-	return live(all, now), nil
-}
-
 // live is the leases of all that are live at now.
 func live(all []LeaseRecord, now time.Time) []LeaseRecord {
 	var out []LeaseRecord
@@ -437,14 +528,21 @@ func inFlight(leases []LeaseRecord, mod time.Time) bool {
 	return false
 }
 
-// leaseHeld reports whether p is the file of one of the live leases.
-func leaseHeld(leases []LeaseRecord, p string) bool {
+// leaseHeld reports whether the file at key (normalized) is the file of one
+// of the live leases.
+func leaseHeld(leases []LeaseRecord, key string, schemes, auths map[string]string) bool {
+	_, ok := leaseAt(leases, key, schemes, auths)
+	return ok
+}
+
+// leaseAt is the lease of leases whose file is at key (normalized).
+func leaseAt(leases []LeaseRecord, key string, schemes, auths map[string]string) (LeaseRecord, bool) {
 	for _, l := range leases {
-		if l.Path == p {
-			return true
+		if NormalizeLocation(l.Path, schemes, auths) == key {
+			return l, true
 		}
 	}
-	return false
+	return LeaseRecord{}, false
 }
 
 // OrphanCutoff is the modification time before which an engine that cannot

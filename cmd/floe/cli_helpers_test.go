@@ -22,7 +22,17 @@ func flatWarehouse(t *testing.T, files, rows int) string {
 	t.Helper()
 	w := testlake.New(t)
 	writeFlatTable(t, w, "flat", files, rows)
-	cfg := "data_dir: " + w.Dir + `
+	dir := t.TempDir()
+	writeLocalConfig(t, dir, w.Dir, "")
+	return dir
+}
+
+// writeLocalConfig writes dir/floe.yaml with the local catalog of the
+// warehouse in dataDir and the catalogs in extra (YAML lines under
+// catalogs:).
+func writeLocalConfig(t *testing.T, dir, dataDir, extra string) {
+	t.Helper()
+	cfg := "data_dir: " + dataDir + `
 catalogs:
   local:
     type: sql
@@ -30,10 +40,8 @@ catalogs:
     sql.dialect: sqlite
     uri: "{data_dir}/catalog.db"
     warehouse: "file://{data_dir}/warehouse"
-`
-	dir := t.TempDir()
+` + extra
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "floe.yaml"), []byte(cfg), 0o644))
-	return dir
 }
 
 // writeFlatTable creates db.<name> (id long, tenant string) in w with

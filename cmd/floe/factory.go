@@ -75,6 +75,16 @@ func (f *factory) Catalog(ctx context.Context, name string) (catalog.Catalog, er
 	return c, nil
 }
 
+// Catalogs are every configured catalog, each opened (once) on first use:
+// what orphan removal checks for other entries sharing a table's location.
+func (f *factory) Catalogs() (control.Catalogs, error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return control.Catalogs{}, err
+	}
+	return control.ConfiguredCatalogs(cfg, f.Catalog), nil
+}
+
 // Store opens (once) the state store named by the configuration, creating
 // its directory on first use. Close it with CloseStore.
 func (f *factory) Store(ctx context.Context) (*store.Store, error) {

@@ -161,7 +161,12 @@ func runOptimize(ctx context.Context, opts *optimizeOptions) error {
 	if err != nil {
 		return err
 	}
+	cats, err := opts.f.Catalogs()
+	if err != nil {
+		return err
+	}
 	oo := control.StepDefaults(eff.Policy, control.OptimizeOptions{
+		Catalogs:  cats,
 		Engine:    sel,
 		Expire:    rewriter.ExpireOptions{OlderThan: opts.OlderThan, OlderThanSet: opts.OlderThanSet, RetainLast: opts.RetainLast},
 		Orphans:   rewriter.OrphanOptions{OlderThan: opts.OrphanAge, OlderThanSet: opts.OrphanAgeSet},

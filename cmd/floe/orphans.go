@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -52,12 +53,29 @@ ends; while a lease is live, no file modified since that run started (less
 which runs. The leases are read again just before deleting. A killed run's
 lease lapses after 2 minutes and is then removed with its run's orphans.
 
+A location can hold more than one table: the same table registered under a
+second name (Iceberg's register_table), its entry in a copied catalog or a
+restored catalog backup, a table whose location lies inside another's. Each
+commits on its own, and one's metadata knows nothing of the files the other
+committed. So floe loads every table of every configured catalog, and keeps
+every file that any table whose location overlaps this one's (equal, or one
+inside the other; s3, s3a and s3n alike) references, whatever its age; it
+names them in its report. When a catalog cannot be listed or one of its
+tables cannot be loaded, it cannot tell what they reference: it deletes
+nothing and says which ones. A Spark or Trino engine's own listing cannot
+see them, so a table that shares its location is always cleaned by floe
+itself, whatever --engine says.
+
 floe names the data files it writes with the run's id ("…-run-<id>….parquet").
-A file so named that no commit took, of a run that is over (its lease
-released, as when Ctrl-C stops a compaction that could not remove its files,
-or lapsed 2 more minutes ago, as when the process was killed), is floe's
-own leftover: it is an orphan whatever --older-than says, listed as "left
-by run R".
+A file so named that no commit took, of a run on this very table (its lease,
+or the run's record in floe's state, says which table the run was on) that
+is over (its lease released, as when Ctrl-C stops an optimize run that could
+not remove its files, or lapsed 2 more minutes ago, as when the process was
+killed), is floe's own leftover: it is an orphan whatever --older-than says,
+listed as "left by run R". Only the run's own table can say it never
+committed the file: a file of a run on another table sharing the location,
+or of a run nothing records (a released compact run's), is judged by its age
+like any other.
 
 A Spark, Trino or Flink job writing the table holds no floe lease: there
 the age floor is the only protection, as it is for Iceberg's own
@@ -105,7 +123,17 @@ func runOrphans(ctx context.Context, opts *orphansOptions) error {
 	if err := oo.Validate(); err != nil {
 		return flagError{err}
 	}
-	plan, err := rewriter.PlanOrphans(ctx, tbl, oo)
+	cats, err := opts.f.Catalogs()
+	if err != nil {
+		return err
+	}
+	// Runs recorded in the state store say which table each floe run was
+	// on; without a store, files of runs are judged by their age.
+	history, err := opts.f.ExistingStore(ctx)
+	if err != nil {
+		return err
+	}
+	plan, err := control.PlanOrphans(ctx, cats, history, id, tbl, oo)
 	if err != nil {
 		return err
 	}
@@ -159,6 +187,9 @@ func runOrphans(ctx context.Context, opts *orphansOptions) error {
 	}
 	fmt.Fprintf(w, "%s: %d orphan files (%s) modified before %s among %d files listed; %d younger files kept\n",
 		id, len(plan.Files), config.FormatSize(plan.Bytes), formatCutoff(plan.Cutoff), plan.Scanned, plan.Young)
+	if len(plan.Siblings) > 0 {
+		fmt.Fprintf(w, "the location is shared with %s: kept %d files only they reference\n", strings.Join(plan.Siblings, ", "), plan.Shared)
+	}
 	if plan.InFlight > 0 || len(plan.Leases) > 0 {
 		fmt.Fprintf(w, "kept %d files that runs in flight may need:\n", plan.InFlight)
 		for _, l := range plan.Leases {
@@ -182,6 +213,9 @@ func runOrphans(ctx context.Context, opts *orphansOptions) error {
 	}
 	if out.Result != nil && len(out.Result.InFlight) > 0 {
 		fmt.Fprintf(w, "kept %d planned files: a run started since the listing may need them\n", len(out.Result.InFlight))
+	}
+	if out.Result != nil && len(out.Result.Shared) > 0 {
+		fmt.Fprintf(w, "kept %d planned files: an entry sharing the location committed them since the listing\n", len(out.Result.Shared))
 	}
 	for _, d := range out.SweptSpill {
 		fmt.Fprintf(w, "removed spill directory of a dead run: %s (%s)\n", d.Path, config.FormatSize(d.Bytes))
