@@ -76,8 +76,9 @@ func (p OrphanPlan) MarshalJSON() ([]byte, error) {
 		Leases     []LeaseRecord `json:"leases"`
 		Siblings   []string      `json:"siblings"`
 		Shared     int           `json:"shared"`
+		Evidence   int           `json:"evidence"`
 		Cutoff     time.Time     `json:"cutoff"`
-	}{list(p.Files), p.Bytes, p.Scanned, p.Young, p.Excluded, list(p.Mismatched), p.InFlight, list(p.Leases), list(p.Siblings), p.Shared, p.Cutoff})
+	}{list(p.Files), p.Bytes, p.Scanned, p.Young, p.Excluded, list(p.Mismatched), p.InFlight, list(p.Leases), list(p.Siblings), p.Shared, p.Evidence, p.Cutoff})
 }
 
 // MarshalJSON writes the result with snake_case keys.
@@ -88,7 +89,8 @@ func (r OrphanResult) MarshalJSON() ([]byte, error) {
 		Referenced []string `json:"referenced"`
 		InFlight   []string `json:"in_flight"`
 		Shared     []string `json:"shared"`
-	}{list(r.Deleted), r.Bytes, list(r.Referenced), list(r.InFlight), list(r.Shared)})
+		Evidence   []string `json:"evidence"`
+	}{list(r.Deleted), r.Bytes, list(r.Referenced), list(r.InFlight), list(r.Shared), list(r.Evidence)})
 }
 
 // MarshalJSON writes the result with snake_case keys.

@@ -130,6 +130,10 @@ type OrphanPlan struct {
 	Young int
 	// Excluded counts files kept for being under an exclude prefix.
 	Excluded int
+	// Evidence counts files kept as the evidence of a rewrite that failed
+	// its content check: the records under [EvidenceDir] and the output
+	// files they name.
+	Evidence int
 	// Mismatched are unreferenced files kept because metadata references
 	// the same path under a scheme or authority not declared equal.
 	Mismatched []string
@@ -170,6 +174,9 @@ type OrphanResult struct {
 	// Shared are planned files that a sibling ([OrphanOptions.Siblings])
 	// references by now; they were kept.
 	Shared []string
+	// Evidence are planned files that an evidence record names by now (a
+	// rewrite failed its content check since the plan); they were kept.
+	Evidence []string
 }
 
 // PlanOrphans lists the files under the table location that no snapshot,
@@ -241,6 +248,10 @@ func PlanOrphans(ctx context.Context, tbl *table.Table, opts OrphanOptions) (Orp
 	if err != nil {
 		return OrphanPlan{}, fmt.Errorf("plan orphans of %s: %w", tbl.Location(), err)
 	}
+	evidence, err := evidenceKeys(ctx, fio, tbl.Location(), schemes, auths)
+	if err != nil {
+		return OrphanPlan{}, fmt.Errorf("plan orphans of %s: %w", tbl.Location(), err)
+	}
 	runs := runTables{leases: allLeases, lookup: opts.RunTable, known: map[string]string{}}
 	leaseRoot := NormalizeLocation(leaseDir(tbl.Location()), schemes, auths) + "/"
 	var excludes []string
@@ -271,6 +282,11 @@ func PlanOrphans(ctx context.Context, tbl *table.Table, opts OrphanOptions) (Orp
 		}
 		if shared[key] {
 			plan.Shared++
+			return nil
+		}
+		if evidence[key] {
+			// A failed content check's record and the files it names.
+			plan.Evidence++
 			return nil
 		}
 		for _, ex := range excludes {
@@ -378,6 +394,10 @@ func DeleteOrphans(ctx context.Context, tbl *table.Table, plan OrphanPlan, concu
 	if err != nil {
 		return res, fmt.Errorf("delete orphans of %s: %w", tbl.Location(), err)
 	}
+	evidence, err := evidenceKeys(ctx, fio, tbl.Location(), plan.equalSchemes, plan.equalAuthorities)
+	if err != nil {
+		return res, fmt.Errorf("delete orphans of %s: %w", tbl.Location(), err)
+	}
 	files := fileSet{}
 	for _, f := range plan.Files {
 		key := NormalizeLocation(f.Path, plan.equalSchemes, plan.equalAuthorities)
@@ -387,6 +407,10 @@ func DeleteOrphans(ctx context.Context, tbl *table.Table, plan OrphanPlan, concu
 		}
 		if shared[key] {
 			res.Shared = append(res.Shared, f.Path)
+			continue
+		}
+		if evidence[key] {
+			res.Evidence = append(res.Evidence, f.Path)
 			continue
 		}
 		if inFlight(leases, f.ModTime) || leaseHeld(leases, key, plan.equalSchemes, plan.equalAuthorities) {

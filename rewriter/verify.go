@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	iofs "io/fs"
 	"path"
 	"strings"
 	"time"
@@ -237,4 +238,54 @@ func writeEvidence(ctx context.Context, tbl *table.Table, ev Evidence) (string, 
 		return "", err
 	}
 	return loc, nil
+}
+
+// evidenceKeys lists the evidence records under location and the files
+// they name, as normalized keys: [PlanOrphans] and [DeleteOrphans] keep
+// them all. A record that cannot be read keeps itself, and makes the
+// listing fail: the files it names cannot be told.
+func evidenceKeys(ctx context.Context, fio iceio.IO, location string, schemes, auths map[string]string) (map[string]bool, error) {
+	lister, ok := fio.(iceio.ListableIO)
+	if !ok {
+		return nil, fmt.Errorf("list evidence of %s: io %T cannot list files", location, fio)
+	}
+	dir := strings.TrimSuffix(location, "/") + "/" + EvidenceDir
+	keys := map[string]bool{}
+	err := lister.WalkDir(dir, func(p string, d iofs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		keys[NormalizeLocation(p, schemes, auths)] = true
+		if !strings.HasSuffix(p, ".json") {
+			return nil
+		}
+		ev, err := readEvidence(fio, p)
+		if err != nil {
+			return fmt.Errorf("read evidence record %s: %w", p, err)
+		}
+		for _, o := range ev.Outputs {
+			keys[NormalizeLocation(o.Path, schemes, auths)] = true
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, iofs.ErrNotExist) {
+		return nil, fmt.Errorf("list evidence under %s: %w", dir, err)
+	}
+	return keys, nil
+}
+
+func readEvidence(fio iceio.IO, p string) (Evidence, error) {
+	f, err := fio.Open(p)
+	if err != nil {
+		return Evidence{}, err
+	}
+	var ev Evidence
+	err = json.NewDecoder(f).Decode(&ev)
+	return ev, errors.Join(err, f.Close())
 }

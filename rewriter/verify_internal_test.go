@@ -90,6 +90,19 @@ func TestContentCheckStopsATamperedRewrite(t *testing.T) {
 				require.ErrorContains(t, cerr, o.Path, "the error names the output file")
 			}
 			require.ErrorContains(t, cerr, "evidence in "+tbl.Location())
+
+			// Orphan removal keeps the evidence, whatever its age, though
+			// the run that wrote the files is over.
+			later := func() time.Time { return time.Now().Add(30 * 24 * time.Hour) }
+			op, err := PlanOrphans(t.Context(), tbl, OrphanOptions{Now: later})
+			require.NoError(t, err)
+			require.Equal(t, len(ev.Outputs)+1, op.Evidence)
+			for _, f := range op.Files {
+				require.NotContains(t, f.Path, EvidenceDir)
+				for _, o := range ev.Outputs {
+					require.NotEqual(t, o.Path, f.Path, "evidence listed as an orphan")
+				}
+			}
 		})
 	}
 }
