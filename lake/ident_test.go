@@ -45,6 +45,35 @@ func TestIdentString(t *testing.T) {
 	}
 }
 
+// TestIdentRoundTripSmallNames: every namespace level and name of up to
+// three characters from a, dot, double quote and space reads back as
+// itself, in one- and two-level namespaces.
+func TestIdentRoundTripSmallNames(t *testing.T) {
+	parts, last := []string{""}, []string{""}
+	for range 3 {
+		var next []string
+		for _, p := range last {
+			for _, c := range []string{"a", ".", `"`, " "} {
+				next = append(next, p+c)
+			}
+		}
+		parts, last = append(parts, next...), next
+	}
+	require.Len(t, parts, 1+4+16+64)
+	for _, ns := range parts {
+		for _, name := range parts {
+			for _, id := range []lake.Ident{
+				{Catalog: "local", Namespace: []string{ns}, Name: name},
+				{Catalog: "local", Namespace: []string{"db", ns}, Name: name},
+			} {
+				back, err := lake.ParseIdent(id.String(), []string{"local"}, "local")
+				require.NoError(t, err, id.String())
+				require.Equal(t, id, back, id.String())
+			}
+		}
+	}
+}
+
 func TestParseIdent(t *testing.T) {
 	for _, tc := range []struct {
 		in      string
