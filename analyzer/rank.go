@@ -370,7 +370,7 @@ func richness(q *query) int {
 }
 
 func sameTable(id lake.Ident, a *collectors.TableAccess) bool {
-	if !strings.EqualFold(a.Name, id.Name) || !strings.EqualFold(a.Namespace, strings.Join(id.Namespace, ".")) {
+	if !strings.EqualFold(a.Name, id.Name) || !strings.EqualFold(a.Namespace, id.NamespaceString()) {
 		return false
 	}
 	return a.Catalog == "" || id.Catalog == "" || strings.EqualFold(a.Catalog, id.Catalog)

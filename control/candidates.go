@@ -3,7 +3,6 @@ package control
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/floe-project/floe/analyzer"
 	"github.com/floe-project/floe/collectors"
@@ -60,7 +59,7 @@ func workloadEvents(id lake.Ident, qs []simulator.Query) []collectors.QueryEvent
 			QueryID: q.ID,
 			State:   collectors.StateSucceeded,
 			Tables: []collectors.TableAccess{{
-				Catalog: id.Catalog, Namespace: strings.Join(id.Namespace, "."), Name: id.Name,
+				Catalog: id.Catalog, Namespace: id.NamespaceString(), Name: id.Name,
 				Filter: q.Filter, Evidence: collectors.EvidenceSQL,
 			}},
 		}

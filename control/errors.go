@@ -37,7 +37,7 @@ func (e *PlanStateError) Error() string {
 	case e.Action == "run" && e.State == PlanProposed:
 		return fmt.Sprintf("plan %s is proposed, approve it first: floe plan approve %s", e.ID, e.ID)
 	case e.Action == "run" && e.State == PlanStale:
-		return fmt.Sprintf("plan %s is stale: the table changed since it was planned; re-plan: floe plan %s", e.ID, e.Table)
+		return fmt.Sprintf("plan %s is stale: the table changed since it was planned; re-plan: floe plan %s", e.ID, ShellArg(e.Table))
 	case e.Action == "run" && e.State == PlanRunning:
 		return fmt.Sprintf("plan %s is already running", e.ID)
 	case e.Action == "run":

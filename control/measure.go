@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"strings"
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -48,7 +47,7 @@ func Measure(ctx context.Context, st *store.Store, id lake.Ident, tbl *table.Tab
 // planned with PlanFiles. TestMeasureAgreesWithPlanFiles holds the two to
 // the same counts.
 func MeasureQueries(ctx context.Context, tbl *table.Table, queries []simulator.Query) (simulator.MeasureResult, error) {
-	res := simulator.MeasureResult{Table: strings.Join(tbl.Identifier(), "."), Queries: make([]simulator.MeasuredQuery, len(queries))}
+	res := simulator.MeasureResult{Table: lake.JoinParts(tbl.Identifier()...), Queries: make([]simulator.MeasuredQuery, len(queries))}
 	for i, q := range queries {
 		res.Queries[i].ID = q.ID
 	}

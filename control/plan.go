@@ -353,7 +353,7 @@ func planRunOptions(ctx context.Context, cat catalog.Catalog, st *store.Store, i
 		return none, opts, fmt.Errorf("optimize %s: %w", id, err)
 	}
 	if reason != "" {
-		stale := fmt.Errorf("optimize %s: %w: plan %s: %s; re-plan: floe plan %s", id, ErrStalePlan, p.ID, reason, p.Table)
+		stale := fmt.Errorf("optimize %s: %w: plan %s: %s; re-plan: floe plan %s", id, ErrStalePlan, p.ID, reason, ShellArg(p.Table))
 		if dry {
 			return none, opts, stale
 		}

@@ -45,7 +45,7 @@ func catalogPolicies(ctx context.Context, cfg *config.Config, id lake.Ident) ([]
 		level := levels[s.Level]
 		i := slices.IndexFunc(rules, func(r policy.Rule) bool { return r.Level == level })
 		if i < 0 {
-			rules = append(rules, policy.Rule{Level: level, Pattern: "polaris:" + strings.Join(s.Path, "."), Where: s.Source,
+			rules = append(rules, policy.Rule{Level: level, Pattern: "polaris:" + lake.JoinParts(s.Path...), Where: s.Source,
 				Values: map[string]policy.Value{}, External: true})
 			i = len(rules) - 1
 		}

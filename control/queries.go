@@ -36,7 +36,7 @@ func QueryStats(ctx context.Context, st *store.Store, f store.QueryFilter, top i
 		s := &stats[i]
 		id := lake.Ident{Catalog: s.Catalog, Name: s.Name}
 		if s.Namespace != "" {
-			id.Namespace = strings.Split(s.Namespace, ".")
+			id.Namespace = lake.NamespaceParts(s.Namespace)
 		}
 		tf := f
 		tf.Table, tf.Limit = s.Table, 0

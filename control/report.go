@@ -464,7 +464,7 @@ func reportRecords(ctx context.Context, st *store.Store, t *report.Table, nRuns 
 		}
 	}
 	if t.Recommendation.Layout != "" && t.Recommendation.PlanID == "" {
-		t.Recommendation.Next = fmt.Sprintf("floe plan %s --layout '%s'", t.Table, t.Recommendation.Layout)
+		t.Recommendation.Next = fmt.Sprintf("floe plan %s --layout %s", ShellArg(t.Table), ShellArg(t.Recommendation.Layout))
 	}
 	runs, err := ListRuns(ctx, st, t.Table, maxHealthHistory)
 	if err != nil {

@@ -53,61 +53,6 @@ func OpenCatalog(ctx context.Context, name string, props map[string]string) (cat
 	return WithCallTimeout(cat, name, timeout), nil
 }
 
-// Ident names a table: a floe catalog, a namespace (possibly nested) and a
-// table name.
-type Ident struct {
-	Catalog   string
-	Namespace []string
-	Name      string
-}
-
-// String is catalog.namespace.name.
-func (i Ident) String() string {
-	parts := append([]string{}, i.Catalog)
-	parts = append(parts, i.Namespace...)
-	parts = append(parts, i.Name)
-	if i.Catalog == "" {
-		parts = parts[1:]
-	}
-	return strings.Join(parts, ".")
-}
-
-// TableIdent is the iceberg-go identifier (namespace…, name).
-func (i Ident) TableIdent() table.Identifier {
-	return append(slices.Clone(i.Namespace), i.Name)
-}
-
-// ParseIdent reads "ns.table" or "catalog.ns.table". A first part equal to
-// one of catalogs (case-insensitively) names the catalog; otherwise
-// defaultCatalog is used.
-func ParseIdent(s string, catalogs []string, defaultCatalog string) (Ident, error) {
-	parts := strings.Split(strings.TrimSpace(s), ".")
-	for _, p := range parts {
-		if p == "" {
-			return Ident{}, fmt.Errorf("table name %q: empty part", s)
-		}
-	}
-	id := Ident{Catalog: defaultCatalog}
-	if len(parts) >= 3 {
-		for _, c := range catalogs {
-			if strings.EqualFold(c, parts[0]) {
-				id.Catalog = c
-				parts = parts[1:]
-				break
-			}
-		}
-	}
-	if len(parts) < 2 {
-		return Ident{}, fmt.Errorf("table name %q: want namespace.table or catalog.namespace.table", s)
-	}
-	id.Namespace = parts[:len(parts)-1]
-	id.Name = parts[len(parts)-1]
-	if id.Catalog == "" {
-		return Ident{}, fmt.Errorf("table name %q: no catalog given and no default catalog", s)
-	}
-	return id, nil
-}
-
 // ListTables lists every table of a catalog, walking nested namespaces.
 func ListTables(ctx context.Context, catName string, cat catalog.Catalog) ([]Ident, error) {
 	var out []Ident
@@ -133,7 +78,7 @@ func ListTables(ctx context.Context, catName string, cat catalog.Catalog) ([]Ide
 			seen[key] = true
 			for tid, err := range cat.ListTables(ctx, ns) {
 				if err != nil {
-					return fmt.Errorf("list tables of %s.%s: %w", catName, strings.Join(ns, "."), err)
+					return fmt.Errorf("list tables of %s.%s: %w", catName, JoinParts(ns...), err)
 				}
 				out = append(out, Ident{Catalog: catName, Namespace: tid[:len(tid)-1], Name: tid[len(tid)-1]})
 			}

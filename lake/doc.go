@@ -3,6 +3,12 @@
 // manifests and partitions ([State]), and from that the table's health
 // ([Health]).
 //
+// A table is named by an [Ident], whose [Ident.String] is floe's one text
+// form of a table name: parts joined with dots, a part that holds a dot, a
+// double quote or white space (or is empty) in double quotes, SQL-style
+// (local.db."my.table"). [ParseIdent] reads it back to the same Ident, so
+// every name a catalog can hold can be typed, routed, matched and stored.
+//
 // Every other stage uses lake; lake imports none of them. It reads metadata
 // only — manifest lists and manifests, never data files — and reads each
 // manifest of the current snapshot exactly once, in parallel.

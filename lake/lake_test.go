@@ -175,31 +175,6 @@ func TestHealthPartitionsDeletesAndSnapshots(t *testing.T) {
 	require.Contains(t, fmt.Sprint(h.Reasons), "delete files: 1 for 6 data files")
 }
 
-func TestParseIdent(t *testing.T) {
-	for _, tc := range []struct {
-		in      string
-		want    string
-		wantErr string
-	}{
-		{in: "web.events", want: "local.web.events"},
-		{in: "prod.web.events", want: "prod.web.events"},
-		{in: "PROD.web.events", want: "prod.web.events"},
-		{in: "a.b.events", want: "local.a.b.events"},
-		{in: "events", wantErr: "want namespace.table"},
-		{in: "web..events", wantErr: "empty part"},
-	} {
-		t.Run(tc.in, func(t *testing.T) {
-			id, err := lake.ParseIdent(tc.in, []string{"local", "prod"}, "local")
-			if tc.wantErr != "" {
-				require.ErrorContains(t, err, tc.wantErr)
-				return
-			}
-			require.NoError(t, err)
-			require.Equal(t, tc.want, id.String())
-		})
-	}
-}
-
 func TestLoadTableMissingReadsAsOneSentence(t *testing.T) {
 	w := testlake.New(t)
 	id := lake.Ident{Catalog: "local", Namespace: []string{"web"}, Name: "nosuch"}

@@ -133,7 +133,7 @@ func RewriteManifests(ctx context.Context, tbl *table.Table, opts ManifestOption
 	}
 	// The new manifests are written before the commit that references
 	// them: the lease keeps orphan removal off them meanwhile.
-	lease, err := AcquireLease(ctx, tbl, LeaseOptions{Table: strings.Join(tbl.Identifier(), "."), Operation: "rewrite-manifests"})
+	lease, err := AcquireLease(ctx, tbl, LeaseOptions{Table: lake.JoinParts(tbl.Identifier()...), Operation: "rewrite-manifests"})
 	if err != nil {
 		return tbl, ManifestResult{}, fmt.Errorf("rewrite manifests of %s: %w", tbl.Location(), err)
 	}

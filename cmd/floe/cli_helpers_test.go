@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/internal/testlake"
@@ -22,6 +23,12 @@ func flatWarehouse(t *testing.T, files, rows int) string {
 	t.Helper()
 	w := testlake.New(t)
 	writeFlatTable(t, w, "flat", files, rows)
+	return warehouseConfig(t, w)
+}
+
+// warehouseConfig is a config dir whose default catalog is w.
+func warehouseConfig(t *testing.T, w *testlake.Warehouse) string {
+	t.Helper()
 	dir := t.TempDir()
 	writeLocalConfig(t, dir, w.Dir, "")
 	return dir
@@ -48,11 +55,26 @@ catalogs:
 // files appends of rows rows each, ids descending from file to file.
 func writeFlatTable(t *testing.T, w *testlake.Warehouse, name string, files, rows int) {
 	t.Helper()
+	writeFlatTableAt(t, w, table.Identifier{"db", name}, files, rows)
+}
+
+// writeFlatTableAt is writeFlatTable for any identifier (namespace
+// levels…, name), creating the namespace when missing.
+func writeFlatTableAt(t *testing.T, w *testlake.Warehouse, ident table.Identifier, files, rows int) {
+	t.Helper()
 	schema := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
 		iceberg.NestedField{ID: 2, Name: "tenant", Type: iceberg.PrimitiveTypes.String},
 	)
-	tbl := w.CreateTable(t, "db", name, schema, nil, nil, nil)
+	ctx := context.Background()
+	ns := ident[:len(ident)-1]
+	ok, err := w.Catalog.CheckNamespaceExists(ctx, ns)
+	require.NoError(t, err)
+	if !ok {
+		require.NoError(t, w.Catalog.CreateNamespace(ctx, ns, nil))
+	}
+	tbl, err := w.Catalog.CreateTable(ctx, ident, schema)
+	require.NoError(t, err)
 	for i := range files {
 		b := array.NewRecordBuilder(memory.DefaultAllocator, testlake.ArrowSchema(t, tbl))
 		for j := range rows {

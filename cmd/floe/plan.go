@@ -234,7 +234,7 @@ func printPlan(w io.Writer, p control.Plan) error {
 	case control.PlanApproved:
 		fmt.Fprintf(w, "next: floe optimize --plan %s\n", p.ID)
 	case control.PlanStale:
-		fmt.Fprintf(w, "next: re-plan: floe plan %s\n", p.Table)
+		fmt.Fprintf(w, "next: re-plan: floe plan %s\n", control.ShellArg(p.Table))
 	}
 	return nil
 }

@@ -92,7 +92,7 @@ func runQueries(ctx context.Context, opts *queriesOptions) error {
 		for _, e := range evs {
 			var tables []string
 			for _, a := range e.Tables {
-				tables = append(tables, a.QualifiedName())
+				tables = append(tables, store.AccessName(&a))
 			}
 			sql := strings.Join(strings.Fields(e.SQL), " ")
 			if len(sql) > 60 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/floe-project/floe/expr"
+	"github.com/floe-project/floe/lake"
 	"slices"
 	"strings"
 	"sync"
@@ -83,8 +84,10 @@ type resolved struct {
 	schema  *iceberg.Schema
 }
 
+// qualified is the table's name in floe's identifier syntax, so the table
+// "a.b" of namespace db is not the table b of namespace db.a.
 func (r resolved) qualified() string {
-	return r.catalog + "." + strings.Join(r.ns, ".") + "." + r.name
+	return lake.Ident{Catalog: r.catalog, Namespace: r.ns, Name: r.name}.String()
 }
 
 // DefaultMaxSQLBytes is the default of Normalizer.MaxSQLBytes and
@@ -161,7 +164,7 @@ func (n *Normalizer) lookup(ctx context.Context, ev *collectors.QueryEvent, cat,
 	if r, ok := n.cache[key]; ok {
 		return r, written, nil
 	}
-	schema, cns, cname, ok, err := n.res.Schema(ctx, floeCat, strings.Split(ns, "."), name)
+	schema, cns, cname, ok, err := lookupSchema(ctx, n.res, floeCat, ns, name)
 	if err != nil {
 		return resolved{}, written, fmt.Errorf("resolve table %s: %w", written, err)
 	}
@@ -189,9 +192,9 @@ func (n *Normalizer) sourceAccess(ctx context.Context, ev *collectors.QueryEvent
 		return nil, "", err
 	}
 	if !r.ok && meta == "" && expr.IsMetadataTable(t.Name) && t.Namespace != "" {
-		parts := strings.Split(t.Namespace, ".")
+		parts := lake.NamespaceParts(t.Namespace)
 		if len(parts) >= 2 {
-			r2, _, err := n.lookup(ctx, ev, t.Catalog, strings.Join(parts[:len(parts)-1], "."), parts[len(parts)-1])
+			r2, _, err := n.lookup(ctx, ev, t.Catalog, lake.JoinParts(parts[:len(parts)-1]...), parts[len(parts)-1])
 			if err != nil {
 				return nil, "", err
 			}
@@ -343,7 +346,7 @@ func (s *sqlSchemas) locate(path string) (extract.TableRef, bool) {
 	if s.err = src.Err(); s.err != nil || !ok {
 		return extract.TableRef{}, false
 	}
-	cat, ns, name := ref.Catalog, strings.Split(ref.Namespace, "."), ref.Name
+	cat, ns, name := ref.Catalog, lake.NamespaceParts(ref.Namespace), ref.Name
 	r := resolved{ok: true, catalog: cat, ns: ns, name: name}
 	schema, _, _, found, err := s.n.res.Schema(s.ctx, cat, ns, name)
 	if err != nil {
@@ -525,7 +528,7 @@ func (n *Normalizer) sqlColumns(res *extract.Result, refKey map[string]*access, 
 // sound) and counted as warnings.
 func (n *Normalizer) canonicalize(ev *collectors.QueryEvent, a *access) {
 	t := &a.t
-	t.Catalog, t.Namespace, t.Name = a.r.catalog, strings.Join(a.r.ns, "."), a.r.name
+	t.Catalog, t.Namespace, t.Name = a.r.catalog, lake.JoinParts(a.r.ns...), a.r.name
 	qualified := t.QualifiedName()
 	if a.meta != "" {
 		t.Evidence = store.MetadataEvidence(a.meta)

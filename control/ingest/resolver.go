@@ -13,6 +13,7 @@ import (
 
 	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/lake"
 )
 
 // Resolver finds a table in a floe catalog and returns its current
@@ -100,7 +101,7 @@ func (r *CatalogResolver) Schema(ctx context.Context, floeCatalog string, namesp
 	if schema == nil {
 		tbl, err := cat.LoadTable(ctx, ident)
 		if err != nil {
-			return nil, nil, "", false, fmt.Errorf("load table %s.%s: %w", catName, strings.Join(ident, "."), err)
+			return nil, nil, "", false, fmt.Errorf("load table %s.%s: %w", catName, lake.JoinParts(ident...), err)
 		}
 		schema = tbl.Schema()
 		r.schemas[key] = schema
@@ -172,7 +173,7 @@ func (r *CatalogResolver) indexLocations(ctx context.Context) error {
 				for _, id := range tables {
 					tbl, err := cat.LoadTable(ctx, id)
 					if err != nil {
-						return fmt.Errorf("load table %s.%s: %w", name, strings.Join(id, "."), err)
+						return fmt.Errorf("load table %s.%s: %w", name, lake.JoinParts(id...), err)
 					}
 					r.schemas[name+"\x00"+strings.Join(id, "\x00")] = tbl.Schema()
 					r.locations = append(r.locations, tableLocation{location: normLocation(tbl.Location()), catalog: name, ident: id})
@@ -278,7 +279,7 @@ func (r *CatalogResolver) listTables(ctx context.Context, catName string, cat ca
 	var out []table.Identifier
 	for id, err := range cat.ListTables(ctx, ns) {
 		if err != nil {
-			return nil, fmt.Errorf("list tables of %s.%s: %w", catName, strings.Join(ns, "."), err)
+			return nil, fmt.Errorf("list tables of %s.%s: %w", catName, lake.JoinParts(ns...), err)
 		}
 		if len(id) == 1 {
 			id = append(slices.Clone(ns), id...)
@@ -320,6 +321,20 @@ type SQLSchemas struct {
 	err              error
 }
 
+// lookupSchema asks res for the table name of namespace ns as a query
+// wrote them. ns is read in floe's identifier syntax (see
+// [lake.NamespaceParts]); an engine writes a nested namespace and a
+// namespace whose one level holds a dot alike (Trino's schema "x.y"), so
+// when the levels name no table the whole of ns is tried as one level.
+func lookupSchema(ctx context.Context, res Resolver, cat, ns, name string) (*iceberg.Schema, []string, string, bool, error) {
+	parts := lake.NamespaceParts(ns)
+	schema, cns, cname, ok, err := res.Schema(ctx, cat, parts, name)
+	if err != nil || ok || len(parts) < 2 || !strings.Contains(ns, ".") || strings.Contains(ns, `"`) {
+		return schema, cns, cname, ok, err
+	}
+	return res.Schema(ctx, cat, []string{ns}, name)
+}
+
 // Columns implements extract.Schemas.
 func (s *SQLSchemas) Columns(ref extract.TableRef) ([]extract.Column, bool) {
 	cat, ns := ref.Catalog, ref.Namespace
@@ -332,7 +347,7 @@ func (s *SQLSchemas) Columns(ref extract.TableRef) ([]extract.Column, bool) {
 	if s.err != nil || cat == "" || ns == "" {
 		return nil, false
 	}
-	schema, _, _, ok, err := s.Resolver.Schema(s.Ctx, cat, strings.Split(ns, "."), ref.Name)
+	schema, _, _, ok, err := lookupSchema(s.Ctx, s.Resolver, cat, ns, ref.Name)
 	if err != nil {
 		s.err = err
 		return nil, false
@@ -355,7 +370,7 @@ func (s *SQLSchemas) Locate(path string) (extract.TableRef, bool) {
 		s.err = err
 		return extract.TableRef{}, false
 	}
-	return extract.TableRef{Catalog: cat, Namespace: strings.Join(ns, "."), Name: name}, ok
+	return extract.TableRef{Catalog: cat, Namespace: lake.JoinParts(ns...), Name: name}, ok
 }
 
 // Err is the first failure to ask a catalog.

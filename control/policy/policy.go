@@ -178,7 +178,12 @@ func Default() Policy {
 // [Rule.External]); each goes just below floe.yaml's rules of its level.
 func (s *Set) Resolve(id lake.Ident, extra ...Rule) (Effective, error) {
 	table := id.String()
-	ns := strings.TrimSuffix(table, "."+id.Name)
+	// Namespace patterns match catalog.namespace in the same syntax as
+	// table patterns match id.String(): local.db."a.b" is in local.db.
+	ns := id.NamespaceString()
+	if id.Catalog != "" {
+		ns = lake.JoinParts(append([]string{id.Catalog}, id.Namespace...)...)
+	}
 	chain := []Rule{}
 	if s.Default != nil {
 		chain = append(chain, *s.Default)

@@ -243,3 +243,51 @@ func TestExternalRulesYieldToFloeYAML(t *testing.T) {
 	require.Contains(t, s.Where, "polaris policy s")
 	require.Equal(t, int64(256<<20), eff.Policy.TargetFileSizeBytes)
 }
+
+// TestResolveQuotedNames: patterns match a table's name as Ident.String
+// writes it, so the table "a.b" of namespace db (local.db."a.b") and the
+// table b of the nested namespace db.a (local.db.a.b) get their own rules,
+// and a namespace whose one level holds a dot (local."x.y") is not the
+// nested namespace x.y.
+func TestResolveQuotedNames(t *testing.T) {
+	const rules = `namespaces:
+  'local.db.a': {mode: manual}
+  'local."x.y"': {mode: scheduled}
+  'local.x.y': {mode: manual}
+tables:
+  'local.db."a.b"': {target_file_size: 64MiB}
+  'local.db.a.b': {target_file_size: 32MiB}
+  'local."x.y".*': {layout: none}
+`
+	set, err := policy.ParseFile("floe.yaml", []byte(rules))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		id          lake.Ident
+		mode, size  string
+		modeLevel   policy.Level
+		layout      string
+		layoutLevel policy.Level
+	}{
+		{lake.Ident{Catalog: "local", Namespace: []string{"db"}, Name: "a.b"}, "adaptive", "64MiB", policy.LevelBuiltin, "auto", policy.LevelBuiltin},
+		{lake.Ident{Catalog: "local", Namespace: []string{"db", "a"}, Name: "b"}, "manual", "32MiB", policy.LevelNamespace, "auto", policy.LevelBuiltin},
+		{lake.Ident{Catalog: "local", Namespace: []string{"x.y"}, Name: "t"}, "scheduled", "", policy.LevelNamespace, "none", policy.LevelTable},
+		{lake.Ident{Catalog: "local", Namespace: []string{"x", "y"}, Name: "t"}, "manual", "", policy.LevelNamespace, "auto", policy.LevelBuiltin},
+	} {
+		t.Run(tc.id.String(), func(t *testing.T) {
+			eff, err := set.Resolve(tc.id)
+			require.NoError(t, err)
+			require.Equal(t, tc.id.String(), eff.Table)
+			s, _ := eff.Setting("mode")
+			require.Equal(t, tc.mode, s.Value)
+			require.Equal(t, tc.modeLevel, s.Level)
+			s, _ = eff.Setting("target_file_size")
+			require.Equal(t, tc.size, s.Value)
+			s, _ = eff.Setting("layout")
+			require.Equal(t, tc.layout, s.Value)
+			require.Equal(t, tc.layoutLevel, s.Level)
+		})
+	}
+	require.True(t, policy.Match(`local.db.*`, `local.db."a.b"`), "a star spans quotes and dots")
+	require.True(t, policy.Match(`local.db."a.*"`, `local.db."a.b"`))
+	require.False(t, policy.Match(`local.db.a.*`, `local.db."a.b"`))
+}

@@ -104,6 +104,7 @@ func (s *server) parseTemplates() (*template.Template, error) {
 		"runPath":   func(id string) string { return "/runs/" + url.PathEscape(id) },
 		"planPath":  func(id, action string) string { return "/plans/" + url.PathEscape(id) + "/" + action },
 		"raw":       func(b []byte) string { return string(b) },
+		"shellArg":  control.ShellArg,
 	}
 	t, err := template.New("dashboard").Funcs(funcs).ParseFS(templateFS, "templates/*.html")
 	if err != nil {

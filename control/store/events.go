@@ -554,8 +554,7 @@ func (f QueryFilter) where() (string, []any) {
 	var conds []string
 	var args []any
 	if f.Table != "" {
-		key := strings.ToLower(strings.TrimSpace(f.Table))
-		cond, cargs := tableMatch("x.table_key", key)
+		cond, cargs := tableMatch("x.table_key", filterKey(f.Table))
 		conds = append(conds, `EXISTS (SELECT 1 FROM table_accesses x WHERE x.event_id = e.id AND `+cond+`)`)
 		args = append(args, cargs...)
 	}

@@ -66,7 +66,7 @@ func (s *Store) TableStats(ctx context.Context, f QueryFilter, top int) (out []T
 	// its queries joined.
 	predCond, predArgs := "", []any{}
 	if f.Table != "" {
-		key := strings.ToLower(strings.TrimSpace(f.Table))
+		key := filterKey(f.Table)
 		c, cargs := tableMatch("ta.table_key", key)
 		cond += " AND " + c
 		c, _ = tableMatch("p.table_key", key)
@@ -96,7 +96,7 @@ GROUP BY ta.table_key ORDER BY 5 DESC, 1`
 		if err := rows.Scan(&key, &cat, &ns, &name, &st.Queries, &st.Failed, &st.Users, &first, &last); err != nil {
 			return nil, errors.Join(fmt.Errorf("table stats: %w", err), rows.Close())
 		}
-		st.Table = strings.Join(nonEmpty(cat, ns, name), ".")
+		st.Table = tableName(cat, ns, name)
 		st.Catalog, st.Namespace, st.Name = cat, ns, name
 		st.FirstSeen = fromNanos(sql.NullInt64{Int64: first, Valid: first != 0})
 		st.LastSeen = fromNanos(sql.NullInt64{Int64: last, Valid: last != 0})

@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"modernc.org/sqlite"
+
+	"github.com/floe-project/floe/collectors"
+	"github.com/floe-project/floe/lake"
 )
 
 // Store is an open state database. It is safe for concurrent use by
@@ -314,13 +317,41 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// tableKey is the case-insensitive key of catalog.namespace.name.
-func tableKey(catalog, namespace, name string) string {
+// AccessName is the name of the table a stored access read, in floe's
+// identifier syntax (what [lake.Ident.String] writes for the table): the
+// name the access is keyed by, before lower-casing.
+func AccessName(t *collectors.TableAccess) string { return tableName(t.Catalog, t.Namespace, t.Name) }
+
+// tableName is a table's name in floe's identifier syntax (see
+// [lake.Ident.String]): catalog and name quoted when not plain, the
+// namespace as stored, which normalization writes in that syntax already.
+// A table "a.b" of namespace db is db."a.b", apart from the table b of
+// namespace db.a.
+func tableName(catalog, namespace, name string) string {
 	parts := make([]string, 0, 3)
-	for _, p := range []string{catalog, namespace, name} {
-		if p != "" {
-			parts = append(parts, p)
-		}
+	if catalog != "" {
+		parts = append(parts, lake.QuotePart(catalog))
 	}
-	return strings.ToLower(strings.Join(parts, "."))
+	if namespace != "" {
+		parts = append(parts, namespace)
+	}
+	return strings.Join(append(parts, lake.QuotePart(name)), ".")
+}
+
+// tableKey is the case-insensitive key of catalog.namespace.name: the
+// lower-cased [tableName], so the key of a resolved table is its
+// lower-cased [lake.Ident.String].
+func tableKey(catalog, namespace, name string) string {
+	return strings.ToLower(tableName(catalog, namespace, name))
+}
+
+// filterKey is the key a table filter (QueryFilter.Table) is compared
+// with: the name rewritten in floe's identifier syntax, so "db"."t"
+// finds db.t, lower-cased; text that is not a name is compared as given.
+func filterKey(table string) string {
+	parts, err := lake.SplitParts(table)
+	if err != nil {
+		return strings.ToLower(strings.TrimSpace(table))
+	}
+	return strings.ToLower(lake.JoinParts(parts...))
 }
