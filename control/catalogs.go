@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/apache/iceberg-go/catalog"
 
@@ -40,4 +41,56 @@ func EnsureLocalDirs(props config.Props) error {
 		}
 	}
 	return nil
+}
+
+// CatalogError is a catalog whose tables could not be listed, and why.
+type CatalogError struct {
+	Catalog string `json:"catalog"`
+	Error   string `json:"error"`
+}
+
+// maxCatalogLists bounds the catalogs [ListTables] lists at once.
+const maxCatalogLists = 4
+
+// ListTables lists the tables of every catalog in names, opening each with
+// open. A catalog that cannot be opened or listed does not hide the
+// others: it is reported in a [CatalogError], beside the tables of the
+// catalogs that could be listed. The catalogs are listed concurrently (at
+// most four at a time), so a catalog that does not answer delays the list
+// by its floe.timeout once, not once per catalog. The tables keep names'
+// order, each catalog's sorted ([lake.ListTables]); so do the errors.
+func ListTables(ctx context.Context, names []string, open func(ctx context.Context, name string) (catalog.Catalog, error)) ([]lake.Ident, []CatalogError) {
+	type listed struct {
+		ids []lake.Ident
+		err error
+	}
+	out := make([]listed, len(names))
+	sem := make(chan struct{}, maxCatalogLists)
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			cat, err := open(ctx, name)
+			if err != nil {
+				out[i].err = err
+				return
+			}
+			out[i].ids, out[i].err = lake.ListTables(ctx, name, cat)
+		}()
+	}
+	wg.Wait()
+	var (
+		ids  []lake.Ident
+		errs []CatalogError
+	)
+	for i, l := range out {
+		if l.err != nil {
+			errs = append(errs, CatalogError{Catalog: names[i], Error: l.err.Error()})
+			continue
+		}
+		ids = append(ids, l.ids...)
+	}
+	return ids, errs
 }

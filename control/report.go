@@ -64,6 +64,27 @@ type ReportOptions struct {
 	// Runs is how many of each table's last runs are listed. Default:
 	// [DefaultReportRuns].
 	Runs int
+	// Workload, when set, gives a table's [ReportWorkload], the costly part
+	// of its report, in place of computing it: compute does the work, and
+	// Workload may call it or answer what an earlier call returned for the
+	// same table and queries (the daemon passes a cache). Workload must
+	// not change what it returns: reports share it. Nil: compute is
+	// called.
+	Workload func(ctx context.Context, state *lake.State, compute func(context.Context) (ReportWorkload, error)) (ReportWorkload, error)
+}
+
+// ReportWorkload is the costly part of a table's report: reading every
+// collected query of the table, ranking its predicate columns and
+// projecting its candidate layouts. It depends on the table's snapshot,
+// its collected queries, the clock (queries' weights decay with age) and
+// [ReportOptions]' projection settings, nothing else.
+type ReportWorkload struct {
+	// Analysis is the table's column ranking and candidate layouts; its
+	// Queries is 0 when no collected query could be replayed.
+	Analysis Analysis
+	// Projections are the candidates' projections, current first; none
+	// without queries.
+	Projections []simulator.Projection
 }
 
 // Report gathers the recommendation report for the tables in states: per
@@ -178,10 +199,18 @@ func reportTable(ctx context.Context, st *store.Store, state *lake.State, opts R
 		sizes[i] = f.SizeBytes
 	}
 
-	a, err := Analyze(ctx, st, state, AnalyzeOptions{Since: opts.Since, Now: opts.Now})
+	compute := func(ctx context.Context) (ReportWorkload, error) { return reportWorkload(ctx, st, state, opts) }
+	var w ReportWorkload
+	if opts.Workload != nil {
+		w, err = opts.Workload(ctx, state, compute)
+	} else {
+		w, err = compute(ctx)
+	}
 	if err != nil {
 		return t, fmt.Errorf("report %s: %w", id, err)
 	}
+	a := w.Analysis
+	pr := Projections{Projections: w.Projections}
 	t.Queries = a.Queries
 	for _, c := range a.Columns {
 		t.Columns = append(t.Columns, report.Column{Column: c.Column, Score: c.Score, Share: c.Share, Queries: c.Queries, OpMix: c.OpMix, Reason: c.Reason})
@@ -190,17 +219,6 @@ func reportTable(ctx context.Context, st *store.Store, state *lake.State, opts R
 		return t, fmt.Errorf("report %s: %w", id, err)
 	}
 	t.QueriesPerDay = float64(t.Queries) / t.WindowDays
-
-	var pr Projections
-	if t.Queries > 0 {
-		pr, err = projectCandidates(ctx, st, state, a, opts)
-		var nq *NoQueriesError
-		if errors.As(err, &nq) {
-			t.Queries = 0
-		} else if err != nil {
-			return t, fmt.Errorf("report %s: %w", id, err)
-		}
-	}
 	if t.Queries == 0 {
 		note := (&NoQueriesError{Table: id, Since: opts.Since}).Error()
 		t.Notes = append(t.Notes, note+": nothing is projected")
@@ -217,6 +235,33 @@ func reportTable(ctx context.Context, st *store.Store, state *lake.State, opts R
 		return t, fmt.Errorf("report %s: %w", id, err)
 	}
 	return t, nil
+}
+
+// reportWorkload analyzes the table's collected queries and projects its
+// candidate layouts. Queries that cannot be replayed (a [*NoQueriesError])
+// make a workload of no queries, not an error. The projections keep only
+// what a report reads: not the table's state nor its workload, which a
+// cache would otherwise hold on to.
+func reportWorkload(ctx context.Context, st *store.Store, state *lake.State, opts ReportOptions) (ReportWorkload, error) {
+	a, err := Analyze(ctx, st, state, AnalyzeOptions{Since: opts.Since, Now: opts.Now})
+	if err != nil {
+		return ReportWorkload{}, err
+	}
+	w := ReportWorkload{Analysis: a}
+	if a.Queries == 0 {
+		return w, nil
+	}
+	pr, err := projectCandidates(ctx, st, state, a, opts)
+	var nq *NoQueriesError
+	switch {
+	case errors.As(err, &nq):
+		w.Analysis.Queries = 0
+	case err != nil:
+		return ReportWorkload{}, err
+	default:
+		w.Projections = pr.Projections
+	}
+	return w, nil
 }
 
 // windowDays is the window the query rate divides by, in days: since, or

@@ -40,3 +40,15 @@ func TestServeOnce(t *testing.T) {
 	require.Contains(t, out, "local.db.flat  no")
 	require.Contains(t, out, "mode: manual")
 }
+
+// Beyond loopback floe serve refuses a weak token before it listens: the
+// error names the key and where it was set, never the token.
+func TestServeRefusesWeakTokenBeyondLoopback(t *testing.T) {
+	dir := policyWarehouse(t, "server:\n  token: letmein\n")
+	out, errOut, code := run(t, dir, "serve", "--listen", "0.0.0.0:0")
+	require.Equal(t, exitUsage, code, errOut)
+	require.Contains(t, errOut, "server.token: too weak for an address other hosts can reach")
+	require.Contains(t, errOut, "floe.yaml:")
+	require.NotContains(t, out+errOut, "letmein")
+	require.NotContains(t, errOut, "listening on", "it never listened")
+}

@@ -212,6 +212,23 @@ func (p Props) Redacted() Props {
 	return out
 }
 
+// Secrets returns the secret values the properties hold: every value
+// whose key [IsSecret], and the secrets a URI property embeds
+// ([URISecrets]), so that text echoing them (a library's error) can be
+// redacted.
+func (p Props) Secrets() []string {
+	var out []string
+	for k, v := range p {
+		switch {
+		case IsSecret(k) && v != "":
+			out = append(out, v)
+		case IsURIKey(k):
+			out = append(out, URISecrets(v)...)
+		}
+	}
+	return out
+}
+
 // IsURIKey reports whether a property holds a URI or DSN (uri,
 // oauth2-server-uri, s3.signer.uri, …), which may embed a password.
 func IsURIKey(key string) bool {

@@ -127,4 +127,6 @@ func TestRedactURI(t *testing.T) {
 	}
 	p := config.Props{"uri": "https://alice:s3cret@cat.example.com", "token": "t0ken", "warehouse": "analytics"}
 	require.Equal(t, "token=**** uri=https://alice:****@cat.example.com warehouse=analytics", p.String())
+	require.ElementsMatch(t, []string{"s3cret", "s3cret", "t0ken"}, p.Secrets(), "the password as written and escaped, and the token")
+	require.Empty(t, config.Props{"uri": "http://127.0.0.1:1", "warehouse": "analytics"}.Secrets())
 }

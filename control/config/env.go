@@ -25,6 +25,7 @@ func envForm(key string) string {
 //	FLOE_HEALTH_TARGET_FILE_SIZE, FLOE_LOG_LEVEL, FLOE_LOG_FORMAT,
 //	FLOE_PLAN_MIN_GAIN_PP, FLOE_ALERTS_REPEAT,
 //	FLOE_SERVER_LISTEN, FLOE_SERVER_TOKEN, FLOE_SERVER_READ_TOKEN,
+//	FLOE_SERVER_PUBLIC_READ,
 //	FLOE_SERVER_MAX_CONCURRENT_RUNS, FLOE_SERVER_SHUTDOWN_GRACE,
 //	FLOE_SERVER_CHECK_INTERVAL, FLOE_SERVER_LEASE_TTL,
 //	FLOE_CATALOG__<NAME>__<PROPERTY>   (catalogs.<name>.<property>)
@@ -107,6 +108,17 @@ func (c *Config) ApplyEnv(environ []string) error {
 				c.Server.ReadToken = Secret(v)
 				c.setBy("server.read_token", k)
 			}
+		case rest == "SERVER_PUBLIC_READ":
+			if v == "" {
+				continue
+			}
+			b, err := strconv.ParseBool(strings.TrimSpace(v))
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("%s=%s: want true or false", k, v))
+				continue
+			}
+			c.Server.PublicRead = b
+			c.setBy("server.public_read", k)
 		case rest == "SERVER_MAX_CONCURRENT_RUNS":
 			if v == "" {
 				continue
@@ -185,7 +197,7 @@ func (c *Config) ApplyEnv(environ []string) error {
 // suggestions.
 var envNames = []string{"CONFIG", "NO_PROGRESS", "DATA_DIR", "DEFAULT_CATALOG", "STATE_PATH", "STATE_DRIVER", "STATE_DSN", "STATE_PASSWORD",
 	"HEALTH_TARGET_FILE_SIZE", "LOG_LEVEL", "LOG_FORMAT", "PLAN_MIN_GAIN_PP", "ALERTS_REPEAT", "SERVER_LISTEN", "SERVER_TOKEN", "SERVER_READ_TOKEN",
-	"SERVER_MAX_CONCURRENT_RUNS", "SERVER_SHUTDOWN_GRACE", "SERVER_CHECK_INTERVAL", "SERVER_LEASE_TTL", "CATALOG__", "TELEMETRY__", "ENGINE__"}
+	"SERVER_PUBLIC_READ", "SERVER_MAX_CONCURRENT_RUNS", "SERVER_SHUTDOWN_GRACE", "SERVER_CHECK_INTERVAL", "SERVER_LEASE_TTL", "CATALOG__", "TELEMETRY__", "ENGINE__"}
 
 // setBy records that the environment variable env set key, so that a bad
 // value is reported under the variable's name.

@@ -1,11 +1,14 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"net"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // ServerConfig configures floe serve's HTTP server (floe.yaml server:).
@@ -19,8 +22,16 @@ type ServerConfig struct {
 	// server refuses every state-changing request. Never printed.
 	Token Secret `yaml:"token"`
 	// ReadToken, when set, makes reads need a token too: ReadToken or
-	// Token; FLOE_SERVER_READ_TOKEN. Default: reads are open. Never printed.
+	// Token; FLOE_SERVER_READ_TOKEN. Never printed. Without it reads are
+	// open on a loopback address and need Token beyond loopback (see
+	// [ServerConfig.ReadsNeedToken]).
 	ReadToken Secret `yaml:"read_token"`
+	// PublicRead opens reads (the API's GETs, /metrics, /readyz, the
+	// dashboard's pages) to every host that can reach a daemon listening
+	// beyond loopback; FLOE_SERVER_PUBLIC_READ. floe serve logs a warning
+	// at start when it does. It cannot be set with ReadToken. Default:
+	// false.
+	PublicRead bool `yaml:"public_read"`
 	// MaxConcurrentRuns bounds the optimize runs the daemon runs at once,
 	// at least 1. Default: 2.
 	MaxConcurrentRuns int `yaml:"max_concurrent_runs"`
@@ -38,6 +49,22 @@ type ServerConfig struct {
 	// that dies loses its tables this long after its last renewal.
 	// Default: 2m.
 	LeaseTTL string `yaml:"lease_ttl"`
+}
+
+// Loopback reports whether Listen's host is a loopback address
+// (127.0.0.0/8, ::1, localhost): only this machine can reach the daemon.
+// An empty host, an unspecified address (0.0.0.0, ::), any other address
+// and any other host name count as reachable from other hosts.
+func (s ServerConfig) Loopback() bool {
+	host, _, err := splitListen(s.Listen)
+	return err == nil && isLoopback(host)
+}
+
+// ReadsNeedToken reports whether a read needs a token (ReadToken or
+// Token): always when ReadToken is set; beyond loopback unless PublicRead
+// opens reads; on loopback, never otherwise.
+func (s ServerConfig) ReadsNeedToken() bool {
+	return s.ReadToken != "" || (!s.Loopback() && !s.PublicRead)
 }
 
 // LeaseTTLDuration is the parsed server.lease_ttl (validated when the
@@ -151,23 +178,119 @@ func (c *Config) validateServer(bad func(segs []string, format string, args ...a
 	if s.ReadToken != "" && s.Token == "" {
 		bad(key("server", "read_token"), "set without server.token: every state-changing request would be refused; set server.token (FLOE_SERVER_TOKEN) too")
 	}
+	if s.PublicRead && s.ReadToken != "" {
+		bad(key("server", "public_read"), "true with server.read_token set: reads cannot be both open and need a token; unset one of them")
+	}
+}
+
+// MinTokenBits and MinTokenChars are the least strength of server.token
+// and server.read_token on an address other hosts can reach (see
+// [TokenBits]): 32 random hexadecimal characters (openssl rand -hex 16)
+// carry 128 bits.
+const (
+	MinTokenBits  = 128
+	MinTokenChars = 32
+)
+
+// minTokenDistinct is the least number of different characters a token
+// beyond loopback has: fewer is a pattern, not a random string.
+const minTokenDistinct = 8
+
+// TokenBits estimates a token's strength in bits from its shape: its
+// length times log2 of the alphabet its character classes span (lower
+// case 26, upper case 26, digits 10, anything else 33). A token of fewer
+// than 8 different characters, or one short string repeated, is 0. It is
+// an upper bound, not a measure: a word a person made up scores as high as
+// a random string of its shape, so floe asks for a random token.
+func TokenBits(token string) float64 {
+	distinct := map[rune]bool{}
+	var lower, upper, digit, other bool
+	n := 0
+	for _, r := range token {
+		n++
+		distinct[r] = true
+		switch {
+		case r >= 'a' && r <= 'z':
+			lower = true
+		case r >= 'A' && r <= 'Z':
+			upper = true
+		case r >= '0' && r <= '9':
+			digit = true
+		default:
+			other = true
+		}
+	}
+	if len(distinct) < minTokenDistinct || repeated(token) {
+		return 0
+	}
+	alphabet := 0
+	for _, c := range []struct {
+		in   bool
+		size int
+	}{{lower, 26}, {upper, 26}, {digit, 10}, {other, 33}} {
+		if c.in {
+			alphabet += c.size
+		}
+	}
+	return float64(n) * math.Log2(float64(alphabet))
+}
+
+// repeated reports whether s is a shorter string repeated.
+func repeated(s string) bool {
+	for p := 1; p <= len(s)/2; p++ {
+		if len(s)%p == 0 && strings.Repeat(s[:p], len(s)/p) == s {
+			return true
+		}
+	}
+	return false
+}
+
+// weakToken says why token is too weak for an address other hosts can
+// reach, or "" when it is strong enough. It never quotes the token.
+func weakToken(token string) string {
+	n, bits := utf8.RuneCountInString(token), TokenBits(token)
+	if n >= MinTokenChars && bits >= MinTokenBits {
+		return ""
+	}
+	return fmt.Sprintf("too weak for an address other hosts can reach: length %d, about %.0f bits; want at least %d characters and %d bits, such as the 64 that openssl rand -hex 32 prints",
+		n, bits, MinTokenChars, MinTokenBits)
 }
 
 // CheckServerListen refuses to serve on an address other hosts can reach
-// without server.token: anyone who can reach it could approve plans and
-// start rewrites. floe serve calls it before it listens. An empty host, an
-// unspecified address (0.0.0.0, ::) and a host name other than localhost
-// count as reachable.
+// (see [ServerConfig.Loopback]) without a strong server.token: anyone who
+// can reach it could approve plans and start rewrites, and a short token
+// falls to guessing. There, server.token and server.read_token need at
+// least [MinTokenChars] characters and [MinTokenBits] bits ([TokenBits]).
+// Every problem is reported at once, each naming its key and where it was
+// set; a token is never quoted. floe serve calls it before it listens.
 func (c *Config) CheckServerListen() error {
 	host, _, err := splitListen(c.Server.Listen)
 	if err != nil {
 		return fmt.Errorf("%w: %s: server.listen: %q: %v", ErrInvalid, c.where("server", "listen"), c.Server.Listen, err)
 	}
-	if c.Server.Token != "" || isLoopback(host) {
+	if isLoopback(host) {
 		return nil
 	}
-	return fmt.Errorf("%w: %s: server.listen: %s is reachable from other hosts and server.token is not set: set server.token (or FLOE_SERVER_TOKEN), or listen on 127.0.0.1",
-		ErrInvalid, c.where("server", "listen"), c.Server.Listen)
+	if c.Server.Token == "" {
+		return fmt.Errorf("%w: %s: server.listen: %s is reachable from other hosts and server.token is not set: set server.token (or FLOE_SERVER_TOKEN), or listen on 127.0.0.1",
+			ErrInvalid, c.where("server", "listen"), c.Server.Listen)
+	}
+	var errs []error
+	for _, k := range []struct {
+		name string
+		v    Secret
+	}{{"token", c.Server.Token}, {"read_token", c.Server.ReadToken}} {
+		if k.v == "" {
+			continue
+		}
+		if why := weakToken(k.v.Reveal()); why != "" {
+			errs = append(errs, fmt.Errorf("%s: server.%s: %s (server.listen %s)", c.where("server", k.name), k.name, why, c.Server.Listen))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
+	}
+	return nil
 }
 
 func splitListen(addr string) (host, port string, err error) {

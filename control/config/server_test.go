@@ -21,16 +21,21 @@ func TestServerDefaults(t *testing.T) {
 	require.NoError(t, c.CheckServerListen(), "loopback needs no token")
 }
 
+// strongToken is 64 hexadecimal characters, as openssl rand -hex 32 prints.
+const strongToken = "8f1c2a9b7e4d6f30a5c8b1e2d9f47a6c3b0e5d8a1f2c7b9e4a6d3f0c8b5e1a27"
+
 func TestServerSettings(t *testing.T) {
-	file := restFile + "server:\n  listen: 0.0.0.0:9090\n  token: file-token\n  max_concurrent_runs: 4\n  shutdown_grace: 30s\n  check_interval: 1m\n"
+	file := restFile + "server:\n  listen: 0.0.0.0:9090\n  token: " + strongToken + "\n  max_concurrent_runs: 4\n  shutdown_grace: 30s\n  check_interval: 1m\n"
 	c, err := load(t, file)
 	require.NoError(t, err)
 	require.Equal(t, "0.0.0.0:9090", c.Server.Listen)
-	require.Equal(t, "file-token", c.Server.Token.Reveal())
+	require.Equal(t, strongToken, c.Server.Token.Reveal())
 	require.Equal(t, 4, c.Server.MaxConcurrentRuns)
 	require.Equal(t, 30*time.Second, c.Server.ShutdownGraceDuration())
 	require.Equal(t, time.Minute, c.Server.CheckIntervalDuration())
-	require.NoError(t, c.CheckServerListen(), "a token allows any address")
+	require.NoError(t, c.CheckServerListen(), "a strong token allows any address")
+	require.False(t, c.Server.Loopback())
+	require.True(t, c.Server.ReadsNeedToken(), "beyond loopback reads need a token too")
 
 	c, err = load(t, file, "FLOE_SERVER_TOKEN=env-token", "FLOE_SERVER_READ_TOKEN=reader", "FLOE_SERVER_LISTEN=[::1]:7000",
 		"FLOE_SERVER_MAX_CONCURRENT_RUNS=1", "FLOE_SERVER_SHUTDOWN_GRACE=5s", "FLOE_SERVER_CHECK_INTERVAL=10s")
@@ -72,6 +77,9 @@ func TestServerValidation(t *testing.T) {
 		{"unknown key", restFile + "server:\n  port: 80\n", nil, []string{"floe.yaml:7", "port"}},
 		{"token with a space", restFile + "server:\n  token: 'two words'\n", nil, []string{"floe.yaml:7", "server.token", "white space"}},
 		{"read token alone", restFile + "server:\n  read_token: r\n", nil, []string{"server.read_token", "server.token"}},
+		{"public read with a read token", restFile + "server:\n  token: w\n  read_token: r\n  public_read: true\n", nil, []string{"floe.yaml:9", "server.public_read", "server.read_token"}},
+		{"public read not a boolean", restFile + "server:\n  public_read: maybe\n", nil, []string{"floe.yaml:7", "public_read"}},
+		{"public read from the environment", restFile, []string{"FLOE_SERVER_PUBLIC_READ=sometimes"}, []string{"FLOE_SERVER_PUBLIC_READ", "true or false"}},
 		{"runs from the environment", restFile, []string{"FLOE_SERVER_MAX_CONCURRENT_RUNS=many"}, []string{"FLOE_SERVER_MAX_CONCURRENT_RUNS", "whole number"}},
 		{"zero runs from the environment", restFile, []string{"FLOE_SERVER_MAX_CONCURRENT_RUNS=0"}, []string{"FLOE_SERVER_MAX_CONCURRENT_RUNS", "at least 1"}},
 		{"grace from the environment", restFile, []string{"FLOE_SERVER_SHUTDOWN_GRACE=later"}, []string{"FLOE_SERVER_SHUTDOWN_GRACE", "server.shutdown_grace", `"later"`}},
@@ -108,7 +116,7 @@ func TestCheckServerListen(t *testing.T) {
 		t.Run(fmt.Sprintf("%s,token=%v", tc.listen, tc.token), func(t *testing.T) {
 			env := []string{"FLOE_SERVER_LISTEN=" + tc.listen}
 			if tc.token {
-				env = append(env, "FLOE_SERVER_TOKEN=t")
+				env = append(env, "FLOE_SERVER_TOKEN="+strongToken)
 			}
 			c, err := load(t, restFile, env...)
 			require.NoError(t, err)
@@ -122,4 +130,81 @@ func TestCheckServerListen(t *testing.T) {
 			require.ErrorContains(t, err, "server.token")
 		})
 	}
+}
+
+// Reads need a token beyond loopback unless server.public_read opens them;
+// on loopback they stay open unless server.read_token is set.
+func TestReadsNeedToken(t *testing.T) {
+	for _, tc := range []struct {
+		name, server string
+		loopback     bool
+		want         bool
+	}{
+		{"loopback", "  listen: 127.0.0.1:8080\n", true, false},
+		{"loopback with a read token", "  listen: 127.0.0.1:8080\n  token: w\n  read_token: r\n", true, true},
+		{"beyond loopback", "  listen: 0.0.0.0:8080\n  token: w\n", false, true},
+		{"beyond loopback, empty host", "  listen: ':8080'\n  token: w\n", false, true},
+		{"beyond loopback, opened", "  listen: 10.0.0.5:8080\n  token: w\n  public_read: true\n", false, false},
+		{"beyond loopback with a read token", "  listen: '[::]:8080'\n  token: w\n  read_token: r\n", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := load(t, restFile+"server:\n"+tc.server)
+			require.NoError(t, err)
+			require.Equal(t, tc.loopback, c.Server.Loopback())
+			require.Equal(t, tc.want, c.Server.ReadsNeedToken())
+		})
+	}
+	c, err := load(t, restFile, "FLOE_SERVER_PUBLIC_READ=true")
+	require.NoError(t, err)
+	require.True(t, c.Server.PublicRead)
+}
+
+// Beyond loopback a token must be strong: a one-word token is refused at
+// start, naming the key and where it was set, never quoting it; on
+// loopback any token still does.
+func TestCheckServerListenTokenStrength(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		token string
+		ok    bool
+	}{
+		{"one character", "Q", false},
+		{"one word", "letmein", false},
+		{"31 hexadecimal characters", strongToken[:31], false},
+		{"32 hexadecimal characters", strongToken[:32], true},
+		{"64 hexadecimal characters", strongToken, true},
+		{"32 digits", "48207139562801736495028173640591", false},
+		{"one character repeated", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", false},
+		{"a pattern repeated", "Ab3$Ef6&Ab3$Ef6&Ab3$Ef6&Ab3$Ef6&Ab3$Ef6&", false},
+		{"few distinct characters", "abababababcbcbcbcbcbcdcdcdcdcdcdcdcdcdcd", false},
+		{"base64 of 32 random bytes", "q3Jx0vH2mZ8kR1tYw5nB7cE4uL9sA6dF0gP2hQ8jK1M=", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := load(t, restFile+"server:\n  listen: 0.0.0.0:8080\n  token: '"+tc.token+"'\n")
+			require.NoError(t, err, "Load itself does not judge strength: only serving beyond loopback does")
+			err = c.CheckServerListen()
+			if tc.ok {
+				require.NoError(t, err)
+				require.GreaterOrEqual(t, config.TokenBits(tc.token), float64(config.MinTokenBits))
+				return
+			}
+			require.ErrorIs(t, err, config.ErrInvalid)
+			require.ErrorContains(t, err, "floe.yaml:8: server.token: too weak for an address other hosts can reach")
+			require.ErrorContains(t, err, "want at least 32 characters and 128 bits")
+			require.NotContains(t, err.Error(), tc.token, "a token is never quoted")
+
+			c, err = load(t, restFile+"server:\n  listen: 127.0.0.1:8080\n  token: '"+tc.token+"'\n")
+			require.NoError(t, err)
+			require.NoError(t, c.CheckServerListen(), "on loopback any token does")
+		})
+	}
+
+	// Both tokens are judged, and both problems reported at once.
+	c, err := load(t, restFile, "FLOE_SERVER_LISTEN=0.0.0.0:8080", "FLOE_SERVER_TOKEN=short", "FLOE_SERVER_READ_TOKEN=shorter")
+	require.NoError(t, err)
+	err = c.CheckServerListen()
+	require.ErrorIs(t, err, config.ErrInvalid)
+	require.ErrorContains(t, err, "FLOE_SERVER_TOKEN: server.token: too weak")
+	require.ErrorContains(t, err, "FLOE_SERVER_READ_TOKEN: server.read_token: too weak")
+	require.NotContains(t, err.Error(), "short")
 }

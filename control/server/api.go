@@ -3,8 +3,10 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
@@ -15,6 +17,7 @@ import (
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/layout"
+	"github.com/floe-project/floe/rewriter"
 )
 
 // TableSummary is one table of GET /api/v1/tables.
@@ -27,6 +30,17 @@ type TableSummary struct {
 	LastSuccessAt time.Time `json:"last_success_at,omitzero"`
 	// Error says why the table could not be measured.
 	Error string `json:"error,omitempty"`
+}
+
+// TableList is GET /api/v1/tables.
+type TableList struct {
+	// Tables are the tables of every catalog that could be listed, each
+	// with its health or the error that kept it from being measured.
+	Tables []TableSummary `json:"tables"`
+	// CatalogErrors are the catalogs that could not be listed (down, or
+	// not answering within their floe.timeout), each with why; [] when
+	// every catalog was listed. One dead catalog hides no other's tables.
+	CatalogErrors []control.CatalogError `json:"catalog_errors"`
 }
 
 // TableDetail is GET /api/v1/tables/{table}.
@@ -161,23 +175,31 @@ func (s *server) lastSuccess(ctx context.Context, id lake.Ident) (time.Time, err
 	return time.Time{}, nil
 }
 
-func (s *server) tables(ctx context.Context) ([]lake.Ident, error) {
+// tables lists the tables GET /api/v1/tables shows, and the catalogs that
+// could not be listed ([control.ListTables]).
+func (s *server) tables(ctx context.Context) ([]lake.Ident, []control.CatalogError, error) {
 	if s.deps.Tables != nil {
-		return s.deps.Tables(ctx)
+		ids, err := s.deps.Tables(ctx)
+		return ids, nil, err
 	}
-	var out []lake.Ident
-	for _, name := range s.deps.Config.CatalogNames() {
-		cat, err := s.deps.Catalog(ctx, name)
-		if err != nil {
-			return nil, err
-		}
-		ids, err := lake.ListTables(ctx, name, cat)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ids...)
+	ids, errs := control.ListTables(ctx, s.deps.Config.CatalogNames(), s.deps.Catalog)
+	if err := ctx.Err(); err != nil {
+		// The client is gone: the catalogs' errors only say so.
+		return nil, nil, err
 	}
-	return out, nil
+	return ids, errs, nil
+}
+
+// redactCatalog keeps the secrets of catalog name's properties (a
+// credential, a token in its URI) out of msg, a library's error that may
+// echo them.
+func (s *server) redactCatalog(name, msg string) string {
+	for _, secret := range s.deps.Config.Catalogs[name].Secrets() {
+		if secret != "" {
+			msg = strings.ReplaceAll(msg, secret, "****")
+		}
+	}
+	return msg
 }
 
 func (s *server) listTables(r *http.Request) (int, any, error) {
@@ -189,13 +211,18 @@ func (s *server) listTables(r *http.Request) (int, any, error) {
 }
 
 // summaries measures every table; one that cannot be measured says why in
-// its Error.
-func (s *server) summaries(ctx context.Context) ([]TableSummary, error) {
-	ids, err := s.tables(ctx)
+// its Error, and a catalog that cannot be listed in CatalogErrors.
+func (s *server) summaries(ctx context.Context) (TableList, error) {
+	ids, catErrs, err := s.tables(ctx)
 	if err != nil {
-		return nil, err
+		return TableList{}, err
 	}
-	out := make([]TableSummary, 0, len(ids))
+	out := TableList{Tables: make([]TableSummary, 0, len(ids)), CatalogErrors: []control.CatalogError{}}
+	for _, ce := range catErrs {
+		ce.Error = s.redactCatalog(ce.Catalog, ce.Error)
+		s.log.Warn("catalog not listed; its tables are left out", "catalog", ce.Catalog, "err", ce.Error)
+		out.CatalogErrors = append(out.CatalogErrors, ce)
+	}
 	for _, id := range ids {
 		sum := TableSummary{Table: id.String()}
 		_, state, err := s.state(ctx, id)
@@ -210,7 +237,7 @@ func (s *server) summaries(ctx context.Context) ([]TableSummary, error) {
 			// it says why.
 			sum.Error = err.Error()
 		}
-		out = append(out, sum)
+		out.Tables = append(out.Tables, sum)
 	}
 	return out, nil
 }
@@ -252,7 +279,7 @@ func (s *server) tableReport(r *http.Request) (int, any, error) {
 }
 
 // report is the recommendation report of the one table, as floe report
-// makes it.
+// makes it, its costly part from [server.reportWorkload].
 func (s *server) report(ctx context.Context, state *lake.State) (report.Report, error) {
 	cfg := s.deps.Config
 	return control.Report(ctx, s.deps.Store, []*lake.State{state}, control.ReportOptions{
@@ -261,7 +288,30 @@ func (s *server) report(ctx context.Context, state *lake.State) (report.Report, 
 			eff, err := control.ResolvePolicy(ctx, cfg, id)
 			return eff.Policy, err
 		},
+		Workload: s.reportWorkload,
 	})
+}
+
+// reportWorkload answers a table's report workload once per change: it is
+// kept under a key of everything it depends on — the table's metadata file
+// and snapshot (which carry its data files and properties) and the mark of
+// its collected queries ([store.Store.EventsMark]); the clock is bounded
+// by Options.ReportCacheMaxAge, the projection settings are the daemon's.
+// Concurrent requests for one key share one computation.
+func (s *server) reportWorkload(ctx context.Context, state *lake.State, compute func(context.Context) (control.ReportWorkload, error)) (control.ReportWorkload, error) {
+	mark, err := s.deps.Store.EventsMark(ctx, store.QueryFilter{Table: state.Ident.String()})
+	if err != nil {
+		return control.ReportWorkload{}, err
+	}
+	loc, snap := "", int64(0)
+	if state.Table != nil {
+		loc = state.Table.MetadataLocation()
+	}
+	if state.Current != nil {
+		snap = state.Current.SnapshotID
+	}
+	key := fmt.Sprintf("%s\x00%s\x00%d\x00%d.%d.%d", state.Ident, loc, snap, mark.Events, mark.Ended, mark.MaxID)
+	return s.workloads.do(ctx, key, compute)
 }
 
 func (s *server) proposePlan(r *http.Request) (int, any, error) {
@@ -302,6 +352,12 @@ func (s *server) proposePlan(r *http.Request) (int, any, error) {
 	}
 	po.TargetFileSizeBytes = eff.Policy.TargetFileSizeBytes
 	prop, err := control.PlanBest(ctx, cat, s.deps.Store, state, control.PlanOptions{Project: po, By: req.By, Force: req.Force, MinGainPP: minGain, Now: s.now})
+	if len(req.Layouts) > 0 && errors.Is(err, rewriter.ErrInvalidOptions) {
+		// A layout the request named that cannot order this table (a
+		// column it lacks, a type the strategy cannot key on): the
+		// request's to fix.
+		return 0, nil, badRequest("layouts: %v", err)
+	}
 	if err != nil {
 		return 0, nil, err
 	}

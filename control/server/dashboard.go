@@ -10,6 +10,8 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,6 +38,7 @@ button.approve{background:#2f855a;color:#fff;border:1px solid #276749}
 button.reject{background:#fff;color:#c53030;border:1px solid #c53030}
 .err{color:#c53030}
 .flash{border-left:4px solid #c53030;background:#fff5f5;padding:.4em .8em}
+#catalog-errors{margin-bottom:1em}
 pre{background:#fff;border:1px solid #ddd;padding:.5em;overflow:auto;max-height:24em;font-size:.85em}
 `
 
@@ -139,28 +142,40 @@ func (s *server) routeDashboard(mux *http.ServeMux) {
 	mux.HandleFunc("POST /plans/{id}/reject", s.form(true, s.decidePage("reject")))
 }
 
-// viewerOf finds r's session, or its bearer token.
+// viewerOf finds r's session. A bearer token is checked only where it
+// counts, by [server.page].
 func (s *server) viewerOf(r *http.Request) viewer {
 	if c, err := r.Cookie(sessionCookie); err == nil {
 		if sess, ok := s.sessions.get(c.Value); ok {
 			return viewer{SessionID: c.Value, SignedIn: true, CanWrite: sess.write, CSRF: sess.csrf}
 		}
 	}
-	cfg := s.deps.Config.Server
-	return viewer{Bearer: tokenIs(r, cfg.Token.Reveal()) || tokenIs(r, cfg.ReadToken.Reveal())}
+	return viewer{}
 }
 
 // pageFunc gathers a page's data.
 type pageFunc func(r *http.Request) (title string, data any, err error)
 
-// page serves a read-only page. With server.read_token set, reading needs
-// a session (or a bearer token): a browser without one is sent to sign in.
+// page serves a read-only page. When reads need a token
+// ([config.ServerConfig.ReadsNeedToken]), reading needs a session (or a
+// bearer token, slowed like the API's): a browser without one is sent to
+// sign in.
 func (s *server) page(name string, h pageFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		v := s.viewerOf(r)
-		if s.deps.Config.Server.ReadToken.Reveal() != "" && !v.SignedIn && !v.Bearer {
-			http.Redirect(w, r, "/signin?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
-			return
+		if s.readsNeedToken && !v.SignedIn {
+			cred, err := s.bearer(r)
+			var tm *tooManyError
+			if errors.As(err, &tm) {
+				w.Header().Set("Retry-After", strconv.Itoa(retryAfter(tm.wait)))
+				s.errorPage(w, r, v, http.StatusTooManyRequests, err)
+				return
+			}
+			if cred == credNone {
+				http.Redirect(w, r, "/signin?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+				return
+			}
+			v.Bearer = true
 		}
 		title, data, err := h(r)
 		if err != nil {
@@ -258,9 +273,16 @@ type overviewRow struct {
 	Next string
 }
 
+// overviewView is the overview's data: its rows, and the catalogs that
+// could not be listed, shown in a banner above them.
+type overviewView struct {
+	Rows          []overviewRow
+	CatalogErrors []control.CatalogError
+}
+
 func (s *server) overview(r *http.Request) (string, any, error) {
 	ctx := r.Context()
-	sums, err := s.summaries(ctx)
+	list, err := s.summaries(ctx)
 	if err != nil {
 		return "", nil, err
 	}
@@ -274,8 +296,8 @@ func (s *server) overview(r *http.Request) (string, any, error) {
 			pending[p.Table] = append(pending[p.Table], p)
 		}
 	}
-	rows := make([]overviewRow, 0, len(sums))
-	for _, sum := range sums {
+	view := overviewView{Rows: make([]overviewRow, 0, len(list.Tables)), CatalogErrors: list.CatalogErrors}
+	for _, sum := range list.Tables {
 		row := overviewRow{TableSummary: sum, Pending: pending[sum.Table]}
 		runs, err := control.ListRuns(ctx, s.deps.Store, sum.Table, 1)
 		if err != nil {
@@ -285,9 +307,9 @@ func (s *server) overview(r *http.Request) (string, any, error) {
 			row.LastRun = &runs[0]
 		}
 		row.Next = s.nextText(ctx, sum.Table, row.LastRun, row.Pending)
-		rows = append(rows, row)
+		view.Rows = append(view.Rows, row)
 	}
-	return "floe", rows, nil
+	return "floe", view, nil
 }
 
 func isPending(st control.PlanState) bool {
@@ -465,17 +487,32 @@ func (s *server) signin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cfg := s.deps.Config.Server
+	next := safeNext(r.PostFormValue("next"))
+	client := clientOf(r)
+	if wait := s.attempts.wait(client); wait > 0 {
+		// The token is not even compared: a guess made now tells nothing.
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter(wait)))
+		s.render(w, r, http.StatusTooManyRequests, "signin.html", page{Title: "sign in", Viewer: v,
+			Data: signinView{CSRF: c.Value, Next: next, Error: (&tooManyError{wait: wait}).sentence()}})
+		return
+	}
 	token := strings.TrimSpace(r.PostFormValue("token"))
 	// Both comparisons always run, so the time does not say which token
 	// was near.
 	write, read := equalSecret(token, cfg.Token.Reveal()), equalSecret(token, cfg.ReadToken.Reveal())
-	next := safeNext(r.PostFormValue("next"))
 	if !write && !read {
-		s.log.Warn("dashboard sign-in refused: wrong token")
+		wait := s.attempts.failed(client)
+		s.log.Warn("dashboard sign-in refused: wrong token", "client", client, "retry_after_seconds", retryAfter(wait))
+		msg := "That is not server.token or server.read_token."
+		if wait > 0 {
+			msg += " " + (&tooManyError{wait: wait}).sentence()
+			w.Header().Set("Retry-After", strconv.Itoa(retryAfter(wait)))
+		}
 		s.render(w, r, http.StatusUnauthorized, "signin.html", page{Title: "sign in", Viewer: v,
-			Data: signinView{CSRF: c.Value, Next: next, Error: "That is not server.token or server.read_token."}})
+			Data: signinView{CSRF: c.Value, Next: next, Error: msg}})
 		return
 	}
+	s.attempts.succeeded(client)
 	if v.SessionID != "" {
 		// A new id on every sign-in: a session id known before cannot be
 		// reused after.
@@ -496,11 +533,57 @@ func (s *server) signout(w http.ResponseWriter, r *http.Request, v viewer) error
 	return nil
 }
 
-// safeNext keeps a redirect target on this server: a path, never another
-// host ("//host", "/\host" or a full URL).
+// safeNext keeps a redirect target on this server: it returns next, a
+// path of this server with its query, or "/" (the overview) for anything
+// else. Browsers do not read a Location as written: they drop tabs and
+// line breaks anywhere, trim control characters and spaces, and read a
+// backslash as a slash, so "/\t/evil.example" goes to evil.example. So
+// next is refused unless it is printable ASCII with no backslash, starts
+// with one slash, has no scheme, host or user, and its path, unescaped
+// (repeatedly, for double encodings), still starts with one slash and
+// holds no control character, backslash or "//" at its start. What is
+// kept is rebuilt from its parsed parts, its path cleaned.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, `/\`) {
-		return "/"
+	const home = "/"
+	if next == "" || len(next) > 2048 || next[0] != '/' || (len(next) > 1 && (next[1] == '/' || next[1] == '\\')) {
+		return home
 	}
-	return next
+	for i := 0; i < len(next); i++ {
+		if c := next[i]; c <= ' ' || c >= 0x7f || c == '\\' {
+			return home
+		}
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" || !strings.HasPrefix(u.Path, "/") {
+		return home
+	}
+	p, stable := u.EscapedPath(), false
+	for range 8 {
+		dec, err := url.PathUnescape(p)
+		if err != nil || strings.HasPrefix(dec, "//") || strings.ContainsFunc(dec, func(r rune) bool { return r < ' ' || r == 0x7f || r == '\\' }) {
+			return home
+		}
+		if stable = dec == p; stable {
+			break
+		}
+		p = dec
+	}
+	if !stable {
+		return home
+	}
+	clean := path.Clean(u.EscapedPath())
+	if !strings.HasPrefix(clean, "/") || strings.HasPrefix(clean, "//") {
+		return home
+	}
+	if strings.HasSuffix(u.Path, "/") && clean != "/" {
+		clean += "/"
+	}
+	out := clean
+	if u.RawQuery != "" {
+		out += "?" + u.RawQuery
+	}
+	if u.Fragment != "" {
+		out += "#" + u.EscapedFragment()
+	}
+	return out
 }

@@ -63,3 +63,31 @@ func TestDashboardInChromium(t *testing.T) {
 	require.Equal(t, "approved", state)
 	shoot("dashboard-approved.png")
 }
+
+// A dead catalog shows in a real browser as a banner naming it above the
+// healthy catalog's tables. The screenshot is kept as
+// dashboard-dead-catalog.png among the test's artefacts.
+func TestDashboardDeadCatalogInChromium(t *testing.T) {
+	browser := chromium.Open(t)
+	e := newEnv(t, envOptions{extraCatalogs: "  dead:\n    type: rest\n    uri: " + closedPortURI(t) + "\n    floe.timeout: 2s\n"})
+	srv := httptest.NewServer(e.h)
+	defer srv.Close()
+	dir := chromium.Artifacts(t)
+
+	require.NoError(t, chromedp.Do(browser, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#catalog-errors")),
+		chromedp.WaitVisible(chromedp.CSS("#tables"))))
+	banner, err := chromedp.Run(browser, chromedp.Text(chromedp.CSS("#catalog-errors")))
+	require.NoError(t, err)
+	require.Contains(t, banner, "1 catalog could not be listed")
+	require.Contains(t, banner, "dead:")
+	row, err := chromedp.Run(browser, chromedp.Text(chromedp.CSS("#tables tbody tr")))
+	require.NoError(t, err)
+	require.Contains(t, row, "local.db.p", "the healthy catalog's table is still listed")
+	img := chromium.Screenshot(t, browser, dir, "dashboard-dead-catalog.png")
+	// The banner is drawn (ink in its box), above the tables.
+	banners, tables := chromium.SVGBoxes(t, browser, "#catalog-errors"), chromium.SVGBoxes(t, browser, "#tables")
+	require.Len(t, banners, 1)
+	require.Len(t, tables, 1)
+	chromium.RequireDrawn(t, img, banners)
+	require.Less(t, banners[0].Y+banners[0].H, tables[0].Y, "the banner is above the tables")
+}

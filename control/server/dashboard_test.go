@@ -20,7 +20,7 @@ import (
 // browser sends requests to the handler the way a browser does: with the
 // cookies it was given, following no redirect by itself.
 type browser struct {
-	t   *testing.T
+	t   testing.TB
 	e   *env
 	jar *cookiejar.Jar
 }
@@ -61,7 +61,7 @@ func (b *browser) page(path string) *html.Node {
 	return parsePage(b.t, rec)
 }
 
-func parsePage(t *testing.T, rec *httptest.ResponseRecorder) *html.Node {
+func parsePage(t testing.TB, rec *httptest.ResponseRecorder) *html.Node {
 	t.Helper()
 	require.Equal(t, "text/html; charset=utf-8", rec.Header().Get("Content-Type"))
 	require.Contains(t, rec.Header().Get("Content-Security-Policy"), "default-src 'none'")
@@ -94,7 +94,7 @@ func elements(n *html.Node, tag, key, val string) []*html.Node {
 	return out
 }
 
-func one(t *testing.T, n *html.Node, tag, key, val string) *html.Node {
+func one(t testing.TB, n *html.Node, tag, key, val string) *html.Node {
 	t.Helper()
 	els := elements(n, tag, key, val)
 	require.Len(t, els, 1, "<%s %s=%q>", tag, key, val)
@@ -125,7 +125,7 @@ func textOf(n *html.Node) string {
 	return strings.Join(strings.Fields(b.String()), " ")
 }
 
-func inputValue(t *testing.T, form *html.Node, name string) string {
+func inputValue(t testing.TB, form *html.Node, name string) string {
 	t.Helper()
 	return attrOf(one(t, form, "input", "name", name), "value")
 }
@@ -145,7 +145,7 @@ func dashEnv(t *testing.T, serverYAML string) (*env, control.Plan, control.Run) 
 // The overview, table and run pages show what the API does.
 func TestDashboardPages(t *testing.T) {
 	e, plan, run := dashEnv(t, tokenYAML)
-	tables := decode[[]server.TableSummary](t, e.do("GET", "/api/v1/tables", "", ""))
+	tables := decode[server.TableList](t, e.do("GET", "/api/v1/tables", "", "")).Tables
 	require.Len(t, tables, 1)
 	health := string(tables[0].Health.Status)
 	b := e.browser()

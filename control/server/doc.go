@@ -19,9 +19,16 @@
 //   - A state-changing API request (any method but GET and HEAD) runs only with
 //     Authorization: Bearer <server.token>; without it, or with a wrong one,
 //     the answer is 401 and nothing changes. Without a configured token
-//     every state-changing request is refused. Reads are open unless
-//     server.read_token is set; then they need either token. /healthz is
-//     always open. Tokens are compared in constant time and never logged.
+//     every state-changing request is refused. Reads need either token when
+//     server.read_token is set, and beyond loopback unless
+//     server.public_read opens them (config.ServerConfig.ReadsNeedToken); on
+//     loopback they are open otherwise. /healthz is always open. Tokens are
+//     compared in constant time and never logged.
+//   - Wrong tokens are slowed per client address (the connection's; an
+//     IPv6 one by its /64): after Options.AuthFailures of them the address
+//     waits, the wait doubling up to Options.AuthBackoffMax, and every
+//     attempt it makes meanwhile is 429 with Retry-After, its token
+//     unchecked. A right token clears the count.
 //   - The dashboard's pages read like the API; its forms change a plan only
 //     from a signed-in session (a random id in an HttpOnly, SameSite=Strict
 //     cookie, never the token) whose CSRF token the form carries, else 403.
@@ -31,5 +38,15 @@
 //     404 no such table, plan or run, 409 a plan in the wrong state, 422
 //     nothing to judge a layout by, 500 a failure, 503 not ready.
 //   - Nothing is swallowed: a run that failed is answered with its error
-//     and its record; a readiness check that fails names what failed.
+//     and its record; a readiness check that fails names what failed; a
+//     catalog that cannot be listed is named, with why, beside the tables of
+//     the others (TableList.CatalogErrors, the overview's banner), its
+//     secrets redacted.
+//   - Costly answers are computed once per change: a table's report
+//     workload (its collected queries read, ranked and replayed) is kept
+//     under a key of the table's metadata file, snapshot and the mark of
+//     its queries (store.Store.EventsMark); concurrent requests share one
+//     computation and at most Options.ReportComputations run at once.
+//   - Redirects stay on this server: sign-in's next is kept only when it is
+//     a path of this server after the normalization browsers apply.
 package server

@@ -42,6 +42,8 @@ type Metrics struct {
 	checkUp        *prometheus.GaugeVec
 	events         *prometheus.CounterVec
 	alerts         *prometheus.CounterVec
+	reportComputes prometheus.Counter
+	reportHits     prometheus.Counter
 
 	mu sync.Mutex
 	// success is each table's last successful run seen, so that an older
@@ -78,8 +80,13 @@ func NewMetrics() *Metrics {
 		checkUp:        gauge("floe_check_up", "1 when the named check (state store, a catalog) last passed, else 0.", []string{"check"}),
 		events:         counter("floe_telemetry_events_total", "Query telemetry events received and stored, by source.", []string{"source"}),
 		alerts:         counter("floe_alerts_total", "Alerts sent, by kind.", []string{"kind"}),
-		success:        map[string]time.Time{},
+		reportComputes: prometheus.NewCounter(prometheus.CounterOpts{Name: "floe_server_report_computations_total",
+			Help: "Report workloads (a table's collected queries read, ranked and replayed) the server computed for table pages and GET /api/v1/tables/{table}/report."}),
+		reportHits: prometheus.NewCounter(prometheus.CounterOpts{Name: "floe_server_report_cache_hits_total",
+			Help: "Report workloads the server answered without computing them: kept from an earlier request, or shared with a concurrent one."}),
+		success: map[string]time.Time{},
 	}
+	reg.MustRegister(m.reportComputes, m.reportHits)
 	m.runDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "floe_run_duration_seconds", Help: "Duration of optimize run steps, by step; step=\"all\" is whole runs.",
 		// A step takes from a second to hours: 1 s to about 4.5 h.
@@ -93,6 +100,9 @@ func NewMetrics() *Metrics {
 	}
 	return m
 }
+
+func (m *Metrics) reportComputed() { m.reportComputes.Inc() }
+func (m *Metrics) reportCacheHit() { m.reportHits.Inc() }
 
 // Registry is the metrics' registry, for a caller that adds its own.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }

@@ -62,7 +62,7 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 			defer cancel()
 			res := CheckResult{Check: name, OK: true}
 			if err := check(ctx); err != nil {
-				res.OK, res.Error = false, err.Error()
+				res.OK, res.Error = false, s.redactCatalog(strings.TrimPrefix(name, "catalog:"), err.Error())
 			}
 			s.m.SetCheck(name, res.OK)
 			mu.Lock()

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -65,6 +66,26 @@ type Options struct {
 	MaxBodyBytes int64
 	// SessionTTL is how long a dashboard sign-in lasts. Default: 12h.
 	SessionTTL time.Duration
+	// AuthFailures is how many wrong tokens one client address may send
+	// (bearer tokens and sign-ins alike) before it must wait between
+	// attempts. Default: 5.
+	AuthFailures int
+	// AuthBackoff is the first wait after AuthFailures wrong tokens; it
+	// doubles with each further one, up to AuthBackoffMax. While it lasts
+	// the address's attempts are answered 429 with Retry-After, unchecked.
+	// Defaults: 1s and 15m.
+	AuthBackoff, AuthBackoffMax time.Duration
+	// ReportCacheSize is how many tables' report workloads (the costly
+	// part of a table page and of GET …/report: every collected query of
+	// the table read, ranked and replayed) are kept. Default: 32.
+	ReportCacheSize int
+	// ReportCacheMaxAge is how long a kept report workload is served when
+	// nothing it depends on changed: queries' weights decay with the
+	// clock. Default: 10m.
+	ReportCacheMaxAge time.Duration
+	// ReportComputations is how many report workloads are computed at
+	// once; requests for others wait. Default: 2.
+	ReportComputations int
 }
 
 // Option defaults.
@@ -73,6 +94,14 @@ const (
 	DefaultRecentRuns   = 10
 	DefaultMaxBodyBytes = 1 << 20
 	DefaultSessionTTL   = 12 * time.Hour
+
+	DefaultAuthFailures   = 5
+	DefaultAuthBackoff    = time.Second
+	DefaultAuthBackoffMax = 15 * time.Minute
+
+	DefaultReportCacheSize    = 32
+	DefaultReportCacheMaxAge  = 10 * time.Minute
+	DefaultReportComputations = 2
 )
 
 type server struct {
@@ -84,6 +113,13 @@ type server struct {
 	// tmpl are the dashboard's pages; sessions its signed-in browsers.
 	tmpl     *template.Template
 	sessions *sessions
+	// attempts slows down the guessing of tokens.
+	attempts *attempts
+	// readsNeedToken is server.ReadsNeedToken: reads need a token or a
+	// session.
+	readsNeedToken bool
+	// workloads are the tables' report workloads, computed once per change.
+	workloads *memo[control.ReportWorkload]
 }
 
 // New returns the daemon's HTTP handler (see the package documentation for
@@ -104,19 +140,17 @@ func New(ctx context.Context, deps Deps, opts Options) (http.Handler, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("server: missing dependencies: %s", strings.Join(missing, ", "))
 	}
-	if opts.CheckTimeout <= 0 {
-		opts.CheckTimeout = DefaultCheckTimeout
-	}
-	if opts.RecentRuns <= 0 {
-		opts.RecentRuns = DefaultRecentRuns
-	}
-	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if opts.SessionTTL <= 0 {
-		opts.SessionTTL = DefaultSessionTTL
-	}
-	s := &server{deps: deps, opts: opts, log: deps.Logger, now: deps.Now, m: deps.Metrics}
+	defaultTo(&opts.CheckTimeout, DefaultCheckTimeout)
+	defaultTo(&opts.RecentRuns, DefaultRecentRuns)
+	defaultTo(&opts.MaxBodyBytes, DefaultMaxBodyBytes)
+	defaultTo(&opts.SessionTTL, DefaultSessionTTL)
+	defaultTo(&opts.AuthFailures, DefaultAuthFailures)
+	defaultTo(&opts.AuthBackoff, DefaultAuthBackoff)
+	defaultTo(&opts.AuthBackoffMax, DefaultAuthBackoffMax)
+	defaultTo(&opts.ReportCacheSize, DefaultReportCacheSize)
+	defaultTo(&opts.ReportCacheMaxAge, DefaultReportCacheMaxAge)
+	defaultTo(&opts.ReportComputations, DefaultReportComputations)
+	s := &server{deps: deps, opts: opts, log: deps.Logger, now: deps.Now, m: deps.Metrics, readsNeedToken: deps.Config.Server.ReadsNeedToken()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -127,6 +161,13 @@ func New(ctx context.Context, deps Deps, opts Options) (http.Handler, error) {
 		s.m = NewMetrics()
 	}
 	s.sessions = newSessions(opts.SessionTTL, s.now)
+	s.attempts = newAttempts(opts.AuthFailures, opts.AuthBackoff, opts.AuthBackoffMax, s.now)
+	s.workloads = newMemo[control.ReportWorkload](opts.ReportComputations, opts.ReportCacheSize, opts.ReportCacheMaxAge, s.now)
+	s.workloads.computed, s.workloads.hit = s.m.reportComputed, s.m.reportCacheHit
+	if sc := deps.Config.Server; sc.PublicRead && !sc.Loopback() {
+		s.log.Warn("reads are open to every host that can reach the daemon: server.public_read is true; writes still need server.token",
+			"listen", sc.Listen)
+	}
 	var err error
 	if s.tmpl, err = s.parseTemplates(); err != nil {
 		return nil, err
@@ -172,47 +213,114 @@ func New(ctx context.Context, deps Deps, opts Options) (http.Handler, error) {
 	return root, nil
 }
 
+// defaultTo sets *v to def when it is not positive: an option's zero
+// value means its default.
+func defaultTo[T int | int64 | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
+}
+
 // auth lets a request through when it carries the token its kind needs:
 // server.token for a state-changing one, either token for a read when
-// server.read_token is set. /healthz needs none.
+// reads need one ([config.ServerConfig.ReadsNeedToken]). /healthz needs
+// none. A client address that sent too many wrong tokens is answered 429
+// with Retry-After, its token unchecked.
 func (s *server) auth(next http.Handler) http.Handler {
-	write := s.deps.Config.Server.Token.Reveal()
-	read := s.deps.Config.Server.ReadToken.Reveal()
+	cfg := s.deps.Config.Server
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		reading := r.Method == http.MethodGet || r.Method == http.MethodHead
-		switch {
-		case r.URL.Path == "/healthz":
-		case reading && read == "":
-		case reading && (tokenIs(r, read) || tokenIs(r, write)):
-		case !reading && write != "" && tokenIs(r, write):
-		default:
-			w.Header().Set("WWW-Authenticate", `Bearer realm="floe"`)
-			msg := "this request needs Authorization: Bearer <server.token>"
-			switch {
-			case !reading && write == "":
-				msg = "state-changing requests are refused: server.token (FLOE_SERVER_TOKEN) is not set"
-			case reading:
-				msg = "reads need Authorization: Bearer <server.read_token or server.token>"
-			}
-			s.writeError(w, http.StatusUnauthorized, msg)
+		if r.URL.Path == "/healthz" || (reading && !s.readsNeedToken) {
+			next.ServeHTTP(w, r)
 			return
 		}
-		next.ServeHTTP(w, r)
+		cred, err := s.bearer(r)
+		var tm *tooManyError
+		if errors.As(err, &tm) {
+			w.Header().Set("Retry-After", strconv.Itoa(retryAfter(tm.wait)))
+			s.writeError(w, http.StatusTooManyRequests, err.Error())
+			return
+		}
+		if (reading && cred != credNone) || cred == credWrite {
+			next.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer realm="floe"`)
+		msg := "this request needs Authorization: Bearer <server.token>"
+		switch {
+		case !reading && cfg.Token == "":
+			msg = "state-changing requests are refused: server.token (FLOE_SERVER_TOKEN) is not set"
+		case reading && cfg.ReadToken != "":
+			msg = "reads need Authorization: Bearer <server.read_token or server.token>"
+		case reading:
+			msg = "reads need Authorization: Bearer <server.token>: the daemon listens on " + cfg.Listen +
+				", beyond loopback (server.read_token adds a read-only token; server.public_read: true opens reads)"
+		}
+		s.writeError(w, http.StatusUnauthorized, msg)
 	})
 }
 
-// tokenIs reports whether r carries Authorization: Bearer want. The
-// tokens are hashed first so that the comparison takes the same time
-// whatever their lengths.
-func tokenIs(r *http.Request, want string) bool {
-	if want == "" {
-		return false
+// credential is what a request's bearer token proves.
+type credential int
+
+const (
+	credNone credential = iota
+	credRead
+	credWrite
+)
+
+// tooManyError is a client address that sent too many wrong tokens and
+// must wait before its next attempt.
+type tooManyError struct{ wait time.Duration }
+
+func (e *tooManyError) Error() string {
+	return fmt.Sprintf("too many wrong tokens from this address: try again in %ds", retryAfter(e.wait))
+}
+
+// sentence is the error as the sign-in page says it.
+func (e *tooManyError) sentence() string {
+	return "T" + strings.TrimPrefix(e.Error(), "t") + "."
+}
+
+// bearer checks r's Authorization: Bearer token against server.token and
+// server.read_token. Without the header it is credNone. A wrong token (or
+// another scheme) counts against r's client address; once the address
+// must wait, every attempt until then is a [*tooManyError], unchecked,
+// so a guess made then tells nothing.
+func (s *server) bearer(r *http.Request) (credential, error) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return credNone, nil
 	}
-	scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	client := clientOf(r)
+	if wait := s.attempts.wait(client); wait > 0 {
+		return credNone, &tooManyError{wait: wait}
+	}
+	write, read := s.checkToken(h)
+	switch {
+	case write:
+		s.attempts.succeeded(client)
+		return credWrite, nil
+	case read:
+		s.attempts.succeeded(client)
+		return credRead, nil
+	}
+	wait := s.attempts.failed(client)
+	s.log.Warn("wrong bearer token", "client", client, "path", r.URL.Path, "retry_after_seconds", retryAfter(wait))
+	return credNone, nil
+}
+
+// checkToken compares an Authorization header's bearer token with both
+// tokens, always both, in constant time ([equalSecret]), so that the time
+// does not say which one was near.
+func (s *server) checkToken(header string) (write, read bool) {
+	cfg := s.deps.Config.Server
+	scheme, got, ok := strings.Cut(header, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
+		got = ""
 	}
-	return equalSecret(strings.TrimSpace(got), want)
+	got = strings.TrimSpace(got)
+	return equalSecret(got, cfg.Token.Reveal()), equalSecret(got, cfg.ReadToken.Reveal())
 }
 
 // handlerFunc is an API handler: it returns the status and value to

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -38,7 +39,7 @@ const (
 // env is a real local warehouse with one table whose eight files each span
 // the whole id range, a real state store, and the server over them.
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	w       *testlake.Warehouse
 	id      lake.Ident
 	st      *store.Store
@@ -54,9 +55,13 @@ type envOptions struct {
 	// extraCatalogs are more catalogs: entries, in YAML.
 	extraCatalogs string
 	run           bool
+	// opts are the server's options (CheckTimeout defaults to 3s).
+	opts server.Options
+	// log receives the server's log lines. Default: discard.
+	log *slog.Logger
 }
 
-func newEnv(t *testing.T, o envOptions) *env {
+func newEnv(t testing.TB, o envOptions) *env {
 	t.Helper()
 	ctx := context.Background()
 	w := testlake.New(t)
@@ -87,7 +92,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	e := &env{t: t, w: w, id: lake.Ident{Catalog: "local", Namespace: []string{"db"}, Name: "p"}, st: st, cfg: cfg,
 		now: time.Now().UTC().Add(time.Hour).Truncate(time.Second), metrics: server.NewMetrics()}
 	deps := server.Deps{
-		Config: cfg, Store: st, Metrics: e.metrics, Now: func() time.Time { return e.now },
+		Config: cfg, Store: st, Metrics: e.metrics, Now: func() time.Time { return e.now }, Logger: o.log,
 		Catalog: func(ctx context.Context, name string) (catalog.Catalog, error) {
 			if name == "local" {
 				return w.Catalog, nil
@@ -105,14 +110,17 @@ func newEnv(t *testing.T, o envOptions) *env {
 				Skip: map[string]bool{control.StepCompact: true}})
 		}
 	}
-	e.h, err = server.New(t.Context(), deps, server.Options{CheckTimeout: 3 * time.Second})
+	if o.opts.CheckTimeout == 0 {
+		o.opts.CheckTimeout = 3 * time.Second
+	}
+	e.h, err = server.New(t.Context(), deps, o.opts)
 	require.NoError(t, err)
 	return e
 }
 
 // loadConfig writes and loads a floe.yaml whose catalog local is w, with
 // more YAML after it, read with no environment.
-func loadConfig(t *testing.T, w *testlake.Warehouse, more string) *config.Config {
+func loadConfig(t testing.TB, w *testlake.Warehouse, more string) *config.Config {
 	t.Helper()
 	var y strings.Builder
 	y.WriteString("default_catalog: local\ncatalogs:\n  local:\n")
@@ -151,14 +159,14 @@ func (e *env) do(method, path, token, body string) *httptest.ResponseRecorder {
 	return rec
 }
 
-func decode[T any](t *testing.T, rec *httptest.ResponseRecorder) T {
+func decode[T any](t testing.TB, rec *httptest.ResponseRecorder) T {
 	t.Helper()
 	var v T
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &v), rec.Body.String())
 	return v
 }
 
-func errorOf(t *testing.T, rec *httptest.ResponseRecorder) string {
+func errorOf(t testing.TB, rec *httptest.ResponseRecorder) string {
 	t.Helper()
 	require.Equal(t, "application/json", rec.Header().Get("Content-Type"))
 	return decode[map[string]any](t, rec)["error"].(string)
@@ -225,7 +233,9 @@ func TestRoutes(t *testing.T) {
 	t.Run("tables", func(t *testing.T) {
 		rec := e.do("GET", "/api/v1/tables", "", "")
 		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-		ts := decode[[]server.TableSummary](t, rec)
+		list := decode[server.TableList](t, rec)
+		require.Empty(t, list.CatalogErrors)
+		ts := list.Tables
 		require.Len(t, ts, 1)
 		require.Equal(t, "local.db.p", ts[0].Table)
 		require.Empty(t, ts[0].Error)
@@ -281,6 +291,9 @@ func TestRoutes(t *testing.T) {
 		{"report of no such table", "GET", "/api/v1/tables/db.nosuch/report", "", "", http.StatusNotFound, nil},
 		{"propose, bad layout", "POST", "/api/v1/tables/db.p/plans", writeToken, `{"layouts":["sorted(id)"]}`, http.StatusBadRequest, func(t *testing.T, rec *httptest.ResponseRecorder) {
 			require.Contains(t, errorOf(t, rec), "layouts:")
+		}},
+		{"propose, a column the table lacks", "POST", "/api/v1/tables/db.p/plans", writeToken, `{"layouts":["sort(nope)"]}`, http.StatusBadRequest, func(t *testing.T, rec *httptest.ResponseRecorder) {
+			require.Contains(t, errorOf(t, rec), `no column "nope"`)
 		}},
 		{"propose, unknown field", "POST", "/api/v1/tables/db.p/plans", writeToken, `{"layout":"sort(id)"}`, http.StatusBadRequest, func(t *testing.T, rec *httptest.ResponseRecorder) {
 			require.Contains(t, errorOf(t, rec), `unknown field "layout"`)

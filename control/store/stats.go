@@ -153,3 +153,28 @@ func nonEmpty(parts ...string) []string {
 	}
 	return out
 }
+
+// EventsMark is a fingerprint of the events a [QueryFilter] selects, cheap
+// to read: how many there are, how many have ended, and the largest id.
+// Storing an event the filter selects changes it — a new event adds to
+// Events and raises MaxID; one that replaces its unfinished record keeps
+// Events but adds to Ended — so a result computed from those events still
+// holds while their mark is the same.
+type EventsMark struct {
+	Events int64 `json:"events"`
+	Ended  int64 `json:"ended"`
+	MaxID  int64 `json:"max_id"`
+}
+
+// EventsMark reads the mark of the events f selects (f.Limit is ignored).
+func (s *Store) EventsMark(ctx context.Context, f QueryFilter) (EventsMark, error) {
+	f.Limit = 0
+	where, args := f.where()
+	var m EventsMark
+	err := s.db.QueryRowContext(ctx, `SELECT count(*), count(e.end_time), coalesce(max(e.id), 0) FROM query_events e`+where, args...).
+		Scan(&m.Events, &m.Ended, &m.MaxID)
+	if err != nil {
+		return EventsMark{}, s.redact(fmt.Errorf("read events mark: %w", err))
+	}
+	return m, nil
+}

@@ -400,3 +400,52 @@ func TestFiles(t *testing.T) {
 		require.Equal(t, 9, all[0].Events)
 	})
 }
+
+// An events mark changes with every event stored that its filter selects —
+// new, or an unfinished one replaced by its end — and with nothing else.
+func TestEventsMark(t *testing.T) {
+	store.ForEachDriver(t, func(t *testing.T, db store.TestDB) {
+		ctx := t.Context()
+		s := db.Open(t)
+		f := store.QueryFilter{Table: "web.events"}
+		mark := func() store.EventsMark {
+			t.Helper()
+			m, err := s.EventsMark(ctx, f)
+			require.NoError(t, err)
+			return m
+		}
+		require.Equal(t, store.EventsMark{}, mark(), "no events")
+
+		_, _, err := s.InsertEvents(ctx, []collectors.QueryEvent{event("q1", "u", t0, eventsAccess(nil))})
+		require.NoError(t, err)
+		m1 := mark()
+		require.Equal(t, int64(1), m1.Events)
+		require.Equal(t, int64(1), m1.Ended)
+
+		_, dup, err := s.InsertEvents(ctx, []collectors.QueryEvent{event("q1", "u", t0, eventsAccess(nil))})
+		require.NoError(t, err)
+		require.Equal(t, 1, dup)
+		require.Equal(t, m1, mark(), "a duplicate changes nothing")
+
+		orders := collectors.TableAccess{Catalog: "local", Namespace: "sales", Name: "orders", Direct: true}
+		_, _, err = s.InsertEvents(ctx, []collectors.QueryEvent{event("o1", "u", t0, orders)})
+		require.NoError(t, err)
+		require.Equal(t, m1, mark(), "another table's event is not this table's")
+
+		running := event("q2", "u", t0.Add(time.Hour), eventsAccess(nil))
+		running.State, running.EndTime = collectors.StateUnknown, time.Time{}
+		_, _, err = s.InsertEvents(ctx, []collectors.QueryEvent{running})
+		require.NoError(t, err)
+		m2 := mark()
+		require.NotEqual(t, m1, m2)
+		require.Equal(t, int64(2), m2.Events)
+		require.Equal(t, int64(1), m2.Ended)
+
+		_, _, err = s.InsertEvents(ctx, []collectors.QueryEvent{event("q2", "u", t0.Add(time.Hour), eventsAccess(nil))})
+		require.NoError(t, err)
+		m3 := mark()
+		require.NotEqual(t, m2, m3, "the running query ended: the same count, but ended")
+		require.Equal(t, int64(2), m3.Events)
+		require.Equal(t, int64(2), m3.Ended)
+	})
+}
