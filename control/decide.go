@@ -3,6 +3,7 @@ package control
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/apache/iceberg-go/catalog"
 
@@ -34,9 +35,17 @@ type StepDecision struct {
 //   - manifests: manifests per 1,000 data files ≥
 //     triggers.manifests_per_1k_files (with at least two manifests).
 //
+// A compaction trigger that floe's last compaction could not satisfy does
+// not fire again for the same files: when hist says the newest compaction
+// changed nothing and the table is still at the snapshot that run left it
+// at, compact is not due until the table changes (any commit moves its
+// snapshot). Without this a trigger no rewrite can clear (partitions with
+// too few small files to bin-pack) would make a no-op run, and list the
+// table's location for orphans, every poll.
+//
 // The layout a compaction writes, and a layout change waiting for
 // approval, are decided apart from this ([OptimizeByPolicy]).
-func Decide(h lake.Health, p policy.Policy) []StepDecision {
+func Decide(h lake.Health, p policy.Policy, hist History) []StepDecision {
 	m := h.Metrics
 	t := p.Triggers
 	skip := func(step, reason string) StepDecision {
@@ -93,15 +102,21 @@ func Decide(h lake.Health, p policy.Policy) []StepDecision {
 			return due(StepOrphans, true, "orphan files are found only by listing the table's location", "")
 		}),
 		gate(StepCompact, p.Enabled.Compact, p.Approval.Binpack, func() StepDecision {
+			var fired string
 			switch {
 			case t.SmallFileRatio > 0 && m.DataFiles > 1 && m.SmallFileRatio >= t.SmallFileRatio:
-				return due(StepCompact, true, fmt.Sprintf("small-file ratio %.2f ≥ triggers.small_file_ratio %.2f", m.SmallFileRatio, t.SmallFileRatio), "")
+				fired = fmt.Sprintf("small-file ratio %.2f ≥ triggers.small_file_ratio %.2f", m.SmallFileRatio, t.SmallFileRatio)
 			case t.DeleteRatio > 0 && m.DeleteFiles > 0 && m.DeleteToDataRatio >= t.DeleteRatio:
-				return due(StepCompact, true, fmt.Sprintf("delete ratio %.2f ≥ triggers.delete_ratio %.2f", m.DeleteToDataRatio, t.DeleteRatio), "")
+				fired = fmt.Sprintf("delete ratio %.2f ≥ triggers.delete_ratio %.2f", m.DeleteToDataRatio, t.DeleteRatio)
 			case t.ClusteringDepth > 0 && depth >= t.ClusteringDepth:
-				return due(StepCompact, true, fmt.Sprintf("clustering depth %.1f on %s ≥ triggers.clustering_depth %.1f", depth, depthCol, t.ClusteringDepth), "")
+				fired = fmt.Sprintf("clustering depth %.1f on %s ≥ triggers.clustering_depth %.1f", depth, depthCol, t.ClusteringDepth)
+			default:
+				return due(StepCompact, false, "", fmt.Sprintf("small-file ratio %.2f, delete ratio %.2f, clustering depth %.1f: below every trigger", m.SmallFileRatio, m.DeleteToDataRatio, depth))
 			}
-			return due(StepCompact, false, "", fmt.Sprintf("small-file ratio %.2f, delete ratio %.2f, clustering depth %.1f: below every trigger", m.SmallFileRatio, m.DeleteToDataRatio, depth))
+			if u := hist.Unchanged; u != nil && h.SnapshotID != 0 && u.SnapshotID == h.SnapshotID {
+				return due(StepCompact, false, "", fmt.Sprintf("%s, but compaction run %s changed nothing at this snapshot (%d): not again until the table changes", fired, u.RunID, u.SnapshotID))
+			}
+			return due(StepCompact, true, fired, "")
 		}),
 		gate(StepManifests, p.Enabled.Manifests, p.Approval.Manifests, func() StepDecision {
 			if t.ManifestsPer1kFiles > 0 && m.Manifests > 1 && per1k >= t.ManifestsPer1kFiles {
@@ -110,6 +125,58 @@ func Decide(h lake.Health, p policy.Policy) []StepDecision {
 			return due(StepManifests, false, "", fmt.Sprintf("%d manifests for %d data files: below triggers.manifests_per_1k_files %.0f", m.Manifests, m.DataFiles, t.ManifestsPer1kFiles))
 		}),
 	}
+}
+
+// History is what floe's run records say of a table that its metadata
+// cannot, for [Decide]. [HistoryOf] reads it; the zero value knows nothing.
+type History struct {
+	// Unchanged is the newest compaction floe ran on the table, when it
+	// changed nothing; nil when that compaction changed the table, or
+	// there was none.
+	Unchanged *NoOpCompaction `json:"unchanged,omitempty"`
+}
+
+// NoOpCompaction is a compaction step that ran to the end and left the
+// table's files as it found them (nothing to rewrite, or nothing
+// committed).
+type NoOpCompaction struct {
+	RunID string `json:"run_id"`
+	// SnapshotID is the snapshot the table was at when that run ended: the
+	// files the compaction could not improve, as the run's later steps
+	// left the metadata (a manifest rewrite commits a snapshot of the same
+	// files). The table has changed since when its snapshot is another.
+	SnapshotID int64     `json:"snapshot_id,string"`
+	At         time.Time `json:"at"`
+}
+
+// HistoryOf reads a table's [History] from its runs, newest first (as
+// [ListRuns] returns them). The newest compaction step that ran to the
+// end (done: a failed, skipped or not-due one says nothing of what a
+// rewrite can do) changed nothing when the table's snapshot before it is
+// the one after it. Records without snapshot ids (written before floe
+// recorded them) count as changes.
+func HistoryOf(runs []Run) History {
+	for _, r := range runs {
+		if r.DryRun {
+			continue
+		}
+		for i, s := range r.Steps {
+			if s.Name != StepCompact || s.Status != StatusDone {
+				continue
+			}
+			if s.Before == nil || s.After == nil || s.Before.SnapshotID == 0 || s.Before.SnapshotID != s.After.SnapshotID {
+				return History{}
+			}
+			end := s.After.SnapshotID
+			for _, later := range r.Steps[i+1:] {
+				if later.After != nil && later.After.SnapshotID != 0 {
+					end = later.After.SnapshotID
+				}
+			}
+			return History{Unchanged: &NoOpCompaction{RunID: r.ID, SnapshotID: end, At: s.EndedAt}}
+		}
+	}
+	return History{}
 }
 
 func decisionOf(ds []StepDecision, step string) (StepDecision, bool) {
@@ -132,7 +199,7 @@ func DecideTable(ctx context.Context, cat catalog.Catalog, id lake.Ident, p poli
 	if err != nil {
 		return nil, fmt.Errorf("optimize %s: %w", id, err)
 	}
-	return Decide(h, p), nil
+	return Decide(h, p, ho.History), nil
 }
 
 // Disabled are the decisions against the steps the policy turns off

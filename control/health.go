@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/floe-project/floe/control/config"
@@ -30,26 +31,35 @@ type HealthOptions struct {
 	// LastCompaction is floe's last successful compaction of the table
 	// ([LastCompaction]), zero when unknown.
 	LastCompaction time.Time
+	// History is what floe's run records say of the table, for [Decide]
+	// (see [PolicyHealth]).
+	History History
+	// AllowSmallTarget judges small files by a target below the floor as
+	// it is (the policy's allow_small_target_file_size, or the flag
+	// --allow-small-target-file-size); see [lake.HealthOptions].
+	AllowSmallTarget bool
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
 }
 
 // PolicyHealth returns base with what the table's policy says: its health
-// thresholds and freshness SLA, its target file size, and (when st is not
-// nil) floe's last recorded compaction, so that freshness counts a
-// compaction that found nothing to rewrite.
+// thresholds and freshness SLA, its target file size (and whether a small
+// one is accepted), and (when st is not nil) what floe's run records say:
+// the last compaction, so that freshness counts one that found nothing to
+// rewrite, and the [History] [Decide] judges by.
 func PolicyHealth(ctx context.Context, cfg *config.Config, st *store.Store, id lake.Ident, p policy.Policy, base HealthOptions) (HealthOptions, error) {
 	th := p.Health
 	base.Thresholds = &th
 	if base.TargetFileSizeBytes == 0 { // else a flag gave it
 		base.TargetFileSizeBytes, base.TargetOverride = TargetFileSize(cfg, p)
 	}
+	base.AllowSmallTarget = base.AllowSmallTarget || p.AllowSmallTargetFileSize
 	if st != nil {
-		last, err := LastCompaction(ctx, st, id.String())
+		runs, err := ListRuns(ctx, st, id.String(), 200)
 		if err != nil {
-			return base, err
+			return base, fmt.Errorf("history of %s: %w", id, err)
 		}
-		base.LastCompaction = last
+		base.LastCompaction, base.History = lastCompaction(runs), HistoryOf(runs)
 	}
 	return base, nil
 }
@@ -65,6 +75,6 @@ func Health(state *lake.State, opts HealthOptions) (lake.Health, error) {
 			}
 		}
 	}
-	return lake.ComputeHealth(state, lake.HealthOptions{TargetFileSizeBytes: opts.TargetFileSizeBytes, TargetOverride: opts.TargetOverride,
+	return lake.ComputeHealth(state, lake.HealthOptions{TargetFileSizeBytes: opts.TargetFileSizeBytes, TargetOverride: opts.TargetOverride, AllowSmallTarget: opts.AllowSmallTarget,
 		Thresholds: opts.Thresholds, LastCompaction: opts.LastCompaction, Columns: cols, Now: nowFunc(opts.Now)()})
 }

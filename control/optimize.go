@@ -330,7 +330,7 @@ func stepHealth(ctx context.Context, cat catalog.Catalog, id lake.Ident, now tim
 	if err != nil {
 		return nil, err
 	}
-	return &StepHealth{Status: h.Status, Reasons: h.Reasons, Metrics: h.Metrics}, nil
+	return &StepHealth{SnapshotID: h.SnapshotID, Status: h.Status, Reasons: h.Reasons, Metrics: h.Metrics}, nil
 }
 
 // lostPartitions are the partitions whose groups were skipped (lost a

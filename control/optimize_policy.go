@@ -83,7 +83,7 @@ func OptimizeByPolicy(ctx context.Context, cat catalog.Catalog, st *store.Store,
 	if err != nil {
 		return out, fmt.Errorf("optimize %s: %w", id, err)
 	}
-	out.Decisions = Decide(h, p)
+	out.Decisions = Decide(h, p, opts.Health.History)
 	compact := &out.Decisions[2]
 	l, why, plan, err := policyLayout(ctx, cat, st, state, p, opts.Plan)
 	if err != nil {

@@ -145,7 +145,7 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := control.Decide(h(tt.m), p)[tt.step]
+			d := control.Decide(h(tt.m), p, control.History{})[tt.step]
 			require.Equal(t, tt.run, d.Run)
 			require.Contains(t, d.Reason, tt.reason)
 			if !tt.run {
@@ -155,7 +155,7 @@ func TestDecide(t *testing.T) {
 	}
 	q := p
 	q.Approval.Expire = policy.ApprovalRequired
-	d := control.Decide(h(lake.Metrics{Snapshots: 600}), q)[0]
+	d := control.Decide(h(lake.Metrics{Snapshots: 600}), q, control.History{})[0]
 	require.False(t, d.Run)
 	require.Equal(t, control.StatusSkipped, d.Status)
 	require.Contains(t, d.Reason, "approval.expire: required")

@@ -178,9 +178,13 @@ func (s Step) Duration() time.Duration {
 
 // StepHealth is a table's health around a step.
 type StepHealth struct {
-	Status  lake.Status  `json:"status"`
-	Reasons []string     `json:"reasons"`
-	Metrics lake.Metrics `json:"metrics"`
+	// SnapshotID is the table's current snapshot then (0: none, or a
+	// record older than the field); a compaction whose before and after
+	// are one snapshot changed nothing (see [HistoryOf]).
+	SnapshotID int64        `json:"snapshot_id,string,omitempty"`
+	Status     lake.Status  `json:"status"`
+	Reasons    []string     `json:"reasons"`
+	Metrics    lake.Metrics `json:"metrics"`
 }
 
 // GetPlan returns the stored plan id, or an error wrapping

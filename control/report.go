@@ -169,7 +169,7 @@ func reportTable(ctx context.Context, st *store.Store, state *lake.State, opts R
 	if opts.TargetFileSizeBytes == 0 {
 		opts.TargetFileSizeBytes = p.TargetFileSizeBytes
 	}
-	ho := HealthOptions{TargetFileSizeBytes: opts.HealthTargetFileSizeBytes, Thresholds: &p.Health, Now: opts.Now}
+	ho := HealthOptions{TargetFileSizeBytes: opts.HealthTargetFileSizeBytes, Thresholds: &p.Health, Now: opts.Now, AllowSmallTarget: p.AllowSmallTargetFileSize}
 	if p.TargetFileSizeBytes > 0 {
 		ho.TargetFileSizeBytes, ho.TargetOverride = p.TargetFileSizeBytes, true
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
-	"github.com/robfig/cron/v3"
 
 	"github.com/floe-project/floe/control/alert"
 	"github.com/floe-project/floe/control/config"
@@ -337,12 +336,19 @@ func (s *Scheduler) decide(ctx context.Context, cat catalog.Catalog, id lake.Ide
 	}
 	switch p.Mode {
 	case policy.ModeScheduled:
-		sched, err := cron.ParseStandard(p.Schedule)
-		if err != nil {
-			return d, fmt.Errorf("policy schedule %q: %w", p.Schedule, err)
+		// A schedule that never fires (February 30th: robfig/cron's Next
+		// is then the zero time, which is before every now) is an error
+		// of the table, never due. Validation refuses it; this holds if
+		// one gets through (a policy from the catalog).
+		if _, err := policy.NextRun(p.Schedule, now); err != nil {
+			return d, fmt.Errorf("mode scheduled: %w", err)
 		}
 		if len(runs) > 0 {
-			if next := sched.Next(runs[0].StartedAt.UTC()); next.After(now) {
+			next, err := policy.NextRun(p.Schedule, runs[0].StartedAt)
+			if err != nil {
+				return d, fmt.Errorf("mode scheduled: %w", err)
+			}
+			if next.After(now) {
 				return not("scheduled %q: next run at %s", p.Schedule, next.Format(time.RFC3339))
 			}
 		}

@@ -52,6 +52,13 @@ type schedFixture struct {
 func newScheduler(t *testing.T, policies string) *schedFixture {
 	t.Helper()
 	w, id, st := setup(t)
+	return newSchedulerOn(t, w, id, st, policies)
+}
+
+// newSchedulerOn is a scheduler over w's table id under policies, on a
+// test clock that starts at the wall clock.
+func newSchedulerOn(t *testing.T, w *testlake.Warehouse, id lake.Ident, st *store.Store, policies string) *schedFixture {
+	t.Helper()
 	set, err := policy.ParseFile("floe.yaml", []byte(policies))
 	require.NoError(t, err)
 	cfg := &config.Config{Catalogs: map[string]config.Props{w.Name: {}}, Policies: set}

@@ -89,6 +89,12 @@ type HealthOptions struct {
 	// TargetOverride makes TargetFileSizeBytes replace the table's own
 	// target (a policy set it), instead of standing in for a missing one.
 	TargetOverride bool
+	// AllowSmallTarget judges small files by a target below
+	// [MinTargetFileSizeBytes] as it is (the policy's
+	// allow_small_target_file_size accepted it). Otherwise such a target is
+	// raised to the floor for the judgment, so that a table of one-row
+	// files written at a 512-byte target is not called healthy.
+	AllowSmallTarget bool
 	// SmallFileFraction: a data file is small below this fraction of the
 	// target size. Default: 0.75, as Iceberg's rewrite_data_files
 	// min-file-size-bytes.
@@ -108,8 +114,13 @@ type HealthOptions struct {
 	LastCompaction time.Time
 }
 
-// Metrics are a table's health figures. Sizes are bytes, ages seconds
-// (JSON) and durations (Go).
+// Metrics are a table's health figures. SmallFiles counts the data files
+// merging could help: below [SmallFileFraction] of the target (of
+// [MinTargetFileSizeBytes] when the target is below it, see
+// [HealthOptions.AllowSmallTarget]) and sharing their partition with
+// another such file. A partition whose data is one small file is as
+// compact as it can be. Sizes are bytes, ages seconds (JSON) and
+// durations (Go).
 type Metrics struct {
 	DataFiles            int     `json:"data_files"`
 	Records              int64   `json:"records"`
@@ -160,6 +171,14 @@ const (
 	OversizedFileFraction = 1.8
 )
 
+// MinTargetFileSizeBytes is the floor of a target file size: 4 MiB. floe
+// refuses a smaller target unless told to accept it (the policy's
+// allow_small_target_file_size, the flags' --allow-small-target-file-size),
+// and health judges small files against the floor when a table's target is
+// below it. Below it a reader spends longer opening a file than reading
+// it; a size written without its unit ("512" for 512MiB) lands far below.
+const MinTargetFileSizeBytes int64 = 4 << 20
+
 // SizeCutoffs are the small and oversized thresholds in bytes for target.
 func SizeCutoffs(target int64) (small, oversized int64) {
 	return int64(float64(target) * SmallFileFraction), int64(float64(target) * OversizedFileFraction)
@@ -190,16 +209,26 @@ func ComputeHealth(st *State, opts HealthOptions) (Health, error) {
 	if opts.TargetOverride && opts.TargetFileSizeBytes > 0 {
 		m.TargetFileSizeBytes = opts.TargetFileSizeBytes
 	}
-	small := int64(float64(m.TargetFileSizeBytes) * opts.SmallFileFraction)
+	judged := m.TargetFileSizeBytes
+	if judged < MinTargetFileSizeBytes && !opts.AllowSmallTarget {
+		judged = MinTargetFileSizeBytes
+	}
+	small := int64(float64(judged) * opts.SmallFileFraction)
 	sizes := make([]int64, 0, len(st.DataFiles))
+	smallIn := map[string]int{} // small files per partition
 	for _, f := range st.DataFiles {
 		m.DataFiles++
 		m.Records += f.Records
 		m.DataBytes += f.SizeBytes
 		if f.SizeBytes < small {
-			m.SmallFiles++
+			smallIn[f.PartitionKey]++
 		}
 		sizes = append(sizes, f.SizeBytes)
+	}
+	for _, n := range smallIn {
+		if n >= 2 {
+			m.SmallFiles += n
+		}
 	}
 	if m.DataFiles > 0 {
 		m.SmallFileRatio = float64(m.SmallFiles) / float64(m.DataFiles)
@@ -262,7 +291,7 @@ func ComputeHealth(st *State, opts HealthOptions) (Health, error) {
 	for _, c := range cols {
 		m.Clustering = append(m.Clustering, MeasureClustering(c.name, c.id, st.DataFiles))
 	}
-	classify(&h, th, sortOrderColumns(st))
+	classify(&h, th, sortOrderColumns(st), judged)
 	return h, nil
 }
 
@@ -309,7 +338,9 @@ func sortOrderColumns(st *State) []string {
 	return out
 }
 
-func classify(h *Health, th Thresholds, sortCols []string) {
+// classify sets h's status and reasons; judged is the target small files
+// were judged by.
+func classify(h *Health, th Thresholds, sortCols []string, judged int64) {
 	m := h.Metrics
 	raise := func(s Status, format string, args ...any) {
 		if s.rank() > h.Status.rank() {
@@ -319,11 +350,18 @@ func classify(h *Health, th Thresholds, sortCols []string) {
 	}
 	h.Status = Healthy
 	if m.DataFiles >= th.MinFilesForSmallFileCheck && th.MinFilesForSmallFileCheck > 0 {
+		target := fmt.Sprintf("the %s target", sizeStr(m.TargetFileSizeBytes))
+		if judged != m.TargetFileSizeBytes {
+			target = fmt.Sprintf("%s (the floor: the table's %s target is below it)", sizeStr(judged), sizeStr(m.TargetFileSizeBytes))
+		}
+		why := func(s Status) {
+			raise(s, "small files: %d of %d data files (%.0f%%) are below 75%% of %s, two or more in their partition", m.SmallFiles, m.DataFiles, 100*m.SmallFileRatio, target)
+		}
 		switch {
 		case th.SmallFileRatioCritical > 0 && m.SmallFileRatio >= th.SmallFileRatioCritical:
-			raise(Critical, "small files: %d of %d data files (%.0f%%) are below 75%% of the %s target", m.SmallFiles, m.DataFiles, 100*m.SmallFileRatio, sizeStr(m.TargetFileSizeBytes))
+			why(Critical)
 		case th.SmallFileRatioWarning > 0 && m.SmallFileRatio >= th.SmallFileRatioWarning:
-			raise(Warning, "small files: %d of %d data files (%.0f%%) are below 75%% of the %s target", m.SmallFiles, m.DataFiles, 100*m.SmallFileRatio, sizeStr(m.TargetFileSizeBytes))
+			why(Warning)
 		}
 	}
 	switch {

@@ -29,7 +29,7 @@ type compactOptions struct {
 	LayoutSet        bool
 	ZOrderMode       string
 	Partitions       []string
-	TargetFileSize   string
+	Target           targetSize
 	Memory           string
 	MaxBytes         string
 	MaxFilesFraction float64
@@ -86,7 +86,7 @@ write (z-order or Hilbert on Trino, Hilbert on Spark) exits 2.`,
 	cmd.Flags().StringVar(&opts.Layout, "layout", "binpack", "target layout: sort(a desc nulls last, b) | zorder(a,b) | hilbert(a,b,c) | binpack (default: the policy's layout when it names one)")
 	cmd.Flags().StringVar(&opts.ZOrderMode, "zorder-mode", "iceberg", "z-order key: iceberg (bit-exact with Spark's rewrite_data_files) or rank")
 	cmd.Flags().StringSliceVar(&opts.Partitions, "partition", nil, "only these partitions (as 'floe health' prints keys, e.g. ts_day=2026-11-01); each must match files of the table")
-	cmd.Flags().StringVar(&opts.TargetFileSize, "target-file-size", "", "size of the files written (default: the policy's target_file_size, else the table's write.target-file-size-bytes, else 512MiB)")
+	opts.Target.add(cmd.Flags(), "size of the files written, at least 4MiB (default: the policy's target_file_size, else the table's write.target-file-size-bytes, else 512MiB)")
 	cmd.Flags().StringVar(&opts.Memory, "memory", "1GiB", "memory bound of the rewrite, at least 1MiB; sorted runs spill to disk beyond it (0: unbounded)")
 	cmd.Flags().StringVar(&opts.MaxBytes, "max-bytes", "", "rewrite at most this many input bytes in this run (default: the policy's max_bytes_per_run)")
 	cmd.Flags().Float64Var(&opts.MaxFilesFraction, "max-files-fraction", 0, "rewrite at most this fraction of the table's files in this run")
@@ -113,10 +113,8 @@ func compactionSetup(opts *compactOptions) (rewriter.CompactOptions, error) {
 	}
 	co := rewriter.CompactOptions{Layout: l, ZOrderMode: zm, Partitions: opts.Partitions,
 		MaxFilesFraction: opts.MaxFilesFraction, MinInputFiles: opts.MinInputFiles, GroupsPerBatch: opts.GroupsPerCommit}
-	if opts.TargetFileSize != "" {
-		if co.TargetFileSizeBytes, err = config.ParseSize(opts.TargetFileSize); err != nil {
-			return co, flagErrorf("--target-file-size: %v", err)
-		}
+	if co.TargetFileSizeBytes, err = opts.Target.bytes(); err != nil {
+		return co, err
 	}
 	if m := strings.TrimSpace(opts.Memory); m != "" && m != "0" {
 		if co.Group.MemoryBytes, err = config.ParseSize(m); err != nil {
@@ -131,6 +129,10 @@ func compactionSetup(opts *compactOptions) (rewriter.CompactOptions, error) {
 		debug.SetMemoryLimit(rewriter.HeapLimit(co.Group.MemoryBytes))
 	}
 	if opts.MaxBytes != "" {
+		// The bounds of max_bytes_per_run, the policy key it stands for.
+		if err := policy.CheckValue("max_bytes_per_run", opts.MaxBytes); err != nil {
+			return co, flagErrorf("--max-bytes: %v", err)
+		}
 		if co.MaxBytes, err = config.ParseSize(opts.MaxBytes); err != nil {
 			return co, flagErrorf("--max-bytes: %v", err)
 		}

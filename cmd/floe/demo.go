@@ -163,8 +163,8 @@ func runDemo(ctx context.Context, opts *demoOptions) (err error) {
 	}
 	// The demo tables are small, so the projected rewrites use a target file
 	// size scaled down to them; on real tables the table's own target applies.
-	section("floe simulate web.events --target-file-size 64KiB")
-	pr, err := projectTable(ctx, opts.f, "web.events", projectFlags{ZOrderMode: "iceberg", Seed: 1, TargetSize: "64KiB"}, "", "", window)
+	section("floe simulate web.events --target-file-size 64KiB --allow-small-target-file-size")
+	pr, err := projectTable(ctx, opts.f, "web.events", projectFlags{ZOrderMode: "iceberg", Seed: 1, Target: targetSize{Size: "64KiB", AllowSmall: true}}, "", "", window)
 	if err != nil {
 		return err
 	}
@@ -194,7 +194,7 @@ func runDemo(ctx context.Context, opts *demoOptions) (err error) {
 	if err := writeReportFile(path, formatHTML, r); err != nil {
 		return err
 	}
-	section("floe report -o " + path + " --target-file-size 64KiB")
+	section("floe report -o " + path + " --target-file-size 64KiB --allow-small-target-file-size")
 	fmt.Fprintf(out, "wrote the report of %d tables to %s\n", len(r.Tables), path)
 	cfgFlag := ""
 	if opts.f.ConfigPath != "" {

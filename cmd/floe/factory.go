@@ -44,7 +44,7 @@ func (f *factory) Config() (*config.Config, error) {
 	if f.cfg != nil {
 		return f.cfg, nil
 	}
-	cfg, err := config.Load(config.Options{Path: f.ConfigPath})
+	cfg, err := config.Load(config.Options{Path: f.ConfigPath, Now: f.Now})
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
+	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/control/policy"
 )
 
@@ -52,3 +55,34 @@ func (v *timeValue) Set(s string) error {
 // parseDuration is [policy.ParseDuration]: Go durations with a leading
 // number of days, as policies write them.
 func parseDuration(s string) (time.Duration, error) { return policy.ParseDuration(s) }
+
+// targetSize is --target-file-size with its --allow-small-target-file-size:
+// a size below the policies' floor (4MiB, [policy.MinTargetFileSizeBytes])
+// is refused unless the second flag accepts it, as a policy's
+// target_file_size is without allow_small_target_file_size.
+type targetSize struct {
+	Size       string
+	AllowSmall bool
+}
+
+// add binds the two flags to fs, --target-file-size with usage.
+func (t *targetSize) add(fs *pflag.FlagSet, usage string) {
+	fs.StringVar(&t.Size, "target-file-size", "", usage)
+	fs.BoolVar(&t.AllowSmall, "allow-small-target-file-size", false, fmt.Sprintf("accept a --target-file-size below %s (down to %s), for tables meant to have files that small",
+		policy.FormatSize(policy.MinTargetFileSizeBytes), policy.FormatSize(policy.MinForcedTargetFileSizeBytes)))
+}
+
+// bytes is --target-file-size in bytes, 0 when it is not given.
+func (t targetSize) bytes() (int64, error) {
+	if t.Size == "" {
+		return 0, nil
+	}
+	n, err := config.ParseSize(t.Size)
+	if err == nil {
+		err = policy.CheckTargetFileSize(n, t.AllowSmall, "--allow-small-target-file-size")
+	}
+	if err != nil {
+		return 0, flagErrorf("--target-file-size: %v", err)
+	}
+	return n, nil
+}

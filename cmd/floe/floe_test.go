@@ -228,7 +228,7 @@ func TestDemoThenHealthMatchesSnapshotSummary(t *testing.T) {
 	require.Contains(t, layouts, "binpack")
 
 	// simulate --layout current agrees with measure (iceberg-go's planning).
-	out, errOut, code = run(t, dir, "simulate", "web.events", "--since", sinceAsOf(), "--layout", "current", "--layout", "sort(tenant_id)", "--target-file-size", "32KiB", "-o", "json")
+	out, errOut, code = run(t, dir, "simulate", "web.events", "--since", sinceAsOf(), "--layout", "current", "--layout", "sort(tenant_id)", "--target-file-size", "32KiB", "--allow-small-target-file-size", "-o", "json")
 	require.Equal(t, 0, code, errOut)
 	var sim struct {
 		Table      string `json:"table"`

@@ -15,12 +15,12 @@ import (
 )
 
 type healthOptions struct {
-	f              *factory
-	Tables         []string
-	Columns        []string
-	TargetFileSize string
-	FailOn         string
-	Output         outputFormat
+	f       *factory
+	Tables  []string
+	Columns []string
+	Target  targetSize
+	FailOn  string
+	Output  outputFormat
 }
 
 func newHealthCmd(f *factory, runF func(context.Context, *healthOptions) error) *cobra.Command {
@@ -57,23 +57,20 @@ scripts and CI.`,
 		},
 	}
 	cmd.Flags().StringSliceVar(&opts.Columns, "column", nil, "also measure clustering on these columns (repeatable)")
-	cmd.Flags().StringVar(&opts.TargetFileSize, "target-file-size", "", "target file size for tables without write.target-file-size-bytes (default: the policy's, else the config's 512MiB)")
+	opts.Target.add(cmd.Flags(), "target file size for tables without write.target-file-size-bytes, at least 4MiB (default: the policy's, else the config's 512MiB)")
+	cmd.Flags().Lookup("allow-small-target-file-size").Usage = "judge small files by a target below 4MiB as it is (a table's own, or --target-file-size down to 1KiB), instead of by the 4MiB floor"
 	cmd.Flags().StringVar(&opts.FailOn, "fail-on", "", "exit 3 if any table is at least this unhealthy: warning|critical")
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
 
 func runHealth(ctx context.Context, opts *healthOptions) error {
-	var (
-		target int64
-		err    error
-	)
-	if opts.TargetFileSize != "" {
-		if target, err = config.ParseSize(opts.TargetFileSize); err != nil {
-			return flagErrorf("--target-file-size: %v", err)
-		}
+	target, err := opts.Target.bytes()
+	if err != nil {
+		return err
 	}
-	results, err := tableHealth(ctx, opts.f, opts.Tables, control.HealthOptions{TargetFileSizeBytes: target, Columns: opts.Columns, Named: len(opts.Tables) > 0, Now: opts.f.Now})
+	results, err := tableHealth(ctx, opts.f, opts.Tables, control.HealthOptions{TargetFileSizeBytes: target, AllowSmallTarget: opts.Target.AllowSmall,
+		Columns: opts.Columns, Named: len(opts.Tables) > 0, Now: opts.f.Now})
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,7 @@ func TestJSONShapeGolden(t *testing.T) {
 		{"expire", []string{"expire", "web.events", "--older-than", "0s", "--retain-last", "5"}},
 		{"orphans", []string{"orphans", "web.events", "--dry-run"}},
 		{"rewrite-manifests", []string{"rewrite-manifests", "web.events"}},
-		{"plan", []string{"plan", "web.events", "--since", since, "--layout", "sort(tenant_id)", "--target-file-size", "32KiB", "--force"}},
+		{"plan", []string{"plan", "web.events", "--since", since, "--layout", "sort(tenant_id)", "--target-file-size", "32KiB", "--allow-small-target-file-size", "--force"}},
 	}
 	for _, s := range steps {
 		out, errOut, code := run(t, dir, append(s.args, "-o", "json")...)

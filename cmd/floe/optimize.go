@@ -93,7 +93,7 @@ their reason. Flags still override the policy's values (--expire-older-than,
 				return flagErrorf("optimize needs TABLE or --plan ID")
 			}
 			if opts.PlanID != "" {
-				for _, name := range []string{"layout", "zorder-mode", "target-file-size"} {
+				for _, name := range []string{"layout", "zorder-mode", "target-file-size", "allow-small-target-file-size"} {
 					if cmd.Flags().Changed(name) {
 						return flagErrorf("--plan and --%s are mutually exclusive: the plan fixes the layout", name)
 					}
@@ -118,7 +118,7 @@ their reason. Flags still override the policy's values (--expire-older-than,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Layout, "layout", "binpack", "compaction layout: sort(…) | zorder(…) | hilbert(…) | binpack (default: the policy decides)")
 	fl.StringVar(&opts.ZOrderMode, "zorder-mode", "iceberg", "z-order key: iceberg or rank")
-	fl.StringVar(&opts.TargetFileSize, "target-file-size", "", "size of the files written (default: the table's, else 512MiB)")
+	opts.Target.add(fl, "size of the files written, at least 4MiB (default: the policy's target_file_size, else the table's, else 512MiB)")
 	fl.StringVar(&opts.Memory, "memory", "1GiB", "memory bound of the compaction, at least 1MiB (0: unbounded)")
 	fl.StringVar(&opts.MaxBytes, "max-bytes", "", "compact at most this many input bytes in this run")
 	fl.Float64Var(&opts.MaxFilesFraction, "max-files-fraction", 0, "compact at most this fraction of the files in this run")

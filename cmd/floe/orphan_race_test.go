@@ -53,7 +53,7 @@ func TestOrphansRaceCompaction(t *testing.T) {
 	// orphan removal from its first moments, the first after a delay.
 	for i, layout := range []string{"hilbert(user_id, tenant_id)", "sort(country, tenant_id)"} {
 		cmd := exec.Command(bin, "--config", configPath, "compact", "web.events", "--layout", layout, "--memory", "32MiB",
-			"--target-file-size", "64KiB", "-o", "json")
+			"--target-file-size", "64KiB", "--allow-small-target-file-size", "-o", "json")
 		cmd.Env = append(os.Environ(), "FLOE_NO_PROGRESS=1", "TMPDIR="+t.TempDir())
 		out, err := os.CreateTemp(t.TempDir(), "compact-*.json")
 		require.NoError(t, err)

@@ -25,7 +25,7 @@ type planOptions struct {
 	Since      time.Duration
 	ZOrderMode string
 	Seed       uint64
-	TargetSize string
+	Target     targetSize
 	By         string
 	Force      bool
 	MinGain    float64
@@ -80,7 +80,7 @@ Sub-commands list, show, approve and reject manage stored plans.`,
 	cmd.Flags().StringArrayVar(&opts.Layouts, "layout", nil, "a candidate layout (repeatable): sort(…) | zorder(…) | hilbert(…) | binpack (default: the analyzer's candidates)")
 	cmd.Flags().StringVar(&opts.ZOrderMode, "zorder-mode", "iceberg", "z-order key: iceberg or rank (the run uses the same)")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "sampling seed")
-	cmd.Flags().StringVar(&opts.TargetSize, "target-file-size", "", "file size the rewrite writes (default: the table's write.target-file-size-bytes, else 512MiB)")
+	opts.Target.add(cmd.Flags(), "file size the rewrite writes (default: the table's write.target-file-size-bytes, else 512MiB)")
 	cmd.Flags().StringVar(&opts.By, "by", opts.By, "who proposes the plan")
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "propose the best candidate even when it does not gain enough over the current layout")
 	cmd.Flags().Float64Var(&opts.MinGain, "min-gain", control.DefaultMinGainPP, "least gain over the current layout, in percentage points of files skipped (default: floe.yaml plan.min_gain_pp, else 5)")
@@ -103,7 +103,7 @@ func defaultBy() string {
 }
 
 func runPlan(ctx context.Context, opts *planOptions) error {
-	po, err := projectFlags{Layouts: opts.Layouts, ZOrderMode: opts.ZOrderMode, Seed: opts.Seed, TargetSize: opts.TargetSize}.options()
+	po, err := projectFlags{Layouts: opts.Layouts, ZOrderMode: opts.ZOrderMode, Seed: opts.Seed, Target: opts.Target}.options()
 	if err != nil {
 		return err
 	}

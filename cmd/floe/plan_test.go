@@ -168,7 +168,7 @@ func TestPlanApproveOptimizeFlow(t *testing.T) {
 
 	// Plan: sorting by the workload's top filter column beats bin-packing.
 	out, errOut, code := run(t, dir, "plan", "web.events", "--since", sinceAsOf(), "--layout", "binpack", "--layout", "sort(tenant_id)",
-		"--target-file-size", "32KiB", "--by", "carol", "-o", "json")
+		"--target-file-size", "32KiB", "--allow-small-target-file-size", "--by", "carol", "-o", "json")
 	require.Equal(t, 0, code, errOut)
 	var p planJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &p))
@@ -187,14 +187,14 @@ func TestPlanApproveOptimizeFlow(t *testing.T) {
 	require.Positive(t, p.Projection.RewriteBytes)
 
 	// The same plan again is the same plan; the text output says what next.
-	out, errOut, code = run(t, dir, "plan", "web.events", "--since", sinceAsOf(), "--layout", "binpack", "--layout", "sort(tenant_id)", "--target-file-size", "32KiB")
+	out, errOut, code = run(t, dir, "plan", "web.events", "--since", sinceAsOf(), "--layout", "binpack", "--layout", "sort(tenant_id)", "--target-file-size", "32KiB", "--allow-small-target-file-size")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "plan "+p.ID+": proposed")
 	require.Contains(t, out, "floe plan approve "+p.ID)
 
 	// Bin-packing skips no more files than the partitioned layout of today: nothing
 	// to gain, so nothing is proposed, and that is not an error.
-	out, errOut, code = run(t, dir, "plan", "web.events", "--since", sinceAsOf(), "--layout", "binpack", "--target-file-size", "32KiB", "-o", "json")
+	out, errOut, code = run(t, dir, "plan", "web.events", "--since", sinceAsOf(), "--layout", "binpack", "--target-file-size", "32KiB", "--allow-small-target-file-size", "-o", "json")
 	require.Equal(t, 0, code, errOut)
 	var none struct {
 		Proposed bool   `json:"proposed"`
@@ -289,8 +289,9 @@ func TestPlanApproveOptimizeFlow(t *testing.T) {
 
 	// A table floe has just optimized comes back healthy on what the
 	// rewrite fixed: its files are judged against the target they were
-	// written for, and files sorted by tenant_id do not overlap on it.
-	out, errOut, code = run(t, dir, "health", "web.events", "--column", "tenant_id", "-o", "json")
+	// written for (below the 4MiB floor, so health is told the small
+	// target is meant), and files sorted by tenant_id do not overlap on it.
+	out, errOut, code = run(t, dir, "health", "web.events", "--column", "tenant_id", "--allow-small-target-file-size", "-o", "json")
 	require.Equal(t, 0, code, errOut)
 	var hs []struct {
 		Metrics struct {

@@ -109,8 +109,13 @@ func newPolicyValidateCmd(f *factory, runF func(context.Context, *policyValidate
 		Short: "Check a policies file (or floe.yaml) without touching anything",
 		Long: `Check FILE — a policies file (default:, catalogs:, namespaces:, tables:,
 optionally under one top-level policies: key) or a whole floe.yaml — and
-report every problem at once with file:line and key: unknown keys, bad
-values, patterns for catalogs that are not configured. Without FILE the
+report every problem at once with file:line and key: unknown keys, values
+out of their bounds, a target_file_size below 4MiB without
+allow_small_target_file_size, a schedule that never fires (0 0 30 2 *),
+rules that tie for a table, warning thresholds above critical ones,
+patterns for catalogs that are not configured. It runs the validation
+every verb and the daemon run when they load the configuration, so a file
+that validates is one they accept. Without FILE the
 configuration floe would load (--config, FLOE_CONFIG, ./floe.yaml) is
 checked. Nothing is opened: no catalog, no state store. Exits 2 when the
 file is invalid.`,
@@ -146,7 +151,7 @@ func runPolicyValidate(_ context.Context, opts *policyValidateOptions) error {
 	if opts.File == "" || !isPoliciesFile(opts.File) {
 		cfg, err := opts.f.Config()
 		if opts.File != "" {
-			cfg, err = config.Load(config.Options{Path: opts.File, Getenv: envOrNone(opts.File)})
+			cfg, err = config.Load(config.Options{Path: opts.File, Getenv: envOrNone(opts.File), Now: opts.f.Now})
 		}
 		if err != nil {
 			return err
@@ -160,16 +165,16 @@ func runPolicyValidate(_ context.Context, opts *policyValidateOptions) error {
 		if err != nil {
 			return flagErrorf("read %s: %v", opts.File, err)
 		}
-		if set, err = policy.ParseFile(opts.File, data); err != nil {
-			return fmt.Errorf("%w: %w", config.ErrInvalid, err)
-		}
 		source = opts.File
-		// Patterns are checked against the catalogs of the configuration
-		// floe would load, when there is one that loads.
-		if cfg, err := opts.f.Config(); err == nil {
-			if err := cfg.CheckPolicies(set); err != nil {
-				return err
-			}
+		// The validation loading a configuration runs on its own policies;
+		// patterns and engines are checked against the configuration floe
+		// would load, when one loads.
+		cfg, err := opts.f.Config()
+		if err != nil {
+			cfg = nil
+		}
+		if set, err = config.CheckPoliciesFile(cfg, opts.File, data, opts.f.Now()); err != nil {
+			return err
 		}
 	}
 	v := policyValidation{File: source, Valid: true, Rules: map[string]int{

@@ -34,6 +34,7 @@ const flatPolicies = `policies:
       target_file_size: 1MiB
       snapshots: {retain_last: 3}
       max_bytes_per_run: 2MiB
+      allow_small_target_file_size: true
 `
 
 func TestPolicyShow(t *testing.T) {
@@ -116,7 +117,7 @@ func TestVerbsTakePolicyDefaults(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &compact))
 	require.Equal(t, int64(1<<20), compact.Plan.TargetFileSizeBytes)
-	out, errOut, code = run(t, dir, "compact", "db.flat", "--dry-run", "-o", "json", "--target-file-size", "2MiB")
+	out, errOut, code = run(t, dir, "compact", "db.flat", "--dry-run", "-o", "json", "--target-file-size", "2MiB", "--allow-small-target-file-size")
 	require.Equal(t, 0, code, errOut)
 	require.NoError(t, json.Unmarshal([]byte(out), &compact))
 	require.Equal(t, int64(2<<20), compact.Plan.TargetFileSizeBytes, "a flag overrides the policy")
@@ -172,4 +173,64 @@ func TestOptimizeFollowsPolicy(t *testing.T) {
 	require.Equal(t, id, pr.Run.PlanID)
 	require.Equal(t, "done", pr.Run.Status)
 	require.Equal(t, "sort(id)", pr.Layout)
+}
+
+// TestPolicyValidateRefusesWhatCannotRun: files that floe policy validate
+// used to pass and that then failed (or ran wrongly) in the daemon and the
+// verbs. validate now runs the validation loading floe.yaml runs
+// (config.CheckPolicies), so each is refused with file:line and key, and
+// the same policies in floe.yaml stop every verb with the same message.
+func TestPolicyValidateRefusesWhatCannotRun(t *testing.T) {
+	dir := policyWarehouse(t, "")
+	for _, tc := range []struct {
+		name, policies string
+		want           string // after the file's name
+		msg            string // what any verb says of the same policies in floe.yaml
+	}{
+		{"february 30th", "default:\n  mode: scheduled\n  schedule: \"0 0 30 2 *\"\n",
+			`:3: default.schedule: schedule "0 0 30 2 *": schedule never fires`, "schedule never fires"},
+		{"size without its unit", "tables:\n  local.db.flat: {target_file_size: 512}\n",
+			":2: tables.local.db.flat.target_file_size: 512B: want at least 1KiB (a number without a unit is bytes: did you mean 512MiB?)", "did you mean 512MiB?"},
+		{"target below the floor", "namespaces:\n  local.db: {target_file_size: 1MiB}\n",
+			":2: namespaces.local.db.target_file_size: 1MiB is below the 4MiB floor", "1MiB is below the 4MiB floor"},
+		{"orphan age the step refuses", "default:\n  orphans: {older_than: 1h}\n",
+			":2: default.orphans.older_than: 1h: want at least 1d", "orphans.older_than: 1h: want at least 1d"},
+		{"rules that tie", "tables:\n  \"local.db.f*\": {layout: none}\n  \"local.db.f?\": {layout: \"sort(id)\"}\n",
+			`:2) and "local.db.f?" (`, "both match it equally well"},
+		{"warning above critical", "default:\n  health: {delete_ratio: {warning: 0.9, critical: 0.5}}\n",
+			":2: default.health.delete_ratio.warning: health.delete_ratio.warning 0.9 is above health.delete_ratio.critical 0.5", "0.9 is above health.delete_ratio.critical 0.5"},
+		{"ratio above one", "default:\n  triggers: {small_file_ratio: 30}\n", ":2: default.triggers.small_file_ratio: 30: want at most 1", "triggers.small_file_ratio: 30: want at most 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "policies.yaml")
+			require.NoError(t, os.WriteFile(file, []byte(tc.policies), 0o644))
+			_, errOut, code := run(t, dir, "policy", "validate", file)
+			require.Equal(t, exitUsage, code, errOut)
+			require.Contains(t, errOut, file+tc.want)
+
+			// The same policies in floe.yaml: every verb refuses them.
+			broken := policyWarehouse(t, "policies:\n"+indent(tc.policies))
+			_, errOut, code = run(t, broken, "tables")
+			require.Equal(t, exitUsage, code, errOut)
+			require.Contains(t, errOut, tc.msg)
+			_, errOut2, code := run(t, broken, "policy", "validate")
+			require.Equal(t, exitUsage, code)
+			require.Equal(t, errOut, errOut2, "validate says what the verbs say")
+		})
+	}
+
+	// Forced small targets and real schedules validate.
+	ok := filepath.Join(t.TempDir(), "policies.yaml")
+	require.NoError(t, os.WriteFile(ok, []byte("default:\n  mode: scheduled\n  schedule: \"0 0 29 2 *\"\ntables:\n  local.db.flat: {target_file_size: 1MiB, allow_small_target_file_size: true}\n"), 0o644))
+	out, errOut, code := run(t, dir, "policy", "validate", ok)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "policies are valid")
+}
+
+func indent(s string) string {
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = "  " + l
+	}
+	return strings.Join(lines, "\n") + "\n"
 }

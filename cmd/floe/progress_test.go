@@ -17,7 +17,7 @@ import (
 func TestCompactHeaderBeforeByteProgress(t *testing.T) {
 	dir := flatWarehouse(t, 12, 4000)
 	io, buf := ttyIO()
-	code := runWith(t, io, dir, "compact", "db.flat", "--layout", "sort(id)", "--target-file-size", "64KiB")
+	code := runWith(t, io, dir, "compact", "db.flat", "--layout", "sort(id)", "--target-file-size", "64KiB", "--allow-small-target-file-size")
 	s := buf.String()
 	require.Equal(t, 0, code, s)
 	header := strings.Index(s, "rewriting 1 partitions")
@@ -44,7 +44,7 @@ func TestCompactJSONStdoutClean(t *testing.T) {
 	dir := flatWarehouse(t, 6, 2000)
 	var out, errOut bytes.Buffer
 	io := &IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut, ErrTTY: true}
-	code := runWith(t, io, dir, "compact", "db.flat", "--layout", "sort(id)", "--target-file-size", "64KiB", "-o", "json")
+	code := runWith(t, io, dir, "compact", "db.flat", "--layout", "sort(id)", "--target-file-size", "64KiB", "--allow-small-target-file-size", "-o", "json")
 	require.Equal(t, 0, code, errOut.String())
 	require.True(t, json.Valid(out.Bytes()), out.String())
 	require.Contains(t, errOut.String(), "0/1 partitions")

@@ -26,7 +26,7 @@ type reportOptions struct {
 	File       string
 	ZOrderMode string
 	Seed       uint64
-	TargetSize string
+	Target     targetSize
 	MinGain    float64
 	MinGainSet bool
 }
@@ -86,7 +86,7 @@ extension (.html, .json, else markdown).`,
 	cmd.Flags().StringVarP(&opts.File, "output", "o", "", "write the report to this file instead of standard output")
 	cmd.Flags().StringVar(&opts.ZOrderMode, "zorder-mode", "iceberg", "z-order key: iceberg or rank")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "sampling seed")
-	cmd.Flags().StringVar(&opts.TargetSize, "target-file-size", "", "file size the rewrites would write (default: the table's write.target-file-size-bytes, else 512MiB)")
+	opts.Target.add(cmd.Flags(), "file size the rewrites would write (default: the table's write.target-file-size-bytes, else 512MiB)")
 	cmd.Flags().Float64Var(&opts.MinGain, "min-gain", control.DefaultMinGainPP, "least gain over the current layout to recommend, in percentage points of files skipped (default: floe.yaml plan.min_gain_pp, else 5)")
 	return cmd
 }
@@ -120,7 +120,7 @@ func (o *reportOptions) complete() error {
 }
 
 func runReport(ctx context.Context, opts *reportOptions) error {
-	po, err := projectFlags{ZOrderMode: opts.ZOrderMode, Seed: opts.Seed, TargetSize: opts.TargetSize}.options()
+	po, err := projectFlags{ZOrderMode: opts.ZOrderMode, Seed: opts.Seed, Target: opts.Target}.options()
 	if err != nil {
 		return err
 	}

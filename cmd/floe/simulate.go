@@ -22,7 +22,7 @@ type simulateOptions struct {
 	Since      time.Duration
 	ZOrderMode string
 	Seed       uint64
-	TargetSize string
+	Target     targetSize
 	PerQuery   bool
 	Output     outputFormat
 }
@@ -63,14 +63,14 @@ exits 2, naming the column and its type.`,
 	cmd.Flags().StringArrayVar(&opts.Layouts, "layout", nil, "a layout to simulate (repeatable): current | binpack | sort(…) | zorder(…) | hilbert(…)")
 	cmd.Flags().StringVar(&opts.ZOrderMode, "zorder-mode", "iceberg", "z-order key: iceberg or rank")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "sampling seed")
-	cmd.Flags().StringVar(&opts.TargetSize, "target-file-size", "", "file size the rewrites would write (default: the table's write.target-file-size-bytes, else 512MiB)")
+	opts.Target.add(cmd.Flags(), "file size the rewrites would write (default: the table's write.target-file-size-bytes, else 512MiB)")
 	cmd.Flags().BoolVar(&opts.PerQuery, "per-query", false, "include each query's files read in JSON output")
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
 }
 
 func runSimulate(ctx context.Context, opts *simulateOptions) error {
-	pr, err := projectTable(ctx, opts.f, opts.Table, projectFlags{Layouts: opts.Layouts, ZOrderMode: opts.ZOrderMode, Seed: opts.Seed, TargetSize: opts.TargetSize},
+	pr, err := projectTable(ctx, opts.f, opts.Table, projectFlags{Layouts: opts.Layouts, ZOrderMode: opts.ZOrderMode, Seed: opts.Seed, Target: opts.Target},
 		opts.Workload, opts.Dialect, opts.Since)
 	if err != nil {
 		return err

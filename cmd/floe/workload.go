@@ -10,7 +10,6 @@ import (
 
 	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/control"
-	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/layout"
@@ -64,7 +63,7 @@ type projectFlags struct {
 	Layouts    []string
 	ZOrderMode string
 	Seed       uint64
-	TargetSize string
+	Target     targetSize
 }
 
 // options parses the flags into control's projection options (the
@@ -83,10 +82,8 @@ func (p projectFlags) options() (control.ProjectOptions, error) {
 		}
 		po.Layouts = append(po.Layouts, l)
 	}
-	if p.TargetSize != "" {
-		if po.TargetFileSizeBytes, err = config.ParseSize(p.TargetSize); err != nil {
-			return po, flagErrorf("--target-file-size: %v", err)
-		}
+	if po.TargetFileSizeBytes, err = p.Target.bytes(); err != nil {
+		return po, err
 	}
 	return po, nil
 }

@@ -52,14 +52,18 @@ var WebhookFormats = []string{FormatSlack, FormatJSON}
 // DefaultAlertRepeat is alerts.repeat's default.
 const DefaultAlertRepeat = 6 * time.Hour
 
-// MinAlertRepeat is the shortest alerts.repeat floe accepts, so that a
-// typo (1s) does not page someone every evaluation.
-const MinAlertRepeat = time.Minute
+// MinAlertRepeat and MaxAlertRepeat bound alerts.repeat: a typo (1s) must
+// not page someone every evaluation, nor one (365d) silence a firing alert
+// for good.
+const (
+	MinAlertRepeat = time.Minute
+	MaxAlertRepeat = 30 * 24 * time.Hour
+)
 
 // AlertRepeat is alerts.repeat parsed, or its default.
 func (c *Config) AlertRepeat() time.Duration {
 	d, err := policy.ParseDuration(c.Alerts.Repeat)
-	if err != nil || d < MinAlertRepeat {
+	if err != nil || d < MinAlertRepeat || d > MaxAlertRepeat {
 		return DefaultAlertRepeat
 	}
 	return d
@@ -104,8 +108,8 @@ func (c *Config) checkAlerts(bad func(segs []string, format string, args ...any)
 	a := c.Alerts
 	if d, err := policy.ParseDuration(a.Repeat); err != nil {
 		bad([]string{"alerts", "repeat"}, "%v", err)
-	} else if d < MinAlertRepeat {
-		bad([]string{"alerts", "repeat"}, "%q: want at least %s, such as 6h", a.Repeat, MinAlertRepeat)
+	} else if d < MinAlertRepeat || d > MaxAlertRepeat {
+		bad([]string{"alerts", "repeat"}, "%q: want at least %s and at most %s, such as 6h", a.Repeat, MinAlertRepeat, policy.FormatDuration(MaxAlertRepeat))
 	}
 	seen := map[string]int{}
 	for i, w := range a.Webhooks {

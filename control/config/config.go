@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/parser"
@@ -75,6 +76,11 @@ type Config struct {
 	// variable, to report a bad value under its name.
 	raw     []byte
 	envKeys map[string]string
+	// now is the clock validation judges schedules by (Options.Now).
+	now func() time.Time
+	// policiesErr is what is wrong with the policies as written, kept
+	// for Validate to report with everything else.
+	policiesErr error
 }
 
 // LogConfig configures the log floe writes to standard error.
@@ -334,6 +340,10 @@ type Options struct {
 	Environ func() []string
 	// WorkDir resolves relative paths. Default: the current directory.
 	WorkDir string
+	// Now is the clock validation judges the policies' schedules by (one
+	// that never fires in the next five years is refused). Default:
+	// time.Now.
+	Now func() time.Time
 }
 
 // Load finds, reads, decodes, overrides from FLOE_* variables, expands and
@@ -378,10 +388,11 @@ func Load(opts Options) (*Config, error) {
 	} else {
 		data = defaultYAML
 	}
-	cfg, err := Parse(source, data)
+	cfg, err := parse(source, data)
 	if err != nil {
 		return nil, err
 	}
+	cfg.now = opts.Now
 	if err := cfg.ApplyEnv(opts.Environ()); err != nil {
 		return nil, err
 	}
@@ -394,6 +405,19 @@ func Load(opts Options) (*Config, error) {
 // Parse decodes a configuration file strictly. Errors wrap [ErrInvalid] and
 // name the source, the line and the key.
 func Parse(source string, data []byte) (*Config, error) {
+	cfg, err := parse(source, data)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.policiesErr != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, cfg.policiesErr)
+	}
+	return cfg, nil
+}
+
+// parse is Parse with what is wrong with the policies kept in the
+// configuration (policiesErr), for [Load] to report it with the rest.
+func parse(source string, data []byte) (*Config, error) {
 	cfg := &Config{Source: source, raw: data}
 	if len(strings.TrimSpace(string(data))) == 0 {
 		return cfg, nil
@@ -413,22 +437,20 @@ func Parse(source string, data []byte) (*Config, error) {
 			return nil, fmt.Errorf("%w: %s: policies: %v", ErrInvalid, source, err)
 		}
 		set, err := policy.Parse(source, "policies", n)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
-		}
-		cfg.Policies = set
+		cfg.Policies, cfg.policiesErr = set, err
 	}
 	return cfg, nil
 }
 
 // loadPoliciesFile reads policies_file, relative to the configuration
-// file's directory (the working directory for the embedded default).
+// file's directory (the working directory for the embedded default). Its
+// errors are for Validate to report (it wraps them in [ErrInvalid]).
 func (c *Config) loadPoliciesFile(workDir string) error {
 	if c.PoliciesFile == "" {
 		return nil
 	}
 	if c.PoliciesNode != nil {
-		return fmt.Errorf("%w: %s: policies_file: set policies or policies_file, not both", ErrInvalid, c.where("policies_file"))
+		return fmt.Errorf("%s: policies_file: set policies or policies_file, not both", c.where("policies_file"))
 	}
 	path := c.PoliciesFile
 	if !filepath.IsAbs(path) {
@@ -440,14 +462,14 @@ func (c *Config) loadPoliciesFile(workDir string) error {
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("%w: %s: policies_file: %w", ErrInvalid, c.where("policies_file"), err)
+		return fmt.Errorf("%s: policies_file: %w", c.where("policies_file"), err)
 	}
 	set, err := policy.ParseFile(path, data)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	if set != nil {
+		// What could be read, so that Validate checks it too.
+		c.PoliciesFile, c.Policies = path, set
 	}
-	c.PoliciesFile, c.Policies = path, set
-	return nil
+	return err
 }
 
 // formatYAMLError turns a go-yaml error into "file:line:column: message"
@@ -604,7 +626,7 @@ func (c *Config) finish(workDir string) error {
 		c.Policies = &policy.Set{}
 	}
 	if err := c.loadPoliciesFile(workDir); err != nil {
-		return err
+		c.policiesErr = err
 	}
 	return c.Validate()
 }
@@ -667,7 +689,9 @@ func (c *Config) Validate() error {
 			bad(key("default_catalog"), "%q is not one of the catalogs (%s)", c.DefaultCatalog, strings.Join(names, ", "))
 		}
 	}
-	if _, err := ParseSize(c.Health.TargetFileSize); err != nil {
+	if n, err := ParseSize(c.Health.TargetFileSize); err != nil {
+		bad(key("health", "target_file_size"), "%v", err)
+	} else if err := policy.CheckTargetFileSize(n, false, "a policy's target_file_size with allow_small_target_file_size: true (this key only stands in for tables without a target of their own)"); err != nil {
 		bad(key("health", "target_file_size"), "%v", err)
 	}
 	if !slices.Contains(LogLevels, strings.ToLower(c.Log.Level)) {
@@ -701,20 +725,57 @@ func (c *Config) Validate() error {
 	c.checkAlerts(bad)
 	c.validateServer(bad)
 	c.validateEngines(bad)
-	errs = append(errs, c.checkPolicyNames(c.Policies)...)
+	now := time.Now
+	if c.now != nil {
+		now = c.now
+	}
+	errs = append(errs, policyErrors(c, c.Policies, c.policiesErr, now())...)
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
 	}
 	return nil
 }
 
-// CheckPolicies checks a policy set read elsewhere (floe policy validate
-// FILE) against this configuration's catalogs.
-func (c *Config) CheckPolicies(set *policy.Set) error {
-	if errs := c.checkPolicyNames(set); len(errs) > 0 {
-		return fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
+// CheckPoliciesFile reads a policies file (the shape [policy.ParseFile]
+// takes) and checks it as loading a configuration checks its policies:
+// floe policy validate FILE runs it, so a file it passes is one the
+// daemon and every verb accept. Every problem is reported at once with
+// file:line and key: what reading finds (unknown keys, values out of their
+// bounds), what the policies' tables would get ([policy.Set.Validate]:
+// schedules that do not fire within five years of now, a target below the
+// floor nothing forces, rules that tie) and, against cfg, rules for
+// catalogs that are not configured and engines that are not defined. cfg
+// may be nil when no configuration loads: then only the policies
+// themselves are checked. The set is what could be read.
+func CheckPoliciesFile(cfg *Config, path string, data []byte, now time.Time) (*policy.Set, error) {
+	set, err := policy.ParseFile(path, data)
+	if errs := policyErrors(cfg, set, err, now); len(errs) > 0 {
+		return set, fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
 	}
-	return nil
+	return set, nil
+}
+
+// policyErrors are the problems of a policy set as read (readErr is what
+// reading it found), checked as [CheckPoliciesFile] says: the policies'
+// own problems as one error wrapping [policy.ErrInvalid], then the
+// configuration's.
+func policyErrors(cfg *Config, set *policy.Set, readErr error, now time.Time) []error {
+	var errs, problems []error
+	if errors.Is(readErr, policy.ErrInvalid) {
+		problems = append(problems, policy.Problems(readErr)...)
+	} else if readErr != nil {
+		errs = append(errs, readErr) // the file could not be read
+	}
+	if set != nil {
+		problems = append(problems, policy.Problems(set.Validate(now))...)
+		if cfg != nil {
+			errs = append(errs, cfg.checkPolicyNames(set)...)
+		}
+	}
+	if len(problems) > 0 {
+		errs = append([]error{policy.Invalid(problems...)}, errs...)
+	}
+	return errs
 }
 
 // checkPolicyNames reports policy rules for catalogs that are not

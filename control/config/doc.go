@@ -16,8 +16,12 @@
 // error wraps [ErrInvalid] (the CLI exits 2). Besides the keys' values it
 // refuses catalog property names that are neither known nor under one of
 // [CatalogPropertyPrefixes], a catalog type floe does not link in, an
-// environment variable for a catalog the file does not define, and a state
-// store outside data_dir in a directory that does not exist.
+// environment variable for a catalog the file does not define, a state
+// store outside data_dir in a directory that does not exist, and numbers
+// out of their bounds. The policies get the one validation
+// [CheckPoliciesFile] also gives a policies file (floe policy validate),
+// judged by [Options.Now]: so the daemon and every verb accept exactly
+// what policy validate passes.
 //
 // Webhook URLs and header values can hold secrets (a Slack incoming
 // webhook's path is one): [RedactURL] is what every error and log line

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/floe-project/floe/control/policy"
 )
 
 // EngineConfig is one distributed engine under engines: in floe.yaml, the
@@ -51,6 +53,9 @@ const (
 
 // EngineTypes are the values of engines.<name>.type.
 var EngineTypes = []string{EngineTrino, EngineSpark}
+
+// MaxEngineTimeout is the longest engines.<name>.timeout: 7 days.
+const MaxEngineTimeout = 7 * 24 * time.Hour
 
 // ReservedEngineNames are engine names a policy gives a meaning of their
 // own, so engines: may not use them.
@@ -120,8 +125,8 @@ func (c *Config) validateEngines(bad func(segs []string, format string, args ...
 			bad(key("engines", name, "type"), "%q: want %s", e.Type, orList(EngineTypes))
 		}
 		if e.Timeout != "" {
-			if d, err := time.ParseDuration(strings.TrimSpace(e.Timeout)); err != nil || d <= 0 {
-				bad(key("engines", name, "timeout"), "%q: want a positive duration such as 6h", e.Timeout)
+			if d, err := time.ParseDuration(strings.TrimSpace(e.Timeout)); err != nil || d <= 0 || d > MaxEngineTimeout {
+				bad(key("engines", name, "timeout"), "%q: want a positive duration of at most %s, such as 6h", e.Timeout, policy.FormatDuration(MaxEngineTimeout))
 			}
 		}
 		cats := make([]string, 0, len(e.Catalogs))

@@ -13,6 +13,9 @@ import (
 // property (config does not import lake and its catalog backends).
 const catalogTimeoutKey = "floe.timeout"
 
+// MaxCatalogTimeout is the longest floe.timeout a catalog may have: a day.
+const MaxCatalogTimeout = 24 * time.Hour
+
 // CatalogTypes are the catalog types floe links in (lake's backends).
 var CatalogTypes = []string{"rest", "sql", "glue", "hive", "hadoop"}
 
@@ -95,8 +98,8 @@ func checkCatalogValue(key, v string) string {
 			return msg + "; want " + orList(CatalogTypes)
 		}
 	case catalogTimeoutKey:
-		if d, err := time.ParseDuration(v); err != nil || d < 0 {
-			return fmt.Sprintf("%q: want a duration such as 30s, or 0 for none", v)
+		if d, err := time.ParseDuration(v); err != nil || d < 0 || d > MaxCatalogTimeout {
+			return fmt.Sprintf("%q: want a duration of at most %s such as 30s, or 0 for none", v, policy.FormatDuration(MaxCatalogTimeout))
 		}
 	}
 	return ""

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/floe-project/floe/control/policy"
 )
 
 // ServerConfig configures floe serve's HTTP server (floe.yaml server:).
@@ -93,6 +95,10 @@ func parseDurationOr(s string, def time.Duration) time.Duration {
 	return d
 }
 
+// MaxServerConcurrentRuns is the most server.max_concurrent_runs may be:
+// each run holds a rewrite's memory.
+const MaxServerConcurrentRuns = 64
+
 // Server defaults.
 const (
 	DefaultServerListen            = "127.0.0.1:8080"
@@ -154,17 +160,24 @@ func (c *Config) validateServer(bad func(segs []string, format string, args ...a
 	if _, _, err := splitListen(s.Listen); err != nil {
 		bad(key("server", "listen"), "%q: %v", s.Listen, err)
 	}
-	if s.MaxConcurrentRuns < 1 {
-		bad(key("server", "max_concurrent_runs"), "%d: want at least 1", s.MaxConcurrentRuns)
+	if s.MaxConcurrentRuns < 1 || s.MaxConcurrentRuns > MaxServerConcurrentRuns {
+		bad(key("server", "max_concurrent_runs"), "%d: want at least 1 and at most %d", s.MaxConcurrentRuns, MaxServerConcurrentRuns)
 	}
-	if d, err := time.ParseDuration(strings.TrimSpace(s.ShutdownGrace)); err != nil || d <= 0 {
-		bad(key("server", "shutdown_grace"), "%q: want a positive duration such as 2m", s.ShutdownGrace)
-	}
-	if d, err := time.ParseDuration(strings.TrimSpace(s.CheckInterval)); err != nil || d < time.Second {
-		bad(key("server", "check_interval"), "%q: want a duration of at least 1s, such as 5m", s.CheckInterval)
-	}
-	if d, err := time.ParseDuration(strings.TrimSpace(s.LeaseTTL)); err != nil || d < time.Second {
-		bad(key("server", "lease_ttl"), "%q: want a duration of at least 1s, such as 2m", s.LeaseTTL)
+	for _, d := range []struct {
+		name, v, example string
+		min, max         time.Duration
+	}{
+		{"shutdown_grace", s.ShutdownGrace, "2m", time.Nanosecond, 24 * time.Hour},
+		{"check_interval", s.CheckInterval, "5m", time.Second, 24 * time.Hour},
+		{"lease_ttl", s.LeaseTTL, "2m", time.Second, time.Hour},
+	} {
+		if v, err := time.ParseDuration(strings.TrimSpace(d.v)); err != nil || v < d.min || v > d.max {
+			low := "a positive duration"
+			if d.min > time.Nanosecond {
+				low = "a duration of at least " + d.min.String()
+			}
+			bad(key("server", d.name), "%q: want %s and at most %s, such as %s", d.v, low, policy.FormatDuration(d.max), d.example)
+		}
 	}
 	for _, k := range []struct {
 		name string

@@ -16,7 +16,14 @@
 // A rule's values are kept as text with the file:line they were set at
 // ([Rule.Values]), so that [Effective] says for every key which level and
 // line set it. Values are checked when the rules are parsed, so a bad
-// value is reported even when no table matches its rule.
+// value is reported even when no table matches its rule: every number
+// has bounds (a size written without its unit is bytes, and lands below
+// them). What only a whole policy shows — a target_file_size below
+// [MinTargetFileSizeBytes] that allow_small_target_file_size does not
+// accept, a warning threshold above its critical one, two rules that tie —
+// [Set.Resolve] refuses for a table, and [Set.Validate] for a table each
+// rule governs, together with schedules that never fire ([NextRun]). A
+// set that validates is one every table it names can run with.
 //
 // Policies read from a catalog (Apache Polaris's applicable policies) come
 // in as extra rules at the level the catalog reports; at the same level

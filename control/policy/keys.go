@@ -33,14 +33,24 @@ const (
 // keySpec is one policy key: its dotted name, how it is read, its built-in
 // default ("" leaves it unset, so that the step's own default applies) and
 // how it lands in a [Policy].
+//
+// min and max bound the value in the key's unit — the number itself for
+// ints and floats, nanoseconds for durations, bytes for sizes — so that a
+// negative, absurd or unit-less value ("512" meant as 512MiB) is refused
+// where it is written. max 0 is no upper bound. zeroOff lets 0 through
+// below min: it turns the key's check or trigger off. check, when set, is
+// a further check of the value read.
 type keySpec struct {
-	name string
-	kind kind
-	enum []string
-	min  float64
-	def  string
-	doc  string
-	set  func(p *Policy, v any)
+	name    string
+	kind    kind
+	enum    []string
+	min     float64
+	max     float64
+	zeroOff bool
+	check   func(v any) error
+	def     string
+	doc     string
+	set     func(p *Policy, v any)
 }
 
 // Modes, approvals and layout choices.
@@ -61,16 +71,27 @@ const (
 
 var approvals = []string{ApprovalRequired, ApprovalAuto}
 
+// Units of the bounds below.
+const (
+	day  = float64(24 * time.Hour)
+	hour = float64(time.Hour)
+	year = 365 * day
+	mib  = float64(1 << 20)
+	pib  = float64(1 << 50)
+)
+
 // keys are every policy key, in the order `floe policy show` prints them.
 var keys = []keySpec{
-	{name: "snapshots.older_than", kind: kindDuration, doc: "expire snapshots older than this (unset: the table's history.expire.max-snapshot-age-ms, else 5d)",
+	{name: "snapshots.older_than", kind: kindDuration, max: 10 * year, doc: "expire snapshots older than this, 0 to 10 years (unset: the table's history.expire.max-snapshot-age-ms, else 5d)",
 		set: func(p *Policy, v any) { d := v.(time.Duration); p.Snapshots.OlderThan = &d }},
-	{name: "snapshots.retain_last", kind: kindInt, min: 1, doc: "always keep this many newest snapshots (unset: the table's history.expire.min-snapshots-to-keep, else 1)",
+	{name: "snapshots.retain_last", kind: kindInt, min: 1, max: 100_000, doc: "always keep this many newest snapshots, 1 to 100,000 (unset: the table's history.expire.min-snapshots-to-keep, else 1)",
 		set: func(p *Policy, v any) { n := v.(int); p.Snapshots.RetainLast = &n }},
-	{name: "orphans.older_than", kind: kindDuration, def: "3d", doc: "remove orphan files older than this (at least 24h)",
+	{name: "orphans.older_than", kind: kindDuration, min: float64(MinOrphanAge), max: 10 * year, def: "3d", doc: "remove orphan files older than this (at least 24h: younger files may belong to a write in flight)",
 		set: func(p *Policy, v any) { p.Orphans.OlderThan = v.(time.Duration) }},
-	{name: "target_file_size", kind: kindSize, doc: "size of the files compaction writes (unset: the table's write.target-file-size-bytes, else health.target_file_size)",
+	{name: "target_file_size", kind: kindSize, check: func(v any) error { return CheckTargetFileSize(v.(int64), true, "") }, doc: "size of the files compaction writes, 4MiB to 16GiB (smaller with allow_small_target_file_size; unset: the table's write.target-file-size-bytes, else health.target_file_size)",
 		set: func(p *Policy, v any) { p.TargetFileSizeBytes = v.(int64) }},
+	{name: "allow_small_target_file_size", kind: kindBool, def: "false", doc: "accept a target_file_size below 4MiB (down to 1KiB), and judge small files by it in health",
+		set: func(p *Policy, v any) { p.AllowSmallTargetFileSize = v.(bool) }},
 	{name: "layout", kind: kindLayout, def: LayoutAuto, doc: "auto (from telemetry), none (bin-pack only) or a layout such as sort(tenant_id, ts)",
 		set: func(p *Policy, v any) { p.Layout = v.(string) }},
 	{name: "approval.layout", kind: kindEnum, enum: approvals, def: ApprovalRequired, doc: "a layout change waits for 'floe plan approve'",
@@ -97,48 +118,49 @@ var keys = []keySpec{
 		set: func(p *Policy, v any) { p.Schedule = v.(string) }},
 	{name: "window", kind: kindWindow, doc: "maintenance window HH:MM-HH:MM, UTC (unset: any time)",
 		set: func(p *Policy, v any) { w := v.(Window); p.Window = &w }},
-	{name: "poll_interval", kind: kindDuration, def: "5m", doc: "how often mode: adaptive reads the table's metadata",
+	{name: "poll_interval", kind: kindDuration, min: float64(time.Second), max: 30 * day, def: "5m", doc: "how often mode: adaptive reads the table's metadata, 1s to 30d",
 		set: func(p *Policy, v any) { p.PollInterval = v.(time.Duration) }},
-	{name: "freshness_sla", kind: kindDuration, doc: "max age of the last successful compaction before the table is warning (unset: no SLA)",
+	{name: "freshness_sla", kind: kindDuration, min: hour, max: 365 * day, zeroOff: true, doc: "max age of the last successful compaction before the table is warning, 1h to 365d (unset or 0: no SLA)",
 		set: func(p *Policy, v any) { p.FreshnessSLA = v.(time.Duration) }},
-	{name: "alert_after_failures", kind: kindInt, min: 1, def: "2", doc: "alert after this many failed runs in a row",
+	{name: "alert_after_failures", kind: kindInt, min: 1, max: 1000, def: "2", doc: "alert after this many failed runs in a row, 1 to 1,000",
 		set: func(p *Policy, v any) { p.AlertAfterFailures = v.(int) }},
-	{name: "triggers.small_file_ratio", kind: kindFloat, def: "0.3", doc: "compact when this fraction of data files is small (0: never)",
+	{name: "triggers.small_file_ratio", kind: kindFloat, max: 1, def: "0.3", doc: "compact when this fraction of data files is small, 0 to 1 (0: never)",
 		set: func(p *Policy, v any) { p.Triggers.SmallFileRatio = v.(float64) }},
-	{name: "triggers.delete_ratio", kind: kindFloat, def: "0.2", doc: "compact when delete files per data file reach this (0: never)",
+	{name: "triggers.delete_ratio", kind: kindFloat, max: 100, def: "0.2", doc: "compact when delete files per data file reach this, 0 to 100 (0: never)",
 		set: func(p *Policy, v any) { p.Triggers.DeleteRatio = v.(float64) }},
-	{name: "triggers.snapshots", kind: kindInt, def: "500", doc: "expire when the table has this many snapshots (0: never)",
+	{name: "triggers.snapshots", kind: kindInt, max: 1_000_000, def: "500", doc: "expire when the table has this many snapshots, 0 to 1,000,000 (0: never)",
 		set: func(p *Policy, v any) { p.Triggers.Snapshots = v.(int) }},
-	{name: "triggers.manifests_per_1k_files", kind: kindFloat, def: "50", doc: "rewrite manifests when there are this many per 1,000 data files (0: never)",
+	{name: "triggers.manifests_per_1k_files", kind: kindFloat, max: 1000, def: "50", doc: "rewrite manifests when there are this many per 1,000 data files, 0 to 1,000 (0: never)",
 		set: func(p *Policy, v any) { p.Triggers.ManifestsPer1kFiles = v.(float64) }},
-	{name: "triggers.clustering_depth", kind: kindFloat, def: "4", doc: "re-sort when the sort key's mean clustering depth reaches this (0: never)",
+	{name: "triggers.clustering_depth", kind: kindFloat, min: 1.5, max: 10_000, zeroOff: true, def: "4", doc: "re-sort when the sort key's mean clustering depth reaches this, 1.5 to 10,000 (0: never; a depth is at least 1, so less would always fire)",
 		set: func(p *Policy, v any) { p.Triggers.ClusteringDepth = v.(float64) }},
-	{name: "max_bytes_per_run", kind: kindSize, doc: "compact at most this many input bytes per run, oldest partitions first (unset: no limit)",
+	{name: "max_bytes_per_run", kind: kindSize, min: mib, max: pib, doc: "compact at most this many input bytes per run, oldest partitions first, 1MiB to 1PiB (unset: no limit)",
 		set: func(p *Policy, v any) { p.MaxBytesPerRun = v.(int64) }},
-	{name: "max_payback", kind: kindDuration, def: "30d", doc: "recommend no rewrite that takes longer than this to pay for itself",
+	{name: "max_payback", kind: kindDuration, min: hour, max: 10 * year, def: "30d", doc: "recommend no rewrite that takes longer than this to pay for itself, 1h to 10 years",
 		set: func(p *Policy, v any) { p.MaxPayback = v.(time.Duration) }},
 	{name: "engine", kind: kindEngine, def: EngineNative, doc: "native, auto (native below auto_engine_bytes of input, else distributed_engine) or an engine under engines:",
 		set: func(p *Policy, v any) { p.Engine = v.(string) }},
-	{name: "auto_engine_bytes", kind: kindSize, def: "100GiB", doc: "with engine: auto, tables whose compaction reads this much go to distributed_engine",
+	{name: "auto_engine_bytes", kind: kindSize, min: mib, max: pib, def: "100GiB", doc: "with engine: auto, tables whose compaction reads this much go to distributed_engine, 1MiB to 1PiB",
 		set: func(p *Policy, v any) { p.AutoEngineBytes = v.(int64) }},
 	{name: "distributed_engine", kind: kindEngine, doc: "the engine under engines: that engine: auto sends large tables to",
 		set: func(p *Policy, v any) { p.DistributedEngine = v.(string) }},
-	// health: the thresholds of lake.Thresholds.
-	{name: "health.small_file_ratio.warning", kind: kindFloat, def: "0.3", set: func(p *Policy, v any) { p.Health.SmallFileRatioWarning = v.(float64) }},
-	{name: "health.small_file_ratio.critical", kind: kindFloat, def: "0.7", set: func(p *Policy, v any) { p.Health.SmallFileRatioCritical = v.(float64) }},
-	{name: "health.min_files", kind: kindInt, def: "10", doc: "small-file and overlap checks need this many data files",
+	// health: the thresholds of lake.Thresholds; 0 turns a check off.
+	{name: "health.small_file_ratio.warning", kind: kindFloat, max: 1, def: "0.3", set: func(p *Policy, v any) { p.Health.SmallFileRatioWarning = v.(float64) }},
+	{name: "health.small_file_ratio.critical", kind: kindFloat, max: 1, def: "0.7", set: func(p *Policy, v any) { p.Health.SmallFileRatioCritical = v.(float64) }},
+	{name: "health.min_files", kind: kindInt, max: 1_000_000, def: "10", doc: "small-file and overlap checks need this many data files",
 		set: func(p *Policy, v any) { p.Health.MinFilesForSmallFileCheck = v.(int) }},
-	{name: "health.snapshots.warning", kind: kindInt, def: "100", set: func(p *Policy, v any) { p.Health.SnapshotsWarning = v.(int) }},
-	{name: "health.snapshots.critical", kind: kindInt, def: "1000", set: func(p *Policy, v any) { p.Health.SnapshotsCritical = v.(int) }},
-	{name: "health.oldest_snapshot.warning", kind: kindDuration, def: "7d", set: func(p *Policy, v any) { p.Health.OldestSnapshotWarning = v.(time.Duration) }},
-	{name: "health.oldest_snapshot.critical", kind: kindDuration, def: "30d", set: func(p *Policy, v any) { p.Health.OldestSnapshotCritical = v.(time.Duration) }},
-	{name: "health.manifests.warning", kind: kindInt, def: "100", set: func(p *Policy, v any) { p.Health.ManifestsWarning = v.(int) }},
-	{name: "health.manifests.critical", kind: kindInt, def: "2000", set: func(p *Policy, v any) { p.Health.ManifestsCritical = v.(int) }},
-	{name: "health.min_entries_per_manifest", kind: kindFloat, def: "20", set: func(p *Policy, v any) { p.Health.MinEntriesPerManifest = v.(float64) }},
-	{name: "health.delete_ratio.warning", kind: kindFloat, def: "0.1", set: func(p *Policy, v any) { p.Health.DeleteRatioWarning = v.(float64) }},
-	{name: "health.delete_ratio.critical", kind: kindFloat, def: "0.5", set: func(p *Policy, v any) { p.Health.DeleteRatioCritical = v.(float64) }},
-	{name: "health.partition_skew.warning", kind: kindFloat, def: "10", set: func(p *Policy, v any) { p.Health.PartitionSkewWarning = v.(float64) }},
-	{name: "health.overlap.warning", kind: kindFloat, def: "0.5", set: func(p *Policy, v any) { p.Health.OverlapWarning = v.(float64) }},
+	{name: "health.snapshots.warning", kind: kindInt, max: 1_000_000, def: "100", set: func(p *Policy, v any) { p.Health.SnapshotsWarning = v.(int) }},
+	{name: "health.snapshots.critical", kind: kindInt, max: 1_000_000, def: "1000", set: func(p *Policy, v any) { p.Health.SnapshotsCritical = v.(int) }},
+	{name: "health.oldest_snapshot.warning", kind: kindDuration, max: 10 * year, def: "7d", set: func(p *Policy, v any) { p.Health.OldestSnapshotWarning = v.(time.Duration) }},
+	{name: "health.oldest_snapshot.critical", kind: kindDuration, max: 10 * year, def: "30d", set: func(p *Policy, v any) { p.Health.OldestSnapshotCritical = v.(time.Duration) }},
+	{name: "health.manifests.warning", kind: kindInt, max: 10_000_000, def: "100", set: func(p *Policy, v any) { p.Health.ManifestsWarning = v.(int) }},
+	{name: "health.manifests.critical", kind: kindInt, max: 10_000_000, def: "2000", set: func(p *Policy, v any) { p.Health.ManifestsCritical = v.(int) }},
+	{name: "health.min_entries_per_manifest", kind: kindFloat, max: 1_000_000, def: "20", set: func(p *Policy, v any) { p.Health.MinEntriesPerManifest = v.(float64) }},
+	{name: "health.delete_ratio.warning", kind: kindFloat, max: 100, def: "0.1", set: func(p *Policy, v any) { p.Health.DeleteRatioWarning = v.(float64) }},
+	{name: "health.delete_ratio.critical", kind: kindFloat, max: 100, def: "0.5", set: func(p *Policy, v any) { p.Health.DeleteRatioCritical = v.(float64) }},
+	{name: "health.partition_skew.warning", kind: kindFloat, min: 1.5, max: 1_000_000, zeroOff: true, def: "10", doc: "max/median data files per partition (0: off; a skew is at least 1)",
+		set: func(p *Policy, v any) { p.Health.PartitionSkewWarning = v.(float64) }},
+	{name: "health.overlap.warning", kind: kindFloat, max: 1, def: "0.5", set: func(p *Policy, v any) { p.Health.OverlapWarning = v.(float64) }},
 }
 
 // spec returns the key called name.
@@ -161,30 +183,41 @@ func Keys() []string {
 
 // parse reads a key's text, or says what is wrong with it.
 func (k keySpec) parse(raw string) (any, error) {
+	v, err := k.read(raw)
+	if err == nil && k.check != nil {
+		err = k.check(v)
+	}
+	return v, err
+}
+
+// read is parse without the key's own check.
+func (k keySpec) read(raw string) (any, error) {
 	s := strings.TrimSpace(raw)
 	switch k.kind {
 	case kindDuration:
-		return ParseDuration(s)
+		d, err := ParseDuration(s)
+		if err != nil {
+			return nil, err
+		}
+		return d, k.bounded(float64(d), func(f float64) string { return FormatDuration(time.Duration(f)) })
 	case kindSize:
-		return ParseSize(s)
+		n, err := ParseSize(s)
+		if err != nil {
+			return nil, err
+		}
+		return n, k.bounded(float64(n), func(f float64) string { return FormatSize(int64(f)) })
 	case kindInt:
 		n, err := strconv.Atoi(s)
 		if err != nil {
 			return nil, fmt.Errorf("%q: want a whole number", raw)
 		}
-		if float64(n) < k.min {
-			return nil, fmt.Errorf("%d: want at least %g", n, k.min)
-		}
-		return n, nil
+		return n, k.bounded(float64(n), func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) })
 	case kindFloat:
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 			return nil, fmt.Errorf("%q: want a number", raw)
 		}
-		if f < k.min {
-			return nil, fmt.Errorf("%v: want at least %g", f, k.min)
-		}
-		return f, nil
+		return f, k.bounded(f, func(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) })
 	case kindBool:
 		switch strings.ToLower(s) {
 		case "true":
@@ -200,8 +233,8 @@ func (k keySpec) parse(raw string) (any, error) {
 		}
 		return v, nil
 	case kindCron:
-		if _, err := cron.ParseStandard(s); err != nil {
-			return nil, fmt.Errorf("%q: want a five-field cron schedule such as \"0 2 * * *\": %v", raw, err)
+		if err := checkCron(s); err != nil {
+			return nil, fmt.Errorf("%q: %w", raw, err)
 		}
 		return s, nil
 	case kindWindow:
@@ -224,6 +257,38 @@ func (k keySpec) parse(raw string) (any, error) {
 		return l.String(), nil
 	}
 	return nil, fmt.Errorf("key %s has no reader", k.name)
+}
+
+// bounded says what is wrong with v against the key's bounds, printing
+// them with format, or nil.
+func (k keySpec) bounded(v float64, format func(float64) string) error {
+	switch {
+	case v == 0 && k.zeroOff:
+		return nil
+	case v < k.min:
+		off := ""
+		if k.zeroOff {
+			off = " (or 0 to turn it off)"
+		}
+		return fmt.Errorf("%s: want at least %s%s", format(v), format(k.min), off)
+	case k.max > 0 && v > k.max:
+		return fmt.Errorf("%s: want at most %s", format(v), format(k.max))
+	}
+	return nil
+}
+
+// checkCron says what is wrong with a schedule as text: it must parse as
+// a five-field cron expression (or a descriptor such as @daily) and fire
+// at most once a minute. Whether it fires at all is [NextRun]'s to say.
+func checkCron(s string) error {
+	sched, err := cron.ParseStandard(s)
+	if err != nil {
+		return fmt.Errorf("want a five-field cron schedule such as \"0 2 * * *\": %v", err)
+	}
+	if every, ok := sched.(cron.ConstantDelaySchedule); ok && every.Delay < time.Minute {
+		return fmt.Errorf("fires every %s: want at most once a minute", every.Delay)
+	}
+	return nil
 }
 
 // ParseDuration reads a duration as floe's flags and policies write them:

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,7 +12,9 @@ import (
 // ParseFile reads a policies file: a mapping with the keys default,
 // catalogs, namespaces, tables and from_catalog, optionally under a single
 // top-level "policies:" key (so a floe.yaml's section can be moved to a
-// file as it is). Errors wrap [ErrInvalid] and name source:line and key.
+// file as it is). Errors wrap [ErrInvalid] and name source:line and key;
+// as with [Parse], the set holds what could be read (nil when the text is
+// no YAML).
 func ParseFile(source string, data []byte) (*Set, error) {
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
@@ -32,7 +33,9 @@ func ParseFile(source string, data []byte) (*Set, error) {
 // Parse reads the policies mapping node (floe.yaml's "policies:" section,
 // or a policies file's root). path is the node's key path for messages
 // ("policies" or ""). Every problem is reported, each as
-// "source:line: key: message".
+// "source:line: key: message". On error the set still holds every rule
+// and value that could be read, so that [Set.Validate] can report what
+// else is wrong with them at the same time.
 func Parse(source, path string, node ast.Node) (*Set, error) {
 	p := &parse{source: source}
 	set := &Set{}
@@ -42,7 +45,7 @@ func Parse(source, path string, node ast.Node) (*Set, error) {
 			return set, nil
 		}
 		p.errorf(node, path, "want a mapping with default, catalogs, namespaces, tables or from_catalog")
-		return nil, p.err()
+		return set, p.err()
 	}
 	for _, e := range entries {
 		k := keyText(e)
@@ -92,10 +95,7 @@ func Parse(source, path string, node ast.Node) (*Set, error) {
 			p.errorf(e.Key, kp, "%s", msg)
 		}
 	}
-	if err := p.err(); err != nil {
-		return nil, err
-	}
-	return set, nil
+	return set, p.err()
 }
 
 // checkPattern says what is wrong with a rule's name at level, or "".
@@ -136,12 +136,7 @@ func (p *parse) errorf(n ast.Node, key, format string, args ...any) {
 	p.errs = append(p.errs, fmt.Errorf("%s: %s: %s", where, key, fmt.Sprintf(format, args...)))
 }
 
-func (p *parse) err() error {
-	if len(p.errs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%w: %w", ErrInvalid, errors.Join(p.errs...))
-}
+func (p *parse) err() error { return Invalid(p.errs...) }
 
 func (p *parse) where(n ast.Node) string {
 	if n == nil || n.GetToken() == nil {
@@ -153,7 +148,7 @@ func (p *parse) where(n ast.Node) string {
 // rule reads one rule's mapping of keys, nested ("snapshots:
 // {older_than: 5d}") or dotted ("snapshots.older_than: 5d").
 func (p *parse) rule(level Level, pattern string, e *ast.MappingValueNode, path string) Rule {
-	r := Rule{Level: level, Pattern: pattern, Where: p.where(e.Key), Values: map[string]Value{}}
+	r := Rule{Level: level, Pattern: pattern, Where: p.where(e.Key), Values: map[string]Value{}, path: path}
 	var walk func(prefix string, n ast.Node, at ast.Node)
 	walk = func(prefix string, n ast.Node, at ast.Node) {
 		if entries, ok := mapping(n); ok {

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -22,7 +21,13 @@ type Policy struct {
 		OlderThan time.Duration
 	}
 	// TargetFileSizeBytes is 0 when unset: the table's own target applies.
+	// It is at least [MinTargetFileSizeBytes] unless
+	// AllowSmallTargetFileSize.
 	TargetFileSizeBytes int64
+	// AllowSmallTargetFileSize accepts a TargetFileSizeBytes below
+	// [MinTargetFileSizeBytes] (allow_small_target_file_size), and makes
+	// health judge small files by the table's target as it is.
+	AllowSmallTargetFileSize bool
 	// Layout is LayoutAuto, LayoutNone or a layout spec.
 	Layout   string
 	Approval struct {
@@ -105,6 +110,9 @@ type Rule struct {
 	// External rules come from the catalog (Polaris); at one level a
 	// floe.yaml rule beats them.
 	External bool
+	// path is the rule's key path as written (policies.tables.local.web.events),
+	// to name its keys in messages; "" for rules not read from a file.
+	path string
 }
 
 // Set is the policies of one configuration.
@@ -130,6 +138,8 @@ type Setting struct {
 	// Where is file:line, or the catalog policy, that set it ("" for
 	// builtin).
 	Where string `json:"where"`
+	// path is the key's path as written, for messages (see [Rule]).
+	path string
 }
 
 // Effective is a table's resolved policy: the typed values and, for every
@@ -158,10 +168,6 @@ func (e Effective) IsSet(key string) bool {
 	return ok && s.Level != LevelBuiltin
 }
 
-// ErrInvalid marks a policy that cannot be resolved or read: a tie
-// between two patterns, a bad value. Config errors wrap it too.
-var ErrInvalid = errors.New("invalid policy")
-
 // Default returns the built-in policy, which a table gets with no policies
 // configured.
 func Default() Policy {
@@ -176,7 +182,21 @@ func Default() Policy {
 // default rule, then the best-matching rule of each level (catalog,
 // namespace, table), key by key. extra are rules from the catalog (see
 // [Rule.External]); each goes just below floe.yaml's rules of its level.
+// A policy that cannot run is an error wrapping [ErrInvalid] that names
+// every problem with the file:line and key that set it: two rules that tie
+// for the table, a value out of bounds, a target_file_size below
+// [MinTargetFileSizeBytes] without allow_small_target_file_size, a health
+// warning threshold above its critical one.
 func (s *Set) Resolve(id lake.Ident, extra ...Rule) (Effective, error) {
+	eff, errs := s.resolve(id, extra...)
+	if len(errs) > 0 {
+		return Effective{}, Invalid(errs...)
+	}
+	return eff, nil
+}
+
+// resolve is [Set.Resolve] with its problems apart, for [Set.Validate].
+func (s *Set) resolve(id lake.Ident, extra ...Rule) (Effective, []error) {
 	table := id.String()
 	// Namespace patterns match catalog.namespace in the same syntax as
 	// table patterns match id.String(): local.db."a.b" is in local.db.
@@ -188,6 +208,7 @@ func (s *Set) Resolve(id lake.Ident, extra ...Rule) (Effective, error) {
 	if s.Default != nil {
 		chain = append(chain, *s.Default)
 	}
+	var errs []error
 	for _, level := range []struct {
 		l     Level
 		rules []Rule
@@ -200,7 +221,8 @@ func (s *Set) Resolve(id lake.Ident, extra ...Rule) (Effective, error) {
 		}
 		r, err := best(level.rules, level.name)
 		if err != nil {
-			return Effective{}, fmt.Errorf("%w: policy of %s: %w", ErrInvalid, table, err)
+			errs = append(errs, fmt.Errorf("policy of %s: %w", table, err))
+			continue
 		}
 		if r != nil {
 			chain = append(chain, *r)
@@ -212,21 +234,25 @@ func (s *Set) Resolve(id lake.Ident, extra ...Rule) (Effective, error) {
 		st := Setting{Key: k.name, Value: k.def, Level: LevelBuiltin}
 		for _, r := range chain {
 			if v, ok := r.Values[k.name]; ok {
-				st = Setting{Key: k.name, Value: v.Raw, Level: r.Level, Rule: r.Pattern, Where: v.Where}
+				st = Setting{Key: k.name, Value: v.Raw, Level: r.Level, Rule: r.Pattern, Where: v.Where, path: r.keyPath(k.name)}
 			}
 		}
 		if st.Value != "" {
 			v, err := k.parse(st.Value)
 			if err != nil {
-				return Effective{}, fmt.Errorf("%w: %s: %s: %w", ErrInvalid, orBuiltin(st.Where), k.name, err)
+				errs = append(errs, fmt.Errorf("%s: %s: %w", orBuiltin(st.Where), st.keyPath(), err))
+			} else {
+				k.set(&p, v)
 			}
-			k.set(&p, v)
 		}
 		eff.Settings = append(eff.Settings, st)
 	}
 	p.Health.FreshnessSLA = p.FreshnessSLA
 	eff.Policy = p
-	return eff, nil
+	if len(errs) > 0 {
+		return eff, errs
+	}
+	return eff, checkEffective(eff)
 }
 
 func orBuiltin(where string) string {

@@ -1,0 +1,231 @@
+package control_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/control/policy"
+	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/internal/testlake"
+	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/rewriter"
+)
+
+// dayLake is a table partitioned by day(ts) with small partitions, its
+// state store and a scheduler over it on a test clock.
+type dayLake struct {
+	schedFixture
+	day0 time.Time
+}
+
+// newDayLake writes files[d] small files (ten rows each) into day d.
+func newDayLake(t *testing.T, files []int, policies string) *dayLake {
+	t.Helper()
+	w := testlake.New(t)
+	if c, ok := w.Catalog.(catalog.Closer); ok {
+		t.Cleanup(func() { require.NoError(t, c.Close()) })
+	}
+	schema := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "ts", Type: iceberg.PrimitiveTypes.TimestampTz, Required: true})
+	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "ts_day", Transform: iceberg.DayTransform{}})
+	w.CreateTable(t, "db", "days", schema, &spec, nil, nil)
+	st, err := store.Open(context.Background(), ":memory:")
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, st.Close()) })
+	id := lake.Ident{Catalog: w.Name, Namespace: []string{"db"}, Name: "days"}
+	dl := &dayLake{schedFixture: *newSchedulerOn(t, w, id, st, policies), day0: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}
+	for d, n := range files {
+		for range n {
+			dl.appendDay(t, d)
+		}
+	}
+	return dl
+}
+
+var nextID int64
+
+// appendDay commits one small file of ten rows into day d.
+func (dl *dayLake) appendDay(t *testing.T, d int) {
+	t.Helper()
+	tbl, err := lake.LoadTable(t.Context(), dl.w.Catalog, dl.id)
+	require.NoError(t, err)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, testlake.ArrowSchema(t, tbl))
+	defer b.Release()
+	for range 10 {
+		nextID++
+		b.Field(0).(*array.Int64Builder).Append(nextID)
+		ts, err := arrow.TimestampFromTime(dl.day0.Add(time.Duration(d)*24*time.Hour+time.Duration(nextID)*time.Second), arrow.Microsecond)
+		require.NoError(t, err)
+		b.Field(1).(*array.TimestampBuilder).Append(ts)
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	testlake.Append(t, tbl, rec)
+}
+
+func (dl *dayLake) runs(t *testing.T) []control.Run {
+	t.Helper()
+	runs, err := control.ListRuns(t.Context(), dl.st, dl.id.String(), 0)
+	require.NoError(t, err)
+	return runs
+}
+
+// compactDecision is what the table's policy decides for compaction now.
+func (dl *dayLake) compactDecision(t *testing.T) control.StepDecision {
+	t.Helper()
+	cfg := &config.Config{Catalogs: map[string]config.Props{dl.w.Name: {}}}
+	p := policy.Default()
+	p.Layout = policy.LayoutNone
+	ho, err := control.PolicyHealth(t.Context(), cfg, dl.st, dl.id, p, control.HealthOptions{Now: dl.clock.Now})
+	require.NoError(t, err)
+	ds, err := control.DecideTable(t.Context(), dl.w.Catalog, dl.id, p, ho)
+	require.NoError(t, err)
+	return ds[2]
+}
+
+const dayPolicy = "default:\n  layout: none\n  poll_interval: 10m\n"
+
+// TestCompactedDayPartitionsAreDone is the case from the field: day
+// partitions each smaller than 75% of the target. The small-file trigger
+// fires, compaction bin-packs every day into one file, and every file is
+// still "small". Judged per partition, a day that is one file has nothing
+// left to merge, so the next pass neither compacts nor records a run.
+func TestCompactedDayPartitionsAreDone(t *testing.T) {
+	dl := newDayLake(t, []int{5, 5, 5, 5}, dayPolicy)
+	p := dl.pass(t)
+	require.Empty(t, p.Errors)
+	require.True(t, p.Decisions[0].Due, p.Decisions[0].Reason)
+	require.Len(t, p.Runs, 1)
+	require.Contains(t, p.Runs[0].Decisions[2].Reason, "small-file ratio 1.00")
+	compact := stepsOf(p.Runs[0].Run)[control.StepCompact]
+	require.Equal(t, control.StatusDone, compact.Status)
+	require.NotEqual(t, compact.Before.SnapshotID, compact.After.SnapshotID, "the compaction committed")
+	require.Equal(t, 4, compact.After.Metrics.DataFiles, "one file per day")
+
+	dl.clock.Add(11 * time.Minute)
+	p = dl.pass(t)
+	require.Empty(t, p.Errors)
+	require.False(t, p.Decisions[0].Due, p.Decisions[0].Reason)
+	require.Equal(t, "no trigger fired", p.Decisions[0].Reason)
+	require.Empty(t, p.Runs)
+	require.Len(t, dl.runs(t), 1, "no no-op run recorded")
+	d := dl.compactDecision(t)
+	require.False(t, d.Run)
+	require.Contains(t, d.Reason, "small-file ratio 0.00")
+}
+
+// TestUnsatisfiableTriggerBacksOff: days of three small files each can
+// merge (the small-file trigger fires), but bin-pack wants five files per
+// group, so compaction finds nothing to rewrite. After that no-op run the
+// trigger does not fire again until the table changes: the second pass
+// runs nothing and records nothing; a commit to the table lifts it.
+func TestUnsatisfiableTriggerBacksOff(t *testing.T) {
+	dl := newDayLake(t, []int{3, 3, 3, 3}, dayPolicy)
+	p := dl.pass(t)
+	require.Empty(t, p.Errors)
+	require.True(t, p.Decisions[0].Due, p.Decisions[0].Reason)
+	require.Len(t, p.Runs, 1)
+	require.Contains(t, p.Runs[0].Decisions[2].Reason, "small-file ratio 1.00")
+	first := p.Runs[0].Run
+	compact := stepsOf(first)[control.StepCompact]
+	require.Equal(t, control.StatusDone, compact.Status)
+	require.Equal(t, compact.Before.SnapshotID, compact.After.SnapshotID, "nothing to rewrite")
+	require.Equal(t, control.StatusDone, stepsOf(first)[control.StepManifests].Status, "the run's manifest rewrite moved the snapshot after the no-op")
+
+	dl.clock.Add(11 * time.Minute)
+	p = dl.pass(t)
+	require.Empty(t, p.Errors)
+	require.False(t, p.Decisions[0].Due, p.Decisions[0].Reason)
+	require.Empty(t, p.Runs)
+	require.Len(t, dl.runs(t), 1, "no second no-op run")
+	d := dl.compactDecision(t)
+	require.False(t, d.Run)
+	require.Equal(t, control.StatusNotDue, d.Status)
+	require.Contains(t, d.Reason, "small-file ratio 1.00 ≥ triggers.small_file_ratio 0.30, but compaction run "+first.ID+" changed nothing")
+
+	// A commit changes the table: the trigger is judged afresh.
+	dl.appendDay(t, 0)
+	dl.clock.Add(11 * time.Minute)
+	p = dl.pass(t)
+	require.True(t, p.Decisions[0].Due, p.Decisions[0].Reason)
+	require.Contains(t, p.Decisions[0].Reason, "compact: small-file ratio")
+	require.Len(t, dl.runs(t), 2)
+}
+
+// TestSchedulerNeverRunsAScheduleThatNeverFires: robfig/cron parses
+// "0 0 30 2 *" and its Next is the zero time, which the scheduler took for
+// "due" at every pass. A policy that got past validation (the scheduler
+// is built here on a set that was never validated) is an error of the
+// table at every pass, and nothing runs.
+func TestSchedulerNeverRunsAScheduleThatNeverFires(t *testing.T) {
+	f := newScheduler(t, "default: {mode: scheduled, schedule: \"0 0 30 2 *\", layout: none}\n")
+	for range 2 {
+		p, err := f.s.RunPass(t.Context())
+		require.NoError(t, err)
+		require.Empty(t, p.Runs)
+		require.Empty(t, p.Decisions)
+		require.Len(t, p.Errors, 1)
+		require.Contains(t, p.Errors[0], `schedule "0 0 30 2 *": schedule never fires`)
+		f.clock.Add(time.Hour)
+	}
+	runs, err := control.ListRuns(t.Context(), f.st, f.id.String(), 0)
+	require.NoError(t, err)
+	require.Empty(t, runs)
+}
+
+// TestHistoryOf reads the newest compaction that ran to the end: one that
+// left the table's snapshot as it found it is a no-op, remembered at the
+// snapshot its run ended at; one that changed it, or an old record without
+// snapshot ids, lifts any back-off.
+func TestHistoryOf(t *testing.T) {
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	sh := func(id int64) *control.StepHealth { return &control.StepHealth{SnapshotID: id} }
+	step := func(name string, status control.RunStatus, before, after *control.StepHealth) control.Step {
+		return control.Step{Name: name, Status: status, Before: before, After: after, EndedAt: at}
+	}
+	noop := control.Run{ID: "r1", Steps: []control.Step{
+		step(control.StepCompact, control.StatusDone, sh(7), sh(7)),
+		step(control.StepManifests, control.StatusDone, sh(7), sh(8)),
+	}}
+	backedOff := control.Run{ID: "r2", Steps: []control.Step{step(control.StepCompact, control.StatusNotDue, nil, nil)}}
+	changed := control.Run{ID: "r0", Steps: []control.Step{step(control.StepCompact, control.StatusDone, sh(5), sh(6))}}
+	dry := control.Run{ID: "d", DryRun: true, Steps: []control.Step{step(control.StepCompact, control.StatusDone, sh(9), sh(9))}}
+	legacy := control.Run{ID: "old", Steps: []control.Step{step(control.StepCompact, control.StatusDone, sh(0), sh(0))}}
+
+	h := control.HistoryOf([]control.Run{dry, backedOff, noop, changed})
+	require.NotNil(t, h.Unchanged)
+	require.Equal(t, control.NoOpCompaction{RunID: "r1", SnapshotID: 8, At: at}, *h.Unchanged, "the snapshot the no-op's run ended at")
+	require.Nil(t, control.HistoryOf([]control.Run{changed, noop}).Unchanged, "the newest compaction changed the table")
+	require.Nil(t, control.HistoryOf([]control.Run{legacy, noop}).Unchanged)
+	require.Nil(t, control.HistoryOf(nil).Unchanged)
+
+	// Decide backs off at that snapshot only.
+	p := policy.Default()
+	health := func(snap int64) lake.Health {
+		return lake.Health{SnapshotID: snap, Metrics: lake.Metrics{DataFiles: 12, SmallFiles: 12, SmallFileRatio: 1}}
+	}
+	d := control.Decide(health(8), p, h)[2]
+	require.False(t, d.Run)
+	require.Equal(t, control.StatusNotDue, d.Status)
+	require.Contains(t, d.Reason, "changed nothing at this snapshot (8)")
+	require.True(t, control.Decide(health(9), p, h)[2].Run, "the table changed")
+	require.True(t, control.Decide(health(8), p, control.History{})[2].Run)
+}
+
+// TestPolicyFloorsAreTheSteps: the bounds the policies put on a value are
+// the ones the steps and health enforce.
+func TestPolicyFloorsAreTheSteps(t *testing.T) {
+	require.Equal(t, rewriter.MinOrphanAge, policy.MinOrphanAge)
+	require.Equal(t, lake.MinTargetFileSizeBytes, policy.MinTargetFileSizeBytes)
+}
