@@ -53,12 +53,15 @@
 // returns its plan to approved. The compact step puts first the partitions
 // whose groups the table's previous compaction skipped.
 //
-// The orphans step, like the orphans verb, plans with [PlanOrphans]: every
-// entry of every catalog floe can see ([Catalogs]) whose location overlaps
-// the table's is read, and what it references is kept; an entry or a
-// catalog that cannot be read refuses the step ([*UnreadableEntriesError]).
-// A floe run's uncommitted files are taken whatever their age only on the
-// table its run record names.
+// The expire and orphans steps, like their verbs, plan with [PlanExpire]
+// and [PlanOrphans]: every entry of every catalog floe can see
+// ([Catalogs.Siblings], the one place siblings are found) whose location
+// overlaps the table's is read, and what it references is never deleted;
+// an entry or a catalog that cannot be read refuses the step
+// ([*UnreadableEntriesError]). A table that has such siblings is expired
+// and cleaned by floe itself, whichever engine is chosen. A floe run's
+// uncommitted files are taken whatever their age only on the table its run
+// record names.
 //
 // # Plans and approval
 //

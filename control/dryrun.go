@@ -46,7 +46,7 @@ const StatusPlanned RunStatus = "planned"
 // would check before it starts (the table exists, every step's options, the
 // layout against the schema, an approved plan that is not stale) and plans
 // each step that is not skipped with the planner the run uses
-// ([rewriter.PlanExpire], [PlanOrphans], [rewriter.PlanCompaction],
+// ([PlanExpire], [PlanOrphans], [rewriter.PlanCompaction],
 // [rewriter.PlanManifestRewrite]). It records no run and moves no plan (a
 // stale plan is reported, not marked). Errors from bad options wrap
 // [rewriter.ErrInvalidOptions].
@@ -83,7 +83,7 @@ func PlanOptimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id 
 			eo := opts.Expire
 			eo.Now = opts.Now
 			var p rewriter.ExpirePlan
-			p, err = rewriter.PlanExpire(ctx, state.Table, eo)
+			p, _, err = PlanExpire(ctx, opts.Catalogs.orDefault(id.Catalog, cat), id, state.Table, eo)
 			step.Expire = &p
 		case StepOrphans:
 			oo := opts.Orphans

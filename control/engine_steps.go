@@ -25,7 +25,7 @@ func expireStep(ctx context.Context, cat catalog.Catalog, id lake.Ident, opts Op
 	if err != nil {
 		return nil, err
 	}
-	plan, err := rewriter.PlanExpire(ctx, state.Table, eo)
+	plan, eo, err := PlanExpire(ctx, opts.Catalogs.orDefault(id.Catalog, cat), id, state.Table, eo)
 	if err != nil || len(plan.Snapshots) == 0 {
 		return plan, err
 	}
@@ -65,13 +65,19 @@ func stepState(ctx context.Context, cat catalog.Catalog, id lake.Ident, sel Engi
 	return sel.StepState(ctx, id, tbl)
 }
 
-// ExpireOn runs plan, the expiry of state's table, on the engine sel picks:
-// natively, [rewriter.Expire]; elsewhere the engine's expiry with the plan's
-// cutoff and the number of snapshots to retain.
+// ExpireOn runs plan, the expiry of state's table planned with
+// [PlanExpire] (eo as it returned them), on the engine sel picks: natively,
+// [rewriter.Expire]; elsewhere the engine's expiry with the plan's cutoff
+// and the number of snapshots to retain. An engine's expiry deletes what
+// the table's own metadata no longer reaches, knowing nothing of the other
+// catalog entries sharing the location, and always deletes: a table that
+// has such siblings ([rewriter.ExpirePlan.Siblings]), or an expiry that is
+// to delete no file ([rewriter.ExpireOptions.KeepFiles]), is expired
+// natively.
 func ExpireOn(ctx context.Context, cat catalog.Catalog, state *lake.State, plan rewriter.ExpirePlan, eo rewriter.ExpireOptions, sel EngineSelect) (any, error) {
 	tbl := state.Table
 	choice := sel.choose(dataBytes(state))
-	if choice.Name == rewriter.NativeName {
+	if choice.Name == rewriter.NativeName || len(plan.Siblings) > 0 || eo.KeepFiles {
 		return rewriter.Expire(ctx, cat, tbl, plan, eo)
 	}
 	retain := eo.RetainLast

@@ -71,9 +71,10 @@ type OptimizeOptions struct {
 	// renews and releases it. Otherwise Optimize claims the table itself
 	// and refuses with [ErrBusy] a table another run holds.
 	Holder string
-	// Catalogs are every catalog floe can see: the orphans step keeps what
-	// any of their entries sharing the table's location references (see
-	// [PlanOrphans]). Default: only the table's own catalog.
+	// Catalogs are every catalog floe can see: the expire and orphans
+	// steps keep what any of their entries sharing the table's location
+	// references (see [PlanExpire], [PlanOrphans]). Default: only the
+	// table's own catalog.
 	Catalogs Catalogs
 }
 

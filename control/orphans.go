@@ -19,8 +19,8 @@ import (
 )
 
 // Catalogs are every catalog floe can see, opened on demand. Orphan removal
-// walks them all for the other entries that share a table's location (see
-// [PlanOrphans]).
+// and snapshot expiry walk them all for the other entries that share a
+// table's location (see [PlanOrphans], [PlanExpire]).
 type Catalogs struct {
 	// Names are the catalogs' names.
 	Names []string
@@ -62,22 +62,50 @@ func (c Catalogs) orDefault(name string, cat catalog.Catalog) Catalogs {
 // them again before deleting. Every path that removes orphans — the orphans
 // verb, optimize and the daemon's runs — plans here.
 func PlanOrphans(ctx context.Context, cats Catalogs, st *store.Store, id lake.Ident, tbl *table.Table, oo rewriter.OrphanOptions) (rewriter.OrphanPlan, error) {
-	if cats.Open == nil || !slices.Contains(cats.Names, id.Catalog) {
-		// Without them the check would silently see nothing.
-		return rewriter.OrphanPlan{}, fmt.Errorf("plan orphans of %s: the catalogs to check (%s) do not include the table's own, %q",
-			id, strings.Join(cats.Names, ", "), id.Catalog)
+	if err := cats.check(id); err != nil {
+		return rewriter.OrphanPlan{}, fmt.Errorf("plan orphans of %s: %w", id, err)
 	}
 	return rewriter.PlanOrphans(ctx, tbl, orphanOptions(cats, st, id, tbl.Location(), oo))
+}
+
+// PlanExpire plans the expiry of table id's snapshots
+// ([rewriter.PlanExpire]) so that it never deletes what another table can
+// reference: every entry of every catalog of cats whose location overlaps
+// tbl's is a sibling ([Catalogs.Siblings]), and a file any of them
+// references is kept, though only tbl's expired snapshots reach it in
+// tbl's metadata. A catalog or an entry that cannot be read refuses the
+// plan with an [*UnreadableEntriesError] naming each, unless eo.KeepFiles
+// (nothing is deleted, so nothing is asked).
+//
+// It returns the plan and eo with the siblings set: give both to
+// [ExpireOn] (or [rewriter.Expire]), which reads the siblings again before
+// it commits and before it deletes. Every path that expires snapshots —
+// the expire verb, optimize and the daemon's runs — plans here.
+func PlanExpire(ctx context.Context, cats Catalogs, id lake.Ident, tbl *table.Table, eo rewriter.ExpireOptions) (rewriter.ExpirePlan, rewriter.ExpireOptions, error) {
+	if err := cats.check(id); err != nil {
+		return rewriter.ExpirePlan{}, eo, fmt.Errorf("plan expire of %s: %w", id, err)
+	}
+	// Expiry compares paths under the default equivalences, as
+	// rewriter.Expire does; so does the overlap of locations.
+	eo.Siblings = cats.Siblings(id, tbl.Location(), rewriter.OrphanOptions{Concurrency: eo.MaxConcurrentDeletes})
+	plan, err := rewriter.PlanExpire(ctx, tbl, eo)
+	return plan, eo, err
+}
+
+// check reports whether c can say which entries share table id's
+// location: without id's own catalog the check would silently see nothing.
+func (c Catalogs) check(id lake.Ident) error {
+	if c.Open == nil || !slices.Contains(c.Names, id.Catalog) {
+		return fmt.Errorf("the catalogs to check (%s) do not include the table's own, %q", strings.Join(c.Names, ", "), id.Catalog)
+	}
+	return nil
 }
 
 // orphanOptions is oo with the table's name, its siblings and the run
 // records of st (see [PlanOrphans]).
 func orphanOptions(cats Catalogs, st *store.Store, id lake.Ident, location string, oo rewriter.OrphanOptions) rewriter.OrphanOptions {
-	eq := oo
 	oo.Table = id.String()
-	oo.Siblings = func(ctx context.Context) ([]rewriter.Sibling, error) {
-		return findSiblings(ctx, cats, id, location, eq)
-	}
+	oo.Siblings = cats.Siblings(id, location, oo)
 	if st != nil {
 		oo.RunTable = func(ctx context.Context, runID string) (string, bool, error) {
 			r, err := st.Run(ctx, runID)
@@ -93,11 +121,23 @@ func orphanOptions(cats Catalogs, st *store.Store, id lake.Ident, location strin
 	return oo
 }
 
-// findSiblings loads every table of every catalog of cats but id and
-// returns those whose location overlaps location under oo's equivalences
-// ([rewriter.OrphanOptions.Overlap]), sorted by name. A catalog it cannot
-// open or list, or a table it cannot load, is an [*UnreadableEntriesError]:
-// its location is unknown.
+// Siblings finds the siblings of table id, at location: the one place
+// floe looks for them, for orphan removal ([rewriter.OrphanOptions.Siblings])
+// and snapshot expiry ([rewriter.ExpireOptions.Siblings]) alike. Each call
+// loads every table of every catalog of c but id (at most oo.Concurrency at
+// a time, 8 by default) and returns those whose location overlaps location
+// under oo's equivalences ([rewriter.OrphanOptions.Overlap]): a table
+// registered twice, an entry of a copied catalog or of a restored catalog
+// backup, a table inside another's location. They are sorted by name. A
+// catalog it cannot open or list, or a table it cannot load, is an
+// [*UnreadableEntriesError]: its location is unknown.
+func (c Catalogs) Siblings(id lake.Ident, location string, oo rewriter.OrphanOptions) func(ctx context.Context) ([]rewriter.Sibling, error) {
+	return func(ctx context.Context) ([]rewriter.Sibling, error) {
+		return findSiblings(ctx, c, id, location, oo)
+	}
+}
+
+// findSiblings is the finder of [Catalogs.Siblings].
 func findSiblings(ctx context.Context, cats Catalogs, id lake.Ident, location string, oo rewriter.OrphanOptions) ([]rewriter.Sibling, error) {
 	var (
 		mu   sync.Mutex
@@ -158,15 +198,17 @@ type Unreadable struct {
 	Err  error
 }
 
-// UnreadableEntriesError is returned (wrapped) by orphan removal ([PlanOrphans]
-// and the deletion after it) when a catalog floe is configured with could
+// UnreadableEntriesError is returned (wrapped) by orphan removal
+// ([PlanOrphans] and the deletion after it) and snapshot expiry
+// ([PlanExpire], [ExpireOn]) when a catalog floe is configured with could
 // not be opened or listed, or one of its entries could not be loaded. Any
 // such entry may share the table's location, and the files it references
 // are unknown, so nothing is deleted. Make them readable (or drop the entry,
-// or the catalog from the configuration) and run again. It matches
-// [rewriter.ErrSiblingUnknown].
+// or the catalog from the configuration) and run again; snapshots can also
+// be expired without deleting files ([rewriter.ExpireOptions.KeepFiles]).
+// It matches [rewriter.ErrSiblingUnknown].
 type UnreadableEntriesError struct {
-	// Table is the table whose orphans were to be removed.
+	// Table is the table whose files were to be deleted.
 	Table string
 	// Catalogs could not be opened or listed; Entries could not be loaded.
 	Catalogs []Unreadable
@@ -181,7 +223,7 @@ func (e *UnreadableEntriesError) Error() string {
 	for _, c := range e.Entries {
 		parts = append(parts, fmt.Sprintf("entry %s could not be loaded (%v)", c.Name, c.Err))
 	}
-	return fmt.Sprintf("orphans of %s: nothing deleted, since these may share its location and what they reference is unknown: %s",
+	return fmt.Sprintf("nothing deleted from the location of %s, since these may share it and what they reference is unknown: %s",
 		e.Table, strings.Join(parts, "; "))
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/control"
@@ -22,6 +23,54 @@ import (
 	"github.com/floe-project/floe/rewriter"
 )
 
+// backupCatalog copies w's catalog into a catalog called backup, as a
+// restored catalog backup configured beside the original is, and opens it.
+func backupCatalog(t *testing.T, w *testlake.Warehouse) catalog.Catalog {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "backup.db")
+	w.CopyCatalog(t, "backup", path)
+	props := map[string]string{}
+	for k, v := range w.Props {
+		props[k] = v
+	}
+	props["uri"] = "file:" + path
+	backup, err := lake.OpenCatalog(context.Background(), "backup", props)
+	require.NoError(t, err)
+	if c, ok := backup.(catalog.Closer); ok {
+		t.Cleanup(func() { require.NoError(t, c.Close()) })
+	}
+	return backup
+}
+
+// compactSorted compacts table id into sort(id) with an optimize run of
+// that step alone.
+func compactSorted(t *testing.T, w *testlake.Warehouse, st *store.Store, id lake.Ident) {
+	t.Helper()
+	l, err := layout.Parse("sort(id)")
+	require.NoError(t, err)
+	run, err := control.Optimize(context.Background(), w.Catalog, st, id, control.OptimizeOptions{Compact: rewriter.CompactOptions{Layout: l},
+		Skip: map[string]bool{control.StepExpire: true, control.StepOrphans: true, control.StepManifests: true}})
+	require.NoError(t, err)
+	require.Equal(t, control.StatusDone, run.Status)
+}
+
+// localCatalogs are the warehouse's one catalog, as floe sees it.
+func localCatalogs(w *testlake.Warehouse) control.Catalogs {
+	return control.Catalogs{Names: []string{w.Name}, Open: func(context.Context, string) (catalog.Catalog, error) { return w.Catalog, nil }}
+}
+
+// registerGone registers db.gone with a copy of tbl's metadata file, then
+// removes the copy: an entry floe cannot load.
+func registerGone(t *testing.T, w *testlake.Warehouse, tbl *table.Table) {
+	t.Helper()
+	b, err := os.ReadFile(oracle.LocalPath(tbl.MetadataLocation()))
+	require.NoError(t, err)
+	copied := filepath.Join(oracle.LocalPath(tbl.Location()), "metadata", "99999-gone.metadata.json")
+	require.NoError(t, os.WriteFile(copied, b, 0o644))
+	w.Register(t, "db", "gone", "file://"+copied)
+	require.NoError(t, os.Remove(copied))
+}
+
 // The daemon's path: a restored backup of the catalog is configured beside
 // it, the original entry is compacted, and ten days later the scheduler
 // runs the backup entry's maintenance. The compaction's outputs are old by
@@ -32,28 +81,11 @@ func TestSchedulerOrphansKeepWhatAnEntryOfAnotherCatalogReferences(t *testing.T)
 	w, id, st := setup(t)
 	want, err := oracle.ChecksumIceberg(ctx, mustTable(t, w, id))
 	require.NoError(t, err)
-	backupPath := filepath.Join(t.TempDir(), "backup.db")
-	w.CopyCatalog(t, "backup", backupPath)
-	props := map[string]string{}
-	for k, v := range w.Props {
-		props[k] = v
-	}
-	props["uri"] = "file:" + backupPath
-	backup, err := lake.OpenCatalog(ctx, "backup", props)
-	require.NoError(t, err)
-	if c, ok := backup.(catalog.Closer); ok {
-		t.Cleanup(func() { require.NoError(t, c.Close()) })
-	}
+	backup := backupCatalog(t, w)
 	copied := lake.Ident{Catalog: "backup", Namespace: id.Namespace, Name: id.Name}
 	_, err = lake.LoadTable(ctx, backup, copied)
 	require.NoError(t, err)
-
-	l, err := layout.Parse("sort(id)")
-	require.NoError(t, err)
-	run, err := control.Optimize(ctx, w.Catalog, st, id, control.OptimizeOptions{Compact: rewriter.CompactOptions{Layout: l},
-		Skip: map[string]bool{control.StepExpire: true, control.StepOrphans: true, control.StepManifests: true}})
-	require.NoError(t, err)
-	require.Equal(t, control.StatusDone, run.Status)
+	compactSorted(t, w, st, id)
 
 	set, err := policy.ParseFile("floe.yaml", []byte("default: {mode: manual, layout: none, enabled: {expire: false, compact: false, manifests: false}}\n"))
 	require.NoError(t, err)
@@ -102,7 +134,7 @@ func TestPlanOrphansJudgesARunsFilesByItsRecord(t *testing.T) {
 	tbl := mustTable(t, w, id)
 	twinID := lake.Ident{Catalog: w.Name, Namespace: id.Namespace, Name: "twin"}
 	twin := w.Register(t, "db", "twin", tbl.MetadataLocation())
-	cats := control.Catalogs{Names: []string{w.Name}, Open: func(context.Context, string) (catalog.Catalog, error) { return w.Catalog, nil }}
+	cats := localCatalogs(w)
 
 	const runID = "20261201T000000Z-0a1b2c3d"
 	now := time.Now().UTC()
@@ -137,12 +169,7 @@ func TestPlanOrphansJudgesARunsFilesByItsRecord(t *testing.T) {
 	require.ErrorContains(t, err, "do not include the table's own")
 
 	// An entry whose metadata file is gone: its location is unknown.
-	b, err := os.ReadFile(oracle.LocalPath(tbl.MetadataLocation()))
-	require.NoError(t, err)
-	copied := filepath.Join(oracle.LocalPath(tbl.Location()), "metadata", "99999-gone.metadata.json")
-	require.NoError(t, os.WriteFile(copied, b, 0o644))
-	w.Register(t, "db", "gone", "file://"+copied)
-	require.NoError(t, os.Remove(copied))
+	registerGone(t, w, tbl)
 	_, err = control.PlanOrphans(ctx, cats, st, id, tbl, rewriter.OrphanOptions{})
 	require.ErrorIs(t, err, rewriter.ErrSiblingUnknown)
 	var unreadable *control.UnreadableEntriesError

@@ -486,7 +486,11 @@
 //     (refs, their min-snapshots-to-keep, max-snapshot-age-ms and
 //     max-ref-age-ms, then the table properties) against an injected clock,
 //     removed by id with every ref asserted unchanged; the files deleted are
-//     those the expired snapshots reach and the committed metadata does not.
+//     those the expired snapshots reach and neither the committed metadata
+//     nor any [Sibling] ([ExpireOptions.Siblings]) references. Siblings are
+//     read when planning, before the commit (one that cannot be read
+//     refuses the expiry, [ErrSiblingUnknown]) and again before deleting;
+//     [ExpireOptions.KeepFiles] expires from metadata only.
 //   - [PlanOrphans] / [DeleteOrphans]: files under the table location that
 //     no snapshot, manifest, metadata file or statistics file references —
 //     of the table, or of a [Sibling], another catalog entry whose location

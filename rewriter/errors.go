@@ -86,14 +86,18 @@ func (e invalidOptionsError) Is(target error) bool { return target == ErrInvalid
 // than the longest write job may belong to a commit still in flight.
 var ErrUnsafeAge = errors.New("rewriter: orphan age below the 24h safety floor")
 
-// ErrSiblingUnknown means orphan removal cannot prove a file unreferenced:
-// another catalog entry whose location overlaps the table's (a
-// [Sibling]), or one that may, could not be read — its metadata or
-// manifests unreadable, its catalog unreachable — so the files it
-// references are unknown. [PlanOrphans] and [DeleteOrphans] return it,
-// wrapped with the entry's or the catalog's name, and delete nothing. Make
-// the entry readable (or drop it from its catalog) and run again; retrying
-// alone helps only when the failure was transient. Test with errors.Is.
+// ErrSiblingUnknown means orphan removal or snapshot expiry cannot prove a
+// file unreferenced: another catalog entry whose location overlaps the
+// table's (a [Sibling]), or one that may, could not be read — its metadata
+// or manifests unreadable, its catalog unreachable — so the files it
+// references are unknown. [PlanOrphans], [DeleteOrphans], [PlanExpire] and
+// [Expire] return it, wrapped with the entry's or the catalog's name, and
+// delete nothing ([Expire] expires nothing either, unless the entry became
+// unreadable between its commit and its deletion: then the snapshots stay
+// expired and their files stay in place). Make the entry readable (or drop
+// it from its catalog) and run again, or expire with
+// [ExpireOptions.KeepFiles]; retrying alone helps only when the failure
+// was transient. Test with errors.Is.
 var ErrSiblingUnknown = errors.New("rewriter: a catalog entry that may share the table location cannot be read")
 
 // IsRetryableCommitError reports whether a commit error from iceberg-go or a

@@ -40,6 +40,22 @@ type ExpireOptions struct {
 	MaxConcurrentDeletes int
 	// Now is the clock ages are measured against. Default: time.Now.
 	Now func() time.Time
+	// Siblings supplies the other catalog entries whose locations overlap
+	// the table's ([Sibling]; the control plane finds them, as for
+	// [OrphanOptions.Siblings]). A file any of them references — from any
+	// of its snapshots, metadata files or statistics files — is never
+	// deleted, though the table's own expired snapshots alone reached it.
+	// It is asked when planning, before the commit and again before
+	// deleting; an error, or a sibling that cannot be read, refuses the
+	// expiry ([ErrSiblingUnknown]). Default: none, for a caller that knows
+	// no other catalog entry.
+	Siblings func(ctx context.Context) ([]Sibling, error)
+	// KeepFiles expires the snapshots from the table metadata and deletes
+	// no file, as Iceberg's cleanExpiredFiles(false): the files they alone
+	// reached are left for orphan removal, which judges them against every
+	// entry sharing the location. Siblings are then not asked, so an entry
+	// that cannot be read does not stop it.
+	KeepFiles bool
 }
 
 // Validate reports every invalid option at once.
@@ -101,6 +117,15 @@ type ExpirePlan struct {
 	// when that is not given. A branch with its own max-snapshot-age-ms
 	// uses that along the branch instead.
 	Cutoff time.Time
+	// Siblings names the other catalog entries whose locations overlap the
+	// table's ([ExpireOptions.Siblings]); Shared counts the files only
+	// expired snapshots reach that one of them references: kept, and not
+	// in Files.
+	Siblings []string
+	Shared   int
+	// KeepFiles is [ExpireOptions.KeepFiles]: the snapshots expire and no
+	// file is deleted, so Files is empty and siblings were not asked.
+	KeepFiles bool
 }
 
 // ExpireResult is what [Expire] did.
@@ -120,6 +145,14 @@ type ExpireResult struct {
 	// Deleted are the files deleted; DeletedBytes their size.
 	Deleted      []string
 	DeletedBytes int64
+	// Siblings names the catalog entries sharing the location that were
+	// read before deleting; Shared are the files only expired snapshots
+	// reached that one of them references, kept.
+	Siblings []string
+	Shared   []string
+	// KeepFiles says no file was deleted, as asked
+	// ([ExpireOptions.KeepFiles]).
+	KeepFiles bool
 }
 
 // SelectExpired decides, from table metadata alone, which snapshots expire
@@ -201,7 +234,9 @@ func SelectExpired(md table.Metadata, opts ExpireOptions, now time.Time) (expire
 }
 
 // PlanExpire is the dry run of [Expire]: which snapshots expire now and
-// which files only they reach (no retained snapshot reaches them).
+// which files only they reach (no retained snapshot reaches them, nor any
+// sibling: see [ExpireOptions.Siblings]). A sibling that cannot be read
+// fails the plan with [ErrSiblingUnknown], as it would fail the expiry.
 func PlanExpire(ctx context.Context, tbl *table.Table, opts ExpireOptions) (ExpirePlan, error) {
 	opts = opts.withDefaults()
 	md := tbl.Metadata()
@@ -211,8 +246,8 @@ func PlanExpire(ctx context.Context, tbl *table.Table, opts ExpireOptions) (Expi
 		return ExpirePlan{}, fmt.Errorf("plan expire of %s: %w", tbl.Location(), err)
 	}
 	plan := ExpirePlan{MetadataLocation: tbl.MetadataLocation(), Snapshots: expire, RemoveRefs: refs,
-		Retained: len(md.Snapshots()) - len(expire), Cutoff: now.Add(-opts.maxSnapshotAge(md))}
-	if len(expire) == 0 {
+		Retained: len(md.Snapshots()) - len(expire), Cutoff: now.Add(-opts.maxSnapshotAge(md)), KeepFiles: opts.KeepFiles}
+	if len(expire) == 0 || opts.KeepFiles {
 		return plan, nil
 	}
 	fio, err := tbl.FS(ctx)
@@ -223,6 +258,11 @@ func PlanExpire(ctx context.Context, tbl *table.Table, opts ExpireOptions) (Expi
 	if err != nil {
 		return ExpirePlan{}, fmt.Errorf("plan expire of %s: %w", tbl.Location(), err)
 	}
+	sibs, err := readSiblings(ctx, opts.Siblings, opts.MaxConcurrentDeletes)
+	if err != nil {
+		return ExpirePlan{}, fmt.Errorf("plan expire of %s: %w", tbl.Location(), err)
+	}
+	plan.Siblings, plan.Shared = sibs.names, len(sibs.keep(files))
 	plan.Files = slices.Sorted(maps.Keys(files))
 	for _, n := range files {
 		plan.Bytes += n
@@ -269,11 +309,25 @@ func exclusiveFiles(ctx context.Context, fio iceio.IO, before table.Metadata, ex
 // commit, which is retried (bounded) when the table moves. The files deleted
 // are computed again after the commit from what was actually expired and
 // what the committed metadata retains, never from the plan alone.
+//
+// A file that a sibling ([ExpireOptions.Siblings]) references is never
+// deleted. The siblings are read before the commit — one that cannot be
+// read refuses the expiry, and nothing changes — and again, found anew,
+// before deleting: one that cannot be read then leaves the snapshots
+// expired and every file in place (the error says so), for orphan removal
+// to judge later. With [ExpireOptions.KeepFiles] nothing is deleted and no
+// sibling is read.
 func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, plan ExpirePlan, opts ExpireOptions) (ExpireResult, error) {
 	if err := opts.Validate(); err != nil {
 		return ExpireResult{}, fmt.Errorf("expire %s: %w", tbl.Location(), err)
 	}
 	opts = opts.withDefaults()
+	if !opts.KeepFiles && len(plan.Snapshots) > 0 {
+		// Refuse before anything changes when a sibling is unreadable.
+		if _, err := readSiblings(ctx, opts.Siblings, opts.MaxConcurrentDeletes); err != nil {
+			return ExpireResult{}, fmt.Errorf("expire %s: no snapshot expired, no file deleted: %w", tbl.Location(), err)
+		}
+	}
 	ident := tbl.Identifier()
 	planned := make(map[int64]bool, len(plan.Snapshots))
 	for _, id := range plan.Snapshots {
@@ -358,6 +412,10 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, plan Exp
 	if len(res.Expired) == 0 {
 		return res, nil
 	}
+	if opts.KeepFiles {
+		res.KeepFiles = true
+		return res, nil
+	}
 	fio, err := after.FS(ctx)
 	if err != nil {
 		return res, fmt.Errorf("expire %s: open table io: %w", tbl.Location(), err)
@@ -366,6 +424,13 @@ func Expire(ctx context.Context, cat table.CatalogIO, tbl *table.Table, plan Exp
 	if err != nil {
 		return res, fmt.Errorf("expire %s: %w", tbl.Location(), err)
 	}
+	// Read after the commit: an entry registered since the check above, or
+	// a sibling's commit since, counts.
+	sibs, err := readSiblings(ctx, opts.Siblings, opts.MaxConcurrentDeletes)
+	if err != nil {
+		return res, fmt.Errorf("expire %s: %d snapshots expired, no file deleted (orphan removal can take them later): %w", tbl.Location(), len(res.Expired), err)
+	}
+	res.Siblings, res.Shared = sibs.names, sibs.keep(files)
 	res.Deleted, res.DeletedBytes, err = deleteFiles(ctx, fio, files, opts.MaxConcurrentDeletes)
 	if err != nil {
 		return res, fmt.Errorf("expire %s: snapshots expired, deleting their files: %w", tbl.Location(), err)

@@ -37,7 +37,11 @@ func (p ExpirePlan) MarshalJSON() ([]byte, error) {
 		Files            []string  `json:"files"`
 		Bytes            int64     `json:"bytes"`
 		Cutoff           time.Time `json:"cutoff"`
-	}{p.MetadataLocation, snapshotIDs(p.Snapshots), list(p.RemoveRefs), p.Retained, list(p.Files), p.Bytes, p.Cutoff})
+		Siblings         []string  `json:"siblings"`
+		Shared           int       `json:"shared"`
+		KeepFiles        bool      `json:"keep_files"`
+	}{p.MetadataLocation, snapshotIDs(p.Snapshots), list(p.RemoveRefs), p.Retained, list(p.Files), p.Bytes, p.Cutoff,
+		list(p.Siblings), p.Shared, p.KeepFiles})
 }
 
 // MarshalJSON writes the result with snake_case keys.
@@ -50,7 +54,11 @@ func (r ExpireResult) MarshalJSON() ([]byte, error) {
 		SnapshotID   int64    `json:"snapshot_id,string"`
 		Deleted      []string `json:"deleted"`
 		DeletedBytes int64    `json:"deleted_bytes"`
-	}{snapshotIDs(r.Expired), snapshotIDs(r.Kept), r.Retained, list(r.RemovedRefs), r.SnapshotID, list(r.Deleted), r.DeletedBytes})
+		Siblings     []string `json:"siblings"`
+		Shared       []string `json:"shared"`
+		KeepFiles    bool     `json:"keep_files"`
+	}{snapshotIDs(r.Expired), snapshotIDs(r.Kept), r.Retained, list(r.RemovedRefs), r.SnapshotID, list(r.Deleted), r.DeletedBytes,
+		list(r.Siblings), list(r.Shared), r.KeepFiles})
 }
 
 // MarshalJSON writes the file with snake_case keys.

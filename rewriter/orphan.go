@@ -89,6 +89,10 @@ func (o OrphanOptions) Validate() error {
 // olderThanGiven reports whether OlderThan is to be used as is.
 func (o OrphanOptions) olderThanGiven() bool { return o.OlderThanSet || o.OlderThan != 0 }
 
+// defaultEqualSchemes is [OrphanOptions.EqualSchemes] when not given: the
+// schemes of S3's clients name one store.
+func defaultEqualSchemes() map[string]string { return map[string]string{"s3,s3a,s3n": "s3"} }
+
 func (o OrphanOptions) withDefaults() OrphanOptions {
 	if !o.olderThanGiven() {
 		o.OlderThan = DefaultOrphanAge
@@ -98,7 +102,7 @@ func (o OrphanOptions) withDefaults() OrphanOptions {
 		o.Now = time.Now
 	}
 	if o.EqualSchemes == nil {
-		o.EqualSchemes = map[string]string{"s3,s3a,s3n": "s3"}
+		o.EqualSchemes = defaultEqualSchemes()
 	}
 	if o.Concurrency == 0 {
 		o.Concurrency = 8

@@ -3,6 +3,7 @@ package rewriter
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	iceio "github.com/apache/iceberg-go/io"
@@ -10,12 +11,14 @@ import (
 )
 
 // Sibling is another catalog entry whose location overlaps the location of
-// the table whose orphans are removed: the same table registered under a
-// second name (Iceberg's register_table), its entry in a copied catalog or
-// a restored catalog backup, or a table whose location lies inside the
-// other's. Each entry commits on its own, so files one of them wrote and
-// committed are unknown to the other's metadata. The control plane finds
-// them in every catalog it can see; this package only reads them.
+// the table cleaned (its orphans removed, its expired snapshots' files
+// deleted): the same table registered under a second name (Iceberg's
+// register_table), its entry in a copied catalog or a restored catalog
+// backup, or a table whose location lies inside the other's. Each entry
+// commits on its own, so files one of them references are unknown to the
+// other's metadata, and one's expired snapshot may be another's current.
+// The control plane finds them in every catalog it can see; this package
+// only reads them ([OrphanOptions.Siblings], [ExpireOptions.Siblings]).
 type Sibling struct {
 	// Name names the entry for people: catalog.namespace.name.
 	Name string
@@ -112,6 +115,47 @@ func siblingKeys(ctx context.Context, sibs []Sibling, tails map[string]bool, sch
 		}
 	}
 	return out, nil
+}
+
+// siblingRefs is what the siblings of a table reference, for [Expire]:
+// their names, and every location they reference, normalized under the
+// default equivalences ([OrphanOptions.EqualSchemes]).
+type siblingRefs struct {
+	names          []string
+	keys           map[string]bool
+	schemes, auths map[string]string
+}
+
+// readSiblings asks find, if any, for the siblings and reads what each
+// references from its newest metadata ([siblingKeys]). It fails when find
+// does, or when a sibling cannot be read ([ErrSiblingUnknown]).
+func readSiblings(ctx context.Context, find func(context.Context) ([]Sibling, error), concurrency int) (siblingRefs, error) {
+	r := siblingRefs{schemes: flattenEquivalences(defaultEqualSchemes()), auths: map[string]string{}}
+	sibs, err := siblingsOf(ctx, find)
+	if err != nil || len(sibs) == 0 {
+		return r, err
+	}
+	for _, s := range sibs {
+		r.names = append(r.names, s.Name)
+	}
+	if r.keys, err = siblingKeys(ctx, sibs, map[string]bool{}, r.schemes, r.auths, concurrency); err != nil {
+		return siblingRefs{}, err
+	}
+	return r, nil
+}
+
+// keep removes from files every file a sibling references and returns
+// them, sorted.
+func (r siblingRefs) keep(files fileSet) []string {
+	var kept []string
+	for p := range files {
+		if r.keys[NormalizeLocation(p, r.schemes, r.auths)] {
+			kept = append(kept, p)
+			delete(files, p)
+		}
+	}
+	slices.Sort(kept)
+	return kept
 }
 
 // runTables tells which table each floe run was on: from the leases found

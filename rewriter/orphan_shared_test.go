@@ -65,6 +65,19 @@ func (s *sharedEntries) compactA(t *testing.T) *table.Table {
 	return s.a
 }
 
+// brokenSibling creates db.broken inside the shared location, one append,
+// and removes its manifest list: a sibling whose snapshots cannot be read.
+// It returns a Siblings function that supplies it as local.db.broken.
+func (s *sharedEntries) brokenSibling(t *testing.T) func(context.Context) ([]rewriter.Sibling, error) {
+	t.Helper()
+	broken, err := s.w.Catalog.CreateTable(t.Context(), table.Identifier{"db", "broken"}, commitSchema,
+		catalog.WithLocation(s.a.Location()+"/nested/broken"))
+	require.NoError(t, err)
+	broken = appendFresh(t, broken, 0, 10, "eu")
+	require.NoError(t, os.Remove(oracle.LocalPath(broken.CurrentSnapshot().ManifestList)))
+	return sibling("local.db.broken", broken)
+}
+
 // sibling is a Siblings function that always supplies tbl as name.
 func sibling(name string, tbl *table.Table) func(context.Context) ([]rewriter.Sibling, error) {
 	return func(ctx context.Context) ([]rewriter.Sibling, error) {
@@ -283,13 +296,7 @@ func TestOrphansRefuseWhenASiblingCannotBeRead(t *testing.T) {
 	require.ErrorIs(t, err, unlisted)
 	require.ErrorContains(t, err, "catalog backup")
 
-	// A sibling whose snapshots cannot be read: its manifest list is gone.
-	broken, err := s.w.Catalog.CreateTable(ctx, table.Identifier{"db", "broken"}, commitSchema,
-		catalog.WithLocation(s.a.Location()+"/nested/broken"))
-	require.NoError(t, err)
-	broken = appendFresh(t, broken, 0, 10, "eu")
-	require.NoError(t, os.Remove(oracle.LocalPath(broken.CurrentSnapshot().ManifestList)))
-	_, err = rewriter.PlanOrphans(ctx, s.b, rewriter.OrphanOptions{Now: clock, Siblings: sibling("local.db.broken", broken)})
+	_, err = rewriter.PlanOrphans(ctx, s.b, rewriter.OrphanOptions{Now: clock, Siblings: s.brokenSibling(t)})
 	require.ErrorIs(t, err, rewriter.ErrSiblingUnknown)
 	require.ErrorContains(t, err, "local.db.broken")
 

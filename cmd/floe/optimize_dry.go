@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/config"
@@ -35,7 +36,11 @@ func dryRunStepText(s control.DryRunStep) string {
 		if len(p.Snapshots) == 0 {
 			return fmt.Sprintf("expire nothing (keeping %d snapshots)", p.Retained)
 		}
-		return fmt.Sprintf("expire %d snapshots, keeping %d; delete %d files (%s)", len(p.Snapshots), p.Retained, len(p.Files), config.FormatSize(p.Bytes))
+		msg := fmt.Sprintf("expire %d snapshots, keeping %d; delete %d files (%s)", len(p.Snapshots), p.Retained, len(p.Files), config.FormatSize(p.Bytes))
+		if len(p.Siblings) > 0 {
+			msg += fmt.Sprintf("; keep %d files that %s, sharing the location, reference", p.Shared, strings.Join(p.Siblings, ", "))
+		}
+		return msg
 	case s.Orphans != nil:
 		p := s.Orphans
 		return fmt.Sprintf("delete %d orphan files (%s) older than %s; %d younger kept", len(p.Files), config.FormatSize(p.Bytes),

@@ -53,6 +53,20 @@ func (s *sharedLake) load(t *testing.T, name string) *table.Table {
 	return tbl
 }
 
+// registerDamaged registers db.broken with a copy of tbl's metadata file,
+// then damages the copy: an entry floe cannot load. It returns the copy's
+// path and its good content, to repair it with.
+func (s *sharedLake) registerDamaged(t *testing.T, tbl *table.Table) (string, []byte) {
+	t.Helper()
+	copied := filepath.Join(oracle.LocalPath(tbl.Location()), "metadata", "99999-copy.metadata.json")
+	b, err := os.ReadFile(oracle.LocalPath(tbl.MetadataLocation()))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(copied, b, 0o644))
+	s.w.Register(t, "db", "broken", "file://"+copied)
+	require.NoError(t, os.WriteFile(copied, []byte("{not json"), 0o644))
+	return copied, b
+}
+
 // The adversarial case of issue 37 through the CLI, default flags: compact
 // db.flat, then floe orphans --apply on db.twin, which shares its location.
 // flat's compaction outputs are seconds old, named after a run that is
@@ -141,13 +155,7 @@ func TestOrphansRefuseWhenAnEntryOrACatalogCannotBeRead(t *testing.T) {
 	stray := filepath.Join(loc, "data", "stray.parquet")
 	require.NoError(t, os.WriteFile(stray, []byte("stray"), 0o644))
 
-	// db.broken's metadata file is damaged after it was registered.
-	copied := filepath.Join(loc, "metadata", "99999-copy.metadata.json")
-	b, err := os.ReadFile(oracle.LocalPath(flat.MetadataLocation()))
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(copied, b, 0o644))
-	s.w.Register(t, "db", "broken", "file://"+copied)
-	require.NoError(t, os.WriteFile(copied, []byte("{not json"), 0o644))
+	copied, b := s.registerDamaged(t, flat)
 
 	io, out, errOut := testIO()
 	code := runWith(t, io, s.dir, "orphans", "local.db.flat", "--apply", "--older-than", "0", "--force")
