@@ -423,6 +423,40 @@
 // each page is compressed alone; arrow-go's encoders each held a 16 MiB
 // history buffer, reallocated whenever a collection emptied their pool.
 //
+// # Row lineage (format version 3)
+//
+// On a table of format version 3 or later every row has a _row_id and a
+// _last_updated_sequence_number, and the spec ("Row Lineage") has a row
+// moved to another data file keep both: a compaction modifies no row. A
+// file may hold them as columns (field ids 2147483540 and 2147483539, as a
+// copy-on-write rewrite writes them) or not (an append); a row without a
+// value inherits one, _row_id as its file's first_row_id plus its position
+// in the file, _last_updated_sequence_number as its manifest entry's data
+// sequence number. So a group of such a table is read with iceberg-go's
+// table.WithRowLineage (readOptions), which gives both after the table's
+// columns, the value stored or else the inherited one, computed before
+// deletes drop rows; they travel through the scan, the sort, its spills and
+// its merge like any column; and the writer writes them as columns of every
+// new file, described with statistics as iceberg-go's own RewriteDataFiles
+// describes them ([WriterOptions.RowLineage]). A row whose file has no
+// first_row_id (a table just upgraded from version 2, before its first
+// snapshot of version 3) has no _row_id: it is written null and takes an id
+// of its new file's range.
+//
+// The new files' manifest entries carry no first_row_id, as the spec has a
+// writer leave it for added files: the commit (iceberg-go's manifest list
+// writer) gives each new data manifest a range from the table's next-row-id,
+// so each new file has a range of ids of its own; the ids the file holds win
+// over it on read, and the range keeps any id a reader does inherit unique.
+// The format version is never changed, and tables of versions 1 and 2 are
+// written without the columns. The content check digests both columns on
+// both sides (the read back, of files no snapshot holds yet, takes them from
+// the files alone), so a rewrite that lost or moved a row's lineage fails
+// before it commits. Files of a v3 table are always read by iceberg-go's
+// scan: the rewriter's own Parquet read (parquetFiles) does not compute
+// inherited values. The columns cost 16 bytes a row in memory and spills,
+// and on storage what two more int64 columns cost.
+//
 // # Committing rewritten groups
 //
 // [CommitGroups] turns groups written by [RewriteGroup] into replace

@@ -239,6 +239,11 @@ func CollapseTasks(tasks []table.FileScanTask) []table.FileScanTask {
 // Within the group the new files are globally ordered: file i's last key is
 // at most file i+1's first key, in the order returned.
 //
+// On a table of format version 3 or later every row keeps its lineage: its
+// _row_id and _last_updated_sequence_number are read with it and written
+// as columns of the new files (see "Row lineage" in the package
+// documentation).
+//
 // Nothing is lost silently. The live rows read from each chunk of
 // opts.ScanChunkFiles inputs must be at most the sum of their record_count
 // and at least that sum less the record_count of the position delete files
@@ -389,12 +394,13 @@ func rewriteGroupOnce(ctx context.Context, tbl *table.Table, tasks []table.FileS
 		RunID:               opts.RunID,
 		Parallelism:         run.par,
 		Allocator:           run.alloc,
+		RowLineage:          rowLineage(tbl),
 	})
 	if err != nil {
 		return nil, err
 	}
 
-	scan := tbl.Scan(table.WithMaxConcurrency(run.scanWorkers), table.WithArrowBatchSize(run.batchRows))
+	scan := tbl.Scan(readOptions(tbl, run.scanWorkers, run.batchRows)...)
 	defer scan.Close()
 	rd := &groupReader{scan: scan, tasks: tasks, chunk: run.chunk, partition: run.partPath, meter: run.meter}
 	var coder *inputCoder

@@ -26,7 +26,9 @@ import (
 //
 // It reads only what needs none of the scan's work: a whole Parquet file no
 // delete of any kind applies to, of a table of format version 2 or less
-// (no row lineage), whose flat columns hold every column of the scan's
+// (a v3 table's rows carry lineage, which a file may not hold and the scan
+// then computes from the file's place in the table: see "Row lineage" in
+// the package documentation), whose flat columns hold every column of the scan's
 // schema by field id, each of the very Arrow type the scan gives (or a
 // dictionary of it, where asked). Anything else — deletes, a column added
 // after the file was written, a promoted type, a file without field ids,

@@ -1,13 +1,12 @@
 package rewriter
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"iter"
 	iofs "io/fs"
+	"iter"
 	"path"
 	"strings"
 	"time"
@@ -138,13 +137,17 @@ func readBack(ctx context.Context, tbl *table.Table, files []iceberg.DataFile, w
 // iceberg-go's scan of tbl reads them: columns by field id, in the table's
 // schema, on arrow-go's Go allocator (not a rewrite's [PagePool]), with at
 // most workers files decoded at once (0: one) in batches of batchRows rows
-// (0: [DefaultScanBatchRows]).
+// (0: [DefaultScanBatchRows]). On a table of format version 3 or later the
+// rows' lineage is digested too, _row_id and _last_updated_sequence_number
+// as a reader of the table sees them (stored, else inherited from the
+// task's FirstRowID and DataSequenceNumber), so the digests of a rewrite's
+// inputs and outputs are equal only if every row kept its lineage.
 func DigestTasks(ctx context.Context, tbl *table.Table, tasks []table.FileScanTask, workers, batchRows int) (rowsum.Sum, error) {
 	var d rowsum.Digest
 	if len(tasks) == 0 {
 		return d.Sum(), nil
 	}
-	scan := tbl.Scan(table.WithMaxConcurrency(max(workers, 1)), table.WithArrowBatchSize(cmp.Or(batchRows, DefaultScanBatchRows)))
+	scan := tbl.Scan(readOptions(tbl, workers, batchRows)...)
 	defer scan.Close()
 	_, records, err := scan.ReadTasks(ctx, tasks)
 	if err != nil {

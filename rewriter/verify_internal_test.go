@@ -27,23 +27,31 @@ import (
 // A rewrite whose output differs from its input by one byte, one value or
 // one row fails before it commits: the table keeps its snapshot, the output
 // files are kept and named, with an evidence record beside them.
+//
+// On a table of format version 3 the row lineage is content too: a row
+// given another _row_id or _last_updated_sequence_number, or two rows that
+// traded ids, fail the check the same way.
 func TestContentCheckStopsATamperedRewrite(t *testing.T) {
 	cases := []struct {
-		name   string
-		layout string
-		column string
-		tamper func(arr arrow.Array, row int) bool
-		diff   string
+		name    string
+		version int
+		layout  string
+		column  string
+		tamper  func(arr arrow.Array, row int) bool
+		diff    string
 	}{
-		{"one string byte", "binpack", "s", flipStringByte, "values differ in column s"},
-		{"one string byte, sorted", "sort(id)", "s", flipStringByte, "values differ in column s"},
-		{"one binary byte", "zorder(id, n)", "b", flipStringByte, "values differ in column b"},
-		{"one integer", "hilbert(id, n)", "n", bumpInt, "values differ in column n"},
-		{"one id", "sort(n)", "id", bumpInt, "values differ in column id"},
+		{"one string byte", 2, "binpack", "s", flipStringByte, "values differ in column s"},
+		{"one string byte, sorted", 2, "sort(id)", "s", flipStringByte, "values differ in column s"},
+		{"one binary byte", 2, "zorder(id, n)", "b", flipStringByte, "values differ in column b"},
+		{"one integer", 2, "hilbert(id, n)", "n", bumpInt, "values differ in column n"},
+		{"one id", 2, "sort(n)", "id", bumpInt, "values differ in column id"},
+		{"one row id", 3, "sort(n)", "_row_id", bumpInt, "values differ in column _row_id"},
+		{"one sequence number", 3, "zorder(id, n)", "_last_updated_sequence_number", bumpInt, "values differ in column _last_updated_sequence_number"},
+		{"two rows trade ids", 3, "binpack", "_row_id", swapNext, "every column holds the same values, but they are combined into other rows"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			tbl, ident := contentFixture(t)
+			tbl, ident := contentFixture(t, tc.version)
 			st, err := lake.LoadState(t.Context(), ident, tbl, lake.LoadOptions{})
 			require.NoError(t, err)
 			snap := st.Current.SnapshotID
@@ -55,9 +63,12 @@ func TestContentCheckStopsATamperedRewrite(t *testing.T) {
 				if tampered.Load() > 0 || len(p.spans) == 0 {
 					return
 				}
-				c := p.sch.FieldIndices(tc.column)[0]
+				c := p.sch.FieldIndices(tc.column)
+				if len(c) == 0 {
+					return // not a column the rewrite carries
+				}
 				sp := p.spans[len(p.spans)/2]
-				if tc.tamper(p.cols[c][sp.src], int(sp.row)) {
+				if tc.tamper(p.cols[c[0]][sp.src], int(sp.row)) {
 					tampered.Add(1)
 				}
 			}
@@ -136,9 +147,20 @@ func bumpInt(arr arrow.Array, row int) bool {
 	return true
 }
 
-// contentFixture is an unpartitioned table of 6 appends of 5,000 rows, one
-// data file each, written by iceberg-go.
-func contentFixture(t *testing.T) (*table.Table, lake.Ident) {
+// swapNext swaps the value at row of an int64 column with the next row's.
+func swapNext(arr arrow.Array, row int) bool {
+	a, ok := arr.(*array.Int64)
+	if !ok || row+1 >= a.Len() || a.IsNull(row) || a.IsNull(row+1) {
+		return false
+	}
+	v := a.Int64Values()
+	v[row], v[row+1] = v[row+1], v[row]
+	return v[row] != v[row+1]
+}
+
+// contentFixture is an unpartitioned table of format version version with
+// 6 appends of 5,000 rows, one data file each, written by iceberg-go.
+func contentFixture(t *testing.T, version int) (*table.Table, lake.Ident) {
 	t.Helper()
 	w := testlake.New(t)
 	if c, ok := w.Catalog.(catalog.Closer); ok {
@@ -151,7 +173,8 @@ func contentFixture(t *testing.T) (*table.Table, lake.Ident) {
 		iceberg.NestedField{ID: 4, Name: "b", Type: iceberg.PrimitiveTypes.Binary},
 		iceberg.NestedField{ID: 5, Name: "n", Type: iceberg.PrimitiveTypes.Int32},
 	)
-	tbl := w.CreateTable(t, "db", "t", sc, nil, nil, nil)
+	tbl := w.CreateTable(t, "db", "t", sc, nil, iceberg.Properties{table.PropertyFormatVersion: fmt.Sprint(version)}, nil)
+	require.Equal(t, version, tbl.Metadata().Version())
 	asc := testlake.ArrowSchema(t, tbl)
 	for f := range 6 {
 		b := array.NewRecordBuilder(memory.DefaultAllocator, asc)

@@ -93,6 +93,16 @@ type WriterOptions struct {
 	// other than letters, digits and '-', or longer than 64, is left out of
 	// the names.
 	RunID string
+	// RowLineage writes the row-lineage columns, _row_id and
+	// _last_updated_sequence_number, after the table's columns, as columns
+	// of the files with the spec's reserved field ids: batches must carry
+	// them there, as iceberg-go's scan gives them with
+	// table.WithRowLineage. Only for tables of format version 3 or later;
+	// [RewriteGroup] sets it on those, so that every row keeps its lineage
+	// (see "Row lineage" in the package documentation). Without it a
+	// writer to a v3 table writes new rows, whose lineage readers inherit
+	// from the new files.
+	RowLineage bool
 }
 
 // Validate reports every invalid field at once.
@@ -160,7 +170,8 @@ type Writer struct {
 	// them ("order-id", "a.b"), and fileSch the same columns under the
 	// names written to Parquet. Columns are matched by position, which is
 	// by field id: the three schemas are one schema, renamed. tblSchema is
-	// the table's schema itself.
+	// the table's schema itself. With RowLineage all four end with the
+	// row-lineage columns.
 	schema    *iceberg.Schema
 	tblSchema *iceberg.Schema
 	arrowSch  *arrow.Schema
@@ -258,11 +269,15 @@ func NewWriter(ctx context.Context, tbl *table.Table, opts WriterOptions) (*Writ
 	if err != nil {
 		return nil, fmt.Errorf("location provider of %s: %w", tbl.Location(), err)
 	}
-	sch, err := iceberg.SanitizeColumnNames(tbl.Schema())
+	if opts.RowLineage && tbl.Metadata().Version() < minLineageVersion {
+		return nil, fmt.Errorf("new writer for %s: row lineage needs format version %d, the table has %d", tbl.Location(), minLineageVersion, tbl.Metadata().Version())
+	}
+	tblSchema := lineageSchema(tbl.Schema(), opts.RowLineage)
+	sch, err := iceberg.SanitizeColumnNames(tblSchema)
 	if err != nil {
 		return nil, fmt.Errorf("sanitize schema of %s: %w", tbl.Location(), err)
 	}
-	arrowSch, err := table.SchemaToArrowSchemaWithOptions(tbl.Schema(), table.ArrowSchemaOptions{IncludeFieldIDs: true, TableProperties: props})
+	arrowSch, err := table.SchemaToArrowSchemaWithOptions(tblSchema, table.ArrowSchemaOptions{IncludeFieldIDs: true, TableProperties: props})
 	if err != nil {
 		return nil, fmt.Errorf("arrow schema of %s: %w", tbl.Location(), err)
 	}
@@ -296,7 +311,7 @@ func NewWriter(ctx context.Context, tbl *table.Table, opts WriterOptions) (*Writ
 		loc:       loc,
 		partPath:  partPath,
 		schema:    sch,
-		tblSchema: tbl.Schema(),
+		tblSchema: tblSchema,
 		arrowSch:  arrowSch,
 		fileSch:   fileSch,
 		spec:      spec,

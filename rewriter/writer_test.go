@@ -130,6 +130,7 @@ func TestWriterRejectsBadOptions(t *testing.T) {
 			want: []string{"target file size", "row group bytes", "memory bytes", "sort order id"}},
 		{name: "unknown-partition-field", tbl: "p", opts: rewriter.WriterOptions{PartitionValues: map[int]any{1234: "x"}}, want: []string{"partition field id 1234"}},
 		{name: "partition-on-unpartitioned", tbl: "f", opts: rewriter.WriterOptions{PartitionValues: map[int]any{1000: "x"}}, want: []string{"unpartitioned"}},
+		{name: "row-lineage-before-v3", tbl: "f", opts: rewriter.WriterOptions{RowLineage: true}, want: []string{"row lineage needs format version 3, the table has 2"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

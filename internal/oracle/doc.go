@@ -21,6 +21,12 @@
 // with a Sum from the same path: compare "before" and "after" a rewrite
 // through each path separately.
 //
+// RowLineageParquet (arrow-go's Parquet reader) and RowLineage (build tag
+// duckdb, DuckDB's) read the row lineage (format version 3) of every row
+// of a list of data files, keyed by a column: the values the files hold,
+// else those the spec has a reader inherit from each file's manifest entry,
+// computed here and not by iceberg-go.
+//
 // OrderViolations (build tag duckdb) counts adjacent rows out of key order
 // across a list of files read back by DuckDB, which checks that a rewrite's
 // files are globally ordered.
