@@ -22,11 +22,11 @@ import (
 // verifies the snapshot it committed, so a run means the same whichever
 // engine ran it.
 //
-// Every method returns the step's report, which the control plane stores as
-// the step's JSON: the native engine's own results ([CompactResult], …), or
-// an [*EngineReport] for a distributed engine. When ctx ends, the engine
-// stops the work it started (a distributed engine cancels its query) and
-// returns an error that wraps ctx's.
+// Every method returns the step's [StepReport]: the native engine's own
+// result ([CompactResult], …), or an [*EngineReport] for a distributed
+// engine. When ctx ends, the engine stops the work it started (a
+// distributed engine cancels its query) and returns an error that wraps
+// ctx's.
 type Engine interface {
 	// Name is the engine's name in floe.yaml: "native", or the key under
 	// engines (say "trino").
@@ -36,19 +36,31 @@ type Engine interface {
 	// CanWrite reports whether the engine can write layouts of strategy s.
 	CanWrite(s layout.Strategy) bool
 	// Compact rewrites the job's plan.
-	Compact(ctx context.Context, job CompactJob) (any, error)
+	Compact(ctx context.Context, job CompactJob) (StepReport, error)
 	// Expire expires the job's snapshots.
-	Expire(ctx context.Context, job ExpireJob) (any, error)
+	Expire(ctx context.Context, job ExpireJob) (StepReport, error)
 	// RemoveOrphans removes files no snapshot or metadata reaches, older
 	// than the job's cutoff.
-	RemoveOrphans(ctx context.Context, job OrphanJob) (any, error)
+	RemoveOrphans(ctx context.Context, job OrphanJob) (StepReport, error)
 	// RewriteManifests rewrites the current snapshot's manifests.
-	RewriteManifests(ctx context.Context, job ManifestJob) (any, error)
+	RewriteManifests(ctx context.Context, job ManifestJob) (StepReport, error)
 	// Ping checks that the engine answers (floe doctor): a trivial query
 	// for a distributed engine.
 	Ping(ctx context.Context) error
 	// Close releases the engine's connections.
 	Close() error
+}
+
+// StepReport is what an engine reports of one step: exactly one field is
+// set, the native engine's result of the step's kind or a distributed
+// engine's report (nil fields otherwise; all nil when the step failed
+// before it could report).
+type StepReport struct {
+	Expire    *ExpireResult
+	Orphans   *OrphanResult
+	Compact   *CompactResult
+	Manifests *ManifestResult
+	Engine    *EngineReport
 }
 
 // Engine kinds.

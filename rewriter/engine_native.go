@@ -24,25 +24,28 @@ func (Native) Kind() string { return KindNative }
 func (Native) CanWrite(layout.Strategy) bool { return true }
 
 // Compact rewrites job.Plan with [Compact].
-func (Native) Compact(ctx context.Context, job CompactJob) (any, error) {
-	return Compact(ctx, job.State, job.Plan, job.Options)
+func (Native) Compact(ctx context.Context, job CompactJob) (StepReport, error) {
+	res, err := Compact(ctx, job.State, job.Plan, job.Options)
+	return StepReport{Compact: &res}, err
 }
 
 // Expire commits job.Plan with [Expire].
-func (Native) Expire(ctx context.Context, job ExpireJob) (any, error) {
-	return Expire(ctx, job.Catalog, job.Tbl, job.Plan, job.Options)
+func (Native) Expire(ctx context.Context, job ExpireJob) (StepReport, error) {
+	res, err := Expire(ctx, job.Catalog, job.Tbl, job.Plan, job.Options)
+	return StepReport{Expire: &res}, err
 }
 
 // RemoveOrphans deletes job.Plan's files with [DeleteOrphans], which checks
 // each file again against the table and the live leases.
-func (Native) RemoveOrphans(ctx context.Context, job OrphanJob) (any, error) {
-	return DeleteOrphans(ctx, job.Tbl, job.Plan, job.Options.Concurrency)
+func (Native) RemoveOrphans(ctx context.Context, job OrphanJob) (StepReport, error) {
+	res, err := DeleteOrphans(ctx, job.Tbl, job.Plan, job.Options.Concurrency)
+	return StepReport{Orphans: &res}, err
 }
 
 // RewriteManifests runs [RewriteManifests].
-func (Native) RewriteManifests(ctx context.Context, job ManifestJob) (any, error) {
+func (Native) RewriteManifests(ctx context.Context, job ManifestJob) (StepReport, error) {
 	_, res, err := RewriteManifests(ctx, job.Tbl, job.Options)
-	return res, err
+	return StepReport{Manifests: &res}, err
 }
 
 // Ping returns nil: the native engine is this process.

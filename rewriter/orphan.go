@@ -181,6 +181,9 @@ type OrphanResult struct {
 	// Evidence are planned files that an evidence record names by now (a
 	// rewrite failed its content check since the plan); they were kept.
 	Evidence []string
+	// Plan is the plan the deletion carried out: what was listed, and
+	// what was kept and why.
+	Plan OrphanPlan
 }
 
 // PlanOrphans lists the files under the table location that no snapshot,
@@ -363,7 +366,7 @@ func PlanOrphans(ctx context.Context, tbl *table.Table, opts OrphanOptions) (Orp
 // first, and any planned file referenced by now is kept; so is any file a
 // run started since the plan may need, on the table or on a sibling.
 func DeleteOrphans(ctx context.Context, tbl *table.Table, plan OrphanPlan, concurrency int) (OrphanResult, error) {
-	var res OrphanResult
+	res := OrphanResult{Plan: plan}
 	if len(plan.Files) == 0 {
 		return res, nil
 	}

@@ -92,7 +92,12 @@ func (e *Engine) CanWrite(s layout.Strategy) bool {
 // nothing. A layout Spark cannot write (hilbert, rank z-order) is refused
 // before any statement, with an error wrapping
 // [rewriter.ErrLayoutUnsupported].
-func (e *Engine) Compact(ctx context.Context, job rewriter.CompactJob) (any, error) {
+func (e *Engine) Compact(ctx context.Context, job rewriter.CompactJob) (rewriter.StepReport, error) {
+	rep, err := e.compact(ctx, job)
+	return rewriter.StepReport{Engine: rep}, err
+}
+
+func (e *Engine) compact(ctx context.Context, job rewriter.CompactJob) (*rewriter.EngineReport, error) {
 	stmt, err := compactSQL(job)
 	if err != nil {
 		return nil, err
@@ -104,7 +109,12 @@ func (e *Engine) Compact(ctx context.Context, job rewriter.CompactJob) (any, err
 }
 
 // Expire runs expire_snapshots with the job's cutoff and retain_last.
-func (e *Engine) Expire(ctx context.Context, job rewriter.ExpireJob) (any, error) {
+func (e *Engine) Expire(ctx context.Context, job rewriter.ExpireJob) (rewriter.StepReport, error) {
+	rep, err := e.expire(ctx, job)
+	return rewriter.StepReport{Engine: rep}, err
+}
+
+func (e *Engine) expire(ctx context.Context, job rewriter.ExpireJob) (*rewriter.EngineReport, error) {
 	stmt, err := expireSQL(job)
 	if err != nil {
 		return nil, err
@@ -132,7 +142,12 @@ func (e *Engine) single(ctx context.Context, step, proc string, t rewriter.Engin
 // paths, all counted), then for real. If the dry run lists a file under
 // one of the job's ExcludePrefixes, which the procedure has no argument
 // for, nothing is deleted and the error wraps [rewriter.ErrInvalidOptions].
-func (e *Engine) RemoveOrphans(ctx context.Context, job rewriter.OrphanJob) (any, error) {
+func (e *Engine) RemoveOrphans(ctx context.Context, job rewriter.OrphanJob) (rewriter.StepReport, error) {
+	rep, err := e.removeOrphans(ctx, job)
+	return rewriter.StepReport{Engine: rep}, err
+}
+
+func (e *Engine) removeOrphans(ctx context.Context, job rewriter.OrphanJob) (*rewriter.EngineReport, error) {
 	start := e.now()
 	rep := e.report("orphans")
 	dry, err := orphanSQL(job, true)
@@ -175,7 +190,12 @@ func (e *Engine) RemoveOrphans(ctx context.Context, job rewriter.OrphanJob) (any
 }
 
 // RewriteManifests runs rewrite_manifests.
-func (e *Engine) RewriteManifests(ctx context.Context, job rewriter.ManifestJob) (any, error) {
+func (e *Engine) RewriteManifests(ctx context.Context, job rewriter.ManifestJob) (rewriter.StepReport, error) {
+	rep, err := e.rewriteManifests(ctx, job)
+	return rewriter.StepReport{Engine: rep}, err
+}
+
+func (e *Engine) rewriteManifests(ctx context.Context, job rewriter.ManifestJob) (*rewriter.EngineReport, error) {
 	stmt, err := manifestsSQL(job)
 	if err != nil {
 		return nil, err

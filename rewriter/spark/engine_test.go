@@ -76,7 +76,7 @@ func TestCompactStatements(t *testing.T) {
 			out, err := e.Compact(t.Context(), compactJob(c.l, 5))
 			require.NoError(t, err)
 			require.Equal(t, []string{c.want}, srv.Statements())
-			rep := out.(*rewriter.EngineReport)
+			rep := out.Engine
 			require.Equal(t, map[string]int64{
 				"rewritten_data_files_count": 12, "added_data_files_count": 2,
 				"rewritten_bytes_count": 1 << 30, "failed_data_files_count": 0,
@@ -119,7 +119,7 @@ func TestCompactNothingPlannedSendsNothing(t *testing.T) {
 	e := open(t, srv, spark.Config{})
 	out, err := e.Compact(t.Context(), compactJob(layout.Layout{}, 0))
 	require.NoError(t, err)
-	require.Empty(t, out.(*rewriter.EngineReport).Statements)
+	require.Empty(t, out.Engine.Statements)
 	job := compactJob(layout.Layout{}, 3)
 	job.Scope = []rewriter.PartitionScope{}
 	_, err = e.Compact(t.Context(), job)
@@ -155,7 +155,7 @@ func TestExpire(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"CALL `lake`.system.expire_snapshots(table => '`db`.`events`', older_than => TIMESTAMP '2024-05-06 05:08:09.000000Z', retain_last => 3)"},
 		srv.Statements())
-	rep := out.(*rewriter.EngineReport)
+	rep := out.Engine
 	require.Equal(t, "expire", rep.Step)
 	require.Equal(t, int64(7), rep.Metrics["deleted_data_files_count"])
 	require.Equal(t, int64(2), rep.Metrics["deleted_manifest_lists_count"])
@@ -178,7 +178,7 @@ func TestRemoveOrphansDryRunThenDelete(t *testing.T) {
 	require.NoError(t, err)
 	base := "CALL `lake`.system.remove_orphan_files(table => '`db`.`events`', older_than => TIMESTAMP '2024-01-02 03:04:05.000000Z'"
 	require.Equal(t, []string{base + ", dry_run => true)", base + ")"}, srv.Statements())
-	rep := out.(*rewriter.EngineReport)
+	rep := out.Engine
 	require.Equal(t, rewriter.MaxReportedFiles+5, rep.DryRunCount)
 	require.Len(t, rep.DryRunFiles, rewriter.MaxReportedFiles)
 	require.Equal(t, "s3://b/db/events/data/orphan-0000.parquet", rep.DryRunFiles[0])
@@ -207,7 +207,7 @@ func TestRewriteManifests(t *testing.T) {
 	out, err := e.RewriteManifests(t.Context(), rewriter.ManifestJob{Table: tbl})
 	require.NoError(t, err)
 	require.Equal(t, []string{"CALL `lake`.system.rewrite_manifests(table => '`db`.`events`')"}, srv.Statements())
-	require.Equal(t, map[string]int64{"rewritten_manifests_count": 40, "added_manifests_count": 4}, out.(*rewriter.EngineReport).Metrics)
+	require.Equal(t, map[string]int64{"rewritten_manifests_count": 40, "added_manifests_count": 4}, out.Engine.Metrics)
 }
 
 func TestPingAndClose(t *testing.T) {

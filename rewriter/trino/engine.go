@@ -190,7 +190,12 @@ func (e *Engine) CanWrite(s layout.Strategy) bool {
 //
 // A z-order or Hilbert layout is refused before any statement is sent, with
 // an error wrapping [rewriter.ErrLayoutUnsupported].
-func (e *Engine) Compact(ctx context.Context, job rewriter.CompactJob) (any, error) {
+func (e *Engine) Compact(ctx context.Context, job rewriter.CompactJob) (rewriter.StepReport, error) {
+	rep, err := e.compact(ctx, job)
+	return rewriter.StepReport{Engine: rep}, err
+}
+
+func (e *Engine) compact(ctx context.Context, job rewriter.CompactJob) (*rewriter.EngineReport, error) {
 	l := job.Options.Layout
 	if !e.CanWrite(l.Strategy) {
 		return nil, fmt.Errorf("%w: Trino cannot write %s layouts; engines that can: native, spark", rewriter.ErrLayoutUnsupported, l.Strategy)
@@ -258,7 +263,12 @@ func targetFileSize(job rewriter.CompactJob) int64 {
 // Trino refuses a threshold under the catalog's
 // iceberg.expire-snapshots.min-retention (default 7d); the error carries
 // Trino's message.
-func (e *Engine) Expire(ctx context.Context, job rewriter.ExpireJob) (any, error) {
+func (e *Engine) Expire(ctx context.Context, job rewriter.ExpireJob) (rewriter.StepReport, error) {
+	rep, err := e.expire(ctx, job)
+	return rewriter.StepReport{Engine: rep}, err
+}
+
+func (e *Engine) expire(ctx context.Context, job rewriter.ExpireJob) (*rewriter.EngineReport, error) {
 	if job.OlderThan.IsZero() {
 		return nil, errors.New("expire: the job has no cutoff (OlderThan)")
 	}
@@ -327,7 +337,12 @@ func (e *Engine) threshold(cutoff time.Time) time.Duration {
 // iceberg.remove-orphan-files.min-retention (default 7d). Newer Trino
 // returns metric rows (deleted_files_count, …), which become the report's
 // Metrics.
-func (e *Engine) RemoveOrphans(ctx context.Context, job rewriter.OrphanJob) (any, error) {
+func (e *Engine) RemoveOrphans(ctx context.Context, job rewriter.OrphanJob) (rewriter.StepReport, error) {
+	rep, err := e.removeOrphans(ctx, job)
+	return rewriter.StepReport{Engine: rep}, err
+}
+
+func (e *Engine) removeOrphans(ctx context.Context, job rewriter.OrphanJob) (*rewriter.EngineReport, error) {
 	if job.OlderThan.IsZero() {
 		return nil, errors.New("remove orphans: the job has no cutoff (OlderThan)")
 	}
@@ -340,7 +355,12 @@ func (e *Engine) RemoveOrphans(ctx context.Context, job rewriter.OrphanJob) (any
 }
 
 // RewriteManifests runs Trino's optimize_manifests (Trino 470 and later).
-func (e *Engine) RewriteManifests(ctx context.Context, job rewriter.ManifestJob) (any, error) {
+func (e *Engine) RewriteManifests(ctx context.Context, job rewriter.ManifestJob) (rewriter.StepReport, error) {
+	rep, err := e.rewriteManifests(ctx, job)
+	return rewriter.StepReport{Engine: rep}, err
+}
+
+func (e *Engine) rewriteManifests(ctx context.Context, job rewriter.ManifestJob) (*rewriter.EngineReport, error) {
 	tbl, err := tableName(job.Table)
 	if err != nil {
 		return nil, err

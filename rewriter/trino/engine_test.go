@@ -52,11 +52,10 @@ func open(t *testing.T, fake *trinotest.Server, cfg trino.Config) *trino.Engine 
 
 var done = trinotest.Response{UpdateType: "ALTER TABLE EXECUTE"}
 
-func report(t *testing.T, v any) *rewriter.EngineReport {
+func report(t *testing.T, v rewriter.StepReport) *rewriter.EngineReport {
 	t.Helper()
-	rep, ok := v.(*rewriter.EngineReport)
-	require.True(t, ok, "report %T", v)
-	return rep
+	require.NotNil(t, v.Engine, "report %+v", v)
+	return v.Engine
 }
 
 func TestCompactSortSetsTheSortOrderThenOptimizes(t *testing.T) {

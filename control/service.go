@@ -1,0 +1,229 @@
+package control
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+
+	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/control/policy"
+	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/lake"
+)
+
+// Deps are what a [Service] is built from, once per process: a verb's
+// factory, the daemon and the tests build one and call its methods.
+type Deps struct {
+	// Config is the loaded configuration. Required.
+	Config *config.Config
+	// Catalog opens the configured catalog called name; callers cache the
+	// catalogs they open (the CLI's factory does). Required.
+	Catalog func(ctx context.Context, name string) (catalog.Catalog, error)
+	// Store is floe's state store. Nil only for a service that answers
+	// health without history (floe health in a directory with no state);
+	// every use case that records or reads runs and plans needs it.
+	Store *store.Store
+	// Engines are the engines a policy's engine key may name. Default:
+	// those of Config.
+	Engines *Engines
+	// Now is the clock. Default: time.Now.
+	Now func() time.Time
+	// Logger gets one info line per run started, decided and ended.
+	// Default: discard.
+	Logger *slog.Logger
+	// Runner names this process in run records and leases. Default:
+	// [RunnerID].
+	Runner string
+	// LeaseTTL is how long a run's lease of its table lasts without
+	// renewal. Default: [RunLeaseTTL].
+	LeaseTTL time.Duration
+}
+
+// Service is floe's control plane: its methods are the use cases — a
+// table's health under its policy, its last success, the decision of what
+// maintenance to run, the dry run, the run itself (by policy, by a typed
+// layout, by an approved plan, or some steps), and the plan lifecycle —
+// each defined once. The CLI's verbs, the daemon's scheduler and the HTTP
+// API call these methods and assemble no use case themselves.
+//
+// Every change to a table goes through [Service.Run]: it takes the table's
+// lease, decides (the same decision [Service.Decide] and [Service.DryRun]
+// report), records the run with each step's before/after health and typed
+// report, and releases the lease.
+type Service struct {
+	cfg      *config.Config
+	catalog  func(ctx context.Context, name string) (catalog.Catalog, error)
+	store    *store.Store
+	engines  *Engines
+	now      func() time.Time
+	log      *slog.Logger
+	runner   string
+	leaseTTL time.Duration
+}
+
+// NewService builds the service from d, filling d's defaults.
+func NewService(d Deps) (*Service, error) {
+	var errs []error
+	if d.Config == nil {
+		errs = append(errs, errors.New("config is required"))
+	}
+	if d.Catalog == nil {
+		errs = append(errs, errors.New("catalog opener is required"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("new service: %w", err)
+	}
+	s := &Service{cfg: d.Config, catalog: d.Catalog, store: d.Store, engines: d.Engines, now: d.Now, log: d.Logger,
+		runner: d.Runner, leaseTTL: d.LeaseTTL}
+	if s.engines == nil {
+		s.engines = NewEngines(d.Config, nil)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.runner == "" {
+		s.runner = RunnerID()
+	}
+	if s.leaseTTL <= 0 {
+		s.leaseTTL = RunLeaseTTL
+	}
+	return s, nil
+}
+
+// Config is the service's configuration.
+func (s *Service) Config() *config.Config { return s.cfg }
+
+// Store is the service's state store (nil when it has none).
+func (s *Service) Store() *store.Store { return s.store }
+
+// Now is the service's clock.
+func (s *Service) Now() time.Time { return s.now() }
+
+// Engines are the service's engines.
+func (s *Service) Engines() *Engines { return s.engines }
+
+// Catalogs are every configured catalog, opened through the service's
+// opener: what orphan removal and expiry check for other entries sharing a
+// table's location.
+func (s *Service) Catalogs() Catalogs { return ConfiguredCatalogs(s.cfg, s.catalog) }
+
+// OpenCatalog opens the configured catalog called name.
+func (s *Service) OpenCatalog(ctx context.Context, name string) (catalog.Catalog, error) {
+	return s.catalog(ctx, name)
+}
+
+// Policy is table id's effective policy ([ResolvePolicy]).
+func (s *Service) Policy(ctx context.Context, id lake.Ident) (policy.Effective, error) {
+	return ResolvePolicy(ctx, s.cfg, id)
+}
+
+// Table is what the use cases know of one table, loaded once per call: its
+// catalog, its state (every manifest read), its effective policy, and its
+// health measured under that policy.
+type Table struct {
+	Ident   lake.Ident
+	Catalog catalog.Catalog
+	State   *lake.State
+	Policy  policy.Effective
+	// HealthOptions measure the table under its policy (thresholds,
+	// target, freshness and compaction history from the store).
+	HealthOptions HealthOptions
+	Health        lake.Health
+}
+
+// HealthRequest tunes [Service.Health] beyond the table's policy.
+type HealthRequest struct {
+	// TargetFileSizeBytes, when set, replaces the policy's target (a
+	// flag).
+	TargetFileSizeBytes int64
+	// Columns are measured for clustering besides the sort order's.
+	Columns []string
+	// Named says the caller named the table: a column it lacks is an
+	// error. Otherwise the columns apply where they exist.
+	Named bool
+}
+
+// Table loads table id with its policy and measures its health under it.
+func (s *Service) Table(ctx context.Context, id lake.Ident, hr HealthRequest) (*Table, error) {
+	cat, err := s.catalog(ctx, id.Catalog)
+	if err != nil {
+		return nil, err
+	}
+	eff, err := s.Policy(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	state, err := loadState(ctx, cat, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.measure(ctx, cat, state, eff, hr)
+}
+
+// measure is [Service.Table] for a state already loaded.
+func (s *Service) measure(ctx context.Context, cat catalog.Catalog, state *lake.State, eff policy.Effective, hr HealthRequest) (*Table, error) {
+	base := HealthOptions{TargetFileSizeBytes: hr.TargetFileSizeBytes, Columns: hr.Columns, Named: hr.Named, Now: s.now}
+	if hr.TargetFileSizeBytes > 0 {
+		base.TargetOverride = true
+	}
+	ho, err := PolicyHealth(ctx, s.cfg, s.store, state.Ident, eff.Policy, base)
+	if err != nil {
+		return nil, fmt.Errorf("health of %s: %w", state.Ident, err)
+	}
+	h, err := Health(state, ho)
+	if err != nil {
+		return nil, fmt.Errorf("health of %s: %w", state.Ident, err)
+	}
+	return &Table{Ident: state.Ident, Catalog: cat, State: state, Policy: eff, HealthOptions: ho, Health: h}, nil
+}
+
+// Health is table id's health under its policy: the one definition the
+// health verb, the dashboard, the API, the metrics and the scheduler share.
+func (s *Service) Health(ctx context.Context, id lake.Ident, hr HealthRequest) (lake.Health, error) {
+	t, err := s.Table(ctx, id, hr)
+	if err != nil {
+		return lake.Health{}, err
+	}
+	return t.Health, nil
+}
+
+// Triggers are the steps table id's policy and health call for, by
+// trigger alone ([Decide]): what the scheduler asks to know whether a table
+// is due. The layout a compaction writes is decided when the run decides
+// ([Service.Decide]).
+func (s *Service) Triggers(ctx context.Context, id lake.Ident) ([]StepDecision, error) {
+	t, err := s.Table(ctx, id, HealthRequest{})
+	if err != nil {
+		return nil, err
+	}
+	return Decide(t.Health, t.Policy.Policy, t.HealthOptions.History), nil
+}
+
+// LastSuccess is when table's last successful run ended; zero when none
+// did (or the service has no store).
+func (s *Service) LastSuccess(ctx context.Context, table string) (time.Time, error) {
+	if s.store == nil {
+		return time.Time{}, nil
+	}
+	t, err := s.store.LastRunEnded(ctx, table, string(StatusDone))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("last success of %s: %w", table, err)
+	}
+	return t, nil
+}
+
+// needStore is the error of a use case that records or reads runs and
+// plans on a service without a store.
+func (s *Service) needStore(what string) error {
+	if s.store == nil {
+		return fmt.Errorf("%s: the service has no state store", what)
+	}
+	return nil
+}
