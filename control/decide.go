@@ -1,11 +1,8 @@
 package control
 
 import (
-	"context"
 	"fmt"
 	"time"
-
-	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/floe-project/floe/control/policy"
 	"github.com/floe-project/floe/lake"
@@ -44,7 +41,7 @@ type StepDecision struct {
 // table's location for orphans, every poll.
 //
 // The layout a compaction writes, and a layout change waiting for
-// approval, are decided apart from this ([OptimizeByPolicy]).
+// approval, are decided apart from this ([Service.Decide]).
 func Decide(h lake.Health, p policy.Policy, hist History) []StepDecision {
 	m := h.Metrics
 	t := p.Triggers
@@ -186,20 +183,6 @@ func decisionOf(ds []StepDecision, step string) (StepDecision, bool) {
 		}
 	}
 	return StepDecision{}, false
-}
-
-// DecideTable measures table id under its policy and [Decide]s its steps,
-// changing and storing nothing (optimize --dry-run without flags).
-func DecideTable(ctx context.Context, cat catalog.Catalog, id lake.Ident, p policy.Policy, ho HealthOptions) ([]StepDecision, error) {
-	state, err := loadState(ctx, cat, id)
-	if err != nil {
-		return nil, fmt.Errorf("optimize %s: %w", id, err)
-	}
-	h, err := Health(state, ho)
-	if err != nil {
-		return nil, fmt.Errorf("optimize %s: %w", id, err)
-	}
-	return Decide(h, p, ho.History), nil
 }
 
 // Disabled are the decisions against the steps the policy turns off

@@ -54,6 +54,10 @@ type Request struct {
 	Holder string
 	// Progress is told the compaction's progress.
 	Progress func(done, total int, bytesDone, bytesTotal int64)
+	// OnPlan, when set, is told each step's plan just before the step
+	// does its work (the compaction's groups, the snapshots to expire, the
+	// orphan files): a verb prints what is being done while it is.
+	OnPlan func(step string, plan StepReport)
 }
 
 // StepOptions are the options of each step a request gives.
@@ -194,6 +198,18 @@ func (s *Service) decide(ctx context.Context, req Request, dry bool) (Decision, 
 	if err != nil {
 		return d, fmt.Errorf("decide %s: %w", id, err)
 	}
+	if byName {
+		// A person asking for a step by name wants it done whether or not
+		// its trigger fired; what the step then does is its planner's
+		// (the partitions that need compacting, the snapshots past the
+		// cut-off). The policy's switches, a layout waiting for approval
+		// and the approvals still hold.
+		for i, sd := range all {
+			if !sd.Run && sd.Status == StatusNotDue && slices.Contains(asked, sd.Step) {
+				all[i] = StepDecision{Step: sd.Step, Run: true, Reason: "asked for by name (its trigger alone would not run it: " + sd.Reason + ")"}
+			}
+		}
+	}
 	for _, step := range asked {
 		if dec, ok := decisionOf(all, step); ok {
 			d.Steps = append(d.Steps, dec)
@@ -259,13 +275,13 @@ func (s *Service) stepOptions(req Request, d Decision, p policy.Policy) (Optimiz
 	}
 	opts := StepDefaults(p, OptimizeOptions{
 		Expire: so.Expire, Orphans: so.Orphans, Compact: so.Compact, Manifests: so.Manifests,
-		Skip: skip, Now: s.now, Logger: s.log, Progress: req.Progress, Trigger: d.Trigger,
-		Engine:  EngineSelect{Engines: s.engines, Override: req.Engine},
-		Runner:  s.runner,
+		Skip: skip, Now: s.now, Logger: s.log, Progress: req.Progress, OnPlan: req.OnPlan, Trigger: d.Trigger,
+		Engine:   EngineSelect{Engines: s.engines, Override: req.Engine},
+		Runner:   s.runner,
 		LeaseTTL: s.leaseTTL,
-		Holder:  req.Holder,
+		Holder:   req.Holder,
 		Catalogs: s.Catalogs(),
-		User:    d.By,
+		User:     d.By,
 	})
 	opts.Compact.Layout = layout.Layout{Strategy: layout.StrategyBinpack}
 	var errs []error

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/apache/iceberg-go/catalog"
 
@@ -22,6 +23,9 @@ type DryRun struct {
 	// DryRun is always true: it marks the output as a dry run.
 	DryRun bool         `json:"dry_run"`
 	Steps  []DryRunStep `json:"steps"`
+	// Decision is the decision the run would run ([Service.Decide]); nil
+	// for a dry run of explicit options ([PlanOptimize]).
+	Decision *Decision `json:"decision,omitempty"`
 }
 
 // DryRunStep is one step of a [DryRun]: skipped, or planned with the plan of
@@ -65,7 +69,10 @@ func PlanOptimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id 
 	if err != nil {
 		return out, fmt.Errorf("optimize %s: %w", id, err)
 	}
-	for _, name := range []string{StepExpire, StepOrphans, StepCompact, StepManifests} {
+	for _, name := range stepOrder {
+		if opts.Steps != nil && !slices.Contains(opts.Steps, name) {
+			continue
+		}
 		step := DryRunStep{Step: name, Status: StatusPlanned}
 		if d, ok := decisionOf(opts.Decisions, name); ok && !d.Run && !opts.Skip[name] {
 			step.Status, step.Reason = d.Status, d.Reason

@@ -217,28 +217,27 @@ func (s EngineSelect) choose(inputBytes int64) EngineChoice {
 // step; the table is then reloaded and verified ([verifyStep]; after an
 // orphan removal every file of the current snapshot must still be there).
 func (s EngineSelect) distributed(ctx context.Context, choice EngineChoice, cat catalog.Catalog, id lake.Ident, before *lake.State, kind verifyKind, checkFiles bool,
-	call func(ctx context.Context, eng rewriter.Engine, t rewriter.EngineTable) (any, error)) (*DistributedReport, error) {
+	call func(ctx context.Context, eng rewriter.Engine, t rewriter.EngineTable) (rewriter.StepReport, error)) (StepReport, error) {
 	engs := s.Engines
 	if engs == nil {
 		engs = NewEngines(nil, nil)
 	}
 	eng, err := engs.Get(ctx, choice.Name)
 	if err != nil {
-		return nil, err
+		return StepReport{}, err
 	}
 	out := &DistributedReport{Choice: choice}
 	res, err := call(ctx, eng, engs.EngineTable(choice.Name, id))
-	if rep, ok := res.(*rewriter.EngineReport); ok {
-		out.EngineReport = rep
-	} else if err == nil {
-		return out, fmt.Errorf("engine %s returned %T, not an engine report", eng.Name(), res)
+	out.EngineReport = res.Engine
+	if res.Engine == nil && err == nil {
+		return engineReport(out), fmt.Errorf("engine %s returned no engine report", eng.Name())
 	}
 	if err != nil {
-		return out, fmt.Errorf("engine %s: %w", eng.Name(), err)
+		return engineReport(out), fmt.Errorf("engine %s: %w", eng.Name(), err)
 	}
 	after, err := loadState(ctx, cat, id)
 	if err != nil {
-		return out, fmt.Errorf("reload %s after engine %s: %w", id, eng.Name(), err)
+		return engineReport(out), fmt.Errorf("reload %s after engine %s: %w", id, eng.Name(), err)
 	}
 	out.Verified, err = verifyStep(before, after, kind)
 	if err == nil && checkFiles {
@@ -248,9 +247,9 @@ func (s EngineSelect) distributed(ctx context.Context, choice EngineChoice, cat 
 		err = verifyContent(ctx, before, after, &out.Verified, cmp.Or(s.VerifyBytes, DefaultVerifyBytes))
 	}
 	if err != nil {
-		return out, fmt.Errorf("verify what engine %s committed to %s: %w", eng.Name(), id, err)
+		return engineReport(out), fmt.Errorf("verify what engine %s committed to %s: %w", eng.Name(), id, err)
 	}
-	return out, nil
+	return engineReport(out), nil
 }
 
 // dataBytes is the size of st's data files, what a step on the whole

@@ -18,40 +18,42 @@ import (
 // with floe's check of what it committed, the native engine's as its own
 // result.
 
-func expireStep(ctx context.Context, cat catalog.Catalog, id lake.Ident, opts OptimizeOptions) (any, error) {
+func expireStep(ctx context.Context, cat catalog.Catalog, id lake.Ident, opts OptimizeOptions) (StepReport, error) {
 	eo := opts.Expire
 	eo.Now = opts.Now
 	state, err := stepState(ctx, cat, id, opts.Engine)
 	if err != nil {
-		return nil, err
+		return StepReport{}, err
 	}
 	plan, eo, err := PlanExpire(ctx, opts.Catalogs.orDefault(id.Catalog, cat), id, state.Table, eo)
 	if err != nil || len(plan.Snapshots) == 0 {
-		return plan, err
+		return StepReport{ExpirePlan: &plan}, err
 	}
+	opts.onPlan(StepExpire)(StepReport{ExpirePlan: &plan})
 	return ExpireOn(ctx, cat, state, plan, eo, opts.Engine)
 }
 
-func orphansStep(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.Ident, opts OptimizeOptions) (any, error) {
+func orphansStep(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.Ident, opts OptimizeOptions) (StepReport, error) {
 	oo := opts.Orphans
 	oo.Now = opts.Now
 	state, err := stepState(ctx, cat, id, opts.Engine)
 	if err != nil {
-		return nil, err
+		return StepReport{}, err
 	}
 	plan, err := PlanOrphans(ctx, opts.Catalogs.orDefault(id.Catalog, cat), st, id, state.Table, oo)
 	if err != nil || len(plan.Files) == 0 {
 		// floe's own listing found nothing old enough: no engine is asked
 		// to list the location again.
-		return plan, err
+		return StepReport{OrphanPlan: &plan}, err
 	}
+	opts.onPlan(StepOrphans)(StepReport{OrphanPlan: &plan})
 	return RemoveOrphansOn(ctx, cat, state, plan, oo, opts.Engine)
 }
 
-func manifestsStep(ctx context.Context, cat catalog.Catalog, id lake.Ident, opts OptimizeOptions) (any, error) {
+func manifestsStep(ctx context.Context, cat catalog.Catalog, id lake.Ident, opts OptimizeOptions) (StepReport, error) {
 	state, err := loadState(ctx, cat, id)
 	if err != nil {
-		return nil, err
+		return StepReport{}, err
 	}
 	return RewriteManifestsOn(ctx, cat, state, opts.Manifests, opts.Engine)
 }
@@ -74,17 +76,18 @@ func stepState(ctx context.Context, cat catalog.Catalog, id lake.Ident, sel Engi
 // has such siblings ([rewriter.ExpirePlan.Siblings]), or an expiry that is
 // to delete no file ([rewriter.ExpireOptions.KeepFiles]), is expired
 // natively.
-func ExpireOn(ctx context.Context, cat catalog.Catalog, state *lake.State, plan rewriter.ExpirePlan, eo rewriter.ExpireOptions, sel EngineSelect) (any, error) {
+func ExpireOn(ctx context.Context, cat catalog.Catalog, state *lake.State, plan rewriter.ExpirePlan, eo rewriter.ExpireOptions, sel EngineSelect) (StepReport, error) {
 	tbl := state.Table
 	choice := sel.choose(dataBytes(state))
 	if choice.Name == rewriter.NativeName || len(plan.Siblings) > 0 || eo.KeepFiles {
-		return rewriter.Expire(ctx, cat, tbl, plan, eo)
+		res, err := rewriter.Expire(ctx, cat, tbl, plan, eo)
+		return StepReport{Expire: &res}, err
 	}
 	retain := eo.RetainLast
 	if retain <= 0 {
 		retain = tbl.Metadata().Properties().GetInt(table.MinSnapshotsToKeepKey, table.MinSnapshotsToKeepDefault)
 	}
-	return sel.distributed(ctx, choice, cat, state.Ident, state, verifyMaintenance, false, func(ctx context.Context, eng rewriter.Engine, t rewriter.EngineTable) (any, error) {
+	return sel.distributed(ctx, choice, cat, state.Ident, state, verifyMaintenance, false, func(ctx context.Context, eng rewriter.Engine, t rewriter.EngineTable) (rewriter.StepReport, error) {
 		return eng.Expire(ctx, rewriter.ExpireJob{Table: t, Catalog: cat, Tbl: tbl, Plan: plan, Options: eo, OlderThan: plan.Cutoff, RetainLast: retain})
 	})
 }
@@ -99,40 +102,42 @@ func ExpireOn(ctx context.Context, cat catalog.Catalog, state *lake.State, plan 
 // the other catalog entries sharing the table's location, so a table that
 // has such siblings ([rewriter.OrphanPlan.Siblings]) is always cleaned
 // natively.
-func RemoveOrphansOn(ctx context.Context, cat catalog.Catalog, state *lake.State, plan rewriter.OrphanPlan, oo rewriter.OrphanOptions, sel EngineSelect) (any, error) {
+func RemoveOrphansOn(ctx context.Context, cat catalog.Catalog, state *lake.State, plan rewriter.OrphanPlan, oo rewriter.OrphanOptions, sel EngineSelect) (StepReport, error) {
 	tbl := state.Table
 	choice := sel.choose(dataBytes(state))
 	if choice.Name == rewriter.NativeName || len(plan.Siblings) > 0 {
-		return rewriter.DeleteOrphans(ctx, tbl, plan, oo.Concurrency)
+		res, err := rewriter.DeleteOrphans(ctx, tbl, plan, oo.Concurrency)
+		return StepReport{Orphans: &res}, err
 	}
 	cutoff, _, err := rewriter.OrphanCutoff(ctx, tbl, oo)
 	if err != nil {
-		return nil, err
+		return StepReport{}, err
 	}
-	return sel.distributed(ctx, choice, cat, state.Ident, state, verifyMaintenance, true, func(ctx context.Context, eng rewriter.Engine, t rewriter.EngineTable) (any, error) {
+	return sel.distributed(ctx, choice, cat, state.Ident, state, verifyMaintenance, true, func(ctx context.Context, eng rewriter.Engine, t rewriter.EngineTable) (rewriter.StepReport, error) {
 		return eng.RemoveOrphans(ctx, rewriter.OrphanJob{Table: t, Tbl: tbl, Plan: plan, Options: oo, OlderThan: cutoff})
 	})
 }
 
 // RewriteManifestsOn rewrites the manifests of state's table on the engine
 // sel picks.
-func RewriteManifestsOn(ctx context.Context, cat catalog.Catalog, state *lake.State, mo rewriter.ManifestOptions, sel EngineSelect) (any, error) {
+func RewriteManifestsOn(ctx context.Context, cat catalog.Catalog, state *lake.State, mo rewriter.ManifestOptions, sel EngineSelect) (StepReport, error) {
 	choice := sel.choose(dataBytes(state))
 	if choice.Name == rewriter.NativeName {
 		_, res, err := rewriter.RewriteManifests(ctx, state.Table, mo)
-		return res, err
+		return StepReport{Manifests: &res}, err
 	}
-	return sel.distributed(ctx, choice, cat, state.Ident, state, verifyManifests, false, func(ctx context.Context, eng rewriter.Engine, t rewriter.EngineTable) (any, error) {
+	return sel.distributed(ctx, choice, cat, state.Ident, state, verifyManifests, false, func(ctx context.Context, eng rewriter.Engine, t rewriter.EngineTable) (rewriter.StepReport, error) {
 		return eng.RewriteManifests(ctx, rewriter.ManifestJob{Table: t, Tbl: state.Table, Options: mo})
 	})
 }
 
 // compactStep plans the compaction of state and runs it (see [CompactOn]).
-func compactStep(ctx context.Context, cat catalog.Catalog, id lake.Ident, state *lake.State, co rewriter.CompactOptions, sel EngineSelect) (any, error) {
+func compactStep(ctx context.Context, cat catalog.Catalog, id lake.Ident, state *lake.State, co rewriter.CompactOptions, sel EngineSelect, onPlan func(StepReport)) (StepReport, error) {
 	plan, err := rewriter.PlanCompaction(state, co)
 	if err != nil || len(plan.Groups) == 0 {
-		return plan, err
+		return StepReport{CompactPlan: &plan}, err
 	}
+	onPlan(StepReport{CompactPlan: &plan})
 	return CompactOn(ctx, cat, state, plan, co, sel)
 }
 
@@ -142,11 +147,12 @@ func compactStep(ctx context.Context, cat catalog.Catalog, id lake.Ident, state 
 // plan leaves some of the table out (a budget, --partition). A layout the
 // engine cannot write is refused before anything is sent
 // ([rewriter.ErrLayoutUnsupported]).
-func CompactOn(ctx context.Context, cat catalog.Catalog, state *lake.State, plan rewriter.CompactPlan, co rewriter.CompactOptions, sel EngineSelect) (any, error) {
+func CompactOn(ctx context.Context, cat catalog.Catalog, state *lake.State, plan rewriter.CompactPlan, co rewriter.CompactOptions, sel EngineSelect) (StepReport, error) {
 	id := state.Ident
 	choice := sel.choose(plan.InputBytes)
 	if choice.Name == rewriter.NativeName {
-		return rewriter.Compact(ctx, state, plan, co)
+		res, err := rewriter.Compact(ctx, state, plan, co)
+		return StepReport{Compact: &res}, err
 	}
 	engs := sel.Engines
 	if engs == nil {
@@ -154,10 +160,10 @@ func CompactOn(ctx context.Context, cat catalog.Catalog, state *lake.State, plan
 	}
 	eng, err := engs.Get(ctx, choice.Name)
 	if err != nil {
-		return nil, err
+		return StepReport{}, err
 	}
 	if err := engs.checkEngineLayout(ctx, eng, co); err != nil {
-		return nil, err
+		return StepReport{}, err
 	}
 	var scope []rewriter.PartitionScope
 	if len(plan.Deferred) > 0 || len(co.Partitions) > 0 {
@@ -166,10 +172,10 @@ func CompactOn(ctx context.Context, cat catalog.Catalog, state *lake.State, plan
 			keys[i] = g.Partition
 		}
 		if scope, err = rewriter.PartitionScopes(state, keys); err != nil {
-			return nil, fmt.Errorf("scope the rewrite of %s on engine %s to the plan's %d partitions: %w", id, eng.Name(), len(keys), err)
+			return StepReport{}, fmt.Errorf("scope the rewrite of %s on engine %s to the plan's %d partitions: %w", id, eng.Name(), len(keys), err)
 		}
 	}
-	return sel.distributed(ctx, choice, cat, id, state, verifyCompact, false, func(ctx context.Context, eng rewriter.Engine, t rewriter.EngineTable) (any, error) {
+	return sel.distributed(ctx, choice, cat, id, state, verifyCompact, false, func(ctx context.Context, eng rewriter.Engine, t rewriter.EngineTable) (rewriter.StepReport, error) {
 		return eng.Compact(ctx, rewriter.CompactJob{Table: t, State: state, Plan: plan, Options: co, Scope: scope})
 	})
 }

@@ -75,12 +75,12 @@ func (e *clusterEngine) CanWrite(s layout.Strategy) bool {
 	return e.write == nil || e.write[s]
 }
 
-func (e *clusterEngine) report(step string) *rewriter.EngineReport {
-	return &rewriter.EngineReport{Engine: "cluster", Kind: rewriter.KindTrino, Step: step,
-		Statements: []rewriter.EngineStatement{{SQL: step, QueryID: "q-" + step}}, Metrics: map[string]int64{}}
+func (e *clusterEngine) report(step string) rewriter.StepReport {
+	return rewriter.StepReport{Engine: &rewriter.EngineReport{Engine: "cluster", Kind: rewriter.KindTrino, Step: step,
+		Statements: []rewriter.EngineStatement{{SQL: step, QueryID: "q-" + step}}, Metrics: map[string]int64{}}}
 }
 
-func (e *clusterEngine) Compact(ctx context.Context, job rewriter.CompactJob) (any, error) {
+func (e *clusterEngine) Compact(ctx context.Context, job rewriter.CompactJob) (rewriter.StepReport, error) {
 	e.calls = append(e.calls, "compact "+job.Table.String())
 	if e.corrupt {
 		return e.report("compact"), corruptRewrite(ctx, job.State)
@@ -89,39 +89,39 @@ func (e *clusterEngine) Compact(ctx context.Context, job rewriter.CompactJob) (a
 		files := job.State.DataFiles
 		tx := job.State.Table.NewTransaction()
 		if err := tx.ReplaceDataFilesWithDataFiles(ctx, []iceberg.DataFile{files[0].DataFile, files[1].DataFile}, nil, nil); err != nil {
-			return nil, err
+			return rewriter.StepReport{}, err
 		}
 		if _, err := tx.Commit(ctx); err != nil {
-			return nil, err
+			return rewriter.StepReport{}, err
 		}
 		return e.report("compact"), nil
 	}
 	res, err := rewriter.Compact(ctx, job.State, job.Plan, job.Options)
 	if err != nil {
-		return nil, err
+		return rewriter.StepReport{}, err
 	}
 	r := e.report("compact")
-	r.Metrics["rewritten_data_files_count"] = int64(res.FilesIn)
+	r.Engine.Metrics["rewritten_data_files_count"] = int64(res.FilesIn)
 	return r, nil
 }
 
-func (e *clusterEngine) Expire(ctx context.Context, job rewriter.ExpireJob) (any, error) {
+func (e *clusterEngine) Expire(ctx context.Context, job rewriter.ExpireJob) (rewriter.StepReport, error) {
 	e.calls = append(e.calls, "expire")
 	if _, err := rewriter.Expire(ctx, job.Catalog, job.Tbl, job.Plan, job.Options); err != nil {
-		return nil, err
+		return rewriter.StepReport{}, err
 	}
 	return e.report("expire"), nil
 }
 
-func (e *clusterEngine) RemoveOrphans(ctx context.Context, job rewriter.OrphanJob) (any, error) {
+func (e *clusterEngine) RemoveOrphans(ctx context.Context, job rewriter.OrphanJob) (rewriter.StepReport, error) {
 	e.calls = append(e.calls, "orphans")
 	return e.report("orphans"), nil
 }
 
-func (e *clusterEngine) RewriteManifests(ctx context.Context, job rewriter.ManifestJob) (any, error) {
+func (e *clusterEngine) RewriteManifests(ctx context.Context, job rewriter.ManifestJob) (rewriter.StepReport, error) {
 	e.calls = append(e.calls, "manifests")
 	if _, _, err := rewriter.RewriteManifests(ctx, job.Tbl, job.Options); err != nil {
-		return nil, err
+		return rewriter.StepReport{}, err
 	}
 	return e.report("manifests"), nil
 }
@@ -211,7 +211,7 @@ func TestOptimizeOnDistributedEngineVerifies(t *testing.T) {
 		}
 	}
 	var rep control.DistributedReport
-	require.NoError(t, json.Unmarshal(compact.Report, &rep))
+	require.NoError(t, json.Unmarshal(reportJSON(t, compact.Report), &rep))
 	require.Equal(t, "cluster", rep.Engine)
 	require.Equal(t, "q-compact", rep.Statements[0].QueryID)
 	require.Equal(t, "cluster", rep.Choice.Name)
@@ -268,7 +268,7 @@ func TestDistributedRewriteThatChangesAValueFails(t *testing.T) {
 	var rep control.DistributedReport
 	for _, s := range run.Steps {
 		if s.Name == control.StepCompact {
-			require.NoError(t, json.Unmarshal(s.Report, &rep))
+			require.NoError(t, json.Unmarshal(reportJSON(t, s.Report), &rep))
 		}
 	}
 	require.True(t, rep.Verified.RowsChecked, "the row count alone holds")

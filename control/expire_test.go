@@ -62,7 +62,7 @@ func TestSchedulerExpireKeepsWhatAnEntryOfAnotherCatalogReferences(t *testing.T)
 	for _, step := range got.Steps {
 		if step.Name == control.StepExpire {
 			require.Equal(t, control.StatusDone, step.Status)
-			require.NoError(t, json.Unmarshal(step.Report, &rep))
+			require.NoError(t, json.Unmarshal(reportJSON(t, step.Report), &rep))
 		}
 	}
 	require.NotEmpty(t, rep.Expired, "the expire step ran")
@@ -128,7 +128,7 @@ func TestPlanExpireRefusesWhenAnEntryCannotBeRead(t *testing.T) {
 		Deleted   []string `json:"deleted"`
 		KeepFiles bool     `json:"keep_files"`
 	}
-	require.NoError(t, json.Unmarshal(run.Steps[0].Report, &rep))
+	require.NoError(t, json.Unmarshal(reportJSON(t, run.Steps[0].Report), &rep))
 	require.True(t, rep.KeepFiles)
 	require.Empty(t, rep.Deleted)
 	testlake.RequireIntact(t, mustTable(t, w, id), want)
@@ -175,7 +175,7 @@ func TestDistributedEngineLeavesExpiryOfASharedLocationToFloe(t *testing.T) {
 				Shared   []string `json:"shared"`
 				Deleted  []string `json:"deleted"`
 			}
-			require.NoError(t, json.Unmarshal(run.Steps[0].Report, &rep))
+			require.NoError(t, json.Unmarshal(reportJSON(t, run.Steps[0].Report), &rep))
 			require.Equal(t, []string{"local.db.twin"}, rep.Siblings)
 			require.NotEmpty(t, rep.Shared)
 			require.Empty(t, rep.Deleted, "every file the expired snapshots reach, the twin's current snapshot reads")

@@ -84,12 +84,13 @@ func (dl *dayLake) runs(t *testing.T) []control.Run {
 // compactDecision is what the table's policy decides for compaction now.
 func (dl *dayLake) compactDecision(t *testing.T) control.StepDecision {
 	t.Helper()
-	cfg := &config.Config{Catalogs: map[string]config.Props{dl.w.Name: {}}}
-	p := policy.Default()
-	p.Layout = policy.LayoutNone
-	ho, err := control.PolicyHealth(t.Context(), cfg, dl.st, dl.id, p, control.HealthOptions{Now: dl.clock.Now})
+	set, err := policy.ParseFile("floe.yaml", []byte("default:\n  layout: none\n"))
 	require.NoError(t, err)
-	ds, err := control.DecideTable(t.Context(), dl.w.Catalog, dl.id, p, ho)
+	cfg := &config.Config{Catalogs: map[string]config.Props{dl.w.Name: {}}, Policies: set}
+	svc, err := control.NewService(control.Deps{Config: cfg, Store: dl.st, Now: dl.clock.Now,
+		Catalog: func(context.Context, string) (catalog.Catalog, error) { return dl.w.Catalog, nil }})
+	require.NoError(t, err)
+	ds, err := svc.Triggers(t.Context(), dl.id)
 	require.NoError(t, err)
 	return ds[2]
 }
@@ -107,7 +108,7 @@ func TestCompactedDayPartitionsAreDone(t *testing.T) {
 	require.Empty(t, p.Errors)
 	require.True(t, p.Decisions[0].Due, p.Decisions[0].Reason)
 	require.Len(t, p.Runs, 1)
-	require.Contains(t, p.Runs[0].Decisions[2].Reason, "small-file ratio 1.00")
+	require.Contains(t, p.Runs[0].Decision.Steps[2].Reason, "small-file ratio 1.00")
 	compact := stepsOf(p.Runs[0].Run)[control.StepCompact]
 	require.Equal(t, control.StatusDone, compact.Status)
 	require.NotEqual(t, compact.Before.SnapshotID, compact.After.SnapshotID, "the compaction committed")
@@ -136,7 +137,7 @@ func TestUnsatisfiableTriggerBacksOff(t *testing.T) {
 	require.Empty(t, p.Errors)
 	require.True(t, p.Decisions[0].Due, p.Decisions[0].Reason)
 	require.Len(t, p.Runs, 1)
-	require.Contains(t, p.Runs[0].Decisions[2].Reason, "small-file ratio 1.00")
+	require.Contains(t, p.Runs[0].Decision.Steps[2].Reason, "small-file ratio 1.00")
 	first := p.Runs[0].Run
 	compact := stepsOf(first)[control.StepCompact]
 	require.Equal(t, control.StatusDone, compact.Status)

@@ -4,11 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,6 +46,9 @@ type OptimizeOptions struct {
 	Logger *slog.Logger
 	// Progress is passed to the compaction.
 	Progress func(done, total int, bytesDone, bytesTotal int64)
+	// OnPlan, when set, is told each step's plan just before the step
+	// does its work.
+	OnPlan func(step string, plan StepReport)
 	// PlanID, when set, runs that plan (see [ProposePlan]). Only an
 	// approved plan runs; its layout and z-order key replace Compact.Layout
 	// and Compact.ZOrderMode (and, when the layout names one, its target
@@ -76,6 +79,15 @@ type OptimizeOptions struct {
 	// references (see [PlanExpire], [PlanOrphans]). Default: only the
 	// table's own catalog.
 	Catalogs Catalogs
+	// Steps, when set, are the only steps run and recorded (a
+	// single-step verb's); nil: all four.
+	Steps []string
+	// User is who asked for the run, recorded with it.
+	User string
+
+	// decision is the decision the run runs ([Service.Run]), recorded
+	// with it.
+	decision *Decision
 }
 
 // Optimize runs the maintenance steps on one table — expire snapshots,
@@ -186,8 +198,15 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 		return Run{Table: id.String(), PlanID: opts.PlanID, Steps: []Step{}}, fmt.Errorf("optimize %s: %w", id, err)
 	}
 	run := Run{ID: newRunID(opts.Now()), Table: id.String(), PlanID: opts.PlanID, Status: StatusRunning, Trigger: opts.Trigger, Runner: opts.Runner,
-		StartedAt: opts.Now().UTC(), LeaseExpiresAt: opts.Now().Add(opts.LeaseTTL).UTC(), Steps: []Step{}}
-	if err := st.StartRun(ctx, runRecord(run)); err != nil {
+		StartedBy: opts.User, StartedAt: opts.Now().UTC(), LeaseExpiresAt: opts.Now().Add(opts.LeaseTTL).UTC(), Steps: []Step{}}
+	if d := opts.decision; d != nil {
+		run.Approvals = d.Approvals
+	}
+	rec, err := runRecord(run, opts.decision)
+	if err != nil {
+		return run, fmt.Errorf("optimize %s: %w", id, err)
+	}
+	if err := st.StartRun(ctx, rec); err != nil {
 		return run, fmt.Errorf("optimize %s: %w", id, err)
 	}
 	log := opts.Logger.With("table", id.String(), "run_id", run.ID)
@@ -197,18 +216,18 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 	defer stopRenewing()
 	steps := []struct {
 		name string
-		do   func(ctx context.Context) (any, error)
+		do   func(ctx context.Context) (StepReport, error)
 	}{
-		{StepExpire, func(ctx context.Context) (any, error) {
+		{StepExpire, func(ctx context.Context) (StepReport, error) {
 			return expireStep(ctx, cat, id, opts)
 		}},
-		{StepOrphans, func(ctx context.Context) (any, error) {
+		{StepOrphans, func(ctx context.Context) (StepReport, error) {
 			return orphansStep(ctx, cat, st, id, opts)
 		}},
-		{StepCompact, func(ctx context.Context) (any, error) {
+		{StepCompact, func(ctx context.Context) (StepReport, error) {
 			state, err := loadState(ctx, cat, id)
 			if err != nil {
-				return nil, err
+				return StepReport{}, err
 			}
 			co := opts.Compact
 			co.Commit.RunID = run.ID
@@ -216,18 +235,21 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 				// Partitions whose groups lost commit races in the table's
 				// previous compaction go first this time.
 				if co.Priority, err = lostPartitions(ctx, st, id, run.ID); err != nil {
-					return nil, err
+					return StepReport{}, err
 				}
 			}
 			co.Progress = opts.Progress
 			co.Logger = log
-			return compactStep(ctx, cat, id, state, co, opts.Engine)
+			return compactStep(ctx, cat, id, state, co, opts.Engine, opts.onPlan(StepCompact))
 		}},
-		{StepManifests, func(ctx context.Context) (any, error) {
+		{StepManifests, func(ctx context.Context) (StepReport, error) {
 			return manifestsStep(ctx, cat, id, opts)
 		}},
 	}
 	for _, s := range steps {
+		if opts.Steps != nil && !slices.Contains(opts.Steps, s.name) {
+			continue
+		}
 		rec := Step{Name: s.name, Status: StatusRunning, StartedAt: opts.Now().UTC()}
 		if d, ok := decisionOf(opts.Decisions, s.name); ok && !d.Run && !opts.Skip[s.name] {
 			rec.Status, rec.Reason, rec.EndedAt = d.Status, d.Reason, rec.StartedAt
@@ -251,21 +273,13 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 		if err == nil {
 			err = ctx.Err()
 		}
-		var report any
 		if err == nil {
-			report, err = s.do(ctx)
+			rec.Report, err = s.do(ctx)
 		}
 		if err == nil {
 			rec.After, err = stepHealth(ctx, cat, id, opts.Now())
 		}
 		rec.EndedAt = opts.Now().UTC()
-		if report != nil {
-			b, merr := json.Marshal(report)
-			if merr != nil {
-				err = errors.Join(err, fmt.Errorf("record the step's report: %w", merr))
-			}
-			rec.Report = b
-		}
 		if err != nil {
 			err = fmt.Errorf("optimize %s: step %s: %w", id, s.name, err)
 			status := StatusFailed
@@ -302,6 +316,15 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 		return run, fmt.Errorf("optimize %s: %w", id, err)
 	}
 	return run, nil
+}
+
+// onPlan is the OnPlan hook of step, a no-op when there is none.
+func (o OptimizeOptions) onPlan(step string) func(StepReport) {
+	return func(r StepReport) {
+		if o.OnPlan != nil {
+			o.OnPlan(step, r)
+		}
+	}
 }
 
 // putStep stores step s of run runID.
@@ -347,17 +370,14 @@ func lostPartitions(ctx context.Context, st *store.Store, id lake.Ident, self st
 			continue
 		}
 		for _, step := range r.Steps {
-			if step.Name != StepCompact || len(step.Report) == 0 {
+			if step.Name != StepCompact || step.Report.IsZero() {
 				continue
 			}
-			var report struct {
-				Skipped []struct{ Name string } `json:"skipped"`
-			}
-			if err := json.Unmarshal(step.Report, &report); err != nil {
-				return nil, fmt.Errorf("read compact report of run %s: %w", r.ID, err)
+			if step.Report.Compact == nil {
+				return nil, nil // a plan with nothing to do, or an engine's run
 			}
 			var out []string
-			for _, g := range report.Skipped {
+			for _, g := range step.Report.Compact.Skipped {
 				out = append(out, g.Name)
 			}
 			return out, nil

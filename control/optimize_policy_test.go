@@ -2,15 +2,20 @@ package control_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/control/policy"
+	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/internal/oracle"
+	"github.com/floe-project/floe/internal/testlake"
 	"github.com/floe-project/floe/lake"
 )
 
@@ -21,6 +26,19 @@ func policyOf(t *testing.T, id lake.Ident, yaml string) policy.Policy {
 	eff, err := set.Resolve(id)
 	require.NoError(t, err)
 	return eff.Policy
+}
+
+// serviceOf is a service over warehouse w's catalog and store st, with the
+// policies of yaml (floe.yaml's policies: section's body).
+func serviceOf(t *testing.T, w *testlake.Warehouse, st *store.Store, yaml string) *control.Service {
+	t.Helper()
+	set, err := policy.ParseFile("floe.yaml", []byte(yaml))
+	require.NoError(t, err)
+	cfg := &config.Config{Catalogs: map[string]config.Props{w.Name: {}}, DefaultCatalog: w.Name, Policies: set}
+	svc, err := control.NewService(control.Deps{Config: cfg, Store: st,
+		Catalog: func(context.Context, string) (catalog.Catalog, error) { return w.Catalog, nil }})
+	require.NoError(t, err)
+	return svc
 }
 
 func stepsOf(run control.Run) map[string]control.Step {
@@ -42,16 +60,30 @@ func TestOptimizeByPolicyWaitsForApproval(t *testing.T) {
 	require.NoError(t, err)
 	want, err := oracle.ChecksumIceberg(ctx, tbl)
 	require.NoError(t, err)
-	p := policyOf(t, id, "default:\n  layout: sort(id)\n")
+	svc := serviceOf(t, w, st, "default:\n  layout: sort(id)\n")
 
-	pr, err := control.OptimizeByPolicy(ctx, w.Catalog, st, id, p, control.PolicyOptions{})
+	// The dry run says what the run then does: the plan it would propose,
+	// and the compaction held back.
+	dry, err := svc.DryRun(ctx, control.Request{Table: id})
 	require.NoError(t, err)
-	require.NotNil(t, pr.Plan)
-	require.Equal(t, control.PlanProposed, pr.Plan.State)
-	require.Equal(t, "sort(id)", pr.Plan.Layout.String())
+	require.NotNil(t, dry.Decision.Plan)
+	require.Equal(t, control.PlanPropose, dry.Decision.Plan.Action)
+	require.False(t, dry.Decision.Plan.Stored)
+	plans, err := control.ListPlans(ctx, st, control.PlanFilter{Table: id.String()})
+	require.NoError(t, err)
+	require.Empty(t, plans, "a dry run stores no plan")
+
+	pr, err := svc.Run(ctx, control.Request{Table: id, User: "ana"})
+	require.NoError(t, err)
+	require.NotNil(t, pr.Decision.Plan)
+	require.Equal(t, dry.Decision.Plan.Plan.ID, pr.Decision.Plan.Plan.ID, "the run proposes the plan its dry run showed")
+	require.True(t, pr.Decision.Plan.Stored)
+	require.Equal(t, control.PlanProposed, pr.Decision.Plan.Plan.State)
+	require.Equal(t, "sort(id)", pr.Decision.Plan.Plan.Layout.String())
+	require.Equal(t, "ana", pr.Run.StartedBy)
 	steps := stepsOf(pr.Run)
 	require.Equal(t, control.StatusSkipped, steps[control.StepCompact].Status)
-	require.Contains(t, steps[control.StepCompact].Reason, "waits for approval of plan "+pr.Plan.ID)
+	require.Contains(t, steps[control.StepCompact].Reason, "waits for approval of plan "+pr.Decision.Plan.Plan.ID)
 	require.Equal(t, control.StatusDone, steps[control.StepOrphans].Status)
 	stored, err := control.GetRun(ctx, st, pr.Run.ID)
 	require.NoError(t, err)
@@ -60,13 +92,19 @@ func TestOptimizeByPolicyWaitsForApproval(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, dataFiles(t, tbl), 8, "nothing rewritten before approval")
 
-	_, err = control.ApprovePlan(ctx, st, pr.Plan.ID, "ana", time.Now())
+	planID := pr.Decision.Plan.Plan.ID
+	_, err = control.ApprovePlan(ctx, st, planID, "bo", time.Now())
 	require.NoError(t, err)
-	pr2, err := control.OptimizeByPolicy(ctx, w.Catalog, st, id, p, control.PolicyOptions{})
+	pr2, err := svc.Run(ctx, control.Request{Table: id, User: "ana"})
 	require.NoError(t, err)
-	require.Equal(t, pr.Plan.ID, pr2.Run.PlanID)
+	require.Equal(t, planID, pr2.Run.PlanID)
 	require.Equal(t, control.StatusDone, stepsOf(pr2.Run)[control.StepCompact].Status)
-	plan, err := control.GetPlan(ctx, st, pr.Plan.ID)
+	require.Equal(t, []control.Approval{{Step: control.StepCompact, What: "plan " + planID + " (sort(id))", By: "bo", How: "plan",
+		At: pr2.Run.Approvals[0].At}}, []control.Approval(pr2.Run.Approvals), "the run records whose approval it rests on")
+	stored2, err := control.GetRun(ctx, st, pr2.Run.ID)
+	require.NoError(t, err)
+	require.Equal(t, pr2.Run.Approvals[0].By, stored2.Approvals[0].By)
+	plan, err := control.GetPlan(ctx, st, planID)
 	require.NoError(t, err)
 	require.Equal(t, control.PlanDone, plan.State)
 	tbl, err = lake.LoadTable(ctx, w.Catalog, id)
@@ -77,10 +115,10 @@ func TestOptimizeByPolicyWaitsForApproval(t *testing.T) {
 	require.Equal(t, "id", lake.SortOrderText(tbl.Metadata().SortOrder(), tbl.Metadata().CurrentSchema()))
 
 	// The table is in the policy's layout now: a later run keeps it without a plan.
-	pr3, err := control.OptimizeByPolicy(ctx, w.Catalog, st, id, p, control.PolicyOptions{})
+	pr3, err := svc.Run(ctx, control.Request{Table: id})
 	require.NoError(t, err)
-	require.Nil(t, pr3.Plan)
-	require.Equal(t, "sort(id)", pr3.Layout)
+	require.Nil(t, pr3.Decision.Plan)
+	require.Equal(t, "sort(id)", pr3.Decision.Layout.String())
 }
 
 // TestOptimizeByPolicyTriggers: the policy's triggers decide whether the
@@ -94,8 +132,8 @@ func TestOptimizeByPolicyTriggers(t *testing.T) {
 	want, err := oracle.ChecksumIceberg(ctx, tbl)
 	require.NoError(t, err)
 
-	quiet := policyOf(t, id, "default:\n  layout: none\n  triggers: {small_file_ratio: 0, delete_ratio: 0, clustering_depth: 0}\n  enabled: {orphans: false}\n")
-	pr, err := control.OptimizeByPolicy(ctx, w.Catalog, st, id, quiet, control.PolicyOptions{})
+	quiet := serviceOf(t, w, st, "default:\n  layout: none\n  triggers: {small_file_ratio: 0, delete_ratio: 0, clustering_depth: 0}\n  enabled: {orphans: false}\n")
+	pr, err := quiet.Run(ctx, control.Request{Table: id})
 	require.NoError(t, err)
 	steps := stepsOf(pr.Run)
 	require.Equal(t, control.StatusNotDue, steps[control.StepCompact].Status)
@@ -106,12 +144,12 @@ func TestOptimizeByPolicyTriggers(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, last.IsZero(), "a compaction not due counts as fresh")
 
-	busy := policyOf(t, id, "default:\n  layout: none\n")
-	pr, err = control.OptimizeByPolicy(ctx, w.Catalog, st, id, busy, control.PolicyOptions{})
+	busy := serviceOf(t, w, st, "default:\n  layout: none\n")
+	pr, err = busy.Run(ctx, control.Request{Table: id})
 	require.NoError(t, err)
 	steps = stepsOf(pr.Run)
 	require.Equal(t, control.StatusDone, steps[control.StepCompact].Status)
-	d := pr.Decisions[2]
+	d := pr.Decision.Steps[2]
 	require.True(t, d.Run)
 	require.Contains(t, d.Reason, "small-file ratio")
 	tbl, err = lake.LoadTable(ctx, w.Catalog, id)
@@ -193,4 +231,13 @@ func TestOptimizeCancelledIsRecordedCancelled(t *testing.T) {
 	got, err := oracle.ChecksumIceberg(t.Context(), tbl)
 	require.NoError(t, err)
 	require.Equal(t, want, got)
+}
+
+// reportJSON is a step report's JSON, as the CLI prints it and the store
+// keeps it.
+func reportJSON(t *testing.T, r control.StepReport) []byte {
+	t.Helper()
+	b, err := json.Marshal(r)
+	require.NoError(t, err)
+	return b
 }

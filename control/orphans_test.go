@@ -110,7 +110,7 @@ func TestSchedulerOrphansKeepWhatAnEntryOfAnotherCatalogReferences(t *testing.T)
 				Siblings []string          `json:"siblings"`
 				Shared   int               `json:"shared"`
 			}
-			require.NoError(t, json.Unmarshal(step.Report, &rep))
+			require.NoError(t, json.Unmarshal(reportJSON(t, step.Report), &rep))
 			require.Equal(t, []string{id.String()}, rep.Siblings)
 			require.Positive(t, rep.Shared)
 			require.Empty(t, rep.Files)
@@ -210,7 +210,7 @@ func TestDistributedEngineLeavesASharedLocationToFloe(t *testing.T) {
 			var rep struct {
 				Deleted []string `json:"deleted"`
 			}
-			require.NoError(t, json.Unmarshal(run.Steps[1].Report, &rep))
+			require.NoError(t, json.Unmarshal(reportJSON(t, run.Steps[1].Report), &rep))
 			require.Equal(t, []string{stray}, rep.Deleted)
 			require.NoFileExists(t, stray)
 		})

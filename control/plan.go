@@ -73,6 +73,21 @@ func WithProposedAt(t time.Time) ProposeOption {
 func ProposePlan(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.Ident, l layout.Layout,
 	proj simulator.Projection, by string, opts ...ProposeOption,
 ) (Plan, error) {
+	tbl, err := lake.LoadTable(ctx, cat, id)
+	if err != nil {
+		return Plan{}, fmt.Errorf("propose plan for %s: %w", id, err)
+	}
+	p, err := newPlan(tbl.Metadata(), id, l, proj, by, opts...)
+	if err != nil {
+		return Plan{}, err
+	}
+	return storePlan(ctx, st, p)
+}
+
+// newPlan is the plan [ProposePlan] would store for table id at metadata
+// md, without storing it: its id, base snapshot, canonical layout and
+// projection.
+func newPlan(md table.Metadata, id lake.Ident, l layout.Layout, proj simulator.Projection, by string, opts ...ProposeOption) (Plan, error) {
 	var cfg proposeConfig
 	for _, o := range opts {
 		o(&cfg)
@@ -83,12 +98,8 @@ func ProposePlan(ctx context.Context, cat catalog.Catalog, st *store.Store, id l
 	if l.Strategy == layout.StrategyCurrent {
 		return Plan{}, fmt.Errorf("propose plan for %s: layout %q rewrites nothing", id, l)
 	}
-	tbl, err := lake.LoadTable(ctx, cat, id)
+	l, err := canonicalLayout(md.CurrentSchema(), l)
 	if err != nil {
-		return Plan{}, fmt.Errorf("propose plan for %s: %w", id, err)
-	}
-	md := tbl.Metadata()
-	if l, err = canonicalLayout(md.CurrentSchema(), l); err != nil {
 		return Plan{}, fmt.Errorf("propose plan for %s: %w", id, err)
 	}
 	var base int64
@@ -104,20 +115,25 @@ func ProposePlan(ctx context.Context, cat catalog.Catalog, st *store.Store, id l
 	if l.Strategy == layout.StrategyZOrder {
 		pp.ZOrderMode = cfg.zorder.String()
 	}
-	rec, err := planRecord(Plan{
+	return Plan{
 		ID: planID(id, base, l, pp.ZOrderMode), Table: id.String(), BaseSnapshot: base, Layout: l,
 		Projection: pp, State: PlanProposed, CreatedBy: by, CreatedAt: cfg.now,
-	})
+	}, nil
+}
+
+// storePlan stores p as proposed unless a plan of its id is stored, and
+// returns what is stored: a plan proposed before keeps its state.
+func storePlan(ctx context.Context, st *store.Store, p Plan) (Plan, error) {
+	rec, err := planRecord(p)
 	if err != nil {
-		return Plan{}, fmt.Errorf("propose plan for %s: %w", id, err)
+		return Plan{}, fmt.Errorf("propose plan for %s: %w", p.Table, err)
 	}
 	if _, err := st.InsertPlan(ctx, rec); err != nil {
-		return Plan{}, fmt.Errorf("propose plan for %s: %w", id, err)
+		return Plan{}, fmt.Errorf("propose plan for %s: %w", p.Table, err)
 	}
-	// Read back what is stored: a plan proposed before keeps its state.
 	got, err := GetPlan(ctx, st, rec.ID)
 	if err != nil {
-		return Plan{}, fmt.Errorf("propose plan for %s: %w", id, err)
+		return Plan{}, fmt.Errorf("propose plan for %s: %w", p.Table, err)
 	}
 	return got, nil
 }

@@ -172,29 +172,44 @@ type Proposal struct {
 // enough, or opts.Force — [ProposePlan] it. No gain is not an
 // error: the table is fine as it is, and Proposal.Plan is nil.
 func PlanBest(ctx context.Context, cat catalog.Catalog, st *store.Store, state *lake.State, opts PlanOptions) (Proposal, error) {
-	po := opts.Project
-	po.WithCurrent = true
-	var out Proposal
-	var err error
-	if out.Projections, err = Project(ctx, st, state, po); err != nil {
+	out, cand, err := chooseBest(ctx, st, state, opts)
+	if err != nil || cand == nil {
 		return out, err
 	}
-	id := state.Ident
-	if out.Choice, err = ChoosePlan(out.Projections.Projections, ChooseOptions{MinGainPP: opts.MinGainPP, State: state}); err != nil {
-		return out, fmt.Errorf("plan %s: %w", id, err)
-	}
-	if !out.Choice.Gain && !opts.Force {
-		return out, nil
-	}
-	layout, err := layout.Parse(out.Choice.Best.Layout)
-	if err != nil {
-		return out, fmt.Errorf("plan %s: %w", id, err)
-	}
-	p, err := ProposePlan(ctx, cat, st, id, layout, out.Choice.Best, opts.By,
-		WithBaseline(out.Choice.Current), WithZOrderMode(out.Projections.ZOrderMode), WithProposedAt(nowFunc(opts.Now)()))
+	p, err := storePlan(ctx, st, *cand)
 	if err != nil {
 		return out, err
 	}
 	out.Plan = &p
 	return out, nil
+}
+
+// chooseBest is [PlanBest] without the store write: the projections, the
+// choice, and the plan it would propose (nil when the best candidate does
+// not gain enough and opts.Force is not set).
+func chooseBest(ctx context.Context, st *store.Store, state *lake.State, opts PlanOptions) (Proposal, *Plan, error) {
+	po := opts.Project
+	po.WithCurrent = true
+	var out Proposal
+	var err error
+	if out.Projections, err = Project(ctx, st, state, po); err != nil {
+		return out, nil, err
+	}
+	id := state.Ident
+	if out.Choice, err = ChoosePlan(out.Projections.Projections, ChooseOptions{MinGainPP: opts.MinGainPP, State: state}); err != nil {
+		return out, nil, fmt.Errorf("plan %s: %w", id, err)
+	}
+	if !out.Choice.Gain && !opts.Force {
+		return out, nil, nil
+	}
+	l, err := layout.Parse(out.Choice.Best.Layout)
+	if err != nil {
+		return out, nil, fmt.Errorf("plan %s: %w", id, err)
+	}
+	p, err := newPlan(state.Metadata, id, l, out.Choice.Best, opts.By,
+		WithBaseline(out.Choice.Current), WithZOrderMode(out.Projections.ZOrderMode), WithProposedAt(nowFunc(opts.Now)()))
+	if err != nil {
+		return out, nil, err
+	}
+	return out, &p, nil
 }

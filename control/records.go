@@ -133,6 +133,13 @@ type Run struct {
 	// Runner is the process that ran it: host name and process id
 	// ([RunnerID]).
 	Runner string `json:"runner"`
+	// StartedBy is who asked for it: a person, "floe serve", the API's
+	// caller; empty for runs recorded before floe recorded it.
+	StartedBy string `json:"started_by"`
+	// Approvals are the approvals the run rested on (see [Approval]):
+	// who approved the layout change it made, and the steps a policy
+	// keeps for a person to ask for.
+	Approvals Approvals `json:"approvals"`
 	// DryRun marks a run that planned every step and changed nothing; it
 	// is never stored.
 	DryRun    bool      `json:"dry_run"`
@@ -147,6 +154,18 @@ type Run struct {
 	Steps          []Step    `json:"steps"`
 }
 
+// Approvals are the approvals of a run; they encode as [] when there are
+// none.
+type Approvals []Approval
+
+// MarshalJSON implements [json.Marshaler].
+func (a Approvals) MarshalJSON() ([]byte, error) {
+	if a == nil {
+		return []byte("[]"), nil
+	}
+	return json.Marshal([]Approval(a))
+}
+
 // Step is one step of a run (StepExpire, StepOrphans, StepCompact,
 // StepManifests): the table's health before and after it, and the step's
 // own report (its plan on a dry run, its result otherwise).
@@ -156,16 +175,35 @@ type Step struct {
 	// Before and After are nil for a step that did not get that far.
 	Before *StepHealth `json:"before,omitempty"`
 	After  *StepHealth `json:"after,omitempty"`
-	// Report is the step's plan or result as JSON (rewriter.ExpireResult,
-	// rewriter.OrphanResult, rewriter.CompactResult, rewriter.ManifestResult,
-	// or their plans).
-	Report json.RawMessage `json:"report,omitempty"`
+	// Report is what the step did (see [StepReport]): its result, its
+	// plan when it found nothing to do, or a distributed engine's report.
+	Report StepReport `json:"report,omitzero"`
 	// Reason says why a step was skipped or not due (the policy's
 	// decision, see [Decide]).
 	Reason    string    `json:"reason,omitempty"`
 	Error     string    `json:"error,omitempty"`
 	StartedAt time.Time `json:"started_at"`
 	EndedAt   time.Time `json:"ended_at,omitzero"`
+}
+
+// UnmarshalJSON reads a step as [Step] writes it, its report typed by the
+// step's name.
+func (s *Step) UnmarshalJSON(b []byte) error {
+	type plain Step
+	var j struct {
+		plain
+		Report json.RawMessage `json:"report"`
+	}
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	rep, err := decodeStepReport(j.Name, j.Report)
+	if err != nil {
+		return err
+	}
+	*s = Step(j.plain)
+	s.Report = rep
+	return nil
 }
 
 // Duration is how long the step took (0 while it runs).
@@ -281,17 +319,37 @@ func planFromRecord(r store.PlanRecord) (Plan, error) {
 	return p, nil
 }
 
-func runRecord(r Run) store.RunRecord {
-	return store.RunRecord{
+// runRecord is run's row, with the decision it ran (nil: none recorded).
+func runRecord(r Run, d *Decision) (store.RunRecord, error) {
+	rec := store.RunRecord{
 		ID: r.ID, Table: r.Table, PlanID: r.PlanID, Status: string(r.Status), Trigger: string(r.Trigger), Runner: r.Runner, Error: r.Error,
-		StartedAt: r.StartedAt, EndedAt: r.EndedAt, LeaseExpiresAt: r.LeaseExpiresAt,
+		StartedAt: r.StartedAt, EndedAt: r.EndedAt, LeaseExpiresAt: r.LeaseExpiresAt, StartedBy: r.StartedBy,
 	}
+	if d != nil {
+		b, err := json.Marshal(d)
+		if err != nil {
+			return rec, fmt.Errorf("run %s: encode decision: %w", r.ID, err)
+		}
+		rec.Decision = b
+	}
+	return rec, nil
 }
 
 func runFromRecord(r store.RunRecord) (Run, error) {
 	run := Run{
 		ID: r.ID, Table: r.Table, PlanID: r.PlanID, Status: RunStatus(r.Status), Trigger: Trigger(r.Trigger), Runner: r.Runner, Error: r.Error,
-		StartedAt: r.StartedAt, EndedAt: r.EndedAt, LeaseExpiresAt: r.LeaseExpiresAt, Steps: make([]Step, 0, len(r.Steps)),
+		StartedAt: r.StartedAt, EndedAt: r.EndedAt, LeaseExpiresAt: r.LeaseExpiresAt, StartedBy: r.StartedBy, Steps: make([]Step, 0, len(r.Steps)),
+	}
+	if len(r.Decision) > 0 {
+		var d struct {
+			Approvals []Approval `json:"approvals"`
+		}
+		if err := json.Unmarshal(r.Decision, &d); err != nil {
+			return Run{}, fmt.Errorf("read run %s: decode decision: %w", r.ID, err)
+		}
+		if d.Approvals != nil {
+			run.Approvals = d.Approvals
+		}
 	}
 	if run.Trigger == "" {
 		run.Trigger = TriggerManual
@@ -310,8 +368,8 @@ func runFromRecord(r store.RunRecord) (Run, error) {
 // store's after column (the layout floe has always stored).
 type storedAfter struct {
 	*StepHealth
-	Report json.RawMessage `json:"report,omitempty"`
-	Reason string          `json:"reason,omitempty"`
+	Report StepReport `json:"report,omitzero"`
+	Reason string     `json:"reason,omitempty"`
 }
 
 func stepRecord(s Step) (store.StepRecord, error) {
@@ -323,7 +381,7 @@ func stepRecord(s Step) (store.StepRecord, error) {
 		}
 		r.Before = b
 	}
-	if s.After != nil || len(s.Report) > 0 || s.Reason != "" {
+	if s.After != nil || !s.Report.IsZero() || s.Reason != "" {
 		b, err := json.Marshal(storedAfter{StepHealth: s.After, Report: s.Report, Reason: s.Reason})
 		if err != nil {
 			return r, fmt.Errorf("step %s: encode health after and report: %w", s.Name, err)
@@ -355,7 +413,11 @@ func stepFromRecord(r store.StepRecord) (Step, error) {
 			a.StepHealth.Status = *a.Status
 			s.After = &a.StepHealth
 		}
-		s.Report, s.Reason = a.Report, a.Reason
+		rep, err := decodeStepReport(r.Step, a.Report)
+		if err != nil {
+			return s, fmt.Errorf("step %s: %w", r.Step, err)
+		}
+		s.Report, s.Reason = rep, a.Reason
 	}
 	return s, nil
 }

@@ -32,8 +32,12 @@ const OrphanInterval = 24 * time.Hour
 
 // SchedulerOptions configure a [Scheduler].
 type SchedulerOptions struct {
-	Config *config.Config
-	Store  *store.Store
+	// Service decides and runs every table's maintenance; its
+	// configuration, store, catalogs, engines, clock, logger, runner and
+	// lease TTL are the scheduler's. Required.
+	Service *Service
+	Config  *config.Config
+	Store   *store.Store
 	// Catalog opens the floe catalog called name (once; the scheduler
 	// asks every pass).
 	Catalog func(ctx context.Context, name string) (catalog.Catalog, error)
@@ -63,7 +67,7 @@ type SchedulerOptions struct {
 }
 
 // Scheduler decides, pass by pass, which tables are due for maintenance by
-// their policies, and runs them with [OptimizeByPolicy]. It keeps, per
+// their policies, and runs them with [Service.Run]. It keeps, per
 // table, when it last read the table's metadata and how many runs failed
 // in a row (for the backoff); everything else — the last run, approved
 // plans, running runs — it reads from the state store, so a pass decides
@@ -82,8 +86,13 @@ type tableSchedule struct {
 	retryAt  time.Time
 }
 
-// NewScheduler returns a scheduler with opts' defaults filled.
+// NewScheduler returns a scheduler with opts' defaults filled: what
+// opts.Service holds replaces the fields it stands for.
 func NewScheduler(opts SchedulerOptions) *Scheduler {
+	if svc := opts.Service; svc != nil {
+		opts.Config, opts.Store, opts.Catalog, opts.Engines = svc.cfg, svc.store, svc.catalog, svc.engines
+		opts.Now, opts.Logger, opts.Runner, opts.LeaseTTL = svc.now, svc.log, svc.runner, svc.leaseTTL
+	}
 	if opts.MaxConcurrentRuns < 1 {
 		opts.MaxConcurrentRuns = 2
 	}
@@ -102,6 +111,10 @@ func NewScheduler(opts SchedulerOptions) *Scheduler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.Service == nil {
+		opts.Service = &Service{cfg: opts.Config, catalog: opts.Catalog, store: opts.Store, engines: opts.Engines,
+			now: opts.Now, log: opts.Logger, runner: opts.Runner, leaseTTL: opts.LeaseTTL}
+	}
 	return &Scheduler{opts: opts, tables: map[string]*tableSchedule{}}
 }
 
@@ -119,7 +132,7 @@ type TableDecision struct {
 type Pass struct {
 	At        time.Time       `json:"at"`
 	Decisions []TableDecision `json:"decisions"`
-	Runs      []PolicyRun     `json:"runs"`
+	Runs      []RunResult     `json:"runs"`
 	// Errors are the tables that could not be decided or whose run
 	// failed, each naming the table; a pass goes on past them.
 	Errors []string `json:"errors"`
@@ -145,7 +158,7 @@ func (s *Scheduler) RunPass(ctx context.Context) (Pass, error) {
 // starts, and those started go on until runCtx ends.
 func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 	now := s.opts.Now().UTC()
-	pass := Pass{At: now, Decisions: []TableDecision{}, Runs: []PolicyRun{}, Errors: []string{}}
+	pass := Pass{At: now, Decisions: []TableDecision{}, Runs: []RunResult{}, Errors: []string{}}
 	if _, err := s.opts.Store.RecoverAbandoned(ctx, now); err != nil {
 		return pass, fmt.Errorf("scheduling pass: %w", err)
 	}
@@ -218,7 +231,7 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			pr, err := s.runTable(runCtx, j.cat, j.id, j.eff.Policy, j.d.Trigger, holder)
+			pr, err := s.runTable(runCtx, j.id, j.d.Trigger, holder)
 			if pr.Run.ID != "" && s.opts.OnRun != nil {
 				s.opts.OnRun(pr.Run)
 			}
@@ -360,12 +373,7 @@ func (s *Scheduler) decide(ctx context.Context, cat catalog.Catalog, id lake.Ide
 		return not("polled %s ago; poll_interval %s", now.Sub(ts.polled).Round(time.Second), p.PollInterval)
 	}
 	ts.polled = now
-	cfg := s.opts.Config
-	ho, err := PolicyHealth(ctx, cfg, s.opts.Store, id, p, HealthOptions{Now: s.opts.Now})
-	if err != nil {
-		return d, err
-	}
-	steps, err := DecideTable(ctx, cat, id, p, ho)
+	steps, err := s.opts.Service.Triggers(ctx, id)
 	if err != nil {
 		return d, err
 	}
@@ -395,28 +403,12 @@ func orphansStale(runs []Run, now time.Time) bool {
 	return true
 }
 
-// runTable runs the maintenance the policy calls for, and keeps the
-// table's failure count for the backoff.
-// runTable runs table id by its policy. holder is the table's lease,
-// claimed by the caller (or "" to claim it here); it is released when the
-// run ends.
-func (s *Scheduler) runTable(ctx context.Context, cat catalog.Catalog, id lake.Ident, p policy.Policy, trigger Trigger, holder string) (PolicyRun, error) {
+// runTable runs table id as its policy calls for ([Service.Run]) and
+// keeps the table's failure count for the backoff. holder is the table's
+// lease, claimed by the caller; the run releases it when it ends.
+func (s *Scheduler) runTable(ctx context.Context, id lake.Ident, trigger Trigger, holder string) (RunResult, error) {
 	log := s.opts.Logger.With("table", id.String(), "trigger", trigger)
-	if holder != "" {
-		defer func() {
-			if err := s.opts.Store.ReleaseLease(context.WithoutCancel(ctx), holder, id.String()); err != nil {
-				log.Warn("table lease not released; it lapses by itself", "err", err)
-			}
-		}()
-	}
-	ho, err := PolicyHealth(ctx, s.opts.Config, s.opts.Store, id, p, HealthOptions{Now: s.opts.Now})
-	if err != nil {
-		return PolicyRun{}, err
-	}
-	oo := StepDefaults(p, OptimizeOptions{Now: s.opts.Now, Logger: log, Skip: map[string]bool{}, Trigger: trigger, Engine: EngineSelect{Engines: s.opts.Engines},
-		Runner: s.opts.Runner, LeaseTTL: s.opts.LeaseTTL, Holder: holder, Catalogs: ConfiguredCatalogs(s.opts.Config, s.opts.Catalog)})
-	pr, err := OptimizeByPolicy(ctx, cat, s.opts.Store, id, p, PolicyOptions{Optimize: oo, Health: ho,
-		Plan: PlanOptions{MinGainPP: s.opts.Config.MinGainPP(), By: "floe serve", Now: s.opts.Now}})
+	rr, err := s.opts.Service.Run(ctx, Request{Table: id, Trigger: trigger, User: "floe serve", Holder: holder})
 	ts := s.schedule(id.String())
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -428,12 +420,11 @@ func (s *Scheduler) runTable(ctx context.Context, cat catalog.Catalog, id lake.I
 		ts.failures++
 		wait := min(BackoffBase<<min(ts.failures-1, 16), BackoffMax)
 		ts.retryAt = s.opts.Now().Add(wait)
-		log.Error("scheduled run failed", "run_id", pr.Run.ID, "failures", ts.failures, "retry_at", ts.retryAt, "err", err)
+		log.Error("scheduled run failed", "run_id", rr.Run.ID, "failures", ts.failures, "retry_at", ts.retryAt, "err", err)
 	case err == nil:
 		ts.failures, ts.retryAt = 0, time.Time{}
-		log.Info("scheduled run done", "run_id", pr.Run.ID, "status", pr.Run.Status)
 	}
-	return pr, err
+	return rr, err
 }
 
 func (s *Scheduler) schedule(table string) *tableSchedule {
@@ -577,15 +568,7 @@ func (s *Scheduler) RunNow(ctx context.Context, id lake.Ident, trigger Trigger) 
 	if len(runs) > 0 && runs[0].Status == StatusRunning {
 		return Run{}, fmt.Errorf("optimize %s: %w: run %s is running", id, ErrBusy, runs[0].ID)
 	}
-	cat, err := s.opts.Catalog(ctx, id.Catalog)
-	if err != nil {
-		return Run{}, err
-	}
-	eff, err := ResolvePolicy(ctx, s.opts.Config, id)
-	if err != nil {
-		return Run{}, err
-	}
-	pr, err := s.runTable(ctx, cat, id, eff.Policy, trigger, "")
+	pr, err := s.runTable(ctx, id, trigger, "")
 	if s.opts.OnRun != nil && pr.Run.ID != "" {
 		s.opts.OnRun(pr.Run)
 	}

@@ -163,8 +163,8 @@ func TestSchedulerApprovedPlanAndBackoff(t *testing.T) {
 	f := newScheduler(t, "default: {layout: \"sort(id)\", mode: manual}\ntables:\n  \"*\": {mode: adaptive}\n")
 	p := f.pass(t)
 	require.Len(t, p.Runs, 1)
-	pl := p.Runs[0].Plan
-	require.NotNil(t, pl)
+	require.NotNil(t, p.Runs[0].Decision.Plan)
+	pl := p.Runs[0].Decision.Plan.Plan
 	require.Equal(t, control.PlanProposed, pl.State)
 	_, err := control.ApprovePlan(t.Context(), f.st, pl.ID, "ana", f.clock.Now())
 	require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/floe-project/floe/control/policy"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/rewriter"
 )
 
 // Deps are what a [Service] is built from, once per process: a verb's
@@ -140,9 +141,12 @@ type Table struct {
 
 // HealthRequest tunes [Service.Health] beyond the table's policy.
 type HealthRequest struct {
-	// TargetFileSizeBytes, when set, replaces the policy's target (a
-	// flag).
+	// TargetFileSizeBytes, when set, is the target for a table without
+	// write.target-file-size-bytes in place of the policy's (a flag).
 	TargetFileSizeBytes int64
+	// AllowSmallTarget judges small files by a target below
+	// lake.MinTargetFileSizeBytes as it is (see [HealthOptions]).
+	AllowSmallTarget bool
 	// Columns are measured for clustering besides the sort order's.
 	Columns []string
 	// Named says the caller named the table: a column it lacks is an
@@ -169,17 +173,15 @@ func (s *Service) Table(ctx context.Context, id lake.Ident, hr HealthRequest) (*
 
 // measure is [Service.Table] for a state already loaded.
 func (s *Service) measure(ctx context.Context, cat catalog.Catalog, state *lake.State, eff policy.Effective, hr HealthRequest) (*Table, error) {
-	base := HealthOptions{TargetFileSizeBytes: hr.TargetFileSizeBytes, Columns: hr.Columns, Named: hr.Named, Now: s.now}
-	if hr.TargetFileSizeBytes > 0 {
-		base.TargetOverride = true
-	}
+	base := HealthOptions{TargetFileSizeBytes: hr.TargetFileSizeBytes, AllowSmallTarget: hr.AllowSmallTarget, Columns: hr.Columns, Named: hr.Named, Now: s.now}
 	ho, err := PolicyHealth(ctx, s.cfg, s.store, state.Ident, eff.Policy, base)
 	if err != nil {
 		return nil, fmt.Errorf("health of %s: %w", state.Ident, err)
 	}
 	h, err := Health(state, ho)
 	if err != nil {
-		return nil, fmt.Errorf("health of %s: %w", state.Ident, err)
+		// A column the table lacks, asked for by name.
+		return nil, fmt.Errorf("health of %s: %w", state.Ident, rewriter.MarkInvalidOptions(err))
 	}
 	return &Table{Ident: state.Ident, Catalog: cat, State: state, Policy: eff, HealthOptions: ho, Health: h}, nil
 }
@@ -188,6 +190,19 @@ func (s *Service) measure(ctx context.Context, cat catalog.Catalog, state *lake.
 // health verb, the dashboard, the API, the metrics and the scheduler share.
 func (s *Service) Health(ctx context.Context, id lake.Ident, hr HealthRequest) (lake.Health, error) {
 	t, err := s.Table(ctx, id, hr)
+	if err != nil {
+		return lake.Health{}, err
+	}
+	return t.Health, nil
+}
+
+// HealthOf is [Service.Health] of a table whose state the caller loaded.
+func (s *Service) HealthOf(ctx context.Context, state *lake.State, hr HealthRequest) (lake.Health, error) {
+	eff, err := s.Policy(ctx, state.Ident)
+	if err != nil {
+		return lake.Health{}, err
+	}
+	t, err := s.measure(ctx, nil, state, eff, hr)
 	if err != nil {
 		return lake.Health{}, err
 	}

@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/control/policy"
-	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/layout"
 	"github.com/floe-project/floe/rewriter"
 )
@@ -143,18 +141,6 @@ func compactionSetup(opts *compactOptions) (rewriter.CompactOptions, error) {
 	return co, nil
 }
 
-// compactSummary is compact's JSON output.
-type compactSummary struct {
-	Table  string                  `json:"table"`
-	DryRun bool                    `json:"dry_run"`
-	Plan   rewriter.CompactPlan    `json:"plan"`
-	Result *rewriter.CompactResult `json:"result,omitempty"`
-	Before lake.Metrics            `json:"before"`
-	// Engine is a distributed engine's report, when one ran the rewrite.
-	Engine *control.DistributedReport `json:"engine,omitempty"`
-	After  *lake.Metrics              `json:"after,omitempty"`
-}
-
 func runCompact(ctx context.Context, opts *compactOptions) (err error) {
 	defer func() {
 		// Stopped before the rewrite began (rewriter.Compact says itself
@@ -172,122 +158,12 @@ func runCompact(ctx context.Context, opts *compactOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	eff, err := opts.f.Policy(ctx, id)
-	if err != nil {
-		return err
+	req := control.Request{Table: id, Steps: []string{control.StepCompact}, Engine: opts.Engine, User: defaultBy(),
+		Options: control.StepOptions{Compact: co}}
+	if opts.LayoutSet {
+		req.Layout = &co.Layout
 	}
-	co = control.CompactDefaults(eff.Policy, co)
-	if l := eff.Policy.Layout; !opts.LayoutSet && l != policy.LayoutAuto && l != policy.LayoutNone {
-		// The policy fixes the layout: typing compact is the approval.
-		if co.Layout, err = layout.Parse(l); err != nil {
-			return err
-		}
-	}
-	st, err := loadState(ctx, opts.f, id)
-	if err != nil {
-		return err
-	}
-	before, err := lake.ComputeHealth(st, lake.HealthOptions{Now: opts.f.Now()})
-	if err != nil {
-		return err
-	}
-	plan, err := rewriter.PlanCompaction(st, co)
-	if err != nil {
-		return flagError{err}
-	}
-	sel, err := engineSelect(opts.f, eff.Policy, opts.Engine)
-	if err != nil {
-		return err
-	}
-	cat, err := opts.f.Catalog(ctx, id.Catalog)
-	if err != nil {
-		return err
-	}
-	sum := compactSummary{Table: id.String(), DryRun: opts.DryRun, Plan: plan, Before: before.Metrics}
-	if opts.Output != outputJSON {
-		// The plan is printed before the work, so that a person sees what
-		// is being rewritten while it is.
-		if err := printCompactPlan(opts.f.IO, sum); err != nil {
-			return err
-		}
-	}
-	if !opts.DryRun && len(plan.Groups) > 0 {
-		bar := newProgress(opts.f.IO)
-		co.Progress = func(done, total int, bytesDone, bytesTotal int64) {
-			bar.Bytes("compact "+id.String(), fmt.Sprintf("compact %s: %d/%d partitions", id, done, total), bytesDone, bytesTotal)
-		}
-		co.Logger = opts.f.Logger()
-		rep, err := control.CompactOn(ctx, cat, st, plan, co, sel)
-		bar.Done()
-		switch r := rep.(type) {
-		case rewriter.CompactResult:
-			sum.Result = &r
-		case *control.DistributedReport:
-			sum.Engine = r
-		}
-		if err != nil {
-			if opts.Output == outputJSON {
-				_ = writeJSON(opts.f.IO.Out, sum)
-			}
-			return err
-		}
-		after, err := loadState(ctx, opts.f, id)
-		if err != nil {
-			return err
-		}
-		h, err := lake.ComputeHealth(after, lake.HealthOptions{Now: opts.f.Now()})
-		if err != nil {
-			return err
-		}
-		sum.After = &h.Metrics
-	}
-	if opts.Output == outputJSON {
-		return writeJSON(opts.f.IO.Out, sum)
-	}
-	if sum.Engine != nil {
-		printEngineReport(opts.f.IO, sum.Table, sum.Engine)
-	}
-	printCompactResult(opts.f.IO, sum)
-	return nil
-}
-
-// printCompactPlan prints what compact does (or would do, with --dry-run):
-// the header and one line per partition group.
-func printCompactPlan(io *IOStreams, s compactSummary) error {
-	out := io.Out
-	verb := "would rewrite"
-	if !s.DryRun {
-		verb = "rewriting"
-	}
-	fmt.Fprintf(out, "%s into %s (target %s): %s %d partitions, %d files, %s\n", s.Table, s.Plan.Layout,
-		config.FormatSize(s.Plan.TargetFileSizeBytes), verb, len(s.Plan.Groups), s.Plan.InputFiles, config.FormatSize(s.Plan.InputBytes))
-	t := newTable(out, "  PARTITION", "FILES", "BYTES", "DELETES", "WHY")
-	for _, g := range s.Plan.Groups {
-		t.row("  "+orDash(g.Partition), fmt.Sprint(g.Files), config.FormatSize(g.Bytes), fmt.Sprint(g.Deletes), joinReasons(g.Reasons))
-	}
-	if err := t.flush(); err != nil {
-		return err
-	}
-	if len(s.Plan.Deferred) > 0 {
-		fmt.Fprintf(out, "  %d partitions deferred to a later run by the budget\n", len(s.Plan.Deferred))
-	}
-	return nil
-}
-
-// printCompactResult prints what compact did.
-func printCompactResult(io *IOStreams, s compactSummary) {
-	out := io.Out
-	if r := s.Result; r != nil {
-		fmt.Fprintf(out, "\ncommitted %d snapshots: %d files (%s) → %d files (%s), %d rows, in %s\n", len(r.Commits), r.FilesIn,
-			config.FormatSize(r.BytesIn), r.FilesOut, config.FormatSize(r.BytesOut), r.Rows, r.Duration.Round(time.Millisecond))
-		for _, sk := range r.Skipped {
-			fmt.Fprintf(out, "  skipped %s: %v (%d files left for 'floe orphans')\n", orDash(sk.Name), sk.Err, len(sk.Orphans))
-		}
-	}
-	if s.After != nil {
-		fmt.Fprintf(out, "data files %d → %d, small-file ratio %.0f%% → %.0f%%\n", s.Before.DataFiles, s.After.DataFiles,
-			100*s.Before.SmallFileRatio, 100*s.After.SmallFileRatio)
-	}
+	return runStep(ctx, opts.f, req, opts.DryRun, opts.Output)
 }
 
 func orDash(s string) string {
@@ -295,15 +171,4 @@ func orDash(s string) string {
 		return "(unpartitioned)"
 	}
 	return s
-}
-
-func joinReasons(r []string) string {
-	out := ""
-	for i, s := range r {
-		if i > 0 {
-			out += ", "
-		}
-		out += s
-	}
-	return out
 }

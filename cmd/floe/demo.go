@@ -118,7 +118,7 @@ func runDemo(ctx context.Context, opts *demoOptions) (err error) {
 		fmt.Fprintf(out, "\n== %s\n\n", title)
 	}
 	section("health")
-	hs, err := tableHealth(ctx, opts.f, nil, control.HealthOptions{Now: opts.f.Now})
+	hs, err := tableHealth(ctx, opts.f, nil, control.HealthRequest{})
 	if err != nil {
 		return err
 	}

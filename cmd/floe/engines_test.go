@@ -44,28 +44,15 @@ func TestEnginesThroughTheCLI(t *testing.T) {
 	code := runWith(t, io, dir, "compact", "db.flat", "--engine", "trino", "-o", "json")
 	require.Equal(t, 0, code, "%s\n%s\nstatements: %q", out, errOut, trino.Statements())
 	require.Equal(t, []string{optimize}, trino.Statements())
-	var sum struct {
-		Engine struct {
-			Engine     string `json:"engine"`
-			Kind       string `json:"kind"`
-			Statements []struct {
-				SQL     string `json:"sql"`
-				QueryID string `json:"query_id"`
-			} `json:"statements"`
-			Choice   struct{ Engine, Reason string } `json:"choice"`
-			Verified struct {
-				NothingToDo bool `json:"nothing_to_do"`
-				RowsChecked bool `json:"rows_checked"`
-			} `json:"verified"`
-		} `json:"engine"`
-	}
-	require.NoError(t, json.Unmarshal(out.Bytes(), &sum), out.String())
-	require.Equal(t, "trino", sum.Engine.Engine)
-	require.Equal(t, "trino", sum.Engine.Choice.Engine)
-	require.Equal(t, "--engine trino", sum.Engine.Choice.Reason)
-	require.Len(t, sum.Engine.Statements, 1)
-	require.NotEmpty(t, sum.Engine.Statements[0].QueryID, "the engine's query id is kept")
-	require.True(t, sum.Engine.Verified.NothingToDo, "the fake committed nothing, and floe saw so on reload")
+	res := runResultOf(t, out.Bytes())
+	eng := reportOf(t, res, "compact").Engine
+	require.NotNil(t, eng, out.String())
+	require.Equal(t, "trino", eng.Engine)
+	require.Equal(t, "trino", eng.Choice.Name)
+	require.Equal(t, "--engine trino", eng.Choice.Reason)
+	require.Len(t, eng.Statements, 1)
+	require.NotEmpty(t, eng.Statements[0].QueryID, "the engine's query id is kept")
+	require.True(t, eng.Verified.NothingToDo, "the fake committed nothing, and floe saw so on reload")
 
 	// Trino writes no z-order: refused before anything is sent.
 	io, _, errOut = testIO()
@@ -86,7 +73,7 @@ func TestEnginesThroughTheCLI(t *testing.T) {
 	// An engine that is not configured.
 	io, _, errOut = testIO()
 	require.Equal(t, 2, runWith(t, io, dir, "compact", "db.flat", "--engine", "flink"), errOut.String())
-	require.Contains(t, errOut.String(), "--engine flink: no such engine (engines: native, spark, trino)")
+	require.Contains(t, errOut.String(), "engine flink: no such engine (engines: native, spark, trino)")
 
 	// floe doctor asks each engine a trivial query.
 	trino.Expect("SELECT 1", trinotest.Response{Columns: []trinotest.Column{{Name: "_col0", Type: "integer"}}, Rows: [][]any{{1}}})

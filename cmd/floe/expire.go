@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/floe-project/floe/control"
-	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/rewriter"
 )
 
@@ -96,93 +95,22 @@ so it works while one cannot be read.`,
 }
 
 func runExpire(ctx context.Context, opts *expireOptions) error {
-	id, cat, tbl, err := openTable(ctx, opts.f, opts.Table)
+	id, err := opts.f.ResolveTable(opts.Table)
 	if err != nil {
 		return err
 	}
-	eff, err := opts.f.Policy(ctx, id)
-	if err != nil {
-		return err
-	}
-	eo := control.ExpireDefaults(eff.Policy, rewriter.ExpireOptions{OlderThan: opts.OlderThan, OlderThanSet: opts.OlderThanSet, RetainLast: opts.RetainLast,
-		MaxConcurrentDeletes: opts.MaxConcurrentDeletes, Now: opts.f.Now, KeepFiles: opts.KeepFiles})
+	eo := rewriter.ExpireOptions{OlderThan: opts.OlderThan, OlderThanSet: opts.OlderThanSet, RetainLast: opts.RetainLast,
+		MaxConcurrentDeletes: opts.MaxConcurrentDeletes, KeepFiles: opts.KeepFiles}
 	if err := eo.Validate(); err != nil {
 		return flagError{err}
 	}
-	cats, err := opts.f.Catalogs()
-	if err != nil {
-		return err
-	}
-	plan, eo, err := control.PlanExpire(ctx, cats, id, tbl, eo)
-	if errors.Is(err, rewriter.ErrSiblingUnknown) {
+	req := control.Request{Table: id, Steps: []string{control.StepExpire}, Engine: opts.Engine, User: defaultBy(),
+		Options: control.StepOptions{Expire: eo}}
+	err = runStep(ctx, opts.f, req, opts.DryRun, opts.Output)
+	if errors.Is(err, rewriter.ErrSiblingUnknown) && !opts.KeepFiles {
 		return fmt.Errorf("%w; --keep-files expires the snapshots without deleting any file", err)
 	}
-	if err != nil {
-		return err
-	}
-	out := struct {
-		Table  string                 `json:"table"`
-		DryRun bool                   `json:"dry_run"`
-		Plan   rewriter.ExpirePlan    `json:"plan"`
-		Result *rewriter.ExpireResult `json:"result,omitempty"`
-		// Engine is a distributed engine's report, when one ran the expiry.
-		Engine *control.DistributedReport `json:"engine,omitempty"`
-	}{Table: id.String(), DryRun: opts.DryRun, Plan: plan}
-	if !opts.DryRun && len(plan.Snapshots) > 0 {
-		sel, err := engineSelect(opts.f, eff.Policy, opts.Engine)
-		if err != nil {
-			return err
-		}
-		st, err := sel.StepState(ctx, id, tbl)
-		if err != nil {
-			return err
-		}
-		rep, err := control.ExpireOn(ctx, cat, st, plan, eo, sel)
-		switch r := rep.(type) {
-		case rewriter.ExpireResult:
-			out.Result = &r
-		case *control.DistributedReport:
-			out.Engine = r
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if opts.Output == outputJSON {
-		return writeJSON(opts.f.IO.Out, out)
-	}
-	w := opts.f.IO.Out
-	if out.Engine != nil {
-		printEngineReport(opts.f.IO, out.Table, out.Engine)
-		return nil
-	}
-	if opts.DryRun || out.Result == nil {
-		if plan.KeepFiles {
-			fmt.Fprintf(w, "%s: would expire %d snapshots older than %s (keeping %d) and delete no file (--keep-files)\n", id, len(plan.Snapshots), formatCutoff(plan.Cutoff), plan.Retained)
-			return nil
-		}
-		fmt.Fprintf(w, "%s: would expire %d snapshots older than %s (keeping %d) and delete %d files (%s)\n", id, len(plan.Snapshots), formatCutoff(plan.Cutoff), plan.Retained, len(plan.Files), config.FormatSize(plan.Bytes))
-		printShared(w, plan.Siblings, plan.Shared)
-		for i, p := range plan.Files {
-			if i == 20 {
-				fmt.Fprintf(w, "  … and %d more\n", len(plan.Files)-20)
-				break
-			}
-			fmt.Fprintln(w, "  "+p)
-		}
-		return nil
-	}
-	r := out.Result
-	if r.KeepFiles {
-		fmt.Fprintf(w, "%s: expired %d snapshots older than %s (%d retained), deleted no file (--keep-files): floe orphans removes the files only they referenced\n", id, len(r.Expired), formatCutoff(plan.Cutoff), r.Retained)
-	} else {
-		fmt.Fprintf(w, "%s: expired %d snapshots older than %s (%d retained), deleted %d files (%s)\n", id, len(r.Expired), formatCutoff(plan.Cutoff), r.Retained, len(r.Deleted), config.FormatSize(r.DeletedBytes))
-		printShared(w, r.Siblings, len(r.Shared))
-	}
-	if len(r.Kept) > 0 {
-		fmt.Fprintf(w, "  %d planned snapshots kept: a branch or tag came to need them since planning\n", len(r.Kept))
-	}
-	return nil
+	return err
 }
 
 // printShared says which catalog entries share the table's location and how

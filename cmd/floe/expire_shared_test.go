@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -10,25 +9,6 @@ import (
 	"github.com/floe-project/floe/internal/oracle"
 	"github.com/floe-project/floe/internal/testlake"
 )
-
-// expireJSON is what floe expire -o json prints, the fields these tests
-// read.
-type expireJSON struct {
-	Plan struct {
-		Snapshots []string `json:"snapshot_ids"`
-		Files     []string `json:"files"`
-		Siblings  []string `json:"siblings"`
-		Shared    int      `json:"shared"`
-		KeepFiles bool     `json:"keep_files"`
-	} `json:"plan"`
-	Result *struct {
-		Expired   []string `json:"expired_snapshot_ids"`
-		Deleted   []string `json:"deleted"`
-		Siblings  []string `json:"siblings"`
-		Shared    []string `json:"shared"`
-		KeepFiles bool     `json:"keep_files"`
-	} `json:"result"`
-}
 
 // The expiry counterpart of issue 37's case through the CLI: compact
 // db.flat, then floe expire db.flat with no flag once its old snapshots are
@@ -52,17 +32,21 @@ func TestExpireKeepsWhatAnEntrySharingTheLocationReferences(t *testing.T) {
 	require.Contains(t, out.String(), "the location is shared with local.db.twin: kept ")
 
 	io, out, errOut = testIO()
+	require.Equal(t, 0, runWith(t, io, s.dir, "expire", "local.db.flat", "--dry-run", "--output", "json"), errOut.String())
+	plan := dryRunOf(t, out.Bytes()).Steps[0].Expire
+	require.NotNil(t, plan, out.String())
+	require.NotEmpty(t, plan.Snapshots)
+	require.Equal(t, []string{"local.db.twin"}, plan.Siblings)
+	require.NotContains(t, plan.Files, twinList)
+
+	io, out, errOut = testIO()
 	require.Equal(t, 0, runWith(t, io, s.dir, "expire", "local.db.flat", "--output", "json"), errOut.String())
-	var rep expireJSON
-	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), out.String())
-	require.NotEmpty(t, rep.Plan.Snapshots)
-	require.Equal(t, []string{"local.db.twin"}, rep.Plan.Siblings)
-	require.NotContains(t, rep.Plan.Files, twinList)
-	require.NotNil(t, rep.Result)
-	require.ElementsMatch(t, rep.Plan.Snapshots, rep.Result.Expired)
-	require.Equal(t, []string{"local.db.twin"}, rep.Result.Siblings)
-	require.Contains(t, rep.Result.Shared, twinList)
-	require.NotContains(t, rep.Result.Deleted, twinList)
+	result := reportOf(t, runResultOf(t, out.Bytes()), "expire").Expire
+	require.NotNil(t, result, out.String())
+	require.ElementsMatch(t, plan.Snapshots, result.Expired)
+	require.Equal(t, []string{"local.db.twin"}, result.Siblings)
+	require.Contains(t, result.Shared, twinList)
+	require.NotContains(t, result.Deleted, twinList)
 	require.Len(t, s.load(t, "local.db.flat").Metadata().Snapshots(), 1)
 	testlake.RequireIntact(t, s.load(t, "local.db.flat"), want)
 	testlake.RequireIntact(t, s.load(t, "local.db.twin"), want)

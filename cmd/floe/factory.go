@@ -31,6 +31,8 @@ type factory struct {
 	catalogs map[string]catalog.Catalog
 	store    *store.Store
 	engines  *control.Engines
+	svc      *control.Service
+	readSvc  *control.Service
 }
 
 func newFactory(io *IOStreams) *factory {
@@ -118,6 +120,69 @@ func (f *factory) Engines() (*control.Engines, error) {
 		f.engines = control.NewEngines(cfg, nil)
 	}
 	return f.engines, nil
+}
+
+// Service builds (once) the control plane's service over the factory's
+// configuration, catalogs, state store, engines, clock and logger: every
+// verb that reads or changes a table calls it.
+func (f *factory) Service(ctx context.Context) (*control.Service, error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	engs, err := f.Engines()
+	if err != nil {
+		return nil, err
+	}
+	log := f.Logger()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.svc != nil {
+		return f.svc, nil
+	}
+	svc, err := control.NewService(control.Deps{Config: cfg, Catalog: f.Catalog, Store: st, Engines: engs, Now: f.Now, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	f.svc = svc
+	return svc, nil
+}
+
+// ReadService builds (once) a service for verbs that only read: over the
+// state store if it exists, else none, so that reading creates no state
+// directory (see ExistingStore).
+func (f *factory) ReadService(ctx context.Context) (*control.Service, error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.ExistingStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if st != nil {
+		return f.Service(ctx)
+	}
+	engs, err := f.Engines()
+	if err != nil {
+		return nil, err
+	}
+	log := f.Logger()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.readSvc != nil {
+		return f.readSvc, nil
+	}
+	svc, err := control.NewService(control.Deps{Config: cfg, Catalog: f.Catalog, Engines: engs, Now: f.Now, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	f.readSvc = svc
+	return svc, nil
 }
 
 // Close releases what the factory opened.

@@ -69,8 +69,8 @@ func runHealth(ctx context.Context, opts *healthOptions) error {
 	if err != nil {
 		return err
 	}
-	results, err := tableHealth(ctx, opts.f, opts.Tables, control.HealthOptions{TargetFileSizeBytes: target, AllowSmallTarget: opts.Target.AllowSmall,
-		Columns: opts.Columns, Named: len(opts.Tables) > 0, Now: opts.f.Now})
+	results, err := tableHealth(ctx, opts.f, opts.Tables, control.HealthRequest{TargetFileSizeBytes: target, AllowSmallTarget: opts.Target.AllowSmall,
+		Columns: opts.Columns, Named: len(opts.Tables) > 0})
 	if err != nil {
 		return err
 	}
@@ -81,38 +81,21 @@ func runHealth(ctx context.Context, opts *healthOptions) error {
 }
 
 // tableHealth loads the named tables (all tables when none) and measures
-// them with [control.Health] under each table's policy (health and demo).
-// A target in ho (a flag) stands in for the policy's.
-func tableHealth(ctx context.Context, f *factory, names []string, ho control.HealthOptions) ([]lake.Health, error) {
+// each under its policy ([control.Service.Health]; health and demo).
+func tableHealth(ctx context.Context, f *factory, names []string, hr control.HealthRequest) ([]lake.Health, error) {
 	ids, err := tableIdents(ctx, f, names)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := f.Config()
-	if err != nil {
-		return nil, err
-	}
-	records, err := f.ExistingStore(ctx)
+	svc, err := f.ReadService(ctx)
 	if err != nil {
 		return nil, err
 	}
 	results := make([]lake.Health, 0, len(ids))
 	for _, id := range ids {
-		st, err := loadState(ctx, f, id)
+		h, err := svc.Health(ctx, id, hr)
 		if err != nil {
-			return nil, err
-		}
-		eff, err := f.Policy(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		tho, err := control.PolicyHealth(ctx, cfg, records, id, eff.Policy, ho)
-		if err != nil {
-			return nil, err
-		}
-		h, err := control.Health(st, tho)
-		if err != nil {
-			return nil, flagError{err}
+			return nil, usageError(err)
 		}
 		results = append(results, h)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/stretchr/testify/require"
 
+	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/lake"
 )
 
@@ -68,4 +70,35 @@ func sinceAsOf() string {
 		panic(err)
 	}
 	return (30*24*time.Hour + max(0, time.Since(asOf))).Round(time.Second).String()
+}
+
+// runResultOf reads a verb's --output json of a run (optimize, compact,
+// expire, orphans --apply, rewrite-manifests).
+func runResultOf(t *testing.T, out []byte) control.RunResult {
+	t.Helper()
+	var res control.RunResult
+	require.NoError(t, json.Unmarshal(out, &res), "%s", out)
+	require.NotEmpty(t, res.Run.ID, "%s", out)
+	return res
+}
+
+// dryRunOf reads a verb's --output json of a dry run.
+func dryRunOf(t *testing.T, out []byte) control.DryRun {
+	t.Helper()
+	var dry control.DryRun
+	require.NoError(t, json.Unmarshal(out, &dry), "%s", out)
+	require.True(t, dry.DryRun, "%s", out)
+	return dry
+}
+
+// reportOf is the report of step name of res's run.
+func reportOf(t *testing.T, res control.RunResult, name string) control.StepReport {
+	t.Helper()
+	for _, s := range res.Run.Steps {
+		if s.Name == name {
+			return s.Report
+		}
+	}
+	t.Fatalf("run %s has no %s step", res.Run.ID, name)
+	return control.StepReport{}
 }

@@ -99,7 +99,10 @@ func TestCompactSurvivesSIGKILL(t *testing.T) {
 			require.NoError(t, err)
 			require.Empty(t, young.Files, "files of a run whose lease is live are never orphans")
 		}
-		lapsed := func() time.Time { return time.Now().Add(rewriter.DefaultLeaseTTL) }
+		// Past the lease's lapse and one more TTL: the run is over, and
+		// its lease file (kept until then, it says which table the run
+		// was on) and uncommitted files are floe's leftovers.
+		lapsed := func() time.Time { return time.Now().Add(2*rewriter.DefaultLeaseTTL + time.Minute) }
 		plan, err := rewriter.PlanOrphans(ctx, after.Table, rewriter.OrphanOptions{OlderThan: time.Nanosecond, Force: true, Now: lapsed})
 		require.NoError(t, err)
 		require.Empty(t, plan.Leases)

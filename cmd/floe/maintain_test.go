@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/internal/oracle"
 	"github.com/floe-project/floe/lake"
 )
@@ -34,35 +35,22 @@ func TestMaintenanceVerbs(t *testing.T) {
 	// Dry run changes nothing and shows the plan.
 	out, errOut, code := run(t, dir, "compact", "web.events", "--layout", "sort(tenant_id)", "--dry-run", "-o", "json")
 	require.Equal(t, 0, code, errOut)
-	// The parts of compact's JSON the test reads (see
-	// testdata/json/compact.json for all of it).
-	var cs struct {
-		Plan struct {
-			Groups []struct {
-				Partition string `json:"partition"`
-			} `json:"groups"`
-		} `json:"plan"`
-		Result *struct {
-			FilesIn int `json:"files_in"`
-		} `json:"result"`
-		Before struct {
-			DataFiles int `json:"data_files"`
-		} `json:"before"`
-		After *struct {
-			DataFiles int `json:"data_files"`
-		} `json:"after"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(out), &cs))
-	require.NotEmpty(t, cs.Plan.Groups)
-	require.Nil(t, cs.Result)
+	dry := dryRunOf(t, []byte(out))
+	require.Len(t, dry.Steps, 1)
+	require.NotNil(t, dry.Steps[0].Compact)
+	require.NotEmpty(t, dry.Steps[0].Compact.Groups)
 
 	out, errOut, code = run(t, dir, "compact", "web.events", "--layout", "sort(tenant_id)", "--memory", "64MiB", "-o", "json")
 	require.Equal(t, 0, code, errOut)
-	require.NoError(t, json.Unmarshal([]byte(out), &cs))
-	require.NotNil(t, cs.Result)
-	require.Equal(t, cs.Before.DataFiles, cs.Result.FilesIn)
-	require.Less(t, cs.After.DataFiles, cs.Before.DataFiles)
+	res := runResultOf(t, []byte(out))
+	step, ok := stepOf(res.Run, "compact")
+	require.True(t, ok)
+	require.NotNil(t, step.Report.Compact)
+	require.Equal(t, step.Before.Metrics.DataFiles, step.Report.Compact.FilesIn)
+	require.Less(t, step.After.Metrics.DataFiles, step.Before.Metrics.DataFiles)
 	require.Equal(t, before, sum(), "compaction changed the rows")
+	require.Equal(t, []control.Approval{{Step: "compact", What: "layout sort(tenant_id)", By: res.Decision.By, How: "typed", At: res.Run.Approvals[0].At}},
+		[]control.Approval(res.Run.Approvals), "typing the layout is recorded as the approval of the layout change")
 
 	// Bad input exits 2.
 	_, _, code = run(t, dir, "compact", "web.events", "--layout", "zorder(tenant_id")
@@ -72,32 +60,23 @@ func TestMaintenanceVerbs(t *testing.T) {
 
 	out, errOut, code = run(t, dir, "expire", "web.events", "--older-than", "1s", "--retain-last", "2", "--dry-run", "-o", "json")
 	require.Equal(t, 0, code, errOut)
-	var ex struct {
-		Plan struct {
-			Snapshots []string `json:"snapshot_ids"`
-		} `json:"plan"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(out), &ex))
-	require.NotEmpty(t, ex.Plan.Snapshots)
+	ex := dryRunOf(t, []byte(out)).Steps[0].Expire
+	require.NotNil(t, ex)
+	require.NotEmpty(t, ex.Snapshots)
 
 	out, errOut, code = run(t, dir, "optimize", "web.events", "--layout", "sort(tenant_id)", "--expire-older-than", "1s", "-o", "json")
 	require.Equal(t, 0, code, errOut)
-	var r struct {
-		Status string `json:"status"`
-		Steps  []struct {
-			Step, Status string
-		} `json:"steps"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(out), &r))
-	require.Equal(t, "done", r.Status)
-	require.Len(t, r.Steps, 4)
+	r := runResultOf(t, []byte(out))
+	require.Equal(t, control.StatusDone, r.Run.Status)
+	require.Len(t, r.Run.Steps, 4)
 	require.Equal(t, before, sum(), "optimize changed the rows")
 
+	// Every change is a run: the compaction's and the optimize's.
 	out, errOut, code = run(t, dir, "runs", "web.events", "-o", "json")
 	require.Equal(t, 0, code, errOut)
 	var runs []map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &runs))
-	require.Len(t, runs, 1)
+	require.Len(t, runs, 2)
 
 	_, errOut, code = run(t, dir, "rewrite-manifests", "web.events")
 	require.Equal(t, 0, code, errOut)

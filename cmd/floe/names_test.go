@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
+	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/internal/testlake"
 )
 
@@ -181,41 +182,29 @@ func TestVerbsAddressDottedNames(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	out, errOut, code = run(t, dir, "optimize", "--plan", plan.ID, "-o", "json")
 	require.Equal(t, 0, code, errOut)
-	var opt struct {
-		Table  string `json:"table"`
-		Status string `json:"status"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(out), &opt))
+	opt := runResultOf(t, []byte(out))
 	require.Equal(t, dotted, opt.Table)
-	require.Equal(t, "done", opt.Status)
+	require.Equal(t, control.StatusDone, opt.Run.Status)
 	_, n := health(`db."a.b"`)
 	require.Equal(t, 1, n)
 	_, n = health("db.a.b")
 	require.Equal(t, 2, n, "the nested table was not touched")
 	out, errOut, code = run(t, dir, "compact", `"x.y".t`, "-o", "json")
 	require.Equal(t, 0, code, errOut)
-	var cs struct {
-		Table  string `json:"table"`
-		Before struct {
-			DataFiles int `json:"data_files"`
-		} `json:"before"`
-		After *struct {
-			DataFiles int `json:"data_files"`
-		} `json:"after"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(out), &cs))
+	cs := runResultOf(t, []byte(out))
 	require.Equal(t, dottedNS, cs.Table)
-	require.Equal(t, 5, cs.Before.DataFiles)
-	require.NotNil(t, cs.After, out)
-	require.Equal(t, 1, cs.After.DataFiles)
+	step, ok := stepOf(cs.Run, "compact")
+	require.True(t, ok)
+	require.Equal(t, 5, step.Before.Metrics.DataFiles)
+	require.NotNil(t, step.After, out)
+	require.Equal(t, 1, step.After.Metrics.DataFiles)
 
 	out, errOut, code = run(t, dir, "optimize", `"x.y".t`, "-o", "json")
 	require.Equal(t, 0, code, errOut)
-	require.NoError(t, json.Unmarshal([]byte(out), &opt))
-	require.Equal(t, dottedNS, opt.Table)
+	require.Equal(t, dottedNS, runResultOf(t, []byte(out)).Table)
 
 	// runs: each table's own, under its canonical name.
-	for arg, want := range map[string]int{`db."a.b"`: 1, "db.a.b": 0, `"x.y".t`: 1} {
+	for arg, want := range map[string]int{`db."a.b"`: 1, "db.a.b": 0, `"x.y".t`: 2} {
 		out, errOut, code = run(t, dir, "runs", arg, "-o", "json")
 		require.Equal(t, 0, code, errOut)
 		var runs []struct {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"regexp"
 	"testing"
 	"time"
@@ -100,11 +99,6 @@ func TestOlderThanZeroMeansZero(t *testing.T) {
 	}
 
 	t.Run("orphans", func(t *testing.T) {
-		var o struct {
-			Plan struct {
-				Cutoff time.Time `json:"cutoff"`
-			} `json:"plan"`
-		}
 		for _, tc := range []struct {
 			name string
 			args []string
@@ -118,11 +112,12 @@ func TestOlderThanZeroMeansZero(t *testing.T) {
 				args := append([]string{"orphans", "web.events", "--dry-run"}, tc.args...)
 				out, errOut, code := run(t, dir, append(args, "-o", "json")...)
 				require.Equal(t, 0, code, errOut)
-				require.NoError(t, json.Unmarshal([]byte(out), &o))
-				near(t, time.Now().Add(-tc.age), o.Plan.Cutoff)
+				plan := dryRunOf(t, []byte(out)).Steps[0].Orphans
+				require.NotNil(t, plan, out)
+				near(t, time.Now().Add(-tc.age), plan.Cutoff)
 				out, errOut, code = run(t, dir, args...)
 				require.Equal(t, 0, code, errOut)
-				near(t, o.Plan.Cutoff, textCutoff(t, out, "modified before"))
+				near(t, plan.Cutoff, textCutoff(t, out, "modified before"))
 				require.NotContains(t, out, "older than 0s")
 			})
 		}
@@ -137,41 +132,36 @@ func TestOlderThanZeroMeansZero(t *testing.T) {
 	})
 
 	t.Run("expire", func(t *testing.T) {
-		type expirePlan struct {
-			Snapshots []string  `json:"snapshot_ids"`
-			Retained  int       `json:"retained"`
-			Cutoff    time.Time `json:"cutoff"`
-		}
-		var e struct {
-			Plan expirePlan `json:"plan"`
+		plan := func(out string) *rewriter.ExpirePlan {
+			t.Helper()
+			p := dryRunOf(t, []byte(out)).Steps[0].Expire
+			require.NotNil(t, p, out)
+			return p
 		}
 		out, errOut, code := run(t, dir, "expire", "web.events", "--older-than", "0s", "--dry-run", "-o", "json")
 		require.Equal(t, 0, code, errOut)
-		require.NoError(t, json.Unmarshal([]byte(out), &e))
-		near(t, time.Now(), e.Plan.Cutoff)
-		require.NotEmpty(t, e.Plan.Snapshots, "every snapshot but the newest is older than now")
-		require.Equal(t, 1, e.Plan.Retained, "--retain-last 1 still keeps the newest")
+		e := plan(out)
+		near(t, time.Now(), e.Cutoff)
+		require.NotEmpty(t, e.Snapshots, "every snapshot but the newest is older than now")
+		require.Equal(t, 1, e.Retained, "--retain-last 1 still keeps the newest")
 		out, errOut, code = run(t, dir, "expire", "web.events", "--older-than", "0s", "--dry-run")
 		require.Equal(t, 0, code, errOut)
-		near(t, e.Plan.Cutoff, textCutoff(t, out, "older than"))
+		near(t, e.Cutoff, textCutoff(t, out, "older than"))
 
 		// Unset: the table's max snapshot age (5 days by default); the demo's
 		// snapshots are all younger.
 		out, errOut, code = run(t, dir, "expire", "web.events", "--dry-run", "-o", "json")
 		require.Equal(t, 0, code, errOut)
-		e.Plan = expirePlan{}
-		require.NoError(t, json.Unmarshal([]byte(out), &e))
-		near(t, time.Now().Add(-5*day), e.Plan.Cutoff)
-		require.Empty(t, e.Plan.Snapshots)
+		e = plan(out)
+		near(t, time.Now().Add(-5*day), e.Cutoff)
+		require.Empty(t, e.Snapshots)
 
 		// --retain-last unset: the table's history.expire.min-snapshots-to-keep
 		// decides; an explicit 0 is refused.
 		setTableProperty(t, dir, "web.events", "history.expire.min-snapshots-to-keep", "3")
 		out, errOut, code = run(t, dir, "expire", "web.events", "--older-than", "0s", "--dry-run", "-o", "json")
 		require.Equal(t, 0, code, errOut)
-		e.Plan = expirePlan{}
-		require.NoError(t, json.Unmarshal([]byte(out), &e))
-		require.Equal(t, 3, e.Plan.Retained, "the table keeps its 3 newest")
+		require.Equal(t, 3, plan(out).Retained, "the table keeps its 3 newest")
 		for _, args := range [][]string{{"expire", "web.events", "--retain-last", "0"}, {"optimize", "web.events", "--retain-last", "0", "--dry-run"}} {
 			_, errOut, code = run(t, dir, args...)
 			require.Equal(t, exitUsage, code, "%v", args)

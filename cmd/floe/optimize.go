@@ -7,15 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/apache/iceberg-go/catalog"
 	"github.com/spf13/cobra"
 
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/config"
-	"github.com/floe-project/floe/control/policy"
-	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
-	"github.com/floe-project/floe/layout"
 	"github.com/floe-project/floe/rewriter"
 )
 
@@ -141,176 +137,100 @@ func runOptimize(ctx context.Context, opts *optimizeOptions) error {
 	if err != nil {
 		return err
 	}
-	id, st, err := optimizeTarget(ctx, opts)
-	if err != nil {
-		return err
-	}
-	cat, err := opts.f.Catalog(ctx, id.Catalog)
-	if err != nil {
-		return err
-	}
 	msize, err := parseSizeFlag("--manifest-target-size", opts.ManifestSize)
 	if err != nil {
 		return err
 	}
-	eff, err := opts.f.Policy(ctx, id)
+	id, err := optimizeTarget(ctx, opts)
 	if err != nil {
 		return err
 	}
-	sel, err := engineSelect(opts.f, eff.Policy, opts.Engine)
+	svc, err := opts.f.Service(ctx)
 	if err != nil {
 		return err
 	}
-	cats, err := opts.f.Catalogs()
-	if err != nil {
-		return err
-	}
-	oo := control.StepDefaults(eff.Policy, control.OptimizeOptions{
-		Catalogs:  cats,
-		Engine:    sel,
-		Expire:    rewriter.ExpireOptions{OlderThan: opts.OlderThan, OlderThanSet: opts.OlderThanSet, RetainLast: opts.RetainLast},
-		Orphans:   rewriter.OrphanOptions{OlderThan: opts.OrphanAge, OlderThanSet: opts.OrphanAgeSet},
-		Compact:   co,
-		Manifests: rewriter.ManifestOptions{TargetSizeBytes: msize},
-		Skip:      map[string]bool{},
-		Now:       opts.f.Now,
-		Logger:    opts.f.Logger(),
-		PlanID:    opts.PlanID,
-	})
-	if err := oo.Expire.Validate(); err != nil {
-		return flagError{err}
-	}
-	if err := oo.Orphans.Validate(); err != nil {
-		return flagError{err}
-	}
-	if err := oo.Compact.Validate(); err != nil {
-		return flagError{err}
-	}
+	req := control.Request{Table: id, PlanID: opts.PlanID, Engine: opts.Engine, User: defaultBy(),
+		Options: control.StepOptions{
+			Expire:    rewriter.ExpireOptions{OlderThan: opts.OlderThan, OlderThanSet: opts.OlderThanSet, RetainLast: opts.RetainLast},
+			Orphans:   rewriter.OrphanOptions{OlderThan: opts.OrphanAge, OlderThanSet: opts.OrphanAgeSet},
+			Compact:   co,
+			Manifests: rewriter.ManifestOptions{TargetSizeBytes: msize},
+			Skip:      map[string]bool{},
+		}}
 	for _, s := range opts.Skip {
-		oo.Skip[s] = true
+		req.Options.Skip[s] = true
 	}
-	byPolicy := opts.PlanID == "" && !opts.LayoutSet
-	if !byPolicy {
-		oo.Decisions = control.Disabled(eff.Policy)
+	if opts.LayoutSet {
+		req.Layout = &co.Layout
 	}
-	if opts.DryRun {
-		if byPolicy {
-			cfg, err := opts.f.Config()
-			if err != nil {
-				return err
-			}
-			ho, err := control.PolicyHealth(ctx, cfg, st, id, eff.Policy, control.HealthOptions{Now: opts.f.Now})
-			if err != nil {
-				return err
-			}
-			if oo.Decisions, err = control.DecideTable(ctx, cat, id, eff.Policy, ho); err != nil {
-				return err
-			}
-			if oo.Compact.Layout, err = layout.Parse(policyLayoutOrBinpack(eff.Policy.Layout)); err != nil {
-				return err
-			}
-		}
-		dry, err := control.PlanOptimize(ctx, cat, st, id, oo)
+	return runRequest(ctx, opts.f, svc, req, opts.DryRun, opts.Output)
+}
+
+// runRequest runs (or, with dry, dry-runs) req on the service and renders
+// the outcome: what optimize and every single-step verb do.
+func runRequest(ctx context.Context, f *factory, svc *control.Service, req control.Request, dry bool, format outputFormat) error {
+	if dry {
+		out, err := svc.DryRun(ctx, req)
 		if err != nil {
 			return usageError(err)
 		}
-		return renderDryRun(opts.f.IO, opts.Output, dry)
+		return renderDryRun(f.IO, format, out)
 	}
-	bar := newProgress(opts.f.IO)
-	oo.Progress = func(done, total int, bytesDone, bytesTotal int64) {
-		bar.Bytes("compact "+id.String(), fmt.Sprintf("compact %s: %d/%d partitions", id, done, total), bytesDone, bytesTotal)
+	bar := newProgress(f.IO)
+	req.Progress = func(done, total int, bytesDone, bytesTotal int64) {
+		bar.Bytes("compact "+req.Table.String(), fmt.Sprintf("compact %s: %d/%d partitions", req.Table, done, total), bytesDone, bytesTotal)
 	}
-	if byPolicy {
-		return runOptimizeByPolicy(ctx, opts, cat, st, id, eff.Policy, oo, bar)
+	if format != outputJSON {
+		req.OnPlan = planPrinter(f.IO.Out, req.Table.String())
 	}
-	run, err := control.Optimize(ctx, cat, st, id, oo)
+	res, err := svc.Run(ctx, req)
 	bar.Done()
-	if run.ID == "" {
+	if res.Run.ID == "" {
 		return usageError(err) // refused before any run started
 	}
-	if opts.Output == outputJSON {
-		if jerr := writeJSON(opts.f.IO.Out, run); jerr != nil && err == nil {
-			return jerr
-		}
-	} else {
-		printRun(opts.f.IO, run)
-	}
-	return err
-}
-
-// runOptimizeByPolicy is optimize without --layout and --plan: the
-// table's policy decides the steps and the layout.
-func runOptimizeByPolicy(ctx context.Context, opts *optimizeOptions, cat catalog.Catalog, st *store.Store, id lake.Ident,
-	p policy.Policy, oo control.OptimizeOptions, bar *progress,
-) error {
-	cfg, err := opts.f.Config()
-	if err != nil {
-		return err
-	}
-	ho, err := control.PolicyHealth(ctx, cfg, st, id, p, control.HealthOptions{Now: opts.f.Now})
-	if err != nil {
-		return err
-	}
-	po := control.PlanOptions{MinGainPP: cfg.MinGainPP(), By: defaultBy(), Now: opts.f.Now,
-		Project: control.ProjectOptions{TargetFileSizeBytes: oo.Compact.TargetFileSizeBytes, ZOrderMode: oo.Compact.ZOrderMode}}
-	pr, err := control.OptimizeByPolicy(ctx, cat, st, id, p, control.PolicyOptions{Optimize: oo, Health: ho, Plan: po})
-	bar.Done()
-	if pr.Run.ID == "" {
-		return usageError(err)
-	}
-	if opts.Output == outputJSON {
-		if jerr := writeJSON(opts.f.IO.Out, pr); jerr != nil && err == nil {
+	if format == outputJSON {
+		if jerr := writeJSON(f.IO.Out, res); jerr != nil && err == nil {
 			return jerr
 		}
 		return err
 	}
-	printRun(opts.f.IO, pr.Run)
-	if pr.Plan != nil && pr.Plan.State == control.PlanProposed {
-		fmt.Fprintf(opts.f.IO.Out, "\nproposed plan %s: rewrite %s into %s; the compaction waits for it\n  approve: floe plan approve %s\n  review:  floe plan show %s\n",
-			pr.Plan.ID, pr.Table, pr.Plan.Layout, pr.Plan.ID, pr.Plan.ID)
+	printRun(f.IO, res.Run)
+	if pl := res.Decision.Plan; pl != nil && pl.Plan.State == control.PlanProposed {
+		fmt.Fprintf(f.IO.Out, "\nproposed plan %s: rewrite %s into %s; the compaction waits for it\n  approve: floe plan approve %s\n  review:  floe plan show %s\n",
+			pl.Plan.ID, res.Table, pl.Plan.Layout, pl.Plan.ID, pl.Plan.ID)
 	}
 	return err
-}
-
-// policyLayoutOrBinpack is the layout a dry run plans with for a policy's
-// layout key: a fixed layout as is, else binpack (auto needs a projection,
-// which a dry run does not store).
-func policyLayoutOrBinpack(l string) string {
-	if l == policy.LayoutAuto || l == policy.LayoutNone || l == "" {
-		return "binpack"
-	}
-	return l
 }
 
 // optimizeTarget resolves the table to optimize — TABLE, or the plan's
 // table with --plan (TABLE, if given, must match it) — and opens the store.
-func optimizeTarget(ctx context.Context, opts *optimizeOptions) (lake.Ident, *store.Store, error) {
+func optimizeTarget(ctx context.Context, opts *optimizeOptions) (lake.Ident, error) {
 	var id lake.Ident
 	if opts.Table != "" {
 		var err error
 		if id, err = opts.f.ResolveTable(opts.Table); err != nil {
-			return id, nil, err
+			return id, err
 		}
+	}
+	if opts.PlanID == "" {
+		return id, nil
 	}
 	st, err := opts.f.Store(ctx)
 	if err != nil {
-		return id, nil, err
-	}
-	if opts.PlanID == "" {
-		return id, st, nil
+		return id, err
 	}
 	p, err := control.GetPlan(ctx, st, opts.PlanID)
 	if err != nil {
-		return id, nil, err
+		return id, err
 	}
 	planned, err := opts.f.ResolveTable(p.Table)
 	if err != nil {
-		return id, nil, err
+		return id, err
 	}
 	if opts.Table != "" && !strings.EqualFold(id.String(), planned.String()) {
-		return id, nil, flagErrorf("plan %s is for %s, not %s", p.ID, planned, id)
+		return id, flagErrorf("plan %s is for %s, not %s", p.ID, planned, id)
 	}
-	return planned, st, nil
+	return planned, nil
 }
 
 func parseSizeFlag(name, v string) (int64, error) {

@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,16 +16,24 @@ import (
 
 // TestOrphansRaceCompaction races the careless operator's orphan removal
 // (--apply --force --older-than 1ms, in this process) against a compaction
-// in another floe process, again and again while it runs. The compaction's
-// lease must keep every file it wrote, so it commits, exits 0 and no row is
-// lost; and orphan removal must say what it kept.
+// in another floe process, again and again while it runs. The operator's
+// floe is another installation (its own state store, the same catalog):
+// two floe processes sharing a state store never work on one table at once
+// (the table lease), but nothing shares a state store with a second
+// deployment, or an older one. The compaction's lease file under the table
+// location must keep every file it wrote, so it commits, exits 0 and no row
+// is lost; and orphan removal must say what it kept.
 func TestOrphansRaceCompaction(t *testing.T) {
 	bin := buildFloe(t)
-	dir := writeConfig(t)
-	_, errOut, code := run(t, dir, demoArgs("--event-commits", "60", "--orders", "300", "--queries", "30")...)
+	home := writeConfig(t)
+	_, errOut, code := run(t, home, demoArgs("--event-commits", "60", "--orders", "300", "--queries", "30")...)
 	require.Equal(t, 0, code, errOut)
+	dir := t.TempDir()
+	cfg, err := os.ReadFile(filepath.Join(home, "floe.yaml"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "floe.yaml"), append(cfg, []byte("state:\n  path: "+filepath.Join(dir, "other-state.db")+"\n")...), 0o644))
 	ctx := context.Background()
-	cat, id, configPath := openDemoTable(t, dir, "web.events")
+	cat, id, configPath := openDemoTable(t, home, "web.events")
 	checksum := func() oracle.Sum {
 		tbl, err := lake.LoadTable(ctx, cat, id)
 		require.NoError(t, err)
@@ -35,19 +43,6 @@ func TestOrphansRaceCompaction(t *testing.T) {
 	}
 	want := checksum()
 
-	type orphansJSON struct {
-		Plan struct {
-			Files    []struct{ Path string }
-			InFlight int `json:"in_flight"`
-			Leases   []struct {
-				RunID string `json:"run_id"`
-			}
-		} `json:"plan"`
-		Result *struct {
-			Deleted  []string
-			InFlight []string `json:"in_flight"`
-		} `json:"result"`
-	}
 	kept, sweeps := 0, 0
 	// Each layout rewrites every partition again: the second run races
 	// orphan removal from its first moments, the first after a delay.
@@ -74,12 +69,14 @@ func TestOrphansRaceCompaction(t *testing.T) {
 			}
 			stdout, errOut, code := run(t, dir, "orphans", "web.events", "--apply", "--force", "--older-than", "1ms", "-o", "json")
 			require.Equal(t, 0, code, errOut)
-			var o orphansJSON
-			require.NoError(t, json.Unmarshal([]byte(stdout), &o), stdout)
 			sweeps++
-			kept += o.Plan.InFlight
-			if o.Result != nil {
-				kept += len(o.Result.InFlight)
+			res := runResultOf(t, []byte(stdout))
+			rep := reportOf(t, res, "orphans")
+			if rep.OrphanPlan != nil {
+				kept += rep.OrphanPlan.InFlight
+			}
+			if rep.Orphans != nil {
+				kept += rep.Orphans.Plan.InFlight + len(rep.Orphans.InFlight)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
@@ -97,9 +94,13 @@ func TestOrphansRaceCompaction(t *testing.T) {
 	// what is left to remove changes no row.
 	stdout, errOut, code := run(t, dir, "orphans", "web.events", "--apply", "--force", "--older-than", "1ms", "-o", "json")
 	require.Equal(t, 0, code, errOut)
-	var o orphansJSON
-	require.NoError(t, json.Unmarshal([]byte(stdout), &o))
-	require.Empty(t, o.Plan.Leases)
-	require.Zero(t, o.Plan.InFlight)
+	rep := reportOf(t, runResultOf(t, []byte(stdout)), "orphans")
+	plan := rep.OrphanPlan
+	if rep.Orphans != nil {
+		plan = &rep.Orphans.Plan
+	}
+	require.NotNil(t, plan)
+	require.Empty(t, plan.Leases)
+	require.Zero(t, plan.InFlight)
 	require.Equal(t, want, checksum())
 }

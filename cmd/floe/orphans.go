@@ -1,10 +1,8 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -111,121 +109,33 @@ directory.`,
 }
 
 func runOrphans(ctx context.Context, opts *orphansOptions) error {
-	id, _, tbl, err := openTable(ctx, opts.f, opts.Table)
+	id, err := opts.f.ResolveTable(opts.Table)
 	if err != nil {
 		return err
 	}
-	eff, err := opts.f.Policy(ctx, id)
-	if err != nil {
-		return err
-	}
-	oo := control.OrphanDefaults(eff.Policy, rewriter.OrphanOptions{OlderThan: opts.OlderThan, OlderThanSet: opts.OlderThanSet, Force: opts.Force, Now: opts.f.Now, Concurrency: opts.Concurrency})
+	oo := rewriter.OrphanOptions{OlderThan: opts.OlderThan, OlderThanSet: opts.OlderThanSet, Force: opts.Force, Concurrency: opts.Concurrency}
 	if err := oo.Validate(); err != nil {
 		return flagError{err}
 	}
-	cats, err := opts.f.Catalogs()
-	if err != nil {
+	req := control.Request{Table: id, Steps: []string{control.StepOrphans}, Engine: opts.Engine, User: defaultBy(),
+		Options: control.StepOptions{Orphans: oo}}
+	if err := runStep(ctx, opts.f, req, !opts.Apply, opts.Output); err != nil {
 		return err
 	}
-	// Runs recorded in the state store say which table each floe run was
-	// on; without a store, files of runs are judged by their age.
-	history, err := opts.f.ExistingStore(ctx)
-	if err != nil {
-		return err
+	if !opts.Apply {
+		if opts.Output != outputJSON {
+			fmt.Fprintln(opts.f.IO.Out, "nothing deleted; run again with --apply to delete them")
+		}
+		return nil
 	}
-	plan, err := control.PlanOrphans(ctx, cats, history, id, tbl, oo)
-	if err != nil {
-		return err
-	}
-	out := struct {
-		Table  string                 `json:"table"`
-		Apply  bool                   `json:"apply"`
-		Plan   rewriter.OrphanPlan    `json:"plan"`
-		Result *rewriter.OrphanResult `json:"result,omitempty"`
-		// Engine is a distributed engine's report, when one removed them.
-		Engine *control.DistributedReport `json:"engine,omitempty"`
-		// SweptSpill are the spill directories of dead runs removed (--apply).
-		SweptSpill []rewriter.SweptDir `json:"swept_spill,omitempty"`
-	}{Table: id.String(), Apply: opts.Apply, Plan: plan}
-	if opts.Apply && len(plan.Files) > 0 {
-		sel, err := engineSelect(opts.f, eff.Policy, opts.Engine)
-		if err != nil {
-			return err
-		}
-		cat, err := opts.f.Catalog(ctx, id.Catalog)
-		if err != nil {
-			return err
-		}
-		st, err := sel.StepState(ctx, id, tbl)
-		if err != nil {
-			return err
-		}
-		rep, err := control.RemoveOrphansOn(ctx, cat, st, plan, oo, sel)
-		switch r := rep.(type) {
-		case rewriter.OrphanResult:
-			out.Result = &r
-		case *control.DistributedReport:
-			out.Engine = r
-		}
-		if err != nil {
-			return err
+	// The sort spill directories of floe runs that died.
+	swept, err := rewriter.SweepRunDirs("")
+	if opts.Output != outputJSON {
+		for _, d := range swept {
+			fmt.Fprintf(opts.f.IO.Out, "removed spill directory of a dead run: %s (%s)\n", d.Path, config.FormatSize(d.Bytes))
 		}
 	}
-	if opts.Apply {
-		swept, err := rewriter.SweepRunDirs("")
-		out.SweptSpill = swept
-		if err != nil {
-			return err
-		}
-	}
-	if opts.Output == outputJSON {
-		return writeJSON(opts.f.IO.Out, out)
-	}
-	w := opts.f.IO.Out
-	if out.Engine != nil {
-		printEngineReport(opts.f.IO, out.Table, out.Engine)
-	}
-	fmt.Fprintf(w, "%s: %d orphan files (%s) modified before %s among %d files listed; %d younger files kept\n",
-		id, len(plan.Files), config.FormatSize(plan.Bytes), formatCutoff(plan.Cutoff), plan.Scanned, plan.Young)
-	if len(plan.Siblings) > 0 {
-		fmt.Fprintf(w, "the location is shared with %s: kept %d files only they reference\n", strings.Join(plan.Siblings, ", "), plan.Shared)
-	}
-	if plan.InFlight > 0 || len(plan.Leases) > 0 {
-		fmt.Fprintf(w, "kept %d files that runs in flight may need:\n", plan.InFlight)
-		for _, l := range plan.Leases {
-			fmt.Fprintf(w, "  run %s (%s on %s, pid %d) started %s, lease until %s\n", l.RunID, cmp.Or(l.Operation, "?"),
-				cmp.Or(l.Host, "?"), l.PID, l.StartedAt.UTC().Format(time.RFC3339), l.ExpiresAt.UTC().Format(time.RFC3339))
-		}
-	}
-	for i, f := range plan.Files {
-		if i == 10 {
-			fmt.Fprintf(w, "  … and %d more\n", len(plan.Files)-10)
-			break
-		}
-		left := ""
-		if f.RunID != "" {
-			left = "  (left by run " + f.RunID + ")"
-		}
-		fmt.Fprintf(w, "  %s  %s  %s%s\n", f.ModTime.Format(time.RFC3339), config.FormatSize(f.Size), f.Path, left)
-	}
-	for _, r := range leftByRun(plan.Files) {
-		fmt.Fprintf(w, "%d files (%s) left by run %s, which ended without committing them: orphans whatever their age\n", r.files, config.FormatSize(r.bytes), r.id)
-	}
-	if out.Result != nil && len(out.Result.InFlight) > 0 {
-		fmt.Fprintf(w, "kept %d planned files: a run started since the listing may need them\n", len(out.Result.InFlight))
-	}
-	if out.Result != nil && len(out.Result.Shared) > 0 {
-		fmt.Fprintf(w, "kept %d planned files: an entry sharing the location committed them since the listing\n", len(out.Result.Shared))
-	}
-	for _, d := range out.SweptSpill {
-		fmt.Fprintf(w, "removed spill directory of a dead run: %s (%s)\n", d.Path, config.FormatSize(d.Bytes))
-	}
-	if out.Result != nil {
-		fmt.Fprintf(w, "deleted %d files, reclaimed %s\n", len(out.Result.Deleted), config.FormatSize(out.Result.Bytes))
-	} else if len(plan.Files) > 0 {
-		fmt.Fprintln(w, "nothing deleted; run again with --apply to delete them")
-	}
-	return nil
+	return err
 }
 
 // runLeftovers are the orphans one floe run left.

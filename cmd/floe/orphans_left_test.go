@@ -61,5 +61,5 @@ func TestOrphansReportsFilesLeftByARun(t *testing.T) {
 
 	io, out, errOut = testIO()
 	require.Equal(t, 0, runWith(t, io, dir, "orphans", "db.flat", "--apply"), errOut.String())
-	require.Contains(t, out.String(), "deleted "+strconv.Itoa(len(files))+" files")
+	require.Contains(t, out.String(), "deleted "+strconv.Itoa(len(files))+" orphan files")
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -90,17 +89,15 @@ func TestOrphansApplyKeepsWhatAnEntrySharingTheLocationCommitted(t *testing.T) {
 
 	io, out, errOut := testIO()
 	require.Equal(t, 0, runWith(t, io, s.dir, "orphans", "local.db.twin", "--apply", "--output", "json"), errOut.String())
-	var rep struct {
-		Plan struct {
-			Files    []json.RawMessage `json:"files"`
-			Siblings []string          `json:"siblings"`
-			Shared   int               `json:"shared"`
-		} `json:"plan"`
+	rep := reportOf(t, runResultOf(t, out.Bytes()), "orphans")
+	plan := rep.OrphanPlan
+	if rep.Orphans != nil {
+		plan = &rep.Orphans.Plan
 	}
-	require.NoError(t, json.Unmarshal(out.Bytes(), &rep), out.String())
-	require.Equal(t, []string{"local.db.flat"}, rep.Plan.Siblings)
-	require.GreaterOrEqual(t, rep.Plan.Shared, len(data)+2, "the compaction's files, its manifest list and metadata file at least")
-	require.Empty(t, rep.Plan.Files)
+	require.NotNil(t, plan, out.String())
+	require.Equal(t, []string{"local.db.flat"}, plan.Siblings)
+	require.GreaterOrEqual(t, plan.Shared, len(data)+2, "the compaction's files, its manifest list and metadata file at least")
+	require.Empty(t, plan.Files)
 	testlake.RequireIntact(t, s.load(t, "local.db.flat"), want)
 	testlake.RequireIntact(t, s.load(t, "local.db.twin"), want)
 
@@ -131,17 +128,15 @@ func TestOrphansApplyKeepsWhatAnEntrySharingTheLocationCommitted(t *testing.T) {
 	// optimize runs the same check in its orphans step.
 	io, out, errOut = testIO()
 	require.Equal(t, 0, runWith(t, io, s.dir, "optimize", "backup.db.twin", "--layout", "sort(id)", "--output", "json"), errOut.String())
-	var run struct {
-		Steps []struct {
-			Step   string `json:"step"`
-			Report struct {
-				Siblings []string `json:"siblings"`
-			} `json:"report"`
-		} `json:"steps"`
+	orep := reportOf(t, runResultOf(t, out.Bytes()), "orphans")
+	siblings := []string(nil)
+	switch {
+	case orep.OrphanPlan != nil:
+		siblings = orep.OrphanPlan.Siblings
+	case orep.Orphans != nil:
+		siblings = orep.Orphans.Plan.Siblings
 	}
-	require.NoError(t, json.Unmarshal(out.Bytes(), &run), out.String())
-	require.Equal(t, "orphans", run.Steps[1].Step)
-	require.Equal(t, []string{"backup.db.flat", "local.db.flat", "local.db.twin"}, run.Steps[1].Report.Siblings)
+	require.Equal(t, []string{"backup.db.flat", "local.db.flat", "local.db.twin"}, siblings)
 	testlake.RequireIntact(t, s.load(t, "local.db.flat"), want)
 }
 

@@ -242,18 +242,11 @@ func TestPlanApproveOptimizeFlow(t *testing.T) {
 
 	out, errOut, code = run(t, dir, "optimize", "web.events", "--plan", p.ID, "--expire-older-than", "1s", "-o", "json")
 	require.Equal(t, 0, code, errOut)
-	var r struct {
-		ID     string `json:"id"`
-		PlanID string `json:"plan_id"`
-		Status string `json:"status"`
-		Steps  []struct {
-			Step, Status string
-		} `json:"steps"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(out), &r))
-	require.Equal(t, "done", r.Status)
+	r := runResultOf(t, []byte(out)).Run
+	require.Equal(t, control.StatusDone, r.Status)
 	require.Equal(t, p.ID, r.PlanID)
 	require.Len(t, r.Steps, 4)
+	require.Equal(t, "alice", r.Approvals[0].By, "the run rests on alice's approval of the plan")
 	require.Equal(t, before, sum(), "running the plan changed the rows")
 
 	out, errOut, code = run(t, dir, "plan", "show", p.ID, "-o", "json")

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/floe-project/floe/control"
 	"github.com/stretchr/testify/require"
 )
 
@@ -109,41 +110,28 @@ func TestVerbsTakePolicyDefaults(t *testing.T) {
 	dir := policyWarehouse(t, flatPolicies)
 	out, errOut, code := run(t, dir, "compact", "db.flat", "--dry-run", "-o", "json")
 	require.Equal(t, 0, code, errOut)
-	var compact struct {
-		Plan struct {
-			TargetFileSizeBytes int64 `json:"target_file_size_bytes"`
-			MaxBytes            int64 `json:"max_bytes"`
-		} `json:"plan"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(out), &compact))
-	require.Equal(t, int64(1<<20), compact.Plan.TargetFileSizeBytes)
+	compact := dryRunOf(t, []byte(out)).Steps[0].Compact
+	require.NotNil(t, compact, out)
+	require.Equal(t, int64(1<<20), compact.TargetFileSizeBytes)
 	out, errOut, code = run(t, dir, "compact", "db.flat", "--dry-run", "-o", "json", "--target-file-size", "2MiB", "--allow-small-target-file-size")
 	require.Equal(t, 0, code, errOut)
-	require.NoError(t, json.Unmarshal([]byte(out), &compact))
-	require.Equal(t, int64(2<<20), compact.Plan.TargetFileSizeBytes, "a flag overrides the policy")
+	compact = dryRunOf(t, []byte(out)).Steps[0].Compact
+	require.NotNil(t, compact, out)
+	require.Equal(t, int64(2<<20), compact.TargetFileSizeBytes, "a flag overrides the policy")
 
 	out, errOut, code = run(t, dir, "expire", "db.flat", "--dry-run", "-o", "json")
 	require.Equal(t, 0, code, errOut)
-	var expire struct {
-		Plan struct {
-			Retained    int      `json:"retained"`
-			SnapshotIDs []string `json:"snapshot_ids"`
-		} `json:"plan"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(out), &expire))
-	require.Equal(t, 3, expire.Plan.Retained, "snapshots.retain_last from the table rule")
-	require.Len(t, expire.Plan.SnapshotIDs, 5, "snapshots.older_than 0s from the namespace rule: all but the 3 newest")
+	expire := dryRunOf(t, []byte(out)).Steps[0].Expire
+	require.NotNil(t, expire, out)
+	require.Equal(t, 3, expire.Retained, "snapshots.retain_last from the table rule")
+	require.Len(t, expire.Snapshots, 5, "snapshots.older_than 0s from the namespace rule: all but the 3 newest")
 
 	start := time.Now()
 	out, errOut, code = run(t, dir, "orphans", "db.flat", "-o", "json")
 	require.Equal(t, 0, code, errOut)
-	var orphans struct {
-		Plan struct {
-			Cutoff time.Time `json:"cutoff"`
-		} `json:"plan"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(out), &orphans))
-	require.WithinDuration(t, start.Add(-4*24*time.Hour), orphans.Plan.Cutoff, time.Minute, "orphans.older_than from the default rule")
+	orphans := dryRunOf(t, []byte(out)).Steps[0].Orphans
+	require.NotNil(t, orphans, out)
+	require.WithinDuration(t, start.Add(-4*24*time.Hour), orphans.Cutoff, time.Minute, "orphans.older_than from the default rule")
 }
 
 // TestOptimizeFollowsPolicy: optimize without flags runs the steps the
@@ -162,17 +150,10 @@ func TestOptimizeFollowsPolicy(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	out, errOut, code = run(t, dir, "optimize", "db.flat", "-o", "json")
 	require.Equal(t, 0, code, errOut)
-	var pr struct {
-		Layout string `json:"layout"`
-		Run    struct {
-			PlanID string `json:"plan_id"`
-			Status string `json:"status"`
-		} `json:"run"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(out), &pr))
+	pr := runResultOf(t, []byte(out))
 	require.Equal(t, id, pr.Run.PlanID)
-	require.Equal(t, "done", pr.Run.Status)
-	require.Equal(t, "sort(id)", pr.Layout)
+	require.Equal(t, control.StatusDone, pr.Run.Status)
+	require.Equal(t, "sort(id)", pr.Decision.Layout.String())
 }
 
 // TestPolicyValidateRefusesWhatCannotRun: files that floe policy validate

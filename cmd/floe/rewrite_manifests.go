@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +16,7 @@ type manifestsOptions struct {
 	f          *factory
 	Table      string
 	TargetSize string
+	DryRun     bool
 	Output     outputFormat
 }
 
@@ -41,6 +41,7 @@ is left alone: no empty commit is made.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.TargetSize, "target-size", "8MiB", "target manifest size")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "say what would be rewritten; change and record nothing")
 	addEngineFlag(cmd, &opts.Engine)
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
@@ -55,61 +56,7 @@ func runRewriteManifests(ctx context.Context, opts *manifestsOptions) error {
 	if err != nil {
 		return flagErrorf("--target-size: %v", err)
 	}
-	st, err := loadState(ctx, opts.f, id)
-	if err != nil {
-		return err
-	}
-	before := rewriter.PlanManifests(st)
-	eff, err := opts.f.Policy(ctx, id)
-	if err != nil {
-		return err
-	}
-	sel, err := engineSelect(opts.f, eff.Policy, opts.Engine)
-	if err != nil {
-		return err
-	}
-	cat, err := opts.f.Catalog(ctx, id.Catalog)
-	if err != nil {
-		return err
-	}
-	rep, err := control.RewriteManifestsOn(ctx, cat, st, rewriter.ManifestOptions{TargetSizeBytes: size}, sel)
-	var (
-		res    rewriter.ManifestResult
-		engine *control.DistributedReport
-	)
-	switch r := rep.(type) {
-	case rewriter.ManifestResult:
-		res = r
-	case *control.DistributedReport:
-		engine = r
-	}
-	if err != nil {
-		return err
-	}
-	after, err := loadState(ctx, opts.f, id)
-	if err != nil {
-		return err
-	}
-	out := struct {
-		Table           string                  `json:"table"`
-		ManifestsBefore int                     `json:"manifests_before"`
-		ManifestsAfter  int                     `json:"manifests_after"`
-		Result          rewriter.ManifestResult `json:"result"`
-		// Engine is a distributed engine's report, when one rewrote them.
-		Engine *control.DistributedReport `json:"engine,omitempty"`
-	}{id.String(), len(st.Manifests), len(after.Manifests), res, engine}
-	if opts.Output == outputJSON {
-		return writeJSON(opts.f.IO.Out, out)
-	}
-	if engine != nil {
-		printEngineReport(opts.f.IO, id.String(), engine)
-		fmt.Fprintf(opts.f.IO.Out, "%s: %d manifests → %d\n", id, out.ManifestsBefore, out.ManifestsAfter)
-		return nil
-	}
-	if res.NoOp {
-		fmt.Fprintf(opts.f.IO.Out, "%s: %d manifests over %d partitions are already clustered; nothing committed\n", id, out.ManifestsBefore, before.Partitions)
-		return nil
-	}
-	fmt.Fprintf(opts.f.IO.Out, "%s: %d manifests → %d (snapshot %d)\n", id, out.ManifestsBefore, out.ManifestsAfter, res.SnapshotID)
-	return nil
+	req := control.Request{Table: id, Steps: []string{control.StepManifests}, Engine: opts.Engine, User: defaultBy(),
+		Options: control.StepOptions{Manifests: rewriter.ManifestOptions{TargetSizeBytes: size}}}
+	return runStep(ctx, opts.f, req, opts.DryRun, opts.Output)
 }

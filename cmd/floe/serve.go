@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -13,9 +14,8 @@ import (
 
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/alert"
-	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/control/server"
-	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/lake"
 )
 
 type serveOptions struct {
@@ -101,9 +101,13 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	if err != nil {
 		return err
 	}
-	s := control.NewScheduler(control.SchedulerOptions{Config: cfg, Store: st, Catalog: opts.f.Catalog, Now: opts.f.Now, Logger: log,
-		Alerts: notifier, MaxConcurrentRuns: cfg.Server.MaxConcurrentRuns, OnRun: metrics.ObserveRun, LeaseTTL: cfg.Server.LeaseTTLDuration(),
-		Engines: engines})
+	svc, err := control.NewService(control.Deps{Config: cfg, Catalog: opts.f.Catalog, Store: st, Engines: engines, Now: opts.f.Now,
+		Logger: log, LeaseTTL: cfg.Server.LeaseTTLDuration()})
+	if err != nil {
+		return err
+	}
+	s := control.NewScheduler(control.SchedulerOptions{Service: svc, Alerts: notifier, MaxConcurrentRuns: cfg.Server.MaxConcurrentRuns,
+		OnRun: metrics.ObserveRun})
 	if opts.Once {
 		pass, err := s.RunPass(ctx)
 		if err != nil {
@@ -124,7 +128,7 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 		return err
 	}
 	handler, err := server.New(ctx, server.Deps{Config: cfg, Store: st, Catalog: opts.f.Catalog, Run: s.RunNow,
-		Metrics: metrics, Now: opts.f.Now, Logger: log}, server.Options{})
+		Metrics: metrics, Now: opts.f.Now, Logger: log, Service: svc}, server.Options{})
 	if err != nil {
 		return err
 	}
@@ -153,7 +157,7 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 			}
 		},
 		OnPass: func(p control.Pass, err error) {
-			observeHealth(ctx, opts.f, cfg, st, metrics, p)
+			observeHealth(ctx, svc, metrics, p, log)
 		}})
 	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
@@ -165,48 +169,26 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 }
 
 // observeHealth gives the metrics each decided table's health after a
-// pass. A table that cannot be measured keeps its last values; the pass's
-// own errors say why.
-func observeHealth(ctx context.Context, f *factory, cfg *config.Config, st *store.Store, m *server.Metrics, p control.Pass) {
+// pass. A table that cannot be measured keeps its last values and is
+// logged; the pass's own errors say why too.
+func observeHealth(ctx context.Context, svc *control.Service, m *server.Metrics, p control.Pass, log *slog.Logger) {
 	for _, d := range p.Decisions {
-		id, err := f.ResolveTable(d.Table)
-		if err != nil {
-			continue
+		id, err := lake.ParseIdent(d.Table, svc.Config().CatalogNames(), svc.Config().DefaultCatalog)
+		if err == nil {
+			var h lake.Health
+			if h, err = svc.Health(ctx, id, control.HealthRequest{}); err == nil {
+				var last time.Time
+				if last, err = svc.LastSuccess(ctx, d.Table); err == nil {
+					m.ObserveHealth(h, last)
+					continue
+				}
+			}
 		}
-		state, err := loadState(ctx, f, id)
-		if err != nil {
-			continue
-		}
-		eff, err := f.Policy(ctx, id)
-		if err != nil {
-			continue
-		}
-		ho, err := control.PolicyHealth(ctx, cfg, st, id, eff.Policy, control.HealthOptions{Now: f.Now})
-		if err != nil {
-			continue
-		}
-		h, err := control.Health(state, ho)
-		if err != nil {
-			continue
-		}
-		m.ObserveHealth(h, lastSuccess(ctx, st, d.Table))
+		log.Warn("table health not measured; its metrics keep their last values", "table", d.Table, "err", err)
 	}
-	_ = m.RefreshPlans(ctx, st)
-}
-
-// lastSuccess is when the table's last successful run ended (zero when
-// none did or the store cannot say).
-func lastSuccess(ctx context.Context, st *store.Store, table string) time.Time {
-	runs, err := control.ListRuns(ctx, st, table, 20)
-	if err != nil {
-		return time.Time{}
+	if err := m.RefreshPlans(ctx, svc.Store()); err != nil {
+		log.Warn("plan metrics not refreshed", "err", err)
 	}
-	for _, r := range runs {
-		if r.Status == control.StatusDone && !r.DryRun {
-			return r.EndedAt
-		}
-	}
-	return time.Time{}
 }
 
 // renderPass prints one scheduling pass: a line per table, then its runs.

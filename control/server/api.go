@@ -141,38 +141,20 @@ func (s *server) pathTable(r *http.Request) (lake.Ident, catalog.Catalog, *lake.
 // freshness SLA and target file size, floe's last compaction) and records
 // it in the metrics.
 func (s *server) health(ctx context.Context, id lake.Ident, state *lake.State) (lake.Health, policy.Effective, time.Time, error) {
-	eff, err := control.ResolvePolicy(ctx, s.deps.Config, id)
+	eff, err := s.deps.Service.Policy(ctx, id)
 	if err != nil {
 		return lake.Health{}, eff, time.Time{}, err
 	}
-	ho, err := control.PolicyHealth(ctx, s.deps.Config, s.deps.Store, id, eff.Policy, control.HealthOptions{Now: s.now})
+	h, err := s.deps.Service.HealthOf(ctx, state, control.HealthRequest{})
 	if err != nil {
 		return lake.Health{}, eff, time.Time{}, err
 	}
-	h, err := control.Health(state, ho)
-	if err != nil {
-		return lake.Health{}, eff, time.Time{}, err
-	}
-	last, err := s.lastSuccess(ctx, id)
+	last, err := s.deps.Service.LastSuccess(ctx, id.String())
 	if err != nil {
 		return h, eff, time.Time{}, err
 	}
 	s.m.ObserveHealth(h, last)
 	return h, eff, last, nil
-}
-
-// lastSuccess is when the table's newest successful run ended.
-func (s *server) lastSuccess(ctx context.Context, id lake.Ident) (time.Time, error) {
-	runs, err := control.ListRuns(ctx, s.deps.Store, id.String(), 200)
-	if err != nil {
-		return time.Time{}, err
-	}
-	for _, r := range runs {
-		if r.Status == control.StatusDone {
-			return r.EndedAt, nil
-		}
-	}
-	return time.Time{}, nil
 }
 
 // tables lists the tables GET /api/v1/tables shows, and the catalogs that

@@ -185,8 +185,8 @@ policies:
 	p := pass()
 	require.Len(t, p.Runs, 1, p.Decisions)
 	require.Equal(t, control.TriggerAdaptive, p.Runs[0].Run.Trigger)
-	plan := p.Runs[0].Plan
-	require.NotNil(t, plan)
+	require.NotNil(t, p.Runs[0].Decision.Plan)
+	plan := p.Runs[0].Decision.Plan.Plan
 	require.Equal(t, control.PlanProposed, plan.State)
 
 	// 2. Without the token nothing changes.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -106,7 +107,7 @@ func (s *server) parseTemplates() (*template.Template, error) {
 		"tablePath": func(table string) string { return "/tables/" + url.PathEscape(table) },
 		"runPath":   func(id string) string { return "/runs/" + url.PathEscape(id) },
 		"planPath":  func(id, action string) string { return "/plans/" + url.PathEscape(id) + "/" + action },
-		"raw":       func(b []byte) string { return string(b) },
+		"report":    reportText,
 		"shellArg":  control.ShellArg,
 	}
 	t, err := template.New("dashboard").Funcs(funcs).ParseFS(templateFS, "templates/*.html")
@@ -114,6 +115,15 @@ func (s *server) parseTemplates() (*template.Template, error) {
 		return nil, fmt.Errorf("server: dashboard templates: %w", err)
 	}
 	return t, nil
+}
+
+// reportText is a step report as indented JSON, for a run page.
+func reportText(r control.StepReport) string {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return "report cannot be shown: " + err.Error()
+	}
+	return string(b)
 }
 
 func agoText(d time.Duration) string {

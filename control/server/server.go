@@ -52,6 +52,9 @@ type Deps struct {
 	Now func() time.Time
 	// Logger receives a line per failed request. Default: discard.
 	Logger *slog.Logger
+	// Service is the control plane's use cases: a table's health and last
+	// success are its. Default: a service over Config, Store and Catalog.
+	Service *control.Service
 }
 
 // Options tune the server. The zero value uses the defaults.
@@ -150,6 +153,13 @@ func New(ctx context.Context, deps Deps, opts Options) (http.Handler, error) {
 	defaultTo(&opts.ReportCacheSize, DefaultReportCacheSize)
 	defaultTo(&opts.ReportCacheMaxAge, DefaultReportCacheMaxAge)
 	defaultTo(&opts.ReportComputations, DefaultReportComputations)
+	if deps.Service == nil {
+		svc, err := control.NewService(control.Deps{Config: deps.Config, Store: deps.Store, Catalog: deps.Catalog, Now: deps.Now, Logger: deps.Logger})
+		if err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+		deps.Service = svc
+	}
 	s := &server{deps: deps, opts: opts, log: deps.Logger, now: deps.Now, m: deps.Metrics, readsNeedToken: deps.Config.Server.ReadsNeedToken()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

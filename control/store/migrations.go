@@ -220,6 +220,13 @@ CREATE TABLE table_leases (
 	expires_at  BIGINT NOT NULL      -- the lease is free from then on
 );
 `, ""},
+	// Who asked for a run (a person's name, "scheduler", "api:<token
+	// name>"), and the decision it ran: each step's verdict and the
+	// approvals of what it changed, as JSON.
+	{7, "run starters and decisions", `
+ALTER TABLE runs ADD COLUMN started_by TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN decision_json TEXT NOT NULL DEFAULT '';
+`, ""},
 }
 
 // SchemaVersion is the schema version this binary writes: the number of

@@ -211,8 +211,14 @@ type RunRecord struct {
 	// LeaseExpiresAt is when a running run is taken for dead unless its
 	// process renews the lease ([Store.RenewRun]); zero for a run stored
 	// before leases, or ended.
-	LeaseExpiresAt time.Time    `json:"lease_expires_at,omitzero"`
-	Steps          []StepRecord `json:"steps"`
+	LeaseExpiresAt time.Time `json:"lease_expires_at,omitzero"`
+	// StartedBy is who asked for the run: a person, "scheduler", or the
+	// API's caller; empty for runs stored before it was recorded.
+	StartedBy string `json:"started_by,omitempty"`
+	// Decision is the decision the run ran (the control plane's JSON);
+	// empty for runs stored before it was recorded.
+	Decision json.RawMessage `json:"decision,omitempty"`
+	Steps    []StepRecord    `json:"steps"`
 }
 
 // RunAbandoned is the status [Store.RecoverAbandoned] gives a run whose
@@ -329,8 +335,9 @@ func (s *Store) StartRun(ctx context.Context, r RunRecord) error {
 	if r.Trigger == "" {
 		r.Trigger = "manual"
 	}
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO runs (id, table_name, plan_id, status, run_trigger, runner, error, started_at, ended_at, lease_expires_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.Table, r.PlanID, r.Status, r.Trigger, r.Runner, r.Error, r.StartedAt.UTC().UnixNano(), nanos(r.EndedAt), nanos(r.LeaseExpiresAt)); err != nil {
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO runs (id, table_name, plan_id, status, run_trigger, runner, error, started_at, ended_at, lease_expires_at, started_by, decision_json)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.Table, r.PlanID, r.Status, r.Trigger, r.Runner, r.Error, r.StartedAt.UTC().UnixNano(), nanos(r.EndedAt), nanos(r.LeaseExpiresAt),
+		r.StartedBy, string(r.Decision)); err != nil {
 		return fmt.Errorf("start run %s: %w", r.ID, err)
 	}
 	return nil
@@ -402,7 +409,7 @@ func (s *Store) runs(ctx context.Context, where string, args []any, limit int) (
 		return nil, fmt.Errorf("read runs: begin: %w", err)
 	}
 	defer func() { err = errors.Join(err, rollback(tx)) }()
-	q := `SELECT id, table_name, plan_id, status, run_trigger, runner, error, started_at, ended_at, lease_expires_at FROM runs ` + where + ` ORDER BY started_at DESC, id`
+	q := `SELECT id, table_name, plan_id, status, run_trigger, runner, error, started_at, ended_at, lease_expires_at, started_by, decision_json FROM runs ` + where + ` ORDER BY started_at DESC, id`
 	if limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
@@ -416,11 +423,15 @@ func (s *Store) runs(ctx context.Context, where string, args []any, limit int) (
 			r            RunRecord
 			started      int64
 			ended, lease sql.NullInt64
+			decision     string
 		)
-		if err := rows.Scan(&r.ID, &r.Table, &r.PlanID, &r.Status, &r.Trigger, &r.Runner, &r.Error, &started, &ended, &lease); err != nil {
+		if err := rows.Scan(&r.ID, &r.Table, &r.PlanID, &r.Status, &r.Trigger, &r.Runner, &r.Error, &started, &ended, &lease, &r.StartedBy, &decision); err != nil {
 			return nil, errors.Join(fmt.Errorf("read runs: %w", err), rows.Close())
 		}
 		r.StartedAt, r.EndedAt, r.LeaseExpiresAt = time.Unix(0, started).UTC(), fromNanos(ended), fromNanos(lease)
+		if decision != "" {
+			r.Decision = json.RawMessage(decision)
+		}
 		r.Steps = []StepRecord{}
 		idx[r.ID] = len(out)
 		out = append(out, r)
@@ -466,4 +477,16 @@ FROM run_steps WHERE run_id = ? ORDER BY started_at, `+s.d.stepOrder(), r.ID)
 		return fmt.Errorf("read steps of run %s: %w", r.ID, err)
 	}
 	return nil
+}
+
+// LastRunEnded is when the newest run of table (catalog.namespace.name,
+// case-insensitive) with the given status ended; zero when none did.
+func (s *Store) LastRunEnded(ctx context.Context, table, status string) (time.Time, error) {
+	var last sql.NullInt64
+	err := s.db.QueryRowContext(ctx, `SELECT max(ended_at) FROM runs WHERE lower(table_name) = ? AND status = ?`,
+		strings.ToLower(table), status).Scan(&last)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read last %s run of %s: %w", status, table, err)
+	}
+	return fromNanos(last), nil
 }
