@@ -247,10 +247,13 @@ func parseSizeFlag(name, v string) (int64, error) {
 func printRun(io *IOStreams, run control.Run) {
 	w := io.Out
 	by := ""
-	if run.Runner != "" {
+	switch {
+	case run.StartedBy != "" && run.Runner != "":
+		by = " by " + run.StartedBy + " on " + run.Runner
+	case run.Runner != "":
 		by = " by " + run.Runner
 	}
-	fmt.Fprintf(w, "run %s on %s%s: %s\n", run.ID, run.Table, by, run.Status)
+	fmt.Fprintf(w, "run %s on %s%s (%s): %s\n", run.ID, run.Table, by, run.Trigger, run.Status)
 	t := newTable(w, "  STEP", "STATUS", "DURATION", "FILES", "SNAPSHOTS", "MANIFESTS", "ERROR")
 	for _, s := range run.Steps {
 		arrow := func(metric func(lake.Metrics) int) string {
