@@ -169,6 +169,7 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 		d   TableDecision
 	}
 	var jobs []job
+	var listed []lake.Ident
 	for _, name := range s.opts.Config.CatalogNames() {
 		cat, err := s.opts.Catalog(ctx, name)
 		if err != nil {
@@ -180,6 +181,7 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 			pass.Errors = append(pass.Errors, fmt.Sprintf("catalog %s: %v", name, err))
 			continue
 		}
+		listed = append(listed, ids...)
 		for _, id := range ids {
 			eff, err := ResolvePolicy(ctx, s.opts.Config, id)
 			var d TableDecision
@@ -247,7 +249,7 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 	}
 	wg.Wait()
 	if s.opts.Alerts != nil {
-		if err := s.alert(runCtx, now); err != nil {
+		if err := s.alert(runCtx, now, listed); err != nil {
 			pass.Errors = append(pass.Errors, err.Error())
 		}
 	}
@@ -257,11 +259,17 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 // alert evaluates every known table's freshness and failures alerts and
 // hands them to the notifier. It reads the runs floe recorded, so it
 // judges a table even when its catalog is down.
-func (s *Scheduler) alert(ctx context.Context, now time.Time) error {
+func (s *Scheduler) alert(ctx context.Context, now time.Time, listed []lake.Ident) error {
+	// Every table listed this pass, and those known from earlier passes
+	// whose catalog could not be listed now (judged from the runs).
+	seen := map[string]bool{}
+	ids := slices.Clone(listed)
+	for _, id := range listed {
+		seen[id.String()] = true
+	}
 	s.mu.Lock()
-	ids := make([]lake.Ident, 0, len(s.tables))
 	for _, ts := range s.tables {
-		if ts.id.Name != "" {
+		if ts.id.Name != "" && !seen[ts.id.String()] {
 			ids = append(ids, ts.id)
 		}
 	}
@@ -279,6 +287,16 @@ func (s *Scheduler) alert(ctx context.Context, now time.Time) error {
 			errs = append(errs, fmt.Errorf("alerts of %s: %w", id, err))
 			continue
 		}
+		if seen[id.String()] {
+			// The backlog, from the table's own metadata: it fires for a
+			// table floe never ran on, and never for one nobody writes.
+			h, err := s.opts.Service.Health(ctx, id, HealthRequest{})
+			if err != nil {
+				errs = append(errs, fmt.Errorf("alerts of %s: measure its backlog: %w", id, err))
+			} else {
+				in.ObserveHealth(h.Metrics, now)
+			}
+		}
 		if _, err := s.opts.Alerts.Notify(ctx, alert.Evaluate(in, now)...); err != nil {
 			errs = append(errs, fmt.Errorf("alerts of %s: %w", id, err))
 		}
@@ -286,8 +304,9 @@ func (s *Scheduler) alert(ctx context.Context, now time.Time) error {
 	return errors.Join(errs...)
 }
 
-// alertInput is what alert.Evaluate judges table id by: its policy, floe's
-// last recorded compaction and its runs, newest first.
+// alertInput is what alert.Evaluate judges table id by without reading
+// the table: its policy, floe's last recorded compaction and its runs,
+// newest first, with the backlog the newest run measured.
 func alertInput(ctx context.Context, st *store.Store, id lake.Ident, p policy.Policy) (alert.Input, error) {
 	in := alert.Input{Table: id.String(), Policy: p}
 	runs, err := ListRuns(ctx, st, id.String(), 50)

@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -61,6 +62,15 @@ func (s *Service) Run(ctx context.Context, req Request) (RunResult, error) {
 	out.Decision = d
 	if err != nil {
 		release()
+		if d.Trigger != TriggerManual {
+			// Nobody is at a terminal to read the refusal: a daemon's
+			// run that cannot start (a policy the schema outgrew, a
+			// table gone) is a failed run, which the failures alert
+			// counts.
+			run, rerr := s.recordRefused(ctx, d, err)
+			out.Run = run
+			return out, errors.Join(err, rerr)
+		}
 		return out, err
 	}
 	if err := s.applyPlan(ctx, &d); err != nil {
@@ -87,6 +97,23 @@ func (s *Service) Run(ctx context.Context, req Request) (RunResult, error) {
 		log.Info("run done", "run_id", run.ID, "status", string(run.Status), "steps", runStepsText(run))
 	}
 	return out, err
+}
+
+// recordRefused records a run of decision d that was refused before it
+// started, as failed with err.
+func (s *Service) recordRefused(ctx context.Context, d Decision, cause error) (Run, error) {
+	now := s.now().UTC()
+	run := Run{ID: newRunID(now), Table: d.Table, Status: StatusFailed, Trigger: d.Trigger, Runner: s.runner, StartedBy: d.By,
+		Error: cause.Error(), StartedAt: now, EndedAt: now, Steps: []Step{}}
+	rec, err := runRecord(run, &d)
+	if err == nil {
+		err = s.store.StartRun(context.WithoutCancel(ctx), rec)
+	}
+	if err != nil {
+		return Run{Table: d.Table, Steps: []Step{}}, fmt.Errorf("record the refused run of %s: %w", d.Table, err)
+	}
+	s.log.Error("run refused before it started", "table", d.Table, "run_id", run.ID, "trigger", string(d.Trigger), "err", cause)
+	return run, nil
 }
 
 // applyPlan stores the plan d proposes, approving it when the policy does,

@@ -90,9 +90,11 @@ const (
 	StatusAbandoned = "abandoned"
 )
 
-// Input is what [Evaluate] judges one table by. None of it needs the
-// table's metadata: with a dead engine or bad credentials the store's run
-// records still say how old the last compaction is and how the runs went.
+// Input is what [Evaluate] judges one table by: the compaction backlog
+// measured from the table's metadata ([Input.ObserveHealth]) when it could
+// be read, else what floe's run records say (with a dead catalog or bad
+// credentials the store still says how old the last compaction is and how
+// the runs went).
 type Input struct {
 	// Table is catalog.namespace.name.
 	Table string
@@ -109,6 +111,17 @@ type Input struct {
 	HistorySince time.Time
 	// Runs are the table's recent runs, newest first.
 	Runs []Run
+	// Backlog is the table's compaction backlog (lake.CompactionBacklog)
+	// measured at BacklogAt; zero BacklogAt: not measured.
+	Backlog   time.Duration
+	BacklogAt time.Time
+}
+
+// ObserveHealth sets the backlog of health metrics measured at at, and
+// folds in what [Input.ObserveMetrics] does.
+func (in *Input) ObserveHealth(m lake.Metrics, at time.Time) {
+	in.ObserveMetrics(m, at)
+	in.Backlog, in.BacklogAt = time.Duration(m.BacklogAgeSec)*time.Second, at
 }
 
 // ObserveMetrics folds health metrics measured at at into in: the newest
@@ -151,7 +164,25 @@ func freshness(in Input, now time.Time) (Alert, bool) {
 	}
 	a.SLAHours = hours(sla)
 	var what string
+	last := "never compacted"
+	if !in.LastCompaction.IsZero() {
+		last = fmt.Sprintf("last compaction %.0f h ago", now.Sub(in.LastCompaction).Hours())
+	}
 	switch {
+	case !in.BacklogAt.IsZero():
+		// Work waiting at BacklogAt waits on until a compaction covers it.
+		backlog := in.Backlog
+		if backlog > 0 {
+			backlog += now.Sub(in.BacklogAt)
+		}
+		a.AgeHours = hours(backlog)
+		what = fmt.Sprintf("writes have waited %.0f h for a compaction (%s)", backlog.Hours(), last)
+		if backlog == 0 {
+			what = "nothing waits for a compaction (" + last + ")"
+		}
+		if backlog > sla {
+			a.State, a.Since = Firing, now.Add(sla-backlog)
+		}
 	case !in.LastCompaction.IsZero():
 		age := now.Sub(in.LastCompaction)
 		a.AgeHours = hours(age)
@@ -177,8 +208,20 @@ func freshness(in Input, now time.Time) (Alert, bool) {
 	if r, ok := newestEnded(in.Runs); ok && r.Status != StatusDone {
 		a.RunID, a.Error = r.ID, r.Error
 		a.Summary += fmt.Sprintf(" (run %s %s: %s)", r.ID, r.Status, clip(r.Error))
+	} else if !ok {
+		a.Summary += " (floe never ran on it)"
 	}
+	a.Summary += lookFurther(in.Table)
 	return a, true
+}
+
+// lookFurther is the commands that say more of table's state.
+func lookFurther(table string) string {
+	arg := table
+	if strings.ContainsAny(arg, " \t\"'$`\\") {
+		arg = "'" + strings.ReplaceAll(arg, "'", `'\''`) + "'"
+	}
+	return fmt.Sprintf("; look further: floe health %s; floe runs %s", arg, arg)
 }
 
 func failures(in Input, now time.Time) Alert {
@@ -215,7 +258,7 @@ func failures(in Input, now time.Time) Alert {
 	a.State, a.RunID, a.Error = Firing, newest.ID, newest.Error
 	a.Since = ended(oldest)
 	a.Summary = fmt.Sprintf("%s: %d runs failed in a row (alert_after_failures %d); run %s %s: %s",
-		in.Table, a.Failures, limit, newest.ID, newest.Status, clip(newest.Error))
+		in.Table, a.Failures, limit, newest.ID, newest.Status, clip(newest.Error)) + lookFurther(in.Table)
 	return a
 }
 

@@ -142,7 +142,10 @@ policies:
 	t.Cleanup(func() { require.NoError(t, st.Close()) })
 
 	var clockMu sync.Mutex
-	now := time.Now().UTC()
+	// The daemon's clock starts an hour behind the wall clock that
+	// iceberg-go stamps snapshots with, so that what the test writes after
+	// a run lands after that run on the daemon's clock too.
+	now := time.Now().UTC().Add(-time.Hour)
 	clock := func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return now }
 	advance := func(d time.Duration) { clockMu.Lock(); now = now.Add(d); clockMu.Unlock() }
 	metrics := server.NewMetrics()
@@ -219,7 +222,7 @@ policies:
 	require.NoError(t, err)
 	lost := strings.TrimPrefix(smallest(state.DataFiles), "file://")
 	require.NoError(t, os.Rename(lost, lost+".away"))
-	advance(3 * time.Hour)
+	advance(4 * time.Hour)
 	p, err = sched.RunPass(ctx)
 	require.NoError(t, err)
 	require.Len(t, p.Runs, 1)

@@ -35,6 +35,9 @@ type Metrics struct {
 	snapshots      *prometheus.GaugeVec
 	deleteFiles    *prometheus.GaugeVec
 	compactionAge  *prometheus.GaugeVec
+	lastCompaction *prometheus.GaugeVec
+	backlog        *prometheus.GaugeVec
+	sla            *prometheus.GaugeVec
 	lastSuccess    *prometheus.GaugeVec
 	runs           *prometheus.CounterVec
 	runDuration    *prometheus.HistogramVec
@@ -74,6 +77,9 @@ func NewMetrics() *Metrics {
 		snapshots:      gauge("floe_table_snapshots", "Snapshots the table's metadata keeps.", table),
 		deleteFiles:    gauge("floe_table_delete_files", "Delete files (position, equality, deletion vectors) in the table's current snapshot.", table),
 		compactionAge:  gauge("floe_last_compaction_age_hours", "Hours since the table's last successful compaction; absent when it was never compacted.", table),
+		lastCompaction: gauge("floe_last_compaction_timestamp_seconds", "Unix time of the table's last compaction (a replace snapshot of any engine, or floe's compaction step that found nothing to do); 0 when it was never compacted.", table),
+		backlog:        gauge("floe_compaction_backlog_age_seconds", "How long the table's oldest write not yet covered by a compaction has waited; 0 when nothing waits. Present for every table floe lists.", table),
+		sla:            gauge("floe_freshness_sla_seconds", "The table's freshness SLA: the backlog it may reach before its freshness alert fires; 0 when it has none.", table),
 		lastSuccess:    gauge("floe_last_successful_run_timestamp_seconds", "Unix time the table's last successful optimize run ended.", table),
 		runs:           counter("floe_runs_total", "Optimize run steps by table, step and status; step=\"all\" counts whole runs.", []string{"table", "step", "status"}),
 		plans:          gauge("floe_plans", "Stored plans by state.", []string{"state"}),
@@ -130,9 +136,13 @@ func (m *Metrics) ObserveHealth(h lake.Health, lastSuccess time.Time) {
 	m.deleteFiles.WithLabelValues(t).Set(float64(mt.DeleteFiles))
 	if mt.LastCompactionAgeSec >= 0 {
 		m.compactionAge.WithLabelValues(t).Set(float64(mt.LastCompactionAgeSec) / 3600)
+		m.lastCompaction.WithLabelValues(t).Set(float64(h.MeasuredAt.Add(-time.Duration(mt.LastCompactionAgeSec) * time.Second).Unix()))
 	} else {
 		m.compactionAge.DeleteLabelValues(t)
+		m.lastCompaction.WithLabelValues(t).Set(0)
 	}
+	m.backlog.WithLabelValues(t).Set(float64(mt.BacklogAgeSec))
+	m.sla.WithLabelValues(t).Set(float64(h.FreshnessSLASec))
 	m.noteSuccess(t, lastSuccess)
 }
 
@@ -172,7 +182,8 @@ func (m *Metrics) noteSuccess(table string, at time.Time) {
 // ForgetTable drops a table's series (the table is gone).
 func (m *Metrics) ForgetTable(table string) {
 	l := prometheus.Labels{"table": table}
-	for _, g := range []*prometheus.GaugeVec{m.healthStatus, m.dataFiles, m.smallFileRatio, m.snapshots, m.deleteFiles, m.compactionAge, m.lastSuccess} {
+	for _, g := range []*prometheus.GaugeVec{m.healthStatus, m.dataFiles, m.smallFileRatio, m.snapshots, m.deleteFiles, m.compactionAge,
+		m.lastCompaction, m.backlog, m.sla, m.lastSuccess} {
 		g.DeletePartialMatch(l)
 	}
 	m.runs.DeletePartialMatch(l)

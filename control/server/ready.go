@@ -35,7 +35,7 @@ func (s *server) healthz(w http.ResponseWriter, _ *http.Request) {
 // readyz runs every check at once, each bounded by CheckTimeout, records
 // each in floe_check_up, and answers 503 naming the failed ones.
 func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
-	checks := map[string]func(context.Context) error{CheckStore: s.deps.Store.Ping}
+	checks := map[string]func(context.Context) error{CheckStore: s.deps.Store.Check}
 	for _, name := range s.deps.Config.CatalogNames() {
 		checks["catalog:"+name] = func(ctx context.Context) error {
 			cat, err := s.deps.Catalog(ctx, name)

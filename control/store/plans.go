@@ -164,6 +164,50 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
+// Check is the store's health: it answers (see [Store.Ping]), takes a
+// write (an update rolled back, so a read-only or locked database fails
+// it), and, on SQLite, its file passes an integrity check (PRAGMA
+// quick_check), run at most every [IntegrityCheckEvery] since it reads the
+// whole file. A damaged state file fails it, so readiness, floe doctor and
+// the daemon's store check say so rather than every table's pass failing
+// behind a green probe.
+func (s *Store) Check(ctx context.Context) error {
+	if err := s.Ping(ctx); err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err == nil {
+		_, err = tx.ExecContext(ctx, `UPDATE schema_migrations SET version = version WHERE version = (SELECT max(version) FROM schema_migrations)`)
+		err = errors.Join(err, rollback(tx))
+	}
+	if err != nil {
+		return s.redact(fmt.Errorf("state store %s: write probe: %w", s.desc, err))
+	}
+	if s.d != sqliteDialect {
+		return nil
+	}
+	s.integrity.mu.Lock()
+	defer s.integrity.mu.Unlock()
+	now := s.now()
+	if !s.integrity.at.IsZero() && now.Sub(s.integrity.at) < IntegrityCheckEvery && s.integrity.err == nil {
+		return nil
+	}
+	var verdict string
+	err = s.db.QueryRowContext(ctx, `PRAGMA quick_check(1)`).Scan(&verdict)
+	if err == nil && verdict != "ok" {
+		err = errors.New(verdict)
+	}
+	s.integrity.at, s.integrity.err = now, err
+	if err != nil {
+		return s.redact(fmt.Errorf("state store %s: integrity check: %w", s.desc, err))
+	}
+	return nil
+}
+
+// IntegrityCheckEvery is how often [Store.Check] reads a SQLite state file
+// through to check its integrity (a failed check is repeated at once).
+const IntegrityCheckEvery = 5 * time.Minute
+
 // TransitionPlan moves plan id from state from to state to, recording who
 // decided and when, as one compare-and-set: when the plan is no longer in
 // from the error wraps [ErrStateConflict], when there is no such plan
