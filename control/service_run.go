@@ -23,9 +23,9 @@ type RunResult struct {
 func (s *Service) DryRun(ctx context.Context, req Request) (DryRun, error) {
 	d, err := s.decide(ctx, req, true)
 	if err != nil {
-		return DryRun{Table: req.Table.String(), DryRun: true, Steps: []DryRunStep{}}, err
+		return DryRun{Table: d.Table, DryRun: true, Steps: []DryRunStep{}}, err
 	}
-	dry, err := PlanOptimize(ctx, d.table.Catalog, s.store, req.Table, d.opts)
+	dry, err := PlanOptimize(ctx, d.table.Catalog, s.store, d.table.Ident, d.opts)
 	dry.Decision = &d
 	return dry, err
 }
@@ -43,6 +43,11 @@ func (s *Service) Run(ctx context.Context, req Request) (RunResult, error) {
 	if err := s.needStore("run " + req.Table.String()); err != nil {
 		return out, err
 	}
+	req, err := s.planTable(ctx, req)
+	if err != nil {
+		return out, err
+	}
+	out.Table, out.Run.Table = req.Table.String(), req.Table.String()
 	id := req.Table
 	holder := req.Holder
 	if holder == "" {

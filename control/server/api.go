@@ -324,16 +324,7 @@ func (s *server) proposePlan(r *http.Request) (int, any, error) {
 	if req.By == "" {
 		req.By = "api"
 	}
-	cat, state, err := s.state(ctx, id)
-	if err != nil {
-		return 0, nil, err
-	}
-	eff, err := control.ResolvePolicy(ctx, s.deps.Config, id)
-	if err != nil {
-		return 0, nil, err
-	}
-	po.TargetFileSizeBytes = eff.Policy.TargetFileSizeBytes
-	prop, err := control.PlanBest(ctx, cat, s.deps.Store, state, control.PlanOptions{Project: po, By: req.By, Force: req.Force, MinGainPP: minGain, Now: s.now})
+	prop, err := s.deps.Service.Propose(ctx, id, control.ProposeRequest{Project: po, By: req.By, Force: req.Force, MinGainPP: &minGain})
 	if len(req.Layouts) > 0 && errors.Is(err, rewriter.ErrInvalidOptions) {
 		// A layout the request named that cannot order this table (a
 		// column it lacks, a type the strategy cannot key on): the
@@ -401,11 +392,7 @@ func (s *server) decide(action string) handlerFunc {
 			p   control.Plan
 			err error
 		)
-		if action == "approve" {
-			p, err = control.ApprovePlan(r.Context(), s.deps.Store, id, req.By, s.now())
-		} else {
-			p, err = control.RejectPlan(r.Context(), s.deps.Store, id, req.By, s.now())
-		}
+		p, err = s.deps.Service.DecidePlan(r.Context(), action, id, req.By)
 		if err != nil {
 			return 0, nil, err
 		}
