@@ -52,6 +52,10 @@ type Request struct {
 	// Holder is the table's lease when the caller (the scheduler) has
 	// claimed it already; the run renews and releases it.
 	Holder string
+	// RunID runs the run [Service.Queue] recorded as queued, under that
+	// id: its record is taken over when it starts, or ended when the run
+	// is refused. Empty: a new run id.
+	RunID string
 	// Progress is told the compaction's progress.
 	Progress func(done, total int, bytesDone, bytesTotal int64)
 	// OnPlan, when set, is told each step's plan just before the step
@@ -170,6 +174,11 @@ func (s *Service) decide(ctx context.Context, req Request, dry bool) (Decision, 
 	}
 	if err != nil {
 		return d, fmt.Errorf("decide %s: %w", id, rewriter.MarkInvalidOptions(err))
+	}
+	// A halted table takes no run, whoever asks: a person resumes it
+	// first (see [Hold]).
+	if err := s.checkHold(ctx, id); err != nil {
+		return d, err
 	}
 	t, err := s.Table(ctx, id, HealthRequest{})
 	if err != nil {

@@ -269,47 +269,59 @@ func TestSchedulerAlerts(t *testing.T) {
 	require.Equal(t, alert.Resolved, alerts[1].State)
 }
 
-// TestSchedulerServe: Serve runs a pass per tick and the connection checks,
-// and returns once its context ends.
-func TestSchedulerServe(t *testing.T) {
+// TestDaemonServe: the daemon runs a pass at start and per tick, hands
+// each to the health observer, runs the connection checks, and returns
+// once its context ends.
+func TestDaemonServe(t *testing.T) {
 	f := newScheduler(t, "default: {layout: none}\n")
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	tick := make(chan time.Time)
 	var (
-		mu     sync.Mutex
-		passes []control.Pass
-		errs   []error
-		checks int
+		mu       sync.Mutex
+		passes   []control.Pass
+		errs     []error
+		checks   int
+		observed int
 	)
 	checked := make(chan struct{}, 1)
 	passed := make(chan struct{}, 2)
+	seen := make(chan struct{}, 2)
+	d, err := control.NewDaemon(control.DaemonOptions{Scheduler: f.s, Tick: tick,
+		Checks: func(context.Context) []control.Check {
+			return []control.Check{{Name: control.CheckStateStore, Target: "test", OK: true}}
+		},
+		OnCheck: func([]control.Check) {
+			mu.Lock()
+			checks++
+			mu.Unlock()
+			select {
+			case checked <- struct{}{}:
+			default:
+			}
+		},
+		Observe: func(_ context.Context, p control.Pass) error {
+			mu.Lock()
+			observed++
+			mu.Unlock()
+			seen <- struct{}{}
+			return nil
+		},
+		OnPass: func(p control.Pass, err error) {
+			mu.Lock()
+			passes, errs = append(passes, p), append(errs, err)
+			mu.Unlock()
+			passed <- struct{}{}
+		}})
+	require.NoError(t, err)
 	done := make(chan error, 1)
-	go func() {
-		done <- f.s.Serve(ctx, control.ServeOptions{Tick: tick,
-			Checks: func(context.Context) []control.Check {
-				return []control.Check{{Name: control.CheckStateStore, Target: "test", OK: true}}
-			},
-			OnCheck: func([]control.Check) {
-				mu.Lock()
-				checks++
-				mu.Unlock()
-				select {
-				case checked <- struct{}{}:
-				default:
-				}
-			},
-			OnPass: func(p control.Pass, err error) {
-				mu.Lock()
-				passes, errs = append(passes, p), append(errs, err)
-				mu.Unlock()
-				passed <- struct{}{}
-			}})
-	}()
+	go func() { done <- d.Run(ctx) }()
 	<-checked
 	<-passed
+	<-seen
 	tick <- time.Now()
 	<-passed
+	<-seen
 	cancel()
 	require.NoError(t, <-done)
 	mu.Lock()
@@ -320,6 +332,7 @@ func TestSchedulerServe(t *testing.T) {
 		require.Len(t, p.Decisions, 1)
 	}
 	require.GreaterOrEqual(t, checks, 1)
+	require.Equal(t, 2, observed, "the observer saw each pass")
 }
 
 // The seed's silent weeks cannot happen: a table floe never ran on (mode:

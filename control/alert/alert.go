@@ -23,6 +23,12 @@ const (
 	KindFailures Kind = "failures"
 	// KindCheck: a connection check (floe doctor's) fails.
 	KindCheck Kind = "check"
+	// KindHalted: a run of the table failed a check that must never fail
+	// (an invariant: rewritten content that does not match, an output
+	// file gone before its commit, a lost run lease, a distributed
+	// engine's commit that fails floe's read-back), so floe stopped
+	// running it until a person resumes it (floe resume TABLE).
+	KindHalted Kind = "halted"
 )
 
 // State is whether an alert's condition holds.
@@ -38,8 +44,8 @@ const (
 // sink format's body, so its JSON names are stable.
 type Alert struct {
 	Kind Kind `json:"kind"`
-	// Key identifies the alert within its kind: the table for freshness
-	// and failures, the check's name for check.
+	// Key identifies the alert within its kind: the table for freshness,
+	// failures and halted, the check's name for check.
 	Key string `json:"key"`
 	// Table is catalog.namespace.name, "" for a check.
 	Table string `json:"table"`
@@ -269,6 +275,28 @@ func Check(name string, err error) Alert {
 	if err != nil {
 		a.State, a.Error = Firing, err.Error()
 		a.Summary = "check " + name + " fails: " + clip(a.Error)
+	}
+	return a
+}
+
+// Halt is what a halted alert says of a table's hold.
+type Halt struct {
+	// RunID is the run that failed.
+	RunID string
+	// Reason is its error.
+	Reason string
+	// Since is when the table was halted.
+	Since time.Time
+}
+
+// Halted is the halted alert of table: it fires while h is not nil (the
+// table is on hold) and resolves once the table is resumed (h nil).
+func Halted(table string, h *Halt) Alert {
+	a := Alert{Kind: KindHalted, Key: table, Table: table, State: Resolved, Summary: table + ": resumed; its runs start again"}
+	if h != nil {
+		a.State, a.RunID, a.Error, a.Since = Firing, h.RunID, h.Reason, h.Since
+		a.Summary = fmt.Sprintf("%s: halted: run %s failed a check that must never fail: %s; no run starts until a person inspects the table and resumes it: floe resume %s",
+			table, h.RunID, clip(h.Reason), table)
 	}
 	return a
 }

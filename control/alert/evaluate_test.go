@@ -136,3 +136,19 @@ func TestCheck(t *testing.T) {
 	require.Equal(t, "check catalog prod fails: GET /v1/config: 401 Unauthorized", a.Summary)
 	require.Equal(t, alert.Resolved, alert.Check("catalog prod", nil).State)
 }
+
+func TestHalted(t *testing.T) {
+	since := time.Date(2026, 11, 29, 10, 15, 0, 0, time.UTC)
+	a := alert.Halted("local.db.t", &alert.Halt{RunID: "r1", Reason: "values differ in column name", Since: since})
+	require.Equal(t, alert.KindHalted, a.Kind)
+	require.Equal(t, "local.db.t", a.Key)
+	require.Equal(t, "local.db.t", a.Table)
+	require.Equal(t, alert.Firing, a.State)
+	require.Equal(t, "r1", a.RunID)
+	require.Equal(t, "values differ in column name", a.Error)
+	require.Equal(t, since, a.Since)
+	require.Contains(t, a.Summary, "floe resume local.db.t")
+	r := alert.Halted("local.db.t", nil)
+	require.Equal(t, alert.Resolved, r.State)
+	require.Equal(t, a.Key, r.Key, "the resolution resolves the same alert")
+}
