@@ -39,7 +39,9 @@ func TestDoctorCheckIgnoringContext(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
 			c, v := runCheck(t.Context(), d, CheckCatalog, "prod", []string{"tok-s3cret"}, tc.fn)
-			require.Less(t, time.Since(start), 300*time.Millisecond+2*timeoutGrace+200*time.Millisecond)
+			// Well before never (release comes at the test's end); the
+			// slack is for a loaded machine, not for the check.
+			require.Less(t, time.Since(start), 300*time.Millisecond+2*timeoutGrace+3*time.Second)
 			require.Equal(t, tc.ok, c.OK)
 			require.Equal(t, tc.detail, c.Detail)
 			require.Equal(t, tc.wantErr, c.Error)

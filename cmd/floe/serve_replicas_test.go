@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/control"
@@ -97,6 +98,8 @@ server:
   max_concurrent_runs: 1
 policies:
   default: {layout: none, poll_interval: 1s, enabled: {orphans: false}}
+  namespaces:
+    local.staging: {mode: manual}
 `
 	cfgPath := filepath.Join(t.TempDir(), "floe.yaml")
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
@@ -108,9 +111,19 @@ policies:
 	// first to start cannot take every table before the other looks.
 	a := startReplica(t, bin, cfgPath)
 	b := startReplica(t, bin, cfgPath)
+	// A table is written in a namespace the replicas leave alone (mode:
+	// manual) and renamed into db once whole: a replica that compacted it
+	// while the test still appended, one file per commit, would lose every
+	// commit race to the test and back off for minutes.
+	require.NoError(t, w.Catalog.CreateNamespace(ctx, table.Identifier{"db"}, nil))
+	writeWhole := func(name string, files int) {
+		writeFlatTableAt(t, w, table.Identifier{"staging", name}, files, 4000)
+		_, err := w.Catalog.RenameTable(ctx, table.Identifier{"staging", name}, table.Identifier{"db", name})
+		require.NoError(t, err)
+	}
 	names := []string{"t0", "t1", "t2", "t3", "t4", "t5"}
 	for _, n := range names {
-		writeFlatTable(t, w, n, 12, 4000)
+		writeWhole(n, 12)
 	}
 	sums := map[string]oracle.Sum{}
 	checksum := func(name string) oracle.Sum {
@@ -145,7 +158,7 @@ policies:
 
 	// A table big enough that its compaction takes a while; whichever
 	// replica takes it is killed mid-run.
-	writeFlatTable(t, w, "big", 120, 4000)
+	writeWhole("big", 120)
 	sums["big"] = checksum("big")
 	names = append(names, "big")
 	var victim, survivor *replica
