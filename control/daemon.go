@@ -49,7 +49,8 @@ type DaemonOptions struct {
 	Checks        func(ctx context.Context) []Check
 	CheckInterval time.Duration
 	OnCheck       func([]Check)
-	// OnPass, when set, sees every pass and its error (tests).
+	// OnPass, when set, sees every pass and its error as the pass ends, in
+	// the scheduler's actor (the heartbeat metric; tests).
 	OnPass func(Pass, error)
 	// Logger gets the daemon's lifecycle lines and every error an actor
 	// returns. Default: the scheduler's logger.

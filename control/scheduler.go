@@ -66,6 +66,14 @@ type SchedulerOptions struct {
 	// [OptimizeOptions.LeaseTTL]): a replica that dies loses its tables
 	// this long after its last renewal. Default: [RunLeaseTTL].
 	LeaseTTL time.Duration
+	// UnreachableAfter is how long a catalog may stay unlistable, or a
+	// table's metadata unreadable, before its unreachable alert fires
+	// (server.unreachable_after). Default: Config's.
+	UnreachableAfter time.Duration
+	// RunLateAfter is how long after a scheduled table's run was due it
+	// may still not have started before its late alert fires
+	// (server.run_late_after). Default: Config's.
+	RunLateAfter time.Duration
 }
 
 // Scheduler decides, pass by pass, which tables are due for maintenance by
@@ -84,6 +92,9 @@ type Scheduler struct {
 
 	mu     sync.Mutex
 	tables map[string]*tableSchedule
+	// outages are what could not be read, by target ("catalog NAME" or a
+	// table's name), since the first failure in a row.
+	outages map[string]*outage
 
 	q runQueue
 }
@@ -93,6 +104,12 @@ type tableSchedule struct {
 	polled   time.Time
 	failures int
 	retryAt  time.Time
+	// seen is when this scheduler first listed the table: a scheduled
+	// table with no run is due from then.
+	seen time.Time
+	// reason is the newest pass's decision (or error) for the table, which
+	// a late alert quotes.
+	reason string
 }
 
 // NewScheduler returns a scheduler with opts' defaults filled: what
@@ -114,6 +131,16 @@ func NewScheduler(opts SchedulerOptions) *Scheduler {
 	if opts.LeaseTTL <= 0 {
 		opts.LeaseTTL = RunLeaseTTL
 	}
+	var server config.ServerConfig
+	if opts.Config != nil {
+		server = opts.Config.Server
+	}
+	if opts.UnreachableAfter <= 0 {
+		opts.UnreachableAfter = server.UnreachableAfterDuration()
+	}
+	if opts.RunLateAfter <= 0 {
+		opts.RunLateAfter = server.RunLateAfterDuration()
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -125,7 +152,7 @@ func NewScheduler(opts SchedulerOptions) *Scheduler {
 			now: opts.Now, log: opts.Logger, runner: opts.Runner, leaseTTL: opts.LeaseTTL}
 	}
 	return &Scheduler{opts: opts, slots: make(chan struct{}, opts.MaxConcurrentRuns), tables: map[string]*tableSchedule{},
-		q: runQueue{wake: make(chan struct{}, 1)}}
+		outages: map[string]*outage{}, q: runQueue{wake: make(chan struct{}, 1)}}
 }
 
 // TableDecision is what a pass decided for one table.
@@ -140,7 +167,10 @@ type TableDecision struct {
 
 // Pass is what one scheduling pass did.
 type Pass struct {
-	At        time.Time       `json:"at"`
+	At time.Time `json:"at"`
+	// EndedAt is when the pass ended: the daemon's heartbeat
+	// (floe_scheduler_last_pass_timestamp_seconds).
+	EndedAt   time.Time       `json:"ended_at"`
 	Decisions []TableDecision `json:"decisions"`
 	Runs      []RunResult     `json:"runs"`
 	// Errors are the tables that could not be decided or whose run
@@ -192,11 +222,13 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 	}
 	for _, name := range s.opts.Config.CatalogNames() {
 		cat, err := s.opts.Catalog(ctx, name)
-		if err != nil {
-			pass.Errors = append(pass.Errors, fmt.Sprintf("catalog %s: %v", name, err))
-			continue
+		var ids []lake.Ident
+		if err == nil {
+			ids, err = lake.ListTables(ctx, name, cat)
 		}
-		ids, err := lake.ListTables(ctx, name, cat)
+		if ctx.Err() == nil {
+			s.noteOutage("catalog "+name, lake.Ident{}, err, now)
+		}
 		if err != nil {
 			pass.Errors = append(pass.Errors, fmt.Sprintf("catalog %s: %v", name, err))
 			continue
@@ -208,6 +240,7 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 			if err == nil {
 				d, err = s.decide(ctx, cat, id, eff.Policy, now)
 			}
+			s.noteDecision(id, now, d.Reason, err)
 			if err != nil {
 				pass.Errors = append(pass.Errors, fmt.Sprintf("%s: %v", id, err))
 				continue
@@ -260,8 +293,11 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 			s.mu.Unlock()
 			if err != nil {
 				pass.Errors = append(pass.Errors, fmt.Sprintf("%s: claim: %v", j.id, err))
+				s.noteDecision(j.id, now, "", fmt.Errorf("due, but its lease could not be claimed: %w", err))
 			} else {
-				s.opts.Logger.Info("table due, but another run holds it", "table", j.id.String(), "err", busyError(ctx, s.opts.Store, j.id))
+				busy := busyError(ctx, s.opts.Store, j.id)
+				s.opts.Logger.Info("table due, but another run holds it", "table", j.id.String(), "err", busy)
+				s.noteDecision(j.id, now, fmt.Sprintf("due, but another run holds it: %v", busy), nil)
 			}
 			continue
 		}
@@ -285,6 +321,7 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 			pass.Errors = append(pass.Errors, err.Error())
 		}
 	}
+	pass.EndedAt = s.opts.Now().UTC()
 	return pass, runCtx.Err()
 }
 
@@ -322,21 +359,157 @@ func (s *Scheduler) alert(ctx context.Context, now time.Time, listed []lake.Iden
 			errs = append(errs, fmt.Errorf("alerts of %s: %w", id, err))
 			continue
 		}
+		alerts := []alert.Alert{}
 		if seen[id.String()] {
 			// The backlog, from the table's own metadata: it fires for a
 			// table floe never ran on, and never for one nobody writes.
 			h, err := s.opts.Service.Health(ctx, id, HealthRequest{})
+			if ctx.Err() == nil {
+				s.noteOutage(id.String(), id, unreadable(err), now)
+			}
 			if err != nil {
 				errs = append(errs, fmt.Errorf("alerts of %s: measure its backlog: %w", id, err))
 			} else {
 				in.ObserveHealth(h.Metrics, now)
 			}
+			if eff.Policy.Mode == policy.ModeScheduled {
+				alerts = append(alerts, alert.Late(id.String(), s.lateness(id, eff.Policy, in.Runs, now), now))
+			}
 		}
-		if _, err := s.opts.Alerts.Notify(ctx, alert.Evaluate(in, now)...); err != nil {
+		alerts = append(alerts, alert.Evaluate(in, now)...)
+		if _, err := s.opts.Alerts.Notify(ctx, alerts...); err != nil {
 			errs = append(errs, fmt.Errorf("alerts of %s: %w", id, err))
 		}
 	}
+	if err := s.alertOutages(ctx, now, seen); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// noteOutage records whether target (a catalog, or table id) could be read
+// now: err starts or continues its outage, nil ends it.
+func (s *Scheduler) noteOutage(target string, id lake.Ident, err error, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil {
+		delete(s.outages, target)
+		return
+	}
+	o := s.outages[target]
+	if o == nil {
+		o = &outage{Outage: alert.Outage{Target: target, Since: now}, catalog: id.Catalog}
+		if id.Name != "" {
+			o.Table = id.String()
+		}
+		s.outages[target] = o
+	}
+	o.Error = err.Error()
+}
+
+// outage is an unreachable target and, for a table, its catalog.
+type outage struct {
+	alert.Outage
+	catalog string
+}
+
+// unreadable is err when it says a table's metadata could not be read,
+// nil when there is none or it is the table's configuration that is wrong
+// (a policy the schema outgrew), which the failures alert reports.
+func unreadable(err error) error {
+	if err == nil || errors.Is(err, config.ErrInvalid) || errors.Is(err, policy.ErrInvalid) {
+		return nil
+	}
+	return err
+}
+
+// alertOutages hands the notifier an unreachable alert for every outage
+// that lasted UnreachableAfter, and resolves those of the targets read
+// again. A table's outage ends when its catalog lists it no more (seen:
+// the tables listed this pass): a dropped table is not unreachable.
+func (s *Scheduler) alertOutages(ctx context.Context, now time.Time, seen map[string]bool) error {
+	s.mu.Lock()
+	var alerts []alert.Alert
+	down := map[string]bool{}
+	for target, o := range s.outages {
+		if o.Table != "" && !seen[o.Table] && s.outages["catalog "+o.catalog] == nil {
+			delete(s.outages, target)
+			continue
+		}
+		down[target] = true
+		if a := alert.Unreachable(target, &o.Outage, s.opts.UnreachableAfter, now); a.State != "" {
+			alerts = append(alerts, a)
+		}
+	}
+	s.mu.Unlock()
+	firing, err := s.opts.Alerts.Active(ctx)
+	if err != nil {
+		return fmt.Errorf("unreachable alerts: %w", err)
+	}
+	for _, a := range firing {
+		if a.Kind == alert.KindUnreachable && !down[a.Key] {
+			alerts = append(alerts, alert.Unreachable(a.Key, nil, s.opts.UnreachableAfter, now))
+		}
+	}
+	slices.SortFunc(alerts, func(a, b alert.Alert) int { return strings.Compare(a.Key, b.Key) })
+	if _, err := s.opts.Alerts.Notify(ctx, alerts...); err != nil {
+		return fmt.Errorf("unreachable alerts: %w", err)
+	}
+	return nil
+}
+
+// noteDecision keeps what the pass decided for table id (or why it could
+// not), and when the table was first listed.
+func (s *Scheduler) noteDecision(id lake.Ident, now time.Time, reason string, err error) {
+	ts := s.schedule(id.String())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ts.id = id
+	if ts.seen.IsZero() {
+		ts.seen = now
+	}
+	ts.reason = reason
+	if err != nil {
+		ts.reason = err.Error()
+	}
+}
+
+// lateness is how late scheduled table id's run is under policy p at now,
+// given its runs (newest first), or nil when it is not late: the run is
+// due when the schedule fired after the newest run started (or, with no
+// run, when this scheduler first listed the table), and late once
+// RunLateAfter — or the end of p's maintenance window, when later — has
+// passed since with no run started.
+func (s *Scheduler) lateness(id lake.Ident, p policy.Policy, runs []alert.Run, now time.Time) *alert.Lateness {
+	ts := s.schedule(id.String())
+	s.mu.Lock()
+	seen, reason := ts.seen, ts.reason
+	s.mu.Unlock()
+	due := seen
+	for _, r := range runs {
+		if r.Status == string(StatusQueued) {
+			continue
+		}
+		next, err := policy.NextRun(p.Schedule, r.StartedAt)
+		if err != nil {
+			return nil // a schedule that never fires: the decision's error says so
+		}
+		due = next
+		break
+	}
+	if due.IsZero() || due.After(now) {
+		return nil
+	}
+	deadline := due.Add(s.opts.RunLateAfter)
+	if p.Window != nil {
+		if end := p.Window.EndAfter(due); end.After(deadline) {
+			deadline = end
+		}
+	}
+	if now.Before(deadline) {
+		return nil
+	}
+	return &alert.Lateness{Due: due, Deadline: deadline, Schedule: p.Schedule, Reason: reason}
 }
 
 // alertHolds hands the notifier a halted alert for every table on hold,

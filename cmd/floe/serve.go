@@ -95,7 +95,7 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 		return err
 	}
 	s := control.NewScheduler(control.SchedulerOptions{Service: svc, Alerts: notifier, MaxConcurrentRuns: cfg.Server.MaxConcurrentRuns,
-		OnRun: metrics.ObserveRun})
+		OnRun: metrics.ObserveRun, UnreachableAfter: cfg.Server.UnreachableAfterDuration(), RunLateAfter: cfg.Server.RunLateAfterDuration()})
 	if opts.Once {
 		pass, err := s.RunPass(ctx)
 		if err != nil {
@@ -134,6 +134,7 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 		},
 		CheckInterval: cfg.Server.CheckIntervalDuration(), OnCheck: metrics.ObserveChecks,
 		Observe: func(ctx context.Context, p control.Pass) error { return metrics.ObservePass(ctx, svc, p) },
+		OnPass:  metrics.PassEnded,
 		Logger:  log})
 	if err != nil {
 		return errors.Join(err, ln.Close())

@@ -29,6 +29,14 @@ const (
 	// engine's commit that fails floe's read-back), so floe stopped
 	// running it until a person resumes it (floe resume TABLE).
 	KindHalted Kind = "halted"
+	// KindUnreachable: a catalog could not be listed, or a table's
+	// metadata read, for longer than server.unreachable_after: floe can
+	// neither maintain nor judge what it cannot read.
+	KindUnreachable Kind = "unreachable"
+	// KindLate: a scheduled table's run was due (its schedule fired) and
+	// has not started within server.run_late_after (or its maintenance
+	// window).
+	KindLate Kind = "late"
 )
 
 // State is whether an alert's condition holds.
@@ -276,6 +284,81 @@ func Check(name string, err error) Alert {
 		a.State, a.Error = Firing, err.Error()
 		a.Summary = "check " + name + " fails: " + clip(a.Error)
 	}
+	return a
+}
+
+// Outage is what an unreachable alert says: what floe could not read,
+// since when, and the newest error.
+type Outage struct {
+	// Target is what could not be read: "catalog NAME" or a table's
+	// catalog.namespace.name.
+	Target string
+	// Table is the table, "" for a catalog.
+	Table string
+	// Since is the first failure of the outage.
+	Since time.Time
+	// Error is the newest failure.
+	Error string
+}
+
+// Unreachable is the unreachable alert of o.Target: it fires once the
+// outage has lasted after (server.unreachable_after) at now, and is
+// resolved when o is nil (the target was read again). An outage shorter
+// than after gives an alert with no state, which the caller drops.
+func Unreachable(target string, o *Outage, after time.Duration, now time.Time) Alert {
+	a := Alert{Kind: KindUnreachable, Key: target, State: Resolved, Summary: target + ": readable again"}
+	if o == nil {
+		return a
+	}
+	a.Table = o.Table
+	if now.Sub(o.Since) < after {
+		a.State = ""
+		return a
+	}
+	what := "cannot be listed"
+	if o.Table != "" {
+		what = "metadata cannot be read"
+	}
+	a.State, a.Error, a.Since = Firing, o.Error, o.Since
+	a.Summary = fmt.Sprintf("%s: %s for %s (unreachable_after %s), so floe neither maintains nor judges it: %s",
+		target, what, now.Sub(o.Since).Round(time.Second), after, clip(o.Error))
+	if o.Table != "" {
+		a.Summary += lookFurther(o.Table)
+	} else {
+		a.Summary += "; look further: floe doctor"
+	}
+	return a
+}
+
+// Lateness is what a late alert says of a scheduled run that has not
+// started.
+type Lateness struct {
+	// Due is when the table's schedule fired.
+	Due time.Time
+	// Deadline is when the run should have started by: Due plus
+	// server.run_late_after, or the end of the maintenance window.
+	Deadline time.Time
+	// Schedule is the policy's cron schedule.
+	Schedule string
+	// Reason is the scheduler's last word on the table (backing off,
+	// halted, busy, outside the window, its catalog unreachable).
+	Reason string
+}
+
+// Late is the late alert of table: it fires while l is not nil (the run is
+// past its deadline and has not started) and resolves when l is nil.
+func Late(table string, l *Lateness, now time.Time) Alert {
+	a := Alert{Kind: KindLate, Key: table, Table: table, State: Resolved, Summary: table + ": its scheduled run started"}
+	if l == nil {
+		return a
+	}
+	a.State, a.Since, a.Error = Firing, l.Deadline, l.Reason
+	a.Summary = fmt.Sprintf("%s: the run scheduled %q, due at %s, has not started by %s (%s late)",
+		table, l.Schedule, l.Due.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339), now.Sub(l.Due).Round(time.Minute))
+	if l.Reason != "" {
+		a.Summary += ": " + clip(l.Reason)
+	}
+	a.Summary += lookFurther(table)
 	return a
 }
 

@@ -24,6 +24,16 @@
 // table floe stopped running after an invariant failure (kind halted),
 // firing until a person resumes the table.
 //
+// The daemon's own liveness has two more kinds, judged by the scheduler
+// from what it saw: [Unreachable] fires when a catalog could not be
+// listed, or a table's metadata read, for longer than
+// server.unreachable_after (a shorter blip is only logged) and resolves
+// when it is read again; [Late] fires when a scheduled table's run was due
+// and had not started within server.run_late_after (or by the end of its
+// maintenance window), naming why the scheduler held it back. A dead or
+// wedged daemon sends nothing, so it has a heartbeat metric instead
+// (floe_scheduler_last_pass_timestamp_seconds, docs/metrics.md).
+//
 // # Notification
 //
 // A [Notifier] keeps each alert's state in the store (kind and key,

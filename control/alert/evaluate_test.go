@@ -152,3 +152,56 @@ func TestHalted(t *testing.T) {
 	require.Equal(t, alert.Resolved, r.State)
 	require.Equal(t, a.Key, r.Key, "the resolution resolves the same alert")
 }
+
+func TestUnreachable(t *testing.T) {
+	const after = 15 * time.Minute
+	outage := func(table string, since time.Duration) *alert.Outage {
+		target := "catalog prod"
+		if table != "" {
+			target = table
+		}
+		return &alert.Outage{Target: target, Table: table, Since: t0.Add(-since), Error: "dial tcp 10.0.0.7:8181: connection refused"}
+	}
+	for _, tc := range []struct {
+		name    string
+		target  string
+		o       *alert.Outage
+		state   alert.State
+		summary string
+	}{
+		{"a blip is not an alert", "catalog prod", outage("", 5*time.Minute), "", ""},
+		{"a catalog down past the limit", "catalog prod", outage("", 20*time.Minute), alert.Firing,
+			"catalog prod: cannot be listed for 20m0s (unreachable_after 15m0s), so floe neither maintains nor judges it: dial tcp 10.0.0.7:8181: connection refused; look further: floe doctor"},
+		{"a table's metadata unreadable", table, outage(table, 15*time.Minute), alert.Firing,
+			"local.web.events: metadata cannot be read for 15m0s (unreachable_after 15m0s), so floe neither maintains nor judges it: dial tcp 10.0.0.7:8181: connection refused; look further: floe health local.web.events; floe runs local.web.events"},
+		{"read again", "catalog prod", nil, alert.Resolved, "catalog prod: readable again"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := alert.Unreachable(tc.target, tc.o, after, t0)
+			require.Equal(t, alert.KindUnreachable, a.Kind)
+			require.Equal(t, tc.target, a.Key)
+			require.Equal(t, tc.state, a.State)
+			if tc.summary != "" {
+				require.Equal(t, tc.summary, a.Summary)
+			}
+			if tc.state == alert.Firing {
+				require.Equal(t, tc.o.Since, a.Since, "firing since the first failure")
+				require.Equal(t, tc.o.Error, a.Error)
+				require.Equal(t, tc.o.Table, a.Table)
+			}
+		})
+	}
+}
+
+func TestLate(t *testing.T) {
+	l := &alert.Lateness{Due: t0.Add(-90 * time.Minute), Deadline: t0.Add(-30 * time.Minute), Schedule: "0 2 * * *",
+		Reason: "3 failed runs in a row: backing off until 2026-05-01T14:00:00Z"}
+	a := alert.Late(table, l, t0)
+	require.Equal(t, alert.Firing, a.State)
+	require.Equal(t, table, a.Table)
+	require.Equal(t, l.Deadline, a.Since, "late from the deadline on")
+	require.Equal(t, `local.web.events: the run scheduled "0 2 * * *", due at 2026-05-01T10:30:00Z, has not started by 2026-05-01T12:00:00Z (1h30m0s late): 3 failed runs in a row: backing off until 2026-05-01T14:00:00Z; look further: floe health local.web.events; floe runs local.web.events`, a.Summary)
+	r := alert.Late(table, nil, t0)
+	require.Equal(t, alert.Resolved, r.State)
+	require.Equal(t, alert.KindLate, r.Kind)
+}

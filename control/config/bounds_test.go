@@ -33,6 +33,8 @@ func TestNumbersOutOfBounds(t *testing.T) {
 		{"a thousand runs at once", restFile + "server:\n  max_concurrent_runs: 1000\n", nil, []string{"floe.yaml:7", "server.max_concurrent_runs", "1000: want at least 1 and at most 64"}},
 		{"negative runs from the environment", restFile, []string{"FLOE_SERVER_MAX_CONCURRENT_RUNS=-2"}, []string{"FLOE_SERVER_MAX_CONCURRENT_RUNS", "-2: want at least 1"}},
 		{"lease held for days", restFile + "server:\n  lease_ttl: 48h\n", nil, []string{"floe.yaml:7", "server.lease_ttl", "at most 1h"}},
+		{"late alert after a month", restFile + "server:\n  run_late_after: 720h\n", nil, []string{"floe.yaml:7", "server.run_late_after", "at most 7d"}},
+		{"unreachable at once", restFile, []string{"FLOE_SERVER_UNREACHABLE_AFTER=0s"}, []string{"FLOE_SERVER_UNREACHABLE_AFTER", "server.unreachable_after", "want a positive duration"}},
 		{"negative grace", restFile + "server:\n  shutdown_grace: -1m\n", nil, []string{"server.shutdown_grace", "want a positive duration"}},
 		{"engine timeout of a month", restFile + "engines:\n  trino:\n    type: trino\n    dsn: http://floe@trino:8080?catalog=iceberg\n    timeout: 720h\n", nil,
 			[]string{"floe.yaml:10", "engines.trino.timeout", "at most 7d"}},

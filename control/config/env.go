@@ -136,6 +136,10 @@ func (c *Config) ApplyEnv(environ []string) error {
 			set("server.check_interval", k, &c.Server.CheckInterval, v)
 		case rest == "SERVER_LEASE_TTL":
 			set("server.lease_ttl", k, &c.Server.LeaseTTL, v)
+		case rest == "SERVER_UNREACHABLE_AFTER":
+			set("server.unreachable_after", k, &c.Server.UnreachableAfter, v)
+		case rest == "SERVER_RUN_LATE_AFTER":
+			set("server.run_late_after", k, &c.Server.RunLateAfter, v)
 		case strings.HasPrefix(rest, "CATALOG__"):
 			parts := strings.Split(strings.TrimPrefix(rest, "CATALOG__"), "__")
 			if len(parts) != 2 || parts[0] == "" || parts[1] == "" {

@@ -51,6 +51,18 @@ type ServerConfig struct {
 	// that dies loses its tables this long after its last renewal.
 	// Default: 2m.
 	LeaseTTL string `yaml:"lease_ttl"`
+	// UnreachableAfter is how long a catalog may stay unlistable, or a
+	// table's metadata unreadable, before the daemon's unreachable alert
+	// fires, as a Go duration (see [ServerConfig.UnreachableAfterDuration]).
+	// A blip shorter than this stays a log line. Default: 15m.
+	UnreachableAfter string `yaml:"unreachable_after"`
+	// RunLateAfter is how long after a scheduled table's run was due
+	// (its cron schedule fired) the run may still not have started before
+	// the daemon's late alert fires, as a Go duration (see
+	// [ServerConfig.RunLateAfterDuration]). A table with a maintenance
+	// window has until the end of the first window that opens once the
+	// run is due, when that is later. Default: 1h.
+	RunLateAfter string `yaml:"run_late_after"`
 }
 
 // Loopback reports whether Listen's host is a loopback address
@@ -87,6 +99,19 @@ func (s ServerConfig) CheckIntervalDuration() time.Duration {
 	return parseDurationOr(s.CheckInterval, DefaultServerCheckInterval)
 }
 
+// UnreachableAfterDuration is the parsed server.unreachable_after
+// (validated when the configuration loads; its default if it does not
+// parse).
+func (s ServerConfig) UnreachableAfterDuration() time.Duration {
+	return parseDurationOr(s.UnreachableAfter, DefaultServerUnreachableAfter)
+}
+
+// RunLateAfterDuration is the parsed server.run_late_after (validated when
+// the configuration loads; its default if it does not parse).
+func (s ServerConfig) RunLateAfterDuration() time.Duration {
+	return parseDurationOr(s.RunLateAfter, DefaultServerRunLateAfter)
+}
+
 func parseDurationOr(s string, def time.Duration) time.Duration {
 	d, err := time.ParseDuration(strings.TrimSpace(s))
 	if err != nil {
@@ -106,6 +131,8 @@ const (
 	DefaultServerShutdownGrace     = 2 * time.Minute
 	DefaultServerCheckInterval     = 5 * time.Minute
 	DefaultServerLeaseTTL          = 2 * time.Minute
+	DefaultServerUnreachableAfter  = 15 * time.Minute
+	DefaultServerRunLateAfter      = time.Hour
 )
 
 // Secret is a value that is never printed or logged: its String, GoString
@@ -151,6 +178,12 @@ func (c *Config) serverDefaults() {
 	if s.LeaseTTL == "" {
 		s.LeaseTTL = DefaultServerLeaseTTL.String()
 	}
+	if s.UnreachableAfter == "" {
+		s.UnreachableAfter = DefaultServerUnreachableAfter.String()
+	}
+	if s.RunLateAfter == "" {
+		s.RunLateAfter = DefaultServerRunLateAfter.String()
+	}
 }
 
 // validateServer reports what is wrong with server:.
@@ -170,6 +203,8 @@ func (c *Config) validateServer(bad func(segs []string, format string, args ...a
 		{"shutdown_grace", s.ShutdownGrace, "2m", time.Nanosecond, 24 * time.Hour},
 		{"check_interval", s.CheckInterval, "5m", time.Second, 24 * time.Hour},
 		{"lease_ttl", s.LeaseTTL, "2m", time.Second, time.Hour},
+		{"unreachable_after", s.UnreachableAfter, "15m", time.Nanosecond, 7 * 24 * time.Hour},
+		{"run_late_after", s.RunLateAfter, "1h", time.Nanosecond, 7 * 24 * time.Hour},
 	} {
 		if v, err := time.ParseDuration(strings.TrimSpace(d.v)); err != nil || v < d.min || v > d.max {
 			low := "a positive duration"

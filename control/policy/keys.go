@@ -371,6 +371,24 @@ func (w Window) Contains(t time.Time) bool {
 	return m >= w.Start || m < w.End
 }
 
+// EndAfter is when the window that is open at t, or else the next one to
+// open after t, closes: the last moment a run due at t can start in.
+func (w Window) EndAfter(t time.Time) time.Time {
+	t = t.UTC()
+	length := time.Duration((w.End-w.Start+24*60)%(24*60)) * time.Minute
+	if length == 0 { // 00:00-24:00
+		length = 24 * time.Hour
+	}
+	day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	// The window that opened yesterday may still be open (22:00-04:00).
+	for k := -1; ; k++ {
+		end := day.AddDate(0, 0, k).Add(time.Duration(w.Start)*time.Minute + length)
+		if end.After(t) {
+			return end
+		}
+	}
+}
+
 // String prints the window as ParseWindow reads it.
 func (w Window) String() string {
 	return fmt.Sprintf("%02d:%02d-%02d:%02d", w.Start/60, w.Start%60, w.End/60, w.End%60)

@@ -224,6 +224,27 @@ func TestWindow(t *testing.T) {
 	}
 }
 
+func TestWindowEndAfter(t *testing.T) {
+	at := func(d, h, m int) time.Time { return time.Date(2026, 1, d, h, m, 0, 0, time.UTC) }
+	for _, tc := range []struct {
+		window string
+		t      time.Time
+		want   time.Time
+	}{
+		{"01:00-05:00", at(1, 0, 30), at(1, 5, 0)},  // before today's window
+		{"01:00-05:00", at(1, 3, 0), at(1, 5, 0)},   // inside it
+		{"01:00-05:00", at(1, 5, 0), at(2, 5, 0)},   // closed: tomorrow's
+		{"22:00-04:00", at(2, 2, 0), at(2, 4, 0)},   // inside the one that opened yesterday
+		{"22:00-04:00", at(2, 12, 0), at(3, 4, 0)},  // tonight's, closing tomorrow
+		{"22:00-04:00", at(2, 23, 0), at(3, 4, 0)},  // inside tonight's
+		{"00:00-24:00", at(2, 23, 59), at(3, 0, 0)}, // all day
+	} {
+		w, err := policy.ParseWindow(tc.window)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, w.EndAfter(tc.t), "%s at %s", tc.window, tc.t)
+	}
+}
+
 func TestExternalRulesYieldToFloeYAML(t *testing.T) {
 	set, err := policy.ParseFile("floe.yaml", []byte("namespaces:\n  local.web: {orphans: {older_than: 5d}}\n"))
 	require.NoError(t, err)

@@ -46,6 +46,8 @@ type Metrics struct {
 	plans          *prometheus.GaugeVec
 	halted         *prometheus.GaugeVec
 	checkUp        *prometheus.GaugeVec
+	lastPass       prometheus.Gauge
+	passErrors     prometheus.Gauge
 	events         *prometheus.CounterVec
 	alerts         *prometheus.CounterVec
 	reportComputes prometheus.Counter
@@ -100,7 +102,11 @@ func NewMetrics() *Metrics {
 		success: map[string]time.Time{},
 		held:    map[string]bool{},
 	}
-	reg.MustRegister(m.reportComputes, m.reportHits)
+	m.lastPass = prometheus.NewGauge(prometheus.GaugeOpts{Name: "floe_scheduler_last_pass_timestamp_seconds",
+		Help: "Unix time the daemon's newest scheduling pass ended: its heartbeat. Alert when time() minus it exceeds a few pass intervals: the daemon is dead or wedged."})
+	m.passErrors = prometheus.NewGauge(prometheus.GaugeOpts{Name: "floe_scheduler_pass_errors",
+		Help: "Tables (or catalogs) the newest scheduling pass could not decide or whose run failed."})
+	reg.MustRegister(m.reportComputes, m.reportHits, m.lastPass, m.passErrors)
 	m.runDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "floe_run_duration_seconds", Help: "Duration of optimize run steps, by step; step=\"all\" is whole runs.",
 		// A step takes from a second to hours: 1 s to about 4.5 h.
@@ -284,6 +290,19 @@ func (m *Metrics) ObservePass(ctx context.Context, svc *control.Service, p contr
 		errs = append(errs, fmt.Errorf("plan counts: %w", err))
 	}
 	return errors.Join(errs...)
+}
+
+// PassEnded records the scheduling pass p as it ends: the heartbeat
+// (floe_scheduler_last_pass_timestamp_seconds) and its errors. The daemon
+// calls it from the scheduler itself (DaemonOptions.OnPass), not from the
+// health observer, so a slow observer never makes a live daemon look dead.
+func (m *Metrics) PassEnded(p control.Pass, _ error) {
+	end := p.EndedAt
+	if end.IsZero() {
+		end = p.At
+	}
+	m.lastPass.Set(float64(end.UnixNano()) / 1e9)
+	m.passErrors.Set(float64(len(p.Errors)))
 }
 
 // observeTable records table's health and last success.
