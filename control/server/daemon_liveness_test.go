@@ -93,7 +93,9 @@ func TestDaemonLiveness(t *testing.T) {
 	schema := iceberg.NewSchema(0,
 		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
 		iceberg.NestedField{ID: 2, Name: "v", Type: iceberg.PrimitiveTypes.Int64})
-	ident := func(name string) lake.Ident { return lake.Ident{Catalog: "local", Namespace: []string{"db"}, Name: name} }
+	ident := func(name string) lake.Ident {
+		return lake.Ident{Catalog: "local", Namespace: []string{"db"}, Name: name}
+	}
 	next := int64(0)
 	rows := func(tbl *table.Table, n int) *table.Table {
 		b := array.NewRecordBuilder(memory.DefaultAllocator, testlake.ArrowSchema(t, tbl))
