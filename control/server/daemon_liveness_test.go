@@ -189,9 +189,8 @@ policies:
 	})
 
 	// The daemon's clock is three hours past the wall clock that stamps
-	// the snapshots: the never-compacted tables have three hours of
-	// history. It starts at 01:00 UTC of a fixed day's wall-clock
-	// equivalent only in offset; every deadline below is relative to it.
+	// the snapshots (iceberg-go takes no clock): the never-compacted tables
+	// have three hours of history. Every deadline below is relative to it.
 	var clockMu sync.Mutex
 	now := time.Now().UTC().Add(3 * time.Hour)
 	t0 := now
