@@ -264,13 +264,13 @@ func reportWorkload(ctx context.Context, st *store.Store, state *lake.State, opt
 	return w, nil
 }
 
-// windowDays is the window the query rate divides by, in days: since, or
-// when every query counts, the span from the table's first collected query
-// to now (at least a day).
+// windowDays is the window the query rate divides by, in days: the span
+// from the table's first collected query to now (at least a day), capped
+// by since when set. A --since wider than the telemetry that exists does
+// not dilute the rate: 7 days of queries under --since 30d are 7 days,
+// as the dashboard (which sets no since) counts them, so the CLI report
+// and the dashboard state the same payback for the same table.
 func windowDays(ctx context.Context, st *store.Store, id lake.Ident, since time.Duration, now time.Time) (float64, error) {
-	if since > 0 {
-		return since.Hours() / 24, nil
-	}
 	stats, err := st.TableStats(ctx, store.QueryFilter{Table: id.String()}, 0)
 	if err != nil {
 		return 0, err
@@ -280,6 +280,9 @@ func windowDays(ctx context.Context, st *store.Store, id lake.Ident, since time.
 		if !s.FirstSeen.IsZero() {
 			d = max(d, now.Sub(s.FirstSeen).Hours()/24)
 		}
+	}
+	if since > 0 {
+		d = min(d, max(since.Hours()/24, 1.0/24))
 	}
 	return d, nil
 }

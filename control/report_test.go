@@ -50,7 +50,16 @@ func TestReport(t *testing.T) {
 	tb := r.Tables[0]
 	require.Equal(t, pl.id.String(), tb.Table)
 	require.Equal(t, 2, tb.Queries)
-	require.InDelta(t, 2.0/30, tb.QueriesPerDay, 1e-9)
+	// The queries span two hours: --since 30d does not divide them by 30
+	// days, the window is what was collected (at least a day), as the
+	// dashboard, which sets no since, counts it.
+	require.InDelta(t, 1.0, tb.WindowDays, 1e-9)
+	require.InDelta(t, 2.0, tb.QueriesPerDay, 1e-9)
+	all := opts
+	all.Since = 0
+	ra, err := control.Report(ctx, pl.st, []*lake.State{pl.state(t)}, all)
+	require.NoError(t, err)
+	require.Equal(t, tb.QueriesPerDay, ra.Tables[0].QueriesPerDay, "the CLI and the dashboard state the same rate")
 	require.InDelta(t, 30.0, tb.MaxPaybackDays, 1e-9, "the built-in max_payback")
 	require.NotEmpty(t, tb.Health.Status)
 	require.Equal(t, "id", tb.Columns[0].Column)

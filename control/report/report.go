@@ -51,7 +51,9 @@ type Table struct {
 	// QueriesPerDay is Queries over the window's days: the recorded query
 	// rate the cost/benefit line uses.
 	QueriesPerDay float64 `json:"queries_per_day"`
-	// WindowDays is the window QueriesPerDay divides by, in days.
+	// WindowDays is the window QueriesPerDay divides by, in days: from the
+	// table's first collected query to now (at least a day), no longer
+	// than the report's since.
 	WindowDays float64 `json:"window_days"`
 	// DataBytes and DataFiles are the table's live data today.
 	DataBytes           int64 `json:"data_bytes"`
