@@ -29,7 +29,8 @@ type ProjectOptions struct {
 	// Seed seeds the sample.
 	Seed uint64
 	// TargetFileSizeBytes, when positive, is the file size every layout but
-	// current rewrites to. Zero: the table's own target.
+	// current rewrites to, unless the layout names its own target
+	// ("sort(a) target 64MiB"), which wins. Zero: the table's own target.
 	TargetFileSizeBytes int64
 }
 
@@ -74,7 +75,7 @@ func Project(ctx context.Context, st *store.Store, state *lake.State, opts Proje
 	}
 	if opts.TargetFileSizeBytes > 0 {
 		for i := range layouts {
-			if layouts[i].Strategy != layout.StrategyCurrent {
+			if layouts[i].Strategy != layout.StrategyCurrent && layouts[i].TargetFileSizeBytes == 0 {
 				layouts[i].TargetFileSizeBytes = opts.TargetFileSizeBytes
 			}
 		}

@@ -82,3 +82,29 @@ func TestPlanCompactionRefusesWhatTheRewriteWould(t *testing.T) {
 	_, err := rewriter.PlanCompaction(st, rewriter.CompactOptions{Group: rewriter.GroupOptions{MemoryBytes: 0}})
 	require.NoError(t, err, "zero memory is unbounded")
 }
+
+// A layout written with its own target means that size: it wins over
+// TargetFileSizeBytes (a flag, or a policy's target_file_size), which in
+// turn wins over the table's own target.
+func TestLayoutTargetWins(t *testing.T) {
+	tt := fillTwins(t)
+	st := tt.state(t, tt.tbl)
+	sortID := func(target int64) layout.Layout {
+		return layout.Layout{Strategy: layout.StrategySort, Columns: []layout.Column{{Name: "id"}}, TargetFileSizeBytes: target}
+	}
+	for _, tc := range []struct {
+		name string
+		opts rewriter.CompactOptions
+		want int64
+	}{
+		{"the layout's target over the policy's", rewriter.CompactOptions{Layout: sortID(64 << 20), TargetFileSizeBytes: 256 << 20}, 64 << 20},
+		{"the policy's target for a layout without one", rewriter.CompactOptions{Layout: sortID(0), TargetFileSizeBytes: 256 << 20}, 256 << 20},
+		{"the table's own target otherwise", rewriter.CompactOptions{Layout: sortID(0)}, st.TargetFileSizeBytes(512 << 20)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plan, err := rewriter.PlanCompaction(st, tc.opts)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, plan.TargetFileSizeBytes)
+		})
+	}
+}

@@ -38,7 +38,11 @@ type CompactOptions struct {
 	// (as lake.File.PartitionKey prints them).
 	Partitions []string
 	// TargetFileSizeBytes of the files written. Default: the table's
-	// write.target-file-size-bytes, else 512 MiB.
+	// write.target-file-size-bytes, else 512 MiB. A Layout written with
+	// its own target ("sort(a) target 64MiB") wins over it: whoever wrote
+	// the layout that way (a person, a plan, a policy's layout key) meant
+	// that size, and a policy's target_file_size must not silently
+	// replace it.
 	TargetFileSizeBytes int64
 	// MinInputFiles is the least number of files a bin-pack group needs
 	// (delete files or oversized files make a group regardless). Default: 5,
@@ -107,7 +111,7 @@ func (o CompactOptions) withDefaults(st *lake.State) CompactOptions {
 	if o.Layout.Strategy == "" {
 		o.Layout.Strategy = layout.StrategyBinpack
 	}
-	if o.TargetFileSizeBytes <= 0 {
+	if o.Layout.TargetFileSizeBytes > 0 {
 		o.TargetFileSizeBytes = o.Layout.TargetFileSizeBytes
 	}
 	if o.TargetFileSizeBytes <= 0 {
