@@ -256,3 +256,92 @@ func raceOnce(t *testing.T, rng *rand.Rand, tt *twinTables, files, run int) (ski
 	tt.requireSameRowsApplied(t)
 	return hitEU
 }
+
+// upgradeBoth moves both tables to format version 3.
+func (tt *twinTables) upgradeBoth(t testing.TB) {
+	t.Helper()
+	up := func(tbl *table.Table) *table.Table {
+		fresh := *tbl
+		require.NoError(t, fresh.Refresh(context.Background()))
+		tx := fresh.NewTransaction()
+		require.NoError(t, tx.UpgradeFormatVersion(3))
+		out, err := tx.Commit(context.Background())
+		require.NoError(t, err)
+		return out
+	}
+	tt.tbl, tt.twin = up(tt.tbl), up(tt.twin)
+}
+
+// A delete readers do not apply (a misfiled one, or position deletes a
+// deletion vector lacks; iceberg-go v0.7.0 writes both) is the only record
+// of rows someone meant to delete. Compaction keeps it and leaves the data
+// file it names alone, so that the intent can still be carried out; every
+// other file is compacted, and the rows stay those readers see.
+func TestCompactKeepsDeletesReadersSkip(t *testing.T) {
+	cases := []struct {
+		name  string
+		build func(t *testing.T, tt *twinTables)
+		kind  lake.DeleteIssueKind
+	}{
+		{
+			name: "misfiled-after-partition-evolution",
+			build: func(t *testing.T, tt *twinTables) {
+				tt.evolveBoth(t, addIDBucket)
+				tt.appendBoth(t, 5000, 100, "eu")
+				tt.appendBoth(t, 5100, 100, "eu")
+				tt.deleteIDsBoth(t, 5) // a row of the first file, of spec 0
+			},
+			kind: lake.DeleteMisfiled,
+		},
+		{
+			name: "shadowed-by-a-vector-after-upgrade",
+			build: func(t *testing.T, tt *twinTables) {
+				tt.deleteIDsBoth(t, 5)
+				tt.upgradeBoth(t)
+				tt.deleteIDsBoth(t, 6) // the same file: a vector without row 5
+			},
+			kind: lake.DeleteShadowed,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			tt := newTwinTables(t, iceberg.Properties{table.PropertyFormatVersion: "2"})
+			for i := range 3 {
+				tt.appendBoth(t, i*100, 100, "eu")
+				tt.appendBoth(t, 1000+i*100, 100, "us")
+			}
+			tc.build(t, tt)
+			st := tt.state(t, tt.tbl)
+			require.Len(t, st.DeleteIssues, 1)
+			issue := st.DeleteIssues[0]
+			require.Equal(t, tc.kind, issue.Kind)
+			require.Len(t, issue.Targets, 1)
+			held := issue.Targets[0]
+
+			opts := rewriter.CompactOptions{Layout: layout.Layout{Strategy: layout.StrategyBinpack}, MinInputFiles: 2, TargetFileSizeBytes: 1 << 20,
+				Group: rewriter.GroupOptions{TempDir: t.TempDir()}, Commit: rewriter.CommitOptions{Sleep: instantSleep}}
+			plan, err := rewriter.PlanCompaction(st, opts)
+			require.NoError(t, err)
+			require.Len(t, plan.HeldBack, 1)
+			require.Equal(t, held, plan.HeldBack[0].Path)
+			require.Contains(t, plan.HeldBack[0].Reason, string(tc.kind))
+			for _, g := range plan.Groups {
+				require.NotContains(t, g.Paths, held)
+			}
+			require.NotEmpty(t, plan.Groups)
+			res, err := rewriter.Compact(ctx, st, plan, opts)
+			require.NoError(t, err)
+			require.Empty(t, res.Skipped)
+			tt.tbl = res.Table
+			tt.requireSameRowsApplied(t)
+			tt.requireSameRowsIceberg(t)
+
+			after := tt.state(t, tt.tbl)
+			require.Len(t, after.DeleteIssues, 1, "the delete is kept")
+			require.Equal(t, issue.Delete, after.DeleteIssues[0].Delete)
+			require.Equal(t, []string{held}, after.DeleteIssues[0].Targets, "the file it names is left alone")
+			require.Less(t, len(after.DataFiles), len(st.DataFiles), "the rest is compacted")
+		})
+	}
+}
