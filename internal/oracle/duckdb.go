@@ -10,6 +10,7 @@ import (
 	"math/big"
 	"strings"
 
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	_ "github.com/duckdb/duckdb-go/v2" // database/sql driver "duckdb"
 )
@@ -66,7 +67,7 @@ SELECT count(*), CAST(coalesce(sum(hash(live)), 0) AS VARCHAR), CAST(coalesce(bi
 // and position delete files delete, by the spec's rules and not by
 // iceberg-go's planner; DuckDB reads the data files and leaves those rows
 // out by an anti-join on (file, row number). Only the current schema's
-// columns are digested, matched by name (union_by_name: a column a file
+// columns are digested, matched by their Parquet name (union_by_name: a column a file
 // lacks reads as null), so the row-lineage columns a format-3 rewrite
 // writes do not count. It returns ErrUnsupportedDeletes when equality
 // deletes apply to a live file.
@@ -85,8 +86,14 @@ func ChecksumTable(ctx context.Context, tbl *table.Table) (Sum, error) {
 		}
 		paths = append(paths, f.Path)
 	}
-	cols := make([]string, 0, tbl.Schema().NumFields())
-	for _, f := range tbl.Schema().Fields() {
+	// Parquet files hold the names Iceberg makes Avro-compatible
+	// ("order-id" is stored as "order_x2Did"), as every writer does.
+	fileSchema, err := iceberg.SanitizeColumnNames(tbl.Schema())
+	if err != nil {
+		return Sum{}, fmt.Errorf("column names of %s: %w", tbl.Location(), err)
+	}
+	cols := make([]string, 0, fileSchema.NumFields())
+	for _, f := range fileSchema.Fields() {
 		cols = append(cols, `d."`+strings.ReplaceAll(f.Name, `"`, `""`)+`"`)
 	}
 	q := fmt.Sprintf(`WITH live AS (
