@@ -203,7 +203,7 @@ func findDeleteIssues(ctx context.Context, fio iceio.IO, st *State) ([]DeleteIss
 	g.SetLimit(8)
 	for i, p := range reads {
 		g.Go(func() error {
-			named, err := readPositionDeletes(gctx, fio, p.d.Path)
+			named, err := ReadPositionDeletes(gctx, fio, p.d.Path)
 			if err != nil {
 				return fmt.Errorf("read position delete file %s: %w", p.d.Path, err)
 			}
@@ -318,9 +318,9 @@ func partitionName(f *File) string {
 	return "partition " + f.PartitionKey
 }
 
-// readPositionDeletes reads a position delete file (Parquet, columns
+// ReadPositionDeletes reads a position delete file (Parquet, columns
 // file_path and pos) and returns the positions it deletes per data file.
-func readPositionDeletes(ctx context.Context, fio iceio.IO, path string) (map[string][]int64, error) {
+func ReadPositionDeletes(ctx context.Context, fio iceio.IO, path string) (map[string][]int64, error) {
 	f, err := fio.Open(path)
 	if err != nil {
 		return nil, err

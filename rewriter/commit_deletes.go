@@ -30,9 +30,11 @@ import (
 // of rows someone meant to delete.
 //
 // Replacement files written by the rewrite get a new sequence number above
-// every existing delete's, so no existing delete applies to them.
+// every existing delete's, so no existing delete applies to them. With an
+// empty, non-nil rewritten it returns the deletes that are dead already
+// (dangling, see [PlanDeleteRewrite]); with nil, none.
 func DeadDeletes(st *lake.State, rewritten map[string]bool) []lake.File {
-	if len(st.DeleteFiles) == 0 || len(rewritten) == 0 {
+	if len(st.DeleteFiles) == 0 || rewritten == nil {
 		return nil
 	}
 	live := make(map[string]bool, len(st.DataFiles))
