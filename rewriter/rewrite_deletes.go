@@ -20,8 +20,8 @@ import (
 	"github.com/apache/iceberg-go/table/dv"
 	"github.com/google/uuid"
 
-	"github.com/floe-project/floe/layout"
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
 )
 
 // Delete maintenance ([PlanDeleteRewrite], [RewriteDeletes]) keeps a
@@ -726,4 +726,3 @@ func verifyDeleteChange(ctx context.Context, head *lake.State, a DeleteAction, r
 	}
 	return nil
 }
-
