@@ -29,6 +29,11 @@ const (
 	CheckObjectStoreWrite = "object_store_write"
 	CheckStateStore       = "state_store"
 	CheckEngine           = "engine"
+	// CheckDeletes reads the deletes of the table the catalog check loaded
+	// and fails when one of them is applied by no reader ([lake.DeleteIssue]:
+	// misfiled, or shadowed by a deletion vector): rows someone deleted are
+	// visible. floe health checks every table so.
+	CheckDeletes = "deletes"
 )
 
 // DefaultDoctorTimeout bounds each check when [DoctorOptions.Timeout] is 0.
@@ -349,8 +354,32 @@ func (d *doctor) catalogGroup(name string, props config.Props) checkGroup {
 			}
 			st = []Check{skipped(CheckObjectStore, "catalog "+name, fmt.Sprintf("%s; %s, so there is no table location to list", what, why))}
 		}
-		return append([]Check{cat}, st...)
+		out := append([]Check{cat}, st...)
+		if tbl != nil {
+			out = append(out, d.deletesCheck(ctx, name, tbl, secrets))
+		}
+		return out
 	}
+}
+
+// deletesCheck reads the deletes of tbl, of catalog catName, for deletes
+// no reader applies.
+func (d *doctor) deletesCheck(ctx context.Context, catName string, tbl *table.Table, secrets []string) Check {
+	tid := tbl.Identifier()
+	id := lake.Ident{Catalog: catName, Namespace: tid[:len(tid)-1], Name: tid[len(tid)-1]}
+	c, _ := runCheck(ctx, d, CheckDeletes, "table "+id.String(), secrets, func(ctx context.Context) (string, struct{}, error) {
+		st, err := lake.LoadState(ctx, id, tbl, lake.LoadOptions{})
+		if err != nil {
+			return "", struct{}{}, err
+		}
+		if n := len(st.DeleteIssues); n > 0 {
+			is := st.DeleteIssues[0]
+			return "", struct{}{}, fmt.Errorf("%d delete%s no reader applies, so rows deleted are visible (first: %s delete %s: %s); floe keeps them and the files they name: see 'floe health %s'",
+				n, plural(n), is.Kind, is.Delete, is.Reason, id)
+		}
+		return fmt.Sprintf("%d delete%s, each applied by readers", len(st.DeleteFiles), plural(len(st.DeleteFiles))), struct{}{}, nil
+	})
+	return c
 }
 
 // ioProps are the properties iceberg-go's IO takes: the catalog's, without

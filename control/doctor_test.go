@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/stretchr/testify/require"
@@ -65,7 +67,7 @@ func TestDoctorPasses(t *testing.T) {
 		{name: "embedded default with write", write: true,
 			want: []string{control.CheckCatalog, control.CheckObjectStore, control.CheckObjectStoreWrite, control.CheckStateStore}},
 		{name: "warehouse with a table", file: withTable, write: true,
-			want:   []string{control.CheckCatalog, control.CheckObjectStore, control.CheckObjectStoreWrite, control.CheckStateStore},
+			want:   []string{control.CheckCatalog, control.CheckObjectStore, control.CheckObjectStoreWrite, control.CheckDeletes, control.CheckStateStore},
 			detail: "1 namespace; loaded db.flat", listed: "listed 1 entry"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -96,6 +98,52 @@ func TestDoctorPasses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDoctorReportsMisfiledDeletes: the deletes check fails on a table
+// where iceberg-go filed a merge-on-read delete under the new partition
+// spec (docs/iceberg-go-pitfalls.md, reproduction 1), naming the delete;
+// the table's rows and deletes are left as they are.
+func TestDoctorReportsMisfiledDeletes(t *testing.T) {
+	ctx := t.Context()
+	w := testlake.New(t)
+	if c, ok := w.Catalog.(catalog.Closer); ok {
+		t.Cleanup(func() { require.NoError(t, c.Close()) })
+	}
+	schema := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "region", Type: iceberg.PrimitiveTypes.String, Required: true})
+	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "region", Transform: iceberg.IdentityTransform{}})
+	tbl := w.CreateTable(t, "db", "evolved", schema, &spec, iceberg.Properties{"format-version": "2", "write.delete.mode": "merge-on-read"}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, testlake.ArrowSchema(t, tbl))
+	for i := range 20 {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		b.Field(1).(*array.StringBuilder).Append("eu")
+	}
+	rec := b.NewRecordBatch()
+	b.Release()
+	tbl = testlake.Append(t, tbl, rec)
+	rec.Release()
+	tx := tbl.NewTransaction()
+	require.NoError(t, tx.UpdateSpec(true).AddField("id", iceberg.BucketTransform{NumBuckets: 4}, "id_bucket").Commit())
+	tbl, err := tx.Commit(ctx)
+	require.NoError(t, err)
+	_, err = tbl.Delete(ctx, iceberg.EqualTo(iceberg.Reference("id"), int64(5)), nil)
+	require.NoError(t, err)
+
+	cfg := doctorConfig(t, strings.Replace(string(config.DefaultYAML()), "data_dir: ./floe-data", "data_dir: "+w.Dir, 1))
+	checks := control.Doctor(ctx, cfg, control.DoctorOptions{Timeout: 10 * time.Second})
+	var del *control.Check
+	for i := range checks {
+		if checks[i].Name == control.CheckDeletes {
+			del = &checks[i]
+		}
+	}
+	require.NotNil(t, del, "%v", names(checks))
+	require.True(t, del.Failed())
+	require.Equal(t, "table local.db.evolved", del.Target)
+	require.Contains(t, del.Error, "1 delete no reader applies")
+	require.Contains(t, del.Error, "misfiled delete")
 }
 
 // TestDoctorFailsWithinTimeout checks that a REST catalog that refuses

@@ -10,8 +10,18 @@
 // every name a catalog can hold can be typed, routed, matched and stored.
 //
 // Every other stage uses lake; lake imports none of them. It reads metadata
-// only — manifest lists and manifests, never data files — and reads each
-// manifest of the current snapshot exactly once, in parallel.
+// — manifest lists and manifests, never data files — and reads each
+// manifest of the current snapshot exactly once, in parallel. The one
+// exception is a delete the metadata cannot judge: a position delete file
+// that applies to no live data file by its partition (dead, or misfiled:
+// its content says which), or one a deletion vector may shadow; those few
+// delete files, and the vectors involved, are read ([DeleteIssue]).
+//
+// Deletes are counted and named one by one: a position or equality delete
+// file, or one deletion vector. One Puffin file holds the vectors of many
+// data files, each its own manifest entry under the file's path, so a
+// delete is named by its [DeleteKey] (path, referenced data file, blob
+// offset), never by its path.
 //
 // iceberg-go's scan planning splits a Parquet file larger than
 // read.split.target-size into several tasks that share one DataFile; lake

@@ -135,13 +135,23 @@ type Metrics struct {
 	OldestSnapshotAgeSec int64   `json:"oldest_snapshot_age_seconds"`
 	Manifests            int     `json:"manifests"`
 	EntriesPerManifest   float64 `json:"mean_entries_per_manifest"`
-	DeleteFiles          int     `json:"delete_files"`
-	PositionDeleteFiles  int     `json:"position_delete_files"`
-	EqualityDeleteFiles  int     `json:"equality_delete_files"`
-	DeletionVectors      int     `json:"deletion_vectors"`
-	DeleteToDataRatio    float64 `json:"delete_to_data_ratio"`
-	Partitions           int     `json:"partitions"`
-	PartitionFileSkew    float64 `json:"partition_file_skew"`
+	// DeleteFiles counts deletes: position and equality delete files,
+	// and every deletion vector (one Puffin file holds the vectors of many
+	// data files; DeletionVectorFiles counts those files).
+	DeleteFiles         int `json:"delete_files"`
+	PositionDeleteFiles int `json:"position_delete_files"`
+	EqualityDeleteFiles int `json:"equality_delete_files"`
+	DeletionVectors     int `json:"deletion_vectors"`
+	DeletionVectorFiles int `json:"deletion_vector_files"`
+	// MisfiledDeletes and ShadowedDeletes count the deletes readers do
+	// not apply as meant (see [DeleteIssue]); HeldBackDataFiles the data
+	// files compaction leaves alone for them.
+	MisfiledDeletes   int     `json:"misfiled_deletes"`
+	ShadowedDeletes   int     `json:"shadowed_deletes"`
+	HeldBackDataFiles int     `json:"held_back_data_files"`
+	DeleteToDataRatio float64 `json:"delete_to_data_ratio"`
+	Partitions        int     `json:"partitions"`
+	PartitionFileSkew float64 `json:"partition_file_skew"`
 	// BacklogAgeSec is the compaction backlog (see [CompactionBacklog]):
 	// the age of the oldest commit that left work for a compaction and no
 	// compaction has covered since; 0 when there is none.
@@ -339,6 +349,7 @@ func ComputeHealth(st *State, opts HealthOptions) (Health, error) {
 		}
 		m.EntriesPerManifest = float64(entries) / float64(m.Manifests)
 	}
+	puffins := map[string]bool{}
 	for _, f := range st.DeleteFiles {
 		m.DeleteFiles++
 		switch f.DeleteKind {
@@ -348,8 +359,19 @@ func ComputeHealth(st *State, opts HealthOptions) (Health, error) {
 			m.EqualityDeleteFiles++
 		case DeletionVector:
 			m.DeletionVectors++
+			puffins[f.Path] = true
 		}
 	}
+	m.DeletionVectorFiles = len(puffins)
+	for _, is := range st.DeleteIssues {
+		switch is.Kind {
+		case DeleteMisfiled:
+			m.MisfiledDeletes++
+		case DeleteShadowed:
+			m.ShadowedDeletes++
+		}
+	}
+	m.HeldBackDataFiles = len(st.HeldBack())
 	if m.DataFiles > 0 {
 		m.DeleteToDataRatio = float64(m.DeleteFiles) / float64(m.DataFiles)
 	}
@@ -373,7 +395,34 @@ func ComputeHealth(st *State, opts HealthOptions) (Health, error) {
 		m.Clustering = append(m.Clustering, MeasureClustering(c.name, c.id, st.DataFiles))
 	}
 	classify(&h, th, sortOrderColumns(st), judged)
+	deleteIssueReasons(&h, st.DeleteIssues)
 	return h, nil
+}
+
+// deleteIssueReasons makes a table with delete issues critical: rows
+// someone deleted are visible, whatever floe does. One reason per kind,
+// naming the first issue.
+func deleteIssueReasons(h *Health, issues []DeleteIssue) {
+	byKind := map[DeleteIssueKind][]DeleteIssue{}
+	for _, is := range issues {
+		byKind[is.Kind] = append(byKind[is.Kind], is)
+	}
+	for _, k := range []DeleteIssueKind{DeleteMisfiled, DeleteShadowed} {
+		list := byKind[k]
+		if len(list) == 0 {
+			continue
+		}
+		var what string
+		switch k {
+		case DeleteMisfiled:
+			what = "filed under a partition no data file they delete from has, so readers do not apply them"
+		case DeleteShadowed:
+			what = "position deletes that deletion vectors lack, so readers do not apply them"
+		}
+		h.Status = Critical
+		h.Reasons = append(h.Reasons, fmt.Sprintf("%s: %s deletes: %d %s; rows they delete are visible. floe keeps them and does not compact the data files they name; first: %s",
+			Critical, k, len(list), what, list[0].Reason))
+	}
 }
 
 type column struct {

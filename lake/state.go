@@ -55,6 +55,12 @@ type File struct {
 	// ReferencedDataFile is the one data file a deletion vector or
 	// file-scoped position delete applies to, when known.
 	ReferencedDataFile string
+	// ContentOffset and ContentSizeBytes locate a deletion vector's blob
+	// in its Puffin file; -1 for every other file. One Puffin file holds
+	// the vectors of many data files, each its own manifest entry with the
+	// file's path: a delete is named by its [DeleteKey], never by its path.
+	ContentOffset    int64
+	ContentSizeBytes int64
 	// DataFile is iceberg-go's own value, for callers that commit changes.
 	DataFile iceberg.DataFile
 }
@@ -83,11 +89,14 @@ type Snapshot struct {
 
 // Partition aggregates the live files of one partition.
 type Partition struct {
-	Key         string
-	SpecID      int32
-	DataFiles   int
-	Records     int64
-	SizeBytes   int64
+	Key       string
+	SpecID    int32
+	DataFiles int
+	Records   int64
+	SizeBytes int64
+	// DeleteFiles counts the partition's deletes: position and equality
+	// delete files, and deletion vectors one each (a Puffin file holding
+	// the vectors of 24 data files counts 24).
 	DeleteFiles int
 }
 
@@ -97,12 +106,19 @@ type State struct {
 	Table    *table.Table
 	Metadata table.Metadata
 	// Current is nil for a table with no snapshot.
-	Current     *table.Snapshot
-	DataFiles   []File
+	Current   *table.Snapshot
+	DataFiles []File
+	// DeleteFiles holds one entry per delete: a position or equality
+	// delete file, or one deletion vector (several may share a Puffin
+	// file's path; see [File.DeleteKey]).
 	DeleteFiles []File
-	Manifests   []Manifest
-	Snapshots   []Snapshot
-	Partitions  []Partition
+	// DeleteIssues are the deletes readers do not apply as their writer
+	// meant them to (see [DeleteIssue]): floe keeps them and leaves the
+	// data files they name alone.
+	DeleteIssues []DeleteIssue
+	Manifests    []Manifest
+	Snapshots    []Snapshot
+	Partitions   []Partition
 	// Refs maps branch and tag names to snapshot ids.
 	Refs map[string]int64
 }
@@ -118,7 +134,10 @@ type LoadOptions struct {
 }
 
 // LoadState reads the current snapshot of tbl: every manifest once, in
-// parallel, and every live entry of each.
+// parallel, and every live entry of each. It then looks for delete issues
+// (see [DeleteIssue]), which reads the few delete files that may have one:
+// a position delete file that applies to no live data file, and, on a table
+// with deletion vectors, a position delete file that a vector may shadow.
 func LoadState(ctx context.Context, id Ident, tbl *table.Table, opts LoadOptions) (*State, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 4 * runtime.GOMAXPROCS(0)
@@ -171,24 +190,33 @@ func LoadState(ctx context.Context, id Ident, tbl *table.Table, opts LoadOptions
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	seen := map[string]bool{}
+	seenData := map[string]bool{}
+	seenDeletes := map[DeleteKey]bool{}
 	for _, files := range results {
 		for _, f := range files {
-			// A path listed twice (a manifest-rewrite race, a duplicated
-			// add) is one file to every reader; count it once.
-			key := string(f.DeleteKind) + "|" + f.Path
-			if seen[key] {
+			// A data file or delete listed twice (a manifest-rewrite race,
+			// a duplicated add) is one to every reader; count it once. A
+			// Puffin file's vectors share its path and are as many
+			// deletes as it holds.
+			if f.DeleteKind == "" {
+				if !seenData[f.Path] {
+					seenData[f.Path] = true
+					st.DataFiles = append(st.DataFiles, f)
+				}
 				continue
 			}
-			seen[key] = true
-			if f.DeleteKind == "" {
-				st.DataFiles = append(st.DataFiles, f)
-			} else {
+			if k := f.DeleteKey(); !seenDeletes[k] {
+				seenDeletes[k] = true
 				st.DeleteFiles = append(st.DeleteFiles, f)
 			}
 		}
 	}
 	st.Partitions = partitions(st.DataFiles, st.DeleteFiles)
+	issues, err := findDeleteIssues(ctx, fio, st)
+	if err != nil {
+		return nil, fmt.Errorf("load state of %s: %w", id, err)
+	}
+	st.DeleteIssues = issues
 	return st, nil
 }
 
@@ -245,13 +273,16 @@ func NewFile(df iceberg.DataFile, seq, snapshotID int64, md table.Metadata, sche
 		Path: df.FilePath(), Format: df.FileFormat(), SizeBytes: df.FileSizeBytes(), Records: df.Count(),
 		SpecID: df.SpecID(), Partition: df.Partition(), NullCounts: df.NullValueCounts(),
 		ValueCounts: df.ValueCounts(), SortOrderID: df.SortOrderID(), SequenceNumber: seq,
-		SnapshotID: snapshotID, DataFile: df,
+		SnapshotID: snapshotID, DataFile: df, ContentOffset: -1, ContentSizeBytes: -1,
 	}
 	switch df.ContentType() {
 	case iceberg.EntryContentPosDeletes:
 		f.DeleteKind = PositionDeletes
 		if df.FileFormat() == iceberg.PuffinFile {
 			f.DeleteKind = DeletionVector
+			if o, n := df.ContentOffset(), df.ContentSizeInBytes(); o != nil && n != nil {
+				f.ContentOffset, f.ContentSizeBytes = *o, *n
+			}
 		}
 		if r := df.ReferencedDataFile(); r != nil {
 			f.ReferencedDataFile = *r

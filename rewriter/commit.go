@@ -37,9 +37,10 @@ type CommitGroup struct {
 	// Inputs are the live data files the group replaces, as read from the
 	// base state passed to [CommitGroups].
 	Inputs []lake.File
-	// Deletes are delete files that are dead once Inputs are replaced (see
-	// [DeadDeletes]); they are removed in the same commit. A planned delete
-	// that is no longer dead or live at commit time is kept instead.
+	// Deletes are the deletes (delete files and deletion vectors) that are
+	// dead once Inputs are replaced (see [DeadDeletes]); they are removed
+	// in the same commit. A planned delete that is no longer dead or live
+	// at commit time is kept instead.
 	Deletes []lake.File
 	// Outputs are the new data files written for the group, not yet
 	// committed (see [RewriteGroup]).
@@ -277,8 +278,8 @@ type Commit struct {
 	// Groups names the groups it holds.
 	Groups []string
 	// FilesIn and BytesIn count the data files replaced; FilesOut and
-	// BytesOut the files added; DeletesRemoved the dead delete files
-	// removed.
+	// BytesOut the files added; DeletesRemoved the dead deletes removed
+	// (delete files, and deletion vectors one by one).
 	FilesIn, FilesOut, DeletesRemoved int
 	BytesIn, BytesOut                 int64
 	// Attempts counts catalog commits tried, the successful one included.
@@ -347,9 +348,9 @@ func CommitGroups(ctx context.Context, base *lake.State, groups []CommitGroup, o
 			return rep, fmt.Errorf("commit groups of %s: group %s: %w", base.Ident, g.Name, err)
 		}
 	}
-	known := make(map[string]bool, len(base.DeleteFiles))
+	known := make(map[lake.DeleteKey]bool, len(base.DeleteFiles))
 	for _, d := range base.DeleteFiles {
-		known[d.Path] = true
+		known[d.DeleteKey()] = true
 	}
 	cur := base.Table
 	for start, batch := 0, 1; start < len(groups); start, batch = start+opts.GroupsPerCommit, batch+1 {
@@ -367,7 +368,7 @@ func CommitGroups(ctx context.Context, base *lake.State, groups []CommitGroup, o
 }
 
 // commitBatch commits one batch, retrying; it returns the newest table seen.
-func commitBatch(ctx context.Context, base *lake.State, known map[string]bool, cur *table.Table, batch []CommitGroup, n int, opts CommitOptions, rep *CommitReport) (*table.Table, error) {
+func commitBatch(ctx context.Context, base *lake.State, known map[lake.DeleteKey]bool, cur *table.Table, batch []CommitGroup, n int, opts CommitOptions, rep *CommitReport) (*table.Table, error) {
 	started := opts.Now()
 	pending := make([]*CommitGroup, len(batch))
 	for i := range batch {
@@ -468,7 +469,7 @@ func commitBatch(ctx context.Context, base *lake.State, known map[string]bool, c
 // A group whose outputs are already live was committed by an attempt whose
 // result was lost: that is only consistent when all its outputs are live and
 // none of its inputs are.
-func checkBatch(head *lake.State, known map[string]bool, pending []*CommitGroup, skip func(*CommitGroup, error)) ([]*CommitGroup, error) {
+func checkBatch(head *lake.State, known map[lake.DeleteKey]bool, pending []*CommitGroup, skip func(*CommitGroup, error)) ([]*CommitGroup, error) {
 	live := make(map[string]bool, len(head.DataFiles))
 	for _, f := range head.DataFiles {
 		live[f.Path] = true
@@ -512,9 +513,9 @@ func stageBatch(ctx context.Context, head *lake.State, pending []*CommitGroup, o
 			rewritten[in.Path] = true
 		}
 	}
-	dead := map[string]lake.File{}
+	dead := map[lake.DeleteKey]lake.File{}
 	for _, d := range DeadDeletes(head, rewritten) {
-		dead[d.Path] = d
+		dead[d.DeleteKey()] = d
 	}
 	headData := make(map[string]lake.File, len(head.DataFiles))
 	for _, f := range head.DataFiles {
@@ -530,7 +531,7 @@ func stageBatch(ctx context.Context, head *lake.State, pending []*CommitGroup, o
 	}
 	props[PropContent] = c.Content.Written.String()
 	rw := tx.NewRewrite(props)
-	removed := map[string]bool{}
+	removed := map[lake.DeleteKey]bool{}
 	for _, g := range pending {
 		c.Groups = append(c.Groups, g.Name)
 		for _, in := range g.Inputs {
@@ -540,9 +541,12 @@ func stageBatch(ctx context.Context, head *lake.State, pending []*CommitGroup, o
 		}
 		for _, d := range g.Deletes {
 			// Only deletes still live and still dead on head go: keeping
-			// a delete file that applies to nothing is always safe.
-			if hd, ok := dead[d.Path]; ok && !removed[d.Path] {
-				removed[d.Path] = true
+			// a delete that applies to nothing is always safe. A vector is
+			// removed on its own (iceberg-go matches it by its data file),
+			// its Puffin file's other vectors stay.
+			k := d.DeleteKey()
+			if hd, ok := dead[k]; ok && !removed[k] {
+				removed[k] = true
 				rw.DeleteFile(hd.DataFile)
 				c.DeletesRemoved++
 			}

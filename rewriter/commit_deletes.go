@@ -6,13 +6,18 @@ import (
 	"github.com/floe-project/floe/lake"
 )
 
-// DeadDeletes returns the live delete files of st that apply to no live data
-// file once the data files in rewritten are replaced, so that they can be
-// removed in the same commit. The rules, all conservative (a delete file that
+// DeadDeletes returns the live deletes of st (delete files, and deletion
+// vectors one by one: a Puffin file holds the vectors of many data files)
+// that apply to no live data file once the data files in rewritten are
+// replaced, so that they can be removed in the same commit. A Puffin file
+// itself goes only once none of its vectors is live: removing a vector
+// removes its manifest entry, and expiry and orphan removal delete the file
+// when no snapshot references it. The rules, all conservative (a delete that
 // might still apply is kept, which is always safe):
 //
 //   - a deletion vector, or a position delete scoped to one data file
-//     (referenced_data_file), is dead when that file is rewritten;
+//     (referenced_data_file), is dead when that file is rewritten or is
+//     not live at all;
 //   - any other position delete is dead when no data file that survives the
 //     rewrite has its partition (spec and values) and a data sequence number
 //     not above the delete's;
@@ -20,11 +25,21 @@ import (
 //     to (same partition, or any partition for a delete of an unpartitioned
 //     spec) has a data sequence number below the delete's.
 //
+// A delete with a [lake.DeleteIssue] (misfiled, or shadowed by a deletion
+// vector) is never dead: readers do not apply it, and it is the only record
+// of rows someone meant to delete.
+//
 // Replacement files written by the rewrite get a new sequence number above
-// every existing delete's, so no existing delete applies to them.
+// every existing delete's, so no existing delete applies to them. With an
+// empty, non-nil rewritten it returns the deletes that are dead already
+// (dangling, see [PlanDeleteRewrite]); with nil, none.
 func DeadDeletes(st *lake.State, rewritten map[string]bool) []lake.File {
-	if len(st.DeleteFiles) == 0 || len(rewritten) == 0 {
+	if len(st.DeleteFiles) == 0 || rewritten == nil {
 		return nil
+	}
+	live := make(map[string]bool, len(st.DataFiles))
+	for _, f := range st.DataFiles {
+		live[f.Path] = true
 	}
 	// Lowest data sequence number of the surviving data files, per
 	// partition key and over the whole table.
@@ -47,10 +62,13 @@ func DeadDeletes(st *lake.State, rewritten map[string]bool) []lake.File {
 	}
 	var dead []lake.File
 	for _, d := range st.DeleteFiles {
+		if st.DeleteIssue(d.DeleteKey()) != nil {
+			continue
+		}
 		switch d.DeleteKind {
 		case lake.DeletionVector, lake.PositionDeletes:
 			if d.ReferencedDataFile != "" {
-				if rewritten[d.ReferencedDataFile] {
+				if rewritten[d.ReferencedDataFile] || !live[d.ReferencedDataFile] {
 					dead = append(dead, d)
 				}
 				continue
@@ -80,12 +98,14 @@ func unpartitionedSpec(st *lake.State, specID int32) bool {
 }
 
 // staleReason checks one group against the head of the table: every input
-// must still be live, and no delete file unknown at the base (knownDeletes)
-// may apply to an input. It returns "" when the group can be committed on
-// head. Unknown delete files are matched conservatively: by referenced data
-// file when they name one, otherwise by partition, and equality deletes of an
-// unpartitioned spec match everything.
-func staleReason(head *lake.State, knownDeletes map[string]bool, g *CommitGroup) string {
+// must still be live, and no delete unknown at the base (knownDeletes, by
+// [lake.DeleteKey]: every vector of a Puffin file on its own) may apply to
+// an input. It returns "" when the group can be committed on head. Unknown
+// deletes are matched conservatively: by referenced data file when they name
+// one, otherwise by partition; equality deletes of an unpartitioned spec
+// match everything, and so does a delete with a [lake.DeleteIssue], whose
+// partition says nothing of the files it was meant for.
+func staleReason(head *lake.State, knownDeletes map[lake.DeleteKey]bool, g *CommitGroup) string {
 	live := make(map[string]bool, len(head.DataFiles))
 	for _, f := range head.DataFiles {
 		live[f.Path] = true
@@ -100,13 +120,16 @@ func staleReason(head *lake.State, knownDeletes map[string]bool, g *CommitGroup)
 		parts[in.PartitionKey] = true
 	}
 	for _, d := range head.DeleteFiles {
-		if knownDeletes[d.Path] {
+		k := d.DeleteKey()
+		if knownDeletes[k] {
 			continue
 		}
 		switch {
+		case head.DeleteIssue(k) != nil:
+			return fmt.Sprintf("new %s delete %s may apply to the inputs: %s", head.DeleteIssue(k).Kind, k, head.DeleteIssue(k).Reason)
 		case d.ReferencedDataFile != "":
 			if inputs[d.ReferencedDataFile] {
-				return fmt.Sprintf("new %s delete %s applies to input %s", d.DeleteKind, d.Path, d.ReferencedDataFile)
+				return fmt.Sprintf("new %s delete %s applies to input %s", d.DeleteKind, k, d.ReferencedDataFile)
 			}
 		case d.DeleteKind == lake.EqualityDeletes && unpartitionedSpec(head, d.SpecID):
 			return fmt.Sprintf("new global equality delete %s may apply to the inputs", d.Path)

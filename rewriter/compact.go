@@ -81,12 +81,14 @@ type CompactOptions struct {
 
 // PlannedGroup is one partition's files to rewrite together.
 type PlannedGroup struct {
-	Partition string   `json:"partition"`
-	Files     int      `json:"files"`
-	Bytes     int64    `json:"bytes"`
-	Records   int64    `json:"records"`
-	Deletes   int      `json:"delete_files"`
-	Reasons   []string `json:"reasons"`
+	Partition string `json:"partition"`
+	Files     int    `json:"files"`
+	Bytes     int64  `json:"bytes"`
+	Records   int64  `json:"records"`
+	// Deletes counts the partition's deletes: delete files, and deletion
+	// vectors one each.
+	Deletes int      `json:"delete_files"`
+	Reasons []string `json:"reasons"`
 	// Paths are the data files of the group.
 	Paths []string `json:"-"`
 	// oldest is the smallest data sequence number, for budget order.
@@ -102,9 +104,20 @@ type CompactPlan struct {
 	TargetFileSizeBytes int64          `json:"target_file_size_bytes"`
 	Groups              []PlannedGroup `json:"groups"`
 	// Deferred are groups over this run's budget, for a later run.
-	Deferred   []PlannedGroup `json:"deferred"`
-	InputFiles int            `json:"input_files"`
-	InputBytes int64          `json:"input_bytes"`
+	Deferred []PlannedGroup `json:"deferred"`
+	// HeldBack are data files left out of every group because a delete
+	// that readers do not apply names them (see lake.DeleteIssue): their
+	// rows must stay in the files that delete names.
+	HeldBack   []HeldFile `json:"held_back"`
+	InputFiles int        `json:"input_files"`
+	InputBytes int64      `json:"input_bytes"`
+}
+
+// HeldFile is a data file a plan leaves alone, and why.
+type HeldFile struct {
+	Path      string `json:"path"`
+	Partition string `json:"partition"`
+	Reason    string `json:"reason"`
 }
 
 func (o CompactOptions) withDefaults(st *lake.State) CompactOptions {
@@ -181,6 +194,15 @@ func (o CompactOptions) Validate() error {
 //     the layout: leaving such a file alone would leave its partition
 //     unsorted for good. The plan's reasons tell the two cases apart.
 //
+// Deletes count one by one: each deletion vector of a Puffin file, each
+// position and equality delete file. A data file that a delete readers do
+// not apply names (lake.State.HeldBack: a misfiled delete, or position
+// deletes a deletion vector lacks) is in no group: it is listed in HeldBack.
+//
+// A partition of an older partition spec is planned like any other, under
+// its own key ("spec=0/…"); its files are rewritten into the current spec
+// (see [RewriteGroup]).
+//
 // Groups are then ordered — Priority partitions first, then oldest data
 // first — and cut at the budget; the rest are Deferred.
 func PlanCompaction(st *lake.State, opts CompactOptions) (CompactPlan, error) {
@@ -189,7 +211,7 @@ func PlanCompaction(st *lake.State, opts CompactOptions) (CompactPlan, error) {
 	}
 	opts = opts.withDefaults(st)
 	plan := CompactPlan{Table: st.Ident.String(), Layout: opts.Layout.String(), TargetFileSizeBytes: opts.TargetFileSizeBytes,
-		Groups: []PlannedGroup{}, Deferred: []PlannedGroup{}}
+		Groups: []PlannedGroup{}, Deferred: []PlannedGroup{}, HeldBack: []HeldFile{}}
 	if st.Current != nil {
 		plan.SnapshotID = st.Current.SnapshotID
 	}
@@ -224,10 +246,16 @@ func PlanCompaction(st *lake.State, opts CompactOptions) (CompactPlan, error) {
 		only[p] = true
 	}
 	small, large := lake.SizeCutoffs(opts.TargetFileSizeBytes)
+	held := st.HeldBack()
 	byPart := map[string][]lake.File{}
 	var order []string
 	for _, f := range st.DataFiles {
 		if len(only) > 0 && !only[f.PartitionKey] {
+			continue
+		}
+		if is := held[f.Path]; is != nil {
+			plan.HeldBack = append(plan.HeldBack, HeldFile{Path: f.Path, Partition: f.PartitionKey,
+				Reason: fmt.Sprintf("a %s delete readers do not apply names it: %s", is.Kind, is.Reason)})
 			continue
 		}
 		if _, ok := byPart[f.PartitionKey]; !ok {
@@ -288,7 +316,10 @@ func PlanCompaction(st *lake.State, opts CompactOptions) (CompactPlan, error) {
 			reasons = append(reasons, fmt.Sprintf("%d oversized files", largeN))
 		}
 		if nDel > 0 {
-			reasons = append(reasons, fmt.Sprintf("%d delete files", nDel))
+			reasons = append(reasons, deleteReason(deletes[key]))
+		}
+		if spec := int32(st.Metadata.DefaultPartitionSpec()); files[0].SpecID != spec {
+			reasons = append(reasons, fmt.Sprintf("partition spec %d, rewritten into the current spec %d", files[0].SpecID, spec))
 		}
 		if drift > 0 {
 			reasons = append(reasons, fmt.Sprintf("%d files not in %s", drift, wanted))
@@ -351,6 +382,33 @@ func LayoutTag(l layout.Layout) string {
 	h := fnv.New32a()
 	h.Write([]byte(l.String()))
 	return fmt.Sprintf("floe-%08x", h.Sum32())
+}
+
+// deleteReason says what deletes a partition has: "24 deletion vectors",
+// "1 position delete file, 2 equality delete files".
+func deleteReason(ds []lake.File) string {
+	n := map[lake.DeleteKind]int{}
+	for _, d := range ds {
+		n[d.DeleteKind]++
+	}
+	var parts []string
+	for _, k := range []struct {
+		kind       lake.DeleteKind
+		one, other string
+	}{
+		{lake.DeletionVector, "deletion vector", "deletion vectors"},
+		{lake.PositionDeletes, "position delete file", "position delete files"},
+		{lake.EqualityDeletes, "equality delete file", "equality delete files"},
+	} {
+		switch c := n[k.kind]; c {
+		case 0:
+		case 1:
+			parts = append(parts, "1 "+k.one)
+		default:
+			parts = append(parts, fmt.Sprintf("%d %s", c, k.other))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // touchedByDeletes returns the data files that file-scoped position

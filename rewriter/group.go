@@ -227,8 +227,8 @@ func CollapseTasks(tasks []table.FileScanTask) []table.FileScanTask {
 	return out
 }
 
-// RewriteGroup reads the data files of tasks (one partition of tbl's current
-// spec), with their position deletes, equality deletes and deletion vectors
+// RewriteGroup reads the data files of tasks (one partition of one of tbl's
+// partition specs), with their position deletes, equality deletes and deletion vectors
 // applied by iceberg-go's scan, orders the rows by opts.Keyer with an external
 // merge sort bounded by opts.MemoryBytes, and writes them to new data files of
 // about opts.TargetFileSizeBytes. It returns the new files without
@@ -272,16 +272,38 @@ func RewriteGroup(ctx context.Context, tbl *table.Table, tasks []table.FileScanT
 	if len(tasks) == 0 {
 		return nil, stats, nil
 	}
-	partition, maxFile, err := groupPartition(tbl, tasks)
+	spec, partition, maxFile, err := groupPartition(tbl, tasks)
 	if err != nil {
 		return nil, stats, fmt.Errorf("rewrite group: %w", err)
 	}
 	for _, t := range tasks {
 		stats.InputBytes += t.File.FileSizeBytes()
 	}
+	cur := tbl.Spec()
 	partPath := ""
-	if spec := tbl.Spec(); !spec.IsUnpartitioned() {
+	if !spec.IsUnpartitioned() {
 		partPath = spec.PartitionToPath(partitionRecord(spec, partition), tbl.Schema())
+		if spec.ID() != cur.ID() {
+			partPath = fmt.Sprintf("spec %d: %s", spec.ID(), partPath)
+		}
+	}
+	var split *specSplitter
+	if spec.ID() != cur.ID() {
+		// Files of an older spec: their rows are written into the current
+		// spec, each to its own partition there.
+		partition = nil
+		for _, f := range cur.Fields() {
+			if partition == nil {
+				partition = map[int]any{}
+			}
+			partition[f.FieldID] = nil // all void when cur is unpartitioned; else set per row
+		}
+		if !cur.IsUnpartitioned() {
+			if split, err = newSpecSplitter(tbl); err != nil {
+				return nil, stats, fmt.Errorf("rewrite group of spec %d into the current spec %d: %w", spec.ID(), cur.ID(), err)
+			}
+			opts.Keyer = specKeyer{split: split, inner: opts.Keyer}
+		}
 	}
 
 	alloc := opts.Allocator
@@ -322,11 +344,11 @@ func RewriteGroup(ctx context.Context, tbl *table.Table, tasks []table.FileScanT
 	var keys []string
 	codes := false
 	if opts.Keyer != nil {
-		keys, codes = keyColumns(opts.Keyer)
+		keys, codes = keyColumns(opts.Keyer) // a specKeyer has none: no codes
 	}
 	run := groupRun{
 		alloc: alloc, par: par, scanWorkers: scanWorkers, batchRows: batchRows, chunk: chunk,
-		partition: partition, partPath: partPath, meter: meter, keys: keys, codes: codes,
+		partition: partition, partPath: partPath, meter: meter, keys: keys, codes: codes, split: split,
 	}
 	stats.Reads = 1
 	files, err := rewriteGroupOnce(ctx, tbl, tasks, opts, run, &stats)
@@ -358,6 +380,9 @@ type groupRun struct {
 	meter                       *groupMeter
 	keys                        []string // the keyer's columns, never coded
 	codes                       bool     // carry low-cardinality strings as codes (columnCodes)
+	// split, when set, writes the rows into the current spec's partitions
+	// (a group of an older spec; see specWriter).
+	split *specSplitter
 }
 
 // rewriteGroupOnce reads, sorts and writes the group once, filling stats'
@@ -385,7 +410,7 @@ func rewriteGroupOnce(ctx context.Context, tbl *table.Table, tasks []table.FileS
 			return nil, err
 		}
 	}
-	w, err := NewWriter(ctx, tbl, WriterOptions{
+	wopts := WriterOptions{
 		TargetFileSizeBytes: opts.TargetFileSizeBytes,
 		MemoryBytes:         opts.MemoryBytes / 8,
 		PartitionValues:     run.partition,
@@ -395,17 +420,26 @@ func rewriteGroupOnce(ctx context.Context, tbl *table.Table, tasks []table.FileS
 		Parallelism:         run.par,
 		Allocator:           run.alloc,
 		RowLineage:          rowLineage(tbl),
-	})
-	if err != nil {
-		return nil, err
+	}
+	var (
+		w  groupWriter
+		cw *Writer // the writer columns are coded for; nil when split
+	)
+	if run.split != nil {
+		w = newSpecWriter(tbl, run.split, wopts)
+	} else {
+		if cw, err = NewWriter(ctx, tbl, wopts); err != nil {
+			return nil, err
+		}
+		w = cw
 	}
 
 	scan := tbl.Scan(readOptions(tbl, run.scanWorkers, run.batchRows)...)
 	defer scan.Close()
 	rd := &groupReader{scan: scan, tasks: tasks, chunk: run.chunk, partition: run.partPath, meter: run.meter}
 	var coder *inputCoder
-	if sorter != nil && run.codes {
-		coder = &inputCoder{w: w, keys: run.keys, mem: run.alloc}
+	if sorter != nil && run.codes && cw != nil {
+		coder = &inputCoder{w: cw, keys: run.keys, mem: run.alloc}
 		schema, _, err := scan.ReadTasks(ctx, nil) // the schema only
 		if err != nil {
 			return nil, err
@@ -893,27 +927,30 @@ func RewriteGroups(ctx context.Context, tbl *table.Table, groups [][]table.FileS
 	return out
 }
 
-// groupPartition checks that every task reads a data file of the current
-// spec and of one partition, and returns that partition and the largest file
-// size.
-func groupPartition(tbl *table.Table, tasks []table.FileScanTask) (map[int]any, int64, error) {
-	spec := tbl.Spec()
+// groupPartition checks that every task reads a data file of one partition
+// (spec and values), and returns the spec, the partition and the largest
+// file size.
+func groupPartition(tbl *table.Table, tasks []table.FileScanTask) (iceberg.PartitionSpec, map[int]any, int64, error) {
 	first := tasks[0].File
+	spec := tbl.Metadata().PartitionSpecByID(int(first.SpecID()))
+	if spec == nil {
+		return iceberg.PartitionSpec{}, nil, 0, fmt.Errorf("%s has partition spec %d, which the table does not have", first.FilePath(), first.SpecID())
+	}
 	var maxFile int64
 	for _, t := range tasks {
 		f := t.File
 		maxFile = max(maxFile, f.FileSizeBytes())
 		if f.ContentType() != iceberg.EntryContentData {
-			return nil, 0, fmt.Errorf("%s is not a data file", f.FilePath())
+			return iceberg.PartitionSpec{}, nil, 0, fmt.Errorf("%s is not a data file", f.FilePath())
 		}
-		if int(f.SpecID()) != spec.ID() {
-			return nil, 0, fmt.Errorf("%s has partition spec %d, not the current spec %d: rewriting across spec changes is not supported", f.FilePath(), f.SpecID(), spec.ID())
+		if f.SpecID() != first.SpecID() {
+			return iceberg.PartitionSpec{}, nil, 0, fmt.Errorf("group spans partition specs: %s is of spec %d, %s of spec %d", first.FilePath(), first.SpecID(), f.FilePath(), f.SpecID())
 		}
 		if !reflect.DeepEqual(normPartition(f.Partition()), normPartition(first.Partition())) {
-			return nil, 0, fmt.Errorf("group spans partitions: %s is in %v, %s in %v", first.FilePath(), first.Partition(), f.FilePath(), f.Partition())
+			return iceberg.PartitionSpec{}, nil, 0, fmt.Errorf("group spans partitions: %s is in %v, %s in %v", first.FilePath(), first.Partition(), f.FilePath(), f.Partition())
 		}
 	}
-	return normPartition(first.Partition()), maxFile, nil
+	return *spec, normPartition(first.Partition()), maxFile, nil
 }
 
 func normPartition(p map[int]any) map[int]any {

@@ -294,8 +294,14 @@ func NewWriter(ctx context.Context, tbl *table.Table, opts WriterOptions) (*Writ
 			}
 		}
 		partPath = spec.PartitionToPath(partitionRecord(spec, opts.PartitionValues), tbl.Schema())
-	} else if len(opts.PartitionValues) > 0 {
-		return nil, errors.New("new writer: partition values given for an unpartitioned table")
+	} else {
+		// A spec of void fields only (a v1 table's removed fields) is
+		// unpartitioned: its files carry nulls.
+		for id, v := range opts.PartitionValues {
+			if v != nil || !specHasField(spec, id) {
+				return nil, errors.New("new writer: partition values given for an unpartitioned table")
+			}
+		}
 	}
 	base, rgLimit, err := parquetProps(props, fileNames(arrowSch, fileSch))
 	if err != nil {

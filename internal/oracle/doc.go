@@ -5,21 +5,32 @@
 // over all columns: the sum of row hashes modulo 2^64 and their xor. The xor
 // alone would cancel a duplicated pair of rows; the sum does not.
 //
-// Two independent paths compute a Sum:
+// Three paths compute a Sum:
 //   - [ChecksumIceberg] reads a table through iceberg-go's own scan, with
 //     position deletes, equality deletes and deletion vectors applied, and
 //     hashes rows in Go.
+//   - [ChecksumApplied] applies the deletes itself: [PlanLive] plans the
+//     current snapshot by the spec's rules (which delete applies to which
+//     data file: a deletion vector to its data file, which then takes no
+//     position delete file; position and equality deletes by partition and
+//     data sequence number), reads position delete files with arrow-go's
+//     Parquet reader and decodes deletion vectors with iceberg-go's dv
+//     package (the blob format, nothing of its planning); the data files
+//     are read with arrow-go's Parquet reader and the rows hashed as
+//     ChecksumIceberg hashes them, so the two agree on a table iceberg-go
+//     reads right.
 //   - Checksum, ChecksumLive and ChecksumTable (build tag duckdb) read the
 //     Parquet files with DuckDB's own reader through duckdb-go and hash rows
-//     with DuckDB's hash(). ChecksumLive applies position deletes by an
-//     anti-join on (file path, row position); equality deletes and deletion
-//     vectors are not applied there, and ChecksumTable refuses tables that
-//     have them live ([ErrUnsupportedDeletes]) — compare those through
-//     ChecksumIceberg.
+//     with DuckDB's hash(). ChecksumLive applies the position delete files
+//     it is given by an anti-join on (file path, row position);
+//     ChecksumTable anti-joins the positions [PlanLive] found deleted, by
+//     deletion vectors and position delete files alike, and refuses tables
+//     with live equality deletes ([ErrUnsupportedDeletes]) — compare those
+//     through ChecksumApplied or ChecksumIceberg.
 //
-// The two paths use different hash functions, so a Sum is only comparable
-// with a Sum from the same path: compare "before" and "after" a rewrite
-// through each path separately.
+// The DuckDB path uses another hash function, so its Sum is only
+// comparable with a Sum from the same path: compare "before" and "after" a
+// rewrite through each path separately.
 //
 // RowLineageParquet (arrow-go's Parquet reader) and RowLineage (build tag
 // duckdb, DuckDB's) read the row lineage (format version 3) of every row

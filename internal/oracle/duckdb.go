@@ -10,6 +10,7 @@ import (
 	"math/big"
 	"strings"
 
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	_ "github.com/duckdb/duckdb-go/v2" // database/sql driver "duckdb"
 )
@@ -62,14 +63,103 @@ SELECT count(*), CAST(coalesce(sum(hash(live)), 0) AS VARCHAR), CAST(coalesce(bi
 }
 
 // ChecksumTable digests the live rows of tbl's current snapshot through
-// DuckDB, over its data files with position deletes applied. It returns
-// ErrUnsupportedDeletes when equality deletes or deletion vectors are live.
+// DuckDB: [PlanLive] plans the snapshot and finds the rows deletion vectors
+// and position delete files delete, by the spec's rules and not by
+// iceberg-go's planner; DuckDB reads the data files and leaves those rows
+// out by an anti-join on (file, row number). Only the current schema's
+// columns are digested, matched by their Parquet name (union_by_name: a column a file
+// lacks reads as null), so the row-lineage columns a format-3 rewrite
+// writes do not count. It returns ErrUnsupportedDeletes when equality
+// deletes apply to a live file.
 func ChecksumTable(ctx context.Context, tbl *table.Table) (Sum, error) {
-	data, dels, err := LiveFiles(ctx, tbl)
+	plan, err := PlanLive(ctx, tbl)
 	if err != nil {
+		return Sum{}, fmt.Errorf("plan %s: %w", tbl.Location(), err)
+	}
+	if len(plan.Files) == 0 {
+		return Sum{}, nil
+	}
+	var paths []string
+	for _, f := range plan.Files {
+		if len(f.Equality) > 0 {
+			return Sum{}, fmt.Errorf("%s: %w", f.Path, ErrUnsupportedDeletes)
+		}
+		paths = append(paths, f.Path)
+	}
+	// Parquet files hold the names Iceberg makes Avro-compatible
+	// ("order-id" is stored as "order_x2Did"), as every writer does.
+	fileSchema, err := iceberg.SanitizeColumnNames(tbl.Schema())
+	if err != nil {
+		return Sum{}, fmt.Errorf("column names of %s: %w", tbl.Location(), err)
+	}
+	cols := make([]string, 0, fileSchema.NumFields())
+	for _, f := range fileSchema.Fields() {
+		cols = append(cols, `d."`+strings.ReplaceAll(f.Name, `"`, `""`)+`"`)
+	}
+	q := fmt.Sprintf(`WITH live AS (
+SELECT %s FROM read_parquet(%s, filename = true, file_row_number = true, hive_partitioning = false, union_by_name = true) d
+ANTI JOIN floe_deleted x ON x.fp = d.filename AND x.pos = d.file_row_number)
+SELECT count(*), CAST(coalesce(sum(hash(live)), 0) AS VARCHAR), CAST(coalesce(bit_xor(hash(live)), 0) AS VARCHAR) FROM live`,
+		strings.Join(cols, ", "), pathList(paths))
+	var (
+		s        Sum
+		sum, xor string
+	)
+	err = withDB(ctx, func(db *sql.DB) (err error) {
+		// A temporary table lives in one connection: pin it.
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, conn.Close()) }()
+		if _, err := conn.ExecContext(ctx, `CREATE TEMP TABLE floe_deleted (fp VARCHAR, pos BIGINT)`); err != nil {
+			return err
+		}
+		if err := insertDeleted(ctx, conn, plan); err != nil {
+			return err
+		}
+		return conn.QueryRowContext(ctx, q).Scan(&s.Rows, &sum, &xor)
+	})
+	if err != nil {
+		return Sum{}, fmt.Errorf("duckdb checksum of %s: %w", tbl.Location(), err)
+	}
+	if s.Sum, err = mod64(sum); err != nil {
 		return Sum{}, err
 	}
-	return ChecksumLive(ctx, data, dels)
+	if s.Xor, err = mod64(xor); err != nil {
+		return Sum{}, err
+	}
+	return s, nil
+}
+
+// insertDeleted fills floe_deleted with the deleted positions of plan, 500
+// rows a statement.
+func insertDeleted(ctx context.Context, conn *sql.Conn, plan LivePlan) error {
+	var (
+		args []any
+		vals []string
+	)
+	flush := func() error {
+		if len(vals) == 0 {
+			return nil
+		}
+		_, err := conn.ExecContext(ctx, `INSERT INTO floe_deleted VALUES `+strings.Join(vals, ", "), args...)
+		args, vals = args[:0], vals[:0]
+		return err
+	}
+	for _, f := range plan.Files {
+		p := LocalPath(f.Path)
+		for pos := range f.Deleted {
+			args = append(args, p, pos)
+			vals = append(vals, "(?, ?)")
+			if len(vals) == 500 {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return flush()
 }
 
 // OrderViolations reads paths in the given order, each file in its row order,
