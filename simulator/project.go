@@ -39,9 +39,10 @@ type Projection struct {
 	// BytesReadPct is the weighted mean over queries of bytes read/table bytes, in percent.
 	BytesReadPct float64 `json:"bytes_read_pct"`
 	// ErrorPP is the error bar of SkippedPct, in percentage points: SamplingErrorPP plus
-	// how far SkippedPct moves when the writer closes every file 1/16 of a file before
-	// or after the target size (it closes a file within half of one of its eight row
-	// groups). For binpack it is how far the projection moves when the input files cut
+	// the largest move of SkippedPct when the writer closes every file 1/16 of a file
+	// before or after the target size (it closes a file within half of one of its eight
+	// row groups). It does not cover an error of the size model (SizeRatio), which
+	// decides the file count. For binpack it is how far the projection moves when the input files cut
 	// between two outputs go whole to one of them. Zero for current (real bounds). Not
 	// meaningful when SampleThin.
 	ErrorPP float64 `json:"error_pp"`
