@@ -38,10 +38,40 @@ type Projection struct {
 	SkippedPct float64 `json:"skipped_pct"`
 	// BytesReadPct is the weighted mean over queries of bytes read/table bytes, in percent.
 	BytesReadPct float64 `json:"bytes_read_pct"`
-	// ErrorPP bounds the sampling error of SkippedPct, in percentage points: the largest
-	// deviation of a half-sample replicate's SkippedPct from the full sample's. Zero for
-	// current (real bounds) and when every row was read.
+	// ErrorPP is the error bar of SkippedPct, in percentage points: SamplingErrorPP plus
+	// the largest move of SkippedPct when the writer closes every file 1/16 of a file
+	// before or after the target size (it closes a file within half of one of its eight
+	// row groups). It does not cover an error of the size model (SizeRatio), which
+	// decides the file count. For binpack it is how far the projection moves when the input files cut
+	// between two outputs go whole to one of them. Zero for current (real bounds). Not
+	// meaningful when SampleThin.
 	ErrorPP float64 `json:"error_pp"`
+	// SamplingErrorPP is the part of ErrorPP that comes from the sample's own variance:
+	// |bootstrap bias| + 2 × the bootstrap standard deviation over Replicates resamples
+	// of the sample's files (or of its rows, in a partition whose every file was read),
+	// within each partition. Zero when every row was read. [Project] samples more rows
+	// while it is wider than ProjectOptions.PrecisionPP.
+	SamplingErrorPP float64 `json:"sampling_error_pp"`
+	// Basis says what the projection was computed from: "files" (current: the table's
+	// real file bounds), "file_bounds" (binpack: unions of the real bounds of the files
+	// each output holds) or "sample" (sort, zorder, hilbert).
+	Basis string `json:"basis"`
+	// Replicates is the number of bootstrap resamples behind ErrorPP (0 when none).
+	Replicates int `json:"replicates"`
+	// SampleThin is set when the sample holds too few rows per projected file for the
+	// projection and its error bar to be trusted; SampleNote says why.
+	SampleThin bool   `json:"sample_thin"`
+	SampleNote string `json:"sample_note,omitempty"`
+	// MeanFilesRead is the weighted mean over queries of the files read.
+	MeanFilesRead float64 `json:"mean_files_read"`
+	// MeanBoundFiles is the weighted mean over queries of the bound: the least number
+	// of files a query could read at this layout's file count, ceil(matching rows / rows
+	// per file) in each partition, the matching rows estimated from the sample. Zero
+	// when there was no sample to estimate them from.
+	MeanBoundFiles float64 `json:"mean_bound_files"`
+	// BoundRatio is MeanFilesRead ÷ MeanBoundFiles: 1 is the best any layout with this
+	// many files could do for the workload. Zero when the bound is unknown or zero.
+	BoundRatio float64 `json:"bound_ratio"`
 	// BiasPP is how much the naive projection (each projected file's range = its sampled
 	// rows' min/max) overstated SkippedPct compared with the reported, widened one, in
 	// percentage points; it shows how optimistic sample-based min/max is for this layout.
@@ -83,10 +113,36 @@ type ProjectOptions struct {
 	// QuantileBuckets is the number of quantile buckets for rank z-order and Hilbert.
 	// Default: [layout.DefaultQuantileBuckets].
 	QuantileBuckets int
-	// Replicates is the number of random half/half splits of the sample used for
-	// ErrorPP (each gives two replicates). Default: 2.
+	// Replicates is the number of bootstrap resamples behind ErrorPP. Default: 24.
 	Replicates int
+	// PrecisionPP is the error bar a decision needs, in percentage points: when a
+	// sampled candidate's ErrorPP is wider, [Project] samples again with four times the
+	// rows per projected file (at most twice, never past Sample.MaxRows). Default: 1.
+	PrecisionPP float64
+	// ThinRowsPerFile is the fewest sampled rows per projected file below which a
+	// projection is marked SampleThin. Default: 20.
+	ThinRowsPerFile int
 }
+
+func (o ProjectOptions) withDefaults() ProjectOptions {
+	if o.Replicates <= 0 {
+		o.Replicates = 24
+	}
+	if o.PrecisionPP <= 0 {
+		o.PrecisionPP = 1
+	}
+	if o.ThinRowsPerFile <= 0 {
+		o.ThinRowsPerFile = 20
+	}
+	return o
+}
+
+// The values of [Projection.Basis].
+const (
+	BasisFiles      = "files"
+	BasisFileBounds = "file_bounds"
+	BasisSample     = "sample"
+)
 
 // ProjectCurrent replays the workload against the table's real current file bounds: the
 // baseline, and what [Measure] must agree with file for file. It needs no sample.
@@ -95,8 +151,9 @@ func ProjectCurrent(st *lake.State, queries []Query) Projection {
 	bq := bindQueries(b, queries)
 	fs := fileSetFromLake(st.DataFiles, b, st.Metadata)
 	rs := fs.replay(bq)
-	p := Projection{Layout: layout.Layout{Strategy: layout.StrategyCurrent}.String(), FilesBefore: fs.n, FilesAfter: fs.n, SizeRatio: 1, PerQuery: rs}
+	p := Projection{Layout: layout.Layout{Strategy: layout.StrategyCurrent}.String(), FilesBefore: fs.n, FilesAfter: fs.n, SizeRatio: 1, PerQuery: rs, Basis: BasisFiles}
 	p.SkippedPct, p.BytesReadPct = summarize(bq, rs, fs.totalBytes)
+	p.MeanFilesRead = meanFilesRead(bq, rs)
 	return p
 }
 
@@ -144,18 +201,58 @@ func Project(ctx context.Context, st *lake.State, layouts []layout.Layout, queri
 		}
 		projected = max(projected, int(math.Ceil(float64(bytes)/float64(targetSize(l, st)))))
 	}
-	var sample *Sample
-	if needSample {
-		so := opts.Sample
-		if so.ProjectedFiles <= 0 {
-			so.ProjectedFiles = projected
+	opts = opts.withDefaults()
+	if !needSample {
+		out := make([]Projection, len(layouts))
+		for i := range layouts {
+			out[i] = ProjectCurrent(st, queries)
 		}
-		var err error
-		sample, err = TakeSample(ctx, st, cols, so)
+		return out, nil
+	}
+	so := opts.Sample
+	if so.ProjectedFiles <= 0 {
+		so.ProjectedFiles = projected
+	}
+	so = withSampleDefaults(so)
+	// The sample is sized by the precision the decision needs: when a sampled
+	// candidate's error bar is wider than PrecisionPP, sample again with four times the
+	// rows per projected file, up to twice and never past MaxRows.
+	for round := 0; ; round++ {
+		out, sample, err := projectOnce(ctx, st, layouts, queries, cols, so, opts)
 		if err != nil {
 			return nil, err
 		}
-		defer sample.Release()
+		wide := false
+		for _, p := range out {
+			wide = wide || p.Basis == BasisSample && p.SamplingErrorPP > opts.PrecisionPP
+		}
+		full := sample.Fraction >= 1 || sample.Rows >= so.MaxRows*9/10
+		sample.Release()
+		if !wide || full || round == 2 {
+			return out, nil
+		}
+		so.RowsPerProjectedFile *= 4
+	}
+}
+
+// withSampleDefaults fills the zero fields of o with [DefaultSampleOptions].
+func withSampleDefaults(o SampleOptions) SampleOptions {
+	d := DefaultSampleOptions()
+	if o.RowsPerProjectedFile <= 0 {
+		o.RowsPerProjectedFile = d.RowsPerProjectedFile
+	}
+	if o.MaxRows <= 0 {
+		o.MaxRows = d.MaxRows
+	}
+	return o
+}
+
+// projectOnce takes one sample and projects every layout from it; the caller
+// releases the sample.
+func projectOnce(ctx context.Context, st *lake.State, layouts []layout.Layout, queries []Query, cols []string, so SampleOptions, opts ProjectOptions) ([]Projection, *Sample, error) {
+	sample, err := TakeSample(ctx, st, cols, so)
+	if err != nil {
+		return nil, nil, err
 	}
 	// Layouts are projected concurrently, one per core: each is pure CPU over the
 	// shared sample, whose column values and quantile fits are computed once.
@@ -168,7 +265,11 @@ func Project(ctx context.Context, st *lake.State, layouts []layout.Layout, queri
 				return fmt.Errorf("project %s: %w", st.Ident, err)
 			}
 			if l.Strategy == layout.StrategyCurrent {
-				out[i] = ProjectCurrent(st, queries)
+				p := ProjectCurrent(st, queries)
+				if err := sample.applyBound(&p, queries, sample.PartitionFiles); err != nil {
+					return fmt.Errorf("project %s: %w", st.Ident, err)
+				}
+				out[i] = p
 				return nil
 			}
 			p, err := ProjectSample(sample, l, queries, targetSize(l, st), opts)
@@ -180,9 +281,10 @@ func Project(ctx context.Context, st *lake.State, layouts []layout.Layout, queri
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, err
+		sample.Release()
+		return nil, nil, err
 	}
-	return out, nil
+	return out, sample, nil
 }
 
 func targetSize(l layout.Layout, st *lake.State) int64 {
@@ -205,18 +307,20 @@ type colVals struct {
 }
 
 // ProjectSample projects layout l from a sample: per partition, it orders the sampled rows
-// by l's key (binpack keeps arrival order), cuts them into as many files as the
-// partition's bytes fill at targetFileSizeBytes, takes each projected file's min/max and
-// null count for every predicate column (truncated as the table's metrics mode truncates
-// string bounds), and replays the workload against those files. Pure: no I/O.
+// by l's key, cuts them into files of targetFileSizeBytes (filled in order, as the
+// rewriter's writer fills them), takes each projected file's min/max and null count for
+// every predicate column (truncated as the table's metrics mode truncates string bounds)
+// and its partition's tuple, and replays the workload against those files. Binpack is
+// projected from the real bounds of the files each output would hold instead (see
+// binpack.go). Pure: no I/O.
 //
 // Bias correction: a projected file's true range contains its sampled range, so naive
 // bounds are optimistic. Each file's range is widened to the sorted neighbours just
 // outside it (the last sampled row of the file before and the first of the file after,
 // in the same partition): by order statistics the unsampled rows of a file lie, in key
 // order, between those neighbours, so for the leading key column the widened range covers
-// the true one. BiasPP reports the difference. ErrorPP is the largest deviation of
-// replicates projected from random disjoint halves of the sample (same file counts).
+// the true one. BiasPP reports the difference. ErrorPP comes from a bootstrap over the
+// sample's files within each partition (see [Projection.ErrorPP]).
 func ProjectSample(s *Sample, l layout.Layout, queries []Query, targetFileSizeBytes int64, opts ProjectOptions) (Projection, error) {
 	if err := l.Validate(); err != nil {
 		return Projection{}, err
@@ -227,12 +331,13 @@ func ProjectSample(s *Sample, l layout.Layout, queries []Query, targetFileSizeBy
 	if targetFileSizeBytes <= 0 {
 		targetFileSizeBytes = DefaultTargetFileSizeBytes
 	}
-	if opts.Replicates <= 0 {
-		opts.Replicates = 2
-	}
-	p := Projection{Layout: l.String(), FilesBefore: s.FilesBefore, RewriteBytes: s.TableBytes, SampleRows: s.Rows, SampleFraction: s.Fraction}
+	opts = opts.withDefaults()
+	p := Projection{Layout: l.String(), FilesBefore: s.FilesBefore, RewriteBytes: s.TableBytes, SampleRows: s.Rows, SampleFraction: s.Fraction, Basis: BasisSample, SizeRatio: 1}
 	b := newBinding(s.Schema)
 	bq := bindQueries(b, queries)
+	if l.Strategy == layout.StrategyBinpack {
+		return s.projectBinpack(p, b, bq, queries, targetFileSizeBytes)
+	}
 	if s.Rows == 0 {
 		if s.TableRows > 0 {
 			return Projection{}, fmt.Errorf("project %s: %w", l, errNoSample)
@@ -257,60 +362,226 @@ func ProjectSample(s *Sample, l layout.Layout, queries []Query, targetFileSizeBy
 		}
 	}
 	// Files per partition, from the bytes the rewrite is expected to write.
-	p.SizeRatio = 1
-	if l.Strategy != layout.StrategyBinpack {
-		if p.SizeRatio, err = s.sizeRatio(perm, targetFileSizeBytes); err != nil {
-			return Projection{}, fmt.Errorf("project %s: %w", l, err)
-		}
+	if p.SizeRatio, err = s.sizeRatio(perm, targetFileSizeBytes); err != nil {
+		return Projection{}, fmt.Errorf("project %s: %w", l, err)
 	}
-	files := make([]int, len(s.Partitions))
-	for pi, by := range s.PartitionBytes {
-		files[pi] = max(1, int(math.Ceil(float64(by)*p.SizeRatio/float64(targetFileSizeBytes))))
-		if s.PartitionRows[pi] == 0 {
-			files[pi] = 0
-		}
-		p.FilesAfter += files[pi]
+	cuts := s.cuts(p.SizeRatio, targetFileSizeBytes)
+	for _, c := range cuts {
+		p.FilesAfter += c.files
 	}
 	exact := s.Fraction >= 1
 	// Lay the values out in the layout's order once: every cut below (the projection,
-	// the naive one, the half-sample replicates) then reads them in sequence.
+	// the naive one, the bootstrap replicates) then reads them in sequence.
 	ordered, rowPart := permuteVals(vals, s.rowPart, perm)
 	pos := make([]int32, len(perm))
 	for i := range pos {
 		pos[i] = int32(i)
 	}
-	fs := cutFiles(s, b, ordered, rowPart, pos, files, !exact)
+	fs := cutFiles(s, b, ordered, rowPart, pos, cuts, !exact)
 	rs := fs.replay(bq)
 	p.PerQuery = rs
 	p.SkippedPct, p.BytesReadPct = summarize(bq, rs, fs.totalBytes)
+	p.MeanFilesRead = meanFilesRead(bq, rs)
+	files := make([]int, len(cuts))
+	for pi, c := range cuts {
+		files[pi] = c.files
+	}
+	if err := s.applyBound(&p, queries, files); err != nil {
+		return Projection{}, fmt.Errorf("project %s: %w", l, err)
+	}
+	cutErr := cutSensitivity(p.SkippedPct, cuts, func(c []cut) float64 {
+		fs := cutFiles(s, b, ordered, rowPart, pos, c, !exact)
+		skip, _ := summarize(bq, fs.replay(bq), fs.totalBytes)
+		return skip
+	})
+	p.ErrorPP = cutErr
 	if exact {
 		return p, nil
 	}
-	naive := cutFiles(s, b, ordered, rowPart, pos, files, false)
+	if perFile := float64(s.Rows) / float64(max(p.FilesAfter, 1)); perFile < float64(opts.ThinRowsPerFile) {
+		p.SampleThin = true
+		p.SampleNote = fmt.Sprintf("sample too thin: %.1f sampled rows per projected file, fewer than %d; the error bar is not reliable (sample more rows: --seed does not help, a larger sample does)", perFile, opts.ThinRowsPerFile)
+	}
+	naive := cutFiles(s, b, ordered, rowPart, pos, cuts, false)
 	naiveSkip, _ := summarize(bq, naive.replay(bq), naive.totalBytes)
 	p.BiasPP = naiveSkip - p.SkippedPct
-	rng := rand.New(rand.NewPCG(s.metricsSeed(), 0x4a1f))
-	for range opts.Replicates {
-		half := make([]bool, s.Rows)
-		for i := range half {
-			half[i] = rng.IntN(2) == 1
-		}
-		for _, side := range []bool{false, true} {
-			sub := make([]int32, 0, len(perm)/2+1)
-			for i, r := range perm {
-				if half[r] == side {
-					sub = append(sub, int32(i))
-				}
-			}
-			rep := cutFiles(s, b, ordered, rowPart, sub, files, true)
-			skip, _ := summarize(bq, rep.replay(bq), rep.totalBytes)
-			p.ErrorPP = max(p.ErrorPP, math.Abs(skip-p.SkippedPct))
-		}
-	}
+	reps := s.bootstrap(perm, opts.Replicates, func(sub []int32) float64 {
+		rep := cutFiles(s, b, ordered, rowPart, sub, cuts, true)
+		skip, _ := summarize(bq, rep.replay(bq), rep.totalBytes)
+		return skip
+	})
+	p.Replicates = len(reps)
+	p.SamplingErrorPP = errorBar(p.SkippedPct, reps)
+	p.ErrorPP = p.SamplingErrorPP + cutErr
 	return p, nil
 }
 
-func (s *Sample) metricsSeed() uint64 { return uint64(s.Rows)*0x9e3779b97f4a7c15 + 1 }
+// cutSlack is how far from the target size the rewriter's writer may close a file, as
+// a share of the file: within half a row group, and it writes eight row groups a file
+// (rewriter.DefaultRowGroupsPerFile).
+const cutSlack = 1.0 / 16
+
+// cutSensitivity is the largest change of the skip rate when every file is cut
+// cutSlack larger or smaller than the target (the file count kept): the part of the
+// error that comes from where the writer closes files, not from the sample.
+func cutSensitivity(est float64, cuts []cut, skip func([]cut) float64) float64 {
+	var worst float64
+	for _, f := range []float64{1 - cutSlack, 1 + cutSlack} {
+		c := slices.Clone(cuts)
+		for i := range c {
+			if c[i].files > 1 {
+				c[i].share = min(c[i].share*f, 1/float64(c[i].files-1))
+			}
+		}
+		worst = max(worst, math.Abs(skip(c)-est))
+	}
+	return worst
+}
+
+// errorBar is |mean(reps) − est| + 2 × the standard deviation of reps: the bootstrap's
+// estimate of the estimator's bias plus a two-sided 95% spread.
+func errorBar(est float64, reps []float64) float64 {
+	if len(reps) < 2 {
+		return 0
+	}
+	var mean float64
+	for _, r := range reps {
+		mean += r
+	}
+	mean /= float64(len(reps))
+	var ss float64
+	for _, r := range reps {
+		ss += (r - mean) * (r - mean)
+	}
+	return math.Abs(mean-est) + 2*math.Sqrt(ss/float64(len(reps)-1))
+}
+
+// bootstrap draws n resamples of the sample and returns stat of each. A resample is
+// drawn per partition: the partition's sampled files with replacement (each row counted
+// as often as its file was drawn) when only some of its files were read, else its rows
+// with replacement (a Poisson(1) count per row); a partition read whole is kept as it
+// is. stat receives the resample as positions in perm's order, repeated as counted,
+// ascending. Seeded by the sample's size: the same sample gives the same error bars.
+func (s *Sample) bootstrap(perm []int32, n int, stat func(sub []int32) float64) []float64 {
+	rng := rand.New(rand.NewPCG(uint64(s.Rows)*0x9e3779b97f4a7c15+1, 0xb007))
+	// The sampled files of each partition.
+	partFiles := make([][]int32, len(s.Partitions))
+	seen := map[int32]bool{}
+	for r, fi := range s.rowFile {
+		if !seen[fi] {
+			seen[fi] = true
+			pi := s.rowPart[r]
+			partFiles[pi] = append(partFiles[pi], fi)
+		}
+	}
+	out := make([]float64, 0, n)
+	fileCount := map[int32]int32{}
+	mult := make([]int32, s.Rows)
+	for range n {
+		clear(fileCount)
+		byFile := make([]bool, len(s.Partitions))
+		for pi, fs := range partFiles {
+			if s.wholeParts[pi] || len(fs) < 2 {
+				continue
+			}
+			byFile[pi] = true
+			for range fs {
+				fileCount[fs[rng.IntN(len(fs))]]++
+			}
+		}
+		for r := range mult {
+			pi := s.rowPart[r]
+			switch {
+			case byFile[pi]:
+				mult[r] = fileCount[s.rowFile[r]]
+			case int64(s.PartitionSampledRows[pi]) >= s.PartitionRows[pi]:
+				mult[r] = 1 // every row of the partition is in the sample
+			default:
+				mult[r] = poisson1(rng)
+			}
+		}
+		sub := make([]int32, 0, len(perm))
+		for i, r := range perm {
+			for range mult[r] {
+				sub = append(sub, int32(i))
+			}
+		}
+		out = append(out, stat(sub))
+	}
+	return out
+}
+
+// poisson1 draws from a Poisson distribution of mean 1 (inversion).
+func poisson1(rng *rand.Rand) int32 {
+	u := rng.Float64()
+	p := math.Exp(-1)
+	cdf := p
+	k := int32(0)
+	for u > cdf && k < 20 {
+		k++
+		p /= float64(k)
+		cdf += p
+	}
+	return k
+}
+
+// meanFilesRead is the weighted mean over queries of the files read.
+func meanFilesRead(qs []boundQuery, rs []QueryResult) float64 {
+	var sum, wsum float64
+	for i, r := range rs {
+		w := qs[i].weight
+		if w <= 0 {
+			w = 1
+		}
+		sum += w * float64(r.FilesRead)
+		wsum += w
+	}
+	if wsum == 0 {
+		return 0
+	}
+	return sum / wsum
+}
+
+// projectBinpack projects a bin-pack from the real file statistics (see binpack.go).
+// ErrorPP is how far the projection moves when every input file cut between two
+// outputs goes whole to the one holding more of its rows.
+func (s *Sample) projectBinpack(p Projection, b *binding, bq []boundQuery, queries []Query, target int64) (Projection, error) {
+	p.Basis = BasisFileBounds
+	in := fileSetFromLake(s.files, b, s.md)
+	plan := s.binpackFiles(target, false)
+	fs := binpackSet(in, plan, b)
+	rs := fs.replay(bq)
+	p.PerQuery = rs
+	p.FilesAfter = fs.n
+	p.SkippedPct, p.BytesReadPct = summarize(bq, rs, fs.totalBytes)
+	p.MeanFilesRead = meanFilesRead(bq, rs)
+	alt := binpackSet(in, s.binpackFiles(target, true), b)
+	altSkip, _ := summarize(bq, alt.replay(bq), alt.totalBytes)
+	p.ErrorPP = math.Abs(altSkip - p.SkippedPct)
+	// The rewrite reads and writes only the files it rewrites.
+	p.RewriteBytes = 0
+	for _, f := range plan {
+		if f.rewritten {
+			for k, i := range f.members {
+				p.RewriteBytes += int64(f.shares[k] * float64(s.files[i].SizeBytes))
+			}
+		}
+	}
+	files := make([]int, len(s.Partitions))
+	part := make(map[int]int, len(s.files))
+	for pi, idx := range s.partFiles {
+		for _, i := range idx {
+			part[i] = pi
+		}
+	}
+	for _, f := range plan {
+		files[part[f.members[0]]]++
+	}
+	if err := s.applyBound(&p, queries, files); err != nil {
+		return Projection{}, err
+	}
+	return p, nil
+}
 
 // sortSample returns the sample's row numbers grouped by partition and, within one,
 // ordered by the layout's key (stable: ties and binpack keep arrival order).
@@ -507,17 +778,58 @@ func permuteVals(vals []colVals, rowPart []int32, perm []int32) ([]colVals, []in
 	return out, rp
 }
 
-// cutFiles cuts the ordered rows (grouped by partition) into files[p] files per partition
-// and builds their statistics; widen extends every file's rows by one sorted neighbour
-// on each side within its partition.
-func cutFiles(s *Sample, b *binding, vals []colVals, rowPart []int32, perm []int32, files []int, widen bool) *fileSet {
+// cut is how a partition is cut into projected files: files of which every one but the
+// last holds share of the partition's rows (the writer fills each file to the target
+// size before it opens the next, so the last holds the rest).
+type cut struct {
+	files int
+	share float64
+}
+
+// cuts returns each partition's cut for a rewrite writing sizeRatio × its bytes in
+// files of target bytes: ceil(bytes × sizeRatio / target) files (none for a partition
+// without rows).
+func (s *Sample) cuts(sizeRatio float64, target int64) []cut {
+	out := make([]cut, len(s.Partitions))
+	for pi, by := range s.PartitionBytes {
+		if s.PartitionRows[pi] == 0 {
+			continue
+		}
+		written := float64(by) * sizeRatio
+		out[pi].files = max(1, int(math.Ceil(written/float64(target))))
+		out[pi].share = min(1, float64(target)/max(written, 1))
+	}
+	return out
+}
+
+// span returns the share of a partition's rows before file j of c and in it.
+func (c cut) span(j int) (from, share float64) {
+	from = float64(j) * c.share
+	if j == c.files-1 {
+		return from, max(0, 1-from)
+	}
+	return from, c.share
+}
+
+// cutFiles cuts the ordered rows (grouped by partition) as cuts say and builds their
+// statistics, each projected file carrying its partition's tuple for the partition
+// view; widen extends every file's rows by one sorted neighbour on each side within
+// its partition.
+func cutFiles(s *Sample, b *binding, vals []colVals, rowPart []int32, perm []int32, cuts []cut, widen bool) *fileSet {
 	total := 0
-	for _, k := range files {
-		total += k
+	for _, c := range cuts {
+		total += c.files
 	}
 	fs := newFileSet(total, b)
-	visited := make([]bool, len(files))
+	fileParts := make([]int, total)
+	visited := make([]bool, len(cuts))
 	fi := 0
+	setSize := func(fi, pi, j int) {
+		_, share := cuts[pi].span(j)
+		fs.size[fi] = int64(math.Round(share * float64(s.PartitionBytes[pi])))
+		fs.records[fi] = max(1, int64(math.Round(share*float64(s.PartitionRows[pi]))))
+		fileParts[fi] = pi
+	}
 	start := 0
 	for start < len(perm) {
 		// rows of this partition in perm[start:end]
@@ -527,15 +839,19 @@ func cutFiles(s *Sample, b *binding, vals []colVals, rowPart []int32, perm []int
 			end++
 		}
 		visited[pi] = true
-		k := files[pi]
-		m := end - start
-		for j := range k {
-			a, z := start+j*m/k, start+(j+1)*m/k
+		c := cuts[pi]
+		m := float64(end - start)
+		for j := range c.files {
+			from, share := c.span(j)
+			a, z := start+int(math.Round(from*m)), start+int(math.Round((from+share)*m))
+			if j == c.files-1 {
+				z = end
+			}
+			a, z = min(a, end), min(max(z, a), end)
 			if widen {
 				a, z = max(start, a-1), min(end, z+1)
 			}
-			fs.size[fi] = s.PartitionBytes[pi] / int64(k)
-			fs.records[fi] = max(1, s.PartitionRows[pi]/int64(k))
+			setSize(fi, pi, j)
 			for ci := range b.cols {
 				trunc := s.metrics(b.cols[ci].name)
 				switch cd := fs.cols[ci].(type) {
@@ -549,17 +865,26 @@ func cutFiles(s *Sample, b *binding, vals []colVals, rowPart []int32, perm []int
 		}
 		start = end
 	}
-	// Partitions without sampled rows: files with no bounds (may match anything).
-	for pi, k := range files {
+	// Partitions without sampled rows: files with no bounds (may match anything) but
+	// their partition's tuple.
+	for pi, c := range cuts {
 		if visited[pi] {
 			continue
 		}
-		for range k {
-			fs.size[fi], fs.records[fi] = s.PartitionBytes[pi]/int64(k), max(1, s.PartitionRows[pi]/int64(k))
+		for j := range c.files {
+			setSize(fi, pi, j)
 			fi++
 		}
 	}
 	fs.finish()
+	if len(s.partFiles) == len(cuts) {
+		reps := make([]lake.File, total)
+		for i, pi := range fileParts {
+			rep := &s.files[s.partFiles[pi][0]]
+			reps[i] = lake.File{SpecID: rep.SpecID, Partition: rep.Partition, Records: fs.records[i], SizeBytes: fs.size[i]}
+		}
+		fs.part = partitionView(reps, b, s.md)
+	}
 	return fs
 }
 

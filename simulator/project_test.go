@@ -234,7 +234,7 @@ func TestProjectSampleEmptyAndErrors(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, ps, 1)
 	require.InDelta(t, 1.0, ps[0].SampleFraction, 1e-9)
-	require.Zero(t, ps[0].ErrorPP)
+	require.Zero(t, ps[0].SamplingErrorPP, "no sampling error; ErrorPP keeps the writer's cut slack")
 	require.Equal(t, 200, ps[0].SampleRows)
 	require.Equal(t, 4, ps[0].FilesAfter)
 	require.Equal(t, 1, ps[0].PerQuery[0].FilesRead, "ids 0..49 fill the first of 4 files")

@@ -24,6 +24,9 @@ type QueryResult struct {
 	FilesTotal int `json:"files_total"`
 	// BytesRead is the total size of the files read, in bytes.
 	BytesRead int64 `json:"bytes_read"`
+	// BoundFiles is the least number of files the query could read at the layout's file
+	// count (see [Projection.MeanBoundFiles]); 0 when unknown.
+	BoundFiles int `json:"bound_files"`
 }
 
 // SkippedFraction is the share of the layout's files the query skips (0
@@ -147,8 +150,18 @@ func fileSetFromLake(files []lake.File, b *binding, md table.Metadata) *fileSet 
 		}
 	}
 	fs.finish()
+	fs.part = partitionView(files, b, md)
+	return fs
+}
+
+// partitionView builds the partition-only view of files (see fileSetFromLake): each
+// file knows only what its partition tuple says of the bound columns (identity values,
+// and the ranges of year/month/day/hour values). It reads each file's SpecID, Partition
+// and Records only, so projected files that carry their partition's tuple get the same
+// view. Nil when no bound column is a partition source or md is nil.
+func partitionView(files []lake.File, b *binding, md table.Metadata) *fileSet {
 	if md == nil {
-		return fs
+		return nil
 	}
 	identity := map[int32]map[int]int{} // spec id → partition field id → bound column
 	tf := map[int]iceberg.Transform{}   // partition field id → transform
@@ -183,8 +196,9 @@ func fileSetFromLake(files []lake.File, b *binding, md table.Metadata) *fileSet 
 			}
 			if part == nil {
 				part = newFileSet(len(files), b)
-				copy(part.size, fs.size)
-				copy(part.records, fs.records)
+				for j, g := range files {
+					part.size[j], part.records[j] = g.SizeBytes, g.Records
+				}
 			}
 			if _, isID := tf[pfID].(iceberg.IdentityTransform); !isID {
 				if cd, ok := part.cols[ci].(*colData[uint64]); ok {
@@ -202,9 +216,8 @@ func fileSetFromLake(files []lake.File, b *binding, md table.Metadata) *fileSet 
 	}
 	if part != nil {
 		part.finish()
-		fs.part = part
 	}
-	return fs
+	return part
 }
 
 // setExact records that every row of file i holds v in this column, from an identity

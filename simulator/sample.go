@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-project/floe/internal/sample"
 	"github.com/floe-project/floe/lake"
@@ -46,8 +48,23 @@ type Sample struct {
 	// PartitionRows/PartitionBytes those partitions' rows and bytes in the table.
 	Partitions                    []string
 	PartitionRows, PartitionBytes []int64
-	// rowPart is the partition index of every sampled row, in record order.
-	rowPart []int32
+	// PartitionFiles are the live data files of each partition, and
+	// PartitionSampledRows the sampled rows of each.
+	PartitionFiles, PartitionSampledRows []int
+	// rowPart is the partition index of every sampled row, in record order, and
+	// rowFile the index in files of the file it was read from.
+	rowPart, rowFile []int32
+	// files are the table's live data files in data-sequence order, partFiles the
+	// indexes of each partition's files among them (in that order), and
+	// partDeletes each partition's delete files: binpack is projected from them.
+	files       []lake.File
+	partFiles   [][]int
+	partDeletes []int
+	// wholeParts marks partitions whose every file was read (the bootstrap then
+	// resamples rows, not files).
+	wholeParts []bool
+	// md is the table's metadata, for the partition view of projected files.
+	md table.Metadata
 	// columnBytes are the compressed bytes of each column (by field id) over the live
 	// data files that report column sizes, and sizedBytes those files' bytes.
 	columnBytes map[int]int64
@@ -87,20 +104,24 @@ func (s *Sample) Release() {
 	s.coded = nil
 }
 
-// TakeSample reads a uniform, seeded sample of the named columns from the live data files
-// of st (deletes applied). Its size is max(RowsPerProjectedFile × projected files,
-// MinFraction × rows), capped at MaxRows; when that is half the table or more, every row
-// is read. Otherwise a seeded random subset of files (FileOversampling times the row
-// fraction) is read, only the named columns, and each of their rows is kept with the
-// probability that makes every row of the table equally likely to be sampled. The rows
-// are read by package internal/sample, which the rewriter's quantile fit reads through
-// too.
+// TakeSample reads a seeded sample of the named columns from the live data files of st
+// (deletes applied), stratified by partition: every partition gets
+// RowsPerProjectedFile rows per file the rewrite is expected to write in it (and at least
+// MinFraction of its rows), the whole capped at MaxRows; a partition whose share is half
+// its rows or more is read whole. Within a partition a share of its files is read, chosen
+// with probability proportional to their rows, and thinned so that every row of the
+// partition is equally likely to be sampled. The rows are read by package
+// internal/sample, which the rewriter's quantile fit reads through too.
 func TakeSample(ctx context.Context, st *lake.State, columns []string, opts SampleOptions) (*Sample, error) {
 	schema := st.Metadata.CurrentSchema()
-	s := &Sample{Schema: schema, FilesBefore: len(st.DataFiles), metrics: metricsModes(st.Metadata.Properties()), columnBytes: map[int]int64{}}
+	s := &Sample{Schema: schema, FilesBefore: len(st.DataFiles), metrics: metricsModes(st.Metadata.Properties()), columnBytes: map[int]int64{}, md: st.Metadata}
+	s.files = slices.Clone(st.DataFiles)
+	slices.SortStableFunc(s.files, func(a, b lake.File) int { return compareInt64(a.SequenceNumber, b.SequenceNumber) })
 	partIdx := map[string]int32{}
-	for i := range st.DataFiles {
-		f := &st.DataFiles[i]
+	fileIdx := make(map[string]int32, len(s.files))
+	for i := range s.files {
+		f := &s.files[i]
+		fileIdx[f.Path] = int32(i)
 		s.TableRows += f.Records
 		s.TableBytes += f.SizeBytes
 		if f.DataFile != nil {
@@ -118,20 +139,40 @@ func TakeSample(ctx context.Context, st *lake.State, columns []string, opts Samp
 			s.Partitions = append(s.Partitions, f.PartitionKey)
 			s.PartitionRows = append(s.PartitionRows, 0)
 			s.PartitionBytes = append(s.PartitionBytes, 0)
+			s.PartitionFiles = append(s.PartitionFiles, 0)
+			s.partFiles = append(s.partFiles, nil)
 		}
 		s.PartitionRows[pi] += f.Records
 		s.PartitionBytes[pi] += f.SizeBytes
+		s.PartitionFiles[pi]++
+		s.partFiles[pi] = append(s.partFiles[pi], i)
 	}
+	s.PartitionSampledRows = make([]int, len(s.Partitions))
+	s.partDeletes = make([]int, len(s.Partitions))
+	for _, d := range st.DeleteFiles {
+		if pi, ok := partIdx[d.PartitionKey]; ok {
+			s.partDeletes[pi]++
+		}
+	}
+	read := make([]map[int32]bool, len(s.Partitions))
 	frac, err := sample.Read(ctx, st, columns, opts, func(f *lake.File, rec arrow.RecordBatch) {
-		pi := int32(0)
+		pi, fi := int32(0), int32(-1)
 		if f != nil {
-			pi = partIdx[f.PartitionKey]
+			pi, fi = partIdx[f.PartitionKey], fileIdx[f.Path]
 		}
 		n := int(rec.NumRows())
 		s.Records = append(s.Records, rec)
 		s.Rows += n
+		if len(s.PartitionSampledRows) > int(pi) {
+			s.PartitionSampledRows[pi] += n
+			if read[pi] == nil {
+				read[pi] = map[int32]bool{}
+			}
+			read[pi][fi] = true
+		}
 		for range n {
 			s.rowPart = append(s.rowPart, pi)
+			s.rowFile = append(s.rowFile, fi)
 		}
 	})
 	if err != nil {
@@ -139,6 +180,10 @@ func TakeSample(ctx context.Context, st *lake.State, columns []string, opts Samp
 		return nil, err
 	}
 	s.Fraction = frac
+	s.wholeParts = make([]bool, len(s.Partitions))
+	for pi := range s.wholeParts {
+		s.wholeParts[pi] = frac >= 1 || len(read[pi]) >= s.PartitionFiles[pi]
+	}
 	return s, nil
 }
 

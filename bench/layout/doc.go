@@ -19,6 +19,15 @@
 //     manifests) and record projected, actual and |projected − actual| per query, and
 //     the projected and written bytes (the size model that decides the file count).
 //
+// Shapes: the lineitem shape (TPC-H and Mixed workloads) or [Stream], a skewed
+// streaming shape (Zipf tenants, events in time order, a tenth late); Config.Partitioned
+// partitions by month(l_shipdate) or day(event_ts), and Config.Compacted bin-packs the
+// table with the real rewriter first, to one file per partition or a few, the shape
+// most production tables have after routine maintenance. Each Row carries the
+// projection's error bar, its sampling part, whether the measurement fell within it,
+// its basis and files read ÷ the bound. TestLayoutHarnessShapes runs the streaming
+// shape by day compacted to one file per day.
+//
 // Config.ZOrderMode picks the z-order key for projection and rewrite alike (Hilbert is
 // always rank-normalized, so only rank z-order is a fair match for it).
 //

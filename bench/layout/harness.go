@@ -48,7 +48,21 @@ type Config struct {
 	// (zero value, what Spark writes) or rank-normalized (the fair match for Hilbert,
 	// which is always rank-normalized).
 	ZOrderMode floelayout.ZOrderMode
+	// Partitioned partitions the table by the workload's partition field
+	// (lineitem: month(l_shipdate); stream: day(event_ts)).
+	Partitioned bool
+	// Compacted bin-packs the table with the real rewriter before anything is projected,
+	// as routine maintenance leaves production tables: "one" file per partition, or
+	// "few" (about three per partition, eight when unpartitioned). Default: the
+	// arrival-order files as appended.
+	Compacted string
 }
+
+// The values of Config.Compacted.
+const (
+	CompactedOne = "one"
+	CompactedFew = "few"
+)
 
 // Row is one candidate's outcome.
 type Row struct {
@@ -60,8 +74,17 @@ type Row struct {
 	TrainProjectedPct float64 `json:"train_projected_pct"`
 	// ActualPct is the skip iceberg-go's scan planning measures on the rewritten table.
 	ActualPct float64 `json:"actual_pct"`
-	// ErrorPP is the projection's own error bound (simulator.Projection.ErrorPP).
-	ErrorPP float64 `json:"error_pp"`
+	// ErrorPP is the projection's own error bound (simulator.Projection.ErrorPP), and
+	// SamplingErrorPP the part of it from the sample's variance.
+	ErrorPP         float64 `json:"error_pp"`
+	SamplingErrorPP float64 `json:"sampling_error_pp"`
+	// WithinError is |ProjectedPct − ActualPct| ≤ ErrorPP.
+	WithinError bool `json:"within_error"`
+	// Basis and SampleThin are the projection's (simulator.Projection).
+	Basis      string `json:"basis"`
+	SampleThin bool   `json:"sample_thin"`
+	// BoundRatio is the projection's files read ÷ the bound at its file count.
+	BoundRatio float64 `json:"bound_ratio"`
 	// FilesProjected and FilesActual are the data files after the rewrite, projected and real.
 	FilesProjected int `json:"files_projected"`
 	FilesActual    int `json:"files_actual"`
@@ -86,6 +109,11 @@ type Report struct {
 	TargetFileSizeBytes int64  `json:"target_file_size_bytes"`
 	Workload            string `json:"workload"`
 	EvalQueries         int    `json:"eval_queries"`
+	// Partitioned and Compacted are the Config's; Partitions counts the table's
+	// partitions.
+	Partitioned bool   `json:"partitioned"`
+	Compacted   string `json:"compacted,omitempty"`
+	Partitions  int    `json:"partitions"`
 	// Templates names the template of each eval query, in query order.
 	Templates []string `json:"templates"`
 	// ProjectSeconds is the wall time of projecting every candidate for the eval
@@ -267,12 +295,22 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 		}
 		layouts[i] = l
 	}
-	schema := Schema()
+	switch cfg.Compacted {
+	case "", CompactedOne, CompactedFew:
+	default:
+		return Report{}, fmt.Errorf("evaluate layouts: compacted %q: want %q or %q", cfg.Compacted, CompactedOne, CompactedFew)
+	}
+	schema := wl.schema()
+	var spec *iceberg.PartitionSpec
+	if cfg.Partitioned {
+		ps := iceberg.NewPartitionSpec(wl.partition)
+		spec = &ps
+	}
 	aschema, err := table.SchemaToArrowSchema(schema, nil, true, false)
 	if err != nil {
 		return Report{}, fmt.Errorf("evaluate layouts: arrow schema: %w", err)
 	}
-	batches, err := Generate(aschema, cfg.Rows, cfg.Files, cfg.DataSeed)
+	batches, err := wl.generate(aschema, cfg.Rows, cfg.Files, cfg.DataSeed)
 	if err != nil {
 		return Report{}, err
 	}
@@ -295,10 +333,15 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 		id := lake.Ident{Catalog: catalogName, Namespace: []string{Namespace}, Name: fmt.Sprintf("lineitem_%d", i)}
 		var st *lake.State
 		var err error
-		if i == 0 {
-			st, err = writeTable(ctx, cat, id, schema, batches)
+		if i == 0 || spec != nil {
+			// A partitioned table is written anew for every candidate: adding files
+			// to one would need their partition values inferred.
+			st, err = writeTable(ctx, cat, id, schema, spec, batches)
 		} else {
 			st, err = shareTable(ctx, cat, id, schema, states[0])
+		}
+		if err == nil && cfg.Compacted != "" && (i == 0 || spec != nil) {
+			st, err = precompact(ctx, st, cfg.Compacted)
 		}
 		if err != nil {
 			return Report{}, err
@@ -310,7 +353,8 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 		bytes += f.SizeBytes
 	}
 	target := max(bytes/int64(cfg.FilesAfter), 1)
-	rep := Report{Rows: cfg.Rows, Files: len(states[0].DataFiles), TargetFileSizeBytes: target, Workload: wl.Name}
+	rep := Report{Rows: cfg.Rows, Files: len(states[0].DataFiles), TargetFileSizeBytes: target, Workload: wl.Name,
+		Partitioned: cfg.Partitioned, Compacted: cfg.Compacted, Partitions: len(partitionBytes(states[0]))}
 	for i := range layouts {
 		if layouts[i].Strategy != floelayout.StrategyCurrent {
 			layouts[i].TargetFileSizeBytes = target
@@ -356,7 +400,8 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 	rep.ProjectSeconds = time.Since(start).Seconds()
 	for i, l := range layouts {
 		row := Row{Layout: cfg.Candidates[i], ProjectedPct: evalP[i].SkippedPct, TrainProjectedPct: trainP[i].SkippedPct,
-			ErrorPP: evalP[i].ErrorPP, FilesProjected: evalP[i].FilesAfter, SizeRatioProjected: evalP[i].SizeRatio, SizeRatioActual: 1}
+			ErrorPP: evalP[i].ErrorPP, SamplingErrorPP: evalP[i].SamplingErrorPP, Basis: evalP[i].Basis, SampleThin: evalP[i].SampleThin,
+			BoundRatio: evalP[i].BoundRatio, FilesProjected: evalP[i].FilesAfter, SizeRatioProjected: evalP[i].SizeRatio, SizeRatioActual: 1}
 		tbl := states[i].Table
 		start := time.Now()
 		if l.Strategy != floelayout.StrategyCurrent {
@@ -386,6 +431,7 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 			return Report{}, fmt.Errorf("evaluate layout %s: %w", l, err)
 		}
 		row.ActualPct, row.FilesActual = m.SkippedPct, m.FilesTotal
+		row.WithinError = row.AbsErrorPP() <= row.ErrorPP+1e-9
 		for j, mq := range m.Queries {
 			pq := evalP[i].PerQuery[j]
 			proj := pq.SkippedFraction()
@@ -397,12 +443,56 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 	return rep, nil
 }
 
-func writeTable(ctx context.Context, cat catalog.Catalog, id lake.Ident, schema *iceberg.Schema, batches []arrow.RecordBatch) (*lake.State, error) {
+// precompact bin-packs st with the real rewriter as mode says (see Config.Compacted).
+func precompact(ctx context.Context, st *lake.State, mode string) (*lake.State, error) {
+	parts := partitionBytes(st)
+	var total, most int64
+	for _, b := range parts {
+		total += b
+		most = max(most, b)
+	}
+	target := 2*most + 1
+	if mode == CompactedFew {
+		target = max(total/int64(len(parts))/3, 1)
+		if len(parts) == 1 {
+			target = max(total/8, 1)
+		}
+	}
+	opts := rewriter.CompactOptions{Layout: floelayout.Layout{Strategy: floelayout.StrategyBinpack}, TargetFileSizeBytes: target, MinInputFiles: 2}
+	plan, err := rewriter.PlanCompaction(st, opts)
+	if err != nil {
+		return nil, fmt.Errorf("compact %s before projecting: %w", st.Ident, err)
+	}
+	res, err := rewriter.Compact(ctx, st, plan, opts)
+	if err != nil {
+		return nil, fmt.Errorf("compact %s before projecting: %w", st.Ident, err)
+	}
+	out, err := lake.LoadState(ctx, st.Ident, res.Table, lake.LoadOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", st.Ident, err)
+	}
+	return out, nil
+}
+
+// partitionBytes sums st's data file bytes per partition.
+func partitionBytes(st *lake.State) map[string]int64 {
+	out := map[string]int64{}
+	for _, f := range st.DataFiles {
+		out[f.PartitionKey] += f.SizeBytes
+	}
+	return out
+}
+
+func writeTable(ctx context.Context, cat catalog.Catalog, id lake.Ident, schema *iceberg.Schema, spec *iceberg.PartitionSpec, batches []arrow.RecordBatch) (*lake.State, error) {
 	props := iceberg.Properties{
 		"commit.manifest-merge.enabled":      "true",
 		"commit.manifest.min-count-to-merge": "2",
 	}
-	tbl, err := cat.CreateTable(ctx, table.Identifier{Namespace, id.Name}, schema, catalog.WithProperties(props))
+	copts := []catalog.CreateTableOpt{catalog.WithProperties(props)}
+	if spec != nil {
+		copts = append(copts, catalog.WithPartitionSpec(spec))
+	}
+	tbl, err := cat.CreateTable(ctx, table.Identifier{Namespace, id.Name}, schema, copts...)
 	if err != nil {
 		return nil, fmt.Errorf("create table %s: %w", id, err)
 	}

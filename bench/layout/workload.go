@@ -2,6 +2,9 @@ package layout
 
 import (
 	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -25,6 +28,19 @@ type Workload struct {
 	// SQL draws perTemplate rounds of the templates with parameters seeded by seed, as
 	// ';'-separated Trino SQL against bench.<tableName> of a table of rows rows.
 	SQL func(tableName string, rows int, seed uint64, perTemplate int) string
+
+	// schema and generate make the shape's table; partition is its partition field
+	// when Config.Partitioned.
+	schema    func() *iceberg.Schema
+	generate  func(schema *arrow.Schema, rows, files int, seed uint64) ([]arrow.RecordBatch, error)
+	partition iceberg.PartitionField
+}
+
+// lineitemPartition partitions the lineitem shape by month of ship date.
+var lineitemPartition = iceberg.PartitionField{SourceIDs: []int{7}, FieldID: 1000, Name: "l_shipmonth", Transform: iceberg.MonthTransform{}}
+
+func joinStatements(stmts []string) string {
+	return strings.Join(stmts, ";\n") + ";\n"
 }
 
 // TPCH is the workload the research targets are defined on (layout-research §7): the ten
@@ -55,7 +71,10 @@ var TPCH = Workload{
 		"zorder(l_shipdate, l_quantity)",
 		"hilbert(l_shipdate, l_quantity)",
 	},
-	SQL: tpchSQL,
+	SQL:       tpchSQL,
+	schema:    Schema,
+	generate:  Generate,
+	partition: lineitemPartition,
 }
 
 // Mixed adds point and range lookups on keys that a ship-date order cannot serve to
@@ -76,11 +95,14 @@ var Mixed = Workload{
 		"zorder(l_shipdate, l_partkey)",
 		"hilbert(l_shipdate, l_partkey)",
 	},
-	SQL: mixedSQL,
+	SQL:       mixedSQL,
+	schema:    Schema,
+	generate:  Generate,
+	partition: lineitemPartition,
 }
 
 // Workloads are the workloads the harness knows, by name.
-var Workloads = map[string]Workload{TPCH.Name: TPCH, Mixed.Name: Mixed}
+var Workloads = map[string]Workload{TPCH.Name: TPCH, Mixed.Name: Mixed, Stream.Name: Stream}
 
 // Queries parses w's SQL for seed through the Trino extractor for table id.
 func (w Workload) Queries(id lake.Ident, rows int, seed uint64, perTemplate int) ([]simulator.Query, error) {
@@ -147,7 +169,7 @@ func tpchSQL(tableName string, _ int, seed uint64, perTemplate int) string {
 		stmts = append(stmts, fmt.Sprintf("SELECT l_partkey, l_suppkey, 0.5 * sum(l_quantity) %s WHERE l_shipdate >= DATE '%s' AND l_shipdate < DATE '%s' + INTERVAL '1' YEAR GROUP BY l_partkey, l_suppkey",
 			from, dateText(firstOfYear(y)), dateText(firstOfYear(y))))
 	}
-	return strings.Join(stmts, ";\n") + ";\n"
+	return joinStatements(stmts)
 }
 
 func mixedSQL(tableName string, rows int, seed uint64, perTemplate int) string {
@@ -190,5 +212,5 @@ func mixedSQL(tableName string, rows int, seed uint64, perTemplate int) string {
 		stmts = append(stmts, fmt.Sprintf("SELECT sum(l_extendedprice) %s WHERE l_partkey IN (%s) AND l_quantity BETWEEN %d AND %d AND l_shipmode IN ('AIR', 'REG AIR')",
 			from, strings.Join(ps, ", "), q, q+10))
 	}
-	return strings.Join(stmts, ";\n") + ";\n"
+	return joinStatements(stmts)
 }

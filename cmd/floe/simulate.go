@@ -39,8 +39,14 @@ columns the workload filters on and the layout orders by), orders the sample
 by the layout key per partition, cuts it into the files the rewrite would
 write, and replays every query's predicate tree against those files' ranges;
 'current' replays against the table's real file bounds. Reported per layout:
-files after the rewrite, files skipped (%), bytes read (%), the error bound of
-the sample (percentage points) and the rewrite cost.
+files after the rewrite, files skipped (%), bytes read (%), the error bar
+(percentage points, from a bootstrap over the sampled files plus where the
+writer cuts files; "thin*" when the sample holds too few rows per projected
+file to trust it), files read ÷ the bound (the fewest files each query could
+read at that file count: 1.00x is the best possible) and the rewrite cost.
+The sample is stratified: every partition is sampled, so candidates keep the
+partition pruning the table has; binpack is projected from the real file
+bounds, so binpack of a table already bin-packed projects what current does.
 
 Without --layout, the analyzer's candidates for the workload replayed — the
 collected queries, or the statements of --workload — are simulated. Every
@@ -92,10 +98,27 @@ func renderSimulate(io *IOStreams, format outputFormat, pr control.Projections, 
 	}
 	w := io.Out
 	fmt.Fprintf(w, "%s: %d queries replayed against %d files today\n", res.Table, res.Queries, len(pr.State.DataFiles))
-	t := newTable(w, "  LAYOUT", "FILES AFTER", "FILES SKIPPED", "BYTES READ", "± (pp)", "REWRITE")
+	t := newTable(w, "  LAYOUT", "FILES AFTER", "FILES SKIPPED", "BYTES READ", "± (pp)", "READ/BOUND", "REWRITE")
+	var notes []string
 	for _, p := range res.Candidates {
+		errText := fmt.Sprintf("%.1f", p.ErrorPP)
+		if p.SampleThin {
+			errText = "thin*"
+			notes = append(notes, fmt.Sprintf("  * %s: %s", p.Layout, p.SampleNote))
+		}
+		bound := "-"
+		if p.BoundRatio > 0 {
+			bound = fmt.Sprintf("%.2fx", p.BoundRatio)
+		}
 		t.row("  "+p.Layout, strconv.Itoa(p.FilesAfter), fmt.Sprintf("%.1f%%", p.SkippedPct), fmt.Sprintf("%.1f%%", p.BytesReadPct),
-			fmt.Sprintf("%.1f", p.ErrorPP), config.FormatSize(p.RewriteBytes))
+			errText, bound, config.FormatSize(p.RewriteBytes))
 	}
-	return t.flush()
+	if err := t.flush(); err != nil {
+		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
+	fmt.Fprintln(w, "  READ/BOUND: files each query reads ÷ the fewest it could read at that file count (1.00x is the best possible).")
+	return nil
 }
