@@ -490,11 +490,21 @@ func (s *Service) policyLayout(ctx context.Context, t *Table, p policy.Policy, o
 			return fixed, fmt.Sprintf("the policy's layout %s (approval.layout: auto); the table is not in it yet", fixed), nil, nil
 		}
 		po.Project.Layouts, po.Force = []layout.Layout{fixed}, true
-		var c *Plan
+		var (
+			c    *Plan
+			prop Proposal
+		)
 		if s.store != nil {
-			_, c, err = chooseBest(ctx, s.store, t.State, po)
+			prop, c, err = chooseBest(ctx, s.store, t.State, po)
 		} else {
 			err = ErrNoQueries
+		}
+		if err == nil && prop.Choice.Loses {
+			// No plan that loses, by any path: the policy's layout is
+			// projected to make the table worse than it is.
+			ch := prop.Choice
+			return binpack, fmt.Sprintf("the policy's layout %s is projected to skip %.1f%% of files vs %.1f%% today (%.1f pp worse, error ±%.1f pp): not proposed; change the policy's layout",
+				fixed, ch.Best.SkippedPct, ch.Current.SkippedPct, -ch.GainPP, ch.Best.ErrorPP), nil, nil
 		}
 		if errors.Is(err, ErrNoQueries) {
 			// No queries to project with: the layout with no projection.

@@ -241,3 +241,36 @@ func reportJSON(t *testing.T, r control.StepReport) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+// TestPolicyLayoutThatLosesIsNotProposed: no plan that loses, by any path.
+// A table appended in id order serves its id queries well; a policy's
+// fixed layout sorting by another column is projected to skip far fewer
+// files, so the run proposes no plan and says why, and its dry run says
+// the same.
+func TestPolicyLayoutThatLosesIsNotProposed(t *testing.T) {
+	ctx := t.Context()
+	pl := setupPlanWith(t, func(file, j int) int64 { return int64(file*1000 + j) })
+	now := time.Now().UTC()
+	pl.collected(t, now.Add(-time.Hour), now.Add(-2*time.Hour), now.Add(-3*time.Hour))
+	svc := serviceOf(t, pl.w, pl.st, "default:\n  layout: sort(v)\n")
+	for _, dry := range []bool{true, false} {
+		var d control.Decision
+		if dry {
+			out, err := svc.DryRun(ctx, control.Request{Table: pl.id})
+			require.NoError(t, err)
+			d = *out.Decision
+		} else {
+			out, err := svc.Run(ctx, control.Request{Table: pl.id, User: "ana"})
+			require.NoError(t, err)
+			d = out.Decision
+			require.Equal(t, control.StatusDone, out.Run.Status)
+		}
+		require.Nil(t, d.Plan, "dry run %v: no plan proposed", dry)
+		require.Equal(t, "binpack", d.Layout.String())
+		require.Contains(t, d.LayoutReason, "the policy's layout sort(v) is projected to skip", "dry run %v", dry)
+		require.Contains(t, d.LayoutReason, "not proposed; change the policy's layout")
+	}
+	plans, err := control.ListPlans(ctx, pl.st, control.PlanFilter{Table: pl.id.String()})
+	require.NoError(t, err)
+	require.Empty(t, plans)
+}

@@ -52,10 +52,15 @@ type Choice struct {
 	// when not bounded.
 	FileLimit int
 	// Gain says Best is projected to skip more files than Current, by at
-	// least MinGainPP, without writing more than FileLimit files. Without
-	// a gain a rewrite would cost its bytes for too little, so no plan is
-	// proposed unless forced.
+	// least MinGainPP and by more than Best's error bar, without writing
+	// more than FileLimit files. Without a gain a rewrite would cost its
+	// bytes for too little, so no plan is proposed unless forced.
 	Gain bool
+	// Loses says Best is projected to skip fewer files than Current by
+	// more than its error bar: a rewrite into it would make the table
+	// worse, and no path proposes it by itself (a policy's fixed layout
+	// included); only a person's --force does.
+	Loses bool
 }
 
 // Reason says, for a choice without gain, why no plan is proposed for
@@ -67,9 +72,15 @@ func (c Choice) Reason(table string) string {
 	case c.FileLimit > 0 && c.Best.FilesAfter > c.FileLimit:
 		return fmt.Sprintf("no plan proposed for %s: every candidate would write more data files than the table has today and its bytes fill at the target size (the best, %s, %d → %d files, limit %d); --force proposes it anyway",
 			table, c.Best.Layout, c.Best.FilesBefore, c.Best.FilesAfter, c.FileLimit)
-	case c.GainPP > 0:
+	case c.GainPP > 0 && c.GainPP < c.MinGainPP:
 		return fmt.Sprintf("no plan proposed for %s: the best candidate, %s, is projected to skip %.1f%% of files vs %.1f%% today, a gain of %.1f pp, below the minimum of %.1f pp (--min-gain); --force proposes it anyway",
 			table, c.Best.Layout, c.Best.SkippedPct, c.Current.SkippedPct, c.GainPP, c.MinGainPP)
+	case c.GainPP > 0:
+		return fmt.Sprintf("no plan proposed for %s: the best candidate, %s, is projected to skip %.1f%% of files vs %.1f%% today, a gain of %.1f pp within its error of ±%.1f pp; --force proposes it anyway",
+			table, c.Best.Layout, c.Best.SkippedPct, c.Current.SkippedPct, c.GainPP, c.Best.ErrorPP)
+	case c.Loses:
+		return fmt.Sprintf("no plan proposed for %s: the best candidate, %s, is projected to skip %.1f%% of files vs %.1f%% today, %.1f pp worse (error ±%.1f pp): rewriting into it would make the table worse; --force proposes it anyway",
+			table, c.Best.Layout, c.Best.SkippedPct, c.Current.SkippedPct, -c.GainPP, c.Best.ErrorPP)
 	}
 	return fmt.Sprintf("no plan proposed for %s: the best candidate, %s, is not projected to skip more files than the current layout (%.1f%% vs %.1f%%); --force proposes it anyway",
 		table, c.Best.Layout, c.Best.SkippedPct, c.Current.SkippedPct)
@@ -134,7 +145,8 @@ func ChoosePlan(projs []simulator.Projection, opts ChooseOptions) (Choice, error
 	}
 	c.FileLimit = limit(c.Best)
 	c.GainPP = c.Best.SkippedPct - c.Current.SkippedPct
-	c.Gain = foundWithin && c.GainPP > 0 && c.GainPP >= c.MinGainPP
+	c.Gain = foundWithin && c.GainPP > 0 && c.GainPP >= c.MinGainPP && c.GainPP > c.Best.ErrorPP
+	c.Loses = c.GainPP < 0 && -c.GainPP > c.Best.ErrorPP
 	return c, nil
 }
 

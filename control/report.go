@@ -338,6 +338,9 @@ func recommend(t *report.Table, state *lake.State, pr Projections, a Analysis, m
 			c.PaybackDays = &d
 		}
 		switch {
+		case c.GainPP < 0 && -c.GainPP > p.ErrorPP:
+			c.Verdict = fmt.Sprintf("rejected: skips fewer files than today (%.1f%% vs %.1f%%, beyond its error of ±%.1f pp), so a rewrite into it would make the table worse",
+				p.SkippedPct, cur.SkippedPct, p.ErrorPP)
 		case c.PaybackDays == nil:
 			c.Verdict = "not recommended: it reads no fewer bytes than today, so its rewrite never pays back"
 		case *c.PaybackDays > maxDays:
@@ -384,6 +387,8 @@ func recommend(t *report.Table, state *lake.State, pr Projections, a Analysis, m
 			c.Verdict = "recommended"
 		case c.Layout == choice.Best.Layout && choice.FileLimit > 0 && c.FilesAfter > choice.FileLimit:
 			c.Verdict = fmt.Sprintf("not recommended: would write %d files, more than the limit of %d", c.FilesAfter, choice.FileLimit)
+		case c.Layout == choice.Best.Layout && c.GainPP >= t.MinGainPP && c.GainPP <= c.ErrorPP:
+			c.Verdict = fmt.Sprintf("not recommended: %s over today, within its error of ±%.1f pp", report.FormatPP(c.GainPP), c.ErrorPP)
 		case c.Layout == choice.Best.Layout:
 			c.Verdict = fmt.Sprintf("not recommended: %s over today, below the minimum of %.1f pp", report.FormatPP(c.GainPP), t.MinGainPP)
 		case choice.FileLimit > 0 && c.FilesAfter > FileLimit(state, mustTarget(c.Layout)):
