@@ -40,6 +40,10 @@ type OptimizeOptions struct {
 	// for: a step decided against is recorded with the decision's status
 	// (not_due or skipped) and reason, and does not run.
 	Decisions []StepDecision
+	// Projected, when set, is the projection of the plan the run executes
+	// (set with PlanID): once the compaction commits, the run measures the
+	// workload on the new files beside it ([LayoutCheck]).
+	Projected *PlanProjection
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
 	// Logger receives one line per step. Default: discard.
@@ -286,6 +290,15 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 		}
 		if err == nil {
 			rec.After, err = stepHealth(ctx, cat, id, opts.Now())
+		}
+		if err == nil && s.name == StepCompact && opts.Projected != nil && compacted(rec.Report) {
+			rec.Layout = checkLayout(ctx, cat, st, id, opts.PlanID, *opts.Projected, WorkloadOptions{Now: opts.Now})
+			if c := rec.Layout; c.Error != "" {
+				log.Warn("projection not checked after the rewrite; the rewrite stands", "err", c.Error)
+			} else {
+				log.Info("projection checked after the rewrite", "plan_id", c.PlanID, "projected_skipped_pct", c.ProjectedSkippedPct,
+					"measured_skipped_pct", c.MeasuredSkippedPct, "delta_pp", c.DeltaPP, "within_error", c.WithinError)
+			}
 		}
 		rec.EndedAt = opts.Now().UTC()
 		if err != nil {

@@ -393,6 +393,9 @@ func planRunOptions(ctx context.Context, cat catalog.Catalog, st *store.Store, i
 	if l.TargetFileSizeBytes > 0 {
 		opts.Compact.TargetFileSizeBytes = l.TargetFileSizeBytes
 	}
+	if pp.Basis != "" || pp.SkippedPct > 0 || pp.FilesAfter > 0 { // a projection, not a plan made without queries
+		opts.Projected = &pp
+	}
 	return p, opts, nil
 }
 

@@ -189,6 +189,9 @@ type Step struct {
 	// Report is what the step did (see [StepReport]): its result, its
 	// plan when it found nothing to do, or a distributed engine's report.
 	Report StepReport `json:"report,omitzero"`
+	// Layout is, for a compaction that ran a plan, the plan's projection
+	// beside what the rewritten table measures ([LayoutCheck]).
+	Layout *LayoutCheck `json:"layout_check,omitempty"`
 	// Reason says why a step was skipped or not due (the policy's
 	// decision, see [Decide]).
 	Reason    string    `json:"reason,omitempty"`
@@ -380,8 +383,9 @@ func runFromRecord(r store.RunRecord) (Run, error) {
 // store's after column (the layout floe has always stored).
 type storedAfter struct {
 	*StepHealth
-	Report StepReport `json:"report,omitzero"`
-	Reason string     `json:"reason,omitempty"`
+	Report StepReport   `json:"report,omitzero"`
+	Reason string       `json:"reason,omitempty"`
+	Layout *LayoutCheck `json:"layout_check,omitempty"`
 }
 
 func stepRecord(s Step) (store.StepRecord, error) {
@@ -393,8 +397,8 @@ func stepRecord(s Step) (store.StepRecord, error) {
 		}
 		r.Before = b
 	}
-	if s.After != nil || !s.Report.IsZero() || s.Reason != "" {
-		b, err := json.Marshal(storedAfter{StepHealth: s.After, Report: s.Report, Reason: s.Reason})
+	if s.After != nil || !s.Report.IsZero() || s.Reason != "" || s.Layout != nil {
+		b, err := json.Marshal(storedAfter{StepHealth: s.After, Report: s.Report, Reason: s.Reason, Layout: s.Layout})
 		if err != nil {
 			return r, fmt.Errorf("step %s: encode health after and report: %w", s.Name, err)
 		}
@@ -417,6 +421,7 @@ func stepFromRecord(r store.StepRecord) (Step, error) {
 			Status *lake.Status    `json:"status"`
 			Report json.RawMessage `json:"report"`
 			Reason string          `json:"reason"`
+			Layout *LayoutCheck    `json:"layout_check"`
 		}
 		if err := json.Unmarshal(r.After, &a); err != nil {
 			return s, fmt.Errorf("step %s: decode health after: %w", r.Step, err)
@@ -429,7 +434,7 @@ func stepFromRecord(r store.StepRecord) (Step, error) {
 		if err != nil {
 			return s, fmt.Errorf("step %s: %w", r.Step, err)
 		}
-		s.Report, s.Reason = rep, a.Reason
+		s.Report, s.Reason, s.Layout = rep, a.Reason, a.Layout
 	}
 	return s, nil
 }

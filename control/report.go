@@ -527,6 +527,10 @@ func reportRecords(ctx context.Context, st *store.Store, t *report.Table, nRuns 
 		rr := report.Run{ID: r.ID, PlanID: r.PlanID, Status: string(r.Status), Error: r.Error, StartedAt: r.StartedAt.UTC(), EndedAt: r.EndedAt.UTC(), Steps: []report.Step{}}
 		for _, s := range r.Steps {
 			rr.Steps = append(rr.Steps, report.Step{Step: s.Name, Status: string(s.Status), Before: reportStepHealth(s.Before), After: reportStepHealth(s.After)})
+			if c := s.Layout; c != nil {
+				rr.Projection = &report.ProjectionCheck{Layout: c.Layout, ProjectedSkippedPct: c.ProjectedSkippedPct, ErrorPP: c.ErrorPP,
+					MeasuredSkippedPct: c.MeasuredSkippedPct, DeltaPP: c.DeltaPP, WithinError: c.WithinError, Summary: c.Summary()}
+			}
 		}
 		if i < nRuns {
 			t.Runs = append(t.Runs, rr)

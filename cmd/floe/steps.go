@@ -326,5 +326,8 @@ func printRun(io *IOStreams, run control.Run) {
 		if s.Reason != "" && s.Status != control.StatusDone {
 			fmt.Fprintf(w, "  %s %s: %s\n", s.Name, s.Status, s.Reason)
 		}
+		if s.Layout != nil {
+			fmt.Fprintf(w, "  %s check: %s\n", s.Name, s.Layout.Summary())
+		}
 	}
 }

@@ -145,6 +145,9 @@ func runText(r Run) (status string, steps []string) {
 	for _, s := range r.Steps {
 		steps = append(steps, stepText(s))
 	}
+	if c := r.Projection; c != nil {
+		steps = append(steps, "projected vs measured: "+c.Summary)
+	}
 	return status, steps
 }
 

@@ -184,6 +184,23 @@ type Run struct {
 	// EndedAt is zero while the run is going.
 	EndedAt time.Time `json:"ended_at"`
 	Steps   []Step    `json:"steps"`
+	// Projection is, for a run of a layout plan, the plan's projection
+	// beside what the rewritten table measured; null otherwise.
+	Projection *ProjectionCheck `json:"projection_check"`
+}
+
+// ProjectionCheck is a layout rewrite's projection beside what its
+// queries skip on the rewritten table (control.LayoutCheck): floe keeping
+// its word, run by run.
+type ProjectionCheck struct {
+	Layout              string  `json:"layout"`
+	ProjectedSkippedPct float64 `json:"projected_skipped_pct"`
+	ErrorPP             float64 `json:"error_pp"`
+	MeasuredSkippedPct  float64 `json:"measured_skipped_pct"`
+	DeltaPP             float64 `json:"delta_pp"`
+	WithinError         bool    `json:"within_error"`
+	// Summary says it in one line, or why it could not be measured.
+	Summary string `json:"summary"`
 }
 
 // Step is one step of a run.

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -339,4 +340,28 @@ func TestDashboardOpenReads(t *testing.T) {
 	require.Contains(t, textOf(b.page("/signin")), "read-only")
 	require.Equal(t, http.StatusNotFound, b.do("GET", "/nope", nil).Code)
 	require.Equal(t, http.StatusUnauthorized, b.do("POST", "/", nil).Code, "a post elsewhere is the API's")
+}
+
+// A run of an approved layout plan shows, on its page, the plan's
+// projection beside what the rewritten table measured.
+func TestDashboardRunShowsProjectionCheck(t *testing.T) {
+	e := newEnv(t, envOptions{server: tokenYAML, run: true, policy: "layout: auto"})
+	e.collected(3)
+	plan := e.proposed()
+	rec := e.do("POST", "/api/v1/plans/"+plan.ID+"/approve", writeToken, `{"by":"bo"}`)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	run := e.optimize("db.p")
+	require.Equal(t, plan.ID, run.PlanID)
+	var check *control.LayoutCheck
+	for _, s := range run.Steps {
+		if s.Layout != nil {
+			check = s.Layout
+		}
+	}
+	require.NotNil(t, check, "%+v", run.Steps)
+	require.Empty(t, check.Error)
+	doc := e.browser().page("/runs/" + run.ID)
+	p := one(t, doc, "p", "id", "layout-check")
+	require.Contains(t, textOf(p), "Projected vs measured. plan "+plan.ID+" (sort(id)): projected")
+	require.Contains(t, textOf(p), fmt.Sprintf("measured %.1f%% on the rewritten table over 3 queries", check.MeasuredSkippedPct))
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -47,6 +48,8 @@ type Metrics struct {
 	halted         *prometheus.GaugeVec
 	checkUp        *prometheus.GaugeVec
 	lastPass       prometheus.Gauge
+	projErr        *prometheus.GaugeVec
+	projChecks     *prometheus.CounterVec
 	passErrors     prometheus.Gauge
 	events         *prometheus.CounterVec
 	alerts         *prometheus.CounterVec
@@ -106,6 +109,10 @@ func NewMetrics() *Metrics {
 		Help: "Unix time the daemon's newest scheduling pass ended: its heartbeat. Alert when time() minus it exceeds a few pass intervals: the daemon is dead or wedged."})
 	m.passErrors = prometheus.NewGauge(prometheus.GaugeOpts{Name: "floe_scheduler_pass_errors",
 		Help: "Tables (or catalogs) the newest scheduling pass could not decide or whose run failed."})
+	m.projErr = gauge("floe_projection_error_pp",
+		"The table's newest layout rewrite: files skipped as measured on the new files minus as the plan projected, in percentage points.", table)
+	m.projChecks = counter("floe_projection_checks_total",
+		"Layout rewrites whose projection was checked against the rewritten table, by whether it held (within its error bar, at least 2 pp).", []string{"within_error"})
 	reg.MustRegister(m.reportComputes, m.reportHits, m.lastPass, m.passErrors)
 	m.runDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "floe_run_duration_seconds", Help: "Duration of optimize run steps, by step; step=\"all\" is whole runs.",
@@ -171,6 +178,10 @@ func (m *Metrics) ObserveRun(r control.Run) {
 				m.runDuration.WithLabelValues(s.Name).Observe(d.Seconds())
 			}
 		}
+		if c := s.Layout; c != nil && c.Error == "" {
+			m.projErr.WithLabelValues(r.Table).Set(c.DeltaPP)
+			m.projChecks.WithLabelValues(strconv.FormatBool(c.WithinError)).Inc()
+		}
 	}
 	m.runs.WithLabelValues(r.Table, StepAll, string(r.Status)).Inc()
 	if !r.EndedAt.IsZero() {
@@ -197,7 +208,7 @@ func (m *Metrics) noteSuccess(table string, at time.Time) {
 func (m *Metrics) ForgetTable(table string) {
 	l := prometheus.Labels{"table": table}
 	for _, g := range []*prometheus.GaugeVec{m.healthStatus, m.dataFiles, m.smallFileRatio, m.snapshots, m.deleteFiles, m.compactionAge,
-		m.lastCompaction, m.backlog, m.sla, m.lastSuccess, m.halted} {
+		m.lastCompaction, m.backlog, m.sla, m.lastSuccess, m.halted, m.projErr} {
 		g.DeletePartialMatch(l)
 	}
 	m.runs.DeletePartialMatch(l)

@@ -127,3 +127,22 @@ func TestIngestMounted(t *testing.T) {
 	rec := e.do("GET", "/ingest/trino", writeToken, "")
 	require.Equal(t, http.StatusMethodNotAllowed, rec.Code, "a GET is a read: let through, but the listener only takes POST")
 }
+
+// A run whose compaction checked its plan's projection sets the table's
+// projection error and counts whether the projection held.
+func TestMetricsProjectionCheck(t *testing.T) {
+	e := newEnv(t, envOptions{server: tokenYAML})
+	t0 := time.Date(2026, 11, 30, 2, 0, 0, 0, time.UTC)
+	run := func(delta float64, within bool) control.Run {
+		return control.Run{ID: "r", Table: "local.db.p", Status: control.StatusDone, StartedAt: t0, EndedAt: t0.Add(time.Minute),
+			Steps: []control.Step{{Name: control.StepCompact, Status: control.StatusDone, StartedAt: t0, EndedAt: t0.Add(time.Minute),
+				Layout: &control.LayoutCheck{PlanID: "p1", Layout: "sort(id)", Queries: 3, ProjectedSkippedPct: 60, ErrorPP: 1,
+					MeasuredSkippedPct: 60 + delta, DeltaPP: delta, WithinError: within}}}}
+	}
+	e.metrics.ObserveRun(run(-0.5, true))
+	e.metrics.ObserveRun(run(-12.5, false))
+	m := scrape(t, e)
+	require.Equal(t, -12.5, m[`floe_projection_error_pp{table="local.db.p"}`], "the newest check")
+	require.Equal(t, 1.0, m[`floe_projection_checks_total{within_error="true"}`])
+	require.Equal(t, 1.0, m[`floe_projection_checks_total{within_error="false"}`])
+}

@@ -58,6 +58,9 @@ type envOptions struct {
 	// passes run nothing: the tables' mode is manual, and their policy
 	// compacts nothing, so the table keeps its files).
 	run bool
+	// policy, with run, replaces the default policy's keys (YAML flow
+	// mapping body); the maintenance window stays.
+	policy string
 	// opts are the server's options (CheckTimeout defaults to 3s).
 	opts server.Options
 	// log receives the server's log lines. Default: discard.
@@ -96,7 +99,11 @@ func newEnv(t testing.TB, o envOptions) *env {
 		// A maintenance window twelve hours away: the daemon's passes run
 		// nothing, the API's runs (which no window holds back) run.
 		h := (now.Hour() + 12) % 24
-		more += fmt.Sprintf("policies:\n  default: {layout: none, enabled: {compact: false}, window: \"%02d:00-%02d:00\"}\n", h, (h+1)%24)
+		pol := o.policy
+		if pol == "" {
+			pol = "layout: none, enabled: {compact: false}"
+		}
+		more += fmt.Sprintf("policies:\n  default: {%s, window: \"%02d:00-%02d:00\"}\n", pol, h, (h+1)%24)
 	}
 	cfg := loadConfig(t, w, more)
 
