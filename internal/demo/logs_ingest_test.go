@@ -17,9 +17,9 @@ import (
 	"github.com/floe-project/floe/collectors/spark"
 	"github.com/floe-project/floe/collectors/trino"
 	"github.com/floe-project/floe/control/config"
-	"github.com/floe-project/floe/control/demo"
 	"github.com/floe-project/floe/control/ingest"
 	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/internal/demo"
 )
 
 // demoResolver knows the demo tables in the floe catalog "local", by
