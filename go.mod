@@ -18,6 +18,7 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/klauspost/compress v1.20.4
+	github.com/oklog/run v1.2.0
 	github.com/pierrec/lz4/v4 v4.1.30
 	github.com/pingcap/go-tpc v1.0.7
 	github.com/prometheus/client_golang v1.25.0

@@ -52,6 +52,10 @@ type Request struct {
 	// Holder is the table's lease when the caller (the scheduler) has
 	// claimed it already; the run renews and releases it.
 	Holder string
+	// RunID runs the run [Service.Queue] recorded as queued, under that
+	// id: its record is taken over when it starts, or ended when the run
+	// is refused. Empty: a new run id.
+	RunID string
 	// Progress is told the compaction's progress.
 	Progress func(done, total int, bytesDone, bytesTotal int64)
 	// OnPlan, when set, is told each step's plan just before the step
@@ -152,6 +156,10 @@ var stepOrder = []string{StepExpire, StepOrphans, StepCompact, StepManifests}
 // decide is [Service.Decide]; with dry false (a run deciding under its
 // lease) an approved plan the table moved past is stored as stale.
 func (s *Service) decide(ctx context.Context, req Request, dry bool) (Decision, error) {
+	req, err := s.planTable(ctx, req)
+	if err != nil {
+		return Decision{Table: req.Table.String(), Steps: []StepDecision{}, Approvals: []Approval{}}, err
+	}
 	id := req.Table
 	d := Decision{Table: id.String(), Trigger: req.Trigger, By: req.User, Steps: []StepDecision{}, Approvals: []Approval{}}
 	if d.Trigger == "" {
@@ -161,8 +169,16 @@ func (s *Service) decide(ctx context.Context, req Request, dry bool) (Decision, 
 		d.By = "unknown"
 	}
 	asked, err := askedSteps(req)
+	if err == nil {
+		err = checkSkip(req.Options.Skip)
+	}
 	if err != nil {
 		return d, fmt.Errorf("decide %s: %w", id, rewriter.MarkInvalidOptions(err))
+	}
+	// A halted table takes no run, whoever asks: a person resumes it
+	// first (see [Hold]).
+	if err := s.checkHold(ctx, id); err != nil {
+		return d, err
 	}
 	t, err := s.Table(ctx, id, HealthRequest{})
 	if err != nil {
@@ -226,6 +242,52 @@ func (s *Service) decide(ctx context.Context, req Request, dry bool) (Decision, 
 	opts.Steps = asked
 	d.opts = opts
 	return d, nil
+}
+
+// planTable fills req.Table from req.PlanID's plan when the request names
+// no table (floe optimize --plan ID), and checks a table it names is the
+// plan's.
+func (s *Service) planTable(ctx context.Context, req Request) (Request, error) {
+	if req.PlanID == "" {
+		return req, nil
+	}
+	if err := s.needStore("run plan " + req.PlanID); err != nil {
+		return req, err
+	}
+	p, err := GetPlan(ctx, s.store, req.PlanID)
+	if err != nil {
+		return req, err
+	}
+	planned, err := lake.ParseIdent(p.Table, s.cfg.CatalogNames(), s.cfg.DefaultCatalog)
+	if err != nil {
+		return req, fmt.Errorf("plan %s: table %s: %w", p.ID, p.Table, err)
+	}
+	if req.Table.Name != "" && !strings.EqualFold(req.Table.String(), planned.String()) {
+		return req, rewriter.MarkInvalidOptions(fmt.Errorf("plan %s is for %s, not %s", p.ID, planned, req.Table))
+	}
+	req.Table = planned
+	return req, nil
+}
+
+// Validate checks what a request asks for without reading the table: the
+// step names, the steps to skip, and that a plan is not combined with a
+// layout or with skipping the compaction. A verb calls it while parsing
+// flags, so these are usage errors; [Service.Decide] checks the same.
+func (r Request) Validate() error {
+	if _, err := askedSteps(r); err != nil {
+		return err
+	}
+	return checkSkip(r.Options.Skip)
+}
+
+// checkSkip checks the names of the steps to skip.
+func checkSkip(skip map[string]bool) error {
+	for step := range skip {
+		if !slices.Contains(stepOrder, step) {
+			return fmt.Errorf("skip %q: want expire, orphans, compact or manifests", step)
+		}
+	}
+	return nil
 }
 
 // askedSteps checks req's steps and returns them in run order.

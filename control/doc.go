@@ -64,6 +64,28 @@
 // uncommitted files are taken whatever their age only on the table its run
 // record names.
 //
+// # The daemon
+//
+// floe serve is a [Daemon]: a group of actors started and stopped together
+// (github.com/oklog/run, as Prometheus runs its components) — the
+// [Scheduler]'s passes, its run queue, the HTTP server, the health
+// observer and the connection checks — each an execute function and an
+// interrupt. The API queues runs ([Scheduler.Enqueue], recorded queued by
+// [Service.Queue] so that the caller has the run id at once); the queue
+// and the passes share the run slots (server.max_concurrent_runs). On
+// stop no run starts, queued runs are recorded cancelled, and runs in
+// flight get the shutdown grace before they are cancelled. Every error an
+// actor returns is logged and returned.
+//
+// # Halted tables
+//
+// A run failing a check that must never fail (an error wrapping
+// rewriter.ErrInvariant) is not retried with backoff like a transient
+// failure: [Service.Run] puts its table on hold ([Hold], kept in the
+// store), and no run of it starts — from the scheduler, the API or a verb
+// — until a person resumes it ([Service.Resume]); the daemon raises the
+// halted alert meanwhile.
+//
 // # Plans and approval
 //
 // A plan is a proposal to rewrite one table into one layout, with the

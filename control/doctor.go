@@ -521,7 +521,9 @@ func writeProbe(fio iceio.IO, location string) (string, error) {
 
 // stateGroup checks the state store: it opens it as every verb does
 // (creating a SQLite file and its directory on first use, connecting to
-// PostgreSQL, applying pending migrations) and reads its schema version.
+// PostgreSQL, applying pending migrations), checks it takes a write and,
+// on SQLite, that its file is whole ([store.Store.Check]), and reads its
+// schema version.
 // The check names the store without its password.
 func (d *doctor) stateGroup(ctx context.Context) []Check {
 	st := d.cfg.State
@@ -537,6 +539,9 @@ func checkState(ctx context.Context, cfg config.StateConfig) (_ string, _ struct
 		return "", struct{}{}, err
 	}
 	defer func() { err = errors.Join(err, st.Close()) }()
+	if err := st.Check(ctx); err != nil {
+		return "", struct{}{}, redactState(err, cfg)
+	}
 	v, err := st.Version(ctx)
 	if err != nil {
 		return "", struct{}{}, redactState(err, cfg)

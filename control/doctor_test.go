@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/control"
@@ -44,6 +45,9 @@ func names(checks []control.Check) []string {
 // listing and (with Write) writing and deleting a probe.
 func TestDoctorPasses(t *testing.T) {
 	w := testlake.New(t)
+	if c, ok := w.Catalog.(catalog.Closer); ok {
+		t.Cleanup(func() { require.NoError(t, c.Close()) })
+	}
 	schema := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true})
 	w.CreateTable(t, "db", "flat", schema, nil, nil, nil)
 	// The embedded default, with its data_dir holding the table.

@@ -92,3 +92,38 @@ func formatWindow(d time.Duration) string {
 	}
 	return d.String()
 }
+
+// ErrHalted is matched by the [*HaltedError] that [Service.Run],
+// [Service.DryRun], [Service.Decide] and [Service.Queue] return for a table
+// on hold: a run of it failed an invariant check (rewriter.ErrInvariant),
+// and nothing changes it until a person resumes it ([Service.Resume]).
+// Test with errors.Is.
+var ErrHalted = errors.New("table halted")
+
+// HaltedError says which table is halted, since when and why, and how to
+// resume it.
+type HaltedError struct {
+	Hold Hold
+}
+
+func (e *HaltedError) Error() string {
+	h := e.Hold
+	run := ""
+	if h.RunID != "" {
+		run = " run " + h.RunID
+	}
+	return fmt.Sprintf("%s is halted since %s:%s failed a check that must never fail (%s); floe runs nothing on it until a person inspects the table (floe runs %s) and resumes it: floe resume %s",
+		h.Table, h.HeldAt.UTC().Format(time.RFC3339), run, h.Reason, ShellArg(h.Table), ShellArg(h.Table))
+}
+
+// Is reports whether target is [ErrHalted].
+func (e *HaltedError) Is(target error) bool { return target == ErrHalted }
+
+// ErrNotHalted is returned (wrapped) by [Service.Resume] for a table that
+// is not halted: there is nothing to resume. Test with errors.Is.
+var ErrNotHalted = errors.New("table not halted")
+
+// ErrQueueStopped is returned (wrapped) by [Scheduler.Enqueue] once the
+// scheduler's run queue stopped: the [Daemon] is stopping. Nothing was
+// recorded; ask again once the daemon runs. Test with errors.Is.
+var ErrQueueStopped = errors.New("run queue stopped")

@@ -43,15 +43,17 @@ func TestSchedulerExpireKeepsWhatAnEntryOfAnotherCatalogReferences(t *testing.T)
 	set, err := policy.ParseFile("floe.yaml", []byte("default: {mode: manual, layout: none, enabled: {orphans: false, compact: false, manifests: false}}\n"))
 	require.NoError(t, err)
 	cfg := &config.Config{Catalogs: map[string]config.Props{w.Name: {}, "backup": {}}, Policies: set}
-	s := control.NewScheduler(control.SchedulerOptions{Config: cfg, Store: st, Now: tenDaysLater,
+	svc, err := control.NewService(control.Deps{Config: cfg, Store: st, Now: tenDaysLater,
 		Catalog: func(_ context.Context, name string) (catalog.Catalog, error) {
 			if name == "backup" {
 				return backup, nil
 			}
 			return w.Catalog, nil
 		}})
-	got, err := s.RunNow(ctx, id, control.TriggerAPI)
 	require.NoError(t, err)
+	rr, err := svc.Run(ctx, control.Request{Table: id, Trigger: control.TriggerAPI})
+	require.NoError(t, err)
+	got := rr.Run
 	require.Equal(t, control.StatusDone, got.Status)
 	var rep struct {
 		Expired  []string `json:"expired_snapshot_ids"`

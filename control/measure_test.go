@@ -149,6 +149,9 @@ func TestMeasureAgreesWithPlanFiles(t *testing.T) {
 
 func TestMeasureQueriesWithoutSnapshot(t *testing.T) {
 	w := testlake.New(t)
+	if c, ok := w.Catalog.(catalog.Closer); ok {
+		t.Cleanup(func() { require.NoError(t, c.Close()) })
+	}
 	schema := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true})
 	tbl := w.CreateTable(t, "db", "empty", schema, nil, nil, nil)
 	res, err := control.MeasureQueries(context.Background(), tbl, []simulator.Query{{ID: "q1"}})

@@ -84,6 +84,9 @@ type OptimizeOptions struct {
 	Steps []string
 	// User is who asked for the run, recorded with it.
 	User string
+	// RunID, when set, is the run's id: a run recorded as queued
+	// ([Service.Queue]) is taken over under it. Default: a new id.
+	RunID string
 
 	// decision is the decision the run runs ([Service.Run]), recorded
 	// with it.
@@ -197,7 +200,11 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 	if _, err := checkOptimize(ctx, cat, id, opts); err != nil {
 		return Run{Table: id.String(), PlanID: opts.PlanID, Steps: []Step{}}, fmt.Errorf("optimize %s: %w", id, err)
 	}
-	run := Run{ID: newRunID(opts.Now()), Table: id.String(), PlanID: opts.PlanID, Status: StatusRunning, Trigger: opts.Trigger, Runner: opts.Runner,
+	runID := opts.RunID
+	if runID == "" {
+		runID = newRunID(opts.Now())
+	}
+	run := Run{ID: runID, Table: id.String(), PlanID: opts.PlanID, Status: StatusRunning, Trigger: opts.Trigger, Runner: opts.Runner,
 		StartedBy: opts.User, StartedAt: opts.Now().UTC(), LeaseExpiresAt: opts.Now().Add(opts.LeaseTTL).UTC(), Steps: []Step{}}
 	if d := opts.decision; d != nil {
 		run.Approvals = d.Approvals
@@ -207,7 +214,8 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 		return run, fmt.Errorf("optimize %s: %w", id, err)
 	}
 	if err := st.StartRun(ctx, rec); err != nil {
-		return run, fmt.Errorf("optimize %s: %w", id, err)
+		// Not recorded (a queued run ended meanwhile): no run started.
+		return Run{Table: id.String(), PlanID: opts.PlanID, Steps: []Step{}}, fmt.Errorf("optimize %s: %w", id, err)
 	}
 	log := opts.Logger.With("table", id.String(), "run_id", run.ID)
 	ctx, lost := context.WithCancelCause(ctx)

@@ -91,15 +91,17 @@ func TestSchedulerOrphansKeepWhatAnEntryOfAnotherCatalogReferences(t *testing.T)
 	require.NoError(t, err)
 	cfg := &config.Config{Catalogs: map[string]config.Props{w.Name: {}, "backup": {}}, Policies: set}
 	later := func() time.Time { return time.Now().Add(10 * 24 * time.Hour) }
-	s := control.NewScheduler(control.SchedulerOptions{Config: cfg, Store: st, Now: later,
+	svc, err := control.NewService(control.Deps{Config: cfg, Store: st, Now: later,
 		Catalog: func(_ context.Context, name string) (catalog.Catalog, error) {
 			if name == "backup" {
 				return backup, nil
 			}
 			return w.Catalog, nil
 		}})
-	got, err := s.RunNow(ctx, copied, control.TriggerAPI)
 	require.NoError(t, err)
+	rr, err := svc.Run(ctx, control.Request{Table: copied, Trigger: control.TriggerAPI})
+	require.NoError(t, err)
+	got := rr.Run
 	require.Equal(t, control.StatusDone, got.Status)
 	var orphans rewriter.OrphanPlan
 	for _, step := range got.Steps {

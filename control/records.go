@@ -50,13 +50,19 @@ type RunStatus string
 
 // Run and step statuses.
 const (
+	// StatusQueued is a run asked for and recorded that waits for a run
+	// slot (the daemon's API queues runs; see [Service.Queue]); it becomes
+	// running when it starts, or cancelled when the daemon stops first.
+	StatusQueued  RunStatus = store.RunQueued
 	StatusRunning RunStatus = "running"
 	StatusDone    RunStatus = "done"
 	StatusFailed  RunStatus = "failed"
 	// StatusCancelled is a run or step stopped by its context (SIGTERM,
 	// Ctrl-C, the daemon's shutdown grace over) rather than by an error;
-	// the table is consistent, as the rewriter leaves it.
-	StatusCancelled RunStatus = "cancelled"
+	// the table is consistent, as the rewriter leaves it. A queued run
+	// that never started (the daemon stopped first, the table was busy or
+	// halted when its turn came) ends cancelled too, its error saying why.
+	StatusCancelled RunStatus = store.RunCancelled
 	// StatusSkipped is a step left out (OptimizeOptions.Skip).
 	StatusSkipped RunStatus = "skipped"
 	// StatusNotDue is a step the table's policy did not call for: its
@@ -142,8 +148,13 @@ type Run struct {
 	Approvals Approvals `json:"approvals"`
 	// DryRun marks a run that planned every step and changed nothing; it
 	// is never stored.
-	DryRun    bool      `json:"dry_run"`
-	Error     string    `json:"error,omitempty"`
+	DryRun bool   `json:"dry_run"`
+	Error  string `json:"error,omitempty"`
+	// QueuedAt is when a run that waited for a run slot was asked for
+	// (the API's runs); zero for a run that started at once.
+	QueuedAt time.Time `json:"queued_at,omitzero"`
+	// StartedAt is when the run started; while it is queued, when it was
+	// queued.
 	StartedAt time.Time `json:"started_at"`
 	// EndedAt is zero while the run is going.
 	EndedAt time.Time `json:"ended_at,omitzero"`
@@ -323,7 +334,7 @@ func planFromRecord(r store.PlanRecord) (Plan, error) {
 func runRecord(r Run, d *Decision) (store.RunRecord, error) {
 	rec := store.RunRecord{
 		ID: r.ID, Table: r.Table, PlanID: r.PlanID, Status: string(r.Status), Trigger: string(r.Trigger), Runner: r.Runner, Error: r.Error,
-		StartedAt: r.StartedAt, EndedAt: r.EndedAt, LeaseExpiresAt: r.LeaseExpiresAt, StartedBy: r.StartedBy,
+		StartedAt: r.StartedAt, EndedAt: r.EndedAt, LeaseExpiresAt: r.LeaseExpiresAt, StartedBy: r.StartedBy, QueuedAt: r.QueuedAt,
 	}
 	if d != nil {
 		b, err := json.Marshal(d)
@@ -338,7 +349,8 @@ func runRecord(r Run, d *Decision) (store.RunRecord, error) {
 func runFromRecord(r store.RunRecord) (Run, error) {
 	run := Run{
 		ID: r.ID, Table: r.Table, PlanID: r.PlanID, Status: RunStatus(r.Status), Trigger: Trigger(r.Trigger), Runner: r.Runner, Error: r.Error,
-		StartedAt: r.StartedAt, EndedAt: r.EndedAt, LeaseExpiresAt: r.LeaseExpiresAt, StartedBy: r.StartedBy, Steps: make([]Step, 0, len(r.Steps)),
+		StartedAt: r.StartedAt, EndedAt: r.EndedAt, LeaseExpiresAt: r.LeaseExpiresAt, StartedBy: r.StartedBy, QueuedAt: r.QueuedAt,
+		Steps: make([]Step, 0, len(r.Steps)),
 	}
 	if len(r.Decision) > 0 {
 		var d struct {

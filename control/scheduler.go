@@ -41,7 +41,9 @@ type SchedulerOptions struct {
 	// Catalog opens the floe catalog called name (once; the scheduler
 	// asks every pass).
 	Catalog func(ctx context.Context, name string) (catalog.Catalog, error)
-	// MaxConcurrentRuns bounds the runs of one pass. Default: 2.
+	// MaxConcurrentRuns bounds the runs in flight at once (the
+	// server.max_concurrent_runs slots): a pass's runs and the queued runs
+	// of [Scheduler.Enqueue] share them. Default: 2.
 	MaxConcurrentRuns int
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
@@ -52,7 +54,7 @@ type SchedulerOptions struct {
 	// catalog could not be read this pass, from the recorded runs.
 	Alerts *alert.Notifier
 	// OnRun, when set, sees every run the scheduler made (the daemon's
-	// metrics), from passes and from [Scheduler.RunNow].
+	// metrics), from passes and from its queue ([Scheduler.Enqueue]).
 	OnRun func(Run)
 	// Engines are the engines a policy's engine key may name. Default:
 	// those of Config.
@@ -67,16 +69,23 @@ type SchedulerOptions struct {
 }
 
 // Scheduler decides, pass by pass, which tables are due for maintenance by
-// their policies, and runs them with [Service.Run]. It keeps, per
-// table, when it last read the table's metadata and how many runs failed
-// in a row (for the backoff); everything else — the last run, approved
-// plans, running runs — it reads from the state store, so a pass decides
-// the same in a daemon and in a one-shot process (floe serve --once).
+// their policies, and runs them with [Service.Run]; it also runs the runs
+// the API queues ([Scheduler.Enqueue]), in the same run slots. It keeps,
+// per table, when it last read the table's metadata and how many runs
+// failed in a row (for the backoff); everything else — the last run,
+// approved plans, running runs, holds — it reads from the state store, so
+// a pass decides the same in a daemon and in a one-shot process (floe
+// serve --once).
 type Scheduler struct {
 	opts SchedulerOptions
+	// slots are the run slots (MaxConcurrentRuns): a run in flight holds
+	// one, whether a pass or the queue started it.
+	slots chan struct{}
 
 	mu     sync.Mutex
 	tables map[string]*tableSchedule
+
+	q runQueue
 }
 
 type tableSchedule struct {
@@ -115,7 +124,8 @@ func NewScheduler(opts SchedulerOptions) *Scheduler {
 		opts.Service = &Service{cfg: opts.Config, catalog: opts.Catalog, store: opts.Store, engines: opts.Engines,
 			now: opts.Now, log: opts.Logger, runner: opts.Runner, leaseTTL: opts.LeaseTTL}
 	}
-	return &Scheduler{opts: opts, tables: map[string]*tableSchedule{}}
+	return &Scheduler{opts: opts, slots: make(chan struct{}, opts.MaxConcurrentRuns), tables: map[string]*tableSchedule{},
+		q: runQueue{wake: make(chan struct{}, 1)}}
 }
 
 // TableDecision is what a pass decided for one table.
@@ -147,9 +157,15 @@ func (p Pass) Failed() bool { return len(p.Errors) > 0 }
 // when its policy's mode says so and, with a window, the clock is inside
 // it: an approved plan always; mode: scheduled when the cron schedule
 // fired since the table's last run; mode: adaptive when its poll interval
-// passed and [Decide] finds a step due. A table with a running run is
-// busy; one whose runs failed waits out an exponential backoff
-// ([BackoffBase] to [BackoffMax]).
+// passed and [Decide] finds a step due. A table with a running or queued
+// run is busy; one whose runs failed waits out an exponential backoff
+// ([BackoffBase] to [BackoffMax]); a halted one ([Hold]) waits for a
+// person to resume it.
+//
+// Each table found due is logged at info ("run due", with the trigger and
+// the reason), and each table whose layout plan waits for approval once
+// per pass ("layout plan waits for approval"): its compaction is held
+// back, since rewriting now would make the plan stale.
 func (s *Scheduler) RunPass(ctx context.Context) (Pass, error) {
 	return s.runPass(ctx, ctx)
 }
@@ -169,6 +185,11 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 		d   TableDecision
 	}
 	var jobs []job
+	var listed []lake.Ident
+	waiting, err := s.waitingPlans(ctx)
+	if err != nil {
+		pass.Errors = append(pass.Errors, err.Error())
+	}
 	for _, name := range s.opts.Config.CatalogNames() {
 		cat, err := s.opts.Catalog(ctx, name)
 		if err != nil {
@@ -180,6 +201,7 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 			pass.Errors = append(pass.Errors, fmt.Sprintf("catalog %s: %v", name, err))
 			continue
 		}
+		listed = append(listed, ids...)
 		for _, id := range ids {
 			eff, err := ResolvePolicy(ctx, s.opts.Config, id)
 			var d TableDecision
@@ -191,22 +213,37 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 				continue
 			}
 			pass.Decisions = append(pass.Decisions, d)
-			s.opts.Logger.Debug("scheduling decision", "table", d.Table, "due", d.Due, "trigger", d.Trigger, "reason", d.Reason)
+			for _, pl := range waiting[strings.ToLower(d.Table)] {
+				s.opts.Logger.Info("layout plan waits for approval; the compaction of the partitions it covers is held back",
+					"table", d.Table, "plan_id", pl.ID, "layout", pl.Layout.String(), "approve", "floe plan approve "+pl.ID)
+			}
 			if d.Due {
+				s.opts.Logger.Info("run due", "table", d.Table, "trigger", string(d.Trigger), "reason", d.Reason)
 				jobs = append(jobs, job{id: id, cat: cat, eff: eff, d: d})
+			} else {
+				s.opts.Logger.Debug("scheduling decision", "table", d.Table, "due", d.Due, "reason", d.Reason)
 			}
 		}
 	}
 	var (
-		mu  sync.Mutex
-		wg  sync.WaitGroup
-		sem = make(chan struct{}, s.opts.MaxConcurrentRuns)
+		mu sync.Mutex
+		wg sync.WaitGroup
 	)
 	for _, j := range jobs {
+		// A run slot first; once ctx ends no new run starts.
+		release := func() { <-s.slots }
+		acquired := false
+		select {
+		case s.slots <- struct{}{}:
+			acquired = true
+		case <-ctx.Done():
+		}
 		if ctx.Err() != nil {
+			if acquired {
+				release()
+			}
 			break
 		}
-		sem <- struct{}{}
 		// Claim the table only once a slot is free, so that replicas
 		// deciding at the same moment take different tables: a replica
 		// claims no more than it can run (see store.Store.ClaimTables).
@@ -214,7 +251,7 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 		holder := newHolder(s.opts.Runner)
 		got, err := s.opts.Store.ClaimTables(ctx, holder, []string{j.id.String()}, 1, claimAt.Add(s.opts.LeaseTTL), claimAt)
 		if err != nil || len(got) == 0 {
-			<-sem
+			release()
 			// Not run here: decide it afresh next pass rather than wait
 			// out its poll interval.
 			ts := s.schedule(j.id.String())
@@ -230,11 +267,8 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 		}
 		wg.Add(1)
 		go func() {
-			defer func() { <-sem; wg.Done() }()
-			pr, err := s.runTable(runCtx, j.id, j.d.Trigger, holder)
-			if pr.Run.ID != "" && s.opts.OnRun != nil {
-				s.opts.OnRun(pr.Run)
-			}
+			defer func() { release(); wg.Done() }()
+			pr, err := s.runTable(runCtx, Request{Table: j.id, Trigger: j.d.Trigger, User: "floe serve", Holder: holder})
 			mu.Lock()
 			defer mu.Unlock()
 			if pr.Run.ID != "" {
@@ -247,7 +281,7 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 	}
 	wg.Wait()
 	if s.opts.Alerts != nil {
-		if err := s.alert(runCtx, now); err != nil {
+		if err := s.alert(runCtx, now, listed); err != nil {
 			pass.Errors = append(pass.Errors, err.Error())
 		}
 	}
@@ -257,17 +291,26 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 // alert evaluates every known table's freshness and failures alerts and
 // hands them to the notifier. It reads the runs floe recorded, so it
 // judges a table even when its catalog is down.
-func (s *Scheduler) alert(ctx context.Context, now time.Time) error {
+func (s *Scheduler) alert(ctx context.Context, now time.Time, listed []lake.Ident) error {
+	// Every table listed this pass, and those known from earlier passes
+	// whose catalog could not be listed now (judged from the runs).
+	seen := map[string]bool{}
+	ids := slices.Clone(listed)
+	for _, id := range listed {
+		seen[id.String()] = true
+	}
 	s.mu.Lock()
-	ids := make([]lake.Ident, 0, len(s.tables))
 	for _, ts := range s.tables {
-		if ts.id.Name != "" {
+		if ts.id.Name != "" && !seen[ts.id.String()] {
 			ids = append(ids, ts.id)
 		}
 	}
 	s.mu.Unlock()
 	slices.SortFunc(ids, func(a, b lake.Ident) int { return strings.Compare(a.String(), b.String()) })
 	var errs []error
+	if err := s.alertHolds(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	for _, id := range ids {
 		eff, err := ResolvePolicy(ctx, s.opts.Config, id)
 		if err != nil {
@@ -279,6 +322,16 @@ func (s *Scheduler) alert(ctx context.Context, now time.Time) error {
 			errs = append(errs, fmt.Errorf("alerts of %s: %w", id, err))
 			continue
 		}
+		if seen[id.String()] {
+			// The backlog, from the table's own metadata: it fires for a
+			// table floe never ran on, and never for one nobody writes.
+			h, err := s.opts.Service.Health(ctx, id, HealthRequest{})
+			if err != nil {
+				errs = append(errs, fmt.Errorf("alerts of %s: measure its backlog: %w", id, err))
+			} else {
+				in.ObserveHealth(h.Metrics, now)
+			}
+		}
 		if _, err := s.opts.Alerts.Notify(ctx, alert.Evaluate(in, now)...); err != nil {
 			errs = append(errs, fmt.Errorf("alerts of %s: %w", id, err))
 		}
@@ -286,8 +339,54 @@ func (s *Scheduler) alert(ctx context.Context, now time.Time) error {
 	return errors.Join(errs...)
 }
 
-// alertInput is what alert.Evaluate judges table id by: its policy, floe's
-// last recorded compaction and its runs, newest first.
+// alertHolds hands the notifier a halted alert for every table on hold,
+// and resolves the halted alerts of the tables resumed since. It reads the
+// holds from the store, so a table halted by a verb, the API or another
+// replica alerts too, whatever its mode.
+func (s *Scheduler) alertHolds(ctx context.Context) error {
+	holds, err := s.opts.Service.Holds(ctx, false)
+	if err != nil {
+		return fmt.Errorf("halted alerts: %w", err)
+	}
+	held := map[string]bool{}
+	var alerts []alert.Alert
+	for _, h := range holds {
+		held[h.Table] = true
+		alerts = append(alerts, alert.Halted(h.Table, &alert.Halt{RunID: h.RunID, Reason: h.Reason, Since: h.HeldAt}))
+	}
+	firing, err := s.opts.Alerts.Active(ctx)
+	if err != nil {
+		return fmt.Errorf("halted alerts: %w", err)
+	}
+	for _, a := range firing {
+		if a.Kind == alert.KindHalted && !held[a.Table] {
+			alerts = append(alerts, alert.Halted(a.Table, nil))
+		}
+	}
+	if _, err := s.opts.Alerts.Notify(ctx, alerts...); err != nil {
+		return fmt.Errorf("halted alerts: %w", err)
+	}
+	return nil
+}
+
+// waitingPlans are the proposed plans by table (lower-cased): layout
+// changes that wait for a person's approval.
+func (s *Scheduler) waitingPlans(ctx context.Context) (map[string][]Plan, error) {
+	plans, err := ListPlans(ctx, s.opts.Store, PlanFilter{State: PlanProposed})
+	if err != nil {
+		return nil, fmt.Errorf("plans waiting for approval: %w", err)
+	}
+	out := map[string][]Plan{}
+	for _, p := range plans {
+		k := strings.ToLower(p.Table)
+		out[k] = append(out[k], p)
+	}
+	return out, nil
+}
+
+// alertInput is what alert.Evaluate judges table id by without reading
+// the table: its policy, floe's last recorded compaction and its runs,
+// newest first, with the backlog the newest run measured.
 func alertInput(ctx context.Context, st *store.Store, id lake.Ident, p policy.Policy) (alert.Input, error) {
 	in := alert.Input{Table: id.String(), Policy: p}
 	runs, err := ListRuns(ctx, st, id.String(), 50)
@@ -318,6 +417,14 @@ func (s *Scheduler) decide(ctx context.Context, cat catalog.Catalog, id lake.Ide
 		d.Reason = fmt.Sprintf(format, args...)
 		return d, nil
 	}
+	held, halted, err := s.opts.Service.Halted(ctx, id)
+	if err != nil {
+		return d, err
+	}
+	if halted {
+		return not("halted since %s: run %s failed a check that must never fail; resume it: floe resume %s",
+			held.HeldAt.UTC().Format(time.RFC3339), held.RunID, ShellArg(id.String()))
+	}
 	if p.Mode == policy.ModeManual {
 		return not("mode: manual")
 	}
@@ -333,8 +440,8 @@ func (s *Scheduler) decide(ctx context.Context, cat catalog.Catalog, id lake.Ide
 	if err != nil {
 		return d, err
 	}
-	if len(runs) > 0 && runs[0].Status == StatusRunning {
-		return not("busy: run %s is running", runs[0].ID)
+	if len(runs) > 0 && (runs[0].Status == StatusRunning || runs[0].Status == StatusQueued) {
+		return not("busy: run %s is %s", runs[0].ID, runs[0].Status)
 	}
 	approved, err := ListPlans(ctx, s.opts.Store, PlanFilter{Table: id.String(), State: PlanApproved})
 	if err != nil {
@@ -403,12 +510,18 @@ func orphansStale(runs []Run, now time.Time) bool {
 	return true
 }
 
-// runTable runs table id as its policy calls for ([Service.Run]) and
-// keeps the table's failure count for the backoff. holder is the table's
-// lease, claimed by the caller; the run releases it when it ends.
-func (s *Scheduler) runTable(ctx context.Context, id lake.Ident, trigger Trigger, holder string) (RunResult, error) {
-	log := s.opts.Logger.With("table", id.String(), "trigger", trigger)
-	rr, err := s.opts.Service.Run(ctx, Request{Table: id, Trigger: trigger, User: "floe serve", Holder: holder})
+// runTable runs req ([Service.Run]) and keeps the table's failure count
+// for the backoff. req.Holder, when set, is the table's lease, claimed by
+// the caller; the run releases it when it ends. A run that failed an
+// invariant check halted its table ([Hold]): it is not retried, so it does
+// not count for the backoff.
+func (s *Scheduler) runTable(ctx context.Context, req Request) (RunResult, error) {
+	id := req.Table
+	log := s.opts.Logger.With("table", id.String(), "trigger", req.Trigger)
+	rr, err := s.opts.Service.Run(ctx, req)
+	if rr.Run.ID != "" && s.opts.OnRun != nil {
+		s.opts.OnRun(rr.Run)
+	}
 	ts := s.schedule(id.String())
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -416,11 +529,15 @@ func (s *Scheduler) runTable(ctx context.Context, id lake.Ident, trigger Trigger
 	case errors.Is(err, ErrBusy):
 		// Another run holds the table: not this table's failure.
 		log.Info("table busy", "err", err)
+	case errors.Is(err, ErrHalted), IsInvariantFailure(err):
+		// Halted until a person resumes it (Service.Run logged it): no
+		// retry to back off from.
+		ts.failures, ts.retryAt = 0, time.Time{}
 	case err != nil && !errors.Is(err, context.Canceled):
 		ts.failures++
 		wait := min(BackoffBase<<min(ts.failures-1, 16), BackoffMax)
 		ts.retryAt = s.opts.Now().Add(wait)
-		log.Error("scheduled run failed", "run_id", rr.Run.ID, "failures", ts.failures, "retry_at", ts.retryAt, "err", err)
+		log.Error("run failed; the table backs off", "run_id", rr.Run.ID, "failures", ts.failures, "retry_at", ts.retryAt, "err", err)
 	case err == nil:
 		ts.failures, ts.retryAt = 0, time.Time{}
 	}
@@ -438,139 +555,7 @@ func (s *Scheduler) schedule(table string) *tableSchedule {
 	return ts
 }
 
-// ServeOptions configure [Scheduler.Serve].
-type ServeOptions struct {
-	// Interval is the time between passes. Default: 30s.
-	Interval time.Duration
-	// Grace is how long runs in flight may go on after ctx ends, before
-	// they are cancelled (the rewriter leaves the table consistent either
-	// way). Default: 2m.
-	Grace time.Duration
-	// OnPass, when set, sees every pass (the daemon's metrics and alerts).
-	OnPass func(Pass, error)
-	// Tick, when set, replaces the interval timer (tests).
-	Tick <-chan time.Time
-	// Checks, when set, are the connection checks (floe doctor's, see
-	// [Doctor]) run at start and every CheckInterval; a failing one is
-	// logged, handed to OnCheck and, with SchedulerOptions.Alerts, alerted.
-	Checks        func(ctx context.Context) []Check
-	CheckInterval time.Duration
-	OnCheck       func([]Check)
-}
-
-// Serve runs a pass every Interval until ctx ends. Then it schedules
-// nothing new, lets the runs in flight finish for up to Grace, and cancels
-// them after that. A pass that fails is logged and handed to OnPass; the
-// next one runs regardless, so one dead catalog does not stop the others'
-// maintenance.
-func (s *Scheduler) Serve(ctx context.Context, opts ServeOptions) error {
-	if opts.Interval <= 0 {
-		opts.Interval = 30 * time.Second
-	}
-	if opts.Grace <= 0 {
-		opts.Grace = 2 * time.Minute
-	}
-	// Runs get a context that outlives ctx by the grace period.
-	runCtx, cancelRuns := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelRuns()
-	stop := context.AfterFunc(ctx, func() {
-		t := time.NewTimer(opts.Grace)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			s.opts.Logger.Warn("shutdown grace over: cancelling runs in flight", "grace", opts.Grace)
-			cancelRuns()
-		case <-runCtx.Done():
-		}
-	})
-	defer stop()
-	if opts.Checks != nil {
-		if opts.CheckInterval <= 0 {
-			opts.CheckInterval = 5 * time.Minute
-		}
-		go s.check(ctx, opts)
-	}
-	tick := opts.Tick
-	if tick == nil {
-		t := time.NewTicker(opts.Interval)
-		defer t.Stop()
-		tick = t.C
-	}
-	for {
-		pass, err := s.runPass(ctx, runCtx)
-		if err != nil {
-			s.opts.Logger.Error("scheduling pass failed", "err", err)
-		}
-		for _, e := range pass.Errors {
-			s.opts.Logger.Error("scheduling pass", "err", e)
-		}
-		if opts.OnPass != nil {
-			opts.OnPass(pass, err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick:
-			if ctx.Err() != nil {
-				return nil
-			}
-		}
-	}
-}
-
-// check runs the connection checks now and every CheckInterval until ctx
-// ends.
-func (s *Scheduler) check(ctx context.Context, opts ServeOptions) {
-	t := time.NewTicker(opts.CheckInterval)
-	defer t.Stop()
-	for {
-		checks := opts.Checks(ctx)
-		var alerts []alert.Alert
-		for _, c := range checks {
-			if c.Skipped {
-				continue
-			}
-			var err error
-			if !c.OK {
-				err = errors.New(c.Error)
-				s.opts.Logger.Error("connection check failed", "check", c.Name, "target", c.Target, "err", c.Error)
-			}
-			alerts = append(alerts, alert.Check(c.Name+" "+c.Target, err))
-		}
-		if opts.OnCheck != nil {
-			opts.OnCheck(checks)
-		}
-		if s.opts.Alerts != nil && ctx.Err() == nil {
-			if _, err := s.opts.Alerts.Notify(ctx, alerts...); err != nil {
-				s.opts.Logger.Error("connection check alerts", "err", err)
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// ErrBusy is returned (wrapped) by [Scheduler.RunNow] for a table that has
-// a run in flight: one run per table at a time.
+// ErrBusy is returned (wrapped) by [Service.Run], [Service.Queue] and
+// [Scheduler.Enqueue] for a table that has a run in flight (or queued):
+// one run per table at a time.
 var ErrBusy = errors.New("table busy")
-
-// RunNow runs table id's maintenance now, by its policy, as a pass would
-// (the API's POST tables/{table}/optimize): a table with a running run is
-// refused with [ErrBusy].
-func (s *Scheduler) RunNow(ctx context.Context, id lake.Ident, trigger Trigger) (Run, error) {
-	runs, err := ListRuns(ctx, s.opts.Store, id.String(), 1)
-	if err != nil {
-		return Run{}, err
-	}
-	if len(runs) > 0 && runs[0].Status == StatusRunning {
-		return Run{}, fmt.Errorf("optimize %s: %w: run %s is running", id, ErrBusy, runs[0].ID)
-	}
-	pr, err := s.runTable(ctx, id, trigger, "")
-	if s.opts.OnRun != nil && pr.Run.ID != "" {
-		s.opts.OnRun(pr.Run)
-	}
-	return pr.Run, err
-}

@@ -12,7 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/control"
@@ -23,6 +27,7 @@ import (
 	"github.com/floe-project/floe/internal/oracle"
 	"github.com/floe-project/floe/internal/testlake"
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/rewriter"
 )
 
 // clock is a settable test clock.
@@ -264,47 +269,59 @@ func TestSchedulerAlerts(t *testing.T) {
 	require.Equal(t, alert.Resolved, alerts[1].State)
 }
 
-// TestSchedulerServe: Serve runs a pass per tick and the connection checks,
-// and returns once its context ends.
-func TestSchedulerServe(t *testing.T) {
+// TestDaemonServe: the daemon runs a pass at start and per tick, hands
+// each to the health observer, runs the connection checks, and returns
+// once its context ends.
+func TestDaemonServe(t *testing.T) {
 	f := newScheduler(t, "default: {layout: none}\n")
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	tick := make(chan time.Time)
 	var (
-		mu     sync.Mutex
-		passes []control.Pass
-		errs   []error
-		checks int
+		mu       sync.Mutex
+		passes   []control.Pass
+		errs     []error
+		checks   int
+		observed int
 	)
 	checked := make(chan struct{}, 1)
 	passed := make(chan struct{}, 2)
+	seen := make(chan struct{}, 2)
+	d, err := control.NewDaemon(control.DaemonOptions{Scheduler: f.s, Tick: tick,
+		Checks: func(context.Context) []control.Check {
+			return []control.Check{{Name: control.CheckStateStore, Target: "test", OK: true}}
+		},
+		OnCheck: func([]control.Check) {
+			mu.Lock()
+			checks++
+			mu.Unlock()
+			select {
+			case checked <- struct{}{}:
+			default:
+			}
+		},
+		Observe: func(_ context.Context, p control.Pass) error {
+			mu.Lock()
+			observed++
+			mu.Unlock()
+			seen <- struct{}{}
+			return nil
+		},
+		OnPass: func(p control.Pass, err error) {
+			mu.Lock()
+			passes, errs = append(passes, p), append(errs, err)
+			mu.Unlock()
+			passed <- struct{}{}
+		}})
+	require.NoError(t, err)
 	done := make(chan error, 1)
-	go func() {
-		done <- f.s.Serve(ctx, control.ServeOptions{Tick: tick,
-			Checks: func(context.Context) []control.Check {
-				return []control.Check{{Name: control.CheckStateStore, Target: "test", OK: true}}
-			},
-			OnCheck: func([]control.Check) {
-				mu.Lock()
-				checks++
-				mu.Unlock()
-				select {
-				case checked <- struct{}{}:
-				default:
-				}
-			},
-			OnPass: func(p control.Pass, err error) {
-				mu.Lock()
-				passes, errs = append(passes, p), append(errs, err)
-				mu.Unlock()
-				passed <- struct{}{}
-			}})
-	}()
+	go func() { done <- d.Run(ctx) }()
 	<-checked
 	<-passed
+	<-seen
 	tick <- time.Now()
 	<-passed
+	<-seen
 	cancel()
 	require.NoError(t, <-done)
 	mu.Lock()
@@ -315,4 +332,78 @@ func TestSchedulerServe(t *testing.T) {
 		require.Len(t, p.Decisions, 1)
 	}
 	require.GreaterOrEqual(t, checks, 1)
+	require.Equal(t, 2, observed, "the observer saw each pass")
+}
+
+// The seed's silent weeks cannot happen: a table floe never ran on (mode:
+// manual, never compacted) whose writes wait past its SLA fires the
+// freshness alert, and the webhook gets it; a table nobody wrote since its
+// last compaction stays quiet however long ago that was.
+func TestSchedulerAlertsTablesFloeNeverRan(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		got  []alert.Alert
+		recv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var a alert.Alert
+			require.NoError(t, json.NewDecoder(r.Body).Decode(&a))
+			mu.Lock()
+			got = append(got, a)
+			mu.Unlock()
+		}))
+	)
+	defer recv.Close()
+	w, id, st := setup(t)
+	// A second table, compacted once and then left alone.
+	static := lake.Ident{Catalog: id.Catalog, Namespace: id.Namespace, Name: "static"}
+	tbl := w.CreateTable(t, "db", "static", mustTable(t, w, id).Schema(), nil, nil, nil)
+	for i := range 6 {
+		rec := rowsFor(t, tbl, i*10, 10)
+		tbl = testlake.Append(t, tbl, rec)
+		rec.Release()
+	}
+	sst, err := lake.LoadState(t.Context(), static, tbl, lake.LoadOptions{})
+	require.NoError(t, err)
+	cplan, err := rewriter.PlanCompaction(sst, rewriter.CompactOptions{})
+	require.NoError(t, err)
+	_, err = rewriter.Compact(t.Context(), sst, cplan, rewriter.CompactOptions{})
+	require.NoError(t, err)
+
+	set, err := policy.ParseFile("floe.yaml", []byte("default: {layout: none, mode: manual, freshness_sla: 1h}\n"))
+	require.NoError(t, err)
+	cfg := &config.Config{Catalogs: map[string]config.Props{w.Name: {}}, Policies: set}
+	c := &clock{t: time.Now().UTC().Add(3 * time.Hour)}
+	sinks, err := alert.Sinks(config.AlertsConfig{Webhooks: []config.Webhook{{Name: "test", URL: recv.URL, Format: config.FormatJSON}}}, alert.WebhookOptions{})
+	require.NoError(t, err)
+	n, err := alert.New(alert.Options{Store: st, Sinks: sinks, Repeat: 6 * time.Hour, Now: c.Now})
+	require.NoError(t, err)
+	s := control.NewScheduler(control.SchedulerOptions{Config: cfg, Store: st, Now: c.Now, Alerts: n,
+		Catalog: func(context.Context, string) (catalog.Catalog, error) { return w.Catalog, nil }})
+
+	p, err := s.RunPass(t.Context())
+	require.NoError(t, err)
+	require.Empty(t, p.Runs, "mode: manual never runs by itself")
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, got, 1, "%+v", got)
+	a := got[0]
+	require.Equal(t, alert.KindFreshness, a.Kind)
+	require.Equal(t, alert.Firing, a.State)
+	require.Equal(t, id.String(), a.Table, "the static table stays quiet")
+	require.Contains(t, a.Summary, "for a compaction (never compacted), SLA 1 h (floe never ran on it)")
+	require.Contains(t, a.Summary, "look further: floe health "+id.String())
+	require.InDelta(t, 3, a.AgeHours, 0.2)
+	require.InDelta(t, 1, a.SLAHours, 0.001)
+}
+
+// rowsFor builds n rows (id from start, name "row") in tbl's schema, that
+// of setup's tables.
+func rowsFor(t *testing.T, tbl *table.Table, start, n int) arrow.RecordBatch {
+	t.Helper()
+	b := array.NewRecordBuilder(memory.DefaultAllocator, testlake.ArrowSchema(t, tbl))
+	defer b.Release()
+	for i := start; i < start+n; i++ {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		b.Field(1).(*array.StringBuilder).Append("row")
+	}
+	return b.NewRecordBatch()
 }

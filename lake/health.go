@@ -3,6 +3,7 @@ package lake
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -141,6 +142,10 @@ type Metrics struct {
 	DeleteToDataRatio    float64 `json:"delete_to_data_ratio"`
 	Partitions           int     `json:"partitions"`
 	PartitionFileSkew    float64 `json:"partition_file_skew"`
+	// BacklogAgeSec is the compaction backlog (see [CompactionBacklog]):
+	// the age of the oldest commit that left work for a compaction and no
+	// compaction has covered since; 0 when there is none.
+	BacklogAgeSec int64 `json:"compaction_backlog_age_seconds"`
 	// LastCompactionAgeSec is the age of the newest "replace" snapshot; -1
 	// when the table was never compacted.
 	LastCompactionAgeSec int64 `json:"last_compaction_age_seconds"`
@@ -157,6 +162,11 @@ type Health struct {
 	Status     Status   `json:"status"`
 	Reasons    []string `json:"reasons"`
 	Metrics    Metrics  `json:"metrics"`
+	// FreshnessSLASec is the freshness SLA the table was judged by, in
+	// seconds (0: none): the backlog it may reach before it is warning.
+	FreshnessSLASec int64 `json:"freshness_sla_seconds"`
+	// MeasuredAt is the time the ages were measured at.
+	MeasuredAt time.Time `json:"measured_at"`
 }
 
 // The size cut-offs shared by health and compaction, as fractions of the
@@ -179,6 +189,76 @@ const (
 // it; a size written without its unit ("512" for 512MiB) lands far below.
 const MinTargetFileSizeBytes int64 = 4 << 20
 
+// CompactionBacklog is how long work has waited for a compaction: now less
+// the time of the oldest snapshot that left work for one — one that added
+// data files smaller on average than small bytes, or any delete file — and
+// that no compaction covers. A compaction is a replace snapshot that
+// replaced data or delete files (whichever engine committed it; a manifest
+// rewrite, also a replace, replaces none) or, when later, checked (floe's
+// compaction step that found nothing to rewrite or was not due: the table
+// was looked at then). Zero when no commit waits: a table nobody writes,
+// or one written only in large files, has no backlog. A table never
+// compacted has one from its oldest retained commit that left work.
+func CompactionBacklog(snaps []Snapshot, small int64, checked, now time.Time) time.Duration {
+	covered := checked
+	for _, s := range snaps {
+		if isCompaction(s) && s.Timestamp.After(covered) {
+			covered = s.Timestamp
+		}
+	}
+	var oldest time.Time
+	for _, s := range snaps {
+		if !s.Timestamp.After(covered) || !leavesWork(s, small) {
+			continue
+		}
+		if oldest.IsZero() || s.Timestamp.Before(oldest) {
+			oldest = s.Timestamp
+		}
+	}
+	if oldest.IsZero() {
+		return 0
+	}
+	return max(now.Sub(oldest), 0)
+}
+
+// isCompaction reports whether s is a replace snapshot that replaced data
+// or delete files (a compaction), not one that only rewrote manifests.
+func isCompaction(s Snapshot) bool {
+	if s.Operation != string(table.OpReplace) {
+		return false
+	}
+	for _, k := range []string{"deleted-data-files", "added-data-files", "removed-delete-files", "removed-position-delete-files", "removed-equality-delete-files", "removed-dvs"} {
+		if summaryInt(s.Summary, k) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// leavesWork reports whether s, a commit other than a compaction, left
+// work for one: data files smaller on average than small bytes, or delete
+// files (position, equality, deletion vectors).
+func leavesWork(s Snapshot, small int64) bool {
+	if s.Operation == string(table.OpReplace) {
+		return false
+	}
+	for _, k := range []string{"added-delete-files", "added-position-delete-files", "added-equality-delete-files", "added-dvs"} {
+		if summaryInt(s.Summary, k) > 0 {
+			return true
+		}
+	}
+	files := summaryInt(s.Summary, "added-data-files")
+	if files <= 0 {
+		return false
+	}
+	return summaryInt(s.Summary, "added-files-size")/files < small
+}
+
+func summaryInt(m map[string]string, key string) int64 {
+	n, _ := strconv.ParseInt(m[key], 10, 64)
+	return n
+}
+
 // SizeCutoffs are the small and oversized thresholds in bytes for target.
 func SizeCutoffs(target int64) (small, oversized int64) {
 	return int64(float64(target) * SmallFileFraction), int64(float64(target) * OversizedFileFraction)
@@ -199,7 +279,7 @@ func ComputeHealth(st *State, opts HealthOptions) (Health, error) {
 	if opts.Thresholds != nil {
 		th = *opts.Thresholds
 	}
-	h := Health{Table: st.Ident.String(), Reasons: []string{}}
+	h := Health{Table: st.Ident.String(), Reasons: []string{}, FreshnessSLASec: int64(th.FreshnessSLA / time.Second), MeasuredAt: opts.Now.UTC()}
 	if st.Current != nil {
 		h.SnapshotID = st.Current.SnapshotID
 	}
@@ -250,6 +330,7 @@ func ComputeHealth(st *State, opts HealthOptions) (Health, error) {
 			m.LastCompactionAgeSec = age
 		}
 	}
+	m.BacklogAgeSec = int64(CompactionBacklog(st.Snapshots, small, opts.LastCompaction, opts.Now) / time.Second)
 	m.Manifests = len(st.Manifests)
 	if m.Manifests > 0 {
 		entries := 0
@@ -396,11 +477,12 @@ func classify(h *Health, th Thresholds, sortCols []string, judged int64) {
 	}
 	if sla := th.FreshnessSLA; sla > 0 {
 		hours := func(d time.Duration) string { return fmt.Sprintf("%.0f h", d.Hours()) }
-		switch last := time.Duration(m.LastCompactionAgeSec) * time.Second; {
-		case m.LastCompactionAgeSec >= 0 && last > sla:
-			raise(Warning, "freshness: last compaction %s ago, SLA %s", hours(last), hours(sla))
-		case m.LastCompactionAgeSec < 0 && age > sla:
-			raise(Warning, "freshness: never compacted in %s of history, SLA %s", hours(age), hours(sla))
+		if backlog := time.Duration(m.BacklogAgeSec) * time.Second; backlog > sla {
+			last := "never compacted"
+			if m.LastCompactionAgeSec >= 0 {
+				last = "last compaction " + hours(time.Duration(m.LastCompactionAgeSec)*time.Second) + " ago"
+			}
+			raise(Warning, "freshness: writes have waited %s for a compaction (%s), SLA %s", hours(backlog), last, hours(sla))
 		}
 	}
 	if th.OverlapWarning > 0 && m.DataFiles >= th.MinFilesForSmallFileCheck {

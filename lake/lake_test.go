@@ -210,9 +210,12 @@ func TestHealthFreshnessSLA(t *testing.T) {
 		last time.Time
 		want string
 	}{
-		{"never compacted", time.Time{}, "warning: freshness: never compacted in 63 h of history, SLA 48 h"},
-		{"stale", now.Add(-63 * time.Hour), "warning: freshness: last compaction 63 h ago, SLA 48 h"},
+		// The one commit (small files) has waited since it was made.
+		{"never compacted", time.Time{}, "warning: freshness: writes have waited 63 h for a compaction (never compacted), SLA 48 h"},
+		{"stale", now.Add(-64 * time.Hour), "warning: freshness: writes have waited 63 h for a compaction (last compaction 64 h ago), SLA 48 h"},
+		// A compaction since the commit covers it, however long ago.
 		{"fresh", now.Add(-time.Hour), ""},
+		{"covered long ago, nothing written since", now.Add(-62 * time.Hour), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

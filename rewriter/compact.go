@@ -665,6 +665,17 @@ func compact(ctx context.Context, st *lake.State, plan CompactPlan, opts Compact
 		res.BytesOut += c.BytesOut
 	}
 	res.Duration = time.Since(start)
+	if len(res.Commits) == 0 && len(res.Skipped) > 0 {
+		// A compaction that had work and committed none of it did not
+		// compact: reported as done, it would read as fresh while the
+		// table's backlog grows. Next time its partitions go first.
+		var names []string
+		for _, g := range res.Skipped {
+			names = append(names, cmp.Or(g.Name, "(unpartitioned)"))
+		}
+		return res, fmt.Errorf("compact %s: nothing committed: all %d groups were skipped (%s), the first because %v: %w",
+			st.Ident, len(res.Skipped), strings.Join(names, ", "), res.Skipped[0].Err, ErrNothingCommitted)
+	}
 	return res, nil
 }
 

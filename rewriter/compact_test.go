@@ -241,3 +241,34 @@ func TestCompactFileOfExpiredSnapshot(t *testing.T) {
 		})
 	}
 }
+
+// A compaction whose every group loses its commit race (a writer commits
+// before each attempt) committed nothing: Compact says so with
+// ErrNothingCommitted (an ErrConflict, retried later), never as a
+// compaction done, and the table keeps its rows.
+func TestCompactThatCommitsNothingFails(t *testing.T) {
+	tt := newTwinTables(t, nil)
+	for i := range 6 {
+		tt.appendBoth(t, i*100, 100, "eu")
+	}
+	st := tt.state(t, tt.tbl)
+	n := 0
+	opts := rewriter.CompactOptions{TargetFileSizeBytes: 4 << 20, Commit: rewriter.CommitOptions{MaxAttempts: 2, Sleep: instantSleep,
+		BeforeCommit: func(context.Context, int, int) error {
+			n++
+			tt.appendBoth(t, 10_000+n*10, 10, "us") // the table moves before every attempt
+			return nil
+		}}}
+	plan, err := rewriter.PlanCompaction(st, opts)
+	require.NoError(t, err)
+	require.Len(t, plan.Groups, 1)
+	res, err := rewriter.Compact(t.Context(), st, plan, opts)
+	require.ErrorIs(t, err, rewriter.ErrNothingCommitted)
+	require.ErrorIs(t, err, rewriter.ErrConflict)
+	require.ErrorContains(t, err, "nothing committed: all 1 groups were skipped (region=eu)")
+	require.Empty(t, res.Commits)
+	require.Len(t, res.Skipped, 1)
+	require.Equal(t, 2, n)
+	tt.tbl = res.Table
+	tt.requireSameRows(t)
+}

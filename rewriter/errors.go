@@ -22,6 +22,14 @@ var ErrConflict = errors.New("rewriter: table changed concurrently")
 // [SkippedGroup.Err]; test with errors.Is.
 var ErrStaleGroup = fmt.Errorf("%w: group inputs changed since they were read", ErrConflict)
 
+// ErrNothingCommitted wraps [ErrConflict]: a compaction had groups to
+// rewrite and committed none of them, every one skipped (lost its commit
+// races, or its inputs changed under it). [Compact] returns it with its
+// result, so that the step is a failure (retried with backoff, its
+// partitions first), never a compaction that counts as done. Test with
+// errors.Is.
+var ErrNothingCommitted = fmt.Errorf("%w: compaction committed nothing", ErrConflict)
+
 // ErrInvariant means floe found the table or its own bookkeeping in a state
 // that must not happen (for example, only some output files of one commit
 // are live). Stop work on the table and alert; never retry. Test with

@@ -178,6 +178,7 @@ func message(err error) string {
 		table *lake.NoSuchTableError
 		nf    *store.NotFoundError
 		ps    *control.PlanStateError
+		he    *control.HaltedError
 		nfe   notFoundError
 	)
 	switch {
@@ -189,6 +190,8 @@ func message(err error) string {
 		return nf.Error()
 	case errors.As(err, &ps):
 		return ps.Error()
+	case errors.As(err, &he):
+		return he.Error()
 	case errors.As(err, &nfe):
 		return nfe.Error()
 	case errors.Is(err, rewriter.ErrUnsafeAge):

@@ -25,6 +25,10 @@ type factory struct {
 	// ConfigPath is the --config flag.
 	ConfigPath string
 	Now        func() time.Time
+	// LogLevel is the log level when neither floe.yaml nor FLOE_LOG_LEVEL
+	// sets one: warn for the verbs, info for floe serve, which sets it
+	// before it asks for anything.
+	LogLevel string
 
 	mu       sync.Mutex
 	cfg      *config.Config
@@ -36,7 +40,7 @@ type factory struct {
 }
 
 func newFactory(io *IOStreams) *factory {
-	return &factory{IO: io, Now: time.Now, catalogs: map[string]catalog.Catalog{}}
+	return &factory{IO: io, Now: time.Now, LogLevel: "warn", catalogs: map[string]catalog.Catalog{}}
 }
 
 // Config loads the configuration once.
@@ -144,7 +148,8 @@ func (f *factory) Service(ctx context.Context) (*control.Service, error) {
 	if f.svc != nil {
 		return f.svc, nil
 	}
-	svc, err := control.NewService(control.Deps{Config: cfg, Catalog: f.Catalog, Store: st, Engines: engs, Now: f.Now, Logger: log})
+	svc, err := control.NewService(control.Deps{Config: cfg, Catalog: f.Catalog, Store: st, Engines: engs, Now: f.Now, Logger: log,
+		LeaseTTL: cfg.Server.LeaseTTLDuration()})
 	if err != nil {
 		return nil, err
 	}
@@ -261,11 +266,13 @@ func requireTable(ctx context.Context, f *factory, name string) error {
 
 // Logger is a structured logger on ErrOut, with the configuration's log
 // level and format (FLOE_LOG_LEVEL, FLOE_LOG_FORMAT; validated when the
-// configuration loads, so a verb that got this far has a good one).
+// configuration loads, so a verb that got this far has a good one), or
+// the factory's LogLevel when none is set.
 func (f *factory) Logger() *slog.Logger {
 	level, format := slog.LevelWarn, "text"
+	_ = level.UnmarshalText([]byte(f.LogLevel))
 	if cfg, err := f.Config(); err == nil {
-		_ = level.UnmarshalText([]byte(cfg.Log.Level))
+		_ = level.UnmarshalText([]byte(cfg.Log.LevelOr(f.LogLevel)))
 		format = strings.ToLower(cfg.Log.Format)
 	}
 	opts := &slog.HandlerOptions{Level: level}

@@ -86,3 +86,15 @@ func (t targetSize) bytes() (int64, error) {
 	}
 	return n, nil
 }
+
+// parseSizeFlag parses size flag name's value v (zero when empty).
+func parseSizeFlag(name, v string) (int64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := config.ParseSize(v)
+	if err != nil {
+		return 0, flagErrorf("%s: %v", name, err)
+	}
+	return n, nil
+}

@@ -27,6 +27,9 @@ func run(t *testing.T, dir string, args ...string) (string, string, int) {
 	root.SetOut(out)
 	root.SetErr(errOut)
 	err := root.ExecuteContext(context.Background())
+	if cerr := f.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
 	code := exitCode(io, err)
 	return out.String(), errOut.String(), code
 }

@@ -127,16 +127,24 @@ func renderHealth(io *IOStreams, format outputFormat, results []lake.Health) err
 		fmt.Fprintln(io.ErrOut, "no tables; run 'floe demo' to create the demo warehouse")
 		return nil
 	}
-	t := newTable(io.Out, "TABLE", "STATUS", "FILES", "SMALL", "AVG SIZE", "SNAPSHOTS", "OLDEST", "MANIFESTS", "DELETES", "PARTITIONS", "LAST COMPACTION")
+	t := newTable(io.Out, "TABLE", "STATUS", "FILES", "SMALL", "AVG SIZE", "SNAPSHOTS", "OLDEST", "MANIFESTS", "DELETES", "PARTITIONS", "LAST COMPACTION", "BACKLOG")
 	for _, h := range results {
 		m := h.Metrics
 		last := "never"
 		if m.LastCompactionAgeSec >= 0 {
 			last = ageStr(m.LastCompactionAgeSec) + " ago"
 		}
+		// How long writes have waited for a compaction, and the SLA.
+		backlog := "none"
+		if m.BacklogAgeSec > 0 {
+			backlog = ageStr(m.BacklogAgeSec)
+		}
+		if h.FreshnessSLASec > 0 {
+			backlog += " / " + ageStr(h.FreshnessSLASec)
+		}
 		t.row(h.Table, string(h.Status), strconv.Itoa(m.DataFiles), fmt.Sprintf("%.0f%%", 100*m.SmallFileRatio),
 			config.FormatSize(m.AvgFileSizeBytes), strconv.Itoa(m.Snapshots), ageStr(m.OldestSnapshotAgeSec),
-			strconv.Itoa(m.Manifests), strconv.Itoa(m.DeleteFiles), strconv.Itoa(m.Partitions), last)
+			strconv.Itoa(m.Manifests), strconv.Itoa(m.DeleteFiles), strconv.Itoa(m.Partitions), last, backlog)
 	}
 	if err := t.flush(); err != nil {
 		return err

@@ -3,14 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/floe-project/floe/control"
-	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/rewriter"
 )
@@ -94,16 +91,13 @@ their reason. Flags still override the policy's values (--expire-older-than,
 						return flagErrorf("--plan and --%s are mutually exclusive: the plan fixes the layout", name)
 					}
 				}
-				if slices.Contains(opts.Skip, control.StepCompact) {
-					return flagErrorf("--plan and --skip compact are mutually exclusive: running a plan is compacting")
-				}
 			}
+			skip := map[string]bool{}
 			for _, s := range opts.Skip {
-				switch s {
-				case control.StepExpire, control.StepOrphans, control.StepCompact, control.StepManifests:
-				default:
-					return flagErrorf("--skip %q: want expire, orphans, compact or manifests", s)
-				}
+				skip[s] = true
+			}
+			if err := (control.Request{PlanID: opts.PlanID, Options: control.StepOptions{Skip: skip}}).Validate(); err != nil {
+				return flagErrorf("%v", err)
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -141,9 +135,11 @@ func runOptimize(ctx context.Context, opts *optimizeOptions) error {
 	if err != nil {
 		return err
 	}
-	id, err := optimizeTarget(ctx, opts)
-	if err != nil {
-		return err
+	var id lake.Ident
+	if opts.Table != "" { // else --plan names it
+		if id, err = opts.f.ResolveTable(opts.Table); err != nil {
+			return err
+		}
 	}
 	svc, err := opts.f.Service(ctx)
 	if err != nil {
@@ -164,109 +160,4 @@ func runOptimize(ctx context.Context, opts *optimizeOptions) error {
 		req.Layout = &co.Layout
 	}
 	return runRequest(ctx, opts.f, svc, req, opts.DryRun, opts.Output)
-}
-
-// runRequest runs (or, with dry, dry-runs) req on the service and renders
-// the outcome: what optimize and every single-step verb do.
-func runRequest(ctx context.Context, f *factory, svc *control.Service, req control.Request, dry bool, format outputFormat) error {
-	if dry {
-		out, err := svc.DryRun(ctx, req)
-		if err != nil {
-			return usageError(err)
-		}
-		return renderDryRun(f.IO, format, out)
-	}
-	bar := newProgress(f.IO)
-	req.Progress = func(done, total int, bytesDone, bytesTotal int64) {
-		bar.Bytes("compact "+req.Table.String(), fmt.Sprintf("compact %s: %d/%d partitions", req.Table, done, total), bytesDone, bytesTotal)
-	}
-	if format != outputJSON {
-		req.OnPlan = planPrinter(f.IO.Out, req.Table.String())
-	}
-	res, err := svc.Run(ctx, req)
-	bar.Done()
-	if res.Run.ID == "" {
-		return usageError(err) // refused before any run started
-	}
-	if format == outputJSON {
-		if jerr := writeJSON(f.IO.Out, res); jerr != nil && err == nil {
-			return jerr
-		}
-		return err
-	}
-	printRun(f.IO, res.Run)
-	if pl := res.Decision.Plan; pl != nil && pl.Plan.State == control.PlanProposed {
-		fmt.Fprintf(f.IO.Out, "\nproposed plan %s: rewrite %s into %s; the compaction waits for it\n  approve: floe plan approve %s\n  review:  floe plan show %s\n",
-			pl.Plan.ID, res.Table, pl.Plan.Layout, pl.Plan.ID, pl.Plan.ID)
-	}
-	return err
-}
-
-// optimizeTarget resolves the table to optimize — TABLE, or the plan's
-// table with --plan (TABLE, if given, must match it) — and opens the store.
-func optimizeTarget(ctx context.Context, opts *optimizeOptions) (lake.Ident, error) {
-	var id lake.Ident
-	if opts.Table != "" {
-		var err error
-		if id, err = opts.f.ResolveTable(opts.Table); err != nil {
-			return id, err
-		}
-	}
-	if opts.PlanID == "" {
-		return id, nil
-	}
-	st, err := opts.f.Store(ctx)
-	if err != nil {
-		return id, err
-	}
-	p, err := control.GetPlan(ctx, st, opts.PlanID)
-	if err != nil {
-		return id, err
-	}
-	planned, err := opts.f.ResolveTable(p.Table)
-	if err != nil {
-		return id, err
-	}
-	if opts.Table != "" && !strings.EqualFold(id.String(), planned.String()) {
-		return id, flagErrorf("plan %s is for %s, not %s", p.ID, planned, id)
-	}
-	return planned, nil
-}
-
-func parseSizeFlag(name, v string) (int64, error) {
-	if v == "" {
-		return 0, nil
-	}
-	n, err := config.ParseSize(v)
-	if err != nil {
-		return 0, flagErrorf("%s: %v", name, err)
-	}
-	return n, nil
-}
-
-func printRun(io *IOStreams, run control.Run) {
-	w := io.Out
-	by := ""
-	if run.Runner != "" {
-		by = " by " + run.Runner
-	}
-	fmt.Fprintf(w, "run %s on %s%s: %s\n", run.ID, run.Table, by, run.Status)
-	t := newTable(w, "  STEP", "STATUS", "DURATION", "FILES", "SNAPSHOTS", "MANIFESTS", "ERROR")
-	for _, s := range run.Steps {
-		arrow := func(metric func(lake.Metrics) int) string {
-			if s.Status != control.StatusDone || s.Before == nil || s.After == nil {
-				return "-"
-			}
-			return fmt.Sprintf("%d → %d", metric(s.Before.Metrics), metric(s.After.Metrics))
-		}
-		t.row("  "+s.Name, string(s.Status), s.Duration().Round(time.Millisecond).String(),
-			arrow(func(m lake.Metrics) int { return m.DataFiles }), arrow(func(m lake.Metrics) int { return m.Snapshots }),
-			arrow(func(m lake.Metrics) int { return m.Manifests }), s.Error)
-	}
-	_ = t.flush()
-	for _, s := range run.Steps {
-		if s.Reason != "" && s.Status != control.StatusDone {
-			fmt.Fprintf(w, "  %s %s: %s\n", s.Name, s.Status, s.Reason)
-		}
-	}
 }

@@ -111,36 +111,21 @@ func runPlan(ctx context.Context, opts *planOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := policyTarget(ctx, opts.f, id, &po); err != nil {
-		return err
-	}
 	wo, closeWorkload, err := openWorkload(opts.f, opts.Workload, opts.Dialect, opts.Since)
 	if err != nil {
 		return err
 	}
 	defer closeWorkload()
 	po.Workload = wo
-	cat, err := opts.f.Catalog(ctx, id.Catalog)
+	svc, err := opts.f.Service(ctx)
 	if err != nil {
 		return err
 	}
-	st, err := opts.f.Store(ctx)
-	if err != nil {
-		return err
+	req := control.ProposeRequest{Project: po, By: opts.By, Force: opts.Force}
+	if opts.MinGainSet {
+		req.MinGainPP = &opts.MinGain
 	}
-	state, err := loadState(ctx, opts.f, id)
-	if err != nil {
-		return err
-	}
-	minGain := opts.MinGain
-	if !opts.MinGainSet {
-		cfg, err := opts.f.Config()
-		if err != nil {
-			return err
-		}
-		minGain = cfg.MinGainPP()
-	}
-	res, err := control.PlanBest(ctx, cat, st, state, control.PlanOptions{Project: po, By: opts.By, Force: opts.Force, MinGainPP: minGain, Now: opts.f.Now})
+	res, err := svc.Propose(ctx, id, req)
 	printWarnings(opts.f.IO, res.Projections.Workload)
 	err = usageError(err)
 	if errors.Is(err, control.ErrNothingToPlan) {

@@ -4,8 +4,6 @@ import (
 	"context"
 
 	"github.com/spf13/cobra"
-
-	"github.com/floe-project/floe/control"
 )
 
 type planDecideOptions struct {
@@ -48,15 +46,11 @@ once (approving or rejecting a plan that is no longer proposed is an error).`
 }
 
 func runPlanDecide(ctx context.Context, opts *planDecideOptions) error {
-	st, err := opts.f.Store(ctx)
+	svc, err := opts.f.Service(ctx)
 	if err != nil {
 		return err
 	}
-	decide := control.ApprovePlan
-	if opts.Action == "reject" {
-		decide = control.RejectPlan
-	}
-	p, err := decide(ctx, st, opts.ID, opts.By, opts.f.Now())
+	p, err := svc.DecidePlan(ctx, opts.Action, opts.ID, opts.By)
 	if err != nil {
 		return err
 	}

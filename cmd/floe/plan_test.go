@@ -103,7 +103,7 @@ func TestNewPlanCmdsParseArgs(t *testing.T) {
 				return newOptimizeCmd(f, func(context.Context, *optimizeOptions) error { return nil }), nil
 			},
 			args:    []string{"--plan", "abc123", "--skip", "compact"},
-			wantErr: "--skip compact",
+			wantErr: "the compact step cannot be skipped when running a plan",
 		},
 		{
 			name: "optimize needs a table or a plan",

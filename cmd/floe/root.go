@@ -53,6 +53,7 @@ With no configuration floe uses an embedded local warehouse in ./floe-data
 		newPolicyCmd(f),
 		newReportCmd(f, nil),
 		newServeCmd(f, nil),
+		newResumeCmd(f, nil),
 		newDoctorCmd(f, nil),
 		newVersionCmd(f),
 	)

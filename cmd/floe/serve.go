@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
-	"net/http"
 	"strings"
 	"time"
 
@@ -15,7 +13,6 @@ import (
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/alert"
 	"github.com/floe-project/floe/control/server"
-	"github.com/floe-project/floe/lake"
 )
 
 type serveOptions struct {
@@ -38,19 +35,20 @@ mode: adaptive reads the table's metadata every poll_interval and runs the
 steps whose triggers fired; mode: scheduled runs on the cron schedule;
 mode: manual never runs by itself. An approved plan runs at the next pass.
 Maintenance windows are honoured, at most one run per table is in flight,
-and a table whose runs fail backs off exponentially (5m doubling to 6h).
+at most server.max_concurrent_runs in all (the API's queued runs included),
+and a table whose runs fail backs off (5m doubling to 6h). A run that fails
+a check that must never fail halts its table until 'floe resume TABLE'.
 
---once runs one scheduling pass and exits (for cron or a Kubernetes
-CronJob): exit 0 when every due run succeeded, 1 when a table could not be
-checked or a run failed, as the CLI's verbs do.
+The API, metrics and dashboard listen on --listen; POST .../optimize queues
+a run and answers 202 with its id (docs/api.md). Each pass evaluates the
+tables' alerts and sends them to alerts.webhooks; 'floe doctor's checks run
+every server.check_interval (docs/alerts.md). Every run's decision, start
+and end is logged at info, floe serve's default level.
 
-Every pass also evaluates each table's freshness and failures alerts (see
-docs/alerts.md) and sends them to floe.yaml's alerts.webhooks; the
-connection checks of 'floe doctor' run at start and every 5 minutes, and a
-failing one is an alert too.
-
-SIGTERM or SIGINT stops scheduling; runs in flight may finish for --grace,
-then they are cancelled, leaving their tables consistent.`,
+--once runs one scheduling pass and exits: 0 when every due run succeeded,
+1 when a table could not be checked or a run failed. SIGTERM or SIGINT
+stops scheduling and cancels the queued runs; runs in flight may finish for
+--grace, then they are cancelled, leaving their tables consistent.`,
 		Example: `  floe serve
   floe serve --once --output json`,
 		Args: wrapArgs(cobra.NoArgs),
@@ -76,11 +74,12 @@ then they are cancelled, leaving their tables consistent.`,
 }
 
 func runServe(ctx context.Context, opts *serveOptions) error {
+	opts.f.LogLevel = "info" // a daemon says what it does
 	cfg, err := opts.f.Config()
 	if err != nil {
 		return err
 	}
-	st, err := opts.f.Store(ctx)
+	svc, err := opts.f.Service(ctx)
 	if err != nil {
 		return err
 	}
@@ -90,19 +89,8 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	if err != nil {
 		return err
 	}
-	notifier, err := alert.New(alert.Options{Store: st, Sinks: sinks, Repeat: cfg.AlertRepeat(), Logger: log, Now: opts.f.Now,
+	notifier, err := alert.New(alert.Options{Store: svc.Store(), Sinks: sinks, Repeat: cfg.AlertRepeat(), Logger: log, Now: opts.f.Now,
 		OnNotify: func(a alert.Alert) { metrics.AlertSent(string(a.Kind)) }})
-	if err != nil {
-		return err
-	}
-	// The factory's engines, so that the sessions they open are closed
-	// when floe serve ends.
-	engines, err := opts.f.Engines()
-	if err != nil {
-		return err
-	}
-	svc, err := control.NewService(control.Deps{Config: cfg, Catalog: opts.f.Catalog, Store: st, Engines: engines, Now: opts.f.Now,
-		Logger: log, LeaseTTL: cfg.Server.LeaseTTLDuration()})
 	if err != nil {
 		return err
 	}
@@ -127,7 +115,7 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	if err := cfg.CheckServerListen(); err != nil {
 		return err
 	}
-	handler, err := server.New(ctx, server.Deps{Config: cfg, Store: st, Catalog: opts.f.Catalog, Run: s.RunNow,
+	handler, err := server.New(ctx, server.Deps{Config: cfg, Store: svc.Store(), Catalog: opts.f.Catalog, Enqueue: s.Enqueue,
 		Metrics: metrics, Now: opts.f.Now, Logger: log, Service: svc}, server.Options{})
 	if err != nil {
 		return err
@@ -136,59 +124,23 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	if err != nil {
 		return fmt.Errorf("floe serve: listen on %s: %w", cfg.Server.Listen, err)
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	fmt.Fprintf(opts.f.IO.ErrOut, "floe serve: listening on http://%s (API /api/v1, metrics /metrics)\n", ln.Addr())
 	grace := opts.Grace
 	if grace == 0 {
 		grace = cfg.Server.ShutdownGraceDuration()
 	}
-	log.Info("floe serve: scheduling", "catalogs", cfg.CatalogNames(), "interval", opts.Interval, "listen", ln.Addr().String())
-	serr := s.Serve(ctx, control.ServeOptions{Interval: opts.Interval, Grace: grace, CheckInterval: cfg.Server.CheckIntervalDuration(),
+	d, err := control.NewDaemon(control.DaemonOptions{Scheduler: s, Interval: opts.Interval, Grace: grace, Handler: handler, Listener: ln,
 		Checks: func(ctx context.Context) []control.Check {
 			return control.Doctor(ctx, cfg, control.DoctorOptions{Now: opts.f.Now})
 		},
-		OnCheck: func(checks []control.Check) {
-			for _, c := range checks {
-				if !c.Skipped {
-					metrics.SetCheck(c.Name+" "+c.Target, c.OK)
-				}
-			}
-		},
-		OnPass: func(p control.Pass, err error) {
-			observeHealth(ctx, svc, metrics, p, log)
-		}})
-	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	herr := srv.Shutdown(shutdown)
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		herr = errors.Join(herr, err)
+		CheckInterval: cfg.Server.CheckIntervalDuration(), OnCheck: metrics.ObserveChecks,
+		Observe: func(ctx context.Context, p control.Pass) error { return metrics.ObservePass(ctx, svc, p) },
+		Logger:  log})
+	if err != nil {
+		return errors.Join(err, ln.Close())
 	}
-	return errors.Join(serr, herr)
-}
-
-// observeHealth gives the metrics each decided table's health after a
-// pass. A table that cannot be measured keeps its last values and is
-// logged; the pass's own errors say why too.
-func observeHealth(ctx context.Context, svc *control.Service, m *server.Metrics, p control.Pass, log *slog.Logger) {
-	for _, d := range p.Decisions {
-		id, err := lake.ParseIdent(d.Table, svc.Config().CatalogNames(), svc.Config().DefaultCatalog)
-		if err == nil {
-			var h lake.Health
-			if h, err = svc.Health(ctx, id, control.HealthRequest{}); err == nil {
-				var last time.Time
-				if last, err = svc.LastSuccess(ctx, d.Table); err == nil {
-					m.ObserveHealth(h, last)
-					continue
-				}
-			}
-		}
-		log.Warn("table health not measured; its metrics keep their last values", "table", d.Table, "err", err)
-	}
-	if err := m.RefreshPlans(ctx, svc.Store()); err != nil {
-		log.Warn("plan metrics not refreshed", "err", err)
-	}
+	fmt.Fprintf(opts.f.IO.ErrOut, "floe serve: listening on http://%s (API /api/v1, metrics /metrics)\n", ln.Addr())
+	log.Info("floe serve: scheduling", "catalogs", cfg.CatalogNames(), "interval", opts.Interval, "listen", ln.Addr().String())
+	return d.Run(ctx)
 }
 
 // renderPass prints one scheduling pass: a line per table, then its runs.

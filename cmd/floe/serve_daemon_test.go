@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,8 +23,10 @@ import (
 
 // TestServeDaemon runs a real floe serve process: its first pass compacts
 // the table its policy says is due, the API lists the run, /metrics counts
-// it, a state-changing request without the token gets 401, and SIGTERM
-// stops it with exit 0 and the table intact.
+// it, a state-changing request without the token gets 401, one with it
+// queues a run (202 with its id, which GET follows to its end), every run
+// is logged at info with no log level configured, and SIGTERM stops it
+// with exit 0 and the table intact.
 func TestServeDaemon(t *testing.T) {
 	bin := buildFloe(t)
 	dir := policyWarehouse(t, "policies:\n  default: {layout: none}\n")
@@ -35,7 +38,7 @@ func TestServeDaemon(t *testing.T) {
 	require.NoError(t, err)
 
 	cmd := exec.Command(bin, "--config", cfgPath, "serve", "--listen", "127.0.0.1:0", "--interval", "1s")
-	cmd.Env = append(os.Environ(), "FLOE_NO_PROGRESS=1", "FLOE_SERVER_TOKEN=s3cret-token", "FLOE_LOG_LEVEL=info")
+	cmd.Env = append(withoutEnv(os.Environ(), "FLOE_LOG_LEVEL"), "FLOE_NO_PROGRESS=1", "FLOE_SERVER_TOKEN=s3cret-token")
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -63,7 +66,9 @@ func TestServeDaemon(t *testing.T) {
 			t.Fatalf("floe serve did not start: %s", logged.String())
 		}
 	}
+	drained := make(chan struct{})
 	go func() {
+		defer close(drained)
 		for l := range lines {
 			logged.WriteString(l + "\n")
 		}
@@ -103,7 +108,31 @@ func TestServeDaemon(t *testing.T) {
 	rsp.Body.Close()
 	require.Equal(t, http.StatusUnauthorized, rsp.StatusCode)
 
+	req, err := http.NewRequest("POST", base+"/api/v1/tables/db.flat/optimize", strings.NewReader(`{"by": "ana"}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer s3cret-token")
+	rsp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	var queued struct{ ID, Status, Trigger string }
+	require.NoError(t, json.NewDecoder(rsp.Body).Decode(&queued))
+	rsp.Body.Close()
+	require.Equal(t, http.StatusAccepted, rsp.StatusCode)
+	require.NotEmpty(t, queued.ID)
+	require.Equal(t, "queued", queued.Status)
+	require.Equal(t, "api", queued.Trigger)
+	require.Eventually(t, func() bool {
+		code, body := get("/api/v1/runs/" + queued.ID)
+		var r struct{ Status string }
+		return code == http.StatusOK && json.Unmarshal([]byte(body), &r) == nil && r.Status == "done"
+	}, time.Minute, 200*time.Millisecond, "the queued run runs")
+
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	// Every line is read before Wait closes the pipe.
+	select {
+	case <-drained:
+	case <-time.After(time.Minute):
+		t.Fatal("floe serve did not stop on SIGTERM")
+	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
@@ -113,6 +142,24 @@ func TestServeDaemon(t *testing.T) {
 		t.Fatal("floe serve did not stop on SIGTERM")
 	}
 	require.NotContains(t, logged.String(), "s3cret-token")
+	// Nothing silent at the default level: each run's decision, start and
+	// end are info lines naming the table and the trigger.
+	for _, want := range [][]string{
+		{`msg="run due"`, "table=local.db.flat", "trigger=adaptive"},
+		{`msg="run decided"`, "table=local.db.flat", "trigger=adaptive", "steps="},
+		{`msg="run done"`, "table=local.db.flat", "trigger=adaptive", "status=done"},
+		{`msg="run queued"`, "table=local.db.flat", "trigger=api", "by=ana", "run_id=" + queued.ID},
+		{`msg="run done"`, "table=local.db.flat", "trigger=api", "run_id=" + queued.ID},
+	} {
+		require.True(t, slices.ContainsFunc(strings.Split(logged.String(), "\n"), func(l string) bool {
+			for _, w := range want {
+				if !strings.Contains(l, w) {
+					return false
+				}
+			}
+			return true
+		}), "a log line with %v in:\n%s", want, logged.String())
+	}
 	tbl, err = lake.LoadTable(ctx, cat, id)
 	require.NoError(t, err)
 	got, err := oracle.ChecksumIceberg(ctx, tbl)
@@ -136,4 +183,9 @@ func (s *syncBuilder) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// withoutEnv is env without the variable name.
+func withoutEnv(env []string, name string) []string {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, name+"=") })
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/rewriter"
 )
 
@@ -258,4 +259,72 @@ func runStep(ctx context.Context, f *factory, req control.Request, dry bool, for
 	}
 	printRun(f.IO, res.Run)
 	return err
+}
+
+// runRequest runs (or, with dry, dry-runs) req on the service and renders
+// the outcome: what optimize and every single-step verb do.
+func runRequest(ctx context.Context, f *factory, svc *control.Service, req control.Request, dry bool, format outputFormat) error {
+	if dry {
+		out, err := svc.DryRun(ctx, req)
+		if err != nil {
+			return usageError(err)
+		}
+		return renderDryRun(f.IO, format, out)
+	}
+	bar := newProgress(f.IO)
+	req.Progress = func(done, total int, bytesDone, bytesTotal int64) {
+		bar.Bytes("compact "+req.Table.String(), fmt.Sprintf("compact %s: %d/%d partitions", req.Table, done, total), bytesDone, bytesTotal)
+	}
+	if format != outputJSON {
+		req.OnPlan = planPrinter(f.IO.Out, req.Table.String())
+	}
+	res, err := svc.Run(ctx, req)
+	bar.Done()
+	if res.Run.ID == "" {
+		return usageError(err) // refused before any run started
+	}
+	if format == outputJSON {
+		if jerr := writeJSON(f.IO.Out, res); jerr != nil && err == nil {
+			return jerr
+		}
+		return err
+	}
+	printRun(f.IO, res.Run)
+	if pl := res.Decision.Plan; pl != nil && pl.Plan.State == control.PlanProposed {
+		fmt.Fprintf(f.IO.Out, "\nproposed plan %s: rewrite %s into %s; the compaction waits for it\n  approve: floe plan approve %s\n  review:  floe plan show %s\n",
+			pl.Plan.ID, res.Table, pl.Plan.Layout, pl.Plan.ID, pl.Plan.ID)
+	}
+	return err
+}
+
+// printRun prints a run: who ran it, each step's status and what it
+// changed, and why the steps that did not run did not.
+func printRun(io *IOStreams, run control.Run) {
+	w := io.Out
+	by := ""
+	switch {
+	case run.StartedBy != "" && run.Runner != "":
+		by = " by " + run.StartedBy + " on " + run.Runner
+	case run.Runner != "":
+		by = " by " + run.Runner
+	}
+	fmt.Fprintf(w, "run %s on %s%s (%s): %s\n", run.ID, run.Table, by, run.Trigger, run.Status)
+	t := newTable(w, "  STEP", "STATUS", "DURATION", "FILES", "SNAPSHOTS", "MANIFESTS", "ERROR")
+	for _, s := range run.Steps {
+		arrow := func(metric func(lake.Metrics) int) string {
+			if s.Status != control.StatusDone || s.Before == nil || s.After == nil {
+				return "-"
+			}
+			return fmt.Sprintf("%d → %d", metric(s.Before.Metrics), metric(s.After.Metrics))
+		}
+		t.row("  "+s.Name, string(s.Status), s.Duration().Round(time.Millisecond).String(),
+			arrow(func(m lake.Metrics) int { return m.DataFiles }), arrow(func(m lake.Metrics) int { return m.Snapshots }),
+			arrow(func(m lake.Metrics) int { return m.Manifests }), s.Error)
+	}
+	_ = t.flush()
+	for _, s := range run.Steps {
+		if s.Reason != "" && s.Status != control.StatusDone {
+			fmt.Fprintf(w, "  %s %s: %s\n", s.Name, s.Status, s.Reason)
+		}
+	}
 }

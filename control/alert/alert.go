@@ -23,6 +23,12 @@ const (
 	KindFailures Kind = "failures"
 	// KindCheck: a connection check (floe doctor's) fails.
 	KindCheck Kind = "check"
+	// KindHalted: a run of the table failed a check that must never fail
+	// (an invariant: rewritten content that does not match, an output
+	// file gone before its commit, a lost run lease, a distributed
+	// engine's commit that fails floe's read-back), so floe stopped
+	// running it until a person resumes it (floe resume TABLE).
+	KindHalted Kind = "halted"
 )
 
 // State is whether an alert's condition holds.
@@ -38,8 +44,8 @@ const (
 // sink format's body, so its JSON names are stable.
 type Alert struct {
 	Kind Kind `json:"kind"`
-	// Key identifies the alert within its kind: the table for freshness
-	// and failures, the check's name for check.
+	// Key identifies the alert within its kind: the table for freshness,
+	// failures and halted, the check's name for check.
 	Key string `json:"key"`
 	// Table is catalog.namespace.name, "" for a check.
 	Table string `json:"table"`
@@ -90,9 +96,11 @@ const (
 	StatusAbandoned = "abandoned"
 )
 
-// Input is what [Evaluate] judges one table by. None of it needs the
-// table's metadata: with a dead engine or bad credentials the store's run
-// records still say how old the last compaction is and how the runs went.
+// Input is what [Evaluate] judges one table by: the compaction backlog
+// measured from the table's metadata ([Input.ObserveHealth]) when it could
+// be read, else what floe's run records say (with a dead catalog or bad
+// credentials the store still says how old the last compaction is and how
+// the runs went).
 type Input struct {
 	// Table is catalog.namespace.name.
 	Table string
@@ -109,6 +117,17 @@ type Input struct {
 	HistorySince time.Time
 	// Runs are the table's recent runs, newest first.
 	Runs []Run
+	// Backlog is the table's compaction backlog (lake.CompactionBacklog)
+	// measured at BacklogAt; zero BacklogAt: not measured.
+	Backlog   time.Duration
+	BacklogAt time.Time
+}
+
+// ObserveHealth sets the backlog of health metrics measured at at, and
+// folds in what [Input.ObserveMetrics] does.
+func (in *Input) ObserveHealth(m lake.Metrics, at time.Time) {
+	in.ObserveMetrics(m, at)
+	in.Backlog, in.BacklogAt = time.Duration(m.BacklogAgeSec)*time.Second, at
 }
 
 // ObserveMetrics folds health metrics measured at at into in: the newest
@@ -151,7 +170,25 @@ func freshness(in Input, now time.Time) (Alert, bool) {
 	}
 	a.SLAHours = hours(sla)
 	var what string
+	last := "never compacted"
+	if !in.LastCompaction.IsZero() {
+		last = fmt.Sprintf("last compaction %.0f h ago", now.Sub(in.LastCompaction).Hours())
+	}
 	switch {
+	case !in.BacklogAt.IsZero():
+		// Work waiting at BacklogAt waits on until a compaction covers it.
+		backlog := in.Backlog
+		if backlog > 0 {
+			backlog += now.Sub(in.BacklogAt)
+		}
+		a.AgeHours = hours(backlog)
+		what = fmt.Sprintf("writes have waited %.0f h for a compaction (%s)", backlog.Hours(), last)
+		if backlog == 0 {
+			what = "nothing waits for a compaction (" + last + ")"
+		}
+		if backlog > sla {
+			a.State, a.Since = Firing, now.Add(sla-backlog)
+		}
 	case !in.LastCompaction.IsZero():
 		age := now.Sub(in.LastCompaction)
 		a.AgeHours = hours(age)
@@ -177,8 +214,20 @@ func freshness(in Input, now time.Time) (Alert, bool) {
 	if r, ok := newestEnded(in.Runs); ok && r.Status != StatusDone {
 		a.RunID, a.Error = r.ID, r.Error
 		a.Summary += fmt.Sprintf(" (run %s %s: %s)", r.ID, r.Status, clip(r.Error))
+	} else if !ok {
+		a.Summary += " (floe never ran on it)"
 	}
+	a.Summary += lookFurther(in.Table)
 	return a, true
+}
+
+// lookFurther is the commands that say more of table's state.
+func lookFurther(table string) string {
+	arg := table
+	if strings.ContainsAny(arg, " \t\"'$`\\") {
+		arg = "'" + strings.ReplaceAll(arg, "'", `'\''`) + "'"
+	}
+	return fmt.Sprintf("; look further: floe health %s; floe runs %s", arg, arg)
 }
 
 func failures(in Input, now time.Time) Alert {
@@ -215,7 +264,7 @@ func failures(in Input, now time.Time) Alert {
 	a.State, a.RunID, a.Error = Firing, newest.ID, newest.Error
 	a.Since = ended(oldest)
 	a.Summary = fmt.Sprintf("%s: %d runs failed in a row (alert_after_failures %d); run %s %s: %s",
-		in.Table, a.Failures, limit, newest.ID, newest.Status, clip(newest.Error))
+		in.Table, a.Failures, limit, newest.ID, newest.Status, clip(newest.Error)) + lookFurther(in.Table)
 	return a
 }
 
@@ -226,6 +275,28 @@ func Check(name string, err error) Alert {
 	if err != nil {
 		a.State, a.Error = Firing, err.Error()
 		a.Summary = "check " + name + " fails: " + clip(a.Error)
+	}
+	return a
+}
+
+// Halt is what a halted alert says of a table's hold.
+type Halt struct {
+	// RunID is the run that failed.
+	RunID string
+	// Reason is its error.
+	Reason string
+	// Since is when the table was halted.
+	Since time.Time
+}
+
+// Halted is the halted alert of table: it fires while h is not nil (the
+// table is on hold) and resolves once the table is resumed (h nil).
+func Halted(table string, h *Halt) Alert {
+	a := Alert{Kind: KindHalted, Key: table, Table: table, State: Resolved, Summary: table + ": resumed; its runs start again"}
+	if h != nil {
+		a.State, a.RunID, a.Error, a.Since = Firing, h.RunID, h.Reason, h.Since
+		a.Summary = fmt.Sprintf("%s: halted: run %s failed a check that must never fail: %s; no run starts until a person inspects the table and resumes it: floe resume %s",
+			table, h.RunID, clip(h.Reason), table)
 	}
 	return a
 }

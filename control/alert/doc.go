@@ -1,7 +1,8 @@
 // Package alert raises floe's alerts and sends them to the alert sinks of
 // floe.yaml (alerts.webhooks). It is the daemon's (floe serve) answer to
 // "nothing may fail silently": a compaction that stopped, runs that keep
-// failing and a connection check that fails all reach a person.
+// failing, a table halted after a run failed an invariant check and a
+// connection check that fails all reach a person.
 //
 // # Evaluation
 //
@@ -19,7 +20,9 @@
 // Neither needs the table's metadata, so they are judged when compaction
 // cannot run (dead engine, bad credentials); a freshness alert that cannot
 // be judged at all is left out, keeping its stored state. [Check] makes
-// the alert of a connection check (kind check).
+// the alert of a connection check (kind check), and [Halted] that of a
+// table floe stopped running after an invariant failure (kind halted),
+// firing until a person resumes the table.
 //
 // # Notification
 //

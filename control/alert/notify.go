@@ -40,6 +40,11 @@ type Options struct {
 // repeat, a delivery still owed) and delivers to every sink.
 type Notifier struct {
 	o Options
+
+	// unrecorded is when each firing alert was last sent while the state
+	// store could not record it (see sendUnrecorded), by kind and key.
+	mu         sync.Mutex
+	unrecorded map[string]time.Time
 }
 
 // New returns a notifier; nil dependencies get safe defaults, a missing
@@ -112,7 +117,7 @@ func (n *Notifier) notify(ctx context.Context, a Alert, now time.Time, failed ma
 	prev, err := st.Alert(ctx, string(a.Kind), a.Key)
 	found := err == nil
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return a, false, fmt.Errorf("notify alert %s %s: %w", a.Kind, a.Key, err)
+		return n.sendUnrecorded(ctx, a, now, fmt.Errorf("notify alert %s %s: %w", a.Kind, a.Key, err))
 	}
 	if !found && a.State == Resolved {
 		return a, false, nil
@@ -141,7 +146,7 @@ func (n *Notifier) notify(ctx context.Context, a Alert, now time.Time, failed ma
 			n.o.Logger.Info("alert changed by another floe process; it notifies", "kind", a.Kind, "key", a.Key)
 			return a, false, nil
 		}
-		return a, false, fmt.Errorf("notify alert %s %s: %w", a.Kind, a.Key, err)
+		return n.sendUnrecorded(ctx, a, now, fmt.Errorf("notify alert %s %s: %w", a.Kind, a.Key, err))
 	}
 	if fresh {
 		n.log(ctx, a)
@@ -160,6 +165,48 @@ func (n *Notifier) notify(ctx context.Context, a Alert, now time.Time, failed ma
 		return a, true, fmt.Errorf("notify alert %s %s: record delivery: %w", a.Kind, a.Key, err)
 	}
 	return a, true, nil
+}
+
+// sendUnrecorded sends a firing alert the state store cannot record (the
+// store is down or damaged: the very failure an alert must report) to
+// every sink and logs it, at most once per Repeat per alert in this
+// process; its error is storeErr with the sinks' errors. A resolved alert
+// is not sent: without the store floe cannot tell it ever fired.
+func (n *Notifier) sendUnrecorded(ctx context.Context, a Alert, now time.Time, storeErr error) (Alert, bool, error) {
+	if a.State != Firing {
+		return a, false, storeErr
+	}
+	key := string(a.Kind) + "\x00" + a.Key
+	n.mu.Lock()
+	last, seen := n.unrecorded[key]
+	due := !seen || !now.Before(last.Add(n.o.Repeat))
+	if due {
+		if n.unrecorded == nil {
+			n.unrecorded = map[string]time.Time{}
+		}
+		n.unrecorded[key] = now
+	}
+	n.mu.Unlock()
+	if !due {
+		return a, false, storeErr
+	}
+	a.At, a.Repeat = now, seen
+	if a.Since.IsZero() {
+		a.Since = now
+	}
+	n.o.Logger.Error("alert sent without the state store, which cannot record it", "kind", a.Kind, "key", a.Key, "err", storeErr)
+	n.log(ctx, a)
+	if n.o.OnNotify != nil {
+		n.o.OnNotify(a)
+	}
+	errs := []error{storeErr}
+	for _, s := range n.o.Sinks {
+		if err := s.Send(ctx, a); err != nil {
+			n.o.Logger.Error("alert not delivered", "kind", a.Kind, "key", a.Key, "sink", s.Name(), "err", err)
+			errs = append(errs, fmt.Errorf("alert %s %s: %w", a.Kind, a.Key, err))
+		}
+	}
+	return a, true, errors.Join(errs...)
 }
 
 // deliver sends notification seq of a to every sink that has not received

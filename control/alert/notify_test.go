@@ -183,9 +183,9 @@ func TestLifecycle(t *testing.T) {
 	}
 	a := decode(t, js.got()[0])
 	require.Equal(t, alert.Alert{Kind: alert.KindFreshness, Key: table, Table: table, State: alert.Firing,
-		Summary: "local.web.events: last compaction 63 h ago, SLA 48 h", AgeHours: 63, SLAHours: 48,
+		Summary: "local.web.events: last compaction 63 h ago, SLA 48 h (floe never ran on it); look further: floe health local.web.events; floe runs local.web.events", AgeHours: 63, SLAHours: 48,
 		Since: t0.Add(-15 * time.Hour), At: t0}, a)
-	require.JSONEq(t, `{"text": "[firing] local.web.events: last compaction 63 h ago, SLA 48 h"}`, string(sl.got()[0]))
+	require.JSONEq(t, `{"text": "[firing] local.web.events: last compaction 63 h ago, SLA 48 h (floe never ran on it); look further: floe health local.web.events; floe runs local.web.events"}`, string(sl.got()[0]))
 
 	for _, d := range []time.Duration{time.Minute, time.Hour, 6*time.Hour - time.Second} {
 		out, err = r.notify(at(d)...)
@@ -201,7 +201,7 @@ func TestLifecycle(t *testing.T) {
 	a = decode(t, js.got()[1])
 	require.True(t, a.Repeat)
 	require.Equal(t, t0, a.LastSent)
-	require.Equal(t, "local.web.events: last compaction 69 h ago, SLA 48 h", a.Summary)
+	require.Equal(t, "local.web.events: last compaction 69 h ago, SLA 48 h (floe never ran on it); look further: floe health local.web.events; floe runs local.web.events", a.Summary)
 	require.Contains(t, string(sl.got()[1]), "[still firing]")
 
 	out, err = r.notify(at(7 * time.Hour)...)
@@ -438,7 +438,42 @@ func TestLogLines(t *testing.T) {
 	require.InDelta(t, 48.0, fired["sla_hours"], 0.01)
 	require.Equal(t, "r9", fired["run_id"])
 	require.Equal(t, "dial tcp: refused", fired["error"])
-	require.Equal(t, "local.web.events: last compaction 63 h ago, SLA 48 h (run r9 failed: dial tcp: refused)", fired["summary"])
+	require.Equal(t, "local.web.events: last compaction 63 h ago, SLA 48 h (run r9 failed: dial tcp: refused); look further: floe health local.web.events; floe runs local.web.events", fired["summary"])
 	require.Equal(t, "INFO", resolved["level"])
 	require.Equal(t, "resolved", resolved["state"])
+}
+
+// An alert the state store cannot record — the store is down or damaged,
+// itself the failure an alert must report — is still sent and logged, once
+// per repeat interval; a resolved one is not (floe cannot tell it fired).
+func TestNotifyWithoutTheStore(t *testing.T) {
+	js := newReceiver(t)
+	r := newRig(t, config.Webhook{Name: "ops", URL: js.url(), Format: config.FormatJSON})
+	// A notifier on a store of its own, closed under it.
+	dead, err := store.Open(t.Context(), filepath.Join(t.TempDir(), "dead.db"))
+	require.NoError(t, err)
+	r.n, err = alert.New(alert.Options{Store: dead, Sinks: r.sinks, Repeat: 6 * time.Hour, Now: func() time.Time { return r.now },
+		Logger: slog.New(slog.NewJSONHandler(&r.log, nil))})
+	require.NoError(t, err)
+	require.NoError(t, dead.Close())
+
+	out, err := r.notify(stale(63*time.Hour, r.now)...)
+	require.Error(t, err, "the store's failure is still an error")
+	require.Len(t, out, 1)
+	require.Len(t, js.got(), 1, "sent though it could not be recorded")
+	require.Contains(t, r.log.String(), "alert sent without the state store")
+
+	r.now = r.now.Add(time.Hour)
+	_, err = r.notify(stale(64*time.Hour, r.now)...)
+	require.Error(t, err)
+	require.Len(t, js.got(), 1, "not again within the repeat interval")
+
+	r.now = r.now.Add(6 * time.Hour)
+	_, err = r.notify(stale(70*time.Hour, r.now)...)
+	require.Error(t, err)
+	require.Len(t, js.got(), 2, "again after the repeat interval")
+
+	_, err = r.notify(alert.Evaluate(alert.Input{Table: table, Policy: pol(48*time.Hour, 2), LastCompaction: r.now}, r.now)...)
+	require.Error(t, err)
+	require.Len(t, js.got(), 2, "a resolved alert is not sent without its state")
 }

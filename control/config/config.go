@@ -86,10 +86,23 @@ type Config struct {
 // LogConfig configures the log floe writes to standard error.
 type LogConfig struct {
 	// Level is the least severe level logged: debug, info, warn or error.
-	// Default: warn.
+	// Default: warn (floe serve: info, see [LogConfig.LevelOr]).
 	Level string `yaml:"level"`
 	// Format is text or json. Default: text.
 	Format string `yaml:"format"`
+
+	// defaulted says that neither the file nor the environment set Level.
+	defaulted bool
+}
+
+// LevelOr is Level as configured, or def when neither floe.yaml nor
+// FLOE_LOG_LEVEL set one: floe serve logs at info unless told otherwise,
+// the verbs at warn.
+func (l LogConfig) LevelOr(def string) string {
+	if l.defaulted {
+		return def
+	}
+	return l.Level
 }
 
 // LogLevels and LogFormats are the values of log.level and log.format.
@@ -608,7 +621,7 @@ func (c *Config) finish(workDir string) error {
 		c.Health.TargetFileSize = "512MiB"
 	}
 	if c.Log.Level == "" {
-		c.Log.Level = "warn"
+		c.Log.Level, c.Log.defaulted = "warn", true
 	}
 	if c.Log.Format == "" {
 		c.Log.Format = "text"

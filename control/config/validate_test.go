@@ -106,11 +106,16 @@ func TestValidateAccepts(t *testing.T) {
 		}},
 		{"log settings", restFile, []string{"FLOE_LOG_LEVEL=DEBUG", "FLOE_LOG_FORMAT=json", "FLOE_NO_PROGRESS=1"}, func(t *testing.T, c *config.Config) {
 			require.Equal(t, "DEBUG", c.Log.Level)
+			require.Equal(t, "DEBUG", c.Log.LevelOr("info"), "a level set is the level, for floe serve too")
 			require.Equal(t, "json", c.Log.Format)
 		}},
 		{"log defaults", restFile, nil, func(t *testing.T, c *config.Config) {
 			require.Equal(t, "warn", c.Log.Level)
+			require.Equal(t, "info", c.Log.LevelOr("info"), "floe serve's default when none is set")
 			require.Equal(t, "text", c.Log.Format)
+		}},
+		{"log level in the file", restFile + "log:\n  level: error\n", nil, func(t *testing.T, c *config.Config) {
+			require.Equal(t, "error", c.Log.LevelOr("info"))
 		}},
 		{"empty values are unset", restFile, []string{"FLOE_LOG_LEVEL=", "FLOE_STATE_PATH=", "FLOE_NO_PROGRESS="}, func(t *testing.T, c *config.Config) {
 			require.Equal(t, "warn", c.Log.Level)

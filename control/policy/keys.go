@@ -120,7 +120,7 @@ var keys = []keySpec{
 		set: func(p *Policy, v any) { w := v.(Window); p.Window = &w }},
 	{name: "poll_interval", kind: kindDuration, min: float64(time.Second), max: 30 * day, def: "5m", doc: "how often mode: adaptive reads the table's metadata, 1s to 30d",
 		set: func(p *Policy, v any) { p.PollInterval = v.(time.Duration) }},
-	{name: "freshness_sla", kind: kindDuration, min: hour, max: 365 * day, zeroOff: true, doc: "max age of the last successful compaction before the table is warning, 1h to 365d (unset or 0: no SLA)",
+	{name: "freshness_sla", kind: kindDuration, min: hour, max: 365 * day, zeroOff: true, doc: "how long writes may wait for a compaction before the table is warning and the freshness alert fires, 1h to 365d (unset: 48h for mode adaptive and scheduled, none for manual; 0: off)",
 		set: func(p *Policy, v any) { p.FreshnessSLA = v.(time.Duration) }},
 	{name: "alert_after_failures", kind: kindInt, min: 1, max: 1000, def: "2", doc: "alert after this many failed runs in a row, 1 to 1,000",
 		set: func(p *Policy, v any) { p.AlertAfterFailures = v.(int) }},

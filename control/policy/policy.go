@@ -168,6 +168,11 @@ func (e Effective) IsSet(key string) bool {
 	return ok && s.Level != LevelBuiltin
 }
 
+// DefaultFreshnessSLA is the freshness SLA of a table in mode adaptive or
+// scheduled whose policy sets none: writes may wait this long for a
+// compaction before the table is warning and the freshness alert fires.
+const DefaultFreshnessSLA = 48 * time.Hour
+
 // Default returns the built-in policy, which a table gets with no policies
 // configured.
 func Default() Policy {
@@ -246,6 +251,12 @@ func (s *Set) resolve(id lake.Ident, extra ...Rule) (Effective, []error) {
 			}
 		}
 		eff.Settings = append(eff.Settings, st)
+	}
+	if !eff.IsSet("freshness_sla") && p.Mode != ModeManual {
+		// Tables floe maintains by itself are judged by default: a
+		// compaction that stops landing must be seen (a policy turns it
+		// off with freshness_sla: 0).
+		p.FreshnessSLA = DefaultFreshnessSLA
 	}
 	p.Health.FreshnessSLA = p.FreshnessSLA
 	eff.Policy = p

@@ -100,7 +100,9 @@ func TestResolvePrecedence(t *testing.T) {
 func TestDefaultPolicy(t *testing.T) {
 	p := policy.Default()
 	th := lake.DefaultThresholds()
-	require.Equal(t, th, p.Health, "the built-in health keys are lake's defaults")
+	// The default mode is adaptive, whose tables have a freshness SLA.
+	th.FreshnessSLA = policy.DefaultFreshnessSLA
+	require.Equal(t, th, p.Health, "the built-in health keys are lake's defaults, with the SLA of an adaptive table")
 	require.Nil(t, p.Snapshots.OlderThan, "unset: expiry defers to the table's properties")
 	require.Nil(t, p.Snapshots.RetainLast)
 	require.Equal(t, 72*time.Hour, p.Orphans.OlderThan)
@@ -290,4 +292,28 @@ tables:
 	require.True(t, policy.Match(`local.db.*`, `local.db."a.b"`), "a star spans quotes and dots")
 	require.True(t, policy.Match(`local.db."a.*"`, `local.db."a.b"`))
 	require.False(t, policy.Match(`local.db.a.*`, `local.db."a.b"`))
+}
+
+// A table floe maintains by itself (mode adaptive or scheduled) has a
+// freshness SLA unless its policy turns it off; a manual table has one only
+// when its policy sets one.
+func TestDefaultFreshnessSLA(t *testing.T) {
+	for _, tc := range []struct {
+		yaml string
+		want time.Duration
+	}{
+		{"default: {}\n", policy.DefaultFreshnessSLA},
+		{"default: {mode: scheduled, schedule: \"@daily\"}\n", policy.DefaultFreshnessSLA},
+		{"default: {mode: manual}\n", 0},
+		{"default: {mode: manual, freshness_sla: 12h}\n", 12 * time.Hour},
+		{"default: {freshness_sla: 0s}\n", 0},
+		{"default: {freshness_sla: 6h}\n", 6 * time.Hour},
+	} {
+		set, err := policy.ParseFile("f.yaml", []byte(tc.yaml))
+		require.NoError(t, err, tc.yaml)
+		eff, err := set.Resolve(ident("local.web.events"))
+		require.NoError(t, err, tc.yaml)
+		require.Equal(t, tc.want, eff.Policy.FreshnessSLA, tc.yaml)
+		require.Equal(t, tc.want, eff.Policy.Health.FreshnessSLA, tc.yaml)
+	}
 }

@@ -56,6 +56,10 @@ type TableDetail struct {
 	LastPlan *control.Plan `json:"last_plan"`
 	// Runs are the table's most recent runs, newest first.
 	Runs []control.Run `json:"runs"`
+	// Hold is the table's hold when a run of it failed an invariant check
+	// and floe runs nothing on it until a person resumes it; null when it
+	// is not halted.
+	Hold *control.Hold `json:"hold"`
 }
 
 // ProposeRequest is the optional body of POST /api/v1/tables/{table}/plans.
@@ -244,6 +248,13 @@ func (s *server) getTable(r *http.Request) (int, any, error) {
 	if d.Runs, err = control.ListRuns(ctx, s.deps.Store, id.String(), s.opts.RecentRuns); err != nil {
 		return 0, nil, err
 	}
+	h, halted, err := s.deps.Service.Halted(ctx, id)
+	if err != nil {
+		return 0, nil, err
+	}
+	if halted {
+		d.Hold = &h
+	}
 	return http.StatusOK, d, nil
 }
 
@@ -324,16 +335,7 @@ func (s *server) proposePlan(r *http.Request) (int, any, error) {
 	if req.By == "" {
 		req.By = "api"
 	}
-	cat, state, err := s.state(ctx, id)
-	if err != nil {
-		return 0, nil, err
-	}
-	eff, err := control.ResolvePolicy(ctx, s.deps.Config, id)
-	if err != nil {
-		return 0, nil, err
-	}
-	po.TargetFileSizeBytes = eff.Policy.TargetFileSizeBytes
-	prop, err := control.PlanBest(ctx, cat, s.deps.Store, state, control.PlanOptions{Project: po, By: req.By, Force: req.Force, MinGainPP: minGain, Now: s.now})
+	prop, err := s.deps.Service.Propose(ctx, id, control.ProposeRequest{Project: po, By: req.By, Force: req.Force, MinGainPP: &minGain})
 	if len(req.Layouts) > 0 && errors.Is(err, rewriter.ErrInvalidOptions) {
 		// A layout the request named that cannot order this table (a
 		// column it lacks, a type the strategy cannot key on): the
@@ -401,11 +403,7 @@ func (s *server) decide(action string) handlerFunc {
 			p   control.Plan
 			err error
 		)
-		if action == "approve" {
-			p, err = control.ApprovePlan(r.Context(), s.deps.Store, id, req.By, s.now())
-		} else {
-			p, err = control.RejectPlan(r.Context(), s.deps.Store, id, req.By, s.now())
-		}
+		p, err = s.deps.Service.DecidePlan(r.Context(), action, id, req.By)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -414,22 +412,91 @@ func (s *server) decide(action string) handlerFunc {
 	}
 }
 
-// optimize runs the table now through the scheduler's run function. The
-// run does not stop when the client hangs up: a rewrite cut off half-way
-// keeps nothing.
+// OptimizeRequest is the optional body of POST
+// /api/v1/tables/{table}/optimize.
+type OptimizeRequest struct {
+	// By is who asks, recorded as the run's started_by. Default: "api".
+	By string `json:"by"`
+}
+
+// optimize queues a run of the table by its policy and answers 202 with
+// the queued run at once: the daemon's run queue starts it when a run slot
+// is free, under the shutdown grace; GET /api/v1/runs/{id} follows it.
 func (s *server) optimize(r *http.Request) (int, any, error) {
-	if s.deps.Run == nil {
+	if s.deps.Enqueue == nil {
 		return 0, nil, errors.Join(errUnavailable, errors.New("this server runs no tables: it was started without a scheduler"))
 	}
 	id, err := s.ident(r.PathValue("table"))
 	if err != nil {
 		return 0, nil, err
 	}
-	run, err := s.deps.Run(context.WithoutCancel(r.Context()), id, control.TriggerAPI)
-	if err != nil {
-		return 0, nil, &runError{run: run, err: err}
+	var req OptimizeRequest
+	if err := s.decodeBody(r, &req); err != nil {
+		return 0, nil, err
 	}
-	return http.StatusOK, run, nil
+	if req.By == "" {
+		req.By = "api"
+	}
+	// A table that does not exist is 404 now, not a failed run later.
+	cat, err := s.deps.Catalog(r.Context(), id.Catalog)
+	if err != nil {
+		return 0, nil, err
+	}
+	if _, err := lake.LoadTable(r.Context(), cat, id); err != nil {
+		return 0, nil, err
+	}
+	run, err := s.deps.Enqueue(r.Context(), id, req.By)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusAccepted, run, nil
+}
+
+// ResumeRequest is the optional body of POST /api/v1/tables/{table}/resume.
+type ResumeRequest struct {
+	// By is who resumes the table, recorded with the hold. Default: "api".
+	By string `json:"by"`
+	// Note says what was checked or repaired; it is recorded with the hold.
+	Note string `json:"note"`
+}
+
+// resume lifts a halted table's hold ([control.Service.Resume]); a table
+// that is not halted is 409.
+func (s *server) resume(r *http.Request) (int, any, error) {
+	id, err := s.ident(r.PathValue("table"))
+	if err != nil {
+		return 0, nil, err
+	}
+	var req ResumeRequest
+	if err := s.decodeBody(r, &req); err != nil {
+		return 0, nil, err
+	}
+	if req.By == "" {
+		req.By = "api"
+	}
+	h, err := s.deps.Service.Resume(r.Context(), id, req.By, req.Note)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, h, nil
+}
+
+// listHolds is GET /api/v1/holds: the halted tables; ?all=true adds the
+// resumed holds, the record of who resumed what.
+func (s *server) listHolds(r *http.Request) (int, any, error) {
+	all := false
+	if v := r.URL.Query().Get("all"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return 0, nil, badRequest("all %q: want true or false", v)
+		}
+		all = b
+	}
+	holds, err := s.deps.Service.Holds(r.Context(), all)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, holds, nil
 }
 
 func (s *server) listRuns(r *http.Request) (int, any, error) {

@@ -142,7 +142,10 @@ policies:
 	t.Cleanup(func() { require.NoError(t, st.Close()) })
 
 	var clockMu sync.Mutex
-	now := time.Now().UTC()
+	// The daemon's clock starts an hour behind the wall clock that
+	// iceberg-go stamps snapshots with, so that what the test writes after
+	// a run lands after that run on the daemon's clock too.
+	now := time.Now().UTC().Add(-time.Hour)
 	clock := func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return now }
 	advance := func(d time.Duration) { clockMu.Lock(); now = now.Add(d); clockMu.Unlock() }
 	metrics := server.NewMetrics()
@@ -155,7 +158,7 @@ policies:
 	catalogOf := func(context.Context, string) (catalog.Catalog, error) { return w.Catalog, nil }
 	sched := control.NewScheduler(control.SchedulerOptions{Config: cfg, Store: st, Catalog: catalogOf, Now: clock,
 		Alerts: notifier, OnRun: metrics.ObserveRun, Logger: slog.New(logs)})
-	h, err := server.New(ctx, server.Deps{Config: cfg, Store: st, Catalog: catalogOf, Run: sched.RunNow, Metrics: metrics, Now: clock},
+	h, err := server.New(ctx, server.Deps{Config: cfg, Store: st, Catalog: catalogOf, Enqueue: sched.Enqueue, Metrics: metrics, Now: clock},
 		server.Options{})
 	require.NoError(t, err)
 	do := func(method, path, token string) *httptest.ResponseRecorder {
@@ -219,7 +222,7 @@ policies:
 	require.NoError(t, err)
 	lost := strings.TrimPrefix(smallest(state.DataFiles), "file://")
 	require.NoError(t, os.Rename(lost, lost+".away"))
-	advance(3 * time.Hour)
+	advance(4 * time.Hour)
 	p, err = sched.RunPass(ctx)
 	require.NoError(t, err)
 	require.Len(t, p.Runs, 1)
@@ -255,9 +258,12 @@ policies:
 	logs.cancel = stop
 	logs.mu.Unlock()
 	var passes []control.Pass
-	// Serve returns when the cancelled pass ends (the tick never comes).
-	require.NoError(t, sched.Serve(sctx, control.ServeOptions{Grace: time.Nanosecond, Tick: make(chan time.Time),
-		OnPass: func(p control.Pass, _ error) { passes = append(passes, p) }}))
+	// The daemon returns when the cancelled pass ends (the tick never
+	// comes).
+	d, err := control.NewDaemon(control.DaemonOptions{Scheduler: sched, Grace: time.Nanosecond, Tick: make(chan time.Time),
+		OnPass: func(p control.Pass, _ error) { passes = append(passes, p) }})
+	require.NoError(t, err)
+	require.NoError(t, d.Run(sctx))
 	require.Len(t, passes, 1)
 	require.Len(t, passes[0].Runs, 1)
 	run := passes[0].Runs[0].Run

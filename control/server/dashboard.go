@@ -449,11 +449,7 @@ func (s *server) decidePage(action string) func(w http.ResponseWriter, r *http.R
 			p   control.Plan
 			err error
 		)
-		if action == "approve" {
-			p, err = control.ApprovePlan(ctx, s.deps.Store, id, decidedBy, s.now())
-		} else {
-			p, err = control.RejectPlan(ctx, s.deps.Store, id, decidedBy, s.now())
-		}
+		p, err = s.deps.Service.DecidePlan(ctx, action, id, decidedBy)
 		if err != nil {
 			return fmt.Errorf("%s plan %s: %w", action, id, err)
 		}

@@ -137,9 +137,7 @@ func dashEnv(t *testing.T, serverYAML string) (*env, control.Plan, control.Run) 
 	e := newEnv(t, envOptions{server: serverYAML, run: true})
 	e.collected(3)
 	plan := e.proposed()
-	rec := e.do("POST", "/api/v1/tables/db.p/optimize", writeToken, "")
-	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	return e, plan, decode[control.Run](t, rec)
+	return e, plan, e.optimize("db.p")
 }
 
 // The overview, table and run pages show what the API does.

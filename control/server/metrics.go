@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -35,10 +37,14 @@ type Metrics struct {
 	snapshots      *prometheus.GaugeVec
 	deleteFiles    *prometheus.GaugeVec
 	compactionAge  *prometheus.GaugeVec
+	lastCompaction *prometheus.GaugeVec
+	backlog        *prometheus.GaugeVec
+	sla            *prometheus.GaugeVec
 	lastSuccess    *prometheus.GaugeVec
 	runs           *prometheus.CounterVec
 	runDuration    *prometheus.HistogramVec
 	plans          *prometheus.GaugeVec
+	halted         *prometheus.GaugeVec
 	checkUp        *prometheus.GaugeVec
 	events         *prometheus.CounterVec
 	alerts         *prometheus.CounterVec
@@ -49,6 +55,8 @@ type Metrics struct {
 	// success is each table's last successful run seen, so that an older
 	// one reported later does not move the gauge back.
 	success map[string]time.Time
+	// held are the tables floe_table_halted has a series for.
+	held map[string]bool
 }
 
 // NewMetrics builds the metrics on a fresh registry, with the Go runtime
@@ -74,17 +82,23 @@ func NewMetrics() *Metrics {
 		snapshots:      gauge("floe_table_snapshots", "Snapshots the table's metadata keeps.", table),
 		deleteFiles:    gauge("floe_table_delete_files", "Delete files (position, equality, deletion vectors) in the table's current snapshot.", table),
 		compactionAge:  gauge("floe_last_compaction_age_hours", "Hours since the table's last successful compaction; absent when it was never compacted.", table),
+		lastCompaction: gauge("floe_last_compaction_timestamp_seconds", "Unix time of the table's last compaction (a replace snapshot of any engine, or floe's compaction step that found nothing to do); 0 when it was never compacted.", table),
+		backlog:        gauge("floe_compaction_backlog_age_seconds", "How long the table's oldest write not yet covered by a compaction has waited; 0 when nothing waits. Present for every table floe lists.", table),
+		sla:            gauge("floe_freshness_sla_seconds", "The table's freshness SLA: the backlog it may reach before its freshness alert fires; 0 when it has none.", table),
 		lastSuccess:    gauge("floe_last_successful_run_timestamp_seconds", "Unix time the table's last successful optimize run ended.", table),
 		runs:           counter("floe_runs_total", "Optimize run steps by table, step and status; step=\"all\" counts whole runs.", []string{"table", "step", "status"}),
 		plans:          gauge("floe_plans", "Stored plans by state.", []string{"state"}),
-		checkUp:        gauge("floe_check_up", "1 when the named check (state store, a catalog) last passed, else 0.", []string{"check"}),
-		events:         counter("floe_telemetry_events_total", "Query telemetry events received and stored, by source.", []string{"source"}),
-		alerts:         counter("floe_alerts_total", "Alerts sent, by kind.", []string{"kind"}),
+		halted: gauge("floe_table_halted",
+			"1 while the table is halted: a run failed an invariant check and floe runs nothing on it until a person resumes it (floe resume); 0 once resumed.", table),
+		checkUp: gauge("floe_check_up", "1 when the named check (state store, a catalog) last passed, else 0.", []string{"check"}),
+		events:  counter("floe_telemetry_events_total", "Query telemetry events received and stored, by source.", []string{"source"}),
+		alerts:  counter("floe_alerts_total", "Alerts sent, by kind.", []string{"kind"}),
 		reportComputes: prometheus.NewCounter(prometheus.CounterOpts{Name: "floe_server_report_computations_total",
 			Help: "Report workloads (a table's collected queries read, ranked and replayed) the server computed for table pages and GET /api/v1/tables/{table}/report."}),
 		reportHits: prometheus.NewCounter(prometheus.CounterOpts{Name: "floe_server_report_cache_hits_total",
 			Help: "Report workloads the server answered without computing them: kept from an earlier request, or shared with a concurrent one."}),
 		success: map[string]time.Time{},
+		held:    map[string]bool{},
 	}
 	reg.MustRegister(m.reportComputes, m.reportHits)
 	m.runDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -130,9 +144,13 @@ func (m *Metrics) ObserveHealth(h lake.Health, lastSuccess time.Time) {
 	m.deleteFiles.WithLabelValues(t).Set(float64(mt.DeleteFiles))
 	if mt.LastCompactionAgeSec >= 0 {
 		m.compactionAge.WithLabelValues(t).Set(float64(mt.LastCompactionAgeSec) / 3600)
+		m.lastCompaction.WithLabelValues(t).Set(float64(h.MeasuredAt.Add(-time.Duration(mt.LastCompactionAgeSec) * time.Second).Unix()))
 	} else {
 		m.compactionAge.DeleteLabelValues(t)
+		m.lastCompaction.WithLabelValues(t).Set(0)
 	}
+	m.backlog.WithLabelValues(t).Set(float64(mt.BacklogAgeSec))
+	m.sla.WithLabelValues(t).Set(float64(h.FreshnessSLASec))
 	m.noteSuccess(t, lastSuccess)
 }
 
@@ -172,13 +190,25 @@ func (m *Metrics) noteSuccess(table string, at time.Time) {
 // ForgetTable drops a table's series (the table is gone).
 func (m *Metrics) ForgetTable(table string) {
 	l := prometheus.Labels{"table": table}
-	for _, g := range []*prometheus.GaugeVec{m.healthStatus, m.dataFiles, m.smallFileRatio, m.snapshots, m.deleteFiles, m.compactionAge, m.lastSuccess} {
+	for _, g := range []*prometheus.GaugeVec{m.healthStatus, m.dataFiles, m.smallFileRatio, m.snapshots, m.deleteFiles, m.compactionAge,
+		m.lastCompaction, m.backlog, m.sla, m.lastSuccess, m.halted} {
 		g.DeletePartialMatch(l)
 	}
 	m.runs.DeletePartialMatch(l)
 	m.mu.Lock()
 	delete(m.success, table)
+	delete(m.held, table)
 	m.mu.Unlock()
+}
+
+// ObserveChecks records each connection check that ran (floe doctor's,
+// run by the daemon) as floe_check_up{check="<name> <target>"}.
+func (m *Metrics) ObserveChecks(checks []control.Check) {
+	for _, c := range checks {
+		if !c.Skipped {
+			m.SetCheck(c.Name+" "+c.Target, c.OK)
+		}
+	}
 }
 
 // SetCheck records whether the named check passed.
@@ -210,5 +240,67 @@ func (m *Metrics) RefreshPlans(ctx context.Context, st *store.Store) error {
 	for _, s := range control.PlanStates {
 		m.plans.WithLabelValues(string(s)).Set(float64(n[string(s)]))
 	}
+	return nil
+}
+
+// RefreshHolds sets floe_table_halted from the holds svc reads: 1 for each
+// halted table, 0 for one halted before and resumed since. The server
+// calls it on every scrape.
+func (m *Metrics) RefreshHolds(ctx context.Context, svc *control.Service) error {
+	holds, err := svc.Holds(ctx, false)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := map[string]bool{}
+	for _, h := range holds {
+		now[h.Table] = true
+		m.halted.WithLabelValues(h.Table).Set(1)
+	}
+	for t := range m.held {
+		if !now[t] {
+			m.halted.WithLabelValues(t).Set(0)
+		}
+	}
+	for t := range now {
+		m.held[t] = true
+	}
+	return nil
+}
+
+// ObservePass records the health of every table a scheduling pass decided
+// on ([control.Service.Health], [control.Service.LastSuccess]) and the
+// plan counts: the daemon's health observer. A table that cannot be
+// measured keeps its last values; the error names each such table.
+func (m *Metrics) ObservePass(ctx context.Context, svc *control.Service, p control.Pass) error {
+	var errs []error
+	for _, d := range p.Decisions {
+		if err := m.observeTable(ctx, svc, d.Table); err != nil {
+			errs = append(errs, fmt.Errorf("table %s: %w", d.Table, err))
+		}
+	}
+	if err := m.RefreshPlans(ctx, svc.Store()); err != nil {
+		errs = append(errs, fmt.Errorf("plan counts: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// observeTable records table's health and last success.
+func (m *Metrics) observeTable(ctx context.Context, svc *control.Service, table string) error {
+	cfg := svc.Config()
+	id, err := lake.ParseIdent(table, cfg.CatalogNames(), cfg.DefaultCatalog)
+	if err != nil {
+		return err
+	}
+	h, err := svc.Health(ctx, id, control.HealthRequest{})
+	if err != nil {
+		return err
+	}
+	last, err := svc.LastSuccess(ctx, table)
+	if err != nil {
+		return err
+	}
+	m.ObserveHealth(h, last)
 	return nil
 }

@@ -157,10 +157,12 @@ func TestDottedNamesOverHTTP(t *testing.T) {
 	require.Equal(t, dotted.String(), prop.Table)
 	require.Equal(t, dotted.String(), prop.Plan.Table)
 	code, body = get(t, c, "POST", path("/api/v1/tables/", dotted)+"/optimize", writeToken, "")
-	require.Equal(t, http.StatusOK, code, body)
+	require.Equal(t, http.StatusAccepted, code, body)
 	var run control.Run
 	require.NoError(t, json.Unmarshal([]byte(body), &run))
 	require.Equal(t, dotted.String(), run.Table)
+	run = e.waitRun(run.ID)
+	require.Equal(t, control.StatusDone, run.Status, run.Error)
 	for q, want := range map[string]int{`db."a.b"`: 1, "db.a.b": 0, `local.db."a.b"`: 1} {
 		code, body = get(t, c, "GET", srv.URL+"/api/v1/runs?table="+url.QueryEscape(q), "", "")
 		require.Equal(t, http.StatusOK, code, body)

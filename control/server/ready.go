@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -35,7 +36,7 @@ func (s *server) healthz(w http.ResponseWriter, _ *http.Request) {
 // readyz runs every check at once, each bounded by CheckTimeout, records
 // each in floe_check_up, and answers 503 naming the failed ones.
 func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
-	checks := map[string]func(context.Context) error{CheckStore: s.deps.Store.Ping}
+	checks := map[string]func(context.Context) error{CheckStore: s.deps.Store.Check}
 	for _, name := range s.deps.Config.CatalogNames() {
 		checks["catalog:"+name] = func(ctx context.Context) error {
 			cat, err := s.deps.Catalog(ctx, name)
@@ -87,14 +88,14 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusOK, out)
 }
 
-// metrics refreshes floe_plans from the store, then serves the registry.
-// A store that does not answer is logged and marks the store check down;
-// the other series are still served.
+// metrics refreshes floe_plans and floe_table_halted from the store, then
+// serves the registry. A store that does not answer is logged and marks
+// the store check down; the other series are still served.
 func (s *server) metrics() http.Handler {
 	h := s.m.Handler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := s.m.RefreshPlans(r.Context(), s.deps.Store); err != nil {
-			s.log.Error("refresh plan metrics", "err", err)
+		if err := errors.Join(s.m.RefreshPlans(r.Context(), s.deps.Store), s.m.RefreshHolds(r.Context(), s.deps.Service)); err != nil {
+			s.log.Error("refresh plan and hold metrics", "err", err)
 			s.m.SetCheck(CheckStore, false)
 		}
 		h.ServeHTTP(w, r)

@@ -22,10 +22,11 @@ import (
 	"github.com/floe-project/floe/lake"
 )
 
-// RunFunc runs one table now, with trigger recorded on the run; the
-// scheduler provides it (bounded by server.max_concurrent_runs). It is
-// expected to report the run to the [Metrics] itself, for every trigger.
-type RunFunc func(ctx context.Context, id lake.Ident, trigger control.Trigger) (control.Run, error)
+// EnqueueFunc queues a run of one table by its policy, asked for by by,
+// and returns the queued run at once; the daemon's run queue starts it
+// when a run slot is free (server.max_concurrent_runs) and reports it to
+// the [Metrics]. [control.Scheduler.Enqueue] is one.
+type EnqueueFunc func(ctx context.Context, id lake.Ident, by string) (control.Run, error)
 
 // Deps is what the server needs from the daemon.
 type Deps struct {
@@ -40,9 +41,9 @@ type Deps struct {
 	// Tables lists the tables GET /api/v1/tables shows. Default: every
 	// table of every configured catalog.
 	Tables func(ctx context.Context) ([]lake.Ident, error)
-	// Run runs a table now (POST /api/v1/tables/{table}/optimize). Nil:
-	// that route answers 503.
-	Run RunFunc
+	// Enqueue queues a run of a table (POST
+	// /api/v1/tables/{table}/optimize). Nil: that route answers 503.
+	Enqueue EnqueueFunc
 	// Checks are readiness checks besides the state store and the
 	// catalogs, by name; /readyz fails when one returns an error.
 	Checks map[string]func(ctx context.Context) error
@@ -192,6 +193,8 @@ func New(ctx context.Context, deps Deps, opts Options) (http.Handler, error) {
 	mux.HandleFunc("GET /api/v1/tables/{table}/report", s.api(s.tableReport))
 	mux.HandleFunc("POST /api/v1/tables/{table}/plans", s.api(s.proposePlan))
 	mux.HandleFunc("POST /api/v1/tables/{table}/optimize", s.api(s.optimize))
+	mux.HandleFunc("POST /api/v1/tables/{table}/resume", s.api(s.resume))
+	mux.HandleFunc("GET /api/v1/holds", s.api(s.listHolds))
 	mux.HandleFunc("GET /api/v1/plans", s.api(s.listPlans))
 	mux.HandleFunc("GET /api/v1/plans/{id}", s.api(s.getPlan))
 	mux.HandleFunc("POST /api/v1/plans/{id}/approve", s.api(s.decide("approve")))
@@ -346,12 +349,7 @@ func (s *server) api(h handlerFunc) http.HandlerFunc {
 			if code >= 500 {
 				s.log.Error("api request", "method", r.Method, "path", r.URL.Path, "status", code, "err", err)
 			}
-			body := map[string]any{"error": err.Error()}
-			var re *runError
-			if errors.As(err, &re) && re.run.ID != "" {
-				body["run"] = re.run
-			}
-			s.writeJSON(w, code, body)
+			s.writeJSON(w, code, map[string]any{"error": err.Error()})
 			return
 		}
 		s.writeJSON(w, code, v)
@@ -368,16 +366,6 @@ func badRequest(format string, args ...any) error {
 	return badRequestError{fmt.Errorf(format, args...)}
 }
 
-// runError is a run that was recorded and failed: the answer carries the
-// run's record beside the error.
-type runError struct {
-	run control.Run
-	err error
-}
-
-func (e *runError) Error() string { return e.err.Error() }
-func (e *runError) Unwrap() error { return e.err }
-
 // errUnavailable is a route whose dependency the daemon did not give.
 var errUnavailable = errors.New("unavailable")
 
@@ -389,11 +377,12 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, lake.ErrNoSuchTable):
 		return http.StatusNotFound
-	case errors.Is(err, store.ErrStateConflict), errors.Is(err, control.ErrStalePlan), errors.Is(err, control.ErrBusy):
+	case errors.Is(err, store.ErrStateConflict), errors.Is(err, control.ErrStalePlan), errors.Is(err, control.ErrBusy),
+		errors.Is(err, control.ErrHalted), errors.Is(err, control.ErrNotHalted):
 		return http.StatusConflict
 	case errors.Is(err, control.ErrNoQueries):
 		return http.StatusUnprocessableEntity
-	case errors.Is(err, errUnavailable):
+	case errors.Is(err, errUnavailable), errors.Is(err, control.ErrQueueStopped):
 		return http.StatusServiceUnavailable
 	case errors.Is(err, lake.ErrCatalogTimeout), errors.Is(err, context.DeadlineExceeded):
 		return http.StatusGatewayTimeout

@@ -54,7 +54,10 @@ type envOptions struct {
 	server string
 	// extraCatalogs are more catalogs: entries, in YAML.
 	extraCatalogs string
-	run           bool
+	// run starts a daemon whose run queue runs the API's runs (its
+	// passes run nothing: the tables' mode is manual, and their policy
+	// compacts nothing, so the table keeps its files).
+	run bool
 	// opts are the server's options (CheckTimeout defaults to 3s).
 	opts server.Options
 	// log receives the server's log lines. Default: discard.
@@ -87,10 +90,18 @@ func newEnv(t testing.TB, o envOptions) *env {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, st.Close()) })
 
-	cfg := loadConfig(t, w, o.extraCatalogs+o.server)
+	now := time.Now().UTC().Add(time.Hour).Truncate(time.Second)
+	more := o.extraCatalogs + o.server
+	if o.run {
+		// A maintenance window twelve hours away: the daemon's passes run
+		// nothing, the API's runs (which no window holds back) run.
+		h := (now.Hour() + 12) % 24
+		more += fmt.Sprintf("policies:\n  default: {layout: none, enabled: {compact: false}, window: \"%02d:00-%02d:00\"}\n", h, (h+1)%24)
+	}
+	cfg := loadConfig(t, w, more)
 
 	e := &env{t: t, w: w, id: lake.Ident{Catalog: "local", Namespace: []string{"db"}, Name: "p"}, st: st, cfg: cfg,
-		now: time.Now().UTC().Add(time.Hour).Truncate(time.Second), metrics: server.NewMetrics()}
+		now: now, metrics: server.NewMetrics()}
 	deps := server.Deps{
 		Config: cfg, Store: st, Metrics: e.metrics, Now: func() time.Time { return e.now }, Logger: o.log,
 		Catalog: func(ctx context.Context, name string) (catalog.Catalog, error) {
@@ -105,10 +116,20 @@ func newEnv(t testing.TB, o envOptions) *env {
 		},
 	}
 	if o.run {
-		deps.Run = func(ctx context.Context, id lake.Ident, trigger control.Trigger) (control.Run, error) {
-			return control.Optimize(ctx, w.Catalog, st, id, control.OptimizeOptions{Trigger: trigger, Now: func() time.Time { return e.now },
-				Skip: map[string]bool{control.StepCompact: true}})
-		}
+		svc, err := control.NewService(control.Deps{Config: cfg, Store: st, Catalog: deps.Catalog, Now: deps.Now, Logger: o.log})
+		require.NoError(t, err)
+		deps.Service = svc
+		sched := control.NewScheduler(control.SchedulerOptions{Service: svc, MaxConcurrentRuns: 1})
+		deps.Enqueue = sched.Enqueue
+		d, err := control.NewDaemon(control.DaemonOptions{Scheduler: sched, Tick: make(chan time.Time)})
+		require.NoError(t, err)
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- d.Run(ctx) }()
+		t.Cleanup(func() {
+			stop()
+			require.NoError(t, <-done)
+		})
 	}
 	if o.opts.CheckTimeout == 0 {
 		o.opts.CheckTimeout = 3 * time.Second
@@ -157,6 +178,30 @@ func (e *env) do(method, path, token, body string) *httptest.ResponseRecorder {
 	rec := httptest.NewRecorder()
 	e.h.ServeHTTP(rec, req)
 	return rec
+}
+
+// optimize asks for a run of table through the API: 202 with the queued
+// run, which it then follows through GET /api/v1/runs/{id} until it ends.
+func (e *env) optimize(table string) control.Run {
+	e.t.Helper()
+	rec := e.do("POST", "/api/v1/tables/"+table+"/optimize", writeToken, "")
+	require.Equal(e.t, http.StatusAccepted, rec.Code, rec.Body.String())
+	queued := decode[control.Run](e.t, rec)
+	require.NotEmpty(e.t, queued.ID)
+	return e.waitRun(queued.ID)
+}
+
+// waitRun follows run id through the API until it ends.
+func (e *env) waitRun(id string) control.Run {
+	e.t.Helper()
+	var run control.Run
+	require.Eventually(e.t, func() bool {
+		rec := e.do("GET", "/api/v1/runs/"+id, writeToken, "")
+		require.Equal(e.t, http.StatusOK, rec.Code, rec.Body.String())
+		run = decode[control.Run](e.t, rec)
+		return run.Status != control.StatusQueued && run.Status != control.StatusRunning
+	}, time.Minute, 10*time.Millisecond, "run %s ends", id)
+	return run
 }
 
 func decode[T any](t testing.TB, rec *httptest.ResponseRecorder) T {
@@ -367,12 +412,19 @@ func TestRoutes(t *testing.T) {
 		require.Equal(t, control.PlanRejected, e.planState(plan.ID))
 	})
 
-	t.Run("optimize now, then its run", func(t *testing.T) {
-		rec := e.do("POST", "/api/v1/tables/db.p/optimize", writeToken, "")
-		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-		run := decode[control.Run](t, rec)
-		require.Equal(t, control.TriggerAPI, run.Trigger)
-		require.Equal(t, control.StatusDone, run.Status)
+	t.Run("optimize queues a run, then its run", func(t *testing.T) {
+		rec := e.do("POST", "/api/v1/tables/db.p/optimize", writeToken, `{"by": "carol"}`)
+		require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+		queued := decode[control.Run](t, rec)
+		require.NotEmpty(t, queued.ID, "the run's id is known at once")
+		require.Equal(t, control.StatusQueued, queued.Status)
+		require.Equal(t, control.TriggerAPI, queued.Trigger)
+		require.Equal(t, "carol", queued.StartedBy)
+		require.Equal(t, e.now, queued.QueuedAt)
+		run := e.waitRun(queued.ID)
+		require.Equal(t, control.StatusDone, run.Status, run.Error)
+		require.Equal(t, "carol", run.StartedBy)
+		require.Equal(t, e.now, run.QueuedAt, "when it was asked for is kept")
 
 		rec = e.do("GET", "/api/v1/runs/"+run.ID, "", "")
 		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())

@@ -4,8 +4,9 @@
 // the collectors read, the tables they touched, their column uses and
 // predicates, the bookkeeping that makes collection incremental, and the
 // plans, runs and run steps of the control plane, the state of its
-// alerts (which notifications each sink received), and the table leases
-// that let several daemons share the work.
+// alerts (which notifications each sink received), the table leases
+// that let several daemons share the work, and the table holds that stop
+// a table's runs until a person resumes it.
 //
 // # Drivers
 //
@@ -68,6 +69,19 @@
 // and a dropped connection would silently release the lock while the run
 // went on. The row survives reconnects, can be shown by floe runs and the
 // API ([Store.TableLeases]), and lapses by itself when its holder dies.
+//
+// # Queued runs and table holds
+//
+// A run can be recorded before it starts, with status [RunQueued] (the
+// daemon's API answers with its id at once): [Store.StartRun] takes the
+// queued record over exactly once, a compare-and-set on its status, and
+// [Store.EndQueuedRun] ends it unstarted. A queued run has a lease like a
+// running one; [Store.RecoverAbandoned] records a lapsed one cancelled.
+//
+// A hold ([Store.HoldTable]) is placed when a run fails a check that must
+// never fail; a unique index over the active holds keeps one per table,
+// whose reason is the first failure. [Store.ResumeTable] lifts it with who
+// did it, and the lifted holds stay as that record ([Store.TableHolds]).
 //
 // # Events
 //

@@ -32,7 +32,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 		v, err = s.Version(ctx)
 		require.NoError(t, err)
 		require.Equal(t, SchemaVersion(), v)
-		for _, tbl := range []string{"plans", "runs", "run_steps", "alerts", "table_leases"} {
+		for _, tbl := range []string{"plans", "runs", "run_steps", "alerts", "table_leases", "table_holds"} {
 			require.True(t, s.hasTable(t, tbl), tbl)
 		}
 		var n int

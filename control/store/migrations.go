@@ -227,6 +227,27 @@ CREATE TABLE table_leases (
 ALTER TABLE runs ADD COLUMN started_by TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN decision_json TEXT NOT NULL DEFAULT '';
 `, ""},
+	// A run the daemon's API queued waits for a run slot with status
+	// queued; queued_at is when it was asked for. A table hold stops every
+	// run of a table after an invariant failure until a person resumes it:
+	// at most one hold per table is active (resumed_at NULL), and resumed
+	// ones are kept as the record of who resumed what.
+	{8, "queued runs and table holds", `
+ALTER TABLE runs ADD COLUMN queued_at INTEGER;
+
+CREATE TABLE table_holds (
+	id         INTEGER PRIMARY KEY,
+	table_key  TEXT    NOT NULL,  -- lower(catalog.namespace.name)
+	table_name TEXT    NOT NULL,
+	run_id     TEXT    NOT NULL DEFAULT '',
+	reason     TEXT    NOT NULL,
+	held_at    INTEGER NOT NULL,  -- UTC Unix nanoseconds
+	resumed_by TEXT    NOT NULL DEFAULT '',
+	resumed_at INTEGER,           -- NULL while the hold is active
+	note       TEXT    NOT NULL DEFAULT ''
+);
+CREATE UNIQUE INDEX table_holds_active ON table_holds (table_key) WHERE resumed_at IS NULL;
+`, ""},
 }
 
 // SchemaVersion is the schema version this binary writes: the number of

@@ -164,6 +164,50 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
+// Check is the store's health: it answers (see [Store.Ping]), takes a
+// write (an update rolled back, so a read-only or locked database fails
+// it), and, on SQLite, its file passes an integrity check (PRAGMA
+// quick_check), run at most every [IntegrityCheckEvery] since it reads the
+// whole file. A damaged state file fails it, so readiness, floe doctor and
+// the daemon's store check say so rather than every table's pass failing
+// behind a green probe.
+func (s *Store) Check(ctx context.Context) error {
+	if err := s.Ping(ctx); err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err == nil {
+		_, err = tx.ExecContext(ctx, `UPDATE schema_migrations SET version = version WHERE version = (SELECT max(version) FROM schema_migrations)`)
+		err = errors.Join(err, rollback(tx))
+	}
+	if err != nil {
+		return s.redact(fmt.Errorf("state store %s: write probe: %w", s.desc, err))
+	}
+	if s.d != sqliteDialect {
+		return nil
+	}
+	s.integrity.mu.Lock()
+	defer s.integrity.mu.Unlock()
+	now := s.now()
+	if !s.integrity.at.IsZero() && now.Sub(s.integrity.at) < IntegrityCheckEvery && s.integrity.err == nil {
+		return nil
+	}
+	var verdict string
+	err = s.db.QueryRowContext(ctx, `PRAGMA quick_check(1)`).Scan(&verdict)
+	if err == nil && verdict != "ok" {
+		err = errors.New(verdict)
+	}
+	s.integrity.at, s.integrity.err = now, err
+	if err != nil {
+		return s.redact(fmt.Errorf("state store %s: integrity check: %w", s.desc, err))
+	}
+	return nil
+}
+
+// IntegrityCheckEvery is how often [Store.Check] reads a SQLite state file
+// through to check its integrity (a failed check is repeated at once).
+const IntegrityCheckEvery = 5 * time.Minute
+
 // TransitionPlan moves plan id from state from to state to, recording who
 // decided and when, as one compare-and-set: when the plan is no longer in
 // from the error wraps [ErrStateConflict], when there is no such plan
@@ -196,21 +240,27 @@ type RunRecord struct {
 	ID     string `json:"id"`
 	Table  string `json:"table"`
 	PlanID string `json:"plan_id,omitempty"`
-	// Status is running, done or failed (the control plane's words).
+	// Status is queued, running, done, failed, cancelled or abandoned (the
+	// control plane's words; see [RunQueued]).
 	Status string `json:"status"`
 	// Trigger is what started the run: manual, scheduled, adaptive or api
 	// (the control plane's words). Empty is stored as manual.
 	Trigger string `json:"trigger"`
 	// Runner is the floe process that ran it, "host:pid"; empty for runs
 	// stored before runners were recorded.
-	Runner    string    `json:"runner"`
-	Error     string    `json:"error,omitempty"`
+	Runner string `json:"runner"`
+	Error  string `json:"error,omitempty"`
+	// QueuedAt is when a run that waited for a run slot was asked for;
+	// zero for a run that started at once.
+	QueuedAt time.Time `json:"queued_at,omitzero"`
+	// StartedAt is when the run started; while it is queued, when it was
+	// queued.
 	StartedAt time.Time `json:"started_at"`
 	// EndedAt is zero while the run is going.
 	EndedAt time.Time `json:"ended_at,omitzero"`
-	// LeaseExpiresAt is when a running run is taken for dead unless its
-	// process renews the lease ([Store.RenewRun]); zero for a run stored
-	// before leases, or ended.
+	// LeaseExpiresAt is when a running (or queued) run is taken for dead
+	// unless its process renews the lease ([Store.RenewRun]); zero for a
+	// run stored before leases, or ended.
 	LeaseExpiresAt time.Time `json:"lease_expires_at,omitzero"`
 	// StartedBy is who asked for the run: a person, "scheduler", or the
 	// API's caller; empty for runs stored before it was recorded.
@@ -226,9 +276,18 @@ type RunRecord struct {
 // machine gone) without recording an end.
 const RunAbandoned = "abandoned"
 
-// RenewRun extends the lease of running run id to until.
+// RunQueued is the status of a run recorded before it started, waiting for
+// a run slot (the daemon's API queues runs): [Store.StartRun] takes it
+// over, [Store.EndQueuedRun] ends it unstarted.
+const RunQueued = "queued"
+
+// RunCancelled is the status of a run stopped before it ended, or, queued,
+// before it started (the control plane's cancelled).
+const RunCancelled = "cancelled"
+
+// RenewRun extends the lease of running or queued run id to until.
 func (s *Store) RenewRun(ctx context.Context, id string, until time.Time) error {
-	if _, err := s.db.ExecContext(ctx, `UPDATE runs SET lease_expires_at = ? WHERE id = ? AND status = 'running'`, until.UTC().UnixNano(), id); err != nil {
+	if _, err := s.db.ExecContext(ctx, `UPDATE runs SET lease_expires_at = ? WHERE id = ? AND status IN ('running', 'queued')`, until.UTC().UnixNano(), id); err != nil {
 		return fmt.Errorf("renew lease of run %s: %w", id, err)
 	}
 	return nil
@@ -241,7 +300,9 @@ const legacyRunLease = 24 * time.Hour
 // RecoverAbandoned marks every running run whose lease lapsed before now
 // as abandoned, with the reason as its error, and returns a running plan
 // of such a run to approved, so that it can run again: a killed optimize
-// no longer leaves its run and plan "running" for ever. It returns the
+// no longer leaves its run and plan "running" for ever. A queued run whose
+// lease lapsed never started (its daemon died while it waited): it is
+// marked cancelled, not abandoned, since nothing of it ran. It returns the
 // runs it marked, as they are now.
 func (s *Store) RecoverAbandoned(ctx context.Context, now time.Time) (out []RunRecord, err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -254,15 +315,15 @@ func (s *Store) RecoverAbandoned(ctx context.Context, now time.Time) (out []RunR
 		}
 	}()
 	n := now.UTC().UnixNano()
-	rows, err := tx.QueryContext(ctx, `SELECT id, plan_id, lease_expires_at, started_at FROM runs
-WHERE status = 'running' AND ((lease_expires_at IS NOT NULL AND lease_expires_at < ?) OR (lease_expires_at IS NULL AND started_at < ?))`,
+	rows, err := tx.QueryContext(ctx, `SELECT id, plan_id, status, lease_expires_at, started_at FROM runs
+WHERE status IN ('running', 'queued') AND ((lease_expires_at IS NOT NULL AND lease_expires_at < ?) OR (lease_expires_at IS NULL AND started_at < ?))`,
 		n, now.Add(-legacyRunLease).UTC().UnixNano())
 	if err != nil {
 		return nil, fmt.Errorf("recover abandoned runs: %w", err)
 	}
 	type lapsed struct {
-		id, plan string
-		until    time.Time
+		id, plan, status string
+		until            time.Time
 	}
 	var found []lapsed
 	for rows.Next() {
@@ -271,7 +332,7 @@ WHERE status = 'running' AND ((lease_expires_at IS NOT NULL AND lease_expires_at
 			lease   sql.NullInt64
 			started int64
 		)
-		if err := rows.Scan(&l.id, &l.plan, &lease, &started); err != nil {
+		if err := rows.Scan(&l.id, &l.plan, &l.status, &lease, &started); err != nil {
 			return nil, errors.Join(fmt.Errorf("recover abandoned runs: %w", err), rows.Close())
 		}
 		l.until = time.Unix(0, started).Add(legacyRunLease).UTC()
@@ -284,6 +345,14 @@ WHERE status = 'running' AND ((lease_expires_at IS NOT NULL AND lease_expires_at
 		return nil, fmt.Errorf("recover abandoned runs: %w", err)
 	}
 	for _, l := range found {
+		if l.status == RunQueued {
+			reason := fmt.Sprintf("never started: its process stopped renewing the queued run's lease, which lapsed at %s (killed or crashed while the run waited for a run slot); nothing was done, ask for the run again",
+				l.until.Format(time.RFC3339))
+			if _, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, error = ?, ended_at = ? WHERE id = ?`, RunCancelled, reason, n, l.id); err != nil {
+				return nil, fmt.Errorf("recover queued run %s: %w", l.id, err)
+			}
+			continue
+		}
 		reason := fmt.Sprintf("abandoned: its process stopped renewing the run's lease, which lapsed at %s (killed or crashed); the table is consistent, uncommitted files are orphans",
 			l.until.Format(time.RFC3339))
 		if _, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, error = ?, ended_at = ? WHERE id = ?`, RunAbandoned, reason, n, l.id); err != nil {
@@ -324,7 +393,11 @@ type StepRecord struct {
 }
 
 // StartRun stores a new run (its Steps are ignored; add them with
-// [Store.PutRunStep]). A zero StartedAt means now.
+// [Store.PutRunStep]). A zero StartedAt means now. A run of that ID
+// recorded as queued ([RunQueued]) for the same table is taken over: its
+// record is replaced by r, keeping when it was queued. Any other run of
+// that ID is refused with an error wrapping [ErrStateConflict]: a queued
+// run starts once.
 func (s *Store) StartRun(ctx context.Context, r RunRecord) error {
 	if r.ID == "" || r.Table == "" || r.Status == "" {
 		return fmt.Errorf("start run: id, table and status are required")
@@ -335,12 +408,55 @@ func (s *Store) StartRun(ctx context.Context, r RunRecord) error {
 	if r.Trigger == "" {
 		r.Trigger = "manual"
 	}
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO runs (id, table_name, plan_id, status, run_trigger, runner, error, started_at, ended_at, lease_expires_at, started_by, decision_json)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.Table, r.PlanID, r.Status, r.Trigger, r.Runner, r.Error, r.StartedAt.UTC().UnixNano(), nanos(r.EndedAt), nanos(r.LeaseExpiresAt),
-		r.StartedBy, string(r.Decision)); err != nil {
+	queued := r.QueuedAt
+	if queued.IsZero() && r.Status == RunQueued {
+		queued = r.StartedAt
+	}
+	res, err := s.db.ExecContext(ctx, `INSERT INTO runs (id, table_name, plan_id, status, run_trigger, runner, error, started_at, ended_at, lease_expires_at, started_by, decision_json, queued_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (id) DO UPDATE SET plan_id = excluded.plan_id, status = excluded.status, run_trigger = excluded.run_trigger,
+	runner = excluded.runner, error = excluded.error, started_at = excluded.started_at, ended_at = excluded.ended_at,
+	lease_expires_at = excluded.lease_expires_at, started_by = excluded.started_by, decision_json = excluded.decision_json
+WHERE runs.status = 'queued' AND lower(runs.table_name) = lower(excluded.table_name)`,
+		r.ID, r.Table, r.PlanID, r.Status, r.Trigger, r.Runner, r.Error, r.StartedAt.UTC().UnixNano(), nanos(r.EndedAt), nanos(r.LeaseExpiresAt),
+		r.StartedBy, string(r.Decision), nanos(queued))
+	if err != nil {
 		return fmt.Errorf("start run %s: %w", r.ID, err)
 	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("start run %s: %w", r.ID, err)
+	} else if n == 0 {
+		cur, err := s.Run(ctx, r.ID)
+		if err != nil {
+			return fmt.Errorf("start run %s: %w", r.ID, errors.Join(ErrStateConflict, err))
+		}
+		return fmt.Errorf("start run %s: it is %s, of %s; only a queued run of %s starts: %w", r.ID, cur.Status, cur.Table, r.Table, ErrStateConflict)
+	}
 	return nil
+}
+
+// EndQueuedRun ends run id, queued and never started, with status (cancelled
+// or failed) and errText as the reason. A run that is no longer queued (it
+// started, or was ended) is left as it is and the error wraps
+// [ErrStateConflict]; no such run, [ErrNotFound]. A zero at means now.
+func (s *Store) EndQueuedRun(ctx context.Context, id, status, errText string, at time.Time) error {
+	if at.IsZero() {
+		at = s.now()
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE runs SET status = ?, error = ?, ended_at = ? WHERE id = ? AND status = 'queued'`, status, errText, at.UTC().UnixNano(), id)
+	if err != nil {
+		return fmt.Errorf("end queued run %s: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("end queued run %s: %w", id, err)
+	} else if n == 1 {
+		return nil
+	}
+	cur, err := s.Run(ctx, id)
+	if err != nil {
+		return fmt.Errorf("end queued run %s: %w", id, err)
+	}
+	return fmt.Errorf("end queued run %s: it is %s: %w", id, cur.Status, ErrStateConflict)
 }
 
 // EndRun records a run's final status and error text. A zero at means now.
@@ -409,7 +525,7 @@ func (s *Store) runs(ctx context.Context, where string, args []any, limit int) (
 		return nil, fmt.Errorf("read runs: begin: %w", err)
 	}
 	defer func() { err = errors.Join(err, rollback(tx)) }()
-	q := `SELECT id, table_name, plan_id, status, run_trigger, runner, error, started_at, ended_at, lease_expires_at, started_by, decision_json FROM runs ` + where + ` ORDER BY started_at DESC, id`
+	q := `SELECT id, table_name, plan_id, status, run_trigger, runner, error, started_at, ended_at, lease_expires_at, started_by, decision_json, queued_at FROM runs ` + where + ` ORDER BY started_at DESC, id`
 	if limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", limit)
 	}
@@ -420,15 +536,15 @@ func (s *Store) runs(ctx context.Context, where string, args []any, limit int) (
 	idx := map[string]int{}
 	for rows.Next() {
 		var (
-			r            RunRecord
-			started      int64
-			ended, lease sql.NullInt64
-			decision     string
+			r                    RunRecord
+			started              int64
+			ended, lease, queued sql.NullInt64
+			decision             string
 		)
-		if err := rows.Scan(&r.ID, &r.Table, &r.PlanID, &r.Status, &r.Trigger, &r.Runner, &r.Error, &started, &ended, &lease, &r.StartedBy, &decision); err != nil {
+		if err := rows.Scan(&r.ID, &r.Table, &r.PlanID, &r.Status, &r.Trigger, &r.Runner, &r.Error, &started, &ended, &lease, &r.StartedBy, &decision, &queued); err != nil {
 			return nil, errors.Join(fmt.Errorf("read runs: %w", err), rows.Close())
 		}
-		r.StartedAt, r.EndedAt, r.LeaseExpiresAt = time.Unix(0, started).UTC(), fromNanos(ended), fromNanos(lease)
+		r.StartedAt, r.EndedAt, r.LeaseExpiresAt, r.QueuedAt = time.Unix(0, started).UTC(), fromNanos(ended), fromNanos(lease), fromNanos(queued)
 		if decision != "" {
 			r.Decision = json.RawMessage(decision)
 		}

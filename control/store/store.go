@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"modernc.org/sqlite"
@@ -33,6 +34,12 @@ type Store struct {
 	now  func() time.Time
 	// secrets are the passwords that must not appear in errors.
 	secrets []string
+	// integrity is the last SQLite integrity check (see Check).
+	integrity struct {
+		mu  sync.Mutex
+		at  time.Time
+		err error
+	}
 }
 
 // Drivers of [Config].
