@@ -19,7 +19,8 @@
 //
 // The two paths use different hash functions, so a Sum is only comparable
 // with a Sum from the same path: compare "before" and "after" a rewrite
-// through each path separately.
+// through each path separately. ChecksumPreferDuckDB takes DuckDB's path
+// when the build has it, iceberg-go's otherwise.
 //
 // RowLineageParquet (arrow-go's Parquet reader) and RowLineage (build tag
 // duckdb, DuckDB's) read the row lineage (format version 3) of every row
