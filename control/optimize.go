@@ -408,11 +408,35 @@ type lease struct {
 }
 
 // renewRunLease renews the run record's lease and the table's lease until
-// the returned stop is called. When the table's lease is lost (it lapsed
-// and another process claimed the table) it calls lost, which cancels the
-// run: two runs must not work on one table.
+// the returned stop is called: once at once, so that the table's lease
+// names its run from the start (a run refused as busy meanwhile says which
+// run holds the table, and floe runs shows it), then every quarter of the
+// TTL. When the table's lease is lost (it lapsed and another process
+// claimed the table) it calls lost, which cancels the run: two runs must
+// not work on one table.
 func renewRunLease(ctx context.Context, st *store.Store, l lease, now func() time.Time, log *slog.Logger, lost context.CancelCauseFunc) (stop func()) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	// renew reports whether the run may go on.
+	renew := func(record bool) bool {
+		until := now().Add(l.ttl)
+		if record {
+			if err := st.RenewRun(ctx, l.run, until); err != nil {
+				log.Warn("run lease not renewed; another process may take the run for dead when it lapses", "err", err)
+			}
+		}
+		if err := st.RenewLease(ctx, l.holder, l.table, l.run, until); err != nil {
+			if errors.Is(err, store.ErrLeaseLost) {
+				log.Error("table lease lost: stopping the run", "err", err)
+				lost(fmt.Errorf("stopped: %w", err))
+				return false
+			}
+			log.Warn("table lease not renewed", "err", err)
+		}
+		return true
+	}
+	if !renew(false) { // the run's record was just started with its lease
+		return cancel
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -423,17 +447,8 @@ func renewRunLease(ctx context.Context, st *store.Store, l lease, now func() tim
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				until := now().Add(l.ttl)
-				if err := st.RenewRun(ctx, l.run, until); err != nil {
-					log.Warn("run lease not renewed; another process may take the run for dead when it lapses", "err", err)
-				}
-				if err := st.RenewLease(ctx, l.holder, l.table, l.run, until); err != nil {
-					if errors.Is(err, store.ErrLeaseLost) {
-						log.Error("table lease lost: stopping the run", "err", err)
-						lost(fmt.Errorf("stopped: %w", err))
-						return
-					}
-					log.Warn("table lease not renewed", "err", err)
+				if !renew(true) {
+					return
 				}
 			}
 		}
