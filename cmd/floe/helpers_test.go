@@ -23,13 +23,23 @@ import (
 func openDemoTable(t *testing.T, dir, name string) (catalog.Catalog, lake.Ident, string) {
 	t.Helper()
 	io, _, _ := testIO()
-	f := newFactory(io)
+	f := newTestFactory(t, io)
 	f.ConfigPath = filepath.Join(dir, "floe.yaml")
 	id, err := f.ResolveTable(name)
 	require.NoError(t, err)
 	cat, err := f.Catalog(context.Background(), id.Catalog)
 	require.NoError(t, err)
 	return cat, id, f.ConfigPath
+}
+
+// newTestFactory is newFactory for a test: what the factory opens
+// (catalogs, state store, engines) is closed when t ends, as Main closes
+// its factory.
+func newTestFactory(t testing.TB, io *IOStreams) *factory {
+	t.Helper()
+	f := newFactory(io)
+	t.Cleanup(func() { require.NoError(t, f.Close()) })
+	return f
 }
 
 // buildFloe builds the floe binary (pure Go) for tests that run it as a
