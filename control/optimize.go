@@ -284,8 +284,13 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 		if err == nil {
 			rec.Report, err = s.do(ctx)
 		}
+		// From here the step's work is done and kept (a compaction
+		// interrupted after its last commit returns no error): its health
+		// after and its record are taken even when the run was stopped
+		// meanwhile, so that the record says what changed. A later step
+		// sees the context and stops.
 		if err == nil {
-			rec.After, err = stepHealth(ctx, cat, id, opts.Now())
+			rec.After, err = stepHealth(context.WithoutCancel(ctx), cat, id, opts.Now())
 		}
 		rec.EndedAt = opts.Now().UTC()
 		if err != nil {
@@ -313,14 +318,14 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 			return run, errors.Join(err, serr, eerr)
 		}
 		rec.Status = StatusDone
-		if err := putStep(ctx, st, run.ID, rec); err != nil {
+		if err := putStep(context.WithoutCancel(ctx), st, run.ID, rec); err != nil {
 			return run, fmt.Errorf("optimize %s: %w", id, err)
 		}
 		run.Steps = append(run.Steps, rec)
 		log.Info("optimize step done", "step", s.name, "duration", rec.Duration())
 	}
 	run.Status, run.EndedAt = StatusDone, opts.Now().UTC()
-	if err := st.EndRun(ctx, run.ID, string(StatusDone), "", run.EndedAt); err != nil {
+	if err := st.EndRun(context.WithoutCancel(ctx), run.ID, string(StatusDone), "", run.EndedAt); err != nil {
 		return run, fmt.Errorf("optimize %s: %w", id, err)
 	}
 	return run, nil

@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/internal/oracle"
 	"github.com/floe-project/floe/lake"
 )
 
@@ -111,4 +113,15 @@ func reportOf(t *testing.T, res control.RunResult, name string) control.StepRepo
 	}
 	t.Fatalf("run %s has no %s step", res.Run.ID, name)
 	return control.StepReport{}
+}
+
+// rowSum digests the live rows of tbl's current snapshot with DuckDB's own
+// Parquet reader (iceberg-go's scan without the duckdb build tag): a reader
+// that shares no code with floe's rewriter, so that a crash test's "the rows
+// are unchanged" does not rest on floe reading its own writes.
+func rowSum(t testing.TB, tbl *table.Table) oracle.Sum {
+	t.Helper()
+	s, err := oracle.ChecksumPreferDuckDB(t.Context(), tbl)
+	require.NoError(t, err)
+	return s
 }
