@@ -25,11 +25,6 @@ const DefaultPartitionDiscount = 0.2
 // RankOptions.EvidenceWeights and from the defaults.
 const UnknownEvidenceWeight = 0.5
 
-// metadataEvidencePrefix starts the Evidence the ingestion pipeline gives
-// an access of a metadata table (t$snapshots); see control/store
-// MetadataEvidence, which the analyzer cannot import.
-const metadataEvidencePrefix = "metadata-table:"
-
 // DefaultEvidenceWeights weighs each evidence kind by how surely it names
 // the columns a scan filtered on.
 func DefaultEvidenceWeights() map[collectors.Evidence]float64 {
@@ -240,7 +235,7 @@ func selectQueries(table lake.Ident, events []collectors.QueryEvent, opts RankOp
 		q := query{ev: ev}
 		for j := range ev.Tables {
 			a := &ev.Tables[j]
-			if !sameTable(table, a) || strings.HasPrefix(string(a.Evidence), metadataEvidencePrefix) || strings.Contains(a.Name, "$") {
+			if _, meta := a.MetadataTable(); !sameTable(table, a) || meta || strings.Contains(a.Name, "$") {
 				continue
 			}
 			if a.Write && a.Filter == nil && !hasFilterColumn(a) {

@@ -35,7 +35,7 @@
 // Spark and DuckDB are parsed by collectors/filtertext, each engine
 // declaring its dialect.
 // Engine table names are mapped to floe catalog tables at ingest
-// (control/ingest), against the configured catalogs. Parsers share [ReadJSONRecords], [LineReader], [ParseTime],
+// (collectors/ingest), against the configured catalogs. Parsers share [ReadJSONRecords], [LineReader], [ParseTime],
 // [ParseDuration], [ClassifyStatement], [HasPlaceholder] and [StableID]; the conformance suite
 // every parser runs is in collectors/collectortest.
 package collectors

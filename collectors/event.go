@@ -1,8 +1,10 @@
 package collectors
 
 import (
-	"github.com/floe-project/floe/expr"
+	"strings"
 	"time"
+
+	"github.com/floe-project/floe/expr"
 )
 
 // Engine names the query engine that ran a query.
@@ -92,6 +94,29 @@ const (
 	EvidenceAccessHistory Evidence = "access-history-base-minus-direct"
 	EvidenceAnalysisRefs  Evidence = "analysis-refs"
 )
+
+// metadataPrefix starts the Evidence of a metadata-table access.
+const metadataPrefix = "metadata-table:"
+
+// MetadataEvidence is the Evidence the ingestion pipeline gives a
+// TableAccess that read an Iceberg metadata table (Trino "t$snapshots",
+// Spark db.t.snapshots) instead of the table's data: the access is
+// attributed to the base table, and the analyzer skips it, since it says
+// nothing about which data files queries need. metadata is the metadata
+// table's name ("snapshots", "files", …).
+func MetadataEvidence(metadata string) Evidence {
+	return Evidence(metadataPrefix + metadata)
+}
+
+// MetadataTable returns the metadata table the access read, and false for
+// an access of the table's data. See [MetadataEvidence].
+func (t *TableAccess) MetadataTable() (string, bool) {
+	meta, ok := strings.CutPrefix(string(t.Evidence), metadataPrefix)
+	if !ok {
+		return "", false
+	}
+	return meta, true
+}
 
 // Role is how a query used a column.
 type Role string

@@ -4,9 +4,16 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/floe-project/floe/collectors/ingest"
 	"github.com/floe-project/floe/control/config"
-	"github.com/floe-project/floe/control/ingest"
 	"github.com/floe-project/floe/control/store"
+)
+
+// The configuration and the state store are what ingestion asks of the
+// control plane.
+var (
+	_ ingest.Catalogs = (*config.Config)(nil)
+	_ ingest.Store    = (*store.Store)(nil)
 )
 
 // CollectOptions configure [Collect]; see [ingest.Options] for each field.
@@ -23,7 +30,7 @@ type CollectOptions struct {
 func Collect(ctx context.Context, st *store.Store, cfg *config.Config, open ingest.OpenCatalogFunc, opts CollectOptions) (ingest.Report, error) {
 	rep, err := ingest.Run(ctx, ingest.Options{
 		Paths: opts.Paths, Source: opts.Source, Strict: opts.Strict, Force: opts.Force, MaxSQLBytes: opts.MaxSQLBytes,
-		Parsers: Parsers(), Config: cfg,
+		Parsers: Parsers(), Catalogs: cfg,
 		Resolver: ingest.NewCatalogResolver(cfg, open),
 	}, st)
 	if err != nil {

@@ -1,10 +1,11 @@
 // Package control is floe's control plane: it wires the stages together.
 // Its sub-packages hold the configuration (config), the state store
-// (store), telemetry ingestion (ingest, with [ingest.Serve] for the HTTP
-// telemetry endpoints), the daemon's HTTP side (server: probes, metrics,
-// the JSON API) and the demo warehouse (demo); this package holds
-// the explicit wiring lists, such as [Parsers], and the use cases that the
-// CLI, the daemon and the HTTP API all call.
+// (store) and the daemon's HTTP side (server: probes, metrics, the JSON
+// API); this package holds the explicit wiring lists, such as [Parsers],
+// and the use cases that the CLI, the daemon and the HTTP API all call.
+// Telemetry ingestion, the HTTP telemetry endpoints included, sits beside
+// the parsers in collectors/ingest; [Collect] runs it against the
+// configuration and the state store.
 //
 // # Use cases
 //

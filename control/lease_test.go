@@ -48,3 +48,28 @@ func TestTableLeaseAcrossProcesses(t *testing.T) {
 		require.False(t, l.ExpiresAt.After(f.clock.Now()), "the run released the table when it ended: %+v", l)
 	}
 }
+
+// A run's table lease names the run from its start, not from its first
+// renewal a quarter of the TTL later: a run refused as busy meanwhile says
+// which run holds the table, and a process killed early leaves a lease
+// that names its run.
+func TestTableLeaseNamesItsRun(t *testing.T) {
+	w, id, st := setup(t)
+	ctx := t.Context()
+	var busy error
+	var holding string
+	opts := control.OptimizeOptions{Steps: []string{control.StepCompact},
+		OnPlan: func(string, control.StepReport) {
+			leases, err := st.TableLeases(ctx)
+			require.NoError(t, err)
+			require.Len(t, leases, 1)
+			holding = leases[0].RunID
+			_, busy = control.Optimize(ctx, w.Catalog, st, id, control.OptimizeOptions{})
+		}}
+	run, err := control.Optimize(ctx, w.Catalog, st, id, opts)
+	require.NoError(t, err)
+	require.Equal(t, control.StatusDone, run.Status)
+	require.Equal(t, run.ID, holding, "the lease names the run while it runs")
+	require.ErrorIs(t, busy, control.ErrBusy)
+	require.ErrorContains(t, busy, "(run "+run.ID+")")
+}

@@ -288,8 +288,13 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 		if err == nil {
 			rec.Report, err = s.do(ctx)
 		}
+		// From here the step's work is done and kept (a compaction
+		// interrupted after its last commit returns no error): its health
+		// after and its record are taken even when the run was stopped
+		// meanwhile, so that the record says what changed. A later step
+		// sees the context and stops.
 		if err == nil {
-			rec.After, err = stepHealth(ctx, cat, id, opts.Now())
+			rec.After, err = stepHealth(context.WithoutCancel(ctx), cat, id, opts.Now())
 		}
 		if err == nil && s.name == StepCompact && opts.Projected != nil && compacted(rec.Report) {
 			rec.Layout = checkLayout(ctx, cat, st, id, opts.PlanID, *opts.Projected, WorkloadOptions{Now: opts.Now})
@@ -326,14 +331,14 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 			return run, errors.Join(err, serr, eerr)
 		}
 		rec.Status = StatusDone
-		if err := putStep(ctx, st, run.ID, rec); err != nil {
+		if err := putStep(context.WithoutCancel(ctx), st, run.ID, rec); err != nil {
 			return run, fmt.Errorf("optimize %s: %w", id, err)
 		}
 		run.Steps = append(run.Steps, rec)
 		log.Info("optimize step done", "step", s.name, "duration", rec.Duration())
 	}
 	run.Status, run.EndedAt = StatusDone, opts.Now().UTC()
-	if err := st.EndRun(ctx, run.ID, string(StatusDone), "", run.EndedAt); err != nil {
+	if err := st.EndRun(context.WithoutCancel(ctx), run.ID, string(StatusDone), "", run.EndedAt); err != nil {
 		return run, fmt.Errorf("optimize %s: %w", id, err)
 	}
 	return run, nil
@@ -421,11 +426,35 @@ type lease struct {
 }
 
 // renewRunLease renews the run record's lease and the table's lease until
-// the returned stop is called. When the table's lease is lost (it lapsed
-// and another process claimed the table) it calls lost, which cancels the
-// run: two runs must not work on one table.
+// the returned stop is called: once at once, so that the table's lease
+// names its run from the start (a run refused as busy meanwhile says which
+// run holds the table, and floe runs shows it), then every quarter of the
+// TTL. When the table's lease is lost (it lapsed and another process
+// claimed the table) it calls lost, which cancels the run: two runs must
+// not work on one table.
 func renewRunLease(ctx context.Context, st *store.Store, l lease, now func() time.Time, log *slog.Logger, lost context.CancelCauseFunc) (stop func()) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	// renew reports whether the run may go on.
+	renew := func(record bool) bool {
+		until := now().Add(l.ttl)
+		if record {
+			if err := st.RenewRun(ctx, l.run, until); err != nil {
+				log.Warn("run lease not renewed; another process may take the run for dead when it lapses", "err", err)
+			}
+		}
+		if err := st.RenewLease(ctx, l.holder, l.table, l.run, until); err != nil {
+			if errors.Is(err, store.ErrLeaseLost) {
+				log.Error("table lease lost: stopping the run", "err", err)
+				lost(fmt.Errorf("stopped: %w", err))
+				return false
+			}
+			log.Warn("table lease not renewed", "err", err)
+		}
+		return true
+	}
+	if !renew(false) { // the run's record was just started with its lease
+		return cancel
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -436,17 +465,8 @@ func renewRunLease(ctx context.Context, st *store.Store, l lease, now func() tim
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				until := now().Add(l.ttl)
-				if err := st.RenewRun(ctx, l.run, until); err != nil {
-					log.Warn("run lease not renewed; another process may take the run for dead when it lapses", "err", err)
-				}
-				if err := st.RenewLease(ctx, l.holder, l.table, l.run, until); err != nil {
-					if errors.Is(err, store.ErrLeaseLost) {
-						log.Error("table lease lost: stopping the run", "err", err)
-						lost(fmt.Errorf("stopped: %w", err))
-						return
-					}
-					log.Warn("table lease not renewed", "err", err)
+				if !renew(true) {
+					return
 				}
 			}
 		}

@@ -33,7 +33,7 @@ func TestQueryStatsCountTheWorkload(t *testing.T) {
 	_, _, err := pl.st.InsertEvents(ctx, []collectors.QueryEvent{
 		event("failed", collectors.StateFailed, access(filter, false, collectors.EvidenceSQL)),
 		event("insert", collectors.StateSucceeded, access(nil, true, collectors.EvidenceSQL)),
-		event("meta", collectors.StateSucceeded, access(nil, false, store.MetadataEvidence("snapshots"))),
+		event("meta", collectors.StateSucceeded, access(nil, false, collectors.MetadataEvidence("snapshots"))),
 		event("v3", collectors.StateSucceeded, access(filter, false, collectors.EvidenceSQL)),
 	})
 	require.NoError(t, err)

@@ -75,9 +75,27 @@ type CompactOptions struct {
 	// group's share included. A table of one partition thus still shows
 	// progress. Calls never overlap.
 	Progress func(done, total int, bytesDone, bytesTotal int64)
+	// Pause, when set, is called at the points where a crash leaves the
+	// table in a state of its own: before each batch's commit, its groups
+	// written and not committed ([PauseBeforeCommit]), and once every
+	// batch is committed, the lease and the spill directory still held
+	// ([PauseCommitted]). The compaction waits for it to return. The crash
+	// tests of cmd/floe stop a real process there (FLOE_TEST_PAUSE_AT), to
+	// kill or interrupt it at a known point; nothing else sets it.
+	Pause func(ctx context.Context, point string)
 	// Logger receives one line per batch. Default: discard.
 	Logger *slog.Logger
 }
+
+// PauseBeforeCommit is the [CompactOptions.Pause] point before the
+// commit of batch n (from 1): batches before it are committed, its groups
+// are written and not.
+func PauseBeforeCommit(n int) string { return fmt.Sprintf("before-commit-%d", n) }
+
+// PauseCommitted is the [CompactOptions.Pause] point after the last
+// commit, before the compaction releases its lease and removes its spill
+// directory.
+const PauseCommitted = "committed"
 
 // PlannedGroup is one partition's files to rewrite together.
 type PlannedGroup struct {
@@ -621,6 +639,7 @@ func compact(ctx context.Context, st *lake.State, plan CompactPlan, opts Compact
 		}
 	}
 	progress(0)
+	batches := 0 // batches that reached their commit
 	for start := 0; start < len(plan.Groups); start += opts.GroupsPerBatch {
 		if err := ctx.Err(); err != nil {
 			return res, fmt.Errorf("compact %s: %w", st.Ident, err)
@@ -693,6 +712,10 @@ func compact(ctx context.Context, st *lake.State, plan CompactPlan, opts Compact
 			continue
 		}
 		copts.GroupsPerCommit = len(groups)
+		batches++
+		if opts.Pause != nil {
+			opts.Pause(ctx, PauseBeforeCommit(batches))
+		}
 		rep, err := CommitGroups(ctx, base, groups, copts)
 		res.Commits = append(res.Commits, rep.Commits...)
 		res.Skipped = append(res.Skipped, rep.Skipped...)
@@ -719,6 +742,9 @@ func compact(ctx context.Context, st *lake.State, plan CompactPlan, opts Compact
 			uncommitted = uncommitted[:0]
 		}
 		opts.Logger.Info("compaction batch committed", "table", st.Ident.String(), "groups", len(groups), "commits", len(rep.Commits))
+	}
+	if opts.Pause != nil && batches > 0 {
+		opts.Pause(ctx, PauseCommitted)
 	}
 	for _, c := range res.Commits {
 		res.FilesIn += c.FilesIn

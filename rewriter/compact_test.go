@@ -272,3 +272,58 @@ func TestCompactThatCommitsNothingFails(t *testing.T) {
 	tt.tbl = res.Table
 	tt.requireSameRows(t)
 }
+
+// TestCompactPausePoints checks where [rewriter.CompactOptions.Pause] stops
+// a compaction, which the crash tests of cmd/floe rely on to kill a real
+// process at a known point: before each batch's commit with the batches
+// before it committed and its own outputs written, and after the last
+// commit with the lease still held.
+func TestCompactPausePoints(t *testing.T) {
+	ctx := context.Background()
+	tt := fillTwins(t)
+	st := tt.state(t, tt.tbl)
+	l, err := layout.Parse("sort(id)")
+	require.NoError(t, err)
+	type seen struct {
+		point            string
+		replaces, leases int
+	}
+	var got []seen
+	opts := rewriter.CompactOptions{Layout: l, TargetFileSizeBytes: 16 << 10,
+		Commit: rewriter.CommitOptions{Sleep: instantSleep},
+		Pause: func(ctx context.Context, point string) {
+			fresh := *tt.tbl
+			require.NoError(t, fresh.Refresh(ctx))
+			now := tt.state(t, &fresh)
+			replaces := 0
+			for _, s := range now.Snapshots {
+				if s.Operation == "replace" {
+					replaces++
+				}
+			}
+			leases, err := rewriter.Leases(ctx, &fresh)
+			require.NoError(t, err)
+			got = append(got, seen{point, replaces, len(leases)})
+		}}
+	plan, err := rewriter.PlanCompaction(st, opts)
+	require.NoError(t, err)
+	require.Len(t, plan.Groups, 2)
+	res, err := rewriter.Compact(ctx, st, plan, opts)
+	require.NoError(t, err)
+	require.Len(t, res.Commits, 2)
+	require.Equal(t, []seen{
+		{rewriter.PauseBeforeCommit(1), 0, 1},
+		{rewriter.PauseBeforeCommit(2), 1, 1},
+		{rewriter.PauseCommitted, 2, 1},
+	}, got)
+
+	// Nothing to commit: no pause.
+	got = nil
+	tt.tbl = res.Table
+	again, err := rewriter.PlanCompaction(tt.state(t, tt.tbl), opts)
+	require.NoError(t, err)
+	require.Empty(t, again.Groups)
+	_, err = rewriter.Compact(ctx, tt.state(t, tt.tbl), again, opts)
+	require.NoError(t, err)
+	require.Empty(t, got)
+}

@@ -64,167 +64,25 @@
 // own reader, are what guard that. Reading back costs about one more
 // decode of the output and two digests (see bench/rewrite for the figure).
 //
-// # Where the CPU goes
+// # Sorting and copying rows
 //
-// Measured on 2M TPC-H lineitem-like rows (16 columns, 5 of them strings) in
-// 80 files, sorted by two columns at a 512 MiB budget, 11 CPU-s in all (20.5
-// before the hand-written gather): Parquet encoding about 40% (zstd alone
-// 17%, dictionary hashing 10%), copying rows into key order when runs are
-// spilled 20%, Parquet decoding 10%, layout keys 5-10% (Hilbert the most),
-// the run sort 7%, the merge 4-8%. Rows are copied by hand (gather.go), not
-// with compute.Take: a kernel dispatch and a goroutine per column, builders
-// growing as they go, and one source at a time, so that a merged batch had to
-// be taken piecewise, concatenated and permuted again, was 38% of the CPU. A
-// sorted run is copied one column of the whole run at a time: its rows are
-// read in key order, at random, and random reads within one column's values
-// hit the cache far more often than reads across whole rows. Sort entries and
-// merge cursors carry the first 16 bytes of the key, so most comparisons are
-// two integer compares; runs are merged through a loser tree. When every key
-// of a run fits in those 16 bytes (sorts on a few fixed-width columns,
-// z-order and Hilbert keys) the run is radix-sorted instead, one stable pass
-// per key byte that varies.
+// Sort entries and merge cursors carry the first 16 bytes of the key, so
+// most comparisons are two integer compares; runs are merged through a
+// loser tree. When every key of a run fits in those 16 bytes (sorts on a
+// few fixed-width columns, z-order and Hilbert keys) the run is
+// radix-sorted instead, one stable pass per key byte that varies. Rows with
+// equal keys keep their input order.
 //
-// At 10M such rows in 400 files (bench/rewrite, 512 MiB, 128 MiB files) a
-// CPU profile of the sort (FLOE_BENCH_CPUPROFILE, the code of commit
-// 3141ad2, 2 cores of a Turin-class VM whose faults cost 16 us) split its
-// 21.5 CPU-s over 12.7 s of wall time, by the work each sample fell in:
-// Parquet encoding 43% (zstd 22 points of it, gathering the merged rows
-// into the columns' scratch 6), decoding the input 19% (zstd 3 points),
-// copying each run into key order before it is spilled 14%, writing spill
-// files 8% (write(2) into the page cache, most of it), row keys, sort
-// entries and the radix sort 7%, the merge 3%, GC marking 2%, reading the
-// spills back 1%. The same binary without the [PagePool] (commit 803755f,
-// profiled the same hour: 21.1 CPU-s over 12.1 s, a lighter moment of the
-// machine) had decoding at 23%, more of it growing and zeroing fresh
-// buffers, and 183k minor faults against 112k. An earlier profile (commit ca0e3b9,
-// an EPYC VM with 13.7 us faults: 18.4 CPU-s over 10.1 s) had encoding at
-// 40%, decoding 23%, the run copy 14%, spill writes 4%. The profile before the merged rows reached the writer uncopied
-// (commit 455113e: 22.8 CPU-s over 13.0 s) had the gathers at 20%, merged
-// batches 6 points of it, and allocation at 9%, most of it zeroing new
-// large Arrow buffers (Arrow relies on zeroed memory). The Hilbert rewrite
-// of the same table (profile of commit 24822c4) took 27.2 CPU-s: its keys
-// are 5% and the producer goroutine that computes them 14% (10% in the
-// sort). An older profile, before runs were radix-sorted and before the
-// encoder gave every column its own goroutine, had 47 CPU-s: gathers 25%,
-// zstd 20%, the rest of encoding 12%, the comparison sort 8%. Sampled every
-// half second, both cores stay 85-100% busy from the first second to the
-// last, so what is left to win is CPU, not overlap; and on these shared
-// machines the same run's CPU-seconds vary noticeably from one run to the
-// next (20.6 to 26.9 CPU-s for one binary within an hour, the day the
-// merged rows went uncopied), so a change worth a few percent needs several
-// paired runs, on a quiet machine, to see.
+// Rows are copied by hand (gather.go), not with compute.Take, which
+// dispatches a kernel and a goroutine per column, grows builders as it
+// goes and takes one source at a time, so that a merged batch had to be
+// taken piecewise, concatenated and permuted again. A sorted run is copied
+// one column of the whole run at a time: its rows are read in key order, at
+// random, and random reads within one column's values hit the cache far
+// more often than reads across whole rows.
 //
-// The same rows in 30 daily partitions (bench/rewrite's partitioned shape,
-// two groups of 333k rows at a time with 256 MiB each, no spills; profile
-// of commit d1cd202, sort(l_shipdate, l_orderkey)) took 19.2 CPU-s over
-// 10.0 s: Parquet encoding 26% (zstd 17%), decoding the input 17% (zstd
-// 4%), gathering runs into key order 15%, allocation 14% (zeroing 11%: most
-// of it fresh Arrow buffers, which a group of 30 allocates 30 times, and
-// builders growing by reallocation), system calls 6%, the radix sort 2%, GC
-// marking 3%. With the sort's key and entry buffers lent from one group to
-// the next (RunBuffers), growing them is 0.23 CPU-s (1.2%) of that zeroing
-// (an earlier profile, before the lending, had about 6%); the Arrow buffers
-// are the larger part left, and recycling them needs an
-// allocator that zeroes what it hands back, which is what the remaining
-// zeroing costs anyway, less the page faults.
-//
-// A profile of the same partitioned sort at commit 3ace837 (zstd encoders
-// with a 2 MiB window; 18.3 CPU-s over 9.6 s) has: Parquet encoding 42%,
-// of which zstd 26 points, the dictionary columns 8; decoding the input
-// 19% (zstd 4, byte arrays appended one at a time into arrow-go's
-// BinaryBuilder 8); gathering runs into key order 16% (byte arrays 11,
-// mostly memmove of values at random addresses); row keys 4%, the radix
-// sort 3%, GC marking 3%. Of the rest, arrow-go's page buffers (its
-// encoding package's pool, on the Go heap) growing by copy and being
-// zeroed on release are about 4%, and the frame checksum zstd wrote and
-// checked 0.7% (turned off at cdd11d7 and back on at 7b035e3: it is the
-// only check a damaged page meets on iceberg-go's read path, see
-// zstdPageCodec). What was left was mostly zstd at level 3, the same level
-// DuckDB compresses at with libzstd, and copies whose cost is their cache
-// misses; the one larger lever was the low-cardinality strings
-// (l_shipmode, l_shipinstruct, the flags): decoded byte by byte, gathered
-// at random, hashed again by the writer. That lever is now pulled: see
-// Dictionary codes below. In six alternating rounds of bench/rewrite's
-// partitioned sort (floe-only children; exploratory, not a committed
-// result) the medians were 16.7 CPU-s before, 15.3 with the codes
-// (hashing moved from the writer to the reader, copies smaller) and 14.4
-// with the files' dictionary pages read as such, walls 8.8, 8.0 and
-// 7.5 s. A profile of that sort at commit 83f4262 (13.7 CPU-s over 7.2 s,
-// both cores busy throughout) splits it: zstd encoding 29%, the rest of
-// encoding about 12% (dictionary flushes 4 of it), decoding the input 14%
-// (zstd 5), copying each run into key order 12% (fixed-width gathers at
-// random, their cache misses most of it), row keys and entries 4%, GC 4%,
-// the radix sort 3%, system calls 3%; coding the strings is under 1%.
-// Against DuckDB that is 1.88x on this sort and 1.93x on Hilbert in the
-// result at b309e7d, 1.97x and 2.18x in the one at 6e3c306 (decoding a
-// directly read file's columns on one goroutine when each group has a core
-// of its own) and 2.04x and 2.09x at db5f357 (a dictionary column's index
-// buffer sized for the row group at once): the sort sits at the edge of
-// what the machine's noise moves, and no single item above but zstd, whose
-// level is the table's and DuckDB's, is worth a few percent. Before the
-// first group starts, iceberg-go plans the scan: 0.17 s of the 7.2 s for
-// this table's 400 single-file manifests (timed alone, twmb/avro compiling
-// each manifest's schema anew), with both cores busy, and its table/substrait
-// package's init takes 0.1 s of every floe process (GODEBUG=inittrace=1).
-// RewriteGroups runs two of those groups at once, one per core; in a
-// floe-only run of the same sort at 7b035e3 (the benchmark's test binary,
-// exploratory, one rep each) one group at a time took 15.6 s against
-// 10.1 s and peaked at 423 MiB against 630: holding two groups is what
-// keeps both cores busy, and why floe's peak is not a third of DuckDB's,
-// which sorts one day's partition at a time.
-//
-// The latest profile of that partitioned sort (commit e6e6a78, after the
-// sort's buffers left the Go heap and the page pool began moving trimmed
-// reader buffers; 15.9 CPU-s over 8.6 s, a busy hour of the machine, whose
-// benchmark run of the same code took 13.7 CPU-s) splits it: zstd
-// encoding 32%, decoding the input 17% (zstd 4), gathering runs into key
-// order 10%, the writer's dictionary flushes 4%, row keys and entries 5%,
-// GC marking 5%, system calls 4% (reads of the input files most of it),
-// the radix sort 3%, and the pool's reallocations 3% (the moves of trimmed
-// buffers about 1 point of it). zstd, at the table's level and DuckDB's,
-// is a third; the rest is spread thin.
-//
-// Much of what a profile files under zeroing and system calls is page
-// faults: on those VMs the first touch of a fresh page costs 11-14 us
-// (bench.Machine.PageFaultMicros: 13.7 in rewrite.json at baecfed, 12.0 in
-// the one at ee0e07b), the CPU's instruction that touched it gets the
-// sample, and a sort of 10M rows at 512 MiB takes about 0.2M minor faults,
-// roughly its peak resident set once, so about a tenth of its CPU. Two things that looked like spill costs
-// were not (profile of commit 65a478a and paired floe-only runs of
-// bench-rewrite at it, one rep each, exploratory and not committed as results):
-// pointing the spill directory at tmpfs left the CPU-s per million rows
-// where they were (2.10-2.12 against 2.02-2.23 on ext4), and bounding a
-// spill file's dirty pages with sync_file_range(2), which cut write(2)'s
-// system time 5-10x in a standalone test, made no difference inside the
-// rewrite (2.07-2.15 against 2.08-2.09). Lowering GOGC to 50 cut the peak
-// resident set by a sixth but not the faults (166k against 180-189k) and
-// cost more in marking.
-//
-// More that did not pay, from floe-only runs of bench-rewrite's sort (CPU-s
-// of one rep each, the new code against the old in alternating pairs;
-// exploratory, not committed as results):
-//
-//   - Picking a run that never spilled instead of copying it (the
-//     partitioned shape): in batches of 8,192 rows 21.4 and 22.0 CPU-s
-//     against 17.9-19.2, because the dictionary columns then looked their
-//     values up where they lay, a loop whose branches depend on the loaded
-//     value and so waits for each cache miss, where a copy's tight loop has
-//     many misses in flight; as one batch of the whole run 17.0 and 18.6
-//     against 17.0 and 16.8, with a peak resident set of 831 and 846 MiB
-//     against 760 and 738, the run being held until its last column was
-//     encoded.
-//   - Cutting every column's last page in parallel before a row group's
-//     close, which compresses them one column after the other: 22.7 and
-//     23.2 against 22.5 and 23.2 (partitioned 19.6 and 17.6 against 20.2
-//     and 17.3): the close's CPU moves, and no core was idle during it.
-//   - Scan batches of 32,768 rows instead of 8,192: 16.3-17.7 against
-//     16.5-17.1 partitioned, 18.8-19.3 against 18.9-19.3 unpartitioned,
-//     four pairs each.
-//   - Looking byte arrays up in dictionaries of up to 8 values by
-//     comparing them instead of hashing them for the map: 18.5-19.3
-//     against 18.6-19.5, four pairs.
-//   - GOGC=200 in the partitioned shape: the same CPU, a peak resident set
-//     of 983-1035 MiB against 688-762.
+// Where the CPU and the memory go, measured on bench/rewrite's tables, and
+// what was tried and did not pay, is in docs/rewriter-performance.md.
 //
 // # Dictionary codes
 //
@@ -278,119 +136,56 @@
 // Every Arrow allocation of the engine goes through one [TrackingAllocator],
 // so the budget is measured, not estimated: the scan's, the sort's, the
 // spill reader's and the Parquet encoder's (its pages and dictionaries,
-// through parquet.WithAllocator; they used to be on the Go heap, uncounted,
-// and arrow-go's encoders still keep a small pool of their own there).
-// Under it sits a [PagePool]: buffers of 32 KiB and
-// more are mapped by floe in transparent huge pages and reused the moment
-// they are released, instead of waiting on the Go heap for a collection.
-// In paired floe-only runs of bench-rewrite's sort (one rep each, old and
-// new binaries alternating; exploratory, see bench/results for committed
-// figures) it cut the minor page faults from 187-201k to 108-123k and the
-// CPU-seconds by 13-18%, unpartitioned and partitioned alike, at the same
-// peak resident set. [RewriteGroup] gives three
-// quarters of GroupOptions.MemoryBytes to the [Sorter], an eighth to the
-// Parquet writer's buffered row group (row groups are sized to fit, with the
-// 4 bytes a row each dictionary column holds until the flush) and leaves
-// the rest to the scan's in-flight batches and the hand-over queue. Inside the
-// sorter, each of the two live in-memory runs (one filling, one being sorted
-// and spilled) gets a quarter of its share — the first run half, since
-// nothing is being spilled while it fills, so a group of up to half the
-// sort's share (a day's partition, typically) is sorted without spilling — and the merge's read buffers (FanIn
-// spilled batches, sized from the measured bytes per row) another quarter;
-// more runs than FanIn are merged in intermediate passes, so the bound holds
-// whatever the table size. Copying a run into key order releases each input
-// column once it is copied, so a run grows by at most the few columns being
-// copied at the time. Keys and row entries (40 bytes a row, and as much again
-// for the radix sort's scratch) are counted in the run's share and handed
-// from each spilled run to the next, and from one group to the next of a
-// [RewriteGroups] worker ([RunBuffers]). From 1 MiB up they are mappings of
-// their own outside the Go heap: they hold no pointers, and on the heap they
-// were live data that the collector's pacing doubled (at GOGC=100 the heap
-// grows to twice what is live before a collection). In bench/rewrite's
-// partitioned shape they were 68 of the 127 MB live on the Go heap at its
-// peak; moving them cut the peak resident set from 493-557 to 407-429 MiB
-// in paired floe-only runs of the sort (three pairs, exploratory), and
-// unpartitioned from 611-636 to 504-509 MiB (two pairs). It is not free:
-// the same pacing that doubled them spaced the collections by them, so the
-// partitioned sort collected 144 times where it had 69 (GODEBUG=gctrace=1,
-// 1.15 against 0.69 CPU-s of collector work), and each collection empties
-// the sync.Pools arrow-go and the zstd codec keep their buffers in. Five
-// pairs put the CPU 3% higher. The spans materialize copies by (12 bytes a
-// row, 8% of the bytes that rewrite allocated on the Go heap, grown by
-// append per chunk) now go with the run's other buffers, which brought it
-// to 134 collections and, in four triples of old, mapped and mapped with
-// spans, the CPU back within the machine's noise of where it was.
-// The pool also moves a buffer that is cut down to a smaller class
-// ([PagePool.Reallocate]). arrow-go's record reader reserves the next power
-// of two of the values a batch may read, so a batch of 8,192 rows that
-// crosses a data page reserves 16,384, and trims the buffer when it hands
-// it over; the pool used to keep the trim in place, and every fixed-width
-// column of a scanned batch held a block twice its size (an instrumented
-// run of bench/rewrite's partitioned sort: 649 blocks of 128 KiB out at
-// once, 81 MB, for 8-byte columns of 64 KiB). The tracked bytes counted
-// the trimmed length, so neither the budget nor the peak Arrow bytes saw
-// it. Moving them costs a copy of each such column; in four pairs of
-// floe-only runs of that sort (exploratory) the peak resident set went
-// from 445-466 to 401-438 MiB and the CPU from 13.6-13.8 to 13.0-13.3 s,
-// the freed blocks being reused while still in cache.
-// Run buffers that wait for the next run (the set a spilling sort keeps
-// while it fills the other, a worker's set while its group is encoded, and
-// the radix sort's scratch once a run is sorted) give their pages back and
-// keep their mappings, where the kernel gives huge pages: faulting them in
-// again is a fault per 2 MiB. In paired floe-only runs of bench/rewrite
-// (exploratory) the unpartitioned sort peaked at 378-381 MiB against
-// 495-508, the partitioned one at 351-383 against 386-422, for CPU within
-// the machine's noise. Dropping the pages of the page pool's empty slabs
-// the same way was tried and cost 15-20% more CPU, a third of it system
-// time: slabs empty and fill again far more often than runs end.
+// through parquet.WithAllocator; arrow-go's encoders still keep a small
+// pool of their own on the Go heap). Under it sits a [PagePool]: buffers of
+// 32 KiB and more are mapped by floe in transparent huge pages and reused
+// the moment they are released, instead of waiting on the Go heap for a
+// collection. The pool also moves a buffer that is cut down to a smaller
+// class ([PagePool.Reallocate]): arrow-go's record reader reserves the next
+// power of two of the values a batch may read and trims the buffer when it
+// hands it over, and a trim kept in place would hold a block twice its size
+// that the tracked bytes, counting the trimmed length, never see.
 //
-// What the partitioned sort's peak is made of (bench/rewrite's shape, two
-// groups at once; the code of e6e6a78 sampled every 20 ms, the breakdown at
-// the highest VmRSS, two runs, exploratory): of 409-410 MiB, 71-72 are the
-// binary's own pages (RssFile: the kernel maps its text in large folios),
-// 143-159 the Go runtime's (objects 43-56 MB, of which 25-37 live at the
-// last collection; 66-75 MB of free spans the runtime keeps for the heap's
-// next growth, most of the rest), 118-138 the page pool's mappings and 73
-// the run buffers' (two workers' entries, radix scratch, keys and spans;
-// waiting ones now give their pages back, see above).
+// [RewriteGroup] gives three quarters of GroupOptions.MemoryBytes to the
+// [Sorter], an eighth to the Parquet writer's buffered row group (row groups
+// are sized to fit, with the 4 bytes a row each dictionary column holds
+// until the flush) and leaves the rest to the scan's in-flight batches and
+// the hand-over queue. Inside the sorter, each of the two live in-memory
+// runs (one filling, one being sorted and spilled) gets a quarter of its
+// share — the first run half, since nothing is being spilled while it
+// fills, so a group of up to half the sort's share (a day's partition,
+// typically) is sorted without spilling — and the merge's read buffers
+// (FanIn spilled batches, sized from the measured bytes per row) another
+// quarter; more runs than FanIn are merged in intermediate passes, so the
+// bound holds whatever the table size. Copying a run into key order
+// releases each input column once it is copied, so a run grows by at most
+// the few columns being copied at the time.
 //
-// Why that is not a third of DuckDB's 592-665 MiB (197-222), measured at
-// baa70d9 (exploratory; the idle figure is in the committed results):
+// Keys and row entries (40 bytes a row, and as much again for the radix
+// sort's scratch) and the spans materialize copies by (12 bytes a row) are
+// counted in the run's share and handed from each spilled run to the next,
+// and from one group to the next of a [RewriteGroups] worker
+// ([RunBuffers]). From 1 MiB up they are mappings of their own outside the
+// Go heap: they hold no pointers, and on the heap they were live data that
+// the collector's pacing doubled (at GOGC=100 the heap grows to twice what
+// is live before a collection). Run buffers that wait for the next run (the
+// set a spilling sort keeps while it fills the other, a worker's set while
+// its group is encoded, and the radix sort's scratch once a run is sorted)
+// give their pages back and keep their mappings, where the kernel gives
+// huge pages: faulting them in again is a fault per 2 MiB. The page pool's
+// empty slabs keep their pages: they empty and fill again far more often
+// than runs end.
 //
-//   - An idle floe process is 72 MiB (bench/results, "baseline RSS"): 55
-//     of the binary's pages that package initialisation touches (RssFile;
-//     the cloud SDKs, protobuf registries and grammars iceberg-go links)
-//     and 18 of anonymous memory, before a table is opened.
-//   - The Go runtime's share is mostly live data, not slack. At the peak of
-//     its retained memory (runtime/metrics every 20 ms): 85 MiB of heap
-//     objects (58 live at the last mark, a heap goal of 118), 48 of freed
-//     spans not yet returned, 11 unused in spans. A heap profile at the
-//     highest live heap puts arrow-go's Go-allocated buffers (the encoders'
-//     PooledBufferWriter, arrays under 32 KiB) at 39%, the buffered row
-//     group's compressed pages (bytes.Buffer growth in arrow-go's
-//     bufferedPageWriter) at 15% and the zstd encoders at 20%.
-//   - Squeezing it costs the throughput target. Three rounds alternating
-//     with the stock binary: a Go memory limit of 100 MiB took 16-55 MiB
-//     off the peak for 33-63% more CPU; 160 MiB changed nothing beyond
-//     the noise; GOGC=50 took 20-69 MiB off for 1-36% more CPU.
-//
-// So without the page pool's 118-138 MiB (the groups' rows) at all, the
-// binary, the Go runtime and the sort's entries would still come to
-// 72 + 143 + 73 = 288 MiB, past a third of DuckDB's. Getting there needs
-// all of them cut at once: the rows (sort the key columns alone, then read,
-// gather and write one column at a time), the sort's entries (40 bytes a
-// row and as much scratch, where a short key needs 24) and the encoders' Go
-// memory (a column-at-a-time writer streams its pages instead of buffering
-// the row group). Projected from the figures above that lands at 220-240
-// MiB, the edge of the target, and puts the 2x at risk: the key columns
-// are decoded twice, and the coded columns (read as dictionary indices)
-// would have to be carried through a gather of one column at a time.
-//
-// Rows with equal keys keep their input order. The merged rows waiting in the writer's queues hold the spilled
-// batches they come from, where they used to hold copies of the same rows;
-// the scratch the writer's columns gather them into (one per column encoding
-// at once, as large as one column of a merged batch) is Go memory outside
-// the tracked budget.
+// Outside the tracked budget, in Go memory: the scratch the writer's
+// columns gather merged rows into (one per column encoding at once, as
+// large as one column of a merged batch), the codebooks of dictionary
+// codes (at most a dictionary page per coded column) and arrow-go's
+// encoders' own pool. The merged rows waiting in the writer's queues hold
+// the spilled batches they come from, where they used to hold copies of
+// the same rows. [RewriteGroups] holds a group per core at once (its
+// Parallelism, splitting the budget between them), which is what keeps
+// every core busy; docs/rewriter-performance.md says what one at a time
+// costs and what a rewrite's peak resident set is made of.
 //
 // # Spill files
 //

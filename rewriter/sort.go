@@ -84,8 +84,8 @@ type SortOptions struct {
 // sort that is given them, as the groups one [RewriteGroups] worker rewrites
 // one after another are. A fresh buffer is zeroed, and faulted in page by
 // page, before the first key goes in, on a table of 30 daily partitions 30
-// times over for buffers of the same size (rewriter/doc.go, "Where the CPU
-// goes"). It holds at most two runs' buffers (a sort has at most two runs in
+// times over for buffers of the same size (docs/rewriter-performance.md,
+// "The partitioned sort"). It holds at most two runs' buffers (a sort has at most two runs in
 // memory at once, see runPool), is safe for concurrent use and its zero value
 // is ready to use. Buffers of 1 MiB or more are mapped outside the Go heap
 // (see runPool), so the owner calls Release once the last sort given it has

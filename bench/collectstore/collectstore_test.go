@@ -21,7 +21,7 @@ import (
 
 	"github.com/floe-project/floe/bench"
 	"github.com/floe-project/floe/collectors"
-	"github.com/floe-project/floe/control/ingest"
+	"github.com/floe-project/floe/collectors/ingest"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/expr"
 	"github.com/floe-project/floe/internal/pgtest"

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/floe-project/floe/collectors/ingest"
 	"github.com/floe-project/floe/control"
-	"github.com/floe-project/floe/control/ingest"
 )
 
 type collectOptions struct {

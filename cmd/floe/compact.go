@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime/debug"
 	"strings"
 
@@ -154,6 +155,7 @@ func runCompact(ctx context.Context, opts *compactOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	co.Pause = pauseAt(os.Getenv, opts.f.IO.ErrOut)
 	id, err := opts.f.ResolveTable(opts.Table)
 	if err != nil {
 		return err

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/floe-project/floe/control"
-	"github.com/floe-project/floe/control/demo"
 	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/internal/demo"
 )
 
 type demoOptions struct {

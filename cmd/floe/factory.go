@@ -190,12 +190,21 @@ func (f *factory) ReadService(ctx context.Context) (*control.Service, error) {
 	return svc, nil
 }
 
-// Close releases what the factory opened.
+// Close releases what the factory opened: engines, the state store, and
+// the catalogs that hold resources (a SQL catalog's connection pool).
 func (f *factory) Close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	err := f.engines.Close()
 	f.engines = nil
+	for name, c := range f.catalogs {
+		if cl, ok := c.(catalog.Closer); ok {
+			if cerr := cl.Close(); cerr != nil {
+				err = errors.Join(err, fmt.Errorf("close catalog %s: %w", name, cerr))
+			}
+		}
+	}
+	clear(f.catalogs)
 	if f.store == nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"testing"
 	"time"
@@ -17,9 +18,12 @@ import (
 )
 
 // run executes floe with args against a config in dir and returns stdout,
-// stderr and the exit code, as Main would.
+// stderr and the exit code, as Main would. The Go heap's soft limit, which
+// a rewrite's --memory sets for its process, is restored for the tests
+// that follow.
 func run(t *testing.T, dir string, args ...string) (string, string, int) {
 	t.Helper()
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
 	io, out, errOut := testIO()
 	f := newFactory(io)
 	root := newRootCmd(f)
@@ -52,7 +56,7 @@ catalogs:
 
 func TestNewCmdsParseArgs(t *testing.T) {
 	io, _, _ := testIO()
-	f := newFactory(io)
+	f := newTestFactory(t, io)
 	for _, tc := range []struct {
 		name    string
 		cmd     func() (*cobra.Command, func() any)
@@ -317,7 +321,7 @@ func TestDemoThenHealthMatchesSnapshotSummary(t *testing.T) {
 func loadSummary(t *testing.T, dir, name string) map[string]string {
 	t.Helper()
 	io, _, _ := testIO()
-	f := newFactory(io)
+	f := newTestFactory(t, io)
 	f.ConfigPath = filepath.Join(dir, "floe.yaml")
 	id, err := f.ResolveTable(name)
 	require.NoError(t, err)
@@ -331,7 +335,7 @@ func loadSummary(t *testing.T, dir, name string) map[string]string {
 func TestPredicatesCommand(t *testing.T) {
 	io, out, _ := testIO()
 	io.In = stringsReader("SELECT count(*) FROM web.events e WHERE e.tenant_id IN (1, 2) AND date_trunc('day', ts) >= DATE '2026-11-01'")
-	f := newFactory(io)
+	f := newTestFactory(t, io)
 	require.NoError(t, runPredicates(context.Background(), &predicatesOptions{f: f, Dialect: "trino", Output: outputJSON}))
 	var got struct {
 		Tables []struct {
@@ -366,7 +370,7 @@ CREATE TABLE date_dim (d_date_sk INT, d_year INT);`), 0o644))
 	io, out, errOut := testIO()
 	io.In = stringsReader(`SELECT * FROM store_sales s1, store_sales s2, date_dim
 WHERE s1.ss_sold_date_sk = d_date_sk AND s1.ss_item_sk = s2.ss_item_sk AND d_year = 2000`)
-	f := newFactory(io)
+	f := newTestFactory(t, io)
 	require.NoError(t, runPredicates(context.Background(), &predicatesOptions{f: f, Dialect: "spark", Schema: ddl}))
 	require.Empty(t, errOut.String())
 	require.Regexp(t, `date_dim\s+d_year\s+=\s+2000`, out.String())

@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/internal/oracle"
 	"github.com/floe-project/floe/lake"
 )
 
@@ -23,13 +25,23 @@ import (
 func openDemoTable(t *testing.T, dir, name string) (catalog.Catalog, lake.Ident, string) {
 	t.Helper()
 	io, _, _ := testIO()
-	f := newFactory(io)
+	f := newTestFactory(t, io)
 	f.ConfigPath = filepath.Join(dir, "floe.yaml")
 	id, err := f.ResolveTable(name)
 	require.NoError(t, err)
 	cat, err := f.Catalog(context.Background(), id.Catalog)
 	require.NoError(t, err)
 	return cat, id, f.ConfigPath
+}
+
+// newTestFactory is newFactory for a test: what the factory opens
+// (catalogs, state store, engines) is closed when t ends, as Main closes
+// its factory.
+func newTestFactory(t testing.TB, io *IOStreams) *factory {
+	t.Helper()
+	f := newFactory(io)
+	t.Cleanup(func() { require.NoError(t, f.Close()) })
+	return f
 }
 
 // buildFloe builds the floe binary (pure Go) for tests that run it as a
@@ -101,4 +113,15 @@ func reportOf(t *testing.T, res control.RunResult, name string) control.StepRepo
 	}
 	t.Fatalf("run %s has no %s step", res.Run.ID, name)
 	return control.StepReport{}
+}
+
+// rowSum digests the live rows of tbl's current snapshot with DuckDB's own
+// Parquet reader (iceberg-go's scan without the duckdb build tag): a reader
+// that shares no code with floe's rewriter, so that a crash test's "the rows
+// are unchanged" does not rest on floe reading its own writes.
+func rowSum(t testing.TB, tbl *table.Table) oracle.Sum {
+	t.Helper()
+	s, err := oracle.ChecksumPreferDuckDB(t.Context(), tbl)
+	require.NoError(t, err)
+	return s
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -14,7 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/floe-project/floe/internal/oracle"
+	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/rewriter"
 )
@@ -105,10 +106,34 @@ func exitOf(t *testing.T, err error) int {
 	return ee.ExitCode()
 }
 
+// interruptAt starts floe with args, stopped at FLOE_TEST_PAUSE_AT point
+// (see startPaused), sends SIGINT there and returns its exit code, stdout
+// and stderr, and how long it took to exit after the signal.
+func interruptAt(t *testing.T, bin, configPath, point string, args ...string) (int, string, string, time.Duration) {
+	t.Helper()
+	p := startPaused(t, bin, configPath, point, nil, args...)
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGINT))
+	sent := time.Now()
+	var werr error
+	select {
+	case werr = <-p.done:
+	case <-time.After(time.Minute):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		t.Fatalf("floe %v did not exit within a minute of SIGINT at %s; stderr:\n%s", args, point, p.errOut)
+	}
+	return exitOf(t, werr), p.out.String(), p.errOut.String(), time.Since(sent)
+}
+
 // TestCompactInterruptedBySIGINT stops a real floe compact with Ctrl-C at
-// several points. It must exit 130 saying what it committed and what is
-// left (never a bare "context canceled"), keep the table's rows, release its
-// lease, and leave no file behind that it could have removed.
+// each point where a compaction's state differs: before the first commit,
+// between commits and after the last. floe stops at the point and says so
+// (FLOE_TEST_PAUSE_AT, see testhook.go) before the signal is sent, so each
+// interrupt lands where it is meant to. It must exit promptly, 130 with
+// what it committed and what is left when it stopped before the end (never
+// a bare "context canceled"), keep the table's rows, commit exactly the
+// partitions before the point, release its lease, and leave no data file
+// behind.
 func TestCompactInterruptedBySIGINT(t *testing.T) {
 	bin := buildFloe(t)
 	dir := writeConfig(t)
@@ -123,35 +148,50 @@ func TestCompactInterruptedBySIGINT(t *testing.T) {
 		require.NoError(t, err)
 		return st
 	}
-	want, err := oracle.ChecksumIceberg(ctx, load().Table)
-	require.NoError(t, err)
+	want := rowSum(t, load().Table)
 
-	layouts := []string{"sort(tenant_id)", "zorder(tenant_id, user_id)", "sort(country, tenant_id)", "hilbert(user_id, tenant_id)"}
-	outcomes := map[string]int{}
-	for i, delay := range []time.Duration{400 * time.Millisecond, 1200 * time.Millisecond, 2500 * time.Millisecond, 4 * time.Second} {
-		code, stdout, stderr, took := interruptAfter(t, bin, configPath, delay, "compact", "web.events", "--layout", layouts[i], "--memory", "32MiB")
-		t.Logf("SIGINT after %s (%s): exit %d in %s: %s", delay, layouts[i], code, took.Round(time.Millisecond), stderr)
-		require.NotContains(t, stderr, "context canceled")
-		switch code {
-		case 0:
-			outcomes["finished before the signal"]++
-		case exitCancel:
-			require.Contains(t, stderr, "interrupted")
-			require.Less(t, took, 20*time.Second, "Ctrl-C is prompt")
-			switch {
-			case bytes.Contains([]byte(stderr), []byte("partitions committed")):
-				outcomes["interrupted between commits"]++
-			default:
-				outcomes["interrupted before any commit"]++
-			}
-		default:
-			t.Fatalf("exit %d after SIGINT:\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	for _, tc := range []struct {
+		point, layout string
+		// committed is how many of the plan's partitions are rewritten
+		// when floe exits (-1: all of them).
+		committed int
+		code      int
+		// status is the run's recorded status.
+		status control.RunStatus
+		// says is what floe must say (stdout and stderr), with {n} for
+		// the number of partitions planned.
+		says []string
+	}{
+		{rewriter.PauseBeforeCommit(1), "sort(tenant_id)", 0, exitCancel, control.StatusCancelled,
+			[]string{"interrupted: no partition committed, the table is as it was", "uncommitted file"}},
+		{rewriter.PauseBeforeCommit(2), "zorder(tenant_id, user_id)", 1, exitCancel, control.StatusCancelled,
+			[]string{"interrupted: 1 of {n} partitions committed in 1 snapshot and kept", "uncommitted file"}},
+		// Everything was committed when Ctrl-C came: the run is done and
+		// recorded as such, with the table's health after it.
+		{rewriter.PauseCommitted, "sort(country, tenant_id)", -1, 0, control.StatusDone,
+			[]string{"committed {n} snapshots", "compact  done"}},
+	} {
+		args := []string{"compact", "web.events", "--layout", tc.layout, "--memory", "32MiB"}
+		planned, committed := plannedPartitions(t, dir, tc.committed, args...)
+		before := load()
+		code, stdout, stderr, took := interruptAt(t, bin, configPath, tc.point, args...)
+		t.Logf("SIGINT %s (%s): exit %d in %s: %s", tc.point, tc.layout, code, took.Round(time.Millisecond), stderr)
+		require.Equal(t, tc.code, code, "SIGINT %s:\nstdout:\n%s\nstderr:\n%s", tc.point, stdout, stderr)
+		require.Less(t, took, 20*time.Second, "Ctrl-C is prompt")
+		require.NotContains(t, stdout+stderr, "context canceled")
+		for _, w := range tc.says {
+			require.Contains(t, stdout+stderr, strings.ReplaceAll(w, "{n}", strconv.Itoa(len(planned))), "SIGINT %s", tc.point)
 		}
 
 		after := load()
-		got, err := oracle.ChecksumIceberg(ctx, after.Table)
-		require.NoError(t, err)
-		require.Equal(t, want, got, "rows changed after SIGINT at %s", delay)
+		require.Equal(t, want, rowSum(t, after.Table), "rows changed after SIGINT %s", tc.point)
+		require.ElementsMatch(t, committed, rewrittenPartitions(t, before, after), "SIGINT %s: partitions rewritten", tc.point)
+		// The run's record says how it ended, and its table lease is
+		// released: the next case claims the table at once.
+		rec := latestRun(t, dir, "web.events")
+		require.Equal(t, tc.status, rec.Status, "SIGINT %s: the run's record", tc.point)
+		require.Equal(t, []string{control.StepCompact}, stepNames(rec), "SIGINT %s: the run's steps", tc.point)
+		require.Equal(t, tc.status, rec.Steps[0].Status, "SIGINT %s: the compact step's record", tc.point)
 		leases, err := rewriter.Leases(ctx, after.Table)
 		require.NoError(t, err)
 		require.Empty(t, leases, "an interrupted run releases its lease")
@@ -161,17 +201,12 @@ func TestCompactInterruptedBySIGINT(t *testing.T) {
 		// orphans, found at the usual age.)
 		orphans, err := rewriter.PlanOrphans(ctx, after.Table, rewriter.OrphanOptions{OlderThanSet: true, Force: true})
 		require.NoError(t, err)
-		// The table's data directory, not any path with /data/ in it: the
-		// test's data_dir is itself called data.
-		dataDir := strings.TrimPrefix(strings.TrimSuffix(after.Metadata.Location(), "/"), "file://") + "/data/"
-		require.True(t, strings.HasPrefix(dataDir, "/"), "a local table: %s", dataDir)
+		dataDir := tableDataDir(t, after)
 		for _, f := range orphans.Files {
 			require.False(t, strings.HasPrefix(strings.TrimPrefix(f.Path, "file://"), dataDir), "a data file left by the interrupted run: %s", f.Path)
 			require.Empty(t, f.RunID, "a data file left by the interrupted run: %s", f.Path)
 		}
 	}
-	t.Logf("outcomes: %v", outcomes)
-	require.NotZero(t, outcomes["interrupted between commits"]+outcomes["interrupted before any commit"], "no run was interrupted: %v", outcomes)
 }
 
 // TestDemoInterruptedBySIGINT stops 'floe demo' with Ctrl-C while it builds

@@ -18,7 +18,7 @@ func TestMaintenanceVerbs(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	sum := func() oracle.Sum {
 		io, _, _ := testIO()
-		f := newFactory(io)
+		f := newTestFactory(t, io)
 		f.ConfigPath = dir + "/floe.yaml"
 		id, err := f.ResolveTable("web.events")
 		require.NoError(t, err)

@@ -230,7 +230,7 @@ func TestVerbsAddressDottedNames(t *testing.T) {
 func newTestResolver(t *testing.T, dir string) func(string) (string, error) {
 	t.Helper()
 	io, _, _ := testIO()
-	f := newFactory(io)
+	f := newTestFactory(t, io)
 	f.ConfigPath = filepath.Join(dir, "floe.yaml")
 	return func(name string) (string, error) {
 		id, err := f.ResolveTable(name)

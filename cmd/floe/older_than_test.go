@@ -19,7 +19,7 @@ import (
 
 func TestOlderThanFlagsParse(t *testing.T) {
 	io, _, _ := testIO()
-	f := newFactory(io)
+	f := newTestFactory(t, io)
 	type age struct {
 		OlderThan time.Duration
 		Set       bool

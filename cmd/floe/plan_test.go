@@ -15,7 +15,7 @@ import (
 
 func TestNewPlanCmdsParseArgs(t *testing.T) {
 	io, _, _ := testIO()
-	f := newFactory(io)
+	f := newTestFactory(t, io)
 	for _, tc := range []struct {
 		name    string
 		cmd     func() (*cobra.Command, func() any)
@@ -319,7 +319,7 @@ func TestPlanApproveOptimizeFlow(t *testing.T) {
 func loadEvents(t *testing.T, dir string) *lake.State {
 	t.Helper()
 	io, _, _ := testIO()
-	f := newFactory(io)
+	f := newTestFactory(t, io)
 	f.ConfigPath = dir + "/floe.yaml"
 	id, err := f.ResolveTable("web.events")
 	require.NoError(t, err)

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/floe-project/floe/analyzer/extract"
-	"github.com/floe-project/floe/control/ingest"
+	"github.com/floe-project/floe/collectors/ingest"
 	pexpr "github.com/floe-project/floe/expr"
 )
 

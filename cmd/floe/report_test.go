@@ -31,7 +31,7 @@ func TestNewReportCmdParseArgs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			io, _, _ := testIO()
 			var got *reportOptions
-			c := newReportCmd(newFactory(io), func(_ context.Context, o *reportOptions) error { got = o; return nil })
+			c := newReportCmd(newTestFactory(t, io), func(_ context.Context, o *reportOptions) error { got = o; return nil })
 			c.SetArgs(tc.args)
 			c.SetOut(io.Out)
 			c.SetErr(io.ErrOut)

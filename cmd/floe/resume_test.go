@@ -14,7 +14,7 @@ import (
 
 func TestNewResumeCmdParsesArgs(t *testing.T) {
 	io, _, _ := testIO()
-	f := newFactory(io)
+	f := newTestFactory(t, io)
 	for _, tc := range []struct {
 		name    string
 		args    []string

@@ -957,8 +957,14 @@ func (c *Config) CatalogNames() []string {
 
 // MapEngineCatalog returns the floe catalog an engine's catalog name maps
 // to: the telemetry.catalog_map entry, else a floe catalog of the same name,
-// else the default catalog. ok is false when nothing fits.
+// else the default catalog. An empty engineCatalog (a table name without a
+// catalog part) maps to the default catalog. ok is false when nothing fits.
+// With [Config.CatalogNames] it is what telemetry ingestion needs of the
+// configuration (collectors/ingest's Catalogs).
 func (c *Config) MapEngineCatalog(engine, engineCatalog string) (string, bool) {
+	if engineCatalog == "" {
+		return c.DefaultCatalog, c.DefaultCatalog != ""
+	}
 	for e, m := range c.Telemetry.CatalogMap {
 		if !strings.EqualFold(e, engine) {
 			continue

@@ -39,6 +39,35 @@ func TestEmbeddedDefault(t *testing.T) {
 	require.Equal(t, "local", fc)
 }
 
+// TestMapEngineCatalog pins the mapping telemetry ingestion relies on
+// (collectors/ingest's Catalogs): catalog_map, then a floe catalog of the
+// same name, then the default; no catalog part means the default.
+func TestMapEngineCatalog(t *testing.T) {
+	two := "catalogs:\n  lake: {type: sql}\n  prod: {type: sql}\ntelemetry:\n  catalog_map:\n    trino: {iceberg: prod}\n"
+	withDefault := "default_catalog: lake\n" + two
+	for _, tc := range []struct {
+		name, file, engine, catalog, want string
+		ok                                bool
+	}{
+		{"catalog_map entry", two, "TRINO", "Iceberg", "prod", true},
+		{"catalog_map is per engine", withDefault, "spark", "iceberg", "lake", true},
+		{"floe catalog of the same name", two, "spark", "PROD", "prod", true},
+		{"unknown, no default", two, "spark", "other", "", false},
+		{"unknown, default", withDefault, "spark", "other", "lake", true},
+		{"no catalog part, default", withDefault, "trino", "", "lake", true},
+		{"no catalog part, no default", two, "trino", "", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := load(t, tc.file)
+			require.NoError(t, err)
+			require.Equal(t, []string{"lake", "prod"}, cfg.CatalogNames())
+			got, ok := cfg.MapEngineCatalog(tc.engine, tc.catalog)
+			require.Equal(t, tc.ok, ok)
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
+
 func TestErrorsNameFileLineAndKey(t *testing.T) {
 	for _, tc := range []struct {
 		name, file string

@@ -41,8 +41,10 @@ func envForm(key string) string {
 // lower-cased. A catalog variable overrides a catalog of the file: it cannot
 // define one, so a credential meant for a misspelt catalog is an error, not
 // lost. FLOE_CONFIG only chooses the file, FLOE_NO_PROGRESS=1 turns progress
-// bars off. An unknown FLOE_ variable, an unknown property and a bad value
-// are errors, so a typo does not go unnoticed; empty values count as unset.
+// bars off, and FLOE_TEST_PAUSE_AT is a hook of floe's own crash tests
+// (docs/architecture.md), read by floe compact and nothing else, inert when
+// unset. An unknown FLOE_ variable, an unknown property and a bad value are
+// errors, so a typo does not go unnoticed; empty values count as unset.
 func (c *Config) ApplyEnv(environ []string) error {
 	sort.Strings(environ)
 	var errs []string
@@ -61,6 +63,9 @@ func (c *Config) ApplyEnv(environ []string) error {
 		rest := strings.TrimPrefix(k, EnvPrefix)
 		switch {
 		case rest == "CONFIG":
+		case rest == "TEST_PAUSE_AT":
+			// The test-only hook of floe's crash tests, read by the CLI's
+			// compact verb (cmd/floe/testhook.go); not a setting.
 		case rest == "NO_PROGRESS":
 			// Read by the CLI's terminal detection: any value turns bars off.
 			if v != "" && v != "1" && !strings.EqualFold(v, "true") {

@@ -74,6 +74,7 @@ func TestValidateRefusesSilentSettings(t *testing.T) {
 		{"telemetry to an unknown catalog", restFile, []string{"FLOE_TELEMETRY__TRINO__ICEBERG=nope"}, []string{"FLOE_TELEMETRY__TRINO__ICEBERG", `"nope"`}},
 		{"unknown variable", restFile, []string{"FLOE_LOGLEVEL=debug"}, []string{"FLOE_LOGLEVEL", "unknown floe environment variable", "did you mean FLOE_LOG_LEVEL?"}},
 		{"output is no variable", restFile, []string{"FLOE_OUTPUT=json"}, []string{"FLOE_OUTPUT", "unknown floe environment variable"}},
+		{"no other test hook", restFile, []string{"FLOE_TEST_PAUSE=committed"}, []string{"FLOE_TEST_PAUSE", "unknown floe environment variable"}},
 		{"every problem at once", "catalogs:\n  prod:\n    type: rests\n    warehous: x\n", []string{"FLOE_LOG_FORMAT=xml"},
 			[]string{"catalogs.prod.type", "catalogs.prod.warehous", "log.format"}},
 	} {
@@ -109,6 +110,7 @@ func TestValidateAccepts(t *testing.T) {
 			require.Equal(t, "DEBUG", c.Log.LevelOr("info"), "a level set is the level, for floe serve too")
 			require.Equal(t, "json", c.Log.Format)
 		}},
+		{"test hook of the crash tests", restFile, []string{"FLOE_TEST_PAUSE_AT=before-commit-1"}, nil},
 		{"log defaults", restFile, nil, func(t *testing.T, c *config.Config) {
 			require.Equal(t, "warn", c.Log.Level)
 			require.Equal(t, "info", c.Log.LevelOr("info"), "floe serve's default when none is set")

@@ -15,9 +15,9 @@ import (
 
 	"github.com/apache/iceberg-go/catalog"
 
+	"github.com/floe-project/floe/collectors/ingest"
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/config"
-	"github.com/floe-project/floe/control/ingest"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
 )

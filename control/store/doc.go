@@ -100,7 +100,7 @@
 // events with their accesses, column uses and filter trees.
 //
 // Metadata tables (t$snapshots) are stored against their base table with
-// the metadata table's name in a separate column; see [MetadataEvidence].
+// the metadata table's name in a separate column; see [collectors.MetadataEvidence].
 //
 // # Files
 //

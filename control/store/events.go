@@ -14,29 +14,6 @@ import (
 	"unicode/utf8"
 )
 
-// metadataPrefix starts the Evidence of a metadata-table access.
-const metadataPrefix = "metadata-table:"
-
-// MetadataEvidence is the Evidence the ingestion pipeline gives a
-// TableAccess that read an Iceberg metadata table (Trino "t$snapshots",
-// Spark db.t.snapshots) instead of the table's data: the access is
-// attributed to the base table, and the analyzer skips it, since it says
-// nothing about which data files queries need. metadata is the metadata
-// table's name ("snapshots", "files", …).
-func MetadataEvidence(metadata string) collectors.Evidence {
-	return collectors.Evidence(metadataPrefix + metadata)
-}
-
-// MetadataTable returns the metadata table a TableAccess read, and false
-// for an access of the table's data. See [MetadataEvidence].
-func MetadataTable(t *collectors.TableAccess) (string, bool) {
-	meta, ok := strings.CutPrefix(string(t.Evidence), metadataPrefix)
-	if !ok {
-		return "", false
-	}
-	return meta, true
-}
-
 // MaxIndexedValues is how many literal values a predicates row repeats
 // from the filter tree it indexes. The tree (filter_json of the access) is
 // where an event's values are kept; a longer list — a generated IN list of
@@ -469,7 +446,7 @@ func accessRow(eventID int64, ord int, t *collectors.TableAccess) ([]any, error)
 	if t.SnapshotID != nil {
 		snap = sql.NullInt64{Int64: *t.SnapshotID, Valid: true}
 	}
-	meta, _ := MetadataTable(t)
+	meta, _ := t.MetadataTable()
 	m := t.Metrics
 	return []any{eventID, ord, t.Catalog, t.Namespace, t.Name, tableKey(t.Catalog, t.Namespace, t.Name), meta,
 		boolInt(t.Direct), boolInt(t.Write), snap, string(t.Evidence), filter, ftext,
@@ -488,7 +465,7 @@ func appendColumnRows(rows [][]any, accessID int64, t *collectors.TableAccess) [
 }
 
 func appendPredRows(rows [][]any, accessID, eventID int64, t *collectors.TableAccess) ([][]any, error) {
-	if _, ok := MetadataTable(t); ok {
+	if _, ok := t.MetadataTable(); ok {
 		return rows, nil // a metadata table's filter is on metadata rows, not data
 	}
 	key := tableKey(t.Catalog, t.Namespace, t.Name)

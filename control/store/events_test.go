@@ -58,7 +58,7 @@ func mixedBatches() [][]collectors.QueryEvent {
 			ts = append(ts, access(i, k))
 		}
 		if i%7 == 0 {
-			ts = append(ts, collectors.TableAccess{Catalog: "lake", Namespace: "web", Name: "orders", Evidence: store.MetadataEvidence("snapshots")})
+			ts = append(ts, collectors.TableAccess{Catalog: "lake", Namespace: "web", Name: "orders", Evidence: collectors.MetadataEvidence("snapshots")})
 		}
 		e := event(fmt.Sprintf("q%03d", i), fmt.Sprintf("user%d", i%3), t0.Add(time.Duration(i/2)*time.Second), ts...)
 		if i%5 == 0 {

@@ -6,41 +6,21 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/floe-project/floe/collectors"
 )
-
-// FileRecord is the bookkeeping of one collected input file.
-type FileRecord struct {
-	// Path is the input's path as given to collection (cleaned, absolute
-	// when the caller made it so).
-	Path   string `json:"path"`
-	Source string `json:"source"`
-	// Size and ModTime are the file's at the time it was read; a file whose
-	// size and modification time are unchanged is not read again.
-	Size    int64     `json:"size"`
-	ModTime time.Time `json:"mod_time"`
-	// Events and Bad count what the last read of the file yielded.
-	Events      int       `json:"events"`
-	Bad         int       `json:"bad"`
-	CollectedAt time.Time `json:"collected_at"`
-}
-
-// Unchanged reports whether a file of size and modTime is the one r
-// recorded.
-func (r FileRecord) Unchanged(size int64, modTime time.Time) bool {
-	return r.Size == size && r.ModTime.Equal(modTime)
-}
 
 // File returns the record of path; ok is false when path was never
 // collected.
-func (s *Store) File(ctx context.Context, path string) (rec FileRecord, ok bool, err error) {
+func (s *Store) File(ctx context.Context, path string) (rec collectors.FileRecord, ok bool, err error) {
 	var mtime, at int64
 	err = s.db.QueryRowContext(ctx, `SELECT path, source, size, mtime, events, bad, collected_at
 FROM collect_files WHERE path = ?`, path).Scan(&rec.Path, &rec.Source, &rec.Size, &mtime, &rec.Events, &rec.Bad, &at)
 	if errors.Is(err, sql.ErrNoRows) {
-		return FileRecord{}, false, nil
+		return collectors.FileRecord{}, false, nil
 	}
 	if err != nil {
-		return FileRecord{}, false, fmt.Errorf("read collected file %s: %w", path, err)
+		return collectors.FileRecord{}, false, fmt.Errorf("read collected file %s: %w", path, err)
 	}
 	rec.ModTime, rec.CollectedAt = time.Unix(0, mtime).UTC(), time.Unix(0, at).UTC()
 	return rec, true, nil
@@ -48,7 +28,7 @@ FROM collect_files WHERE path = ?`, path).Scan(&rec.Path, &rec.Source, &rec.Size
 
 // RecordFile inserts or replaces the record of rec.Path. A zero
 // CollectedAt is set to now.
-func (s *Store) RecordFile(ctx context.Context, rec FileRecord) error {
+func (s *Store) RecordFile(ctx context.Context, rec collectors.FileRecord) error {
 	if rec.CollectedAt.IsZero() {
 		rec.CollectedAt = s.now()
 	}
@@ -64,7 +44,7 @@ ON CONFLICT (path) DO UPDATE SET source = excluded.source, size = excluded.size,
 }
 
 // Files lists every collected file, by path.
-func (s *Store) Files(ctx context.Context) (out []FileRecord, err error) {
+func (s *Store) Files(ctx context.Context) (out []collectors.FileRecord, err error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT path, source, size, mtime, events, bad, collected_at
 FROM collect_files ORDER BY path`)
 	if err != nil {
@@ -73,7 +53,7 @@ FROM collect_files ORDER BY path`)
 	defer func() { err = errors.Join(err, rows.Close()) }()
 	for rows.Next() {
 		var (
-			rec       FileRecord
+			rec       collectors.FileRecord
 			mtime, at int64
 		)
 		if err := rows.Scan(&rec.Path, &rec.Source, &rec.Size, &mtime, &rec.Events, &rec.Bad, &at); err != nil {

@@ -231,7 +231,7 @@ func TestRoundTrip(t *testing.T) {
 					},
 					Metrics: collectors.TableMetrics{BytesScanned: 10, RowsScanned: 11, ResultDataFiles: 12, SkippedDataFiles: 13, ScannedManifests: 14, SkippedManifests: 15, PlanningNanos: 16}},
 				{Catalog: "local", Namespace: "sales", Name: "orders", Write: true},
-				{Catalog: "local", Namespace: "web", Name: "events", Evidence: store.MetadataEvidence("snapshots")},
+				{Catalog: "local", Namespace: "web", Name: "events", Evidence: collectors.MetadataEvidence("snapshots")},
 			},
 		}
 		ins, _, err := s.InsertEvents(ctx, []collectors.QueryEvent{in})
@@ -241,10 +241,10 @@ func TestRoundTrip(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, out, 1)
 		require.Equal(t, in, out[0])
-		meta, ok := store.MetadataTable(&out[0].Tables[2])
+		meta, ok := out[0].Tables[2].MetadataTable()
 		require.True(t, ok)
 		require.Equal(t, "snapshots", meta)
-		_, ok = store.MetadataTable(&out[0].Tables[0])
+		_, ok = out[0].Tables[0].MetadataTable()
 		require.False(t, ok)
 		require.Equal(t, time.UTC, out[0].StartTime.Location())
 
@@ -381,7 +381,7 @@ func TestFiles(t *testing.T) {
 		require.NoError(t, err)
 		require.False(t, ok)
 		mt := time.Date(2026, 5, 1, 1, 2, 3, 456789, time.FixedZone("x", 3600))
-		rec := store.FileRecord{Path: "/logs/a.ndjson", Source: "trino-event", Size: 100, ModTime: mt, Events: 4, Bad: 1}
+		rec := collectors.FileRecord{Path: "/logs/a.ndjson", Source: "trino-event", Size: 100, ModTime: mt, Events: 4, Bad: 1}
 		require.NoError(t, s.RecordFile(ctx, rec))
 		got, ok, err := s.File(ctx, rec.Path)
 		require.NoError(t, err)

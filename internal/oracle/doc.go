@@ -30,7 +30,8 @@
 //
 // The DuckDB path uses another hash function, so its Sum is only
 // comparable with a Sum from the same path: compare "before" and "after" a
-// rewrite through each path separately.
+// rewrite through each path separately. ChecksumPreferDuckDB takes DuckDB's
+// path when the build has it, iceberg-go's otherwise.
 //
 // RowLineageParquet (arrow-go's Parquet reader) and RowLineage (build tag
 // duckdb, DuckDB's) read the row lineage (format version 3) of every row

@@ -223,3 +223,10 @@ func mod64(s string) (uint64, error) {
 	}
 	return new(big.Int).And(v, new(big.Int).SetUint64(^uint64(0))).Uint64(), nil
 }
+
+// ChecksumPreferDuckDB is [ChecksumTable] when floe is built with the duckdb
+// tag, as here, and [ChecksumIceberg] without it: the most independent read
+// of tbl's live rows the build has. Compare its Sums only with its own.
+func ChecksumPreferDuckDB(ctx context.Context, tbl *table.Table) (Sum, error) {
+	return ChecksumTable(ctx, tbl)
+}

@@ -28,13 +28,20 @@ type Warehouse struct {
 	Catalog catalog.Catalog
 }
 
-// New opens a fresh warehouse in t.TempDir().
+// New opens a fresh warehouse in t.TempDir(). Its catalog is closed when
+// t ends: the SQL catalog holds a database/sql pool, whose connection
+// opener goroutine would outlive the test.
 func New(t testing.TB) *Warehouse {
 	t.Helper()
 	dir := t.TempDir()
 	props := lake.LocalCatalogProps(dir)
 	cat, err := lake.OpenCatalog(context.Background(), "local", props)
 	require.NoError(t, err)
+	t.Cleanup(func() {
+		if c, ok := cat.(catalog.Closer); ok {
+			require.NoError(t, c.Close())
+		}
+	})
 	return &Warehouse{Dir: dir, Name: "local", Props: props, Catalog: cat}
 }
 

@@ -15,10 +15,10 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/collectors/duckdb"
+	"github.com/floe-project/floe/collectors/ingest"
 	"github.com/floe-project/floe/collectors/spark"
 	"github.com/floe-project/floe/collectors/trino"
 	"github.com/floe-project/floe/control/config"
-	"github.com/floe-project/floe/control/ingest"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/internal/testlake"
 	"github.com/stretchr/testify/require"
@@ -75,7 +75,7 @@ func newLake(t testing.TB) *lakeFixture {
 }
 
 func (l *lakeFixture) options(paths ...string) ingest.Options {
-	return ingest.Options{Paths: paths, Parsers: parsers(), Resolver: l.resolver, Config: l.cfg}
+	return ingest.Options{Paths: paths, Parsers: parsers(), Resolver: l.resolver, Catalogs: l.cfg}
 }
 
 func openStore(t testing.TB) *store.Store {
@@ -216,7 +216,7 @@ func TestRunResolvesAndStores(t *testing.T) {
 		require.Len(t, ev.Tables, 1, dump(t, ev))
 		ta := ev.Tables[0]
 		require.Equal(t, "local.web.events", ta.QualifiedName())
-		meta, ok := store.MetadataTable(&ta)
+		meta, ok := ta.MetadataTable()
 		require.True(t, ok)
 		require.Equal(t, "snapshots", meta)
 		require.Nil(t, ta.Filter)
@@ -376,7 +376,7 @@ func TestRunForcedSource(t *testing.T) {
 func TestOptionsValidate(t *testing.T) {
 	o := ingest.Options{BatchSize: -1}
 	err := o.Validate()
-	for _, want := range []string{"paths", "parsers", "resolver", "config", "batch size"} {
+	for _, want := range []string{"paths", "parsers", "resolver", "catalogs", "batch size"} {
 		require.ErrorContains(t, err, want)
 	}
 }

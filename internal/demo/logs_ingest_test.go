@@ -13,13 +13,13 @@ import (
 	"github.com/floe-project/floe/collectors/athena"
 	"github.com/floe-project/floe/collectors/duckdb"
 	"github.com/floe-project/floe/collectors/icebergscan"
+	"github.com/floe-project/floe/collectors/ingest"
 	"github.com/floe-project/floe/collectors/snowflake"
 	"github.com/floe-project/floe/collectors/spark"
 	"github.com/floe-project/floe/collectors/trino"
 	"github.com/floe-project/floe/control/config"
-	"github.com/floe-project/floe/control/demo"
-	"github.com/floe-project/floe/control/ingest"
 	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/internal/demo"
 )
 
 // demoResolver knows the demo tables in the floe catalog "local", by
@@ -77,7 +77,7 @@ func TestWriteLogsIngest(t *testing.T) {
 			duckdb.LogParser{}, duckdb.ProfileParser{}, duckdb.HistoryParser{},
 		},
 		Resolver: demoTables(),
-		Config:   cfg,
+		Catalogs: cfg,
 	}, st)
 	require.NoError(t, err)
 	require.Zero(t, rep.Bad, "%v", rep.BadRecords)

@@ -9,9 +9,8 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/floe-project/floe/collectors"
+	"github.com/floe-project/floe/collectors/ingest"
 	"github.com/floe-project/floe/control/config"
-	"github.com/floe-project/floe/control/ingest"
-	"github.com/floe-project/floe/control/store"
 	"github.com/stretchr/testify/require"
 )
 
@@ -73,7 +72,7 @@ func FuzzNormalize(f *testing.F) {
 		for _, ta := range ev.Tables {
 			schema, ok := schemas[ta.QualifiedName()]
 			require.True(t, ok, ta.QualifiedName())
-			if _, meta := store.MetadataTable(&ta); meta {
+			if _, meta := ta.MetadataTable(); meta {
 				require.Nil(t, ta.Filter)
 				continue
 			}

@@ -25,7 +25,7 @@ import (
 	"github.com/floe-project/floe/collectors/spark"
 	"github.com/floe-project/floe/collectors/trino"
 	"github.com/floe-project/floe/control/config"
-	"github.com/floe-project/floe/control/demo"
+	"github.com/floe-project/floe/internal/demo"
 )
 
 var logNow = time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/floe-project/floe/collectors"
-	"github.com/floe-project/floe/control/config"
-	"github.com/floe-project/floe/control/store"
 )
 
 // MaxBadRecords is how many bad records a [Report] keeps; all are counted.
@@ -19,6 +17,28 @@ const MaxBadRecords = 100
 
 // DefaultBatchSize is how many events go into one store transaction.
 const DefaultBatchSize = 500
+
+// EventStore keeps normalized events; the HTTP endpoints ([Handler],
+// [Serve]) need only this. The control plane's state store (control/store's
+// Store) implements it.
+type EventStore interface {
+	// InsertEvents stores events, skipping those already stored under the
+	// same source and query id, and says how many were new and how many
+	// were duplicates.
+	InsertEvents(ctx context.Context, events []collectors.QueryEvent) (inserted, duplicates int, err error)
+}
+
+// Store is where [Run] puts what it collects: the events, and a record of
+// each input read to the end so that an unchanged one is skipped next
+// time. The control plane's state store implements it.
+type Store interface {
+	EventStore
+	// File returns the record of path; ok is false when path was never
+	// collected.
+	File(ctx context.Context, path string) (rec collectors.FileRecord, ok bool, err error)
+	// RecordFile inserts or replaces the record of rec.Path.
+	RecordFile(ctx context.Context, rec collectors.FileRecord) error
+}
 
 // Options configure [Run].
 type Options struct {
@@ -38,9 +58,9 @@ type Options struct {
 	Parsers []collectors.Parser
 	// Resolver finds tables and their schemas in the floe catalogs.
 	Resolver Resolver
-	// Config maps engine catalogs to floe catalogs
-	// ([config.Config.MapEngineCatalog]) and names the default catalog.
-	Config *config.Config
+	// Catalogs maps engine catalogs to floe catalogs and names the
+	// default catalog.
+	Catalogs Catalogs
 	// BatchSize is how many events are stored per transaction. Default:
 	// [DefaultBatchSize].
 	BatchSize int
@@ -62,8 +82,8 @@ func (o *Options) Validate() error {
 	if o.Resolver == nil {
 		errs = append(errs, errors.New("resolver: required"))
 	}
-	if o.Config == nil {
-		errs = append(errs, errors.New("config: required"))
+	if o.Catalogs == nil {
+		errs = append(errs, errors.New("catalogs: required"))
 	}
 	if o.BatchSize < 0 {
 		errs = append(errs, fmt.Errorf("batch size: %d is negative", o.BatchSize))
@@ -137,12 +157,12 @@ type Report struct {
 //
 // The report is returned also with an error, holding what was done before
 // it.
-func Run(ctx context.Context, opts Options, st *store.Store) (Report, error) {
+func Run(ctx context.Context, opts Options, st Store) (Report, error) {
 	rep, err := run(ctx, opts, st)
 	return *rep, err
 }
 
-func run(ctx context.Context, opts Options, st *store.Store) (*Report, error) {
+func run(ctx context.Context, opts Options, st Store) (*Report, error) {
 	rep := &Report{Unresolved: map[string]int{}, Warnings: map[string]int{}}
 	if err := opts.Validate(); err != nil {
 		return rep, fmt.Errorf("collect: %w", err)
@@ -159,7 +179,7 @@ func run(ctx context.Context, opts Options, st *store.Store) (*Report, error) {
 	if err != nil {
 		return rep, fmt.Errorf("collect: %w", err)
 	}
-	nz := NewNormalizer(opts.Config, opts.Resolver)
+	nz := NewNormalizer(opts.Catalogs, opts.Resolver)
 	nz.MaxSQLBytes = opts.MaxSQLBytes
 	norm := &normalizer{n: nz, rep: rep}
 	for _, in := range inputs {
@@ -199,7 +219,7 @@ type Flusher interface {
 
 // flushParser stores the events a Flusher held back, reported as a
 // FileReport with Path "(flush)".
-func flushParser(ctx context.Context, opts Options, st *store.Store, norm *normalizer, rep *Report, source string, f Flusher) error {
+func flushParser(ctx context.Context, opts Options, st Store, norm *normalizer, rep *Report, source string, f Flusher) error {
 	fr := FileReport{Path: "(flush)", Source: source}
 	b := &batcher{st: st, size: opts.BatchSize, fr: &fr}
 	err := f.Flush(func(ev collectors.QueryEvent) error {
@@ -226,7 +246,7 @@ func flushParser(ctx context.Context, opts Options, st *store.Store, norm *norma
 
 // batcher stores events in transactions of size events.
 type batcher struct {
-	st    *store.Store
+	st    EventStore
 	size  int
 	fr    *FileReport
 	batch []collectors.QueryEvent
@@ -274,7 +294,7 @@ func fileState(in collectors.Input) (int64, time.Time, error) {
 	return size, mtime.UTC(), nil
 }
 
-func collectInput(ctx context.Context, opts Options, st *store.Store, norm *normalizer, rep *Report, in collectors.Input) error {
+func collectInput(ctx context.Context, opts Options, st Store, norm *normalizer, rep *Report, in collectors.Input) error {
 	rep.Files = append(rep.Files, FileReport{Path: in.Name})
 	fr := &rep.Files[len(rep.Files)-1]
 	key, err := filepath.Abs(in.Name)
@@ -339,7 +359,7 @@ func collectInput(ctx context.Context, opts Options, st *store.Store, norm *norm
 	if fr.Error != "" {
 		return nil // not read to the end: try again next time
 	}
-	return st.RecordFile(ctx, store.FileRecord{
+	return st.RecordFile(ctx, collectors.FileRecord{
 		Path: key, Source: fr.Source, Size: size, ModTime: mtime, Events: fr.Events, Bad: fr.Bad,
 	})
 }

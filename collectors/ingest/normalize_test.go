@@ -11,8 +11,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/floe-project/floe/collectors"
-	"github.com/floe-project/floe/control/ingest"
-	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/collectors/ingest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -159,7 +158,7 @@ func TestNormalize(t *testing.T) {
 			for _, c := range tc.columns {
 				require.True(t, cols[c], "%s in %s", c, dump(t, first.Columns))
 			}
-			meta, ok := store.MetadataTable(&first)
+			meta, ok := first.MetadataTable()
 			require.Equal(t, tc.meta != "", ok)
 			require.Equal(t, tc.meta, meta)
 		})

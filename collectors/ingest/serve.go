@@ -12,7 +12,6 @@ import (
 	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/collectors/icebergscan"
 	"github.com/floe-project/floe/collectors/trinolive"
-	"github.com/floe-project/floe/control/store"
 )
 
 // Endpoints [Serve] can serve.
@@ -45,7 +44,7 @@ type ServeOptions struct {
 // Handler returns the HTTP handler of opts.Endpoint: each event is
 // normalized and stored in st as it arrives; one that cannot be is
 // answered with an error.
-func Handler(ctx context.Context, st *store.Store, opts ServeOptions) (http.Handler, error) {
+func Handler(ctx context.Context, st EventStore, opts ServeOptions) (http.Handler, error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -79,7 +78,7 @@ func Handler(ctx context.Context, st *store.Store, opts ServeOptions) (http.Hand
 // Serve serves the telemetry endpoint opts.Endpoint on ln until ctx is
 // cancelled, then shuts down gracefully; it returns nil after a clean
 // shutdown and the server's error otherwise.
-func Serve(ctx context.Context, ln net.Listener, st *store.Store, opts ServeOptions) error {
+func Serve(ctx context.Context, ln net.Listener, st EventStore, opts ServeOptions) error {
 	h, err := Handler(ctx, st, opts)
 	if err != nil {
 		return err

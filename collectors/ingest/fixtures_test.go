@@ -11,10 +11,10 @@ import (
 	"github.com/floe-project/floe/collectors/athena"
 	"github.com/floe-project/floe/collectors/duckdb"
 	"github.com/floe-project/floe/collectors/icebergscan"
+	"github.com/floe-project/floe/collectors/ingest"
 	"github.com/floe-project/floe/collectors/snowflake"
 	"github.com/floe-project/floe/collectors/spark"
 	"github.com/floe-project/floe/collectors/trino"
-	"github.com/floe-project/floe/control/ingest"
 	"github.com/floe-project/floe/control/store"
 )
 

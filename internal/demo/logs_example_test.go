@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/floe-project/floe/control/demo"
+	"github.com/floe-project/floe/internal/demo"
 )
 
 // Write a week of query logs from all six telemetry sources and list what

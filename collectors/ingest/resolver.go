@@ -12,7 +12,6 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-project/floe/analyzer/extract"
-	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/lake"
 )
 
@@ -26,6 +25,21 @@ type Resolver interface {
 	Schema(ctx context.Context, floeCatalog string, namespace []string, table string) (schema *iceberg.Schema, canonicalNamespace []string, canonicalName string, ok bool, err error)
 }
 
+// Catalogs is what ingestion needs to know of floe's configuration: the
+// floe catalogs, and which of them an engine's catalog name stands for.
+// The control plane's configuration (control/config's Config) implements
+// it; ingestion never reads the configuration file itself.
+type Catalogs interface {
+	// CatalogNames lists the floe catalogs, sorted.
+	CatalogNames() []string
+	// MapEngineCatalog returns the floe catalog that the catalog an
+	// engine named (engine "trino", say) maps to; an empty engineCatalog
+	// (a table name without a catalog part, in an event without a default
+	// catalog) maps to the default floe catalog. ok is false when nothing
+	// fits.
+	MapEngineCatalog(engine, engineCatalog string) (floeCatalog string, ok bool)
+}
+
 // OpenCatalogFunc opens the floe catalog called name.
 type OpenCatalogFunc func(ctx context.Context, name string) (catalog.Catalog, error)
 
@@ -33,7 +47,7 @@ type OpenCatalogFunc func(ctx context.Context, name string) (catalog.Catalog, er
 // opened once, each namespace's table list is read once, and each table's
 // schema is loaded once; it is safe for concurrent use.
 type CatalogResolver struct {
-	cfg  *config.Config
+	cats Catalogs
 	open OpenCatalogFunc
 
 	mu       sync.Mutex
@@ -56,12 +70,12 @@ type tableLocation struct {
 	ident    table.Identifier
 }
 
-// NewCatalogResolver returns a resolver over the catalogs of cfg, opened
-// on first use with open (typically a closure over [lake.OpenCatalog] and
-// cfg.Catalogs).
-func NewCatalogResolver(cfg *config.Config, open OpenCatalogFunc) *CatalogResolver {
+// NewCatalogResolver returns a resolver over the catalogs cats names,
+// opened on first use with open (typically a closure over
+// [lake.OpenCatalog] and the configured catalog properties).
+func NewCatalogResolver(cats Catalogs, open OpenCatalogFunc) *CatalogResolver {
 	return &CatalogResolver{
-		cfg:        cfg,
+		cats:       cats,
 		open:       open,
 		catalogs:   map[string]catalog.Catalog{},
 		namespaces: map[string][]table.Identifier{},
@@ -136,13 +150,8 @@ func (r *CatalogResolver) Locate(ctx context.Context, path string) (string, []st
 }
 
 func (r *CatalogResolver) indexLocations(ctx context.Context) error {
-	names := make([]string, 0, len(r.cfg.Catalogs))
-	for n := range r.cfg.Catalogs {
-		names = append(names, n)
-	}
-	slices.Sort(names)
 	r.locations = []tableLocation{}
-	for _, name := range names {
+	for _, name := range r.cats.CatalogNames() {
 		cat, err := r.catalog(ctx, name)
 		if err != nil {
 			return err
@@ -211,10 +220,11 @@ func normLocation(p string) string {
 }
 
 func (r *CatalogResolver) catalogName(name string) (string, bool) {
-	if _, ok := r.cfg.Catalogs[name]; ok {
+	names := r.cats.CatalogNames()
+	if slices.Contains(names, name) {
 		return name, true
 	}
-	for n := range r.cfg.Catalogs {
+	for _, n := range names {
 		if strings.EqualFold(n, name) {
 			return n, true
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/floe-project/floe/control/ingest"
+	"github.com/floe-project/floe/collectors/ingest"
 	"github.com/floe-project/floe/control/store"
 )
 

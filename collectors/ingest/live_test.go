@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/collectors"
-	"github.com/floe-project/floe/control/ingest"
+	"github.com/floe-project/floe/collectors/ingest"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/expr"
 )

@@ -3,8 +3,6 @@ package ingest
 import (
 	"context"
 	"fmt"
-	"github.com/floe-project/floe/expr"
-	"github.com/floe-project/floe/lake"
 	"slices"
 	"strings"
 	"sync"
@@ -15,8 +13,8 @@ import (
 	"github.com/floe-project/floe/analyzer/extract"
 	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/collectors/spark"
-	"github.com/floe-project/floe/control/config"
-	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/expr"
+	"github.com/floe-project/floe/lake"
 )
 
 // Dialect returns the SQL dialect of an engine's statements; ok is false
@@ -53,8 +51,8 @@ type Normalizer struct {
 	// negative keeps every text whole.
 	MaxSQLBytes int
 
-	cfg *config.Config
-	res Resolver
+	cats Catalogs
+	res  Resolver
 
 	mu    sync.Mutex
 	cache map[string]resolved
@@ -94,10 +92,10 @@ func (r resolved) qualified() string {
 // Options.MaxSQLBytes: 1 MiB, far above any hand-written statement.
 const DefaultMaxSQLBytes = 1 << 20
 
-// NewNormalizer returns a normalizer that maps engine catalogs with cfg
-// and finds tables with res.
-func NewNormalizer(cfg *config.Config, res Resolver) *Normalizer {
-	return &Normalizer{cfg: cfg, res: res, cache: map[string]resolved{}, located: map[string]resolved{},
+// NewNormalizer returns a normalizer that maps engine catalogs to floe
+// catalogs with cats and finds tables with res.
+func NewNormalizer(cats Catalogs, res Resolver) *Normalizer {
+	return &Normalizer{cats: cats, res: res, cache: map[string]resolved{}, located: map[string]resolved{},
 		unresolved: map[string]bool{}, warnings: map[string]bool{}}
 }
 
@@ -149,15 +147,8 @@ func (n *Normalizer) lookup(ctx context.Context, ev *collectors.QueryEvent, cat,
 	if r, ok := n.located[strings.ToLower(written)]; ok {
 		return r, written, nil
 	}
-	floeCat := n.cfg.DefaultCatalog
-	if cat != "" {
-		fc, ok := n.cfg.MapEngineCatalog(string(ev.Engine), cat)
-		if !ok {
-			return resolved{}, written, nil
-		}
-		floeCat = fc
-	}
-	if floeCat == "" || ns == "" || name == "" {
+	floeCat, ok := n.cats.MapEngineCatalog(string(ev.Engine), cat)
+	if !ok || floeCat == "" || ns == "" || name == "" {
 		return resolved{}, written, nil
 	}
 	key := strings.ToLower(floeCat + "\x00" + ns + "\x00" + name)
@@ -531,7 +522,7 @@ func (n *Normalizer) canonicalize(ev *collectors.QueryEvent, a *access) {
 	t.Catalog, t.Namespace, t.Name = a.r.catalog, lake.JoinParts(a.r.ns...), a.r.name
 	qualified := t.QualifiedName()
 	if a.meta != "" {
-		t.Evidence = store.MetadataEvidence(a.meta)
+		t.Evidence = collectors.MetadataEvidence(a.meta)
 		t.Filter, t.Columns = nil, nil
 		return
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/floe-project/floe/control/ingest"
+	"github.com/floe-project/floe/collectors/ingest"
 	"github.com/floe-project/floe/control/store"
 )
 

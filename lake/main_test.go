@@ -1,0 +1,13 @@
+package lake_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain checks for leaked goroutines: LoadState and the scan index fan
+// out over manifests.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
