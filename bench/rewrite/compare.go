@@ -82,6 +82,9 @@ type Measure struct {
 	PeakArrowBytes int64
 	PeakPoolBytes  int64
 	SpilledRuns    int
+	// Verify is the part of floe's run that checked the content it wrote
+	// (zero for DuckDB, which checks nothing).
+	Verify time.Duration
 }
 
 // RowsPerSecond is the throughput over the child's wall time.
@@ -336,6 +339,7 @@ func measure(r JobResult, u Usage) Measure {
 	return Measure{
 		Wall: u.Wall, CPU: u.CPU, MaxRSSBytes: u.MaxRSSBytes, RusageMaxRSSBytes: u.RusageMaxRSSBytes, MinorFaults: u.MinorFaults, Rows: r.Rows, Files: len(r.Files), Groups: len(r.Groups),
 		OutputBytes: r.OutputBytes, PeakArrowBytes: r.PeakArrowBytes, PeakPoolBytes: r.PeakPoolBytes, SpilledRuns: r.SpilledRuns,
+		Verify: time.Duration(r.VerifySeconds * float64(time.Second)),
 	}
 }
 
@@ -365,6 +369,7 @@ func median(ms []Measure) Measure {
 		PeakArrowBytes:    mid(func(m Measure) int64 { return m.PeakArrowBytes }),
 		PeakPoolBytes:     mid(func(m Measure) int64 { return m.PeakPoolBytes }),
 		SpilledRuns:       int(mid(func(m Measure) int64 { return int64(m.SpilledRuns) })),
+		Verify:            time.Duration(mid(func(m Measure) int64 { return int64(m.Verify) })),
 	}
 }
 

@@ -116,6 +116,10 @@ type JobResult struct {
 	// SpilledRuns and SpilledBytes describe floe's external sort.
 	SpilledRuns  int   `json:"spilled_runs,omitempty"`
 	SpilledBytes int64 `json:"spilled_bytes,omitempty"`
+	// VerifySeconds is the time floe's content check took (reading every
+	// output back and comparing its digest with the input's, summed over
+	// the groups): part of Seconds, never skipped.
+	VerifySeconds float64 `json:"verify_seconds,omitempty"`
 	// Seconds is the engine's own time for the rewrite, without process
 	// start-up.
 	Seconds float64 `json:"seconds"`
@@ -295,6 +299,7 @@ func runFloe(ctx context.Context, job Job) (res JobResult, err error) {
 		}
 		res.SpilledRuns += g.Stats.Sort.SpilledRuns
 		res.SpilledBytes += g.Stats.Sort.SpilledBytes
+		res.VerifySeconds += g.Stats.Content.Duration.Seconds()
 	}
 	if err := errors.Join(errs...); err != nil {
 		// Files of the groups that did succeed are left for the parent to

@@ -409,6 +409,12 @@ func benchRewrite(b *testing.B, name string, partitions int) {
 			res.Figures[s+".floe.peak_arrow_mib"] = mib(lr.Floe.PeakArrowBytes)
 			res.Figures[s+".floe.peak_pool_mib"] = mib(lr.Floe.PeakPoolBytes)
 			res.Figures[s+".floe.spilled_runs"] = float64(lr.Floe.SpilledRuns)
+			res.Figures[s+".floe.verify_s"] = lr.Floe.Verify.Seconds()
+			if lr.Floe.Wall > 0 {
+				// The share of floe's wall time spent reading its output
+				// back to check it: the price of "nothing changed".
+				res.Figures[s+".floe.verify_share"] = lr.Floe.Verify.Seconds() / lr.Floe.Wall.Seconds()
+			}
 			res.Figures[s+".throughput_ratio"] = lr.ThroughputRatio()
 			res.Figures[s+".rss_ratio"] = lr.RSSRatio()
 		})
