@@ -20,7 +20,7 @@ type StepDecision struct {
 }
 
 // Decide says which steps the table's policy and health call for, in run
-// order (expire, orphans, compact, manifests). A step runs when the
+// order (expire, orphans, compact, deletes, manifests). A step runs when the
 // policy enables it, needs no approval for it, and its trigger fired:
 //
 //   - expire: snapshots ≥ triggers.snapshots, or the oldest snapshot is
@@ -29,6 +29,11 @@ type StepDecision struct {
 //   - compact: small_file_ratio ≥ triggers.small_file_ratio,
 //     delete_ratio ≥ triggers.delete_ratio, or the mean clustering depth on
 //     a sort column ≥ triggers.clustering_depth;
+//   - deletes: position and equality delete files ≥
+//     triggers.delete_files (deletion vectors are one per data file at
+//     most, as few as they get, and not counted); what the step then does
+//     per partition is its planner's, by triggers.position_delete_files
+//     and triggers.equality_delete_ratio ([rewriter.PlanDeleteRewrite]);
 //   - manifests: manifests per 1,000 data files ≥
 //     triggers.manifests_per_1k_files (with at least two manifests).
 //
@@ -38,7 +43,10 @@ type StepDecision struct {
 // at, compact is not due until the table changes (any commit moves its
 // snapshot). Without this a trigger no rewrite can clear (partitions with
 // too few small files to bin-pack) would make a no-op run, and list the
-// table's location for orphans, every poll.
+// table's location for orphans, every poll. The delete step is held back
+// the same way (hist.UnchangedDeletes): delete files spread one per
+// partition, none dangling, fire the trigger and leave the planner
+// nothing to do.
 //
 // The layout a compaction writes, and a layout change waiting for
 // approval, are decided apart from this ([Service.Decide]).
@@ -55,7 +63,7 @@ func Decide(h lake.Health, p policy.Policy, hist History) []StepDecision {
 		return StepDecision{Step: step, Status: StatusNotDue, Reason: no}
 	}
 	gate := func(step string, enabled bool, approval string, d func() StepDecision) StepDecision {
-		key := map[string]string{StepExpire: "expire", StepOrphans: "orphans", StepCompact: "compact", StepManifests: "manifests"}[step]
+		key := map[string]string{StepExpire: "expire", StepOrphans: "orphans", StepCompact: "compact", StepDeletes: "deletes", StepManifests: "manifests"}[step]
 		switch {
 		case !enabled:
 			return skip(step, fmt.Sprintf("turned off by the policy (enabled.%s: false)", key))
@@ -65,7 +73,7 @@ func Decide(h lake.Health, p policy.Policy, hist History) []StepDecision {
 				akey = "binpack"
 			}
 			return skip(step, fmt.Sprintf("needs approval (approval.%s: required): run it by hand with 'floe %s'", akey, map[string]string{
-				StepExpire: "expire", StepOrphans: "orphans", StepCompact: "compact", StepManifests: "rewrite-manifests"}[step]))
+				StepExpire: "expire", StepOrphans: "orphans", StepCompact: "compact", StepDeletes: "rewrite-deletes", StepManifests: "rewrite-manifests"}[step]))
 		}
 		return d()
 	}
@@ -115,6 +123,18 @@ func Decide(h lake.Health, p policy.Policy, hist History) []StepDecision {
 			}
 			return due(StepCompact, true, fired, "")
 		}),
+		gate(StepDeletes, p.Enabled.Deletes, p.Approval.Deletes, func() StepDecision {
+			n := m.PositionDeleteFiles + m.EqualityDeleteFiles
+			counted := fmt.Sprintf("%d position and %d equality delete files", m.PositionDeleteFiles, m.EqualityDeleteFiles)
+			if t.DeleteFiles <= 0 || n < t.DeleteFiles {
+				return due(StepDeletes, false, "", fmt.Sprintf("%s: below triggers.delete_files %d", counted, t.DeleteFiles))
+			}
+			fired := fmt.Sprintf("%s ≥ triggers.delete_files %d", counted, t.DeleteFiles)
+			if u := hist.UnchangedDeletes; u != nil && h.SnapshotID != 0 && u.SnapshotID == h.SnapshotID {
+				return due(StepDeletes, false, "", fmt.Sprintf("%s, but delete maintenance run %s changed nothing at this snapshot (%d): not again until the table changes", fired, u.RunID, u.SnapshotID))
+			}
+			return due(StepDeletes, true, fired, "")
+		}),
 		gate(StepManifests, p.Enabled.Manifests, p.Approval.Manifests, func() StepDecision {
 			if t.ManifestsPer1kFiles > 0 && m.Manifests > 1 && per1k >= t.ManifestsPer1kFiles {
 				return due(StepManifests, true, fmt.Sprintf("%.0f manifests per 1,000 data files ≥ triggers.manifests_per_1k_files %.0f", per1k, t.ManifestsPer1kFiles), "")
@@ -131,11 +151,14 @@ type History struct {
 	// changed nothing; nil when that compaction changed the table, or
 	// there was none.
 	Unchanged *NoOpCompaction `json:"unchanged,omitempty"`
+	// UnchangedDeletes is the newest delete-maintenance step floe ran on
+	// the table, when it changed nothing; nil otherwise.
+	UnchangedDeletes *NoOpCompaction `json:"unchanged_deletes,omitempty"`
 }
 
-// NoOpCompaction is a compaction step that ran to the end and left the
-// table's files as it found them (nothing to rewrite, or nothing
-// committed).
+// NoOpCompaction is a compaction (or delete-maintenance) step that ran to
+// the end and left the table's files as it found them (nothing to
+// rewrite, or nothing committed).
 type NoOpCompaction struct {
 	RunID string `json:"run_id"`
 	// SnapshotID is the snapshot the table was at when that run ended: the
@@ -150,19 +173,26 @@ type NoOpCompaction struct {
 // [ListRuns] returns them). The newest compaction step that ran to the
 // end (done: a failed, skipped or not-due one says nothing of what a
 // rewrite can do) changed nothing when the table's snapshot before it is
-// the one after it. Records without snapshot ids (written before floe
-// recorded them) count as changes.
+// the one after it; so for the newest delete-maintenance step. Records
+// without snapshot ids (written before floe recorded them) count as
+// changes.
 func HistoryOf(runs []Run) History {
+	return History{Unchanged: noOpStep(runs, StepCompact), UnchangedDeletes: noOpStep(runs, StepDeletes)}
+}
+
+// noOpStep is the newest done step called name among runs, when it
+// changed nothing; nil otherwise.
+func noOpStep(runs []Run, name string) *NoOpCompaction {
 	for _, r := range runs {
 		if r.DryRun {
 			continue
 		}
 		for i, s := range r.Steps {
-			if s.Name != StepCompact || s.Status != StatusDone {
+			if s.Name != name || s.Status != StatusDone {
 				continue
 			}
 			if s.Before == nil || s.After == nil || s.Before.SnapshotID == 0 || s.Before.SnapshotID != s.After.SnapshotID {
-				return History{}
+				return nil
 			}
 			end := s.After.SnapshotID
 			for _, later := range r.Steps[i+1:] {
@@ -170,10 +200,10 @@ func HistoryOf(runs []Run) History {
 					end = later.After.SnapshotID
 				}
 			}
-			return History{Unchanged: &NoOpCompaction{RunID: r.ID, SnapshotID: end, At: s.EndedAt}}
+			return &NoOpCompaction{RunID: r.ID, SnapshotID: end, At: s.EndedAt}
 		}
 	}
-	return History{}
+	return nil
 }
 
 func decisionOf(ds []StepDecision, step string) (StepDecision, bool) {
@@ -195,7 +225,8 @@ func Disabled(p policy.Policy) []StepDecision {
 		step, key string
 		on        bool
 	}{{StepExpire, "expire", p.Enabled.Expire}, {StepOrphans, "orphans", p.Enabled.Orphans},
-		{StepCompact, "compact", p.Enabled.Compact}, {StepManifests, "manifests", p.Enabled.Manifests}} {
+		{StepCompact, "compact", p.Enabled.Compact}, {StepDeletes, "deletes", p.Enabled.Deletes},
+		{StepManifests, "manifests", p.Enabled.Manifests}} {
 		if !s.on {
 			out = append(out, StepDecision{Step: s.step, Status: StatusSkipped, Reason: fmt.Sprintf("turned off by the policy (enabled.%s: false)", s.key)})
 		}

@@ -22,7 +22,8 @@ import (
 type Request struct {
 	Table lake.Ident
 	// Steps are the steps asked for by name: a single-step verb (floe
-	// compact, expire, orphans, rewrite-manifests) names its own. Nil
+	// compact, expire, orphans, rewrite-deletes, rewrite-manifests) names
+	// its own. Nil
 	// asks for every step, in run order. A step asked for by name needs
 	// no further approval (approval.<step>: required means "only when a
 	// person asks for it"); its trigger still decides whether it is due.
@@ -69,6 +70,7 @@ type StepOptions struct {
 	Expire    rewriter.ExpireOptions
 	Orphans   rewriter.OrphanOptions
 	Compact   rewriter.CompactOptions
+	Deletes   rewriter.DeleteRewriteOptions
 	Manifests rewriter.ManifestOptions
 	// Skip leaves steps out (--skip): they are recorded as skipped.
 	Skip map[string]bool
@@ -151,7 +153,7 @@ func (s *Service) Decide(ctx context.Context, req Request) (Decision, error) {
 }
 
 // stepOrder is the order steps run in.
-var stepOrder = []string{StepExpire, StepOrphans, StepCompact, StepManifests}
+var stepOrder = []string{StepExpire, StepOrphans, StepCompact, StepDeletes, StepManifests}
 
 // decide is [Service.Decide]; with dry false (a run deciding under its
 // lease) an approved plan the table moved past is stored as stale.
@@ -284,7 +286,7 @@ func (r Request) Validate() error {
 func checkSkip(skip map[string]bool) error {
 	for step := range skip {
 		if !slices.Contains(stepOrder, step) {
-			return fmt.Errorf("skip %q: want expire, orphans, compact or manifests", step)
+			return fmt.Errorf("skip %q: want %s", step, strings.Join(stepOrder, ", "))
 		}
 	}
 	return nil
@@ -336,7 +338,7 @@ func (s *Service) stepOptions(req Request, d Decision, p policy.Policy) (Optimiz
 		}
 	}
 	opts := StepDefaults(p, OptimizeOptions{
-		Expire: so.Expire, Orphans: so.Orphans, Compact: so.Compact, Manifests: so.Manifests,
+		Expire: so.Expire, Orphans: so.Orphans, Compact: so.Compact, Deletes: so.Deletes, Manifests: so.Manifests,
 		Skip: skip, Now: s.now, Logger: s.log, Progress: req.Progress, OnPlan: req.OnPlan, Trigger: d.Trigger,
 		Engine:   EngineSelect{Engines: s.engines, Override: req.Engine},
 		Runner:   s.runner,
@@ -347,7 +349,7 @@ func (s *Service) stepOptions(req Request, d Decision, p policy.Policy) (Optimiz
 	})
 	opts.Compact.Layout = layout.Layout{Strategy: layout.StrategyBinpack}
 	var errs []error
-	for _, err := range []error{opts.Expire.Validate(), opts.Orphans.Validate(), opts.Compact.Validate(), opts.Manifests.Validate()} {
+	for _, err := range []error{opts.Expire.Validate(), opts.Orphans.Validate(), opts.Compact.Validate(), opts.Deletes.Validate(), opts.Manifests.Validate()} {
 		if err != nil {
 			errs = append(errs, rewriter.MarkInvalidOptions(err))
 		}
@@ -576,6 +578,8 @@ func approvalOf(p policy.Policy, step string) string {
 		return p.Approval.Orphans
 	case StepCompact:
 		return p.Approval.Binpack
+	case StepDeletes:
+		return p.Approval.Deletes
 	case StepManifests:
 		return p.Approval.Manifests
 	}
@@ -590,6 +594,8 @@ func setApproval(p *policy.Policy, step, v string) {
 		p.Approval.Orphans = v
 	case StepCompact:
 		p.Approval.Binpack = v
+	case StepDeletes:
+		p.Approval.Deletes = v
 	case StepManifests:
 		p.Approval.Manifests = v
 	}

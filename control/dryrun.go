@@ -36,11 +36,12 @@ type DryRunStep struct {
 	// decision) StatusNotDue.
 	Status RunStatus `json:"status"`
 	// Reason says why a step does not run.
-	Reason    string                 `json:"reason,omitempty"`
-	Expire    *rewriter.ExpirePlan   `json:"expire,omitempty"`
-	Orphans   *rewriter.OrphanPlan   `json:"orphans,omitempty"`
-	Compact   *rewriter.CompactPlan  `json:"compact,omitempty"`
-	Manifests *rewriter.ManifestPlan `json:"manifests,omitempty"`
+	Reason    string                      `json:"reason,omitempty"`
+	Expire    *rewriter.ExpirePlan        `json:"expire,omitempty"`
+	Orphans   *rewriter.OrphanPlan        `json:"orphans,omitempty"`
+	Compact   *rewriter.CompactPlan       `json:"compact,omitempty"`
+	Deletes   *rewriter.DeleteRewritePlan `json:"deletes,omitempty"`
+	Manifests *rewriter.ManifestPlan      `json:"manifests,omitempty"`
 }
 
 // StatusPlanned is the status of a [DryRunStep] that would run.
@@ -51,7 +52,7 @@ const StatusPlanned RunStatus = "planned"
 // layout against the schema, an approved plan that is not stale) and plans
 // each step that is not skipped with the planner the run uses
 // ([PlanExpire], [PlanOrphans], [rewriter.PlanCompaction],
-// [rewriter.PlanManifestRewrite]). It records no run and moves no plan (a
+// [rewriter.PlanDeleteRewrite], [rewriter.PlanManifestRewrite]). It records no run and moves no plan (a
 // stale plan is reported, not marked). Errors from bad options wrap
 // [rewriter.ErrInvalidOptions].
 func PlanOptimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake.Ident, opts OptimizeOptions) (DryRun, error) {
@@ -108,6 +109,10 @@ func PlanOptimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id 
 			var p rewriter.CompactPlan
 			p, err = rewriter.PlanCompaction(state, co)
 			step.Compact = &p
+		case StepDeletes:
+			var p rewriter.DeleteRewritePlan
+			p, err = rewriter.PlanDeleteRewrite(ctx, state, deleteOptions(opts, "", nil))
+			step.Deletes = &p
 		case StepManifests:
 			var p rewriter.ManifestPlan
 			p, err = rewriter.PlanManifestRewrite(ctx, state, opts.Manifests)
@@ -143,6 +148,11 @@ func checkOptimize(ctx context.Context, cat catalog.Catalog, id lake.Ident, opts
 	if !opts.Skip[StepCompact] {
 		if err := rewriter.CheckCompaction(state, opts.Compact); err != nil {
 			errs = append(errs, fmt.Errorf("compact: %w", err))
+		}
+	}
+	if !opts.Skip[StepDeletes] {
+		if err := opts.Deletes.Validate(); err != nil {
+			errs = append(errs, rewriter.MarkInvalidOptions(fmt.Errorf("deletes: %w", err)))
 		}
 	}
 	if !opts.Skip[StepManifests] {

@@ -3,6 +3,7 @@ package control
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
@@ -56,6 +57,47 @@ func manifestsStep(ctx context.Context, cat catalog.Catalog, id lake.Ident, opts
 		return StepReport{}, err
 	}
 	return RewriteManifestsOn(ctx, cat, state, opts.Manifests, opts.Engine)
+}
+
+// deletesStep plans the delete maintenance of table id
+// ([rewriter.PlanDeleteRewrite]) and carries the plan out
+// ([rewriter.RewriteDeletes]). It always runs natively, whatever engine
+// the run's other steps take: floe reads the position deletes, writes the
+// merged files and deletion vectors, and checks each change by reading the
+// live rows before and after; no engine offers that check.
+func deletesStep(ctx context.Context, cat catalog.Catalog, id lake.Ident, do rewriter.DeleteRewriteOptions, onPlan func(StepReport)) (StepReport, error) {
+	state, err := loadState(ctx, cat, id)
+	if err != nil {
+		return StepReport{}, err
+	}
+	plan, err := rewriter.PlanDeleteRewrite(ctx, state, do)
+	if err != nil || len(plan.Actions) == 0 {
+		return StepReport{DeletePlan: &plan}, err
+	}
+	onPlan(StepReport{DeletePlan: &plan})
+	res, err := rewriter.RewriteDeletes(ctx, state, plan, do)
+	return StepReport{Deletes: &res}, err
+}
+
+// deleteOptions are the delete step's options of a run: opts.Deletes,
+// whose rewrites (the apply action's bin-pack compaction) take the
+// compaction's target file size and memory budget — never its layout or
+// the layout's declaration —, commit under runID and log to log (nil: no
+// logger, for a dry run).
+func deleteOptions(opts OptimizeOptions, runID string, log *slog.Logger) rewriter.DeleteRewriteOptions {
+	do := opts.Deletes
+	if do.Compact.TargetFileSizeBytes == 0 {
+		do.Compact.TargetFileSizeBytes = opts.Compact.TargetFileSizeBytes
+	}
+	if do.Compact.Group.MemoryBytes == 0 {
+		do.Compact.Group.MemoryBytes = opts.Compact.Group.MemoryBytes
+	}
+	if do.Compact.Group.TempDir == "" {
+		do.Compact.Group.TempDir = opts.Compact.Group.TempDir
+	}
+	do.Compact.Commit.RunID = runID
+	do.Compact.Logger = log
+	return do
 }
 
 // stepState loads table id and what its step needs of it ([EngineSelect.StepState]).

@@ -210,6 +210,18 @@ func TestHistoryOf(t *testing.T) {
 	require.Nil(t, control.HistoryOf([]control.Run{changed, noop}).Unchanged, "the newest compaction changed the table")
 	require.Nil(t, control.HistoryOf([]control.Run{legacy, noop}).Unchanged)
 	require.Nil(t, control.HistoryOf(nil).Unchanged)
+	require.Nil(t, h.UnchangedDeletes, "no delete step ran")
+
+	// The delete step's no-op is read the same way, apart from the
+	// compaction's.
+	deletes := control.Run{ID: "r3", Steps: []control.Step{
+		step(control.StepCompact, control.StatusDone, sh(9), sh(10)),
+		step(control.StepDeletes, control.StatusDone, sh(10), sh(10)),
+		step(control.StepManifests, control.StatusDone, sh(10), sh(11)),
+	}}
+	hd := control.HistoryOf([]control.Run{deletes, noop})
+	require.Nil(t, hd.Unchanged, "the newest compaction changed the table")
+	require.Equal(t, &control.NoOpCompaction{RunID: "r3", SnapshotID: 11, At: at}, hd.UnchangedDeletes)
 
 	// Decide backs off at that snapshot only.
 	p := policy.Default()

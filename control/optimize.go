@@ -24,15 +24,19 @@ const (
 	StepExpire    = "expire"
 	StepOrphans   = "orphans"
 	StepCompact   = "compact"
+	StepDeletes   = "deletes"
 	StepManifests = "manifests"
 )
 
 // OptimizeOptions configure [Optimize]. Each step's options keep their own
 // defaults; Skip names steps not to run.
 type OptimizeOptions struct {
-	Expire    rewriter.ExpireOptions
-	Orphans   rewriter.OrphanOptions
-	Compact   rewriter.CompactOptions
+	Expire  rewriter.ExpireOptions
+	Orphans rewriter.OrphanOptions
+	Compact rewriter.CompactOptions
+	// Deletes tune the delete-maintenance step ([rewriter.RewriteDeletes]);
+	// its rewrites take Compact's target file size when it sets none.
+	Deletes   rewriter.DeleteRewriteOptions
 	Manifests rewriter.ManifestOptions
 	// Skip lists steps to leave out (StepExpire, …).
 	Skip map[string]bool
@@ -84,7 +88,7 @@ type OptimizeOptions struct {
 	// table's own catalog.
 	Catalogs Catalogs
 	// Steps, when set, are the only steps run and recorded (a
-	// single-step verb's); nil: all four.
+	// single-step verb's); nil: all of them.
 	Steps []string
 	// User is who asked for the run, recorded with it.
 	User string
@@ -98,7 +102,8 @@ type OptimizeOptions struct {
 }
 
 // Optimize runs the maintenance steps on one table — expire snapshots,
-// remove orphan files, compact into the layout, rewrite manifests — and
+// remove orphan files, compact into the layout, maintain delete files,
+// rewrite manifests — and
 // records the run and each step, with before/after health metrics and the
 // step's own report, in the state store. The first failing step fails the
 // run: Optimize returns its error, the run is stored as failed with the error
@@ -253,6 +258,9 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 			co.Progress = opts.Progress
 			co.Logger = log
 			return compactStep(ctx, cat, id, state, co, opts.Engine, opts.onPlan(StepCompact))
+		}},
+		{StepDeletes, func(ctx context.Context) (StepReport, error) {
+			return deletesStep(ctx, cat, id, deleteOptions(opts, run.ID, log), opts.onPlan(StepDeletes))
 		}},
 		{StepManifests, func(ctx context.Context) (StepReport, error) {
 			return manifestsStep(ctx, cat, id, opts)

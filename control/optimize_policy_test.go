@@ -178,8 +178,11 @@ func TestDecide(t *testing.T) {
 		{"deletes", lake.Metrics{DataFiles: 10, DeleteFiles: 3, DeleteToDataRatio: 0.3}, 2, true, "delete ratio 0.30"},
 		{"clustering", lake.Metrics{DataFiles: 10, Clustering: []lake.Clustering{{Column: "ts", AverageDepth: 6}}}, 2, true, "clustering depth 6.0 on ts"},
 		{"healthy files", lake.Metrics{DataFiles: 10, SmallFileRatio: 0.1}, 2, false, "below every trigger"},
-		{"manifests", lake.Metrics{DataFiles: 100, Manifests: 10}, 3, true, "100 manifests per 1,000 data files"},
-		{"few manifests", lake.Metrics{DataFiles: 1000, Manifests: 10}, 3, false, "below triggers.manifests_per_1k_files 50"},
+		{"delete files", lake.Metrics{DataFiles: 100, DeleteFiles: 10, PositionDeleteFiles: 8, EqualityDeleteFiles: 2}, 3, true, "8 position and 2 equality delete files ≥ triggers.delete_files 10"},
+		{"few delete files", lake.Metrics{DataFiles: 100, DeleteFiles: 9, PositionDeleteFiles: 9}, 3, false, "9 position and 0 equality delete files: below triggers.delete_files 10"},
+		{"deletion vectors not counted", lake.Metrics{DataFiles: 100, DeleteFiles: 60, DeletionVectors: 60}, 3, false, "0 position and 0 equality delete files"},
+		{"manifests", lake.Metrics{DataFiles: 100, Manifests: 10}, 4, true, "100 manifests per 1,000 data files"},
+		{"few manifests", lake.Metrics{DataFiles: 1000, Manifests: 10}, 4, false, "below triggers.manifests_per_1k_files 50"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -197,6 +200,16 @@ func TestDecide(t *testing.T) {
 	require.False(t, d.Run)
 	require.Equal(t, control.StatusSkipped, d.Status)
 	require.Contains(t, d.Reason, "approval.expire: required")
+
+	// A delete step that changed nothing at this snapshot is not due
+	// again until the table moves; the compaction's history is its own.
+	m := lake.Metrics{DataFiles: 100, PositionDeleteFiles: 12}
+	hist := control.History{UnchangedDeletes: &control.NoOpCompaction{RunID: "r1", SnapshotID: 7}}
+	d = control.Decide(lake.Health{SnapshotID: 7, Metrics: m}, p, hist)[3]
+	require.False(t, d.Run)
+	require.Contains(t, d.Reason, "delete maintenance run r1 changed nothing at this snapshot (7)")
+	require.True(t, control.Decide(lake.Health{SnapshotID: 8, Metrics: m}, p, hist)[3].Run, "the table moved")
+	require.True(t, control.Decide(lake.Health{SnapshotID: 7, Metrics: m}, p, control.History{Unchanged: hist.UnchangedDeletes})[3].Run)
 }
 
 func dataFiles(t *testing.T, tbl *table.Table) []lake.File {

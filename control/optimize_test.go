@@ -77,7 +77,7 @@ func TestOptimizeRecordsEveryStep(t *testing.T) {
 		require.NotEmpty(t, s.Before)
 		require.NotEmpty(t, s.After)
 	}
-	require.Equal(t, []string{control.StepExpire, control.StepOrphans, control.StepCompact, control.StepManifests}, steps)
+	require.Equal(t, []string{control.StepExpire, control.StepOrphans, control.StepCompact, control.StepDeletes, control.StepManifests}, steps)
 	tbl, err = lake.LoadTable(ctx, w.Catalog, id)
 	require.NoError(t, err)
 	got, err := oracle.ChecksumIceberg(ctx, tbl)
@@ -158,15 +158,17 @@ func TestPlanOptimize(t *testing.T) {
 	for _, s := range dry.Steps {
 		steps = append(steps, s.Step+":"+string(s.Status))
 	}
-	require.Equal(t, []string{"expire:planned", "orphans:skipped", "compact:planned", "manifests:planned"}, steps)
+	require.Equal(t, []string{"expire:planned", "orphans:skipped", "compact:planned", "deletes:planned", "manifests:planned"}, steps)
 	require.NotNil(t, dry.Steps[0].Expire)
 	require.NotEmpty(t, dry.Steps[0].Expire.Snapshots, "all but the newest snapshot are older than 1ms")
 	require.Nil(t, dry.Steps[1].Orphans)
 	require.NotNil(t, dry.Steps[2].Compact)
 	require.NotEmpty(t, dry.Steps[2].Compact.Groups)
 	require.Equal(t, "sort(id)", dry.Steps[2].Compact.Layout)
-	require.NotNil(t, dry.Steps[3].Manifests)
-	require.Positive(t, dry.Steps[3].Manifests.Rewrite, "eight appends left eight manifests to cluster")
+	require.NotNil(t, dry.Steps[3].Deletes)
+	require.Empty(t, dry.Steps[3].Deletes.Actions, "the table has no deletes")
+	require.NotNil(t, dry.Steps[4].Manifests)
+	require.Positive(t, dry.Steps[4].Manifests.Rewrite, "eight appends left eight manifests to cluster")
 
 	runs, err := st.Runs(ctx, "", 0)
 	require.NoError(t, err)

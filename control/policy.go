@@ -114,13 +114,27 @@ func CompactDefaults(p policy.Policy, o rewriter.CompactOptions) rewriter.Compac
 	return o
 }
 
-// StepDefaults applies [ExpireDefaults], [OrphanDefaults] and
-// [CompactDefaults] to an optimize run's options, and makes the
-// policy's engine key choose the engine of each step.
+// DeleteDefaults fills the thresholds of delete maintenance from the
+// policy (triggers.position_delete_files, triggers.equality_delete_ratio)
+// when o leaves them unset.
+func DeleteDefaults(p policy.Policy, o rewriter.DeleteRewriteOptions) rewriter.DeleteRewriteOptions {
+	if o.MinPositionDeleteFiles == 0 && p.Triggers.PositionDeleteFiles > 0 {
+		o.MinPositionDeleteFiles = p.Triggers.PositionDeleteFiles
+	}
+	if o.EqualityDeleteRatio == 0 && p.Triggers.EqualityDeleteRatio > 0 {
+		o.EqualityDeleteRatio = p.Triggers.EqualityDeleteRatio
+	}
+	return o
+}
+
+// StepDefaults applies [ExpireDefaults], [OrphanDefaults],
+// [CompactDefaults] and [DeleteDefaults] to an optimize run's options,
+// and makes the policy's engine key choose the engine of each step.
 func StepDefaults(p policy.Policy, o OptimizeOptions) OptimizeOptions {
 	o.Expire = ExpireDefaults(p, o.Expire)
 	o.Orphans = OrphanDefaults(p, o.Orphans)
 	o.Compact = CompactDefaults(p, o.Compact)
+	o.Deletes = DeleteDefaults(p, o.Deletes)
 	o.Engine.Policy = p
 	return o
 }

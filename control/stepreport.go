@@ -21,6 +21,8 @@ type StepReport struct {
 	Orphans      *rewriter.OrphanResult
 	CompactPlan  *rewriter.CompactPlan
 	Compact      *rewriter.CompactResult
+	DeletePlan   *rewriter.DeleteRewritePlan
+	Deletes      *rewriter.DeleteRewriteResult
 	ManifestPlan *rewriter.ManifestPlan
 	Manifests    *rewriter.ManifestResult
 	Engine       *DistributedReport
@@ -41,6 +43,10 @@ func (r StepReport) value() any {
 		return r.CompactPlan
 	case r.Compact != nil:
 		return r.Compact
+	case r.DeletePlan != nil:
+		return r.DeletePlan
+	case r.Deletes != nil:
+		return r.Deletes
 	case r.ManifestPlan != nil:
 		return r.ManifestPlan
 	case r.Manifests != nil:
@@ -97,6 +103,12 @@ func decodeStepReport(name string, raw json.RawMessage) (StepReport, error) {
 	case name == StepCompact:
 		r.CompactPlan = &rewriter.CompactPlan{}
 		v = r.CompactPlan
+	case name == StepDeletes && has("plan"):
+		r.Deletes = &rewriter.DeleteRewriteResult{}
+		v = r.Deletes
+	case name == StepDeletes:
+		r.DeletePlan = &rewriter.DeleteRewritePlan{}
+		v = r.DeletePlan
 	case name == StepManifests && has("no_op"):
 		r.Manifests = &rewriter.ManifestResult{}
 		v = r.Manifests

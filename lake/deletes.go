@@ -24,11 +24,11 @@ import (
 // file, each vector its own manifest entry with the same path: counted,
 // checked or removed by path, 23 of 24 vectors would go unseen.
 type DeleteKey struct {
-	Path               string
-	ReferencedDataFile string
+	Path               string `json:"path"`
+	ReferencedDataFile string `json:"referenced_data_file"`
 	// ContentOffset is the blob's offset of a deletion vector; -1 for a
 	// delete file.
-	ContentOffset int64
+	ContentOffset int64 `json:"offset"`
 }
 
 // String renders the key for messages: the path, and for a vector the

@@ -142,7 +142,7 @@ type DeleteAction struct {
 // DeleteRewritePlan is what delete maintenance would do.
 type DeleteRewritePlan struct {
 	Table         string         `json:"table"`
-	SnapshotID    int64          `json:"snapshot_id"`
+	SnapshotID    int64          `json:"snapshot_id,string"`
 	FormatVersion int            `json:"format_version"`
 	Actions       []DeleteAction `json:"actions"`
 	// DeletesBefore counts the table's deletes (files, and vectors one by

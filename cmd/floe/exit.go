@@ -97,7 +97,7 @@ var (
 		"version": true,
 	}
 	tableWriterVerbs = map[string]bool{
-		"compact": true, "optimize": true, "rewrite-manifests": true, "expire": true, "orphans": true, "demo": true,
+		"compact": true, "optimize": true, "rewrite-manifests": true, "rewrite-deletes": true, "expire": true, "orphans": true, "demo": true,
 	}
 )
 

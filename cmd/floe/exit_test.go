@@ -152,6 +152,7 @@ func TestExitCodesOnTables(t *testing.T) {
 		{"expire", "nosuch.table", "--dry-run"},
 		{"orphans", "nosuch.table"},
 		{"rewrite-manifests", "nosuch.table"},
+		{"rewrite-deletes", "nosuch.table"},
 		{"runs", "nosuch.table"},
 		{"queries", "--table", "nosuch.table"},
 		{"queries", "--table", "nosuch.table", "--events", "-o", "json"},

@@ -48,6 +48,8 @@ func TestJSONShapeGolden(t *testing.T) {
 		{"expire", []string{"expire", "web.events", "--older-than", "0s", "--retain-last", "5"}},
 		{"orphans", []string{"orphans", "web.events", "--dry-run"}},
 		{"rewrite-manifests", []string{"rewrite-manifests", "web.events"}},
+		{"rewrite-deletes-dry-run", []string{"rewrite-deletes", "crm.accounts", "--min-position-delete-files", "2", "--dry-run"}},
+		{"rewrite-deletes", []string{"rewrite-deletes", "crm.accounts"}},
 		{"plan", []string{"plan", "web.events", "--since", since, "--layout", "sort(tenant_id)", "--target-file-size", "32KiB", "--allow-small-target-file-size", "--force"}},
 	}
 	for _, s := range steps {

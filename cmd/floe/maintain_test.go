@@ -68,7 +68,7 @@ func TestMaintenanceVerbs(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	r := runResultOf(t, []byte(out))
 	require.Equal(t, control.StatusDone, r.Run.Status)
-	require.Len(t, r.Run.Steps, 4)
+	require.Len(t, r.Run.Steps, 5, "expire, orphans, compact, deletes, manifests")
 	require.Equal(t, before, sum(), "optimize changed the rows")
 
 	// Every change is a run: the compaction's and the optimize's.

@@ -118,7 +118,7 @@ their reason. Flags still override the policy's values (--expire-older-than,
 	fl.IntVar(&opts.RetainLast, "retain-last", 0, "always keep this many newest snapshots, at least 1 (default: the table's history.expire.min-snapshots-to-keep, 1 unless set)")
 	fl.Var((*durationValue)(&opts.OrphanAge), "orphan-older-than", fmt.Sprintf("remove orphan files older than this (default %gh, minimum 24h)", rewriter.DefaultOrphanAge.Hours()))
 	fl.StringVar(&opts.ManifestSize, "manifest-target-size", "8MiB", "target manifest size")
-	fl.StringSliceVar(&opts.Skip, "skip", nil, "steps to leave out: expire, orphans, compact, manifests")
+	fl.StringSliceVar(&opts.Skip, "skip", nil, "steps to leave out: expire, orphans, compact, deletes, manifests")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "check everything and print what each step would do; change and record nothing")
 	fl.StringVar(&opts.PlanID, "plan", "", "run this approved plan (see 'floe plan'); TABLE is then optional")
 	addEngineFlag(cmd, &opts.Engine)

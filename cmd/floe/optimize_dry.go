@@ -56,6 +56,8 @@ func dryRunStepText(s control.DryRunStep) string {
 			msg += fmt.Sprintf("; %d partitions deferred by the budget", len(p.Deferred))
 		}
 		return msg
+	case s.Deletes != nil:
+		return deletesStepText(*s.Deletes)
 	case s.Manifests != nil:
 		p := s.Manifests
 		if p.Rewrite == 0 {

@@ -45,6 +45,7 @@ With no configuration floe uses an embedded local warehouse in ./floe-data
 		newCompactCmd(f, nil),
 		newExpireCmd(f, nil),
 		newOrphansCmd(f, nil),
+		newRewriteDeletesCmd(f, nil),
 		newRewriteManifestsCmd(f, nil),
 		newOptimizeCmd(f, nil),
 		newPlanCmd(f, nil),

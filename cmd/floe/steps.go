@@ -14,7 +14,8 @@ import (
 	"github.com/floe-project/floe/rewriter"
 )
 
-// The single-step verbs (compact, expire, orphans, rewrite-manifests) ask
+// The single-step verbs (compact, expire, orphans, rewrite-deletes,
+// rewrite-manifests) ask
 // the service for their step by name: the same decision as that step of
 // floe optimize, a run record and the table's lease. These print what a
 // step planned or did.
@@ -96,6 +97,10 @@ func printStepReport(ios *IOStreams, table string, s control.Step) {
 		fmt.Fprintf(w, "%s: deleted %d orphan files, reclaimed %s\n", table, len(o.Deleted), config.FormatSize(o.Bytes))
 	case r.OrphanPlan != nil:
 		printOrphanPlan(w, table, *r.OrphanPlan)
+	case r.Deletes != nil:
+		printDeletesResult(w, table, s)
+	case r.DeletePlan != nil:
+		_ = printDeletePlan(w, table, "", *r.DeletePlan)
 	case r.Manifests != nil:
 		m := r.Manifests
 		if m.NoOp {
@@ -188,6 +193,8 @@ func planPrinter(w io.Writer, table string) func(string, control.StepReport) {
 			fmt.Fprintf(w, "%s: expiring %d snapshots older than %s (keeping %d)\n", table, len(p.Snapshots), formatCutoff(p.Cutoff), p.Retained)
 		case r.OrphanPlan != nil:
 			printOrphanPlan(w, table, *r.OrphanPlan)
+		case r.DeletePlan != nil:
+			_ = printDeletePlan(w, table, "maintaining", *r.DeletePlan)
 		}
 	}
 }
@@ -201,6 +208,8 @@ func printStepPlan(w io.Writer, table string, s control.DryRunStep) error {
 		printExpirePlan(w, table, *s.Expire)
 	case s.Orphans != nil:
 		printOrphanPlan(w, table, *s.Orphans)
+	case s.Deletes != nil:
+		return printDeletePlan(w, table, "would maintain", *s.Deletes)
 	case s.Manifests != nil:
 		fmt.Fprintf(w, "%s: %s\n", table, dryRunStepText(s))
 	}

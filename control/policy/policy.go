@@ -31,10 +31,10 @@ type Policy struct {
 	// Layout is LayoutAuto, LayoutNone or a layout spec.
 	Layout   string
 	Approval struct {
-		Layout, Binpack, Expire, Orphans, Manifests string
+		Layout, Binpack, Expire, Orphans, Manifests, Deletes string
 	}
 	Enabled struct {
-		Expire, Orphans, Compact, Manifests bool
+		Expire, Orphans, Compact, Manifests, Deletes bool
 	}
 	Mode     string
 	Schedule string
@@ -66,6 +66,17 @@ type Triggers struct {
 	Snapshots           int
 	ManifestsPer1kFiles float64
 	ClusteringDepth     float64
+	// DeleteFiles is how many position and equality delete files make
+	// the delete-maintenance step due (deletion vectors, one per data
+	// file at most, are not counted).
+	DeleteFiles int
+	// PositionDeleteFiles is how many position delete files a partition
+	// of a format 1 or 2 table needs for the step to merge them.
+	PositionDeleteFiles int
+	// EqualityDeleteRatio is the share of a partition's records its
+	// equality deletes must delete for the step to rewrite the partition
+	// with them applied.
+	EqualityDeleteRatio float64
 }
 
 // Level is where a setting came from.

@@ -110,12 +110,14 @@ func TestDefaultPolicy(t *testing.T) {
 	require.Equal(t, policy.LayoutAuto, p.Layout)
 	require.Equal(t, policy.ApprovalRequired, p.Approval.Layout)
 	require.Equal(t, policy.ApprovalAuto, p.Approval.Binpack)
-	require.True(t, p.Enabled.Expire && p.Enabled.Orphans && p.Enabled.Compact && p.Enabled.Manifests)
+	require.True(t, p.Enabled.Expire && p.Enabled.Orphans && p.Enabled.Compact && p.Enabled.Manifests && p.Enabled.Deletes)
+	require.Equal(t, policy.ApprovalAuto, p.Approval.Deletes)
 	require.Equal(t, policy.ModeAdaptive, p.Mode)
 	require.Equal(t, 30*24*time.Hour, p.MaxPayback)
 	require.Equal(t, 5*time.Minute, p.PollInterval)
 	require.Equal(t, 2, p.AlertAfterFailures)
-	require.Equal(t, policy.Triggers{SmallFileRatio: 0.3, DeleteRatio: 0.2, Snapshots: 500, ManifestsPer1kFiles: 50, ClusteringDepth: 4}, p.Triggers)
+	require.Equal(t, policy.Triggers{SmallFileRatio: 0.3, DeleteRatio: 0.2, Snapshots: 500, ManifestsPer1kFiles: 50, ClusteringDepth: 4,
+		DeleteFiles: 10, PositionDeleteFiles: 2, EqualityDeleteRatio: 0.3}, p.Triggers)
 }
 
 func TestGlobTie(t *testing.T) {

@@ -37,6 +37,10 @@ func TestBoundsRefused(t *testing.T) {
 		{"engine threshold of bytes", "default:\n  auto_engine_bytes: 100\n", `default.auto_engine_bytes: 100B: want at least 1MiB`},
 		{"health ratio above one", "default:\n  health: {small_file_ratio: {warning: 3}}\n", `default.health.small_file_ratio.warning: 3: want at most 1`},
 		{"negative health count", "default:\n  health: {manifests: {critical: -10}}\n", `default.health.manifests.critical: -10: want at least 0`},
+		{"delete files negative", "default:\n  triggers: {delete_files: -1}\n", `default.triggers.delete_files: -1: want at least 0`},
+		{"merge one delete file", "default:\n  triggers: {position_delete_files: 1}\n", `default.triggers.position_delete_files: 1: want at least 2`},
+		{"equality ratio of nothing", "default:\n  triggers: {equality_delete_ratio: 0}\n", `default.triggers.equality_delete_ratio: 0: want at least 0.01`},
+		{"equality ratio above one", "default:\n  triggers: {equality_delete_ratio: 2}\n", `default.triggers.equality_delete_ratio: 2: want at most 1`},
 		{"cron every second", "default:\n  schedule: \"@every 1s\"\n", `default.schedule: "@every 1s": fires every 1s: want at most once a minute`},
 	}
 	for _, tt := range tests {
@@ -55,7 +59,9 @@ func TestBoundsAccepted(t *testing.T) {
   target_file_size: 4MiB
   freshness_sla: 0s
   poll_interval: 1s
-  triggers: {small_file_ratio: 1, snapshots: 0, clustering_depth: 0, delete_ratio: 0}
+  triggers: {small_file_ratio: 1, snapshots: 0, clustering_depth: 0, delete_ratio: 0, delete_files: 0, position_delete_files: 2, equality_delete_ratio: 1}
+  enabled: {deletes: false}
+  approval: {deletes: required}
   max_bytes_per_run: 1MiB
   schedule: "@hourly"
   health: {partition_skew: {warning: 0}, min_files: 0}
@@ -66,6 +72,11 @@ func TestBoundsAccepted(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(4<<20), eff.Policy.TargetFileSizeBytes)
 	require.Zero(t, eff.Policy.FreshnessSLA)
+	require.Zero(t, eff.Policy.Triggers.DeleteFiles)
+	require.Equal(t, 2, eff.Policy.Triggers.PositionDeleteFiles)
+	require.InDelta(t, 1.0, eff.Policy.Triggers.EqualityDeleteRatio, 1e-9)
+	require.False(t, eff.Policy.Enabled.Deletes)
+	require.Equal(t, policy.ApprovalRequired, eff.Policy.Approval.Deletes)
 }
 
 // TestTargetFloor: a target below 4MiB is what a size written without its
