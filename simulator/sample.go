@@ -77,6 +77,9 @@ type Sample struct {
 	// coded holds each concatenated column in the size model's form (see
 	// codedColumn), built on first use.
 	coded []codedState
+	// curPerm is the sample's rows in today's order (see currentPerm), built once.
+	curPermOnce sync.Once
+	curPerm     []int32
 	// mu guards the per-column values and quantile fits below, which every
 	// layout projected from the sample shares (see [Project], which projects
 	// layouts concurrently).

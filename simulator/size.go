@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -44,14 +46,8 @@ func (s *Sample) sizeRatio(perm []int32, targetFileSizeBytes int64) (float64, er
 		return 1, nil
 	}
 	liveRows := float64(s.Rows) / s.Fraction
-	fraction := s.Fraction
-	if step := (len(perm) + sizeModelRows - 1) / sizeModelRows; step > 1 {
-		thin := make([]int32, 0, len(perm)/step+1)
-		for i := 0; i < len(perm); i += step {
-			thin = append(thin, perm[i])
-		}
-		perm, fraction = thin, fraction*float64(len(thin))/float64(s.Rows)
-	}
+	order := perm
+	perm, fraction := thinned(perm, s.Fraction)
 	// Rows of a row group as the rewriter cuts them (an eighth of a file), at
 	// today's bytes per row: the scale its dictionary decision is made at.
 	rgRows := int64(max(1, liveRows*min(1, float64(targetFileSizeBytes)/8/float64(max(s.TableBytes, 1)))))
@@ -70,28 +66,93 @@ func (s *Sample) sizeRatio(perm []int32, targetFileSizeBytes int64) (float64, er
 		if err != nil {
 			return 1, err
 		}
-		col := cols[ci]
-		// Only dictionary-encoded columns are modelled: a bounded domain whose runs
-		// and narrowed ranges the layout creates. A column written plain keeps its
-		// size: extrapolating plain, high-cardinality values from a sparse sample
-		// was found to be unreliable (sorted timestamps came out larger than today).
-		c, err := s.codedColumn(ci, col, rgRows)
+		c, err := s.codedColumn(ci, cols[ci], rgRows)
 		if err != nil {
 			return 1, fmt.Errorf("size model: column %s: %w", fld.Name, err)
 		}
-		if !c.dict {
+		// Every column is judged against itself in today's order, encoded from the
+		// sample at the same density and brought to the table's alike, so that what
+		// the model gets wrong about both cancels: a column the layout leaves as
+		// random as today comes out at today's bytes.
+		cand, ok, err := s.bytesPerRow(c, fld, ci, order, perm, fraction)
+		if err != nil {
+			return 1, fmt.Errorf("size model: column %s: %w", fld.Name, err)
+		}
+		cur, err := s.currentBytesPerRow(ci, c, fld, rgRows)
+		if err != nil {
+			return 1, fmt.Errorf("size model: column %s: %w", fld.Name, err)
+		}
+		if !ok || cur <= 0 {
 			continue
 		}
-		perRow, err := denseBytesPerRow(c, fld, perm, fraction)
-		if err == nil {
-			r := min(max(perRow*liveRows/float64(now), minColumnRatio), maxColumnRatio)
-			saved += float64(now) * (1 - r)
-		}
-		if err != nil {
-			return 1, fmt.Errorf("size model: column %s: %w", fld.Name, err)
-		}
+		r := cand / cur
+		r = min(max(r, minColumnRatio), maxColumnRatio)
+		saved += float64(now) * (1 - r)
 	}
 	return min(max(1-saved/float64(s.sizedBytes), minSizeRatio), maxSizeRatio), nil
+}
+
+// currentPerm returns the sample's rows in today's order: grouped by partition (a
+// rewrite writes each partition's rows to its own files) and, within a partition, in
+// arrival order, as today's files hold them. Built once.
+func (s *Sample) currentPerm() []int32 {
+	s.curPermOnce.Do(func() {
+		s.curPerm = identity(s.Rows)
+		slices.SortStableFunc(s.curPerm, func(a, b int32) int { return int(s.rowPart[a]) - int(s.rowPart[b]) })
+	})
+	return s.curPerm
+}
+
+// bytesPerRow is the Parquet bytes per row of column ci at the table's density in
+// the order perm (thin: the same order thinned to sizeModelRows, at density
+// fraction): [denseBytesPerRow] for a column the rewriter dictionary-encodes,
+// [plainBytesPerRow] for one it writes plain (ok false when it cannot be filled in).
+func (s *Sample) bytesPerRow(c coded, fld arrow.Field, ci int, perm, thin []int32, fraction float64) (float64, bool, error) {
+	if c.dict {
+		v, err := denseBytesPerRow(c, fld, thin, fraction)
+		return v, err == nil, err
+	}
+	return plainBytesPerRow(c, fld, perm, s.rowPart, s.Fraction, uint64(ci))
+}
+
+// currentBytesPerRow is [Sample.bytesPerRow] of column ci in today's order
+// ([Sample.currentPerm]), computed once per row-group scale and kept: it is the
+// same for every layout (0 when the column cannot be modelled).
+func (s *Sample) currentBytesPerRow(ci int, c coded, fld arrow.Field, rgRows int64) (float64, error) {
+	co := &s.coded[ci]
+	co.mu.Lock()
+	done, v := co.curDone && co.curRGRows == rgRows, co.curPerRow
+	co.mu.Unlock()
+	if done {
+		return v, nil
+	}
+	perm := s.currentPerm()
+	thin, fraction := thinned(perm, s.Fraction)
+	v, ok, err := s.bytesPerRow(c, fld, ci, perm, thin, fraction)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		v = 0
+	}
+	co.mu.Lock()
+	co.curPerRow, co.curRGRows, co.curDone = v, rgRows, true
+	co.mu.Unlock()
+	return v, nil
+}
+
+// thinned returns perm thinned to at most sizeModelRows rows (every k-th) and the
+// density fraction of the table's rows it then holds.
+func thinned(perm []int32, fraction float64) ([]int32, float64) {
+	step := (len(perm) + sizeModelRows - 1) / sizeModelRows
+	if step <= 1 {
+		return perm, fraction
+	}
+	thin := make([]int32, 0, len(perm)/step+1)
+	for i := 0; i < len(perm); i += step {
+		thin = append(thin, perm[i])
+	}
+	return thin, fraction * float64(len(thin)) / float64(len(perm))
 }
 
 // concatColumns returns every sampled column concatenated over the sample's records,
@@ -126,6 +187,11 @@ type codedState struct {
 	c      coded
 	rgRows int64
 	dict   bool
+	// curPerRow is the column's plain bytes per row in today's order at the
+	// row-group scale curRGRows, once curDone.
+	curPerRow float64
+	curRGRows int64
+	curDone   bool
 }
 
 // codedColumn returns column ci of the concatenated sample (col) as the size model
@@ -311,12 +377,8 @@ func (c coded) take(rows []int32) (arrow.Array, error) {
 // its runs double (α = 1); a column whose order carries no locality does not change
 // (α = 0).
 func denseBytesPerRow(col coded, fld arrow.Field, perm []int32, fraction float64) (float64, error) {
-	n := col.col.Len()
 	if perm == nil {
-		perm = make([]int32, n)
-		for i := range perm {
-			perm[i] = int32(i)
-		}
+		perm = identity(col.col.Len())
 	}
 	full, err := encodedBytes(col, fld, perm)
 	if err != nil {
@@ -342,9 +404,190 @@ func denseBytesPerRow(col coded, fld arrow.Field, perm []int32, fraction float64
 	return dFull * math.Pow(fraction, alpha), nil
 }
 
-// encodedBytes is the size of the column chunk col[rows] would take, dictionary-encoded,
-// in a Parquet file written as the rewriter writes it (zstd), without the file's footer.
-// Only columns the rewriter dictionary-encodes (the same pqdict rule) are modelled.
+// synthRows caps the rows of the full-density column [synthPlain] builds.
+const synthRows = 1 << 18
+
+// plainBytesPerRow is the Parquet bytes per row of a column written plain (zstd) in the
+// order perm (grouped by partition, rowPart giving each row's), at the table's density:
+// it encodes the column [synthPlain] fills in between the sampled rows. ok is false for
+// a column it cannot fill in (not a number, date or timestamp, or with nulls).
+func plainBytesPerRow(col coded, fld arrow.Field, perm, rowPart []int32, fraction float64, seed uint64) (perRow float64, ok bool, err error) {
+	syn, ok := synthPlain(col.col, perm, rowPart, fraction, seed)
+	if !ok {
+		return 0, false, nil
+	}
+	defer syn.Release()
+	n, err := encodedBytes(coded{col: syn}, fld, identity(syn.Len()))
+	if err != nil {
+		return 0, false, err
+	}
+	return float64(n) / float64(max(syn.Len(), 1)), true, nil
+}
+
+// synthPlain fills col, read in the order perm at density fraction, back in to the
+// table's density: between two neighbouring sampled rows of a partition it puts the
+// 1/fraction − 1 rows the table holds there. A plain value is not run-length encoded;
+// what an order gives it is locality (neighbours share their high bytes, which the codec
+// finds), and a sparse sample's neighbours are 1/fraction rows apart, so encoding the
+// sample as it is makes an ordered column look far larger than it is, and no power or
+// log law of the density fits what zstd does with it. Where the column runs one way
+// through four sampled rows (the order keeps it ordered there: time in arrival order, the
+// second key of a sort within a run of the first), the rows between two of them are
+// drawn uniformly between their values and sorted that way; elsewhere (the order leaves
+// it random) each is drawn uniformly between two of the partition's sampled values
+// taken at random. Draws are integers, or floats at the decimal resolution the sampled
+// values show. Gaps are taken evenly over the
+// order, at most synthRows rows in all. Seeded: the same for every layout.
+func synthPlain(col arrow.Array, perm, rowPart []int32, fraction float64, seed uint64) (arrow.Array, bool) {
+	if col.NullN() > 0 || len(perm) < 4 || fraction <= 0 {
+		return nil, false
+	}
+	var (
+		ints  func(i int) int64
+		flts  func(i int) float64
+		build func(ints []int64, flts []float64) arrow.Array
+	)
+	mem := memory.DefaultAllocator
+	switch a := col.(type) {
+	case *array.Int64:
+		ints = a.Value
+		build = func(v []int64, _ []float64) arrow.Array {
+			return buildArray(array.NewInt64Builder(mem), v, func(x int64) int64 { return x })
+		}
+	case *array.Int32:
+		ints = func(i int) int64 { return int64(a.Value(i)) }
+		build = func(v []int64, _ []float64) arrow.Array {
+			return buildArray(array.NewInt32Builder(mem), v, func(x int64) int32 { return int32(x) })
+		}
+	case *array.Timestamp:
+		ints = func(i int) int64 { return int64(a.Value(i)) }
+		build = func(v []int64, _ []float64) arrow.Array {
+			return buildArray(array.NewTimestampBuilder(mem, a.DataType().(*arrow.TimestampType)), v, func(x int64) arrow.Timestamp { return arrow.Timestamp(x) })
+		}
+	case *array.Date32:
+		ints = func(i int) int64 { return int64(a.Value(i)) }
+		build = func(v []int64, _ []float64) arrow.Array {
+			return buildArray(array.NewDate32Builder(mem), v, func(x int64) arrow.Date32 { return arrow.Date32(x) })
+		}
+	case *array.Float64:
+		flts = a.Value
+		build = func(_ []int64, v []float64) arrow.Array {
+			return buildArray(array.NewFloat64Builder(mem), v, func(x float64) float64 { return x })
+		}
+	case *array.Float32:
+		flts = func(i int) float64 { return float64(a.Value(i)) }
+		build = func(_ []int64, v []float64) arrow.Array {
+			return buildArray(array.NewFloat32Builder(mem), v, func(x float64) float32 { return float32(x) })
+		}
+	default:
+		return nil, false
+	}
+	val := func(i int) float64 {
+		if ints != nil {
+			return float64(ints(int(perm[i])))
+		}
+		return flts(int(perm[i]))
+	}
+	// The decimal resolution of a float column: the coarsest power of ten, down to
+	// 1e-9, that every sampled value is a multiple of.
+	scale := 1.0
+	if flts != nil {
+		scale = 0
+		for e := 0; e <= 9 && scale == 0; e++ {
+			sc := math.Pow(10, float64(e))
+			all := true
+			for i := 0; i < len(perm) && all; i += max(1, len(perm)/4096) {
+				x := val(i) * sc
+				all = math.Abs(x-math.Round(x)) <= 1e-6*max(1, math.Abs(x))
+			}
+			if all {
+				scale = sc
+			}
+		}
+	}
+	k := max(1, int(math.Round(1/fraction)))
+	stride := max(1, (len(perm)*k+synthRows-1)/synthRows)
+	rng := rand.New(rand.NewPCG(seed, 0x5a7e))
+	// Each partition's run [from, to) in perm.
+	from := make([]int, len(perm))
+	for i := range perm {
+		if i > 0 && rowPart[perm[i]] == rowPart[perm[i-1]] {
+			from[i] = from[i-1]
+		} else {
+			from[i] = i
+		}
+	}
+	to := make([]int, len(perm))
+	for i := len(perm) - 1; i >= 0; i-- {
+		if i < len(perm)-1 && rowPart[perm[i]] == rowPart[perm[i+1]] {
+			to[i] = to[i+1]
+		} else {
+			to[i] = i + 1
+		}
+	}
+	var out []float64
+	tmp := make([]float64, 0, k)
+	for i := 0; i+1 < len(perm); i += stride {
+		out = append(out, val(i))
+		if to[i] != to[i+1] {
+			continue // the last sampled row of its partition
+		}
+		lo, hi := val(i), val(i+1)
+		mono := i-1 >= from[i] && i+2 < to[i]
+		if mono {
+			a, b, c, d := val(i-1), lo, hi, val(i+2)
+			mono = a <= b && b <= c && c <= d || a >= b && b >= c && c >= d
+		}
+		tmp = tmp[:0]
+		for range k - 1 {
+			a, b := lo, hi
+			if !mono {
+				// Between two of the partition's sampled values drawn at random:
+				// the partition's distribution, but not a repeat of a sampled value
+				// (a sample's values repeated are matches the codec would find and
+				// the table does not hold).
+				a, b = val(from[i]+rng.IntN(to[i]-from[i])), val(from[i]+rng.IntN(to[i]-from[i]))
+			}
+			x := a + rng.Float64()*(b-a)
+			if scale > 0 {
+				x = math.Round(x*scale) / scale
+			}
+			tmp = append(tmp, x)
+		}
+		if mono {
+			slices.Sort(tmp)
+			if lo > hi {
+				slices.Reverse(tmp)
+			}
+		}
+		out = append(out, tmp...)
+	}
+	if ints != nil {
+		iv := make([]int64, len(out))
+		for i, x := range out {
+			iv[i] = int64(math.Round(x))
+		}
+		return build(iv, nil), true
+	}
+	return build(nil, out), true
+}
+
+// buildArray builds an array of vals, converted by conv, with builder b.
+func buildArray[T, V any](b interface {
+	Append(V)
+	NewArray() arrow.Array
+	Release()
+}, vals []T, conv func(T) V) arrow.Array {
+	defer b.Release()
+	for _, v := range vals {
+		b.Append(conv(v))
+	}
+	return b.NewArray()
+}
+
+// encodedBytes is the size of the column chunk col[rows] would take in a Parquet file
+// written as the rewriter writes it (zstd; dictionary-encoded when col.dict, by the same
+// pqdict rule, else plain), without the file's footer.
 func encodedBytes(col coded, fld arrow.Field, rows []int32) (int64, error) {
 	taken, err := col.take(rows)
 	if err != nil {
@@ -354,7 +597,7 @@ func encodedBytes(col coded, fld arrow.Field, rows []int32) (int64, error) {
 	sch := arrow.NewSchema([]arrow.Field{{Name: fld.Name, Type: taken.DataType(), Nullable: fld.Nullable}}, nil)
 	rec := array.NewRecordBatch(sch, []arrow.Array{taken}, int64(taken.Len()))
 	defer rec.Release()
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDictionaryDefault(true),
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDictionaryDefault(col.dict || col.values != nil),
 		parquet.WithMaxRowGroupLength(int64(max(taken.Len(), 1))))
 	w, err := pqarrow.NewFileWriter(sch, io.Discard, props, pqarrow.DefaultWriterProps())
 	if err != nil {
@@ -383,4 +626,13 @@ func encodedBytes(col coded, fld arrow.Field, rows []int32) (int64, error) {
 		}
 	}
 	return chunk, nil
+}
+
+// identity returns 0, 1, …, n−1.
+func identity(n int) []int32 {
+	out := make([]int32, n)
+	for i := range out {
+		out[i] = int32(i)
+	}
+	return out
 }

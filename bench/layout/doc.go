@@ -26,7 +26,11 @@
 // most production tables have after routine maintenance. Each Row carries the
 // projection's error bar, its sampling part, whether the measurement fell within it,
 // its basis and files read ÷ the bound. TestLayoutHarnessShapes runs the streaming
-// shape by day compacted to one file per day.
+// shape by day as appended, compacted to one file per day and to a few, and
+// unpartitioned, and the TPC-H shape unpartitioned after compaction, and holds every
+// candidate within max(2 pp, its error bar) of the measurement and within its error
+// bar (-short: one file per day alone, the shape where a day's bytes sit at the target
+// and the file count turns on the size model).
 //
 // Config.ZOrderMode picks the z-order key for projection and rewrite alike (Hilbert is
 // always rank-normalized, so only rank z-order is a fair match for it).

@@ -78,6 +78,8 @@ type Row struct {
 	// SamplingErrorPP the part of it from the sample's variance.
 	ErrorPP         float64 `json:"error_pp"`
 	SamplingErrorPP float64 `json:"sampling_error_pp"`
+	// SizeErrorPP is the part of ErrorPP from the size model (simulator.Projection.SizeErrorPP).
+	SizeErrorPP float64 `json:"size_error_pp"`
 	// WithinError is |ProjectedPct − ActualPct| ≤ ErrorPP.
 	WithinError bool `json:"within_error"`
 	// Basis and SampleThin are the projection's (simulator.Projection).
@@ -400,7 +402,7 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 	rep.ProjectSeconds = time.Since(start).Seconds()
 	for i, l := range layouts {
 		row := Row{Layout: cfg.Candidates[i], ProjectedPct: evalP[i].SkippedPct, TrainProjectedPct: trainP[i].SkippedPct,
-			ErrorPP: evalP[i].ErrorPP, SamplingErrorPP: evalP[i].SamplingErrorPP, Basis: evalP[i].Basis, SampleThin: evalP[i].SampleThin,
+			ErrorPP: evalP[i].ErrorPP, SamplingErrorPP: evalP[i].SamplingErrorPP, SizeErrorPP: evalP[i].SizeErrorPP, Basis: evalP[i].Basis, SampleThin: evalP[i].SampleThin,
 			BoundRatio: evalP[i].BoundRatio, FilesProjected: evalP[i].FilesAfter, SizeRatioProjected: evalP[i].SizeRatio, SizeRatioActual: 1}
 		tbl := states[i].Table
 		start := time.Now()
