@@ -262,7 +262,9 @@ func reportJSON(t *testing.T, r control.StepReport) []byte {
 // the same.
 func TestPolicyLayoutThatLosesIsNotProposed(t *testing.T) {
 	ctx := t.Context()
-	pl := setupPlanWith(t, func(file, j int) int64 { return int64(file*1000 + j) })
+	// Enough rows for a dozen files at the table's 16 KiB target: far from
+	// a file-count edge, so the projection's error bar stays narrow.
+	pl := setupPlanWith(t, 8000, func(file, j int) int64 { return int64(file*8000 + j) })
 	now := time.Now().UTC()
 	pl.collected(t, now.Add(-time.Hour), now.Add(-2*time.Hour), now.Add(-3*time.Hour))
 	svc := serviceOf(t, pl.w, pl.st, "default:\n  layout: sort(v)\n")

@@ -37,12 +37,12 @@ type planLake struct {
 
 func setupPlan(t *testing.T) *planLake {
 	t.Helper()
-	return setupPlanWith(t, func(file, j int) int64 { return int64(j*8 + file) })
+	return setupPlanWith(t, 1000, func(file, j int) int64 { return int64(j*8 + file) })
 }
 
-// setupPlanWith is setupPlan's table with row j of file file given id
-// id(file, j).
-func setupPlanWith(t *testing.T, id func(file, j int) int64) *planLake {
+// setupPlanWith is setupPlan's table with rows rows per file, row j of
+// file file given id id(file, j).
+func setupPlanWith(t *testing.T, rows int, id func(file, j int) int64) *planLake {
 	t.Helper()
 	w := testlake.New(t)
 	if c, ok := w.Catalog.(catalog.Closer); ok {
@@ -57,7 +57,7 @@ func setupPlanWith(t *testing.T, id func(file, j int) int64) *planLake {
 	t.Cleanup(func() { require.NoError(t, st.Close()) })
 	pl := &planLake{w: w, id: lake.Ident{Catalog: w.Name, Namespace: []string{"db"}, Name: "p"}, st: st}
 	for i := range 8 {
-		pl.appendRows(t, func(j int) int64 { return id(i, j) }, 1000)
+		pl.appendRows(t, func(j int) int64 { return id(i, j) }, rows)
 	}
 	return pl
 }

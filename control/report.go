@@ -387,8 +387,6 @@ func recommend(t *report.Table, state *lake.State, pr Projections, a Analysis, m
 			c.Verdict = "recommended"
 		case c.Layout == choice.Best.Layout && choice.FileLimit > 0 && c.FilesAfter > choice.FileLimit:
 			c.Verdict = fmt.Sprintf("not recommended: would write %d files, more than the limit of %d", c.FilesAfter, choice.FileLimit)
-		case c.Layout == choice.Best.Layout && c.GainPP >= t.MinGainPP && c.GainPP <= c.ErrorPP:
-			c.Verdict = fmt.Sprintf("not recommended: %s over today, within its error of ±%.1f pp", report.FormatPP(c.GainPP), c.ErrorPP)
 		case c.Layout == choice.Best.Layout:
 			c.Verdict = fmt.Sprintf("not recommended: %s over today, below the minimum of %.1f pp", report.FormatPP(c.GainPP), t.MinGainPP)
 		case choice.FileLimit > 0 && c.FilesAfter > FileLimit(state, mustTarget(c.Layout)):

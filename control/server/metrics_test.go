@@ -76,7 +76,7 @@ func TestMetricsMatchHealth(t *testing.T) {
 	}
 
 	require.Equal(t, 1.0, m[`floe_runs_total{status="done",step="all",`+tl+`}`])
-	require.Len(t, run.Steps, 4)
+	require.Len(t, run.Steps, 5, "expire, orphans, compact, deletes, manifests")
 	for _, st := range run.Steps {
 		require.Equal(t, 1.0, m[`floe_runs_total{status="`+string(st.Status)+`",step="`+st.Name+`",`+tl+`}`], st.Name)
 	}

@@ -444,7 +444,7 @@ func TestRoutes(t *testing.T) {
 		_, err := time.Parse(time.RFC3339, raw["started_at"].(string))
 		require.NoError(t, err)
 		require.Equal(t, e.now.Format(time.RFC3339), raw["ended_at"])
-		require.Len(t, raw["steps"], 4)
+		require.Len(t, raw["steps"], 5, "expire, orphans, compact, deletes, manifests")
 		require.Equal(t, control.RunnerID(), raw["runner"], "a run names the replica that ran it")
 
 		rec = e.do("GET", "/api/v1/leases", "", "")
