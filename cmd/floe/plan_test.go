@@ -245,7 +245,7 @@ func TestPlanApproveOptimizeFlow(t *testing.T) {
 	r := runResultOf(t, []byte(out)).Run
 	require.Equal(t, control.StatusDone, r.Status)
 	require.Equal(t, p.ID, r.PlanID)
-	require.Len(t, r.Steps, 4)
+	require.Len(t, r.Steps, 5, "expire, orphans, compact, deletes, manifests")
 	require.Equal(t, "alice", r.Approvals[0].By, "the run rests on alice's approval of the plan")
 	require.Equal(t, before, sum(), "running the plan changed the rows")
 

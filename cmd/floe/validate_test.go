@@ -76,7 +76,7 @@ func TestValidateBeforeWork(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &dry))
 	require.True(t, dry.DryRun)
-	require.Len(t, dry.Steps, 4)
+	require.Len(t, dry.Steps, 5, "expire, orphans, compact, deletes, manifests")
 	for _, s := range dry.Steps {
 		require.Equal(t, "planned", s.Status, s.Step)
 	}
