@@ -458,22 +458,29 @@ const maxListEntries = 1000
 // Write, writes and deletes a probe object there.
 func (d *doctor) objectStoreChecks(ctx context.Context, catName, location string, secrets []string, open func(context.Context) (iceio.IO, error)) []Check {
 	target := config.RedactURI(location) + " (catalog " + catName + ")"
-	list, fio := runCheck(ctx, d, CheckObjectStore, target, secrets, func(ctx context.Context) (string, iceio.IO, error) {
+	list, _ := runCheck(ctx, d, CheckObjectStore, target, secrets, func(ctx context.Context) (string, struct{}, error) {
 		fio, err := open(ctx)
 		if err != nil {
-			return "", nil, fmt.Errorf("open %s: %w", location, err)
+			return "", struct{}{}, fmt.Errorf("open %s: %w", location, err)
 		}
 		detail, err := listLocation(fio, location)
-		return detail, fio, err
+		return detail, struct{}{}, err
 	})
 	out := []Check{list}
 	if !d.opts.Write {
 		return out
 	}
-	if fio == nil {
+	if !list.OK {
 		return append(out, skipped(CheckObjectStoreWrite, target, "the object store could not be listed"))
 	}
+	// The probe opens its own IO: an object store's IO keeps the context it
+	// was opened with for every request, and the listing check's context
+	// ended with that check.
 	w, _ := runCheck(ctx, d, CheckObjectStoreWrite, target, secrets, func(ctx context.Context) (string, struct{}, error) {
+		fio, err := open(ctx)
+		if err != nil {
+			return "", struct{}{}, fmt.Errorf("open %s: %w", location, err)
+		}
 		detail, err := writeProbe(fio, location)
 		return detail, struct{}{}, err
 	})
