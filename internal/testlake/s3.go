@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -33,10 +34,11 @@ type S3 struct {
 	// URL is the server's endpoint, as s3.endpoint.
 	URL string
 
-	offset atomic.Int64 // nanoseconds added to the wall clock for new objects
-	stall  atomic.Int64 // nanoseconds each request waits before it is served
-	down   atomic.Bool
-	atMu   sync.Mutex // one planted file at a time moves the clock
+	backend *s3mem.Backend
+	offset  atomic.Int64 // nanoseconds added to the wall clock for new objects
+	stall   atomic.Int64 // nanoseconds each request waits before it is served
+	down    atomic.Bool
+	atMu    sync.Mutex // one planted file at a time moves the clock
 }
 
 // Now is the server's clock: the wall clock shifted by the offset [S3.At]
@@ -101,9 +103,9 @@ func NewS3(t testing.TB) *Warehouse {
 	t.Setenv("AWS_S3_ENDPOINT", "")
 
 	s := &S3{}
-	backend := s3mem.New(s3mem.WithTimeSource(s))
-	require.NoError(t, backend.CreateBucket(S3Bucket))
-	faker := gofakes3.New(backend, gofakes3.WithLogger(gofakes3.DiscardLog()))
+	s.backend = s3mem.New(s3mem.WithTimeSource(s))
+	require.NoError(t, s.backend.CreateBucket(S3Bucket))
+	faker := gofakes3.New(s.backend, gofakes3.WithLogger(gofakes3.DiscardLog()))
 	srv := httptest.NewServer(s.handler(faker.Server()))
 	t.Cleanup(func() {
 		s.Stall(0)
@@ -138,4 +140,18 @@ func (w *Warehouse) fileIO(t testing.TB, loc string) iceio.IO {
 	fio, err := iceio.LoadFS(context.Background(), w.Props, loc)
 	require.NoError(t, err)
 	return fio
+}
+
+// exists reports whether the object at loc (s3://floe/key; a key ending in
+// "/" is a directory marker) is stored, asking the server's backend itself.
+func (s *S3) exists(t testing.TB, loc string) bool {
+	t.Helper()
+	key, ok := strings.CutPrefix(loc, "s3://"+S3Bucket+"/")
+	require.True(t, ok, "%s is not in bucket %s", loc, S3Bucket)
+	_, err := s.backend.HeadObject(S3Bucket, key)
+	if gofakes3.HasErrorCode(err, gofakes3.ErrNoSuchKey) {
+		return false
+	}
+	require.NoError(t, err)
+	return true
 }

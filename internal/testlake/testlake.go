@@ -98,9 +98,13 @@ func (w *Warehouse) Plant(t testing.TB, loc string, data []byte, modTime time.Ti
 	w.S3.at(modTime, func() { require.NoError(t, fio.WriteFile(loc, data)) })
 }
 
-// Exists reports whether a file is at loc (a URI in the warehouse).
+// Exists reports whether a file is at loc (a URI in the warehouse; on S3, a
+// location ending in "/" names a directory marker).
 func (w *Warehouse) Exists(t testing.TB, loc string) bool {
 	t.Helper()
+	if w.S3 != nil {
+		return w.S3.exists(t, loc)
+	}
 	return exists(t, w.fileIO(t, loc), loc)
 }
 
