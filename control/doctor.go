@@ -331,7 +331,7 @@ func (d *doctor) catalogGroup(name string, props config.Props) checkGroup {
 			go func() {
 				defer wg.Done()
 				st = d.objectStoreChecks(ctx, name, wh, secrets, func(ctx context.Context) (iceio.IO, error) {
-					return iceio.LoadFS(ctx, ioProps(props), wh)
+					return iceio.LoadFS(ctx, lake.IOProps(props), wh)
 				})
 			}()
 		}
@@ -380,18 +380,6 @@ func (d *doctor) deletesCheck(ctx context.Context, catName string, tbl *table.Ta
 		return fmt.Sprintf("%d delete%s, each applied by readers", len(st.DeleteFiles), plural(len(st.DeleteFiles))), struct{}{}, nil
 	})
 	return c
-}
-
-// ioProps are the properties iceberg-go's IO takes: the catalog's, without
-// floe's own.
-func ioProps(props config.Props) map[string]string {
-	out := make(map[string]string, len(props))
-	for k, v := range props {
-		if k != lake.PropCatalogTimeout {
-			out[k] = v
-		}
-	}
-	return out
 }
 
 // checkCatalog opens the catalog, lists its namespaces and loads the first
