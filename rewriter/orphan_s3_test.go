@@ -1,6 +1,7 @@
 package rewriter_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -63,4 +64,25 @@ func TestOrphansSkipDirectoryMarkers(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, again.Files, "nothing is found again")
 	require.False(t, strings.HasSuffix(tbl.Location(), "/"))
+}
+
+// TestCancelledRunReleasesLeaseOnS3: a run whose context is cancelled
+// (Ctrl-C, SIGTERM, a daemon cancel) still renews and deletes its lease
+// file: an object store's IO keeps the context it was opened with, and the
+// release used the run's (issue 42: "HeadObject, context canceled").
+func TestCancelledRunReleasesLeaseOnS3(t *testing.T) {
+	w := testlake.NewS3(t)
+	schema := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true})
+	tbl := w.CreateTable(t, "web", "events", schema, nil, nil, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	lease, err := rewriter.AcquireLease(ctx, tbl, rewriter.LeaseOptions{Table: "web.events", Operation: "compact"})
+	require.NoError(t, err)
+	path := lease.Record().Path
+	require.True(t, w.Exists(t, path))
+	cancel()
+	require.NoError(t, lease.Release())
+	require.False(t, w.Exists(t, path), "the cancelled run's lease is deleted")
+	leases, err := rewriter.Leases(t.Context(), tbl)
+	require.NoError(t, err)
+	require.Empty(t, leases)
 }
