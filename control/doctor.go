@@ -331,7 +331,7 @@ func (d *doctor) catalogGroup(name string, props config.Props) checkGroup {
 			go func() {
 				defer wg.Done()
 				st = d.objectStoreChecks(ctx, name, wh, secrets, func(ctx context.Context) (iceio.IO, error) {
-					return iceio.LoadFS(ctx, ioProps(props), wh)
+					return iceio.LoadFS(ctx, lake.IOProps(props), wh)
 				})
 			}()
 		}
@@ -380,18 +380,6 @@ func (d *doctor) deletesCheck(ctx context.Context, catName string, tbl *table.Ta
 		return fmt.Sprintf("%d delete%s, each applied by readers", len(st.DeleteFiles), plural(len(st.DeleteFiles))), struct{}{}, nil
 	})
 	return c
-}
-
-// ioProps are the properties iceberg-go's IO takes: the catalog's, without
-// floe's own.
-func ioProps(props config.Props) map[string]string {
-	out := make(map[string]string, len(props))
-	for k, v := range props {
-		if k != lake.PropCatalogTimeout {
-			out[k] = v
-		}
-	}
-	return out
 }
 
 // checkCatalog opens the catalog, lists its namespaces and loads the first
@@ -458,22 +446,29 @@ const maxListEntries = 1000
 // Write, writes and deletes a probe object there.
 func (d *doctor) objectStoreChecks(ctx context.Context, catName, location string, secrets []string, open func(context.Context) (iceio.IO, error)) []Check {
 	target := config.RedactURI(location) + " (catalog " + catName + ")"
-	list, fio := runCheck(ctx, d, CheckObjectStore, target, secrets, func(ctx context.Context) (string, iceio.IO, error) {
+	list, _ := runCheck(ctx, d, CheckObjectStore, target, secrets, func(ctx context.Context) (string, struct{}, error) {
 		fio, err := open(ctx)
 		if err != nil {
-			return "", nil, fmt.Errorf("open %s: %w", location, err)
+			return "", struct{}{}, fmt.Errorf("open %s: %w", location, err)
 		}
 		detail, err := listLocation(fio, location)
-		return detail, fio, err
+		return detail, struct{}{}, err
 	})
 	out := []Check{list}
 	if !d.opts.Write {
 		return out
 	}
-	if fio == nil {
+	if !list.OK {
 		return append(out, skipped(CheckObjectStoreWrite, target, "the object store could not be listed"))
 	}
+	// The probe opens its own IO: an object store's IO keeps the context it
+	// was opened with for every request, and the listing check's context
+	// ended with that check.
 	w, _ := runCheck(ctx, d, CheckObjectStoreWrite, target, secrets, func(ctx context.Context) (string, struct{}, error) {
+		fio, err := open(ctx)
+		if err != nil {
+			return "", struct{}{}, fmt.Errorf("open %s: %w", location, err)
+		}
 		detail, err := writeProbe(fio, location)
 		return detail, struct{}{}, err
 	})

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -196,4 +198,45 @@ func TestDoctorFailsWithinTimeout(t *testing.T) {
 			}
 		})
 	}
+}
+
+// catalogYAML is a floe.yaml with catalog name and props.
+func catalogYAML(name string, props map[string]string) string {
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	b.WriteString("catalogs:\n  " + name + ":\n")
+	for _, k := range keys {
+		b.WriteString("    " + k + ": " + strconv.Quote(props[k]) + "\n")
+	}
+	return b.String()
+}
+
+// TestDoctorWritesOnS3: on an S3 warehouse, the write probe is written and
+// deleted, not refused because it reused the listing check's cancelled
+// context (issue 42: "PutObject, context canceled").
+func TestDoctorWritesOnS3(t *testing.T) {
+	w := testlake.NewS3(t)
+	schema := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true})
+	w.CreateTable(t, "db", "flat", schema, nil, nil, nil)
+	cfg := doctorConfig(t, catalogYAML(w.Name, w.Props))
+	checks := control.Doctor(t.Context(), cfg, control.DoctorOptions{Timeout: 10 * time.Second, Write: true})
+	require.Equal(t, []string{control.CheckCatalog, control.CheckObjectStore, control.CheckObjectStoreWrite, control.CheckDeletes, control.CheckStateStore},
+		func() []string {
+			out := make([]string, len(checks))
+			for i, c := range checks {
+				out[i] = c.Name
+			}
+			return out
+		}())
+	for _, c := range checks {
+		require.True(t, c.OK, "%s %s: %s", c.Name, c.Target, c.Error)
+	}
+	require.Contains(t, checks[1].Target, "s3://floe/warehouse")
+	require.Contains(t, checks[2].Detail, "wrote and deleted .floe-doctor-")
+	probe := strings.TrimPrefix(checks[2].Detail, "wrote and deleted ")
+	require.False(t, w.Exists(t, w.Location(probe)), "the probe is deleted")
 }

@@ -424,7 +424,7 @@ func commitBatch(ctx context.Context, base *lake.State, known map[lake.DeleteKey
 		// Until the catalog takes the commit, the manifests staged for it
 		// are floe's own litter: removed when the attempt surely failed.
 		drop := func(err error) error {
-			return errors.Join(err, removeStaged(context.WithoutCancel(ctx), tx, head))
+			return errors.Join(err, removeStaged(ctx, tx, head))
 		}
 		if opts.BeforeCommit != nil {
 			if err := opts.BeforeCommit(ctx, n, attempt); err != nil {
@@ -612,8 +612,11 @@ func fileSize(fio iceio.IO, p string) (int64, error) {
 }
 
 // removeStaged deletes the manifest list and the new manifests that staging
-// tx on head wrote, for an attempt the catalog did not take.
+// tx on head wrote, for an attempt the catalog did not take, on a context of
+// its own (bounded by [CleanupTimeout]) so a cancelled run cleans up too.
 func removeStaged(ctx context.Context, tx *table.Transaction, head *lake.State) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupTimeout)
+	defer cancel()
 	staged, err := tx.StagedTable()
 	if err != nil {
 		return fmt.Errorf("staged table: %w", err)

@@ -92,6 +92,10 @@ type Lease struct {
 	rec  LeaseRecord
 	fio  iceio.WriteFileIO
 	opts LeaseOptions
+	// open opens the table's IO for [Lease.Release]; base is the run's
+	// context without its cancellation.
+	open func(context.Context) (iceio.IO, error)
+	base context.Context
 
 	mu      sync.Mutex
 	err     error // last renewal error
@@ -114,7 +118,12 @@ func AcquireLease(ctx context.Context, tbl *table.Table, opts LeaseOptions) (*Le
 	if strings.ContainsAny(opts.RunID, "/\\") {
 		return nil, fmt.Errorf("acquire lease on %s: run id %q must not contain a path separator", tbl.Location(), opts.RunID)
 	}
-	fio, err := tbl.FS(ctx)
+	// An object store's IO keeps the context it is opened with for every
+	// request: renewals and the release must outlive the run's
+	// cancellation (Ctrl-C, SIGTERM, a daemon cancel), or a cancelled run
+	// leaves its lease behind for orphan removal to honour until it lapses.
+	base := context.WithoutCancel(ctx)
+	fio, err := tbl.FS(base)
 	if err != nil {
 		return nil, fmt.Errorf("acquire lease on %s: open table io: %w", tbl.Location(), err)
 	}
@@ -127,7 +136,7 @@ func AcquireLease(ctx context.Context, tbl *table.Table, opts LeaseOptions) (*Le
 	l := &Lease{
 		rec: LeaseRecord{RunID: opts.RunID, Table: opts.Table, Operation: opts.Operation, Host: host, PID: os.Getpid(),
 			StartedAt: now, Path: leaseDir(tbl.Location()) + "/" + opts.RunID + ".json"},
-		fio: wfio, opts: opts, stop: make(chan struct{}), done: make(chan struct{}),
+		fio: wfio, opts: opts, open: tbl.FS, base: base, stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	if err := l.write(now); err != nil {
 		return nil, fmt.Errorf("acquire lease on %s: %w", tbl.Location(), err)
@@ -161,8 +170,15 @@ func (l *Lease) Check() error {
 	return nil
 }
 
-// Release stops the renewals and removes the lease file. It is safe to call
-// more than once.
+// CleanupTimeout bounds the cleanup a run does on a context of its own,
+// which runs even after the run's context is cancelled: removing its lease
+// file ([Lease.Release]) and the manifests of a commit attempt the catalog
+// did not take.
+const CleanupTimeout = 30 * time.Second
+
+// Release stops the renewals and removes the lease file, on a context of
+// its own (bounded by [CleanupTimeout]) so that a cancelled run still
+// releases its lease. It is safe to call more than once.
 func (l *Lease) Release() error {
 	select {
 	case <-l.stop:
@@ -172,7 +188,13 @@ func (l *Lease) Release() error {
 	}
 	close(l.stop)
 	<-l.done
-	if err := l.fio.Remove(l.rec.Path); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+	ctx, cancel := context.WithTimeout(l.base, CleanupTimeout)
+	defer cancel()
+	fio, err := l.open(ctx)
+	if err != nil {
+		return fmt.Errorf("release lease %s: open table io: %w", l.rec.Path, err)
+	}
+	if err := fio.Remove(l.rec.Path); err != nil && !errors.Is(err, iofs.ErrNotExist) {
 		return fmt.Errorf("release lease %s: %w", l.rec.Path, err)
 	}
 	return nil

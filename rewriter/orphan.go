@@ -14,6 +14,7 @@ import (
 
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
+	"gocloud.dev/blob"
 )
 
 // MinOrphanAge is the safety floor of [OrphanOptions.OlderThan]: files
@@ -276,7 +277,7 @@ func PlanOrphans(ctx context.Context, tbl *table.Table, opts OrphanOptions) (Orp
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if d.IsDir() {
+		if d.IsDir() || isDirMarker(d) {
 			return nil
 		}
 		key := NormalizeLocation(p, schemes, auths)
@@ -604,4 +605,20 @@ func OrphanCutoff(ctx context.Context, tbl *table.Table, opts OrphanOptions) (ti
 		}
 	}
 	return cutoff, live, nil
+}
+
+// isDirMarker reports whether d is an object store's directory marker: an
+// empty object whose key ends in "/", as consoles and Hadoop create for
+// folders. It is a directory, as on local disk, not a file: the blob
+// lister names it under a doubled path (…/x/x) that no delete can reach.
+func isDirMarker(d iofs.DirEntry) bool {
+	if d.Type()&iofs.ModeIrregular == 0 {
+		return false // local files are regular; blob objects irregular
+	}
+	info, err := d.Info()
+	if err != nil {
+		return false
+	}
+	obj, ok := info.Sys().(*blob.ListObject)
+	return ok && strings.HasSuffix(obj.Key, "/")
 }

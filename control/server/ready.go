@@ -8,10 +8,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/floe-project/floe/lake"
 )
 
 // CheckStore is the readiness check of the state store; a catalog's is
-// "catalog:" and its name.
+// "catalog:" and its name, and the object store of a catalog whose
+// warehouse is a location "objectstore:" and the catalog's name.
 const CheckStore = "store"
 
 // CheckResult is one readiness check's outcome.
@@ -47,6 +50,15 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) {
 				return fmt.Errorf("list namespaces of %s: %w", name, err)
 			}
 			return nil
+		}
+	}
+	for name, props := range s.deps.Config.Catalogs {
+		if wh := props["warehouse"]; strings.Contains(wh, "://") {
+			// The catalog answering says nothing of the store its tables
+			// live in.
+			checks["objectstore:"+name] = func(ctx context.Context) error {
+				return lake.CheckStore(ctx, name, props, wh)
+			}
 		}
 	}
 	for name, c := range s.deps.Checks {

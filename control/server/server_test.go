@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -119,7 +120,12 @@ func newEnv(t testing.TB, o envOptions) *env {
 			if !ok {
 				return nil, fmt.Errorf("catalog %q is not configured", name)
 			}
-			return lake.OpenCatalog(ctx, name, props)
+			cat, err := lake.OpenCatalog(ctx, name, props)
+			if c, ok := cat.(catalog.Closer); ok && err == nil {
+				// A SQL catalog's pool would outlive the test.
+				t.Cleanup(func() { require.NoError(t, c.Close()) })
+			}
+			return cat, err
 		},
 	}
 	if o.run {
@@ -280,7 +286,7 @@ func TestRoutes(t *testing.T) {
 		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 		r := decode[server.Readiness](t, rec)
 		require.True(t, r.Ready)
-		require.Equal(t, []server.CheckResult{{Check: "catalog:local", OK: true}, {Check: "store", OK: true}}, r.Checks)
+		require.Equal(t, []server.CheckResult{{Check: "catalog:local", OK: true}, {Check: "objectstore:local", OK: true}, {Check: "store", OK: true}}, r.Checks)
 	})
 	t.Run("tables", func(t *testing.T) {
 		rec := e.do("GET", "/api/v1/tables", "", "")
@@ -548,15 +554,49 @@ func TestReadyzNamesADeadCatalog(t *testing.T) {
 	r := decode[server.Readiness](t, rec)
 	require.False(t, r.Ready)
 	require.Equal(t, "not ready: catalog:dead", r.Error)
-	require.Len(t, r.Checks, 3)
+	require.Len(t, r.Checks, 4)
 	require.Equal(t, "catalog:dead", r.Checks[0].Check)
 	require.False(t, r.Checks[0].OK)
 	require.NotEmpty(t, r.Checks[0].Error)
 	require.True(t, r.Checks[1].OK, "catalog:local")
-	require.True(t, r.Checks[2].OK, "store")
+	require.Equal(t, "objectstore:local", r.Checks[2].Check, "the local warehouse's store")
+	require.True(t, r.Checks[2].OK, "objectstore:local")
+	require.True(t, r.Checks[3].OK, "store")
 
 	m := scrape(t, e)
 	require.Equal(t, 0.0, m[`floe_check_up{check="catalog:dead"}`])
 	require.Equal(t, 1.0, m[`floe_check_up{check="catalog:local"}`])
 	require.Equal(t, 1.0, m[`floe_check_up{check="store"}`])
+}
+
+// TestReadyzNamesADownObjectStore: /readyz checks the object store of each
+// catalog whose warehouse is a location, not only the catalog: with the S3
+// server down, the catalog still answers and floe is not ready (issue 42).
+func TestReadyzNamesADownObjectStore(t *testing.T) {
+	w := testlake.NewS3(t)
+	var extra strings.Builder
+	extra.WriteString("  lake:\n")
+	for k, v := range w.Props {
+		extra.WriteString("    " + k + ": " + strconv.Quote(v) + "\n")
+	}
+	e := newEnv(t, envOptions{extraCatalogs: extra.String()})
+	rec := e.do("GET", "/readyz", "", "")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+
+	w.S3.Down(true)
+	rec = e.do("GET", "/readyz", "", "")
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
+	r := decode[server.Readiness](t, rec)
+	require.Equal(t, "not ready: objectstore:lake", r.Error)
+	for _, c := range r.Checks {
+		if c.Check == "objectstore:lake" {
+			require.Contains(t, c.Error, "object store s3://floe/warehouse of catalog lake")
+		}
+	}
+	require.Equal(t, 0.0, scrape(t, e)[`floe_check_up{check="objectstore:lake"}`])
+	require.Equal(t, 1.0, scrape(t, e)[`floe_check_up{check="catalog:lake"}`])
+
+	w.S3.Down(false)
+	rec = e.do("GET", "/readyz", "", "")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 }

@@ -1,18 +1,21 @@
-// Package testlake builds real Iceberg tables in a temporary local warehouse
-// (iceberg-go's SQL catalog on SQLite, file:// IO) for tests.
 package testlake
 
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
@@ -20,21 +23,48 @@ import (
 	"github.com/floe-project/floe/lake"
 )
 
-// Warehouse is a local catalog in a temporary directory.
+// Warehouse is a catalog whose database lives in a temporary directory and
+// whose files live there too ([NewLocal]) or in an in-process S3 server
+// ([NewS3]).
 type Warehouse struct {
+	// Dir holds the catalog database (and, for a local warehouse, the
+	// files under Dir/warehouse).
 	Dir     string
 	Name    string
 	Props   map[string]string
 	Catalog catalog.Catalog
+	// S3 is the server of an S3 warehouse; nil for a local one.
+	S3 *S3
 }
 
-// New opens a fresh warehouse in t.TempDir(). Its catalog is closed when
-// t ends: the SQL catalog holds a database/sql pool, whose connection
-// opener goroutine would outlive the test.
+// New opens a fresh warehouse on the store [EnvStore] names: local unless
+// FLOE_TEST_STORE=s3. Tests that reach files only through the helpers of
+// this package ([Warehouse.Location], [Warehouse.Plant], [Warehouse.Exists])
+// run unchanged on either.
 func New(t testing.TB) *Warehouse {
 	t.Helper()
+	switch store := os.Getenv(EnvStore); store {
+	case "", "local":
+		return NewLocal(t)
+	case "s3":
+		return NewS3(t)
+	default:
+		t.Fatalf("%s=%q: want local or s3", EnvStore, store)
+		return nil
+	}
+}
+
+// NewLocal opens a fresh warehouse in t.TempDir() with file:// IO. Its
+// catalog is closed when t ends: the SQL catalog holds a database/sql pool,
+// whose connection opener goroutine would outlive the test.
+func NewLocal(t testing.TB) *Warehouse {
+	t.Helper()
 	dir := t.TempDir()
-	props := lake.LocalCatalogProps(dir)
+	return open(t, dir, lake.LocalCatalogProps(dir), nil)
+}
+
+func open(t testing.TB, dir string, props map[string]string, s3 *S3) *Warehouse {
+	t.Helper()
 	cat, err := lake.OpenCatalog(context.Background(), "local", props)
 	require.NoError(t, err)
 	t.Cleanup(func() {
@@ -42,7 +72,51 @@ func New(t testing.TB) *Warehouse {
 			require.NoError(t, c.Close())
 		}
 	})
-	return &Warehouse{Dir: dir, Name: "local", Props: props, Catalog: cat}
+	return &Warehouse{Dir: dir, Name: "local", Props: props, Catalog: cat, S3: s3}
+}
+
+// Location is the URI of rel (a slash-separated path) under the warehouse
+// root: file:///…/warehouse/rel or s3://floe/warehouse/rel.
+func (w *Warehouse) Location(rel string) string {
+	return strings.TrimSuffix(w.Props["warehouse"], "/") + "/" + strings.TrimPrefix(rel, "/")
+}
+
+// Plant writes data at loc (a URI in the warehouse) as if written at
+// modTime: the local file's modification time is set, or the S3 server
+// stamps the object with modTime. Orphan tests plant old files this way.
+func (w *Warehouse) Plant(t testing.TB, loc string, data []byte, modTime time.Time) {
+	t.Helper()
+	if w.S3 == nil {
+		p := strings.TrimPrefix(loc, "file://")
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, data, 0o644))
+		require.NoError(t, os.Chtimes(p, modTime, modTime))
+		return
+	}
+	fio, ok := w.fileIO(t, loc).(iceio.WriteFileIO)
+	require.True(t, ok, "the IO of %s cannot write", loc)
+	w.S3.at(modTime, func() { require.NoError(t, fio.WriteFile(loc, data)) })
+}
+
+// Exists reports whether a file is at loc (a URI in the warehouse; on S3, a
+// location ending in "/" names a directory marker).
+func (w *Warehouse) Exists(t testing.TB, loc string) bool {
+	t.Helper()
+	if w.S3 != nil {
+		return w.S3.exists(t, loc)
+	}
+	return exists(t, w.fileIO(t, loc), loc)
+}
+
+func exists(t testing.TB, fio iceio.IO, loc string) bool {
+	t.Helper()
+	f, err := fio.Open(loc)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	return true
 }
 
 // CreateTable creates namespace ns (if needed) and table name.
@@ -140,19 +214,12 @@ func (w *Warehouse) Register(t testing.TB, ns, name, metadataLocation string) *t
 }
 
 // RequireReachableExist checks that every file tbl's snapshots reach — each
-// manifest list, manifest, data and delete file — is still on local disk.
+// manifest list, manifest, data and delete file — is still in its store.
 func RequireReachableExist(t testing.TB, tbl *table.Table) {
 	t.Helper()
 	fio, err := tbl.FS(context.Background())
 	require.NoError(t, err)
-	exists := func(loc string) bool {
-		_, err := os.Stat(strings.TrimPrefix(loc, "file://"))
-		if os.IsNotExist(err) {
-			return false
-		}
-		require.NoError(t, err)
-		return true
-	}
+	exists := func(loc string) bool { return exists(t, fio, loc) }
 	for _, s := range tbl.Metadata().Snapshots() {
 		require.True(t, exists(s.ManifestList), "manifest list of retained snapshot %d deleted", s.SnapshotID)
 		ms, err := s.Manifests(fio)
@@ -167,7 +234,7 @@ func RequireReachableExist(t testing.TB, tbl *table.Table) {
 	}
 }
 
-// RequireIntact checks that every file tbl's snapshots reach is on local disk
+// RequireIntact checks that every file tbl's snapshots reach is in its store
 // ([RequireReachableExist]) and that its live rows read back as want.
 func RequireIntact(t testing.TB, tbl *table.Table, want oracle.Sum) {
 	t.Helper()
