@@ -37,7 +37,7 @@ func (s *Service) Propose(ctx context.Context, id lake.Ident, req ProposeRequest
 		return Proposal{}, err
 	}
 	if req.Project.TargetFileSizeBytes == 0 {
-		req.Project.TargetFileSizeBytes = eff.Policy.TargetFileSizeBytes
+		req.Project.TargetFileSizeBytes, req.Project.TargetSource = eff.Policy.TargetFileSizeBytes, "the policy's target_file_size"
 	}
 	state, err := loadState(ctx, cat, id)
 	if err != nil {
