@@ -462,8 +462,8 @@ func (s *Service) policyLayout(ctx context.Context, t *Table, p policy.Policy, o
 	if !p.Enabled.Compact || p.Layout == policy.LayoutNone || p.Layout == "" {
 		return binpack, "", nil, nil
 	}
-	po := PlanOptions{MinGainPP: s.cfg.MinGainPP(), By: "policy", Now: s.now,
-		Project: ProjectOptions{TargetFileSizeBytes: opts.Compact.TargetFileSizeBytes, ZOrderMode: opts.Compact.ZOrderMode}}
+	po := PlanOptions{MinGainPP: s.cfg.MinGainPP(), By: "policy", Now: s.now, Policy: &p,
+		Project: ProjectOptions{TargetFileSizeBytes: opts.Compact.TargetFileSizeBytes, ZOrderMode: opts.Compact.ZOrderMode, Workload: WorkloadOptions{Now: s.now}}}
 	var cand *Plan
 	if p.Layout == policy.LayoutAuto {
 		if s.store == nil {

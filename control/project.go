@@ -1,6 +1,7 @@
 package control
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -32,6 +33,10 @@ type ProjectOptions struct {
 	// current rewrites to, unless the layout names its own target
 	// ("sort(a) target 64MiB"), which wins. Zero: the table's own target.
 	TargetFileSizeBytes int64
+	// TargetSource says where TargetFileSizeBytes comes from, for
+	// [Projections.TargetSource] (such as "--target-file-size" or "policy
+	// target_file_size"). Default: "requested".
+	TargetSource string
 }
 
 // Projections is what [Project] returns: the workload replayed and one
@@ -39,10 +44,16 @@ type ProjectOptions struct {
 type Projections struct {
 	Table lake.Ident
 	// State is the table as projected from.
-	State       *lake.State
-	Workload    Workload
-	ZOrderMode  layout.ZOrderMode
-	Projections []simulator.Projection
+	State      *lake.State
+	Workload   Workload
+	ZOrderMode layout.ZOrderMode
+	// TargetFileSizeBytes is the file size every layout without a target
+	// of its own was projected at, and TargetSource where it comes from:
+	// ProjectOptions' (with its TargetSource), the table's
+	// write.target-file-size-bytes, or floe's default.
+	TargetFileSizeBytes int64
+	TargetSource        string
+	Projections         []simulator.Projection
 }
 
 // Project replays the table's workload against each layout without moving
@@ -73,6 +84,7 @@ func Project(ctx context.Context, st *store.Store, state *lake.State, opts Proje
 	if opts.WithCurrent && !slices.ContainsFunc(layouts, func(l layout.Layout) bool { return l.Strategy == layout.StrategyCurrent }) {
 		layouts = append([]layout.Layout{{Strategy: layout.StrategyCurrent}}, layouts...)
 	}
+	res.TargetFileSizeBytes, res.TargetSource = effectiveTarget(state, opts)
 	if opts.TargetFileSizeBytes > 0 {
 		for i := range layouts {
 			if layouts[i].Strategy != layout.StrategyCurrent && layouts[i].TargetFileSizeBytes == 0 {
@@ -91,4 +103,16 @@ func Project(ctx context.Context, st *store.Store, state *lake.State, opts Proje
 		return res, fmt.Errorf("simulate %s: %w", id, err)
 	}
 	return res, nil
+}
+
+// effectiveTarget is the file size layouts without their own target are
+// projected (and rewritten) at, and where it comes from.
+func effectiveTarget(state *lake.State, opts ProjectOptions) (int64, string) {
+	if opts.TargetFileSizeBytes > 0 {
+		return opts.TargetFileSizeBytes, cmp.Or(opts.TargetSource, "requested")
+	}
+	if n := state.TargetFileSizeBytes(0); n > 0 {
+		return n, "the table's write.target-file-size-bytes"
+	}
+	return simulator.DefaultTargetFileSizeBytes, "floe's default (the table sets no write.target-file-size-bytes)"
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 
 	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/control/policy"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/layout"
@@ -32,6 +33,14 @@ type ChooseOptions struct {
 	// write: [FileLimit] at the candidate's target file size (its layout's,
 	// else the table's).
 	State *lake.State
+	// Cost, when set, counts what engines pay ([CostBasis.Of]): a
+	// candidate that does not repay its rewrite within Cost.MaxPayback is
+	// not chosen while another does, and a candidate that skips no more
+	// files than today but reads fewer of them (a compaction of small
+	// files) gains when its saving in files opened is beyond its error
+	// and repays its rewrite — unless it skips fewer files than today
+	// beyond its error: no plan that loses, whatever it saves.
+	Cost *CostBasis
 }
 
 // Choice is the outcome of [ChoosePlan]: the best candidate, the current
@@ -54,9 +63,20 @@ type Choice struct {
 	// Gain says Best is projected to skip more files than Current, by at
 	// least MinGainPP, without writing more than FileLimit files. (A gain
 	// inside the error bar still counts: the bar is wide at a file-count
-	// edge, and the run checks the projection afterwards, LayoutCheck.) Without a gain a rewrite would cost its
-	// bytes for too little, so no plan is proposed unless forced.
+	// edge, and the run checks the projection afterwards, LayoutCheck.)
+	// Without a gain a rewrite would cost its bytes for too little, so no
+	// plan is proposed unless forced.
 	Gain bool
+	// ByCost says Best was chosen for the files it saves opening, not for
+	// files skipped ([ChooseOptions.Cost]): it skips no more than MinGainPP
+	// over Current, but each query opens fewer files.
+	ByCost bool
+	// Cost is Best's cost/benefit against Current; nil without
+	// [ChooseOptions.Cost].
+	Cost *Cost
+	// PaybackDays is the longest payback allowed (Cost's max payback);
+	// zero without [ChooseOptions.Cost].
+	PaybackDays float64
 	// Loses says Best is projected to skip fewer files than Current by
 	// more than its error bar: a rewrite into it would make the table
 	// worse, and no path proposes it by itself (a policy's fixed layout
@@ -70,6 +90,13 @@ func (c Choice) Reason(table string) string {
 	switch {
 	case c.Gain:
 		return ""
+	case c.Cost != nil && (c.Cost.PaybackDays == nil || *c.Cost.PaybackDays > c.PaybackDays) && c.GainPP > 0:
+		never := "never repays its rewrite"
+		if c.Cost.PaybackDays != nil {
+			never = fmt.Sprintf("repays its rewrite in %.1f days", *c.Cost.PaybackDays)
+		}
+		return fmt.Sprintf("no plan proposed for %s: no candidate repays its rewrite within max_payback %.1f days (the best, %s, %s); --force proposes it anyway",
+			table, c.PaybackDays, c.Best.Layout, never)
 	case c.FileLimit > 0 && c.Best.FilesAfter > c.FileLimit:
 		return fmt.Sprintf("no plan proposed for %s: every candidate would write more data files than the table has today and its bytes fill at the target size (the best, %s, %d → %d files, limit %d); --force proposes it anyway",
 			table, c.Best.Layout, c.Best.FilesBefore, c.Best.FilesAfter, c.FileLimit)
@@ -112,6 +139,11 @@ func FileLimit(st *lake.State, targetFileSizeBytes int64) int {
 // [ErrNothingToPlan] when only current was projected.
 func ChoosePlan(projs []simulator.Projection, opts ChooseOptions) (Choice, error) {
 	c := Choice{MinGainPP: max(opts.MinGainPP, 0)}
+	for _, p := range projs {
+		if p.Layout == string(layout.StrategyCurrent) {
+			c.Current = p
+		}
+	}
 	limit := func(p simulator.Projection) int {
 		if opts.State == nil {
 			return 0
@@ -122,14 +154,16 @@ func ChoosePlan(projs []simulator.Projection, opts ChooseOptions) (Choice, error
 		}
 		return FileLimit(opts.State, target)
 	}
-	within := func(p simulator.Projection) bool { n := limit(p); return n == 0 || p.FilesAfter <= n }
+	pays := func(p simulator.Projection) bool {
+		return opts.Cost == nil || opts.Cost.Pays(opts.Cost.Of(c.Current, p))
+	}
+	within := func(p simulator.Projection) bool { n := limit(p); return (n == 0 || p.FilesAfter <= n) && pays(p) }
 	better := func(p, than simulator.Projection) bool {
 		return p.SkippedPct > than.SkippedPct || (p.SkippedPct == than.SkippedPct && p.RewriteBytes < than.RewriteBytes)
 	}
 	found, foundWithin := false, false
 	for _, p := range projs {
 		if p.Layout == string(layout.StrategyCurrent) {
-			c.Current = p
 			continue
 		}
 		in := within(p)
@@ -141,11 +175,49 @@ func ChoosePlan(projs []simulator.Projection, opts ChooseOptions) (Choice, error
 	if !found {
 		return c, ErrNothingToPlan
 	}
-	c.FileLimit = limit(c.Best)
-	c.GainPP = c.Best.SkippedPct - c.Current.SkippedPct
+	c.setBest(c.Best, limit, opts.Cost)
 	c.Gain = foundWithin && c.GainPP > 0 && c.GainPP >= c.MinGainPP
 	c.Loses = c.GainPP < 0 && -c.GainPP > c.Best.ErrorPP
+	if c.Gain || opts.Cost == nil {
+		return c, nil
+	}
+	// No candidate skips enough more files: the one that saves the most
+	// by opening fewer files, if that saving is beyond its error and
+	// repays its rewrite.
+	var byCost *simulator.Projection
+	var most float64
+	for i, p := range projs {
+		if p.Layout == string(layout.StrategyCurrent) || !within(p) {
+			continue
+		}
+		if loses := c.Current.SkippedPct - p.SkippedPct; loses > p.ErrorPP {
+			continue // no plan that loses, whatever it saves
+		}
+		k := opts.Cost.Of(c.Current, p)
+		if k.FilesSavedPerQuery <= p.ErrorPP/100*float64(p.FilesAfter) || k.SavedBytesPerDay <= 0 {
+			continue
+		}
+		if byCost == nil || k.SavedBytesPerDay > most {
+			byCost, most = &projs[i], k.SavedBytesPerDay
+		}
+	}
+	if byCost != nil {
+		c.setBest(*byCost, limit, opts.Cost)
+		c.Gain, c.ByCost, c.Loses = true, true, false
+	}
 	return c, nil
+}
+
+// setBest makes p the choice's best candidate, with its file limit, gain
+// and cost.
+func (c *Choice) setBest(p simulator.Projection, limit func(simulator.Projection) int, basis *CostBasis) {
+	c.Best = p
+	c.FileLimit = limit(p)
+	c.GainPP = p.SkippedPct - c.Current.SkippedPct
+	if basis != nil {
+		k := basis.Of(c.Current, p)
+		c.Cost, c.PaybackDays = &k, basis.maxPaybackDays()
+	}
 }
 
 // PlanOptions configure [PlanBest].
@@ -164,6 +236,12 @@ type PlanOptions struct {
 	MinGainPP float64
 	// Now is the clock, for the plan's creation time. Default: time.Now.
 	Now func() time.Time
+	// Policy, when set, is the table's effective policy: the candidates'
+	// cost/benefit is reckoned with its cost model and max_payback over
+	// the collected queries' window ([NewCostBasis], as the report does),
+	// and [ChoosePlan] counts it ([ChooseOptions.Cost]). Not used with a
+	// workload file, whose queries have no rate.
+	Policy *policy.Policy
 }
 
 // Proposal is what [PlanBest] did: the projections, the choice made from
@@ -206,7 +284,15 @@ func chooseBest(ctx context.Context, st *store.Store, state *lake.State, opts Pl
 		return out, nil, err
 	}
 	id := state.Ident
-	if out.Choice, err = ChoosePlan(out.Projections.Projections, ChooseOptions{MinGainPP: opts.MinGainPP, State: state}); err != nil {
+	co := ChooseOptions{MinGainPP: opts.MinGainPP, State: state}
+	if opts.Policy != nil && po.Workload.SQL == nil {
+		basis, err := NewCostBasis(ctx, st, state, *opts.Policy, len(out.Projections.Workload.Queries), po.Workload.Since, nowFunc(po.Workload.Now)())
+		if err != nil {
+			return out, nil, fmt.Errorf("plan %s: %w", id, err)
+		}
+		co.Cost = &basis
+	}
+	if out.Choice, err = ChoosePlan(out.Projections.Projections, co); err != nil {
 		return out, nil, fmt.Errorf("plan %s: %w", id, err)
 	}
 	if !out.Choice.Gain && !opts.Force {

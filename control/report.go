@@ -215,10 +215,14 @@ func reportTable(ctx context.Context, st *store.Store, state *lake.State, opts R
 	for _, c := range a.Columns {
 		t.Columns = append(t.Columns, report.Column{Column: c.Column, Score: c.Score, Share: c.Share, Queries: c.Queries, OpMix: c.OpMix, Reason: c.Reason})
 	}
-	if t.WindowDays, err = windowDays(ctx, st, id, opts.Since, now); err != nil {
+	basis, err := NewCostBasis(ctx, st, state, p, t.Queries, opts.Since, now)
+	if err != nil {
 		return t, fmt.Errorf("report %s: %w", id, err)
 	}
-	t.QueriesPerDay = float64(t.Queries) / t.WindowDays
+	basis.MaxPayback = maxPayback
+	t.WindowDays, t.QueriesPerDay = basis.WindowDays, basis.QueriesPerDay
+	t.Cost = report.CostModel{FileOpenBytes: int64(basis.Model.fileOpenBytes()), USDPerTBScanned: basis.Model.USDPerTBScanned,
+		USDPerVCPUHour: basis.Model.USDPerVCPUHour, RewriteBytesPerVCPUSecond: RewriteBytesPerVCPUSecond}
 	if t.Queries == 0 {
 		note := (&NoQueriesError{Table: id, Since: opts.Since}).Error()
 		t.Notes = append(t.Notes, note+": nothing is projected")
@@ -226,7 +230,7 @@ func reportTable(ctx context.Context, st *store.Store, state *lake.State, opts R
 		t.FileSizes = report.NewHistogram("bytes", "today", "", sizes, nil)
 		t.FilesRead = report.NewHistogram("files", "today", "", nil, nil)
 	} else {
-		shown := recommend(&t, state, pr, a, maxPayback)
+		shown := recommend(&t, state, pr, a, basis)
 		t.FileSizes = fileSizes(t, sizes, shown)
 		t.FilesRead = filesRead(pr.Projections, shown)
 	}
@@ -264,29 +268,6 @@ func reportWorkload(ctx context.Context, st *store.Store, state *lake.State, opt
 	return w, nil
 }
 
-// windowDays is the window the query rate divides by, in days: the span
-// from the table's first collected query to now (at least a day), capped
-// by since when set. A --since wider than the telemetry that exists does
-// not dilute the rate: 7 days of queries under --since 30d are 7 days,
-// as the dashboard (which sets no since) counts them, so the CLI report
-// and the dashboard state the same payback for the same table.
-func windowDays(ctx context.Context, st *store.Store, id lake.Ident, since time.Duration, now time.Time) (float64, error) {
-	stats, err := st.TableStats(ctx, store.QueryFilter{Table: id.String()}, 0)
-	if err != nil {
-		return 0, err
-	}
-	d := 1.0
-	for _, s := range stats {
-		if !s.FirstSeen.IsZero() {
-			d = max(d, now.Sub(s.FirstSeen).Hours()/24)
-		}
-	}
-	if since > 0 {
-		d = min(d, max(since.Hours()/24, 1.0/24))
-	}
-	return d, nil
-}
-
 // projectCandidates projects the analysis' candidate layouts with current
 // first.
 func projectCandidates(ctx context.Context, st *store.Store, state *lake.State, a Analysis, opts ReportOptions) (Projections, error) {
@@ -308,7 +289,7 @@ func projectCandidates(ctx context.Context, st *store.Store, state *lake.State, 
 // recommendation, and returns the projection the charts compare with
 // today: the recommended one, else the best candidate (nil when only
 // current was projected).
-func recommend(t *report.Table, state *lake.State, pr Projections, a Analysis, maxPayback time.Duration) *simulator.Projection {
+func recommend(t *report.Table, state *lake.State, pr Projections, a Analysis, basis CostBasis) *simulator.Projection {
 	why := map[string]string{}
 	for _, c := range a.Candidates {
 		why[c.Layout] = c.Why
@@ -319,12 +300,12 @@ func recommend(t *report.Table, state *lake.State, pr Projections, a Analysis, m
 			cur = p
 		}
 	}
-	maxDays := maxPayback.Hours() / 24
+	maxDays := basis.maxPaybackDays()
 	eligible := []simulator.Projection{}
 	for _, p := range pr.Projections {
 		c := report.Candidate{
 			Layout: p.Layout, Why: why[untargeted(p.Layout)], SkippedPct: p.SkippedPct, BytesReadPct: p.BytesReadPct, ErrorPP: p.ErrorPP,
-			FilesAfter: p.FilesAfter, RewriteBytes: p.RewriteBytes, GainPP: p.SkippedPct - cur.SkippedPct,
+			FilesAfter: p.FilesAfter, RewriteBytes: p.RewriteBytes, GainPP: p.SkippedPct - cur.SkippedPct, MeanFilesRead: p.MeanFilesRead,
 		}
 		if p.Layout == string(layout.StrategyCurrent) {
 			c.Why, c.Verdict = "the table as it is", "baseline"
@@ -332,17 +313,15 @@ func recommend(t *report.Table, state *lake.State, pr Projections, a Analysis, m
 			t.Candidates = append(t.Candidates, c)
 			continue
 		}
-		c.SavedBytesPerDay = (cur.BytesReadPct - p.BytesReadPct) / 100 * float64(t.DataBytes) * t.QueriesPerDay
-		if c.SavedBytesPerDay > 0 {
-			d := float64(p.RewriteBytes) / c.SavedBytesPerDay
-			c.PaybackDays = &d
-		}
+		k := basis.Of(cur, p)
+		c.FilesSavedPerQuery, c.SavedBytesPerDay, c.RewriteIOBytes, c.RewriteVCPUHours = k.FilesSavedPerQuery, k.SavedBytesPerDay, k.RewriteIOBytes, k.RewriteVCPUHours
+		c.PaybackDays, c.SavedUSDPerDay, c.RewriteUSD = k.PaybackDays, k.SavedUSDPerDay, k.RewriteUSD
 		switch {
 		case c.GainPP < 0 && -c.GainPP > p.ErrorPP:
 			c.Verdict = fmt.Sprintf("rejected: skips fewer files than today (%.1f%% vs %.1f%%, beyond its error of ±%.1f pp), so a rewrite into it would make the table worse",
 				p.SkippedPct, cur.SkippedPct, p.ErrorPP)
 		case c.PaybackDays == nil:
-			c.Verdict = "not recommended: it reads no fewer bytes than today, so its rewrite never pays back"
+			c.Verdict = "not recommended: its queries would read no fewer bytes and open no fewer files than today's, so its rewrite never pays back"
 		case *c.PaybackDays > maxDays:
 			c.Verdict = fmt.Sprintf("not recommended: pays back in %s, beyond max_payback %s", report.FormatDays(*c.PaybackDays), report.FormatDays(maxDays))
 		default:
@@ -361,7 +340,7 @@ func recommend(t *report.Table, state *lake.State, pr Projections, a Analysis, m
 			best = &pr.Projections[i]
 		}
 	}
-	choice, err := ChoosePlan(eligible, ChooseOptions{MinGainPP: t.MinGainPP, State: state})
+	choice, err := ChoosePlan(eligible, ChooseOptions{MinGainPP: t.MinGainPP, State: state, Cost: &basis})
 	if err != nil {
 		// Only current is eligible.
 		switch {
@@ -401,6 +380,12 @@ func recommend(t *report.Table, state *lake.State, pr Projections, a Analysis, m
 	}
 	b := choice.Best
 	t.Recommendation.Layout = b.Layout
+	if choice.ByCost {
+		t.Recommendation.Why = fmt.Sprintf("each query is projected to open %.1f files instead of %.1f (files skipped %.1f%% vs %.1f%% today), which at %s a file saves more than the bytes it may read more; it %s, within max_payback %s",
+			b.MeanFilesRead, choice.Current.MeanFilesRead, b.SkippedPct, choice.Current.SkippedPct, report.FormatBytes(t.Cost.FileOpenBytes),
+			paybackOf(t, b.Layout), report.FormatDays(maxDays))
+		return &b
+	}
 	t.Recommendation.Why = fmt.Sprintf("the workload is projected to skip %.1f%% of files (± %.1f pp), up from %.1f%% today (%s, at least %.1f pp asked), reading %.1f%% of the bytes instead of %.1f%%; it %s, within max_payback %s",
 		b.SkippedPct, b.ErrorPP, choice.Current.SkippedPct, report.FormatPP(choice.GainPP), t.MinGainPP, b.BytesReadPct, choice.Current.BytesReadPct,
 		paybackOf(t, b.Layout), report.FormatDays(maxDays))

@@ -32,12 +32,12 @@ func (s *Service) Propose(ctx context.Context, id lake.Ident, req ProposeRequest
 	if err != nil {
 		return Proposal{}, err
 	}
+	eff, err := s.Policy(ctx, id)
+	if err != nil {
+		return Proposal{}, err
+	}
 	if req.Project.TargetFileSizeBytes == 0 {
-		eff, err := s.Policy(ctx, id)
-		if err != nil {
-			return Proposal{}, err
-		}
-		req.Project.TargetFileSizeBytes = eff.Policy.TargetFileSizeBytes
+		req.Project.TargetFileSizeBytes, req.Project.TargetSource = eff.Policy.TargetFileSizeBytes, "the policy's target_file_size"
 	}
 	state, err := loadState(ctx, cat, id)
 	if err != nil {
@@ -47,7 +47,7 @@ func (s *Service) Propose(ctx context.Context, id lake.Ident, req ProposeRequest
 	if req.MinGainPP != nil {
 		minGain = *req.MinGainPP
 	}
-	return PlanBest(ctx, cat, s.store, state, PlanOptions{Project: req.Project, By: req.By, Force: req.Force, MinGainPP: minGain, Now: s.now})
+	return PlanBest(ctx, cat, s.store, state, PlanOptions{Project: req.Project, By: req.By, Force: req.Force, MinGainPP: minGain, Now: s.now, Policy: &eff.Policy})
 }
 
 // Approve approves proposed plan id as by ([ApprovePlan]).

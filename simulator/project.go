@@ -81,6 +81,10 @@ type Projection struct {
 	// rows' min/max) overstated SkippedPct compared with the reported, widened one, in
 	// percentage points; it shows how optimistic sample-based min/max is for this layout.
 	BiasPP float64 `json:"bias_pp"`
+	// TargetFileSizeBytes is the file size the projection cut its files at: the layout's
+	// own target, else the table's write.target-file-size-bytes, else
+	// [DefaultTargetFileSizeBytes]. Zero for current.
+	TargetFileSizeBytes int64 `json:"target_file_size_bytes"`
 	// RewriteBytes is the bytes the rewrite reads and rewrites (0 for current).
 	RewriteBytes int64 `json:"rewrite_bytes"`
 	// SizeRatio is the estimated bytes the rewrite writes divided by the table's bytes
@@ -105,6 +109,12 @@ type SimulateResult struct {
 	Table string `json:"table"`
 	// Queries is the number of workload queries replayed.
 	Queries int `json:"queries"`
+	// TargetFileSizeBytes is the file size the candidates without a target of their own
+	// were projected at, and TargetSource where it comes from (--target-file-size, the
+	// policy's target_file_size, the table's write.target-file-size-bytes or floe's
+	// default).
+	TargetFileSizeBytes int64  `json:"target_file_size_bytes"`
+	TargetSource        string `json:"target_source"`
 	// Candidates are the projections, one per layout, in input order.
 	Candidates []Projection `json:"candidates"`
 }
@@ -337,7 +347,7 @@ func ProjectSample(s *Sample, l layout.Layout, queries []Query, targetFileSizeBy
 		targetFileSizeBytes = DefaultTargetFileSizeBytes
 	}
 	opts = opts.withDefaults()
-	p := Projection{Layout: l.String(), FilesBefore: s.FilesBefore, RewriteBytes: s.TableBytes, SampleRows: s.Rows, SampleFraction: s.Fraction, Basis: BasisSample, SizeRatio: 1}
+	p := Projection{Layout: l.String(), FilesBefore: s.FilesBefore, TargetFileSizeBytes: targetFileSizeBytes, RewriteBytes: s.TableBytes, SampleRows: s.Rows, SampleFraction: s.Fraction, Basis: BasisSample, SizeRatio: 1}
 	b := newBinding(s.Schema)
 	bq := bindQueries(b, queries)
 	if l.Strategy == layout.StrategyBinpack {

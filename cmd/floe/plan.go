@@ -135,6 +135,7 @@ func runPlan(ctx context.Context, opts *planOptions) error {
 		return err
 	}
 	c := res.Choice
+	pr := res.Projections
 	if res.Plan == nil {
 		// Nothing to gain: not an error — the table is fine as it is — so
 		// exit 0 with no plan.
@@ -142,15 +143,21 @@ func runPlan(ctx context.Context, opts *planOptions) error {
 		if opts.Output == outputJSON {
 			return writeJSON(opts.f.IO.Out, map[string]any{"table": id.String(), "proposed": false, "reason": msg,
 				"best": c.Best.Layout, "best_skipped_pct": c.Best.SkippedPct, "current_skipped_pct": c.Current.SkippedPct,
-				"gain_pp": c.GainPP, "min_gain_pp": c.MinGainPP, "best_files_after": c.Best.FilesAfter, "file_limit": c.FileLimit})
+				"gain_pp": c.GainPP, "min_gain_pp": c.MinGainPP, "best_files_after": c.Best.FilesAfter, "file_limit": c.FileLimit,
+				"target_file_size_bytes": pr.TargetFileSizeBytes, "target_source": pr.TargetSource})
 		}
 		fmt.Fprintln(opts.f.IO.Out, msg)
+		fmt.Fprintf(opts.f.IO.Out, "target file size: %s, from %s\n", config.FormatSize(pr.TargetFileSizeBytes), pr.TargetSource)
 		return nil
 	}
 	if !c.Gain {
 		fmt.Fprintln(opts.f.IO.ErrOut, "warning: proposed with --force:", strings.TrimSuffix(strings.TrimPrefix(c.Reason(id.String()), "no plan proposed for "+id.String()+": "), "; --force proposes it anyway"))
 	}
-	return printPlans(opts.f.IO, opts.Output, true, *res.Plan)
+	if err := printPlans(opts.f.IO, opts.Output, true, *res.Plan); err != nil || opts.Output == outputJSON {
+		return err
+	}
+	_, err = fmt.Fprintf(opts.f.IO.Out, "target file size: %s, from %s (a layout's own \"target\" wins)\n", config.FormatSize(pr.TargetFileSizeBytes), pr.TargetSource)
+	return err
 }
 
 // printPlans renders plans one after another (--output table) or as JSON:

@@ -87,7 +87,8 @@ func runSimulate(ctx context.Context, opts *simulateOptions) error {
 // renderSimulate prints simulate's projections (simulate and demo); the
 // per-query detail only with perQuery.
 func renderSimulate(io *IOStreams, format outputFormat, pr control.Projections, perQuery bool) error {
-	res := simulator.SimulateResult{Table: pr.Table.String(), Queries: len(pr.Workload.Queries), Candidates: pr.Projections}
+	res := simulator.SimulateResult{Table: pr.Table.String(), Queries: len(pr.Workload.Queries), Candidates: pr.Projections,
+		TargetFileSizeBytes: pr.TargetFileSizeBytes, TargetSource: pr.TargetSource}
 	if !perQuery {
 		for i := range res.Candidates {
 			res.Candidates[i].PerQuery = nil
@@ -98,6 +99,7 @@ func renderSimulate(io *IOStreams, format outputFormat, pr control.Projections, 
 	}
 	w := io.Out
 	fmt.Fprintf(w, "%s: %d queries replayed against %d files today\n", res.Table, res.Queries, len(pr.State.DataFiles))
+	fmt.Fprintf(w, "target file size: %s, from %s (a layout's own \"target\" wins)\n", config.FormatSize(res.TargetFileSizeBytes), res.TargetSource)
 	t := newTable(w, "  LAYOUT", "FILES AFTER", "FILES SKIPPED", "BYTES READ", "± (pp)", "READ/BOUND", "REWRITE")
 	var notes []string
 	for _, p := range res.Candidates {

@@ -2,11 +2,15 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/simulator"
 )
@@ -38,6 +42,49 @@ func TestSimulateRenderThinAndBound(t *testing.T) {
 			for _, n := range tc.not {
 				require.NotContains(t, out.String(), n)
 			}
+		})
+	}
+}
+
+// TestSimulatePrintsTarget: simulate says which target file size its
+// candidates were cut at and where it comes from — floe's default for a
+// table that sets none, the policy's target_file_size, --target-file-size
+// — in text and JSON.
+func TestSimulatePrintsTarget(t *testing.T) {
+	dir := flatWarehouse(t, 4, 50)
+	sql := filepath.Join(t.TempDir(), "w.sql")
+	require.NoError(t, os.WriteFile(sql, []byte("SELECT * FROM db.flat WHERE id = 7;\n"), 0o644))
+	for _, tc := range []struct {
+		name   string
+		policy string
+		args   []string
+		bytes  int64
+		source string
+	}{
+		{"default", "", nil, simulator.DefaultTargetFileSizeBytes, "floe's default"},
+		{"policy", "default: {target_file_size: 64MiB}", nil, 64 << 20, "the policy's target_file_size"},
+		{"flag", "default: {target_file_size: 64MiB}", []string{"--target-file-size", "32MiB"}, 32 << 20, "--target-file-size"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := dir
+			if tc.policy != "" {
+				cfg, err := os.ReadFile(filepath.Join(dir, "floe.yaml"))
+				require.NoError(t, err)
+				dir = t.TempDir()
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "floe.yaml"), append(cfg, "policies:\n  "+tc.policy+"\n"...), 0o644))
+			}
+			base := append([]string{"simulate", "db.flat", "--workload", sql, "--layout", "binpack"}, tc.args...)
+			io, out, errOut := testIO()
+			require.Equal(t, 0, runWith(t, io, dir, append(base, "--output", "json")...), errOut.String())
+			var res simulator.SimulateResult
+			require.NoError(t, json.Unmarshal(out.Bytes(), &res))
+			require.Equal(t, tc.bytes, res.TargetFileSizeBytes)
+			require.Contains(t, res.TargetSource, tc.source)
+			require.Equal(t, tc.bytes, res.Candidates[len(res.Candidates)-1].TargetFileSizeBytes)
+
+			io, out, errOut = testIO()
+			require.Equal(t, 0, runWith(t, io, dir, base...), errOut.String())
+			require.Contains(t, out.String(), "target file size: "+config.FormatSize(tc.bytes)+", from "+tc.source)
 		})
 	}
 }

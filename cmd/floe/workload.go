@@ -82,6 +82,7 @@ func (p projectFlags) options() (control.ProjectOptions, error) {
 		}
 		po.Layouts = append(po.Layouts, l)
 	}
+	po.TargetSource = "--target-file-size"
 	if po.TargetFileSizeBytes, err = p.Target.bytes(); err != nil {
 		return po, err
 	}
@@ -99,7 +100,7 @@ func policyTarget(ctx context.Context, f *factory, id lake.Ident, po *control.Pr
 	if err != nil {
 		return err
 	}
-	po.TargetFileSizeBytes = eff.Policy.TargetFileSizeBytes
+	po.TargetFileSizeBytes, po.TargetSource = eff.Policy.TargetFileSizeBytes, "the policy's target_file_size"
 	return nil
 }
 

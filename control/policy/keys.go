@@ -76,7 +76,9 @@ const (
 	day  = float64(24 * time.Hour)
 	hour = float64(time.Hour)
 	year = 365 * day
+	kib  = float64(1 << 10)
 	mib  = float64(1 << 20)
+	gib  = float64(1 << 30)
 	pib  = float64(1 << 50)
 )
 
@@ -148,6 +150,12 @@ var keys = []keySpec{
 		set: func(p *Policy, v any) { p.MaxBytesPerRun = v.(int64) }},
 	{name: "max_payback", kind: kindDuration, min: hour, max: 10 * year, def: "30d", doc: "recommend no rewrite that takes longer than this to pay for itself, 1h to 10 years",
 		set: func(p *Policy, v any) { p.MaxPayback = v.(time.Duration) }},
+	{name: "cost.file_open_bytes", kind: kindSize, min: kib, max: gib, zeroOff: true, def: "4MiB", doc: "what opening one data file costs a query (open, footer, planning), in bytes of scan that take as long, 1KiB to 1GiB (0: count bytes only; the default is Iceberg's read.split.open-file-cost and Spark's spark.sql.files.openCostInBytes)",
+		set: func(p *Policy, v any) { p.Cost.FileOpenBytes = v.(int64) }},
+	{name: "cost.usd_per_tb_scanned", kind: kindFloat, max: 10_000, doc: "price of a terabyte (10^12 bytes) scanned, 0 to 10,000, to state paybacks in money (unset or 0: bytes only)",
+		set: func(p *Policy, v any) { p.Cost.USDPerTBScanned = v.(float64) }},
+	{name: "cost.usd_per_vcpu_hour", kind: kindFloat, max: 1_000, doc: "price of a vCPU-hour of a rewrite, 0 to 1,000 (unset or 0: the rewrite's CPU is not priced); money needs cost.usd_per_tb_scanned",
+		set: func(p *Policy, v any) { p.Cost.USDPerVCPUHour = v.(float64) }},
 	{name: "engine", kind: kindEngine, def: EngineNative, doc: "native, auto (native below auto_engine_bytes of input, else distributed_engine) or an engine under engines:",
 		set: func(p *Policy, v any) { p.Engine = v.(string) }},
 	{name: "auto_engine_bytes", kind: kindSize, min: mib, max: pib, def: "100GiB", doc: "with engine: auto, tables whose compaction reads this much go to distributed_engine, 1MiB to 1PiB",
@@ -211,6 +219,9 @@ func (k keySpec) read(raw string) (any, error) {
 		}
 		return d, k.bounded(float64(d), func(f float64) string { return FormatDuration(time.Duration(f)) })
 	case kindSize:
+		if z, err := humanize.ParseBytes(s); err == nil && z == 0 && k.zeroOff {
+			return int64(0), nil
+		}
 		n, err := ParseSize(s)
 		if err != nil {
 			return nil, err

@@ -47,6 +47,9 @@ type Policy struct {
 	// MaxBytesPerRun is 0 for no limit.
 	MaxBytesPerRun int64
 	MaxPayback     time.Duration
+	// Cost prices what engines pay for a query and a rewrite (cost.*):
+	// the payback [Policy.MaxPayback] judges is reckoned with it.
+	Cost Cost
 	// Engine is EngineNative, EngineAuto or the name of an engine under
 	// engines: in floe.yaml; AutoEngineBytes and DistributedEngine say
 	// where engine: auto sends a table (see control.ChooseEngine).
@@ -56,6 +59,22 @@ type Policy struct {
 	// Health holds the thresholds health classifies the table by, with
 	// FreshnessSLA copied in.
 	Health lake.Thresholds
+}
+
+// Cost is the cost model's policy keys: what one data file costs an
+// engine beyond its bytes, and the optional prices that state a payback in
+// money.
+type Cost struct {
+	// FileOpenBytes is what opening one data file costs a query (open,
+	// footer, planning), in bytes of scan that take as long
+	// (cost.file_open_bytes). Zero counts bytes alone.
+	FileOpenBytes int64
+	// USDPerTBScanned prices a terabyte (10^12 bytes) scanned; zero: not
+	// priced, and paybacks are stated in bytes only.
+	USDPerTBScanned float64
+	// USDPerVCPUHour prices a vCPU-hour of a rewrite; zero: a rewrite's
+	// CPU is not priced.
+	USDPerVCPUHour float64
 }
 
 // Triggers are the health figures at which mode: adaptive (and optimize

@@ -41,6 +41,10 @@ func TestBoundsRefused(t *testing.T) {
 		{"merge one delete file", "default:\n  triggers: {position_delete_files: 1}\n", `default.triggers.position_delete_files: 1: want at least 2`},
 		{"equality ratio of nothing", "default:\n  triggers: {equality_delete_ratio: 0}\n", `default.triggers.equality_delete_ratio: 0: want at least 0.01`},
 		{"equality ratio above one", "default:\n  triggers: {equality_delete_ratio: 2}\n", `default.triggers.equality_delete_ratio: 2: want at most 1`},
+		{"file cost without a unit", "default:\n  cost: {file_open_bytes: 4}\n", `default.cost.file_open_bytes: 4B: want at least 1KiB (or 0 to turn it off)`},
+		{"file cost beyond reason", "default:\n  cost: {file_open_bytes: 4GiB}\n", `default.cost.file_open_bytes: 4GiB: want at most 1GiB`},
+		{"negative price", "default:\n  cost: {usd_per_tb_scanned: -5}\n", `default.cost.usd_per_tb_scanned: -5: want at least 0`},
+		{"price beyond reason", "default:\n  cost: {usd_per_vcpu_hour: 5000}\n", `default.cost.usd_per_vcpu_hour: 5000: want at most 1000`},
 		{"cron every second", "default:\n  schedule: \"@every 1s\"\n", `default.schedule: "@every 1s": fires every 1s: want at most once a minute`},
 	}
 	for _, tt := range tests {
@@ -65,6 +69,7 @@ func TestBoundsAccepted(t *testing.T) {
   max_bytes_per_run: 1MiB
   schedule: "@hourly"
   health: {partition_skew: {warning: 0}, min_files: 0}
+  cost: {file_open_bytes: 0, usd_per_tb_scanned: 5, usd_per_vcpu_hour: 0.05}
 `))
 	require.NoError(t, err)
 	require.NoError(t, set.Validate(now))
@@ -77,6 +82,10 @@ func TestBoundsAccepted(t *testing.T) {
 	require.InDelta(t, 1.0, eff.Policy.Triggers.EqualityDeleteRatio, 1e-9)
 	require.False(t, eff.Policy.Enabled.Deletes)
 	require.Equal(t, policy.ApprovalRequired, eff.Policy.Approval.Deletes)
+	require.Zero(t, eff.Policy.Cost.FileOpenBytes, "0 counts bytes only")
+	require.InDelta(t, 5.0, eff.Policy.Cost.USDPerTBScanned, 1e-9)
+	require.InDelta(t, 0.05, eff.Policy.Cost.USDPerVCPUHour, 1e-9)
+	require.Equal(t, int64(4<<20), policy.Default().Cost.FileOpenBytes, "Iceberg's read.split.open-file-cost")
 }
 
 // TestTargetFloor: a target below 4MiB is what a size written without its

@@ -98,19 +98,42 @@ func (t Table) recommended() (Candidate, bool) {
 	return Candidate{}, false
 }
 
-// CostLine is the cost/benefit line of candidate c of t: the bytes it
-// rewrites once against the scan bytes it saves per day at the recorded
-// query rate, and the payback time.
+// CostLine is the cost/benefit line of candidate c of t: what the rewrite
+// costs once against what its queries save a day at the recorded query
+// rate, in bytes of scan (files opened counted at the cost model's file
+// cost), in money when the policy prices scans, and the payback time.
 func CostLine(t Table, c Candidate) string {
 	cur, _ := t.current()
-	saved := fmt.Sprintf("saves %s of scan a day (bytes read %s → %s of %s, × %.1f queries/day over %s)",
+	saved := fmt.Sprintf("saves %s of scan a day (bytes read %s → %s of %s, files opened %.1f → %.1f a query at %s each, × %.1f queries/day over %s)",
 		FormatBytes(int64(math.Round(c.SavedBytesPerDay))), pct(cur.BytesReadPct), pct(c.BytesReadPct), FormatBytes(t.DataBytes),
-		t.QueriesPerDay, FormatDays(t.WindowDays))
-	payback := "never pays back in scan bytes"
+		cur.MeanFilesRead, c.MeanFilesRead, FormatBytes(t.Cost.FileOpenBytes), t.QueriesPerDay, FormatDays(t.WindowDays))
+	if c.SavedUSDPerDay != nil && c.RewriteUSD != nil {
+		saved += fmt.Sprintf(", $%.2f a day against $%.2f once", *c.SavedUSDPerDay, *c.RewriteUSD)
+	}
+	payback := "never pays back"
 	if c.PaybackDays != nil {
 		payback = "pays back in " + FormatDays(*c.PaybackDays)
 	}
-	return fmt.Sprintf("rewrites %s once; %s; %s (max_payback %s)", FormatBytes(c.RewriteBytes), saved, payback, FormatDays(t.MaxPaybackDays))
+	cpu := "under 0.01 vCPU-hours"
+	if c.RewriteVCPUHours >= 0.01 {
+		cpu = fmt.Sprintf("about %.2f vCPU-hours", c.RewriteVCPUHours)
+	}
+	return fmt.Sprintf("rewrites %s once (reads and writes %s, %s); %s; %s (max_payback %s)",
+		FormatBytes(c.RewriteBytes), FormatBytes(c.RewriteIOBytes), cpu, saved, payback, FormatDays(t.MaxPaybackDays))
+}
+
+// CostModelText is the paragraph that explains the cost model a report's
+// paybacks are reckoned with.
+func CostModelText(t Table) string {
+	money := "No prices are set (cost.usd_per_tb_scanned, cost.usd_per_vcpu_hour), so paybacks are stated in bytes."
+	if t.Cost.USDPerTBScanned > 0 {
+		money = fmt.Sprintf("Scans are priced at $%.2f per TB and a vCPU-hour at $%.2f, so paybacks are stated in money: the rewrite's bytes priced as a scan plus its CPU, against the money its queries save.",
+			t.Cost.USDPerTBScanned, t.Cost.USDPerVCPUHour)
+	}
+	return fmt.Sprintf("Cost model: a query costs the bytes it reads plus %s for every data file it opens (open, footer and planning: cost.file_open_bytes, by default the 4 MiB Iceberg and Spark count per file), so many small files cost more than their bytes. "+
+		"A layout saves the difference from today's layout per query, times the table's %.1f queries a day (%d queries over %s, the telemetry collected, no longer than the report's window). "+
+		"A rewrite costs the bytes it reads and writes once, and its CPU, estimated at %s a vCPU-second. Payback is the rewrite's cost divided by the saving a day. %s",
+		FormatBytes(t.Cost.FileOpenBytes), t.QueriesPerDay, t.Queries, FormatDays(t.WindowDays), FormatBytes(t.Cost.RewriteBytesPerVCPUSecond), money)
 }
 
 // healthLine is the metrics line under a table's health.

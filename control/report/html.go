@@ -209,6 +209,9 @@ func (h *htmlWriter) table(t Table) {
 		h.figure(skippedChart(id+"-skipped", t), "Files skipped per candidate layout, in percent of the layout's data files, with the projection's error bar (percentage points).")
 	}
 
+	if len(t.Candidates) > 0 {
+		h.el("p", CostModelText(t))
+	}
 	h.el("h3", "Recommendation")
 	if c, ok := t.recommended(); ok {
 		h.raw("<p><strong><code>" + esc(c.Layout) + "</code></strong>: " + esc(t.Recommendation.Why) + "</p>\n")

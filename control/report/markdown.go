@@ -123,6 +123,10 @@ func (m *mdWriter) table(t Table) {
 		}
 	}
 
+	if len(t.Candidates) > 0 {
+		m.line("")
+		m.line("%s", CostModelText(t))
+	}
 	m.line("")
 	m.line("### Recommendation")
 	m.line("")

@@ -65,6 +65,8 @@ type Table struct {
 	// MinGainPP is the least gain in files skipped a recommended candidate
 	// needs over today's layout, in percentage points.
 	MinGainPP float64 `json:"min_gain_pp"`
+	// Cost is the cost model the paybacks are reckoned with.
+	Cost CostModel `json:"cost"`
 
 	Health     Health      `json:"health"`
 	Columns    []Column    `json:"columns"`
@@ -89,6 +91,17 @@ type Table struct {
 	// Notes say what the report could not show and why (no queries
 	// collected, for one).
 	Notes []string `json:"notes"`
+}
+
+// CostModel is what a report's paybacks count (control.CostBasis): a
+// query pays the bytes it reads plus FileOpenBytes for each data file it
+// opens; a rewrite pays the bytes it reads and writes, and its CPU at
+// RewriteBytesPerVCPUSecond. Prices are 0 when the policy sets none.
+type CostModel struct {
+	FileOpenBytes             int64   `json:"file_open_bytes"`
+	USDPerTBScanned           float64 `json:"usd_per_tb_scanned"`
+	USDPerVCPUHour            float64 `json:"usd_per_vcpu_hour"`
+	RewriteBytesPerVCPUSecond int64   `json:"rewrite_bytes_per_vcpu_second"`
 }
 
 // Health is the table's health today.
@@ -132,17 +145,31 @@ type Candidate struct {
 	BytesReadPct float64 `json:"bytes_read_pct"`
 	ErrorPP      float64 `json:"error_pp"`
 	FilesAfter   int     `json:"files_after"`
-	// RewriteBytes is what the rewrite reads and writes once.
+	// RewriteBytes is what the rewrite reads once.
 	RewriteBytes int64 `json:"rewrite_bytes"`
+	// RewriteIOBytes is what the rewrite reads and writes once, and
+	// RewriteVCPUHours its CPU estimated from them.
+	RewriteIOBytes   int64   `json:"rewrite_io_bytes"`
+	RewriteVCPUHours float64 `json:"rewrite_vcpu_hours"`
 	// GainPP is SkippedPct less current's, in percentage points.
 	GainPP float64 `json:"gain_pp"`
-	// SavedBytesPerDay is (current's BytesReadPct − BytesReadPct) / 100 ×
-	// DataBytes × QueriesPerDay: the scan bytes the layout saves a day at
-	// the recorded query rate.
+	// MeanFilesRead is the data files a query opens, on the workload's
+	// weighted mean; FilesSavedPerQuery is current's less this one's.
+	MeanFilesRead      float64 `json:"mean_files_read"`
+	FilesSavedPerQuery float64 `json:"files_saved_per_query"`
+	// SavedBytesPerDay is what the layout saves a day at the recorded
+	// query rate, in bytes of scan: ((current's BytesReadPct −
+	// BytesReadPct) / 100 × DataBytes + FilesSavedPerQuery ×
+	// Cost.FileOpenBytes) × QueriesPerDay.
 	SavedBytesPerDay float64 `json:"saved_bytes_per_day"`
-	// PaybackDays is RewriteBytes / SavedBytesPerDay, in days; null when
-	// the layout saves nothing (it never pays back) and for current.
+	// PaybackDays is RewriteIOBytes / SavedBytesPerDay in days (in money,
+	// RewriteUSD / SavedUSDPerDay, when scans are priced); null when the
+	// layout saves nothing (it never pays back) and for current.
 	PaybackDays *float64 `json:"payback_days"`
+	// SavedUSDPerDay and RewriteUSD are the same in money; null unless
+	// the policy prices scans (cost.usd_per_tb_scanned).
+	SavedUSDPerDay *float64 `json:"saved_usd_per_day"`
+	RewriteUSD     *float64 `json:"rewrite_usd"`
 	// Recommended marks the recommended candidate.
 	Recommended bool `json:"recommended"`
 	// Verdict says why the candidate is or is not recommended.

@@ -28,6 +28,7 @@ func fixture() report.Report {
 	events := report.Table{
 		Table: "local.web.events", SnapshotID: 6184093270345120011, Queries: 1200, QueriesPerDay: 40, WindowDays: 30,
 		DataBytes: 64 << 20, DataFiles: 960, TargetFileSizeBytes: 4 << 20, MaxPaybackDays: 30, MinGainPP: 5,
+		Cost: report.CostModel{FileOpenBytes: 4 << 20, RewriteBytesPerVCPUSecond: 32 << 20},
 		Health: report.Health{Status: "critical", Reasons: []string{"960 data files, 98% below 75% of the 4.0 MiB target"},
 			DataFiles: 960, SmallFiles: 941, SmallFileRatio: 0.98, AvgFileSizeBytes: 68 << 10, Snapshots: 320, Manifests: 320, Partitions: 30, LastCompactionAgeSec: -1},
 		Columns: []report.Column{
@@ -35,11 +36,13 @@ func fixture() report.Report {
 			{Column: "ts", Score: 120, Share: 0.4, Queries: 480, OpMix: map[string]float64{"between": 1}, Reason: "partitioned by day(ts): discounted"},
 		},
 		Candidates: []report.Candidate{
-			{Layout: "current", Why: "the table as it is", SkippedPct: 4, BytesReadPct: 95, FilesAfter: 960, Verdict: "baseline"},
+			{Layout: "current", Why: "the table as it is", SkippedPct: 4, BytesReadPct: 95, FilesAfter: 960, MeanFilesRead: 921.6, Verdict: "baseline"},
 			{Layout: "sort(tenant_id, ts) target 4194304", Why: "sort on the top columns", SkippedPct: 71.2, BytesReadPct: 27.5, ErrorPP: 2.1,
-				FilesAfter: 16, RewriteBytes: 64 << 20, GainPP: 67.2, SavedBytesPerDay: 1811939328, PaybackDays: ptr(0.037), Recommended: true, Verdict: "recommended"},
-			{Layout: "binpack target 4194304", Why: "fewer, larger files", SkippedPct: 3, BytesReadPct: 95, FilesAfter: 16, RewriteBytes: 64 << 20, GainPP: -1,
-				Verdict: "not recommended: it reads no fewer bytes than today, so its rewrite never pays back"},
+				FilesAfter: 16, RewriteBytes: 64 << 20, RewriteIOBytes: 120 << 20, RewriteVCPUHours: 0.001, GainPP: 67.2, MeanFilesRead: 4.6, FilesSavedPerQuery: 917,
+				SavedBytesPerDay: 155649961574, PaybackDays: ptr(0.0008), Recommended: true, Verdict: "recommended"},
+			{Layout: "binpack target 4194304", Why: "fewer, larger files", SkippedPct: 3, BytesReadPct: 95, FilesAfter: 16, RewriteBytes: 64 << 20, RewriteIOBytes: 128 << 20,
+				RewriteVCPUHours: 0.0011, GainPP: -1, MeanFilesRead: 15.5, FilesSavedPerQuery: 906.1, SavedBytesPerDay: 152017756570, PaybackDays: ptr(0.00088),
+				Verdict: "not recommended: skips fewer files than sort(tenant_id, ts) target 4194304"},
 		},
 		Recommendation: report.Recommendation{Layout: "sort(tenant_id, ts) target 4194304", PlanID: "3f2a9c1b7d4e",
 			Why: "the workload is projected to skip 71.2% of files", Next: "floe plan approve 3f2a9c1b7d4e"},
@@ -68,11 +71,13 @@ func fixture() report.Report {
 	events.FilesRead.Note = "each query replayed"
 	orders := report.Table{
 		Table: "local.sales.orders", SnapshotID: 42, Queries: 3, QueriesPerDay: 0.1, WindowDays: 30, DataBytes: 8 << 20, DataFiles: 4,
-		MaxPaybackDays: 30, Health: report.Health{Status: "healthy", DataFiles: 4, AvgFileSizeBytes: 2 << 20, Snapshots: 4, Manifests: 4, LastCompactionAgeSec: 3600},
+		MaxPaybackDays: 30, Cost: report.CostModel{FileOpenBytes: 4 << 20, USDPerTBScanned: 5, USDPerVCPUHour: 0.05, RewriteBytesPerVCPUSecond: 32 << 20},
+		Health: report.Health{Status: "healthy", DataFiles: 4, AvgFileSizeBytes: 2 << 20, Snapshots: 4, Manifests: 4, LastCompactionAgeSec: 3600},
 		Candidates: []report.Candidate{
-			{Layout: "current", SkippedPct: 10, BytesReadPct: 90, FilesAfter: 4, Verdict: "baseline"},
-			{Layout: "sort(o_orderdate)", SkippedPct: 50, BytesReadPct: 50, FilesAfter: 4, RewriteBytes: 8 << 20, GainPP: 40,
-				SavedBytesPerDay: 335544.32, PaybackDays: ptr(25), Verdict: "not recommended: pays back in 25.0 days, beyond max_payback 10.0 days"},
+			{Layout: "current", SkippedPct: 10, BytesReadPct: 90, FilesAfter: 4, MeanFilesRead: 3.6, Verdict: "baseline"},
+			{Layout: "sort(o_orderdate)", SkippedPct: 50, BytesReadPct: 50, FilesAfter: 4, RewriteBytes: 8 << 20, RewriteIOBytes: 16 << 20,
+				RewriteVCPUHours: 0.00014, GainPP: 40, MeanFilesRead: 2, FilesSavedPerQuery: 1.6, SavedBytesPerDay: 1006632.96,
+				SavedUSDPerDay: ptr(0.000005), RewriteUSD: ptr(0.000091), PaybackDays: ptr(18.2), Verdict: "not recommended: pays back in 18.2 days, beyond max_payback 10.0 days"},
 		},
 		Recommendation: report.Recommendation{Why: "no candidate pays back its rewrite within max_payback 10.0 days"},
 		Notes:          []string{"a note | with a pipe"},
@@ -80,7 +85,7 @@ func fixture() report.Report {
 	return report.Report{
 		GeneratedAt: at, SinceSeconds: 30 * 86400, Lake: true,
 		Ranking: []report.Rank{
-			{Table: "local.web.events", Health: "critical", Recommended: "sort(tenant_id, ts) target 4194304", GainPP: 67.2, SavedBytesPerDay: 1811939328, PaybackDays: ptr(0.037), Queries: 1200},
+			{Table: "local.web.events", Health: "critical", Recommended: "sort(tenant_id, ts) target 4194304", GainPP: 67.2, SavedBytesPerDay: 155649961574, PaybackDays: ptr(0.0008), Queries: 1200},
 			{Table: "local.sales.orders", Health: "healthy", Queries: 3},
 		},
 		Tables: []report.Table{events, orders},
