@@ -325,12 +325,7 @@ func RewriteGroup(ctx context.Context, tbl *table.Table, tasks []table.FileScanT
 	if par == 0 {
 		par = runtime.GOMAXPROCS(0)
 	}
-	scanWorkers := par
-	if opts.MemoryBytes > 0 && 4*maxFile*int64(par) > opts.MemoryBytes/8 {
-		// A waiting decoded file (about 4x its Parquet size) must fit in
-		// what the budget leaves to the scan.
-		scanWorkers = 1
-	}
+	scanWorkers := readWorkers(maxFile, par, opts.MemoryBytes)
 	batchRows := opts.ScanBatchRows
 	if batchRows == 0 {
 		batchRows = DefaultScanBatchRows
@@ -925,6 +920,17 @@ func RewriteGroups(ctx context.Context, tbl *table.Table, groups [][]table.FileS
 	}
 	_ = g.Wait() // workers report through out, never through the group
 	return out
+}
+
+// readWorkers is how many files a scan of files of at most maxFile bytes
+// decodes at once under a budget of memory bytes (0: unbounded): par,
+// unless a waiting decoded file (about 4x its Parquet size) each would not
+// fit in what the budget leaves to the scan, then one.
+func readWorkers(maxFile int64, par int, memory int64) int {
+	if memory > 0 && 4*maxFile*int64(par) > memory/8 {
+		return 1
+	}
+	return par
 }
 
 // groupPartition checks that every task reads a data file of one partition

@@ -173,7 +173,14 @@ func DigestTasks(ctx context.Context, tbl *table.Table, tasks []table.FileScanTa
 func verifyContent(ctx context.Context, tbl *table.Table, tasks []table.FileScanTask, files []iceberg.DataFile, read rowsum.Sum, opts GroupOptions, run groupRun) (ContentCheck, error) {
 	start := time.Now()
 	check := ContentCheck{Read: read}
-	written, err := readBack(ctx, tbl, files, run.scanWorkers, run.batchRows)
+	// The outputs are of the target size, far larger than the inputs the
+	// scan's workers were counted for: count them again, so that reading
+	// back stays within the memory the rewrite was given.
+	var maxOut int64
+	for _, f := range files {
+		maxOut = max(maxOut, f.FileSizeBytes())
+	}
+	written, err := readBack(ctx, tbl, files, readWorkers(maxOut, run.par, opts.MemoryBytes), run.batchRows)
 	check.Duration = time.Since(start)
 	if err != nil {
 		return check, err

@@ -192,3 +192,24 @@ func contentFixture(t *testing.T, version int) (*table.Table, lake.Ident) {
 	}
 	return tbl, lake.Ident{Catalog: w.Name, Namespace: []string{"db"}, Name: "t"}
 }
+
+// Reading back decodes as many files at once as the budget has room for,
+// counted from the outputs' sizes (the target size), not the inputs'.
+func TestReadWorkers(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		maxFile int64
+		par     int
+		memory  int64
+		want    int
+	}{
+		{"unbounded", 128 << 20, 4, 0, 4},
+		{"small files fit", 256 << 10, 2, 512 << 20, 2},
+		{"target-size outputs do not", 128 << 20, 2, 512 << 20, 1},
+		{"a large budget holds them", 128 << 20, 2, 16 << 30, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, readWorkers(tc.maxFile, tc.par, tc.memory))
+		})
+	}
+}
