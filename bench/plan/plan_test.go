@@ -27,7 +27,17 @@ func TestPlanSmall(t *testing.T) {
 		require.Len(t, r.Projections, len(plan.Candidates()))
 		for i, p := range r.Projections {
 			require.True(t, strings.HasPrefix(p.Layout, plan.Candidates()[i]), "%s is %s", p.Layout, plan.Candidates()[i])
-			require.Equal(t, r.SampleRows, p.SampleRows, "%s projects from the sample timed apart", p.Layout)
+			if p.Basis == "file_bounds" {
+				// Binpack is projected from the real files' bounds, not
+				// from a sample.
+				require.True(t, strings.HasPrefix(p.Layout, "binpack"), p.Layout)
+				continue
+			}
+			// The projection starts from the sample timed apart and may
+			// grow it (x4, at most twice) until its sampling error is
+			// within the precision asked for.
+			require.GreaterOrEqual(t, p.SampleRows, r.SampleRows, "%s projects from at least the sample timed apart", p.Layout)
+			require.LessOrEqual(t, int64(p.SampleRows), max(16*int64(r.SampleRows), r.Rows), p.Layout)
 		}
 		require.Len(t, r.ProjectSeconds, 2)
 		require.Len(t, r.SampleSeconds, 2)
