@@ -24,7 +24,7 @@ func TestRewriteDeletesVerb(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	state := func() (oracle.Sum, *lake.State) {
 		io, _, _ := testIO()
-		f := newFactory(io)
+		f := newTestFactory(t, io)
 		f.ConfigPath = dir + "/floe.yaml"
 		id, err := f.ResolveTable("crm.accounts")
 		require.NoError(t, err)
