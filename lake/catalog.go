@@ -19,38 +19,60 @@ var ErrNoSuchTable = errors.New("no such table")
 
 // OpenCatalog opens the catalog called name with iceberg-go properties.
 // floe's own [PropCatalogTimeout] (default [DefaultCatalogTimeout]) bounds
-// opening it and each later call (see [WithCallTimeout]); it is not passed
-// to iceberg-go.
+// opening it and each later call (see [WithCallTimeout]), and
+// [PropIOTimeout] (default [DefaultIOTimeout]) each object-store request of
+// the catalog and of the tables it loads; neither is passed to iceberg-go.
 func OpenCatalog(ctx context.Context, name string, props map[string]string) (catalog.Catalog, error) {
-	timeout := DefaultCatalogTimeout
-	pass := make(iceberg.Properties, len(props))
-	for k, v := range props {
-		if k == PropCatalogTimeout {
-			d, err := time.ParseDuration(v)
-			if err != nil || d < 0 {
-				return nil, fmt.Errorf("open catalog %s: %s %q: want a duration such as 30s, or 0 for none", name, PropCatalogTimeout, v)
-			}
-			timeout = d
-			continue
-		}
-		pass[k] = v
-	}
-	var cat catalog.Catalog
-	load := func(ctx context.Context) error {
-		var err error
-		cat, err = catalog.Load(ctx, name, pass)
-		return err
-	}
-	var err error
-	if timeout > 0 {
-		err = (&timeoutCatalog{name: name, d: timeout}).call(ctx, "open", load)
-	} else {
-		err = load(ctx)
-	}
+	timeout, err := durationProp(props, PropCatalogTimeout, DefaultCatalogTimeout)
 	if err != nil {
 		return nil, fmt.Errorf("open catalog %s: %w", name, err)
 	}
-	return WithCallTimeout(cat, name, timeout), nil
+	ioTimeout, err := durationProp(props, PropIOTimeout, DefaultIOTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("open catalog %s: %w", name, err)
+	}
+	pass := IOProps(props)
+	c := &timeoutCatalog{name: name, d: timeout, io: newStoreBounds(name, pass, ioTimeout), ioLocation: catalogIOLocation(pass)}
+	err = c.call(ctx, "open", func(ctx context.Context) error {
+		var err error
+		c.inner, err = catalog.Load(ctx, name, iceberg.Properties(pass))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open catalog %s: %w", name, err)
+	}
+	if c.d <= 0 && c.io == nil {
+		return c.inner, nil
+	}
+	return c, nil
+}
+
+// durationProp is the duration property key of props (def when unset).
+func durationProp(props map[string]string, key string, def time.Duration) (time.Duration, error) {
+	v, ok := props[key]
+	if !ok {
+		return def, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%s %q: want a duration such as 30s, or 0 for none", key, v)
+	}
+	return d, nil
+}
+
+// catalogIOLocation is where a catalog's own metadata reads and writes go,
+// as far as its properties say: its warehouse when that is a location, or
+// "s3://" when it has S3 properties (a REST catalog's warehouse is a name).
+func catalogIOLocation(props map[string]string) string {
+	if wh := props["warehouse"]; strings.Contains(wh, "://") {
+		return wh
+	}
+	for k := range props {
+		if strings.HasPrefix(k, "s3.") {
+			return "s3://"
+		}
+	}
+	return ""
 }
 
 // ListTables lists every table of a catalog, walking nested namespaces.

@@ -11,11 +11,11 @@ import (
 )
 
 // IOProps are the properties iceberg-go's IO takes from a catalog's: all of
-// them but floe's own ([PropCatalogTimeout]).
+// them but floe's own ([PropCatalogTimeout], [PropIOTimeout]).
 func IOProps(props map[string]string) map[string]string {
 	out := make(map[string]string, len(props))
 	for k, v := range props {
-		if k != PropCatalogTimeout {
+		if k != PropCatalogTimeout && k != PropIOTimeout {
 			out[k] = v
 		}
 	}

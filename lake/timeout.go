@@ -9,6 +9,8 @@ import (
 
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/metrics"
 	"github.com/apache/iceberg-go/table"
 )
 
@@ -38,16 +40,31 @@ func WithCallTimeout(cat catalog.Catalog, name string, d time.Duration) catalog.
 	return &timeoutCatalog{inner: cat, name: name, d: d}
 }
 
+// timeoutCatalog bounds each call but a commit by d (d <= 0: unbounded)
+// and, when io is not nil, each object-store request of the catalog and of
+// the tables it loads by io's timeout.
 type timeoutCatalog struct {
 	inner catalog.Catalog
 	name  string
 	d     time.Duration
+	io    *storeBounds
+	// ioLocation is where the catalog's own reads and writes (metadata
+	// files) go, as far as its properties say: the warehouse, or "s3://"
+	// when only s3.* properties tell.
+	ioLocation string
 }
 
 func (c *timeoutCatalog) call(ctx context.Context, what string, fn func(context.Context) error) error {
+	ctx, err := c.io.bind(ctx, c.ioLocation)
+	if err != nil {
+		return err
+	}
+	if c.d <= 0 {
+		return fn(ctx)
+	}
 	ctx, cancel := context.WithTimeoutCause(ctx, c.d, ErrCatalogTimeout)
 	defer cancel()
-	err := fn(ctx)
+	err = fn(ctx)
 	if err != nil && errors.Is(context.Cause(ctx), ErrCatalogTimeout) {
 		return fmt.Errorf("catalog %s: %s: no answer within %s (set %s to change it): %w: %w", c.name, what, c.d, PropCatalogTimeout, ErrCatalogTimeout, err)
 	}
@@ -61,16 +78,30 @@ func (c *timeoutCatalog) CreateTable(ctx context.Context, id table.Identifier, s
 		out, err = c.inner.CreateTable(ctx, id, schema, opts...)
 		return err
 	})
-	return out, err
+	return c.bounded(out), err
 }
 
 func (c *timeoutCatalog) CommitTable(ctx context.Context, id table.Identifier, reqs []table.Requirement, updates []table.Update) (md table.Metadata, loc string, err error) {
-	// Not bounded: a commit cut off half-way leaves its outcome unknown.
+	// Not bounded by d: a commit cut off half-way leaves its outcome
+	// unknown. Its object-store requests (the new metadata file, written
+	// before the catalog swaps to it) are bounded.
+	ctx, err = c.io.bind(ctx, c.ioLocation)
+	if err != nil {
+		return nil, "", err
+	}
 	return c.inner.CommitTable(ctx, id, reqs, updates)
 }
 
 func (c *timeoutCatalog) ListTables(ctx context.Context, ns table.Identifier) iter.Seq2[table.Identifier, error] {
 	return func(yield func(table.Identifier, error) bool) {
+		if c.d <= 0 {
+			for id, err := range c.inner.ListTables(ctx, ns) {
+				if !yield(id, err) {
+					return
+				}
+			}
+			return
+		}
 		ctx, cancel := context.WithTimeoutCause(ctx, c.d, ErrCatalogTimeout)
 		defer cancel()
 		for id, err := range c.inner.ListTables(ctx, ns) {
@@ -89,7 +120,31 @@ func (c *timeoutCatalog) LoadTable(ctx context.Context, id table.Identifier) (ou
 		out, err = c.inner.LoadTable(ctx, id)
 		return err
 	})
-	return out, err
+	return c.bounded(out), err
+}
+
+// bounded is tbl with its object-store requests bounded (see
+// [storeBounds]) and its refreshes and commits going through c. iceberg-go's
+// IO keeps the context it is opened with for every request, so the bound
+// goes in there: tbl is rebuilt on an IO opener that binds it to each
+// context the table opens its IO with. Commits keep the opener.
+func (c *timeoutCatalog) bounded(tbl *table.Table) *table.Table {
+	if tbl == nil || c.io == nil || !isS3(tbl.Metadata().Location()) {
+		return tbl
+	}
+	loc := tbl.Metadata().Location()
+	open := tbl.FS
+	var opts []table.Option
+	if rep := tbl.MetricsReporter(); !metrics.IsNop(rep) {
+		opts = append(opts, table.WithMetricsReporter(rep))
+	}
+	return table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), func(ctx context.Context) (iceio.IO, error) {
+		ctx, err := c.io.bind(ctx, loc)
+		if err != nil {
+			return nil, err
+		}
+		return open(ctx)
+	}, c, opts...)
 }
 
 func (c *timeoutCatalog) DropTable(ctx context.Context, id table.Identifier) error {
@@ -119,7 +174,7 @@ func (c *timeoutCatalog) RenameTable(ctx context.Context, from, to table.Identif
 		out, err = c.inner.RenameTable(ctx, from, to)
 		return err
 	})
-	return out, err
+	return c.bounded(out), err
 }
 
 func (c *timeoutCatalog) CheckTableExists(ctx context.Context, id table.Identifier) (ok bool, err error) {

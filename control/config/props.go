@@ -13,6 +13,10 @@ import (
 // property (config does not import lake and its catalog backends).
 const catalogTimeoutKey = "floe.timeout"
 
+// ioTimeoutKey is lake.PropIOTimeout: the longest one object-store request
+// may go without progress.
+const ioTimeoutKey = "floe.io-timeout"
+
 // MaxCatalogTimeout is the longest floe.timeout a catalog may have: a day.
 const MaxCatalogTimeout = 24 * time.Hour
 
@@ -21,13 +25,14 @@ var CatalogTypes = []string{"rest", "sql", "glue", "hive", "hadoop"}
 
 // knownCatalogKeys are the catalog properties floe accepts by name:
 // iceberg-go's own (catalog/rest, catalog/sql, catalog/glue, catalog/hive,
-// catalog/hadoop and io, v0.7) and floe's catalogTimeoutKey. They
+// catalog/hadoop and io, v0.7) and floe's catalogTimeoutKey and
+// ioTimeoutKey. They
 // also let FLOE_CATALOG__NAME__S3_ACCESS_KEY_ID find s3.access-key-id:
 // environment names cannot hold dots or dashes, so they are matched with
 // both read as "_".
 var knownCatalogKeys = []string{
 	// every catalog
-	"type", "uri", "warehouse", catalogTimeoutKey,
+	"type", "uri", "warehouse", catalogTimeoutKey, ioTimeoutKey,
 	// rest
 	"credential", "token", "scope", "audience", "resource", "prefix", "oauth2-server-uri",
 	"namespace-separator", "snapshot-loading-mode", "view-endpoints-supported",
@@ -97,7 +102,7 @@ func checkCatalogValue(key, v string) string {
 			}
 			return msg + "; want " + orList(CatalogTypes)
 		}
-	case catalogTimeoutKey:
+	case catalogTimeoutKey, ioTimeoutKey:
 		if d, err := time.ParseDuration(v); err != nil || d < 0 || d > MaxCatalogTimeout {
 			return fmt.Sprintf("%q: want a duration of at most %s such as 30s, or 0 for none", v, policy.FormatDuration(MaxCatalogTimeout))
 		}

@@ -37,6 +37,8 @@ type S3 struct {
 	backend *s3mem.Backend
 	offset  atomic.Int64 // nanoseconds added to the wall clock for new objects
 	stall   atomic.Int64 // nanoseconds each request waits before it is served
+	stallMu sync.Mutex
+	resume  chan struct{} // closed when the stall changes: waiting requests go on
 	down    atomic.Bool
 	atMu    sync.Mutex // one planted file at a time moves the clock
 }
@@ -51,8 +53,29 @@ func (s *S3) Now() time.Time {
 func (s *S3) Since(t time.Time) time.Duration { return s.Now().Sub(t) }
 
 // Stall makes every request wait d before the server handles it, or until
-// the client gives up on it (d <= 0: no wait).
-func (s *S3) Stall(d time.Duration) { s.stall.Store(int64(d)) }
+// the client gives up on it or the stall changes (d <= 0: no wait).
+// Requests already waiting go on when the stall changes: the server's
+// handler does not see a client give up on a request whose body it has
+// not read, so without this a request could hold the server up to d.
+func (s *S3) Stall(d time.Duration) {
+	s.stallMu.Lock()
+	defer s.stallMu.Unlock()
+	s.stall.Store(int64(d))
+	if s.resume != nil {
+		close(s.resume)
+	}
+	s.resume = make(chan struct{})
+}
+
+// resumed is closed when the stall next changes.
+func (s *S3) resumed() <-chan struct{} {
+	s.stallMu.Lock()
+	defer s.stallMu.Unlock()
+	if s.resume == nil {
+		s.resume = make(chan struct{})
+	}
+	return s.resume
+}
 
 // Down makes the server answer every request with 503 Service Unavailable
 // (down false: serve again).
@@ -60,9 +83,11 @@ func (s *S3) Down(down bool) { s.down.Store(down) }
 
 func (s *S3) handler(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		resumed := s.resumed()
 		if d := time.Duration(s.stall.Load()); d > 0 {
 			select {
 			case <-time.After(d):
+			case <-resumed:
 			case <-r.Context().Done():
 				return
 			}

@@ -1,0 +1,142 @@
+package lake_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"maps"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/catalog"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/internal/testlake"
+	"github.com/floe-project/floe/lake"
+)
+
+// TestIOTimeoutBoundsEveryRequestOfAStalledStore: with the S3 server
+// stalled far longer than the catalog's floe.io-timeout, a metadata read
+// (loading a table), a manifest read (a table's state, as health reads
+// it), a write, a listing and a delete each fail within the timeout with
+// an error naming the store, the catalog and the timeout. Before the bound,
+// each waited for the stall to end.
+func TestIOTimeoutBoundsEveryRequestOfAStalledStore(t *testing.T) {
+	const timeout = time.Second
+	w := testlake.NewS3(t)
+	tbl := w.CreateTable(t, "db", "events", schema, nil, nil, nil)
+	sc := testlake.ArrowSchema(t, tbl)
+	testlake.Append(t, tbl, batch(t, sc, 1, 100, "eu", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)))
+
+	props := maps.Clone(w.Props)
+	props[lake.PropIOTimeout] = timeout.String()
+	props[lake.PropCatalogTimeout] = "0"                              // the object store's bound alone
+	cat, err := lake.OpenCatalog(context.Background(), w.Name, props) // the SQL catalog keys tables by its name
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if c, ok := cat.(catalog.Closer); ok {
+			require.NoError(t, c.Close())
+		}
+	})
+	id := lake.Ident{Catalog: w.Name, Namespace: []string{"db"}, Name: "events"}
+	loaded, err := lake.LoadTable(context.Background(), cat, id)
+	require.NoError(t, err)
+	loc := loaded.Metadata().Location()
+
+	fio := func(t *testing.T) iceio.IO {
+		t.Helper()
+		f, err := loaded.FS(context.Background())
+		require.NoError(t, err)
+		return f
+	}
+	cases := []struct {
+		name string
+		do   func(t *testing.T) error
+	}{
+		{"read metadata (load table)", func(t *testing.T) error {
+			_, err := lake.LoadTable(context.Background(), cat, id)
+			return err
+		}},
+		{"read manifests (table state)", func(t *testing.T) error {
+			_, err := lake.LoadState(context.Background(), id, loaded, lake.LoadOptions{})
+			return err
+		}},
+		{"write", func(t *testing.T) error {
+			wio, ok := fio(t).(iceio.WriteFileIO)
+			require.True(t, ok)
+			return wio.WriteFile(loc+"/data/probe.bin", []byte("probe"))
+		}},
+		{"list", func(t *testing.T) error {
+			lio, ok := fio(t).(iceio.ListableIO)
+			require.True(t, ok)
+			return lio.WalkDir(loc, func(_ string, _ fs.DirEntry, err error) error { return err })
+		}},
+		{"delete", func(t *testing.T) error {
+			return fio(t).Remove(loc + "/data/nothing.parquet")
+		}},
+	}
+	host := mustHost(t, w.S3.URL)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w.S3.Stall(time.Minute)
+			defer w.S3.Stall(0)
+			start := time.Now()
+			err := tc.do(t)
+			took := time.Since(start)
+			require.Error(t, err)
+			require.Less(t, took, timeout+5*time.Second, "bounded by %s: %v", timeout, err)
+			require.ErrorIs(t, err, lake.ErrIOTimeout)
+			require.False(t, errors.Is(err, context.Canceled), "a timeout is a failure, not a cancellation: %v", err)
+			require.Contains(t, err.Error(), "object store "+host+" of catalog "+w.Name)
+			require.Contains(t, err.Error(), "no progress within 1s (set floe.io-timeout to change it)")
+		})
+	}
+
+	t.Run("a table keeps its bound across commits", func(t *testing.T) {
+		next := testlake.Append(t, loaded, batch(t, sc, 101, 200, "eu", time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)))
+		w.S3.Stall(time.Minute)
+		defer w.S3.Stall(0)
+		_, err := lake.LoadState(context.Background(), id, next, lake.LoadOptions{})
+		require.ErrorIs(t, err, lake.ErrIOTimeout)
+	})
+}
+
+// TestIOTimeoutZeroWaitsForTheStore: floe.io-timeout 0 turns the bound off,
+// so a request waits for a store that stalls (here 2s) and then succeeds.
+func TestIOTimeoutZeroWaitsForTheStore(t *testing.T) {
+	w := testlake.NewS3(t)
+	w.CreateTable(t, "db", "events", schema, nil, nil, nil)
+	props := maps.Clone(w.Props)
+	props[lake.PropIOTimeout] = "0"
+	props[lake.PropCatalogTimeout] = "0"
+	cat, err := lake.OpenCatalog(context.Background(), w.Name, props)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if c, ok := cat.(catalog.Closer); ok {
+			require.NoError(t, c.Close())
+		}
+	})
+	w.S3.Stall(2 * time.Second)
+	defer w.S3.Stall(0)
+	start := time.Now()
+	_, err = cat.LoadTable(context.Background(), table.Identifier{"db", "events"})
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, time.Since(start), 2*time.Second)
+}
+
+func TestOpenCatalogRejectsABadIOTimeout(t *testing.T) {
+	for _, v := range []string{"soon", "-1s"} {
+		_, err := lake.OpenCatalog(context.Background(), "bad", map[string]string{"type": "sql", lake.PropIOTimeout: v})
+		require.ErrorContains(t, err, `open catalog bad: floe.io-timeout "`+v+`": want a duration such as 30s, or 0 for none`)
+	}
+}
+
+func mustHost(t *testing.T, raw string) string {
+	t.Helper()
+	u, err := url.Parse(raw)
+	require.NoError(t, err)
+	return u.Host
+}
