@@ -11,7 +11,8 @@ import (
 )
 
 // IOProps are the properties iceberg-go's IO takes from a catalog's: all of
-// them but floe's own ([PropCatalogTimeout], [PropIOTimeout]). A Glue
+// them but floe's own ([PropCatalogTimeout], [PropIOTimeout],
+// [PropRetries]). A Glue
 // catalog's region and static keys (glue.region, glue.access-key-id,
 // glue.secret-access-key, glue.session-token) also become its S3 IO's
 // (s3.region, s3.access-key-id, …) when the catalog sets none of its own:
@@ -23,7 +24,7 @@ import (
 func IOProps(props map[string]string) map[string]string {
 	out := make(map[string]string, len(props))
 	for k, v := range props {
-		if k != PropCatalogTimeout && k != PropIOTimeout {
+		if k != PropCatalogTimeout && k != PropIOTimeout && k != PropRetries {
 			out[k] = v
 		}
 	}

@@ -77,7 +77,7 @@ func TestFakeSpeaksTheRESTProtocol(t *testing.T) {
 	require.Equal(t, 1, s.Commits())
 
 	// A commit on the stale handle asserts the old head of main: 409.
-	_, err = stale.Append(ctx, mustReader(t, rows(t, stale, 4)), nil)
+	_, err = testlake.TryAppend(t, stale, rows(t, stale, 4))
 	require.ErrorIs(t, err, table.ErrCommitFailed)
 	require.ErrorIs(t, err, rest.ErrCommitFailed)
 	require.Equal(t, 1, s.Commits())
@@ -86,13 +86,6 @@ func TestFakeSpeaksTheRESTProtocol(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, tbl.CurrentSnapshot().SnapshotID, back.CurrentSnapshot().SnapshotID)
 	require.Equal(t, "3", back.CurrentSnapshot().Summary.Properties["total-records"])
-}
-
-func mustReader(t *testing.T, rec arrow.RecordBatch) array.RecordReader {
-	t.Helper()
-	rdr, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
-	require.NoError(t, err)
-	return rdr
 }
 
 // Tokens expire on the server's clock, and a request with none is refused.
