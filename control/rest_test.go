@@ -79,7 +79,8 @@ func TestCompactionThroughRESTCatalog(t *testing.T) {
 }
 
 // Snapshot expiry through a REST catalog: the expire step commits through
-// it (a 429 on the way retried) and the table keeps its rows.
+// it (a 429 on the way retried at the catalog boundary, then a 409 replayed
+// by the step) and the table keeps its rows.
 func TestExpireThroughRESTCatalog(t *testing.T) {
 	ctx := context.Background()
 	w, id, st := setup(t)
@@ -89,9 +90,12 @@ func TestExpireThroughRESTCatalog(t *testing.T) {
 	svc := restService(t, s, w, control.Deps{Store: st, Now: tenDaysLater},
 		"default: {mode: manual, layout: none, enabled: {orphans: false, compact: false, manifests: false}}\n")
 	s.Inject(restfake.Fault{Route: "commit", Status: http.StatusTooManyRequests})
+	s.Inject(restfake.Fault{Route: "commit", Status: http.StatusConflict})
 	rr, err := svc.Run(ctx, control.Request{Table: id, Trigger: control.TriggerAPI})
 	require.NoError(t, err)
 	require.Equal(t, control.StatusDone, rr.Run.Status)
+	require.Equal(t, 1, s.Count(http.MethodPost, "/v1/namespaces/db/tables/t", http.StatusTooManyRequests))
+	require.Equal(t, 1, s.Count(http.MethodPost, "/v1/namespaces/db/tables/t", http.StatusConflict))
 	require.Len(t, mustTable(t, w, id).Metadata().Snapshots(), 1)
 	require.GreaterOrEqual(t, s.Commits(), 1)
 	testlake.RequireIntact(t, mustTable(t, w, id), want)
