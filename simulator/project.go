@@ -614,12 +614,17 @@ func (s *Sample) projectBinpack(p Projection, b *binding, bq []boundQuery, queri
 		}
 	}
 	p.ErrorPP += p.SizeErrorPP
-	// The rewrite reads and writes only the files it rewrites.
+	// The rewrite reads and writes only the files it rewrites, each once however
+	// many of its outputs share it (summing the shares would round bytes away).
 	p.RewriteBytes = 0
+	counted := map[int]bool{}
 	for _, f := range plan {
 		if f.rewritten {
-			for k, i := range f.members {
-				p.RewriteBytes += int64(f.shares[k] * float64(s.files[i].SizeBytes))
+			for _, i := range f.members {
+				if !counted[i] {
+					counted[i] = true
+					p.RewriteBytes += s.files[i].SizeBytes
+				}
 			}
 		}
 	}
