@@ -28,9 +28,9 @@
 // its basis and files read ÷ the bound. TestLayoutHarnessShapes runs the streaming
 // shape by day as appended, compacted to one file per day and to a few, and
 // unpartitioned, and the TPC-H shape unpartitioned after compaction, and holds every
-// candidate within max(2 pp, its error bar) of the measurement and within its error
-// bar (-short: one file per day alone, the shape where a day's bytes sit at the target
-// and the file count turns on the size model).
+// candidate within 2 pp of the measurement and within its error bar (-short: one file
+// per day alone, the shape where a day's bytes sit at the target and the file count
+// turns on the size model).
 //
 // Config.ZOrderMode picks the z-order key for projection and rewrite alike (Hilbert is
 // always rank-normalized, so only rank z-order is a fair match for it).
