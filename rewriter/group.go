@@ -423,6 +423,9 @@ func rewriteGroupOnce(ctx context.Context, tbl *table.Table, tasks []table.FileS
 	if run.split != nil {
 		w = newSpecWriter(tbl, run.split, wopts)
 	} else {
+		for _, t := range tasks {
+			wopts.ExpectedRows += t.File.Count()
+		}
 		if cw, err = NewWriter(ctx, tbl, wopts); err != nil {
 			return nil, err
 		}

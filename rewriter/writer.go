@@ -26,6 +26,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/floe-project/floe/internal/pqdict"
+	"github.com/floe-project/floe/layout"
 )
 
 // Table properties the writer reads that iceberg-go does not export.
@@ -65,6 +66,13 @@ type WriterOptions struct {
 	// row written (the group's partition, in the table's current spec). Nil
 	// for unpartitioned tables.
 	PartitionValues map[int]any
+	// ExpectedRows, when positive, is about how many rows the writer will be
+	// given in all (a compaction group's records). With it a file at the
+	// target takes the rest too, rather than leaving them a small file of
+	// their own, when the rest would keep it within layout.TailAllowance
+	// over the target (Iceberg's rule; the simulator projects the same, see
+	// layout.FilesFor). Zero: every file is closed at the target.
+	ExpectedRows int64
 	// SortOrderID, when set, is recorded as each file's sort_order_id. Set it
 	// only when the rows are written ordered by that Iceberg sort order.
 	SortOrderID *int
@@ -624,7 +632,7 @@ func (w *Writer) endRowGroup() error {
 	f := w.cur
 	flushed := f.counter.n
 	est := flushed + int64(float64(f.rgRows)*w.perRow()+w.overheadPerRG*float64(f.rgs+1))
-	if est >= w.target-w.rgBytes/2 {
+	if est >= w.target-w.rgBytes/2 && !w.takesTail(est) {
 		return w.closeFile()
 	}
 	if err := f.pw.NewBufferedRowGroupChecked(); err != nil {
@@ -636,6 +644,20 @@ func (w *Writer) endRowGroup() error {
 	f.rgRows = 0
 	f.rgQuota = w.quota(f.counter.n)
 	return nil
+}
+
+// takesTail reports whether the open file, at est bytes, should take the
+// rows still expected (WriterOptions.ExpectedRows less those written) rather
+// than close: they would fit within layout.TailAllowance over the target.
+func (w *Writer) takesTail(est int64) bool {
+	if w.opts.ExpectedRows <= 0 || w.cur == nil {
+		return false
+	}
+	rest := w.opts.ExpectedRows - w.stats.Rows - w.cur.rows
+	if rest <= 0 {
+		return false
+	}
+	return float64(est)+float64(rest)*w.perRow() <= (1+layout.TailAllowance)*float64(w.target)
 }
 
 func (w *Writer) open() error {

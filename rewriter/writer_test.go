@@ -145,3 +145,43 @@ func TestWriterRejectsBadOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestWriterTakesASmallTail: told how many rows are coming, the writer puts
+// a remainder of a few percent of a file into the file before it (within
+// layout.TailAllowance over the target) instead of a small file of its own,
+// as Iceberg's rewrite does and the simulator projects; a larger remainder
+// keeps its own file, and without the count every file closes at the target.
+func TestWriterTakesASmallTail(t *testing.T) {
+	const target = 64 << 10
+	cat := newCatalog(t)
+	ctx := t.Context()
+	write := func(name string, rows, expected int) []int64 {
+		t.Helper()
+		tbl := createEvents(t, cat, name, false, nil)
+		w, err := rewriter.NewWriter(ctx, tbl, rewriter.WriterOptions{TargetFileSizeBytes: target, ExpectedRows: int64(expected)})
+		require.NoError(t, err)
+		for start := 0; start < rows; start += 1024 {
+			rec := eventRows(t, tbl, start, min(1024, rows-start), "", 1)
+			require.NoError(t, w.Write(ctx, rec))
+			rec.Release()
+		}
+		files, err := w.Close()
+		require.NoError(t, err)
+		var counts []int64
+		var total int64
+		for _, df := range files {
+			counts = append(counts, df.Count())
+			total += df.Count()
+			require.LessOrEqual(t, float64(df.FileSizeBytes()), 1.25*target, "no file far past the target")
+		}
+		require.Equal(t, int64(rows), total)
+		return counts
+	}
+	// The rows one file at the target takes, from a plain write.
+	perFile := int(write("tail_probe", 20_000, 0)[0])
+	small := 2*perFile + perFile/25 // a 4% remainder
+	require.Len(t, write("tail_plain", small, 0), 3, "without a count the remainder is a file of its own")
+	require.Len(t, write("tail_taken", small, small), 2, "a 4%% remainder joins the file before it")
+	large := 2*perFile + perFile/2 // a 50% remainder
+	require.Len(t, write("tail_kept", large, large), 3, "a half-file remainder keeps its own file")
+}

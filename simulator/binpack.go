@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
 )
 
 // Binpack's projection is built from the table's real file statistics, not from the
@@ -71,7 +72,7 @@ func (s *Sample) binpackFiles(target int64, majority bool) []binpackFile {
 		for _, i := range pick {
 			total += data(i)
 		}
-		k := max(1, int(math.Ceil(float64(total)/float64(room))))
+		k := layout.FilesFor(float64(total), float64(room))
 		files := make([]binpackFile, k)
 		for j := range files {
 			files[j].rewritten = true

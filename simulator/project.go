@@ -852,7 +852,9 @@ type cut struct {
 // cuts returns each partition's cut for a rewrite that writes dataRatio × the bytes
 // its files hold beyond their own overhead (s.fileOverhead each, see fileOverhead)
 // in files of target bytes, each paying that overhead again:
-// ceil(data / (target − overhead)) files (none for a partition without rows).
+// ceil(data / (target − overhead)) files, less a last one that would hold no more
+// than layout.TailAllowance of a file, as the rewriter's writer writes them
+// ([layout.FilesFor]; none for a partition without rows).
 func (s *Sample) cuts(dataRatio float64, target int64) []cut {
 	out := make([]cut, len(s.Partitions))
 	over := s.overheadAt(target)
@@ -862,7 +864,7 @@ func (s *Sample) cuts(dataRatio float64, target int64) []cut {
 			continue
 		}
 		data := max(float64(by)-float64(s.PartitionFiles[pi])*over, 1) * dataRatio
-		out[pi].files = max(1, int(math.Ceil(data/room)))
+		out[pi].files = layout.FilesFor(data, room)
 		out[pi].share = min(1, room/max(data, 1))
 	}
 	return out
