@@ -49,6 +49,10 @@ type DaemonOptions struct {
 	Checks        func(ctx context.Context) []Check
 	CheckInterval time.Duration
 	OnCheck       func([]Check)
+	// Sources, when set, are the telemetry sources of floe.yaml, each
+	// collected on its own interval ([Sources.Run]) and alerted when
+	// silent.
+	Sources *Sources
 	// OnPass, when set, sees every pass and its error as the pass ends, in
 	// the scheduler's actor (the heartbeat metric; tests).
 	OnPass func(Pass, error)
@@ -67,7 +71,8 @@ type DaemonOptions struct {
 //     started when a run slot is free;
 //   - the HTTP server (with Handler and Listener);
 //   - the health observer (with Observe);
-//   - the connection checks (with Checks).
+//   - the connection checks (with Checks);
+//   - the telemetry sources (with Sources), each on its own interval.
 //
 // When one actor returns, all are interrupted. Then no new run starts; the
 // runs in flight — a pass's and the queue's — may go on for the Grace,
@@ -180,6 +185,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	if d.o.Checks != nil {
 		add("connection checks", d.check)
+	}
+	if d.o.Sources != nil {
+		add("telemetry sources", d.o.Sources.Run)
 	}
 	d.log.Info("floe serve: running", "interval", d.o.Interval, "grace", d.o.Grace, "max_concurrent_runs", cap(d.s.slots))
 	_ = g.Run() // every actor's error is in errs

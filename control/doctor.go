@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
@@ -29,6 +31,10 @@ const (
 	CheckObjectStoreWrite = "object_store_write"
 	CheckStateStore       = "state_store"
 	CheckEngine           = "engine"
+	// CheckSource reads a telemetry source of floe.yaml
+	// (telemetry.sources): its files are listable and readable, its
+	// service answers and lets floe read its query history.
+	CheckSource = "telemetry_source"
 	// CheckDeletes reads the deletes of the table the catalog check loaded
 	// and fails when one of them is applied by no reader ([lake.DeleteIssue]:
 	// misfiled, or shadowed by a deletion vector): rows someone deleted are
@@ -46,7 +52,8 @@ var ErrCheckTimeout = errors.New("no answer")
 // Check is the outcome of one connection check of [Doctor].
 type Check struct {
 	// Name is what kind of thing was checked: [CheckCatalog],
-	// [CheckObjectStore], [CheckObjectStoreWrite] or [CheckStateStore].
+	// [CheckObjectStore], [CheckObjectStoreWrite], [CheckStateStore],
+	// [CheckEngine], [CheckDeletes] or [CheckSource].
 	Name string `json:"name"`
 	// Target names the thing: a catalog and its URI, a warehouse location
 	// or the state database. Secrets are redacted.
@@ -82,6 +89,9 @@ type DoctorOptions struct {
 	// OpenEngine opens each engine under engines: for its check.
 	// Default: [OpenEngine].
 	OpenEngine EngineOpener
+	// Pollers open the polled telemetry sources for their checks.
+	// Default: the built-in kinds'.
+	Pollers map[string]OpenPollerFunc
 }
 
 // Doctor checks that floe can reach everything cfg configures and returns
@@ -110,6 +120,9 @@ func Doctor(ctx context.Context, cfg *config.Config, opts DoctorOptions) []Check
 	if opts.OpenEngine == nil {
 		opts.OpenEngine = OpenEngine
 	}
+	if opts.Pollers == nil {
+		opts.Pollers = pollers
+	}
 	d := &doctor{cfg: cfg, opts: opts}
 	groups := d.groups()
 	results := make([][]Check, len(groups))
@@ -135,11 +148,9 @@ type doctor struct {
 // groups run concurrently.
 type checkGroup func(ctx context.Context) []Check
 
-// groups is the list of what Doctor checks: each catalog, the state store
-// and each engine under engines:. Telemetry sources configured for live
-// collection and alert webhooks plug in here, one group each, once
-// floe.yaml can configure them (today telemetry arrives by files or is
-// pushed to floe's ingest endpoints, so there is no source to reach).
+// groups is the list of what Doctor checks: each catalog, the state store,
+// each engine under engines: and each telemetry source. Alert webhooks
+// plug in here, one group each, once they have a check.
 func (d *doctor) groups() []checkGroup {
 	var gs []checkGroup
 	for _, name := range d.cfg.CatalogNames() {
@@ -149,7 +160,67 @@ func (d *doctor) groups() []checkGroup {
 	for _, name := range d.cfg.EngineNames() {
 		gs = append(gs, d.engineGroup(name, d.cfg.Engines[name]))
 	}
+	for _, src := range d.cfg.Telemetry.Sources {
+		gs = append(gs, d.sourceGroup(src))
+	}
 	return gs
+}
+
+// sourceGroup checks one telemetry source: a files source's paths list
+// and each input opens; a polled source's poller opens (a fresh
+// connection) and pings.
+func (d *doctor) sourceGroup(src config.SourceConfig) checkGroup {
+	return func(ctx context.Context) []Check {
+		c, _ := runCheck(ctx, d, CheckSource, src.Target(), src.Secrets(), func(ctx context.Context) (_ string, _ struct{}, err error) {
+			if !src.Polled() {
+				detail, err := checkFiles(ctx, src.Paths)
+				return detail, struct{}{}, err
+			}
+			open := d.opts.Pollers[src.Kind]
+			if open == nil {
+				return "", struct{}{}, fmt.Errorf("kind %s has no poller", src.Kind)
+			}
+			p, err := open(ctx, src)
+			if err != nil {
+				return "", struct{}{}, err
+			}
+			defer func() { err = errors.Join(err, p.Close()) }()
+			detail, err := p.Ping(ctx)
+			return detail, struct{}{}, err
+		})
+		return []Check{c}
+	}
+}
+
+// checkFiles lists a files source's paths as collection does and opens
+// every input: a path that matches nothing, or an input that cannot be
+// read, fails the check.
+func checkFiles(ctx context.Context, paths []string) (string, error) {
+	inputs, err := collectors.Open(ctx, paths)
+	if err != nil {
+		return "", err
+	}
+	var errs []error
+	for _, in := range inputs {
+		if in.Err != nil {
+			errs = append(errs, in.Err)
+			continue
+		}
+		for _, part := range in.Parts {
+			f, err := os.Open(part)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if err := f.Close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return "", errors.Join(errs...)
+	}
+	return fmt.Sprintf("%d input%s readable", len(inputs), plural(len(inputs))), nil
 }
 
 // engineGroup checks one engine: open it (a fresh client), run its

@@ -127,3 +127,7 @@ var ErrNotHalted = errors.New("table not halted")
 // scheduler's run queue stopped: the [Daemon] is stopping. Nothing was
 // recorded; ask again once the daemon runs. Test with errors.Is.
 var ErrQueueStopped = errors.New("run queue stopped")
+
+// ErrNoSuchSource is returned (wrapped) by [Sources.Collect] for a name
+// telemetry.sources does not hold. Test with errors.Is.
+var ErrNoSuchSource = errors.New("no such telemetry source")

@@ -31,7 +31,7 @@ type collectOptions struct {
 func newCollectCmd(f *factory, runF func(context.Context, *collectOptions) error) *cobra.Command {
 	opts := &collectOptions{f: f}
 	cmd := &cobra.Command{
-		Use:   "collect [--source S] PATH... | collect trino|iceberg --listen ADDR",
+		Use:   "collect [--source S] PATH... | collect | collect trino|iceberg --listen ADDR",
 		Short: "Read query logs into floe's state store",
 		Long: `Read query logs — files, directories or globs; plain, gzip or zstd — detect each
 file's format (or take --source), resolve the tables they name against the
@@ -48,11 +48,17 @@ progress) are read up to their last complete record, even inside an
 unfinished zstd, lz4, snappy or gzip stream; the rest is read next time. A
 rolling event-log directory without events yet is skipped with a note.
 
+Without a PATH, floe collects every telemetry source of floe.yaml
+(telemetry.sources: files, Trino's system.runtime.queries, Athena) once,
+from where the last collection — this command's or floe serve's — stopped
+(docs/telemetry.md).
+
 With --listen, floe serves an HTTP endpoint instead: 'trino' accepts the
 POSTs of Trino's HTTP event listener (http-event-listener.connect-ingest-uri),
 'iceberg' accepts Iceberg REST scan reports (…/namespaces/NS/tables/T/metrics).`,
 		Example: `  floe collect /var/log/trino/queries.ndjson spark-events/ 'athena/*.json.gz'
   floe collect --source snowflake query_history.csv access_history.csv
+  floe collect
   floe collect trino --listen :8089`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
@@ -60,14 +66,17 @@ POSTs of Trino's HTTP event listener (http-event-listener.connect-ingest-uri),
 				if len(args) != 1 || (args[0] != "trino" && args[0] != "iceberg") {
 					return flagErrorf("--listen needs one argument: trino or iceberg")
 				}
-			} else if len(args) == 0 {
-				return flagErrorf("collect needs at least one PATH")
+			} else if len(args) == 0 && opts.Source != "" {
+				return flagErrorf("--source needs a PATH; a source of floe.yaml sets its format with format:")
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
 			if opts.Listen != "" {
 				return runListen(cmd.Context(), opts)
+			}
+			if len(args) == 0 {
+				return runCollectSources(cmd.Context(), opts)
 			}
 			return runCollect(cmd.Context(), opts)
 		},
@@ -95,6 +104,61 @@ func runCollect(ctx context.Context, opts *collectOptions) error {
 		return err
 	}
 	return renderCollect(opts.f.IO, opts.Output, rep)
+}
+
+// runCollectSources collects every telemetry source of floe.yaml once.
+func runCollectSources(ctx context.Context, opts *collectOptions) error {
+	cfg, err := opts.f.Config()
+	if err != nil {
+		return err
+	}
+	if len(cfg.Telemetry.Sources) == 0 {
+		return flagErrorf("collect needs a PATH, or telemetry sources in %s to collect, such as\n\n"+
+			"telemetry:\n  sources:\n    - {name: spark-history, kind: files, paths: [/var/log/spark-events]}\n"+
+			"    - {name: trino, kind: trino, dsn: 'http://floe@trino.example.com:8080'}\n\nsee docs/telemetry.md", cfg.Source)
+	}
+	st, err := opts.f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(cfg.Telemetry.Sources))
+	for _, s := range cfg.Telemetry.Sources {
+		names = append(names, s.Name)
+	}
+	fmt.Fprintf(opts.f.IO.ErrOut, "collecting the telemetry sources of %s: %s\n", cfg.Source, strings.Join(names, ", "))
+	reps, err := control.CollectSources(ctx, st, cfg, opts.f.Catalog, opts.MaxSQLBytes)
+	if err != nil {
+		return err
+	}
+	if err := renderSources(opts.f.IO, opts.Output, reps); err != nil {
+		return err
+	}
+	var failed []string
+	for _, r := range reps {
+		if r.Failed() {
+			failed = append(failed, r.Source)
+		}
+	}
+	if len(failed) > 0 {
+		return exitCodeError{code: exitError, msg: fmt.Sprintf("floe: %d of %d telemetry sources not collected: %s", len(failed), len(reps), strings.Join(failed, ", "))}
+	}
+	return nil
+}
+
+// renderSources prints one line per collected source.
+func renderSources(io *IOStreams, format outputFormat, reps []control.SourceReport) error {
+	if format == outputJSON {
+		return writeJSON(io.Out, reps)
+	}
+	t := newTable(io.Out, "SOURCE", "KIND", "EVENTS", "NEW", "DUPLICATES", "BAD", "NOTE")
+	for _, r := range reps {
+		note := r.Error
+		if note == "" && r.Skipped > 0 {
+			note = fmt.Sprintf("files unchanged since last collected: %d", r.Skipped)
+		}
+		t.row(r.Source, r.Kind, strconv.Itoa(r.Events), strconv.Itoa(r.Inserted), strconv.Itoa(r.Duplicates), strconv.Itoa(r.Bad), note)
+	}
+	return t.flush()
 }
 
 // renderCollect prints collect's report (collect and demo).

@@ -45,6 +45,10 @@ tables' alerts and sends them to alerts.webhooks; 'floe doctor's checks run
 every server.check_interval (docs/alerts.md). Every run's decision, start
 and end is logged at info, floe serve's default level.
 
+The telemetry sources of floe.yaml (telemetry.sources: files, Trino,
+Athena) are collected each on its own interval, and a source that stays
+silent longer than its silence alerts (docs/telemetry.md).
+
 --once runs one scheduling pass and exits: 0 when every due run succeeded,
 1 when a table could not be checked or a run failed. SIGTERM or SIGINT
 stops scheduling and cancels the queued runs; runs in flight may finish for
@@ -128,6 +132,14 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	if grace == 0 {
 		grace = cfg.Server.ShutdownGraceDuration()
 	}
+	var sources *control.Sources
+	if len(cfg.Telemetry.Sources) > 0 {
+		sources, err = control.NewSources(control.SourcesOptions{Config: cfg, Store: svc.Store(), Catalog: opts.f.Catalog,
+			Alerts: notifier, OnCollect: metrics.ObserveSource, Now: opts.f.Now, Logger: log})
+		if err != nil {
+			return errors.Join(err, ln.Close())
+		}
+	}
 	d, err := control.NewDaemon(control.DaemonOptions{Scheduler: s, Interval: opts.Interval, Grace: grace, Handler: handler, Listener: ln,
 		Checks: func(ctx context.Context) []control.Check {
 			return control.Doctor(ctx, cfg, control.DoctorOptions{Now: opts.f.Now})
@@ -135,12 +147,16 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 		CheckInterval: cfg.Server.CheckIntervalDuration(), OnCheck: metrics.ObserveChecks,
 		Observe: func(ctx context.Context, p control.Pass) error { return metrics.ObservePass(ctx, svc, p) },
 		OnPass:  metrics.PassEnded,
+		Sources: sources,
 		Logger:  log})
 	if err != nil {
 		return errors.Join(err, ln.Close())
 	}
 	fmt.Fprintf(opts.f.IO.ErrOut, "floe serve: listening on http://%s (API /api/v1, metrics /metrics)\n", ln.Addr())
 	log.Info("floe serve: scheduling", "catalogs", cfg.CatalogNames(), "interval", opts.Interval, "listen", ln.Addr().String())
+	if sources != nil {
+		log.Info("floe serve: collecting telemetry", "sources", sources.Names())
+	}
 	return d.Run(ctx)
 }
 

@@ -37,6 +37,10 @@ const (
 	// has not started within server.run_late_after (or its maintenance
 	// window).
 	KindLate Kind = "late"
+	// KindSilent: a telemetry source of floe.yaml (telemetry.sources)
+	// delivered no new event for longer than its silence: its queries no
+	// longer reach floe's plans and rankings.
+	KindSilent Kind = "silent"
 )
 
 // State is whether an alert's condition holds.
@@ -359,6 +363,40 @@ func Late(table string, l *Lateness, now time.Time) Alert {
 		a.Summary += ": " + clip(l.Reason)
 	}
 	a.Summary += lookFurther(table)
+	return a
+}
+
+// Quiet is what a silent alert says of a telemetry source.
+type Quiet struct {
+	// Target names the source without secrets ("trino-prod (trino
+	// http://floe@trino:8080)").
+	Target string
+	// Since is when the source last delivered a new event (when it was
+	// first collected, if it never did).
+	Since time.Time
+	// Silence is the source's configured silence.
+	Silence time.Duration
+	// Error is the source's last collection error, "" when its
+	// collections succeed and simply find nothing new.
+	Error string
+}
+
+// Silent is the silent alert of telemetry source name: it fires while q is
+// not nil (nothing new for longer than its silence) and resolves when q is
+// nil (the source delivered again, or its silence is off).
+func Silent(name string, q *Quiet, now time.Time) Alert {
+	a := Alert{Kind: KindSilent, Key: name, State: Resolved, Summary: "telemetry source " + name + ": delivering again"}
+	if q == nil {
+		return a
+	}
+	a.State, a.Since, a.Error = Firing, q.Since, q.Error
+	a.Summary = fmt.Sprintf("telemetry source %s: no new event for %s (silence %s)", q.Target, now.Sub(q.Since).Round(time.Second), q.Silence)
+	if q.Error != "" {
+		a.Summary += "; its collections fail: " + clip(q.Error)
+	} else {
+		a.Summary += "; its collections succeed and find nothing new"
+	}
+	a.Summary += "; look further: floe doctor, floe collect"
 	return a
 }
 

@@ -189,6 +189,10 @@ func (c *Config) MinGainPP() float64 {
 type TelemetryConfig struct {
 	// CatalogMap maps engine → engine catalog name → floe catalog name.
 	CatalogMap map[string]map[string]string `yaml:"catalog_map"`
+	// Sources are where floe collects telemetry by itself: floe serve on
+	// each source's interval, floe collect without arguments once. See
+	// [SourceConfig] and docs/telemetry.md.
+	Sources []SourceConfig `yaml:"sources"`
 }
 
 // HealthConfig holds health defaults, before per-table policy.
@@ -735,6 +739,7 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
+	c.validateSources(bad)
 	c.checkAlerts(bad)
 	c.validateServer(bad)
 	c.validateEngines(bad)

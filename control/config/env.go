@@ -32,6 +32,9 @@ func envForm(key string) string {
 //	FLOE_TELEMETRY__<ENGINE>__<ENGINE_CATALOG>=<floe catalog>
 //	FLOE_ENGINE__<NAME>__PASSWORD, FLOE_ENGINE__<NAME>__TOKEN
 //	                                   (engines.<name>.password / .token)
+//	FLOE_SOURCE__<NAME>__PASSWORD      (a trino source's password)
+//	FLOE_SOURCE__<NAME>__AWS_ACCESS_KEY_ID, …__AWS_SECRET_ACCESS_KEY,
+//	FLOE_SOURCE__<NAME>__AWS_SESSION_TOKEN (an athena source's static keys)
 //
 // "__" separates path segments. A property segment matches an existing or
 // known property with "." and "-" read as "_" (S3_ACCESS_KEY_ID →
@@ -168,6 +171,10 @@ func (c *Config) ApplyEnv(environ []string) error {
 			}
 			props[key] = v
 			c.setBy("catalogs."+name+"."+key, k)
+		case strings.HasPrefix(rest, "SOURCE__"):
+			if msg := c.applySourceEnv(k, rest, v); msg != "" {
+				errs = append(errs, msg)
+			}
 		case strings.HasPrefix(rest, "ENGINE__"):
 			if msg := c.applyEngineEnv(k, rest, v); msg != "" {
 				errs = append(errs, msg)
@@ -206,7 +213,7 @@ func (c *Config) ApplyEnv(environ []string) error {
 // suggestions.
 var envNames = []string{"CONFIG", "NO_PROGRESS", "DATA_DIR", "DEFAULT_CATALOG", "STATE_PATH", "STATE_DRIVER", "STATE_DSN", "STATE_PASSWORD",
 	"HEALTH_TARGET_FILE_SIZE", "LOG_LEVEL", "LOG_FORMAT", "PLAN_MIN_GAIN_PP", "ALERTS_REPEAT", "SERVER_LISTEN", "SERVER_TOKEN", "SERVER_READ_TOKEN",
-	"SERVER_PUBLIC_READ", "SERVER_MAX_CONCURRENT_RUNS", "SERVER_SHUTDOWN_GRACE", "SERVER_CHECK_INTERVAL", "SERVER_LEASE_TTL", "CATALOG__", "TELEMETRY__", "ENGINE__"}
+	"SERVER_PUBLIC_READ", "SERVER_MAX_CONCURRENT_RUNS", "SERVER_SHUTDOWN_GRACE", "SERVER_CHECK_INTERVAL", "SERVER_LEASE_TTL", "CATALOG__", "TELEMETRY__", "ENGINE__", "SOURCE__"}
 
 // setBy records that the environment variable env set key, so that a bad
 // value is reported under the variable's name.

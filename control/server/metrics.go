@@ -52,6 +52,11 @@ type Metrics struct {
 	projChecks     *prometheus.CounterVec
 	passErrors     prometheus.Gauge
 	events         *prometheus.CounterVec
+	srcEvents      *prometheus.CounterVec
+	srcErrors      *prometheus.CounterVec
+	srcNewest      *prometheus.GaugeVec
+	srcLag         *prometheus.GaugeVec
+	srcSilent      *prometheus.GaugeVec
 	alerts         *prometheus.CounterVec
 	reportComputes prometheus.Counter
 	reportHits     prometheus.Counter
@@ -98,6 +103,16 @@ func NewMetrics() *Metrics {
 		checkUp: gauge("floe_check_up", "1 when the named check (state store, a catalog) last passed, else 0.", []string{"check"}),
 		events:  counter("floe_telemetry_events_total", "Query telemetry events received and stored, by source.", []string{"source"}),
 		alerts:  counter("floe_alerts_total", "Alerts sent, by kind.", []string{"kind"}),
+		srcEvents: counter("floe_telemetry_source_events_total",
+			"New query events a telemetry source of floe.yaml delivered (stored for the first time), by source.", []string{"source"}),
+		srcErrors: counter("floe_telemetry_source_errors_total",
+			"Collections of a telemetry source that failed (unreachable, refused, unreadable), by source.", []string{"source"}),
+		srcNewest: gauge("floe_telemetry_source_last_event_timestamp_seconds",
+			"Unix time of the newest query event (its end, else its start) a telemetry source delivered; absent until it delivered one.", []string{"source"}),
+		srcLag: gauge("floe_telemetry_source_lag_seconds",
+			"Seconds from a telemetry source's newest event to its last collection: how far behind the queries floe knows are.", []string{"source"}),
+		srcSilent: gauge("floe_telemetry_source_silent",
+			"1 while a telemetry source has delivered no new event for longer than its silence (its silent alert fires), else 0.", []string{"source"}),
 		reportComputes: prometheus.NewCounter(prometheus.CounterOpts{Name: "floe_server_report_computations_total",
 			Help: "Report workloads (a table's collected queries read, ranked and replayed) the server computed for table pages and GET /api/v1/tables/{table}/report."}),
 		reportHits: prometheus.NewCounter(prometheus.CounterOpts{Name: "floe_server_report_cache_hits_total",
@@ -242,6 +257,26 @@ func (m *Metrics) AddEvents(source string, n int) {
 	if n > 0 {
 		m.events.WithLabelValues(source).Add(float64(n))
 	}
+}
+
+// ObserveSource records one collection of a telemetry source (the
+// daemon's [control.Sources] OnCollect).
+func (m *Metrics) ObserveSource(r control.SourceReport) {
+	m.srcEvents.WithLabelValues(r.Source).Add(float64(r.Inserted))
+	if r.Failed() {
+		m.srcErrors.WithLabelValues(r.Source).Inc()
+	} else {
+		m.srcErrors.WithLabelValues(r.Source).Add(0)
+	}
+	if !r.NewestEvent.IsZero() {
+		m.srcNewest.WithLabelValues(r.Source).Set(float64(r.NewestEvent.UnixNano()) / 1e9)
+		m.srcLag.WithLabelValues(r.Source).Set(max(0, r.At.Sub(r.NewestEvent).Seconds()))
+	}
+	silent := 0.0
+	if r.Silent {
+		silent = 1
+	}
+	m.srcSilent.WithLabelValues(r.Source).Set(silent)
 }
 
 // AlertSent counts one alert of kind.

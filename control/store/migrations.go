@@ -248,6 +248,23 @@ CREATE TABLE table_holds (
 );
 CREATE UNIQUE INDEX table_holds_active ON table_holds (table_key) WHERE resumed_at IS NULL;
 `, ""},
+	// What the daemon knows of each telemetry source of floe.yaml: the
+	// poller's cursor (so that a restart resumes where it stopped), when
+	// the source last delivered a new event (its silence outlives a
+	// restart) and its last error.
+	{9, "telemetry source cursors", `
+CREATE TABLE telemetry_sources (
+	name          TEXT    PRIMARY KEY,
+	kind          TEXT    NOT NULL,
+	cursor_text   TEXT    NOT NULL DEFAULT '',
+	first_seen_at INTEGER NOT NULL,  -- UTC Unix nanoseconds: the first collection
+	last_new_at   INTEGER,           -- the last collection that stored a new event
+	newest_event  INTEGER,           -- the newest event's own time seen
+	collected_at  INTEGER,           -- the last collection that succeeded
+	error         TEXT    NOT NULL DEFAULT '',
+	error_at      INTEGER            -- the last collection that failed
+);
+`, ""},
 }
 
 // SchemaVersion is the schema version this binary writes: the number of

@@ -1,0 +1,107 @@
+package config_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/control/config"
+)
+
+// sourcesFile is restFile with telemetry.sources holding items.
+func sourcesFile(items string) string {
+	return restFile + "telemetry:\n  sources:\n" + items
+}
+
+// TestValidateSources: every problem of telemetry.sources is reported at
+// once, each with its key path and line (or variable), and no secret is
+// ever echoed.
+func TestValidateSources(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		file string
+		env  []string
+		want []string
+	}{
+		{"no name, no kind", sourcesFile("    - paths: [x]\n"), nil,
+			[]string{"floe.yaml:8", "telemetry.sources[0].name: required", "telemetry.sources[0].kind: required: athena, files or trino"}},
+		{"unknown kind", sourcesFile("    - {name: s, kind: kafka}\n"), nil,
+			[]string{"telemetry.sources[0].kind", `"kafka"`, "athena, files or trino"}},
+		{"bad name", sourcesFile("    - {name: Trino Prod, kind: files, paths: [x]}\n"), nil,
+			[]string{"telemetry.sources[0].name", `"Trino Prod"`, "lower case"}},
+		{"duplicate names", sourcesFile("    - {name: s, kind: files, paths: [x]}\n    - {name: s, kind: files, paths: [y]}\n"), nil,
+			[]string{"floe.yaml:9", "telemetry.sources[1].name", "names telemetry.sources[0] too"}},
+		{"files without paths", sourcesFile("    - {name: s, kind: files}\n"), nil,
+			[]string{"telemetry.sources[0].paths: required for kind files"}},
+		{"a key of another kind", sourcesFile("    - {name: s, kind: files, paths: [x], region: eu-west-1}\n"), nil,
+			[]string{"telemetry.sources[0].region: is for kind athena; kind files takes paths or format"}},
+		{"trino without dsn", sourcesFile("    - {name: t, kind: trino}\n"), nil,
+			[]string{"telemetry.sources[0].dsn: required for kind trino"}},
+		{"trino dsn without user", sourcesFile("    - {name: t, kind: trino, dsn: 'http://:hunter2@trino:8080'}\n"), nil,
+			[]string{"telemetry.sources[0].dsn", "the user is required"}},
+		{"trino dsn of another scheme", sourcesFile("    - {name: t, kind: trino, dsn: 'jdbc:trino://floe:hunter2@trino:8080'}\n"), nil,
+			[]string{"telemetry.sources[0].dsn", "want http://user@host:port"}},
+		{"athena without region", sourcesFile("    - {name: a, kind: athena, endpoint: 'ftp://x'}\n"), nil,
+			[]string{"telemetry.sources[0].region: required", "telemetry.sources[0].endpoint", `"ftp://x"`}},
+		{"athena with half its keys", sourcesFile("    - {name: a, kind: athena, region: eu-west-1}\n"), []string{"FLOE_SOURCE__A__AWS_SECRET_ACCESS_KEY=hunter2"},
+			[]string{"FLOE_SOURCE__A__AWS_SECRET_ACCESS_KEY", "need both FLOE_SOURCE__A__AWS_ACCESS_KEY_ID"}},
+		{"bad interval", sourcesFile("    - {name: s, kind: files, paths: [x], interval: 100ms}\n"), nil,
+			[]string{"telemetry.sources[0].interval", `"100ms"`, "at least 1s"}},
+		{"bad silence", sourcesFile("    - {name: s, kind: files, paths: [x], silence: soon}\n"), nil,
+			[]string{"telemetry.sources[0].silence", `"soon"`, "want off or a positive duration"}},
+		{"silence shorter than the interval", sourcesFile("    - {name: t, kind: trino, dsn: 'http://floe@trino:8080', silence: 30s}\n"), nil,
+			[]string{"telemetry.sources[0].silence", "shorter than the interval (1m0s)"}},
+		{"secret for a source not in the file", sourcesFile("    - {name: t, kind: trino, dsn: 'http://floe@trino:8080'}\n"), []string{"FLOE_SOURCE__TRINOPROD__PASSWORD=hunter2"},
+			[]string{"FLOE_SOURCE__TRINOPROD__PASSWORD", `no source "trinoprod"`, "telemetry.sources: t"}},
+		{"secret a kind does not take", sourcesFile("    - {name: s, kind: files, paths: [x]}\n"), []string{"FLOE_SOURCE__S__PASSWORD=hunter2"},
+			[]string{"FLOE_SOURCE__S__PASSWORD", "takes no secret PASSWORD"}},
+		{"password in the file", sourcesFile("    - {name: t, kind: trino, dsn: 'http://floe@trino:8080', password: hunter2}\n"), nil,
+			[]string{"unknown field \"password\""}},
+		{"every problem at once", sourcesFile("    - {name: s, kind: files}\n    - {name: t, kind: trino, interval: 0s}\n"), []string{"FLOE_LOG_FORMAT=xml"},
+			[]string{"telemetry.sources[0].paths", "telemetry.sources[1].dsn", "telemetry.sources[1].interval", "log.format"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := load(t, tc.file, tc.env...)
+			require.ErrorIs(t, err, config.ErrInvalid)
+			for _, w := range tc.want {
+				require.Contains(t, err.Error(), w)
+			}
+			require.NotContains(t, err.Error(), "hunter2", "a source's secret is never printed")
+		})
+	}
+}
+
+func TestSourcesAccepted(t *testing.T) {
+	cfg, err := load(t, sourcesFile(`    - {name: spark-history, kind: files, paths: [/var/log/spark-events, 'logs/*.ndjson'], format: spark-eventlog}
+    - {name: trino_prod, kind: trino, dsn: 'https://floe:inline-pw@trino.example.com:8443?catalog=iceberg', interval: 30s, silence: 1h}
+    - {name: athena, kind: athena, region: eu-west-1, workgroup: analysts, silence: "off"}
+`), "FLOE_SOURCE__TRINO_PROD__PASSWORD=s3cret-pw", "FLOE_SOURCE__ATHENA__AWS_ACCESS_KEY_ID=AKIDEXAMPLE",
+		"FLOE_SOURCE__ATHENA__AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI")
+	require.NoError(t, err)
+	src := cfg.Telemetry.Sources
+	require.Len(t, src, 3)
+	require.Equal(t, config.DefaultFilesSourceInterval, src[0].IntervalDuration())
+	require.Zero(t, src[0].SilenceDuration(), "silence is off by default")
+	require.False(t, src[0].Polled())
+	require.Equal(t, 30*time.Second, src[1].IntervalDuration())
+	require.Equal(t, time.Hour, src[1].SilenceDuration())
+	require.True(t, src[1].Polled())
+	require.Equal(t, "s3cret-pw", src[1].Password.Reveal())
+	require.Equal(t, config.DefaultPolledSourceInterval, src[2].IntervalDuration())
+	require.Zero(t, src[2].SilenceDuration())
+	require.Equal(t, "wJalrXUtnFEMI", src[2].SecretAccessKey.Reveal())
+	got, ok := cfg.TelemetrySource("trino_prod")
+	require.True(t, ok)
+	require.Equal(t, "trino_prod (trino https://floe@trino.example.com:8443)", got.Target())
+	for _, s := range src {
+		for _, printed := range []string{s.Target(), fmt.Sprint(s), fmt.Sprintf("%+v", s), fmt.Sprintf("%#v", s)} {
+			for _, secret := range []string{"inline-pw", "s3cret-pw", "wJalrXUtnFEMI", "AKIDEXAMPLE"} {
+				require.NotContains(t, printed, secret)
+			}
+		}
+	}
+	require.Contains(t, src[1].Secrets(), "inline-pw")
+	require.Contains(t, src[1].Secrets(), "s3cret-pw")
+}
