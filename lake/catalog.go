@@ -131,13 +131,83 @@ func ListTables(ctx context.Context, catName string, cat catalog.Catalog) ([]Ide
 // a [NoSuchTableError].
 func LoadTable(ctx context.Context, cat catalog.Catalog, id Ident) (*table.Table, error) {
 	tbl, err := cat.LoadTable(ctx, id.TableIdent())
-	if err != nil {
-		if errors.Is(err, catalog.ErrNoSuchTable) || errors.Is(err, catalog.ErrNoSuchNamespace) {
-			return nil, &NoSuchTableError{Table: id, Cause: err}
-		}
+	if err == nil {
+		return tbl, nil
+	}
+	if !errors.Is(err, catalog.ErrNoSuchTable) && !errors.Is(err, catalog.ErrNoSuchNamespace) {
 		return nil, fmt.Errorf("load table %s: %w", id, err)
 	}
-	return tbl, nil
+	nf := &NoSuchTableError{Table: id, Cause: err}
+	// Engines read identifiers without regard to case (Trino folds them,
+	// Spark compares them so): a name that matches one table but for case
+	// is that table; otherwise the error suggests the nearest names. The
+	// listing is only on this path, and a catalog that cannot be listed
+	// leaves the plain error.
+	all, lerr := ListTables(ctx, id.Catalog, cat)
+	if lerr != nil {
+		return nil, nf
+	}
+	var same []Ident
+	for _, t := range all {
+		if strings.EqualFold(t.String(), id.String()) {
+			same = append(same, t)
+		}
+	}
+	if len(same) == 1 {
+		if tbl, err := cat.LoadTable(ctx, same[0].TableIdent()); err == nil {
+			return tbl, nil
+		}
+	}
+	nf.Suggestions = suggestTables(id, all, same)
+	return nil, nf
+}
+
+// suggestTables is what a name that names no table may have meant: the
+// tables it matches but for case when there are several, else up to three
+// within a few edits of it (case ignored), nearest first.
+func suggestTables(id Ident, all, same []Ident) []Ident {
+	if len(same) > 1 {
+		return same
+	}
+	want := strings.ToLower(id.String())
+	limit := max(2, len(want)/6)
+	type near struct {
+		id Ident
+		d  int
+	}
+	var found []near
+	for _, t := range all {
+		if d := editDistance(want, strings.ToLower(t.String())); d <= limit {
+			found = append(found, near{t, d})
+		}
+	}
+	slices.SortStableFunc(found, func(a, b near) int { return a.d - b.d })
+	var out []Ident
+	for _, n := range found[:min(3, len(found))] {
+		out = append(out, n.id)
+	}
+	return out
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // NoSuchTableError is a table name that resolves to no table. It reads as
@@ -148,9 +218,21 @@ type NoSuchTableError struct {
 	// Cause is the catalog's error (iceberg-go's catalog.ErrNoSuchTable or
 	// catalog.ErrNoSuchNamespace).
 	Cause error
+	// Suggestions are the tables the name may have meant (see LoadTable).
+	Suggestions []Ident
 }
 
-func (e *NoSuchTableError) Error() string { return "no such table: " + e.Table.String() }
+func (e *NoSuchTableError) Error() string {
+	msg := "no such table: " + e.Table.String()
+	if len(e.Suggestions) == 0 {
+		return msg
+	}
+	names := make([]string, len(e.Suggestions))
+	for i, s := range e.Suggestions {
+		names[i] = s.String()
+	}
+	return msg + "; did you mean " + strings.Join(names, " or ") + "?"
+}
 
 // Unwrap returns ErrNoSuchTable and the catalog's error.
 func (e *NoSuchTableError) Unwrap() []error { return []error{ErrNoSuchTable, e.Cause} }

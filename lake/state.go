@@ -143,7 +143,7 @@ func LoadState(ctx context.Context, id Ident, tbl *table.Table, opts LoadOptions
 		opts.Concurrency = 4 * runtime.GOMAXPROCS(0)
 	}
 	md := tbl.Metadata()
-	st := &State{Ident: id, Table: tbl, Metadata: md, Current: md.CurrentSnapshot(), Refs: map[string]int64{}}
+	st := &State{Ident: canonical(id, tbl), Table: tbl, Metadata: md, Current: md.CurrentSnapshot(), Refs: map[string]int64{}}
 	for name, ref := range md.Refs() {
 		st.Refs[name] = ref.SnapshotID
 	}
@@ -414,4 +414,25 @@ func (s *State) TargetFileSizeBytes(def int64) int64 {
 		}
 	}
 	return def
+}
+
+// canonical is id spelled as the catalog spells tbl's name, when the two
+// differ only in case ([LoadTable] finds a table so): runs, plans and
+// reports then name the table as the catalog does.
+func canonical(id Ident, tbl *table.Table) Ident {
+	ti := tbl.Identifier()
+	if len(ti) != len(id.Namespace)+1 {
+		return id
+	}
+	for i, p := range ti[:len(ti)-1] {
+		if !strings.EqualFold(p, id.Namespace[i]) {
+			return id
+		}
+	}
+	if !strings.EqualFold(ti[len(ti)-1], id.Name) {
+		return id
+	}
+	id.Namespace = slices.Clone(ti[:len(ti)-1])
+	id.Name = ti[len(ti)-1]
+	return id
 }

@@ -143,7 +143,7 @@ func TestNewCmdsParseArgs(t *testing.T) {
 				return newDoctorCmd(f, func(context.Context, *doctorOptions) error { return nil }), nil
 			},
 			args:    []string{"local"},
-			wantErr: "unknown command",
+			wantErr: `doctor takes no arguments, got "local"`,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -39,7 +39,7 @@ func TestNewPlanCmdsParseArgs(t *testing.T) {
 				return newPlanCmd(f, func(context.Context, *planOptions) error { return nil }), nil
 			},
 			args:    []string{},
-			wantErr: "accepts 1 arg",
+			wantErr: "plan needs TABLE; usage: floe plan TABLE",
 		},
 		{
 			name: "plan approve",

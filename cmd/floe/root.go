@@ -85,8 +85,33 @@ func unknownVerb(cmd *cobra.Command, args []string) error {
 func wrapArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := check(cmd, args); err != nil {
-			return flagError{err}
+			return flagError{argsError(cmd, args, err)}
 		}
 		return nil
 	}
+}
+
+// argsError says what a verb's arguments should have been in the user's
+// words — the argument's name from its usage line and the usage itself —
+// instead of cobra's "accepts 1 arg(s), received 0".
+func argsError(cmd *cobra.Command, args []string, err error) error {
+	if cmd.HasSubCommands() {
+		return err // cobra's "unknown command", with its did-you-mean
+	}
+	use := strings.TrimSpace(strings.TrimPrefix(cmd.Use, cmd.Name()))
+	usage := strings.TrimSpace(cmd.CommandPath() + " " + use)
+	verb := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+	var want []string
+	for _, w := range strings.Fields(use) {
+		if w == strings.ToUpper(w) && strings.Trim(w, "[]|.") != "" && !strings.HasPrefix(w, "[") && !strings.HasPrefix(w, "-") {
+			want = append(want, strings.Trim(w, "."))
+		}
+	}
+	switch {
+	case len(args) == 0 && len(want) > 0:
+		return fmt.Errorf("%s needs %s; usage: %s (see --help)", verb, strings.Join(want, " "), usage)
+	case use == "" || !strings.ContainsAny(use, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"):
+		return fmt.Errorf("%s takes no arguments, got %q; usage: %s (see --help)", verb, strings.Join(args, " "), usage)
+	}
+	return fmt.Errorf("%s: %v; usage: %s (see --help)", verb, err, usage)
 }

@@ -60,7 +60,18 @@ func runRuns(ctx context.Context, opts *runsOptions) error {
 		}
 	}
 	if opts.Output == outputJSON {
+		if runs == nil {
+			runs = []control.Run{} // an empty list, not null
+		}
 		return writeJSON(opts.f.IO.Out, runs)
+	}
+	if len(runs) == 0 {
+		what := "no runs recorded"
+		if opts.Table != "" {
+			what += " for " + opts.Table
+		}
+		fmt.Fprintf(opts.f.IO.Out, "%s: floe optimize TABLE (or floe serve) records one\n", what)
+		return nil
 	}
 	for i, r := range runs {
 		if i > 0 {
