@@ -6,13 +6,18 @@ PKGS      ?= ./...
 BIN       ?= bin/floe
 FUZZTIME  ?= 10s
 
-.PHONY: all build test test-short demo bench bench-rewrite bench-rewrite-flat bench-layout bench-plan bench-health bench-store fuzz fuzz-long lint clean
+.PHONY: all build install test test-short demo bench bench-rewrite bench-rewrite-flat bench-layout bench-plan bench-health bench-store fuzz fuzz-long lint clean
 
 all: lint build test
 
 ## build: the floe binary, pure Go (CGO_ENABLED=0)
 build:
+	@test -x $(BIN) || echo "building $(BIN): the first build compiles every dependency and takes a few minutes; later builds take seconds"
 	CGO_ENABLED=0 $(GO) build -buildvcs=auto -o $(BIN) ./cmd/floe
+
+## install: the floe binary into $$(go env GOPATH)/bin (or GOBIN), pure Go
+install:
+	CGO_ENABLED=0 $(GO) install -buildvcs=auto ./cmd/floe
 
 ## test: every test, with the DuckDB oracle (-tags duckdb), race-free, fuzz seeds included
 test:
