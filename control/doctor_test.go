@@ -25,8 +25,15 @@ import (
 // a fresh directory, with no environment.
 func doctorConfig(t *testing.T, file string) *config.Config {
 	t.Helper()
+	return doctorConfigEnv(t, file)
+}
+
+// doctorConfigEnv is [doctorConfig] with environ as the environment
+// (KEY=VALUE: a source's secrets, say).
+func doctorConfigEnv(t *testing.T, file string, environ ...string) *config.Config {
+	t.Helper()
 	dir := t.TempDir()
-	opts := config.Options{WorkDir: dir, Getenv: func(string) string { return "" }, Environ: func() []string { return nil }}
+	opts := config.Options{WorkDir: dir, Getenv: func(string) string { return "" }, Environ: func() []string { return environ }}
 	if file != "" {
 		opts.Path = filepath.Join(dir, "floe.yaml")
 		require.NoError(t, os.WriteFile(opts.Path, []byte(file), 0o644))

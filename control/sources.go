@@ -17,7 +17,7 @@ import (
 )
 
 // Poller reads one polled telemetry source (a Trino coordinator, an
-// Athena workgroup) from a cursor: the events that arrived after it and
+// Athena workgroup, a Snowflake account) from a cursor: the events that arrived after it and
 // the cursor to pass next time. The cursor is the poller's own text (a
 // watermark), kept in the state store between polls and restarts; "" is
 // the first poll.
@@ -40,8 +40,9 @@ type OpenPollerFunc func(ctx context.Context, src config.SourceConfig) (Poller, 
 // its keys on config.SourceConfig); files are collected through
 // collectors/ingest and need no poller.
 var pollers = map[string]OpenPollerFunc{
-	config.SourceTrino:  openTrinoPoller,
-	config.SourceAthena: openAthenaPoller,
+	config.SourceTrino:     openTrinoPoller,
+	config.SourceAthena:    openAthenaPoller,
+	config.SourceSnowflake: openSnowflakePoller,
 }
 
 // SourceReport is what one collection of one telemetry source did.

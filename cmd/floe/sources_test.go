@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/floe-project/floe/collectors/snowflake/snowfake"
 	"github.com/floe-project/floe/internal/testlake"
 	"github.com/floe-project/floe/internal/trinofake"
 )
@@ -52,12 +53,36 @@ func collectedIDs(t *testing.T, dir string) map[string]bool {
 	return ids
 }
 
+// snowflakeSource starts a Snowflake SQL API fake that takes a fresh key
+// pair, writes the private key to a file and points
+// FLOE_SOURCE__<NAME>__PRIVATE_KEY_FILE at it; it returns the fake and the
+// source's floe.yaml item (a flow mapping), polled every second with a
+// settle of 1ns (the fake's history has no lag).
+func snowflakeSource(t *testing.T, name, extra string) (*snowfake.Fake, string) {
+	t.Helper()
+	pub, key := snowfake.NewKey(t)
+	fake := snowfake.New(t, snowfake.Options{PublicKey: pub})
+	keyFile := filepath.Join(t.TempDir(), "snow.p8")
+	require.NoError(t, os.WriteFile(keyFile, key, 0o600))
+	t.Setenv("FLOE_SOURCE__"+strings.ToUpper(strings.ReplaceAll(name, "-", "_"))+"__PRIVATE_KEY_FILE", keyFile)
+	return fake, "{name: " + name + ", kind: snowflake, account: " + fake.Account() + ", user: " + fake.User() +
+		", url: '" + fake.URL() + "', warehouse: FLOE_WH, settle: 1ns, interval: 1s" + extra + "}"
+}
+
+// snowQuery is a finished Snowflake query of db.flat started at start.
+func snowQuery(id string, start time.Time) snowfake.Query {
+	return snowfake.Query{ID: id, Text: "SELECT id FROM flat WHERE id = 3", Database: "LOCAL", Schema: "DB", User: "ANA",
+		QueryType: "SELECT", Start: start, Elapsed: 800 * time.Millisecond,
+		Base: []snowfake.Object{{Name: "LOCAL.DB.FLAT", Columns: []string{"ID"}}}}
+}
+
 // TestServeCollectsSources is the daemon end to end: floe serve with a
-// growing Spark history directory and a Trino coordinator in floe.yaml
-// collects both by itself — new queries are in floe queries within an
-// interval or two, with no command run — and a source that stays silent
-// longer than its silence shows in /metrics and fires its alert. A
-// restart resumes the Trino poll from its stored watermark.
+// growing Spark history directory, a Trino coordinator and a Snowflake
+// account (SQL API, key-pair JWT) in floe.yaml collects all three by
+// itself — new queries are in floe queries within an interval or two,
+// with no command run — and sources that stay silent longer than their
+// silence show in /metrics and fire their alerts. A restart resumes the
+// Trino poll from its stored watermark.
 func TestServeCollectsSources(t *testing.T) {
 	w := flatWarehouseDir(t)
 	history := t.TempDir()
@@ -65,11 +90,14 @@ func TestServeCollectsSources(t *testing.T) {
 	trino := trinofake.New(t)
 	t0 := time.Now().UTC().Truncate(time.Second)
 	trino.Add(trinofake.Query{ID: "tq1", State: "FINISHED", User: "ana", SQL: "SELECT * FROM iceberg.db.flat WHERE id = 1", Created: t0, End: t0.Add(time.Second)})
+	snow, snowItem := snowflakeSource(t, "snow", ", silence: 1m")
+	snow.AddQueries(snowQuery("sq1", t0.Add(-time.Minute)))
 	dir := t.TempDir()
 	writeLocalConfig(t, dir, w, `telemetry:
   sources:
     - {name: spark, kind: files, paths: ['`+history+`'], interval: 1s}
     - {name: trino, kind: trino, dsn: '`+trino.DSN("floe")+`', interval: 1s, silence: 1m}
+    - `+snowItem+`
 `)
 	var (
 		clockMu sync.Mutex
@@ -113,16 +141,22 @@ func TestServeCollectsSources(t *testing.T) {
 	base, stop := serve()
 	require.Eventually(t, func() bool {
 		ids := collectedIDs(t, dir)
-		return ids["tq1"] && ids["application_1714560000000_0042/7"]
-	}, 30*time.Second, 200*time.Millisecond, "the first collection stores both sources' queries")
+		return ids["tq1"] && ids["application_1714560000000_0042/7"] && ids["sq1"]
+	}, 30*time.Second, 200*time.Millisecond, "the first collection stores every source's queries")
 
 	// The sources grow; no command is run.
 	sparkLog(t, history, "local-1714650000000.inprogress")
 	trino.Add(trinofake.Query{ID: "tq2", State: "FINISHED", User: "bob", SQL: "SELECT * FROM iceberg.db.flat WHERE id = 2", Created: t0.Add(2 * time.Second), End: t0.Add(3 * time.Second)})
+	snow.AddQueries(snowQuery("sq2", time.Now().UTC()))
 	require.Eventually(t, func() bool {
 		ids := collectedIDs(t, dir)
-		return ids["tq2"] && ids["local-1714650000000/0"]
+		return ids["tq2"] && ids["local-1714650000000/0"] && ids["sq2"]
 	}, 10*time.Second, 100*time.Millisecond, "new queries are collected within an interval or two")
+	var signed bool
+	for _, r := range snow.Requests() {
+		signed = signed || r.TokenType == "KEYPAIR_JWT" && r.Status == http.StatusOK
+	}
+	require.True(t, signed, "the daemon signs in with the key file's key")
 
 	metrics := func() string {
 		rsp, err := http.Get(base + "/metrics")
@@ -137,15 +171,19 @@ func TestServeCollectsSources(t *testing.T) {
 	require.Contains(t, m, `floe_telemetry_source_errors_total{source="trino"} 0`)
 	require.Contains(t, m, `floe_telemetry_source_silent{source="trino"} 0`)
 	require.Contains(t, m, `floe_telemetry_source_last_event_timestamp_seconds{source="trino"}`)
+	require.Contains(t, m, `floe_telemetry_source_events_total{source="snow"} 2`)
+	require.Contains(t, m, `floe_telemetry_source_errors_total{source="snow"} 0`)
+	require.Contains(t, m, `floe_telemetry_source_silent{source="snow"} 0`)
 
-	// Two minutes on: trino has been silent past its minute.
+	// Two minutes on: trino and snow have been silent past their minute.
 	clockMu.Lock()
 	skew = 2 * time.Minute
 	clockMu.Unlock()
 	require.Eventually(t, func() bool {
 		m := metrics()
-		return strings.Contains(m, `floe_telemetry_source_silent{source="trino"} 1`) && strings.Contains(m, `floe_alerts_total{kind="silent"} 1`)
-	}, 10*time.Second, 100*time.Millisecond, "the silent source shows in the metrics and alerts")
+		return strings.Contains(m, `floe_telemetry_source_silent{source="trino"} 1`) && strings.Contains(m, `floe_telemetry_source_silent{source="snow"} 1`) &&
+			strings.Contains(m, `floe_alerts_total{kind="silent"} 2`)
+	}, 10*time.Second, 100*time.Millisecond, "the silent sources show in the metrics and alerts")
 	require.Contains(t, metrics(), `floe_telemetry_source_silent{source="spark"} 0`, "a source without silence never alerts")
 	stop()
 
@@ -169,8 +207,10 @@ func TestServeCollectsSources(t *testing.T) {
 }
 
 // TestCollectSources: floe collect without a PATH collects every source
-// of floe.yaml once and says so; run again it finds nothing new; with no
-// source configured it says how to configure one and exits 2.
+// of floe.yaml once and says so; run again it finds nothing new; a source
+// that cannot be collected (a coordinator down, a key the account does
+// not know) fails it, naming each; with no source configured it says how
+// to configure one and exits 2.
 func TestCollectSources(t *testing.T) {
 	w := flatWarehouseDir(t)
 	history := t.TempDir()
@@ -178,19 +218,24 @@ func TestCollectSources(t *testing.T) {
 	trino := trinofake.New(t)
 	t0 := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 	trino.Add(trinofake.Query{ID: "tq1", State: "FINISHED", SQL: "SELECT * FROM iceberg.db.flat", Created: t0, End: t0.Add(time.Second)})
+	snow, snowItem := snowflakeSource(t, "snow-prod", "")
+	snow.AddQueries(snowQuery("sq1", t0), snowQuery("sq2", t0.Add(time.Minute)))
 	dir := t.TempDir()
 	writeLocalConfig(t, dir, w, `telemetry:
   sources:
     - {name: spark, kind: files, paths: ['`+history+`']}
     - {name: trino, kind: trino, dsn: '`+trino.DSN("floe")+`'}
+    - `+snowItem+`
 `)
 	io, out, errOut := testIO()
 	require.Equal(t, 0, runWith(t, io, dir, "collect"), errOut.String())
-	require.Contains(t, errOut.String(), "collecting the telemetry sources of "+filepath.Join(dir, "floe.yaml")+": spark, trino")
+	require.Contains(t, errOut.String(), "collecting the telemetry sources of "+filepath.Join(dir, "floe.yaml")+": spark, trino, snow-prod")
 	require.Regexp(t, `trino\s+trino\s+1\s+1\s+0\s+0`, out.String())
+	require.Regexp(t, `snow-prod\s+snowflake\s+2\s+2\s+0\s+0`, out.String())
 	require.Regexp(t, `spark\s+files\s+\d+\s+[1-9]\d*\s+0\s+0`, out.String())
 	ids := collectedIDs(t, dir)
 	require.True(t, ids["tq1"])
+	require.True(t, ids["sq1"] && ids["sq2"], "%v", ids)
 	require.True(t, ids["application_1714560000000_0042/7"], "%v", ids)
 
 	io, out, errOut = testIO()
@@ -201,15 +246,24 @@ func TestCollectSources(t *testing.T) {
 		Skipped  int
 	}
 	require.NoError(t, json.Unmarshal(out.Bytes(), &reps))
-	require.Len(t, reps, 2)
-	require.Zero(t, reps[0].Inserted+reps[1].Inserted, "nothing new the second time")
+	require.Len(t, reps, 3)
+	require.Zero(t, reps[0].Inserted+reps[1].Inserted+reps[2].Inserted, "nothing new the second time")
 	require.Equal(t, 1, reps[0].Skipped)
 
 	trino.SetDown(true)
-	io, _, errOut = testIO()
+	_, strangerKey := snowfake.NewKey(t)
+	t.Setenv("FLOE_SOURCE__SNOW_PROD__PRIVATE_KEY_FILE", "")
+	t.Setenv("FLOE_SOURCE__SNOW_PROD__PRIVATE_KEY", string(strangerKey))
+	io, out, errOut = testIO()
 	require.Equal(t, exitError, runWith(t, io, dir, "collect"))
-	require.Contains(t, errOut.String(), "1 of 2 telemetry sources not collected: trino")
+	require.Contains(t, errOut.String(), "2 of 3 telemetry sources not collected: trino, snow-prod")
+	require.Contains(t, out.String(), "390144 JWT token is invalid")
+	require.NotContains(t, out.String()+errOut.String(), "PRIVATE KEY", "the key is never printed")
 
+	// A variable for a source floe.yaml lacks is an error: set none.
+	for _, k := range []string{"FLOE_SOURCE__SNOW_PROD__PRIVATE_KEY", "FLOE_SOURCE__SNOW_PROD__PRIVATE_KEY_FILE"} {
+		require.NoError(t, os.Unsetenv(k)) // t.Setenv restores it
+	}
 	bare := t.TempDir()
 	writeLocalConfig(t, bare, w, "")
 	io, _, errOut = testIO()
@@ -219,15 +273,18 @@ func TestCollectSources(t *testing.T) {
 	require.Contains(t, errOut.String(), "docs/telemetry.md")
 }
 
-// TestDoctorSourceCheck: floe doctor lists a check per telemetry source.
+// TestDoctorSourceCheck: floe doctor lists a check per telemetry source,
+// a Snowflake account signed in to with its key file's key included.
 func TestDoctorSourceCheck(t *testing.T) {
 	w := flatWarehouseDir(t)
 	trino := trinofake.New(t)
 	dir := t.TempDir()
+	_, snowItem := snowflakeSource(t, "snow", "")
 	writeLocalConfig(t, dir, w, `telemetry:
   sources:
     - {name: trino, kind: trino, dsn: '`+trino.DSN("floe")+`'}
     - {name: gone, kind: files, paths: ['`+filepath.Join(t.TempDir(), "missing")+`']}
+    - `+snowItem+`
 `)
 	io, out, errOut := testIO()
 	code := runWith(t, io, dir, "doctor", "--output", "json")
@@ -244,6 +301,6 @@ func TestDoctorSourceCheck(t *testing.T) {
 			got[strings.Fields(c.Target)[0]] = c.OK
 		}
 	}
-	require.Equal(t, map[string]bool{"trino": true, "gone": false}, got)
+	require.Equal(t, map[string]bool{"trino": true, "gone": false, "snow": true}, got)
 	require.NotEqual(t, 0, code, "a failing source fails doctor")
 }

@@ -147,6 +147,25 @@ func Poll(ctx context.Context, client *Client, opts PollOptions, watermark time.
 	return out, next, nil
 }
 
+// checkSince is a START_TIME no query has: [CheckHistory]'s window
+// after it is empty.
+var checkSince = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// CheckHistory runs [PollStatement] over an empty window: it reads no row
+// but proves the role may read ACCOUNT_USAGE.QUERY_HISTORY and
+// ACCESS_HISTORY with the warehouse, which [Client.Check] does not.
+func CheckHistory(ctx context.Context, client *Client) error {
+	at := binding{Type: "TEXT", Value: checkSince.Format(time.RFC3339Nano)}
+	rs, err := client.query(ctx, PollStatement, at, at, binding{Type: "FIXED", Value: "1"})
+	if err != nil {
+		return fmt.Errorf("read snowflake query history: %w", err)
+	}
+	if len(rs.rows) != 0 {
+		return fmt.Errorf("read snowflake query history of account %s: %d rows in an empty window", client.account, len(rs.rows))
+	}
+	return nil
+}
+
 // events maps each row through the export files' row mapping. A query
 // still running comes back with State UNKNOWN (and only its id and start).
 func (rs *resultSet) events() ([]collectors.QueryEvent, error) {

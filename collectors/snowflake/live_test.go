@@ -288,6 +288,23 @@ func TestPollCredentials(t *testing.T) {
 	})
 }
 
+// TestCheckHistory: CheckHistory runs the poll statement and reads no row,
+// however full the history; refused credentials fail it.
+func TestCheckHistory(t *testing.T) {
+	s := newSetup(t, snowfake.Options{}, nil)
+	s.fake.AddQueries(history(3)...)
+	require.NoError(t, snowflake.CheckHistory(context.Background(), s.client))
+	reqs := s.fake.Requests()
+	require.Len(t, reqs, 1)
+	require.Equal(t, http.StatusOK, reqs[0].Status)
+
+	srv := &clock{now: t0.Add(5 * time.Hour)}
+	expired := newSetup(t, snowfake.Options{Now: srv.Now}, nil)
+	err := snowflake.CheckHistory(context.Background(), expired.client)
+	require.ErrorIs(t, err, snowflake.ErrAuth)
+	require.ErrorContains(t, err, "read snowflake query history: snowflake account FLOE-TEST: HTTP 401")
+}
+
 // refuseAfter is a transport that takes the fake down (connections
 // refused) once the statement's first answer has arrived, so the
 // partitions after it cannot be read.

@@ -35,6 +35,8 @@ func envForm(key string) string {
 //	FLOE_SOURCE__<NAME>__PASSWORD      (a trino source's password)
 //	FLOE_SOURCE__<NAME>__AWS_ACCESS_KEY_ID, …__AWS_SECRET_ACCESS_KEY,
 //	FLOE_SOURCE__<NAME>__AWS_SESSION_TOKEN (an athena source's static keys)
+//	FLOE_SOURCE__<NAME>__PRIVATE_KEY, …__PRIVATE_KEY_FILE,
+//	FLOE_SOURCE__<NAME>__OAUTH_TOKEN   (a snowflake source's credentials)
 //
 // "__" separates path segments. A property segment matches an existing or
 // known property with "." and "-" read as "_" (S3_ACCESS_KEY_ID →

@@ -31,16 +31,23 @@ import (
 //	      kind: athena
 //	      region: eu-west-1
 //	      workgroup: analysts
+//	    - name: snowflake
+//	      kind: snowflake
+//	      account: MYORG-MYACCOUNT
+//	      user: FLOE
+//	      warehouse: FLOE_WH
 //
 // The keys a kind takes are its own; a key of another kind is an error.
-// Secrets come from the environment only ([SourceConfig.Password] and the
-// AWS keys), never from the file.
+// Secrets come from the environment only ([SourceConfig.Password], the
+// AWS keys, the Snowflake private key and OAuth token), never from the
+// file.
 type SourceConfig struct {
 	// Name identifies the source in metrics, alerts, floe doctor and the
 	// state store's cursor: lower case letters, digits, "-" and "_",
 	// unique. Required.
 	Name string `yaml:"name"`
-	// Kind is files, trino or athena ([SourceKinds]). Required.
+	// Kind is files, trino, athena or snowflake ([SourceKinds]).
+	// Required.
 	Kind string `yaml:"kind"`
 	// Interval is the time between two collections, as a Go duration.
 	// Default: 1m for a polled kind, 5m for files (see
@@ -75,6 +82,34 @@ type SourceConfig struct {
 	// Default: the region's.
 	Endpoint string `yaml:"endpoint"`
 
+	// Account is the Snowflake account identifier, MYORG-MYACCOUNT or an
+	// account locator such as xy12345.us-east-1 (kind snowflake).
+	// Required.
+	Account string `yaml:"account"`
+	// URL replaces the account's base URL,
+	// https://<account>.snowflakecomputing.com, such as a private link's
+	// (kind snowflake). Default: the account's.
+	URL string `yaml:"url"`
+	// User is the Snowflake user floe signs in as (kind snowflake).
+	// Required with auth keypair.
+	User string `yaml:"user"`
+	// Warehouse and Role run the poll's statement (kind snowflake).
+	// Default: the user's defaults.
+	Warehouse string `yaml:"warehouse"`
+	Role      string `yaml:"role"`
+	// Auth is how floe signs in to Snowflake: keypair (a key-pair JWT,
+	// from FLOE_SOURCE__<NAME>__PRIVATE_KEY or …__PRIVATE_KEY_FILE) or
+	// oauth (FLOE_SOURCE__<NAME>__OAUTH_TOKEN) (kind snowflake). Default:
+	// keypair.
+	Auth string `yaml:"auth"`
+	// Settle is how old a Snowflake query must be before it is read, as a
+	// Go duration: ACCOUNT_USAGE views lag behind (kind snowflake; see
+	// [SourceConfig.SettleDuration]). Default: the poller's, 45m.
+	Settle string `yaml:"settle"`
+	// BatchSize is the most queries one poll reads (kind snowflake).
+	// Default (0): the poller's, 1000.
+	BatchSize int `yaml:"batch_size"`
+
 	// Password is the Trino password, from FLOE_SOURCE__<NAME>__PASSWORD
 	// only; it replaces the DSN's.
 	Password Secret `yaml:"-"`
@@ -86,13 +121,29 @@ type SourceConfig struct {
 	AccessKeyID     Secret `yaml:"-"`
 	SecretAccessKey Secret `yaml:"-"`
 	SessionToken    Secret `yaml:"-"`
+	// PrivateKey is the Snowflake user's unencrypted RSA private key in
+	// PEM, from FLOE_SOURCE__<NAME>__PRIVATE_KEY only; PrivateKeyFile, from
+	// FLOE_SOURCE__<NAME>__PRIVATE_KEY_FILE, is a file holding it instead,
+	// read each time the source connects (auth keypair).
+	PrivateKey     Secret `yaml:"-"`
+	PrivateKeyFile string `yaml:"-"`
+	// OAuthToken is a Snowflake OAuth access token, from
+	// FLOE_SOURCE__<NAME>__OAUTH_TOKEN only (auth oauth).
+	OAuthToken Secret `yaml:"-"`
 }
 
 // Source kinds, the values of telemetry.sources[].kind.
 const (
-	SourceFiles  = "files"
-	SourceTrino  = "trino"
-	SourceAthena = "athena"
+	SourceFiles     = "files"
+	SourceTrino     = "trino"
+	SourceAthena    = "athena"
+	SourceSnowflake = "snowflake"
+)
+
+// Values of telemetry.sources[].auth (kind snowflake).
+const (
+	SnowflakeAuthKeyPair = "keypair"
+	SnowflakeAuthOAuth   = "oauth"
 )
 
 // Source defaults.
@@ -102,6 +153,9 @@ const (
 	MinSourceInterval           = time.Second
 	MaxSourceInterval           = 24 * time.Hour
 	MaxSourceSilence            = 30 * 24 * time.Hour
+	// MaxSnowflakeSettle bounds settle: ACCESS_HISTORY, the slowest
+	// ACCOUNT_USAGE view, lags up to 3 hours.
+	MaxSnowflakeSettle = 24 * time.Hour
 )
 
 // sourceKind is what configuration knows of one kind of source: whether it
@@ -155,6 +209,68 @@ var sourceKinds = map[string]sourceKind{
 				bad("aws_session_token", "set without FLOE_SOURCE__%s__AWS_ACCESS_KEY_ID", envForm(s.Name))
 			}
 		}},
+	SourceSnowflake: {polled: true, keys: []string{"account", "url", "user", "warehouse", "role", "auth", "settle", "batch_size"},
+		secrets: []string{"PRIVATE_KEY", "PRIVATE_KEY_FILE", "OAUTH_TOKEN"}, check: checkSnowflakeSource},
+}
+
+// snowflakeAccount is an account identifier: an organization and account
+// name joined by "-" or "_", or an account locator with its region and
+// cloud after dots.
+var snowflakeAccount = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+// checkSnowflakeSource checks a snowflake source's keys and that its
+// secrets match its auth.
+func checkSnowflakeSource(s SourceConfig, bad func(key, format string, args ...any)) {
+	env := "FLOE_SOURCE__" + envForm(s.Name) + "__"
+	switch {
+	case s.Account == "":
+		bad("account", "required for kind snowflake: the account identifier, such as MYORG-MYACCOUNT")
+	case strings.Contains(s.Account, "://") || strings.Contains(strings.ToLower(s.Account), "snowflakecomputing"):
+		bad("account", "%q: want the account identifier, such as MYORG-MYACCOUNT, not its URL (a URL other than the account's goes in url)", s.Account)
+	case !snowflakeAccount.MatchString(s.Account):
+		bad("account", "%q: want an account identifier such as MYORG-MYACCOUNT or xy12345.us-east-1", s.Account)
+	}
+	if s.URL != "" {
+		if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+			bad("url", "want https://host[:port] (no user or password)")
+		}
+	}
+	switch s.Auth {
+	case "", SnowflakeAuthKeyPair:
+		if s.User == "" {
+			bad("user", "required with auth keypair: the Snowflake user the key belongs to")
+		}
+		switch {
+		case s.PrivateKey == "" && s.PrivateKeyFile == "":
+			bad("private_key", "auth keypair needs %[1]sPRIVATE_KEY (the PEM) or %[1]sPRIVATE_KEY_FILE (a file holding it)", env)
+		case s.PrivateKey != "" && s.PrivateKeyFile != "":
+			bad("private_key_file", "set with %sPRIVATE_KEY: give one of the two", env)
+		}
+		if s.OAuthToken != "" {
+			bad("oauth_token", "set, but auth is keypair: set auth: oauth to use the token, or unset it")
+		}
+	case SnowflakeAuthOAuth:
+		if s.OAuthToken == "" {
+			bad("oauth_token", "auth oauth needs %sOAUTH_TOKEN", env)
+		}
+		if s.PrivateKey != "" || s.PrivateKeyFile != "" {
+			key := "private_key"
+			if s.PrivateKey == "" {
+				key = "private_key_file"
+			}
+			bad(key, "set, but auth is oauth: set auth: keypair to use the key, or unset it")
+		}
+	default:
+		bad("auth", "%q: want %s", s.Auth, orList([]string{SnowflakeAuthKeyPair, SnowflakeAuthOAuth}))
+	}
+	if s.Settle != "" {
+		if v, err := time.ParseDuration(strings.TrimSpace(s.Settle)); err != nil || v <= 0 || v > MaxSnowflakeSettle {
+			bad("settle", "%q: want a positive duration of at most %s, such as 45m", s.Settle, policy.FormatDuration(MaxSnowflakeSettle))
+		}
+	}
+	if s.BatchSize < 0 {
+		bad("batch_size", "%d: want a positive number of queries, such as 1000", s.BatchSize)
+	}
 }
 
 // SourceKinds are the values of telemetry.sources[].kind, sorted.
@@ -181,6 +297,10 @@ func (s SourceConfig) IntervalDuration() time.Duration {
 	return parseDurationOr(s.Interval, def)
 }
 
+// SettleDuration is the parsed settle of a snowflake source; 0 (the
+// poller's default) when unset.
+func (s SourceConfig) SettleDuration() time.Duration { return parseDurationOr(s.Settle, 0) }
+
 // SilenceDuration is the parsed silence; 0 when it is off.
 func (s SourceConfig) SilenceDuration() time.Duration {
 	if isOff(s.Silence) {
@@ -193,7 +313,7 @@ func (s SourceConfig) SilenceDuration() time.Duration {
 // the DSN's password), to redact from text that may echo them.
 func (s SourceConfig) Secrets() []string {
 	var out []string
-	for _, v := range []Secret{s.Password, s.AccessKeyID, s.SecretAccessKey, s.SessionToken} {
+	for _, v := range []Secret{s.Password, s.AccessKeyID, s.SecretAccessKey, s.SessionToken, s.PrivateKey, s.OAuthToken} {
 		if v != "" {
 			out = append(out, v.Reveal())
 		}
@@ -205,7 +325,8 @@ func (s SourceConfig) Secrets() []string {
 }
 
 // Target names the source for messages without its secrets: "trino-prod
-// (trino http://floe@trino:8080)", "spark (files /var/log/spark-events)".
+// (trino http://floe@trino:8080)", "spark (files /var/log/spark-events)",
+// "snow (snowflake MYORG-MYACCOUNT user FLOE)".
 func (s SourceConfig) Target() string {
 	var where string
 	switch s.Kind {
@@ -223,6 +344,14 @@ func (s SourceConfig) Target() string {
 		where = s.Region
 		if s.Workgroup != "" {
 			where += " workgroup " + s.Workgroup
+		}
+	case SourceSnowflake:
+		where = s.Account
+		if s.User != "" {
+			where += " user " + s.User
+		}
+		if u, err := url.Parse(s.URL); err == nil && u.Host != "" {
+			where += " at " + u.Scheme + "://" + u.Host
 		}
 	}
 	return fmt.Sprintf("%s (%s %s)", s.Name, s.Kind, where)
@@ -316,6 +445,8 @@ func (s SourceConfig) setKeys() []string {
 	}{
 		{"paths", len(s.Paths) > 0}, {"format", s.Format != ""}, {"dsn", s.DSN != ""},
 		{"region", s.Region != ""}, {"workgroup", s.Workgroup != ""}, {"endpoint", s.Endpoint != ""},
+		{"account", s.Account != ""}, {"url", s.URL != ""}, {"user", s.User != ""}, {"warehouse", s.Warehouse != ""},
+		{"role", s.Role != ""}, {"auth", s.Auth != ""}, {"settle", s.Settle != ""}, {"batch_size", s.BatchSize != 0},
 	} {
 		if k.set {
 			out = append(out, k.name)
@@ -362,6 +493,12 @@ func (c *Config) applySourceEnv(k, rest, v string) string {
 		s.SecretAccessKey = Secret(v)
 	case "AWS_SESSION_TOKEN":
 		s.SessionToken = Secret(v)
+	case "PRIVATE_KEY":
+		s.PrivateKey = Secret(v)
+	case "PRIVATE_KEY_FILE":
+		s.PrivateKeyFile = v
+	case "OAUTH_TOKEN":
+		s.OAuthToken = Secret(v)
 	}
 	return ""
 }
