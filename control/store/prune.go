@@ -31,10 +31,10 @@ type foldShape struct {
 	Tables        []collectors.TableAccess `json:"tables"`
 }
 
-// fold reduces ev to its shape; false when no access is left to fold (an
-// event of metadata-table reads only, or of no table), which no analysis
-// counts.
-func fold(ev *collectors.QueryEvent) (foldShape, bool) {
+// fold reduces ev to its shape. An event of metadata-table reads only, or
+// of no table, keeps no access (no analysis counts it) but is folded all
+// the same, so that collecting it again finds it stored.
+func fold(ev *collectors.QueryEvent) foldShape {
 	sh := foldShape{Engine: ev.Engine, EngineVersion: ev.EngineVersion,
 		Metrics: collectors.QueryMetrics{ElapsedMs: ev.Metrics.ElapsedMs, BytesScanned: ev.Metrics.BytesScanned}}
 	for i := range ev.Tables {
@@ -51,7 +51,7 @@ func fold(ev *collectors.QueryEvent) (foldShape, bool) {
 		}
 		sh.Tables = append(sh.Tables, r)
 	}
-	return sh, len(sh.Tables) > 0
+	return sh
 }
 
 var (
@@ -63,8 +63,9 @@ var (
 // PruneEvents folds every raw event that started before before and
 // deletes it, in transactions of [PruneBatch] events, oldest first. It
 // returns how many events were folded (stored in their reduced form) and
-// how many raw events were deleted; an event that read no table but
-// metadata tables is deleted without being folded.
+// how many raw events were deleted: fewer folded than deleted when a
+// deleted event was folded already (stored again by a concurrent
+// collection after its first fold).
 //
 // Folding keeps exactly what [analyzer.Rank] and [analyzer.Workload] read
 // of an event (see [Store.WorkloadEvents]), so an analysis that reads the
@@ -117,10 +118,7 @@ func (s *Store) pruneBatch(ctx context.Context, before int64) (folded, deleted i
 	shapes := map[evKey]*foldShape{}
 	for i := range evs {
 		ev := &evs[i]
-		sh, ok := fold(ev)
-		if !ok {
-			continue
-		}
+		sh := fold(ev)
 		b, err := json.Marshal(sh)
 		if err != nil {
 			return 0, 0, fmt.Errorf("prune events: fold %s %s: %w", ev.Source, ev.QueryID, err)
@@ -237,8 +235,8 @@ FROM folded_events e` + where + ` ORDER BY e.start_time DESC, e.event_id DESC`
 // WorkloadEvents returns the events an analysis reads: the raw events f
 // selects ([Store.Queries]) and the folded ones ([Store.FoldedQueries]),
 // merged oldest first in the order the raw events had before they were
-// folded (start time, then the order they were stored in). f.Limit keeps
-// the most recent Limit of them. Ranking and projection give the same
+// folded (start time, then the order they were stored in). f.Limit is
+// ignored: an analysis reads every event of its window. Ranking and projection give the same
 // result over these events whether or not some were pruned.
 func (s *Store) WorkloadEvents(ctx context.Context, f QueryFilter) (evs []collectors.QueryEvent, err error) {
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
@@ -246,17 +244,12 @@ func (s *Store) WorkloadEvents(ctx context.Context, f QueryFilter) (evs []collec
 		return nil, s.redact(fmt.Errorf("read workload events: begin: %w", err))
 	}
 	defer func() { err = errors.Join(err, rollback(tx)) }()
+	f.Limit = 0
 	where, args := f.where()
-	tail := ` ORDER BY e.start_time DESC, e.id DESC`
-	if f.Limit > 0 {
-		tail += fmt.Sprintf(" LIMIT %d", f.Limit)
-	}
-	rawIDs, raw, err := readEvents(ctx, tx, where+tail, args)
+	rawIDs, raw, err := readEvents(ctx, tx, where+` ORDER BY e.start_time, e.id`, args)
 	if err != nil {
 		return nil, err
 	}
-	slices.Reverse(rawIDs)
-	slices.Reverse(raw)
 	foldIDs, folded, err := readFolded(ctx, tx, f)
 	if err != nil {
 		return nil, err
@@ -278,9 +271,6 @@ func (s *Store) WorkloadEvents(ctx context.Context, f QueryFilter) (evs []collec
 		}
 		return cmp.Compare(a.id, b.id)
 	})
-	if f.Limit > 0 && len(all) > f.Limit {
-		all = all[len(all)-f.Limit:]
-	}
 	evs = make([]collectors.QueryEvent, len(all))
 	for i, it := range all {
 		evs[i] = *it.ev
