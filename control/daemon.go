@@ -49,6 +49,12 @@ type DaemonOptions struct {
 	Checks        func(ctx context.Context) []Check
 	CheckInterval time.Duration
 	OnCheck       func([]Check)
+	// Prune, when set, keeps the state store within its telemetry
+	// retention ([PruneTelemetry]): run at start and every PruneInterval
+	// (default [DefaultPruneInterval]). A failure is logged; the next
+	// interval tries again.
+	Prune         func(ctx context.Context) error
+	PruneInterval time.Duration
 	// OnPass, when set, sees every pass and its error as the pass ends, in
 	// the scheduler's actor (the heartbeat metric; tests).
 	OnPass func(Pass, error)
@@ -67,7 +73,8 @@ type DaemonOptions struct {
 //     started when a run slot is free;
 //   - the HTTP server (with Handler and Listener);
 //   - the health observer (with Observe);
-//   - the connection checks (with Checks).
+//   - the connection checks (with Checks);
+//   - the telemetry pruning (with Prune).
 //
 // When one actor returns, all are interrupted. Then no new run starts; the
 // runs in flight — a pass's and the queue's — may go on for the Grace,
@@ -99,6 +106,9 @@ func NewDaemon(o DaemonOptions) (*Daemon, error) {
 	}
 	if o.CheckInterval <= 0 {
 		o.CheckInterval = 5 * time.Minute
+	}
+	if o.PruneInterval <= 0 {
+		o.PruneInterval = DefaultPruneInterval
 	}
 	if o.Logger == nil {
 		o.Logger = o.Scheduler.opts.Logger
@@ -180,6 +190,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	if d.o.Checks != nil {
 		add("connection checks", d.check)
+	}
+	if d.o.Prune != nil {
+		add("telemetry pruning", d.prune)
 	}
 	d.log.Info("floe serve: running", "interval", d.o.Interval, "grace", d.o.Grace, "max_concurrent_runs", cap(d.s.slots))
 	_ = g.Run() // every actor's error is in errs
@@ -302,6 +315,25 @@ func (d *Daemon) check(ctx context.Context) error {
 			if _, err := n.Notify(ctx, alerts...); err != nil && ctx.Err() == nil {
 				d.log.Error("connection check alerts not delivered; retried at the next check", "err", err)
 			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// prune prunes the state store's telemetry now and every PruneInterval
+// until ctx ends. A failed prune (a busy database, a lost connection) is
+// logged and retried at the next interval: raw events then stay a little
+// longer than the retention, which changes no result.
+func (d *Daemon) prune(ctx context.Context) error {
+	t := time.NewTicker(d.o.PruneInterval)
+	defer t.Stop()
+	for {
+		if err := d.o.Prune(ctx); err != nil && ctx.Err() == nil {
+			d.log.Error("telemetry pruning failed; retried at the next interval", "interval", d.o.PruneInterval, "err", err)
 		}
 		select {
 		case <-ctx.Done():
