@@ -7,6 +7,7 @@ import (
 	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/expr"
 	"github.com/floe-project/floe/lake"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -668,9 +669,11 @@ func (c *colAcc) rank(table, col string, total float64, stats *Stats) ColumnRank
 	if total > 0 {
 		r.Share = c.share / total
 	}
+	// Summed in a fixed order: a map's order changes from run to run,
+	// and with it the last bit of the total.
 	var mixTotal float64
-	for _, w := range c.opMix {
-		mixTotal += w
+	for _, op := range slices.Sorted(maps.Keys(c.opMix)) {
+		mixTotal += c.opMix[op]
 	}
 	for op, w := range c.opMix {
 		if mixTotal > 0 {

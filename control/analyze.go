@@ -51,7 +51,7 @@ func Analyze(ctx context.Context, st *store.Store, state *lake.State, opts Analy
 	if opts.Since > 0 {
 		filter.Since = now.Add(-opts.Since)
 	}
-	events, err := st.Queries(ctx, filter)
+	events, err := st.WorkloadEvents(ctx, filter)
 	if err != nil {
 		return Analysis{}, err
 	}

@@ -53,6 +53,12 @@ type DaemonOptions struct {
 	// collected on its own interval ([Sources.Run]) and alerted when
 	// silent.
 	Sources *Sources
+	// Prune, when set, keeps the state store within its telemetry
+	// retention ([PruneTelemetry]): run at start and every PruneInterval
+	// (default [DefaultPruneInterval]). A failure is logged; the next
+	// interval tries again.
+	Prune         func(ctx context.Context) error
+	PruneInterval time.Duration
 	// OnPass, when set, sees every pass and its error as the pass ends, in
 	// the scheduler's actor (the heartbeat metric; tests).
 	OnPass func(Pass, error)
@@ -73,6 +79,7 @@ type DaemonOptions struct {
 //   - the health observer (with Observe);
 //   - the connection checks (with Checks);
 //   - the telemetry sources (with Sources), each on its own interval.
+//   - the telemetry pruning (with Prune).
 //
 // When one actor returns, all are interrupted. Then no new run starts; the
 // runs in flight — a pass's and the queue's — may go on for the Grace,
@@ -104,6 +111,9 @@ func NewDaemon(o DaemonOptions) (*Daemon, error) {
 	}
 	if o.CheckInterval <= 0 {
 		o.CheckInterval = 5 * time.Minute
+	}
+	if o.PruneInterval <= 0 {
+		o.PruneInterval = DefaultPruneInterval
 	}
 	if o.Logger == nil {
 		o.Logger = o.Scheduler.opts.Logger
@@ -188,6 +198,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	if d.o.Sources != nil {
 		add("telemetry sources", d.o.Sources.Run)
+	}
+	if d.o.Prune != nil {
+		add("telemetry pruning", d.prune)
 	}
 	d.log.Info("floe serve: running", "interval", d.o.Interval, "grace", d.o.Grace, "max_concurrent_runs", cap(d.s.slots))
 	_ = g.Run() // every actor's error is in errs
@@ -310,6 +323,25 @@ func (d *Daemon) check(ctx context.Context) error {
 			if _, err := n.Notify(ctx, alerts...); err != nil && ctx.Err() == nil {
 				d.log.Error("connection check alerts not delivered; retried at the next check", "err", err)
 			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// prune prunes the state store's telemetry now and every PruneInterval
+// until ctx ends. A failed prune (a busy database, a lost connection) is
+// logged and retried at the next interval: raw events then stay a little
+// longer than the retention, which changes no result.
+func (d *Daemon) prune(ctx context.Context) error {
+	t := time.NewTicker(d.o.PruneInterval)
+	defer t.Stop()
+	for {
+		if err := d.o.Prune(ctx); err != nil && ctx.Err() == nil {
+			d.log.Error("telemetry pruning failed; retried at the next interval", "interval", d.o.PruneInterval, "err", err)
 		}
 		select {
 		case <-ctx.Done():

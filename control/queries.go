@@ -40,7 +40,7 @@ func QueryStats(ctx context.Context, st *store.Store, f store.QueryFilter, top i
 		}
 		tf := f
 		tf.Table, tf.Limit = s.Table, 0
-		events, err := st.Queries(ctx, tf)
+		events, err := st.WorkloadEvents(ctx, tf)
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,8 @@ package control_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,6 +21,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
+	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/alert"
 	"github.com/floe-project/floe/control/config"
@@ -406,4 +409,54 @@ func rowsFor(t *testing.T, tbl *table.Table, start, n int) arrow.RecordBatch {
 		b.Field(1).(*array.StringBuilder).Append("row")
 	}
 	return b.NewRecordBatch()
+}
+
+// TestDaemonPrunes: the daemon prunes the state store's telemetry at start
+// and every PruneInterval; a failed prune is logged and tried again, and
+// the daemon goes on.
+func TestDaemonPrunes(t *testing.T) {
+	f := newScheduler(t, "default: {layout: none}\n")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	var evs []collectors.QueryEvent
+	for i := range 10 {
+		at := now.Add(-time.Duration(i*7) * 24 * time.Hour) // weekly, back 63 days
+		evs = append(evs, collectors.QueryEvent{Source: "trino-event", Engine: collectors.EngineTrino, QueryID: fmt.Sprint("q", i),
+			StartTime: at, EndTime: at.Add(time.Second), State: collectors.StateSucceeded,
+			Tables: []collectors.TableAccess{{Catalog: f.id.Catalog, Namespace: f.id.NamespaceString(), Name: f.id.Name}}})
+	}
+	_, _, err := f.st.InsertEvents(ctx, evs)
+	require.NoError(t, err)
+
+	results := make(chan control.PruneResult, 10)
+	calls := 0
+	d, err := control.NewDaemon(control.DaemonOptions{Scheduler: f.s, Tick: make(chan time.Time), PruneInterval: 5 * time.Millisecond,
+		Prune: func(ctx context.Context) error {
+			calls++
+			if calls == 1 {
+				return errors.New("database is locked")
+			}
+			r, err := control.PruneTelemetry(ctx, f.st, control.PruneOptions{Now: func() time.Time { return now }})
+			if err == nil {
+				results <- r
+			}
+			return err
+		}})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	first, second := <-results, <-results
+	cancel()
+	require.NoError(t, <-done)
+	require.Equal(t, now.Add(-30*24*time.Hour), first.Before)
+	require.Equal(t, 5, first.Deleted, "the events of days 35 to 63")
+	require.Equal(t, 5, first.Folded)
+	require.Equal(t, int64(5), first.Size.Events)
+	require.Equal(t, int64(5), first.Size.FoldedEvents)
+	require.Positive(t, first.Size.Bytes)
+	require.Zero(t, second.Deleted, "pruning again finds nothing")
+	raw, err := f.st.Queries(t.Context(), store.QueryFilter{Until: first.Before})
+	require.NoError(t, err)
+	require.Empty(t, raw)
 }

@@ -65,7 +65,7 @@ func LoadWorkload(ctx context.Context, st *store.Store, id lake.Ident, opts Work
 	if opts.Since > 0 {
 		filter.Since = nowFunc(opts.Now)().Add(-opts.Since)
 	}
-	events, err := st.Queries(ctx, filter)
+	events, err := st.WorkloadEvents(ctx, filter)
 	if err != nil {
 		return Workload{}, err
 	}

@@ -148,7 +148,16 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 		Observe: func(ctx context.Context, p control.Pass) error { return metrics.ObservePass(ctx, svc, p) },
 		OnPass:  metrics.PassEnded,
 		Sources: sources,
-		Logger:  log})
+		Prune: func(ctx context.Context) error {
+			r, err := control.PruneTelemetry(ctx, svc.Store(), control.PruneOptions{Retention: cfg.Telemetry.RetentionDuration(), Now: opts.f.Now})
+			if err != nil {
+				return err
+			}
+			metrics.ObservePrune(r)
+			log.Info("telemetry pruned", "before", r.Before, "folded", r.Folded, "deleted", r.Deleted, "store_bytes", r.Size.Bytes)
+			return nil
+		},
+		Logger: log})
 	if err != nil {
 		return errors.Join(err, ln.Close())
 	}

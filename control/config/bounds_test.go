@@ -39,6 +39,9 @@ func TestNumbersOutOfBounds(t *testing.T) {
 		{"engine timeout of a month", restFile + "engines:\n  trino:\n    type: trino\n    dsn: http://floe@trino:8080?catalog=iceberg\n    timeout: 720h\n", nil,
 			[]string{"floe.yaml:10", "engines.trino.timeout", "at most 7d"}},
 		{"catalog timeout of days", "catalogs:\n  prod: {type: rest, uri: 'http://x', floe.timeout: 72h}\n", nil, []string{"catalogs.prod.floe.timeout", "at most 1d"}},
+		{"telemetry kept an hour", restFile + "telemetry:\n  retention: 1h\n", nil, []string{"floe.yaml:7", "telemetry.retention", "1h: want at least 1d and at most 3650d"}},
+		{"telemetry kept forever", restFile + "telemetry:\n  retention: 4000d\n", nil, []string{"floe.yaml:7", "telemetry.retention", "4000d: want at least 1d"}},
+		{"telemetry retention unreadable", restFile + "telemetry:\n  retention: a month\n", nil, []string{"floe.yaml:7", "telemetry.retention", "want e.g. 30d"}},
 		{"every problem at once", restFile + "health:\n  target_file_size: 512\nserver:\n  max_concurrent_runs: 0\npolicies:\n  default: {retain: 1}\n", nil,
 			[]string{"health.target_file_size", "server.max_concurrent_runs", "floe.yaml:11: policies.default.retain: unknown policy key"}},
 	} {
@@ -102,4 +105,21 @@ func TestCheckPoliciesWithoutConfig(t *testing.T) {
 	require.ErrorIs(t, err, policy.ErrNoOccurrence)
 	require.ErrorContains(t, err, `p.yaml:1: default.schedule: schedule "0 0 31 6 *": schedule never fires`)
 	require.ErrorContains(t, err, `p.yaml:1: default.retain_last: unknown policy key`, "what reading finds, with the rest")
+}
+
+// TestTelemetryRetention: telemetry.retention defaults to 30 days and reads
+// days as floe's other durations do.
+func TestTelemetryRetention(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want time.Duration
+	}{
+		{restFile, config.DefaultTelemetryRetention},
+		{restFile + "telemetry:\n  retention: 90d\n", 90 * 24 * time.Hour},
+		{restFile + "telemetry:\n  retention: 36h\n", 36 * time.Hour},
+	} {
+		c, err := load(t, tc.file)
+		require.NoError(t, err, tc.file)
+		require.Equal(t, tc.want, c.Telemetry.RetentionDuration(), tc.file)
+	}
 }

@@ -193,6 +193,47 @@ type TelemetryConfig struct {
 	// each source's interval, floe collect without arguments once. See
 	// [SourceConfig] and docs/telemetry.md.
 	Sources []SourceConfig `yaml:"sources"`
+	// Retention is how long raw query events stay in the state store,
+	// as a duration ("30d", "720h"; see [TelemetryConfig.RetentionDuration]):
+	// the daemon folds older ones into what ranking and projection read of
+	// them (store.Store.PruneEvents). Default: 30d; at least 1d, at
+	// most 3650d.
+	Retention string `yaml:"retention"`
+}
+
+// Telemetry retention defaults and bounds.
+const (
+	DefaultTelemetryRetention = 30 * 24 * time.Hour
+	MinTelemetryRetention     = 24 * time.Hour
+	MaxTelemetryRetention     = 3650 * 24 * time.Hour
+)
+
+// RetentionDuration is the parsed telemetry.retention (validated when the
+// configuration was loaded), or its default.
+func (t TelemetryConfig) RetentionDuration() time.Duration {
+	if strings.TrimSpace(t.Retention) == "" {
+		return DefaultTelemetryRetention
+	}
+	d, err := policy.ParseDuration(t.Retention)
+	if err != nil {
+		return DefaultTelemetryRetention
+	}
+	return d
+}
+
+// validateRetention reports what is wrong with telemetry.retention.
+func (c *Config) validateRetention(bad func(segs []string, format string, args ...any)) {
+	r := strings.TrimSpace(c.Telemetry.Retention)
+	if r == "" {
+		return
+	}
+	d, err := policy.ParseDuration(r)
+	switch {
+	case err != nil:
+		bad([]string{"telemetry", "retention"}, "%q: %v", r, err)
+	case d < MinTelemetryRetention || d > MaxTelemetryRetention:
+		bad([]string{"telemetry", "retention"}, "%s: want at least 1d and at most 3650d", r)
+	}
 }
 
 // HealthConfig holds health defaults, before per-table policy.
@@ -740,6 +781,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	c.validateSources(bad)
+	c.validateRetention(bad)
 	c.checkAlerts(bad)
 	c.validateServer(bad)
 	c.validateEngines(bad)

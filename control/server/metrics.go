@@ -60,6 +60,9 @@ type Metrics struct {
 	alerts         *prometheus.CounterVec
 	reportComputes prometheus.Counter
 	reportHits     prometheus.Counter
+	storeBytes     prometheus.Gauge
+	storeEvents    *prometheus.GaugeVec
+	pruned         prometheus.Counter
 
 	mu sync.Mutex
 	// success is each table's last successful run seen, so that an older
@@ -128,7 +131,13 @@ func NewMetrics() *Metrics {
 		"The table's newest layout rewrite: files skipped as measured on the new files minus as the plan projected, in percentage points.", table)
 	m.projChecks = counter("floe_projection_checks_total",
 		"Layout rewrites whose projection was checked against the rewritten table, by whether it held (within its error bar, at least 2 pp).", []string{"within_error"})
-	reg.MustRegister(m.reportComputes, m.reportHits, m.lastPass, m.passErrors)
+	m.storeBytes = prometheus.NewGauge(prometheus.GaugeOpts{Name: "floe_state_store_bytes",
+		Help: "Size of the state store as of the newest telemetry pruning: SQLite's pages, or PostgreSQL's floe tables with their indexes."})
+	m.storeEvents = gauge("floe_state_store_events",
+		"Query events in the state store as of the newest telemetry pruning, by form: raw (within telemetry.retention) or folded (older, kept as ranking reads them).", []string{"form"})
+	m.pruned = prometheus.NewCounter(prometheus.CounterOpts{Name: "floe_telemetry_pruned_events_total",
+		Help: "Raw query events deleted from the state store for being older than telemetry.retention, each folded first."})
+	reg.MustRegister(m.reportComputes, m.reportHits, m.lastPass, m.passErrors, m.storeBytes, m.pruned)
 	m.runDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "floe_run_duration_seconds", Help: "Duration of optimize run steps, by step; step=\"all\" is whole runs.",
 		// A step takes from a second to hours: 1 s to about 4.5 h.
@@ -277,6 +286,15 @@ func (m *Metrics) ObserveSource(r control.SourceReport) {
 		silent = 1
 	}
 	m.srcSilent.WithLabelValues(r.Source).Set(silent)
+}
+
+// ObservePrune records a telemetry pruning ([control.PruneTelemetry]):
+// the events it deleted and the store's size after it.
+func (m *Metrics) ObservePrune(r control.PruneResult) {
+	m.pruned.Add(float64(r.Deleted))
+	m.storeBytes.Set(float64(r.Size.Bytes))
+	m.storeEvents.WithLabelValues("raw").Set(float64(r.Size.Events))
+	m.storeEvents.WithLabelValues("folded").Set(float64(r.Size.FoldedEvents))
 }
 
 // AlertSent counts one alert of kind.

@@ -146,3 +146,30 @@ func TestMetricsProjectionCheck(t *testing.T) {
 	require.Equal(t, 1.0, m[`floe_projection_checks_total{within_error="true"}`])
 	require.Equal(t, 1.0, m[`floe_projection_checks_total{within_error="false"}`])
 }
+
+// TestMetricsPrune: a telemetry pruning of the env's store is scraped as
+// the store's size, its raw and folded events, and the events pruned.
+func TestMetricsPrune(t *testing.T) {
+	e := newEnv(t, envOptions{server: tokenYAML})
+	e.collected(3)
+	m := scrape(t, e)
+	require.Zero(t, m["floe_telemetry_pruned_events_total"])
+
+	// Every collected query is older than a retention of a day, seen from
+	// a year on.
+	later := func() time.Time { return e.now.Add(365 * 24 * time.Hour) }
+	r, err := control.PruneTelemetry(t.Context(), e.st, control.PruneOptions{Retention: 24 * time.Hour, Now: later})
+	require.NoError(t, err)
+	require.Equal(t, 3, r.Deleted)
+	e.metrics.ObservePrune(r)
+	r, err = control.PruneTelemetry(t.Context(), e.st, control.PruneOptions{Retention: 24 * time.Hour, Now: later})
+	require.NoError(t, err)
+	e.metrics.ObservePrune(r)
+
+	m = scrape(t, e)
+	require.Equal(t, 3.0, m["floe_telemetry_pruned_events_total"])
+	require.Equal(t, 0.0, m[`floe_state_store_events{form="raw"}`])
+	require.Equal(t, 3.0, m[`floe_state_store_events{form="folded"}`])
+	require.Equal(t, float64(r.Size.Bytes), m["floe_state_store_bytes"])
+	require.Positive(t, m["floe_state_store_bytes"])
+}

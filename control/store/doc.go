@@ -102,6 +102,39 @@
 // Metadata tables (t$snapshots) are stored against their base table with
 // the metadata table's name in a separate column; see [collectors.MetadataEvidence].
 //
+// # Pruning and folded events
+//
+// [Store.PruneEvents] bounds the raw events: each event older than a
+// cutoff is folded — reduced to what ranking and projection read of it
+// (source, query id, engine, state, start and end time, elapsed time and
+// bytes scanned, and per table read or written its filter tree, filter
+// columns, evidence and bytes scanned; metadata-table reads, SQL text,
+// users and the predicate index dropped) — into folded_events, with its
+// tables in folded_tables for selection, and the raw event is deleted, in
+// one transaction per [PruneBatch] events. [Store.WorkloadEvents] reads
+// raw and folded events merged in the raw order (start time, then the
+// raw id the folded event keeps).
+//
+// The fold is exact, not an aggregate. Proof sketch: [analyzer.Rank] and
+// [analyzer.Workload] are functions of the event sequence they are given
+// and read of each event only the fields kept (the selection by state,
+// table, metadata and write; dedup by engine and query id with richness
+// from state, cost and filter; scan-report matching by engine, version,
+// start and end; weights from bytes or elapsed time or duration, the
+// workload's medians of those, and 2^(-age/half-life) of the start time;
+// leaves from filter trees and filter columns with their evidence). The
+// folded event equals the raw one on those fields (JSON round trip of the
+// filter tree, as the raw store does), and WorkloadEvents keeps the raw
+// sequence order, so every sum, median and tie-break sees the same
+// operands in the same order: the output is the same, for every half-life
+// and every Since/Until (start times are exact). An aggregate per (table,
+// column, op), or per-day buckets, would break the cost medians, the
+// dedup and either exact recency or the --half-life flag.
+//
+// An event already folded counts as a duplicate in [Store.InsertEvents],
+// so collecting it again stores nothing. [Store.Size] measures the store
+// for the floe_state_store_* metrics.
+//
 // # Files
 //
 // collect_files records each input collected (path, size, modification

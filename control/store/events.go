@@ -26,7 +26,8 @@ const MaxIndexedValues = 100
 // so inserting the same batch twice stores each event once — except that
 // a stored event collected while its query was still running (State
 // UNKNOWN and no EndTime, as read from a log being written) is replaced,
-// with its tables, by a finished one, which counts as inserted. Events
+// with its tables, by a finished one, which counts as inserted. An event
+// folded by [Store.PruneEvents] counts as a duplicate too. Events
 // without a Source or QueryID are refused, and nothing of the batch is
 // stored.
 //
@@ -71,6 +72,13 @@ func (s *Store) insertEvents(ctx context.Context, events []collectors.QueryEvent
 			err = s.redact(errors.Join(err, rollback(tx)))
 		}
 	}()
+	// An event pruned already is folded, not forgotten: a log read again
+	// must not store it a second time.
+	events, skipped, err := s.dropFolded(ctx, tx, events)
+	if err != nil {
+		return 0, 0, fmt.Errorf("insert events: %w", err)
+	}
+	duplicates = skipped
 	for _, round := range eventRounds(events) {
 		var n int
 		if byCopy {
@@ -528,11 +536,22 @@ type QueryFilter struct {
 
 // where renders f as a WHERE clause over query_events aliased e.
 func (f QueryFilter) where() (string, []any) {
+	return f.whereOn("table_accesses x WHERE x.event_id = e.id")
+}
+
+// foldedWhere renders f as a WHERE clause over folded_events aliased e.
+func (f QueryFilter) foldedWhere() (string, []any) {
+	return f.whereOn("folded_tables x WHERE x.fold_id = e.id")
+}
+
+// whereOn renders f as a WHERE clause over events aliased e whose tables
+// are the rows x of accesses ("table x WHERE x.… = e.id").
+func (f QueryFilter) whereOn(accesses string) (string, []any) {
 	var conds []string
 	var args []any
 	if f.Table != "" {
 		cond, cargs := tableMatch("x.table_key", filterKey(f.Table))
-		conds = append(conds, `EXISTS (SELECT 1 FROM table_accesses x WHERE x.event_id = e.id AND `+cond+`)`)
+		conds = append(conds, `EXISTS (SELECT 1 FROM `+accesses+` AND `+cond+`)`)
 		args = append(args, cargs...)
 	}
 	if !f.Since.IsZero() {
@@ -564,7 +583,8 @@ func tableMatch(col, key string) (string, []any) {
 }
 
 // Queries returns the stored events f selects, oldest first, each with its
-// table accesses, column uses and filter trees restored.
+// table accesses, column uses and filter trees restored. Events folded by
+// [Store.PruneEvents] are not among them; [Store.FoldedQueries] reads those.
 func (s *Store) Queries(ctx context.Context, f QueryFilter) (evs []collectors.QueryEvent, err error) {
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
@@ -572,19 +592,31 @@ func (s *Store) Queries(ctx context.Context, f QueryFilter) (evs []collectors.Qu
 	}
 	defer func() { err = errors.Join(err, rollback(tx)) }()
 	where, args := f.where()
+	tail := ` ORDER BY e.start_time DESC, e.id DESC`
+	if f.Limit > 0 {
+		tail += fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+	_, evs, err = readEvents(ctx, tx, where+tail, args)
+	if err != nil {
+		return nil, err
+	}
+	slices.Reverse(evs)
+	return evs, nil
+}
+
+// readEvents reads the events of query_events e that rest (a WHERE clause
+// and what follows it) selects, in its order, with their ids, table
+// accesses, column uses and filter trees.
+func readEvents(ctx context.Context, tx *txn, rest string, args []any) (ids []int64, evs []collectors.QueryEvent, err error) {
 	q := `SELECT e.id, e.source, e.query_id, e.engine, e.engine_version, e.root_query_id, e.user_name,
 	e.start_time, e.end_time, e.state, e.statement_type, e.sql_text, e.sql_truncated, e.sql_template,
 	e.params_json, e.default_catalog, e.default_schema, e.elapsed_ms, e.cpu_ms, e.queued_ms,
 	e.bytes_scanned, e.rows_scanned, e.partitions_scanned, e.partitions_total, e.error
-FROM query_events e` + where + ` ORDER BY e.start_time DESC, e.id DESC`
-	if f.Limit > 0 {
-		q += fmt.Sprintf(" LIMIT %d", f.Limit)
-	}
+FROM query_events e` + rest
 	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("read queries: %w", err)
+		return nil, nil, fmt.Errorf("read queries: %w", err)
 	}
-	var ids []int64
 	byID := map[int64]int{}
 	for rows.Next() {
 		var (
@@ -600,14 +632,14 @@ FROM query_events e` + where + ` ORDER BY e.start_time DESC, e.id DESC`
 			&start, &end, &stateStr, &ev.StatementType, &ev.SQL, &trunc, &tmpl, &params,
 			&ev.DefaultCatalog, &ev.DefaultSchema, &m.ElapsedMs, &m.CPUMs, &m.QueuedMs,
 			&m.BytesScanned, &m.RowsScanned, &m.PartitionsScanned, &m.PartitionsTotal, &ev.Error); err != nil {
-			return nil, errors.Join(fmt.Errorf("read queries: %w", err), rows.Close())
+			return nil, nil, errors.Join(fmt.Errorf("read queries: %w", err), rows.Close())
 		}
 		ev.Engine, ev.State = collectors.Engine(engine), collectors.State(stateStr)
 		ev.StartTime, ev.EndTime = fromNanos(sql.NullInt64{Int64: start, Valid: start != 0}), fromNanos(end)
 		ev.SQLTruncated, ev.SQLTemplate = trunc != 0, tmpl != 0
 		if params.Valid {
 			if err := json.Unmarshal([]byte(params.String), &ev.Params); err != nil {
-				return nil, errors.Join(fmt.Errorf("read queries: params of %s %s: %w", ev.Source, ev.QueryID, err), rows.Close())
+				return nil, nil, errors.Join(fmt.Errorf("read queries: params of %s %s: %w", ev.Source, ev.QueryID, err), rows.Close())
 			}
 		}
 		byID[id] = len(evs)
@@ -615,13 +647,12 @@ FROM query_events e` + where + ` ORDER BY e.start_time DESC, e.id DESC`
 		evs = append(evs, ev)
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return nil, fmt.Errorf("read queries: %w", err)
+		return nil, nil, fmt.Errorf("read queries: %w", err)
 	}
-	if err := loadAccesses(ctx, tx, ids, byID, evs); err != nil {
-		return nil, err
+	if err := loadAccesses(ctx, tx, slices.Clone(ids), byID, evs); err != nil {
+		return nil, nil, err
 	}
-	slices.Reverse(evs)
-	return evs, nil
+	return ids, evs, nil
 }
 
 // chunk is how many ids go in one IN list.

@@ -265,6 +265,33 @@ CREATE TABLE telemetry_sources (
 	error_at      INTEGER            -- the last collection that failed
 );
 `, ""},
+	// Raw events older than the telemetry retention are folded: each keeps
+	// only what ranking and projection read of it (see Store.PruneEvents),
+	// in shape_json, and the tables it accessed, for selection by table.
+	{10, "folded events", `
+CREATE TABLE folded_events (
+	id         INTEGER PRIMARY KEY,
+	event_id   INTEGER NOT NULL,  -- the raw event's id: keeps the order of events that started together
+	source     TEXT    NOT NULL,
+	query_id   TEXT    NOT NULL,
+	start_time INTEGER NOT NULL,  -- UTC Unix nanoseconds
+	end_time   INTEGER,           -- NULL when unknown
+	state      TEXT    NOT NULL,
+	shape_json TEXT    NOT NULL,  -- the event reduced to what analysis reads
+	UNIQUE (source, query_id)
+);
+CREATE INDEX folded_events_start_time ON folded_events (start_time);
+
+CREATE TABLE folded_tables (
+	fold_id   INTEGER NOT NULL REFERENCES folded_events (id) ON DELETE CASCADE,
+	table_key TEXT    NOT NULL,  -- lower(catalog.namespace.name)
+	catalog   TEXT    NOT NULL,
+	namespace TEXT    NOT NULL,
+	name      TEXT    NOT NULL,
+	PRIMARY KEY (fold_id, table_key)
+);
+CREATE INDEX folded_tables_table ON folded_tables (table_key);
+`, ""},
 }
 
 // SchemaVersion is the schema version this binary writes: the number of

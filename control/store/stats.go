@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -43,7 +44,9 @@ type ColumnCount struct {
 
 // TableStats summarizes, per table, the events f selects: query and user
 // counts and the top predicate columns (at most top per table; top <= 0
-// means 5). With f.Table set only that table is summarized. f.Limit caps
+// means 5). Queries, Failed, FirstSeen and LastSeen count the events
+// folded by [Store.PruneEvents] too; Users and TopColumns, which folded
+// events do not keep, only the raw ones. With f.Table set only that table is summarized. f.Limit caps
 // the number of tables. Tables are ordered by query count (busiest first),
 // then name.
 func (s *Store) TableStats(ctx context.Context, f QueryFilter, top int) (out []TableStat, err error) {
@@ -78,15 +81,13 @@ func (s *Store) TableStats(ctx context.Context, f QueryFilter, top int) (out []T
 	count(DISTINCT CASE WHEN e.state IN ('FAILED', 'CANCELLED') THEN e.id END),
 	count(DISTINCT nullif(e.user_name, '')), min(e.start_time), max(e.start_time)
 FROM query_events e JOIN table_accesses ta ON ta.event_id = e.id` + where + cond + `
-GROUP BY ta.table_key ORDER BY 5 DESC, 1`
-	if limit > 0 {
-		q += fmt.Sprintf(" LIMIT %d", limit)
-	}
+GROUP BY ta.table_key`
 	rows, err := tx.QueryContext(ctx, q, tableArgs...)
 	if err != nil {
 		return nil, fmt.Errorf("table stats: %w", err)
 	}
 	idx := map[string]int{}
+	var keys []string
 	for rows.Next() {
 		var (
 			key, cat, ns, name string
@@ -102,11 +103,36 @@ GROUP BY ta.table_key ORDER BY 5 DESC, 1`
 		st.LastSeen = fromNanos(sql.NullInt64{Int64: last, Valid: last != 0})
 		st.TopColumns = []ColumnCount{}
 		idx[key] = len(out)
+		keys = append(keys, key)
 		out = append(out, st)
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, fmt.Errorf("table stats: %w", err)
 	}
+	out, keys, err = foldedTableStats(ctx, tx, f, out, keys, idx)
+	if err != nil {
+		return nil, err
+	}
+	order := make([]int, len(out))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if c := cmp.Compare(out[b].Queries, out[a].Queries); c != 0 {
+			return c
+		}
+		return strings.Compare(keys[a], keys[b])
+	})
+	if limit > 0 && len(order) > limit {
+		order = order[:limit]
+	}
+	sorted := make([]TableStat, len(order))
+	clear(idx)
+	for i, j := range order {
+		sorted[i] = out[j]
+		idx[keys[j]] = i
+	}
+	out = sorted
 	if len(out) == 0 {
 		return out, nil
 	}
@@ -142,6 +168,63 @@ GROUP BY p.table_key, p.column_name ORDER BY p.table_key, 3 DESC, 2`
 		return nil, fmt.Errorf("table stats: predicate columns: %w", err)
 	}
 	return out, nil
+}
+
+// foldedTableStats adds the folded events f selects to the per-table
+// stats out (whose table keys are keys, indexed by idx): their counts of
+// queries and failures and their first and last start times. Folded
+// events keep no user, so Users counts raw events only.
+func foldedTableStats(ctx context.Context, tx *txn, f QueryFilter, out []TableStat, keys []string, idx map[string]int) ([]TableStat, []string, error) {
+	where, args := f.foldedWhere()
+	cond := " WHERE TRUE"
+	if where != "" {
+		cond = ""
+	}
+	if f.Table != "" {
+		c, cargs := tableMatch("ta.table_key", filterKey(f.Table))
+		cond += " AND " + c
+		args = append(args, cargs...)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT ta.table_key, min(ta.catalog), min(ta.namespace), min(ta.name), count(DISTINCT e.id),
+	count(DISTINCT CASE WHEN e.state IN ('FAILED', 'CANCELLED') THEN e.id END), min(e.start_time), max(e.start_time)
+FROM folded_events e JOIN folded_tables ta ON ta.fold_id = e.id`+where+cond+`
+GROUP BY ta.table_key`, args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("table stats: folded events: %w", err)
+	}
+	for rows.Next() {
+		var (
+			key, cat, ns, name string
+			queries, failed    int
+			first, last        int64
+		)
+		if err := rows.Scan(&key, &cat, &ns, &name, &queries, &failed, &first, &last); err != nil {
+			return nil, nil, errors.Join(fmt.Errorf("table stats: folded events: %w", err), rows.Close())
+		}
+		firstT := fromNanos(sql.NullInt64{Int64: first, Valid: first != 0})
+		lastT := fromNanos(sql.NullInt64{Int64: last, Valid: last != 0})
+		i, ok := idx[key]
+		if !ok {
+			i = len(out)
+			idx[key] = i
+			keys = append(keys, key)
+			out = append(out, TableStat{Table: tableName(cat, ns, name), Catalog: cat, Namespace: ns, Name: name,
+				FirstSeen: firstT, LastSeen: lastT, TopColumns: []ColumnCount{}})
+		}
+		st := &out[i]
+		st.Queries += queries
+		st.Failed += failed
+		if !firstT.IsZero() && (st.FirstSeen.IsZero() || firstT.Before(st.FirstSeen)) {
+			st.FirstSeen = firstT
+		}
+		if lastT.After(st.LastSeen) {
+			st.LastSeen = lastT
+		}
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, nil, fmt.Errorf("table stats: folded events: %w", err)
+	}
+	return out, keys, nil
 }
 
 func nonEmpty(parts ...string) []string {
