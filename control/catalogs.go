@@ -2,7 +2,9 @@ package control
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"sync"
@@ -41,6 +43,21 @@ func EnsureLocalDirs(props config.Props) error {
 		}
 	}
 	return nil
+}
+
+// MissingLocalCatalog reports whether props name a local SQLite catalog
+// whose database file does not exist yet, and its path: opening it would
+// create it, which a verb that only reads must not do.
+func MissingLocalCatalog(props config.Props) (string, bool) {
+	if props["type"] != "sql" || !strings.EqualFold(props["sql.driver"], "sqlite") {
+		return "", false
+	}
+	path, _, _ := strings.Cut(strings.TrimPrefix(props["uri"], "file:"), "?")
+	if path == "" || path == ":memory:" || strings.HasPrefix(path, "//") {
+		return "", false
+	}
+	_, err := os.Stat(path)
+	return path, errors.Is(err, fs.ErrNotExist)
 }
 
 // CatalogError is a catalog whose tables could not be listed, and why.

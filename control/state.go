@@ -2,7 +2,9 @@ package control
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,6 +36,16 @@ func OpenStore(ctx context.Context, st config.StateConfig) (*store.Store, error)
 		return nil, redactState(err, st)
 	}
 	return s, nil
+}
+
+// MissingLocalStore reports whether st is a SQLite state store whose file
+// does not exist yet (opening it would create it).
+func MissingLocalStore(st config.StateConfig) bool {
+	if st.IsPostgres() || st.Path == "" || st.Path == ":memory:" {
+		return false
+	}
+	_, err := os.Stat(st.Path)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // redactState keeps the state's passwords out of err's message, as a

@@ -88,13 +88,15 @@ func (e interruptedError) Error() string {
 
 func (e interruptedError) Unwrap() error { return e.err }
 
-// readOnlyVerbs change nothing; tableWriterVerbs commit to tables. The
-// others (collect, plan and its decisions) write to the state store only.
+// readOnlyVerbs change nothing, and create no local catalog, warehouse or
+// state store where none is (factory.ReadOnly); tableWriterVerbs commit to
+// tables. The others (collect, plan and its decisions) write to the state
+// store only.
 var (
 	readOnlyVerbs = map[string]bool{
 		"tables": true, "health": true, "predicates": true, "queries": true, "analyze": true,
 		"simulate": true, "measure": true, "plans": true, "list": true, "show": true, "runs": true,
-		"version": true,
+		"report": true, "version": true,
 	}
 	tableWriterVerbs = map[string]bool{
 		"compact": true, "optimize": true, "rewrite-manifests": true, "rewrite-deletes": true, "expire": true, "orphans": true, "demo": true,

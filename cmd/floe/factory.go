@@ -24,7 +24,10 @@ type factory struct {
 	IO *IOStreams
 	// ConfigPath is the --config flag.
 	ConfigPath string
-	Now        func() time.Time
+	// ReadOnly is set for a verb that changes nothing (readOnlyVerbs): it
+	// creates no local catalog, warehouse or state store.
+	ReadOnly bool
+	Now      func() time.Time
 	// LogLevel is the log level when neither floe.yaml nor FLOE_LOG_LEVEL
 	// sets one: warn for the verbs, info for floe serve, which sets it
 	// before it asks for anything.
@@ -73,6 +76,11 @@ func (f *factory) Catalog(ctx context.Context, name string) (catalog.Catalog, er
 	if !ok {
 		return nil, notFoundError{fmt.Sprintf("catalog %q is not configured in %s (catalogs: %s)", name, cfg.Source, strings.Join(cfg.CatalogNames(), ", "))}
 	}
+	if f.ReadOnly {
+		if path, missing := control.MissingLocalCatalog(props); missing {
+			return nil, notFoundError{fmt.Sprintf("catalog %q has no warehouse yet: %s does not exist ('floe demo' builds the demo warehouse there; for your own lake, name its catalog in floe.yaml)", name, path)}
+		}
+	}
 	c, err := control.OpenCatalog(ctx, name, props)
 	if err != nil {
 		return nil, err
@@ -103,7 +111,13 @@ func (f *factory) Store(ctx context.Context) (*store.Store, error) {
 	if f.store != nil {
 		return f.store, nil
 	}
-	st, err := control.OpenStore(ctx, cfg.State)
+	state := cfg.State
+	if f.ReadOnly && control.MissingLocalStore(state) {
+		// Nothing recorded yet: an empty store in memory answers the
+		// reads without creating the file.
+		state.Path = ":memory:"
+	}
+	st, err := control.OpenStore(ctx, state)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -45,4 +48,25 @@ func TestFirstHourPapercuts(t *testing.T) {
 	_, errOut, code = run(t, dir, "health", "db.nothing_like_it")
 	require.Equal(t, exitNotFound, code)
 	require.NotContains(t, errOut, "did you mean")
+}
+
+// TestReadOnlyVerbsCreateNothing: run where no warehouse is yet, the verbs
+// that only read say so and leave no catalog, warehouse or state store
+// behind; a verb that writes still creates them.
+func TestReadOnlyVerbsCreateNothing(t *testing.T) {
+	dir := writeConfig(t) // data_dir: <dir>/data, not created
+	data := filepath.Join(dir, "data")
+	for _, args := range [][]string{{"tables"}, {"health"}, {"runs"}, {"queries"}, {"plans"}, {"simulate", "web.events"}, {"report"}} {
+		_, errOut, code := run(t, dir, args...)
+		if code != 0 {
+			require.Contains(t, errOut, "has no warehouse yet", "%v", args)
+			require.Equal(t, exitNotFound, code, "%v: %s", args, errOut)
+		}
+		_, err := os.Stat(data)
+		require.ErrorIs(t, err, fs.ErrNotExist, "%v created %s", args, data)
+	}
+	_, errOut, code := run(t, dir, "collect", filepath.Join(dir, "floe.yaml"))
+	require.NotEqual(t, -1, code, errOut)
+	_, err := os.Stat(filepath.Join(data, "state.db"))
+	require.NoError(t, err, "collect records what it read: the state store is made")
 }

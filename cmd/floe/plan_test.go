@@ -39,7 +39,7 @@ func TestNewPlanCmdsParseArgs(t *testing.T) {
 				return newPlanCmd(f, func(context.Context, *planOptions) error { return nil }), nil
 			},
 			args:    []string{},
-			wantErr: "plan needs TABLE; usage: floe plan TABLE",
+			wantErr: "plan needs TABLE; usage: plan TABLE",
 		},
 		{
 			name: "plan approve",

@@ -59,6 +59,12 @@ With no configuration floe uses an embedded local warehouse in ./floe-data
 		newVersionCmd(f),
 	)
 	registerCompletions(f, root)
+	// A verb that only reads leaves no state behind: run where no
+	// warehouse or state store is, it says so instead of creating them.
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		f.ReadOnly = readOnlyVerbs[verbName(cmd)]
+		return nil
+	}
 	return root
 }
 
@@ -95,7 +101,7 @@ func wrapArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 // words — the argument's name from its usage line and the usage itself —
 // instead of cobra's "accepts 1 arg(s), received 0".
 func argsError(cmd *cobra.Command, args []string, err error) error {
-	if cmd.HasSubCommands() {
+	if cmd.HasSubCommands() && len(args) > 0 {
 		return err // cobra's "unknown command", with its did-you-mean
 	}
 	use := strings.TrimSpace(strings.TrimPrefix(cmd.Use, cmd.Name()))
