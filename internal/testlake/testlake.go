@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -24,8 +25,8 @@ import (
 )
 
 // Warehouse is a catalog whose database lives in a temporary directory and
-// whose files live there too ([NewLocal]) or in an in-process S3 server
-// ([NewS3]).
+// whose files live there too ([NewLocal]), in an in-process S3 server
+// ([NewS3]) or in a versitygw server ([NewVersitygw]).
 type Warehouse struct {
 	// Dir holds the catalog database (and, for a local warehouse, the
 	// files under Dir/warehouse).
@@ -33,14 +34,18 @@ type Warehouse struct {
 	Name    string
 	Props   map[string]string
 	Catalog catalog.Catalog
-	// S3 is the server of an S3 warehouse; nil for a local one.
+	// S3 is the in-process server of an [NewS3] warehouse; nil otherwise.
 	S3 *S3
+	// Gateway is the versitygw server of a [NewVersitygw] warehouse; nil
+	// otherwise.
+	Gateway *Versitygw
 }
 
 // New opens a fresh warehouse on the store [EnvStore] names: local unless
-// FLOE_TEST_STORE=s3. Tests that reach files only through the helpers of
-// this package ([Warehouse.Location], [Warehouse.Plant], [Warehouse.Exists])
-// run unchanged on either.
+// FLOE_TEST_STORE is s3 (in-process gofakes3) or versitygw (a versitygw
+// server). Tests that reach files only through the helpers of this package
+// ([Warehouse.Location], [Warehouse.Plant], [Warehouse.Exists],
+// [Warehouse.Age]) run unchanged on each.
 func New(t testing.TB) *Warehouse {
 	t.Helper()
 	switch store := os.Getenv(EnvStore); store {
@@ -48,8 +53,10 @@ func New(t testing.TB) *Warehouse {
 		return NewLocal(t)
 	case "s3":
 		return NewS3(t)
+	case "versitygw":
+		return NewVersitygw(t)
 	default:
-		t.Fatalf("%s=%q: want local or s3", EnvStore, store)
+		t.Fatalf("%s=%q: want local, s3 or versitygw", EnvStore, store)
 		return nil
 	}
 }
@@ -82,30 +89,69 @@ func (w *Warehouse) Location(rel string) string {
 }
 
 // Plant writes data at loc (a URI in the warehouse) as if written at
-// modTime: the local file's modification time is set, or the S3 server
-// stamps the object with modTime. Orphan tests plant old files this way.
+// modTime: the local file's modification time is set, the in-process S3
+// server stamps the object with modTime, or versitygw's backend file gets
+// modTime. Orphan tests plant old files this way.
 func (w *Warehouse) Plant(t testing.TB, loc string, data []byte, modTime time.Time) {
 	t.Helper()
-	if w.S3 == nil {
+	switch {
+	case w.S3 != nil:
+		fio, ok := w.fileIO(t, loc).(iceio.WriteFileIO)
+		require.True(t, ok, "the IO of %s cannot write", loc)
+		w.S3.at(modTime, func() { require.NoError(t, fio.WriteFile(loc, data)) })
+	case w.Gateway != nil:
+		fio, ok := w.fileIO(t, loc).(iceio.WriteFileIO)
+		require.True(t, ok, "the IO of %s cannot write", loc)
+		require.NoError(t, fio.WriteFile(loc, data))
+		w.Age(t, loc, modTime)
+	default:
 		p := strings.TrimPrefix(loc, "file://")
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		require.NoError(t, os.WriteFile(p, data, 0o644))
-		require.NoError(t, os.Chtimes(p, modTime, modTime))
-		return
+		w.Age(t, loc, modTime)
 	}
-	fio, ok := w.fileIO(t, loc).(iceio.WriteFileIO)
-	require.True(t, ok, "the IO of %s cannot write", loc)
-	w.S3.at(modTime, func() { require.NoError(t, fio.WriteFile(loc, data)) })
+}
+
+// Age sets the modification time of the file already at loc (a URI in the
+// warehouse) to modTime, as if it had been written then: what tests of
+// orphan removal and lease ageing need of files floe itself wrote. The
+// in-process S3 server cannot restamp a stored object, so there the file
+// is read and planted again.
+func (w *Warehouse) Age(t testing.TB, loc string, modTime time.Time) {
+	t.Helper()
+	switch {
+	case w.S3 != nil:
+		f, err := w.fileIO(t, loc).Open(loc)
+		require.NoError(t, err)
+		data, err := io.ReadAll(f)
+		require.NoError(t, errors.Join(err, f.Close()))
+		w.Plant(t, loc, data, modTime)
+	case w.Gateway != nil:
+		require.NoError(t, os.Chtimes(w.Gateway.path(t, loc), modTime, modTime))
+	default:
+		require.NoError(t, os.Chtimes(strings.TrimPrefix(loc, "file://"), modTime, modTime))
+	}
 }
 
 // Exists reports whether a file is at loc (a URI in the warehouse; on S3, a
 // location ending in "/" names a directory marker).
 func (w *Warehouse) Exists(t testing.TB, loc string) bool {
 	t.Helper()
-	if w.S3 != nil {
+	switch {
+	case w.S3 != nil:
 		return w.S3.exists(t, loc)
+	case w.Gateway != nil:
+		// The POSIX backend keeps object k as file k, and a directory
+		// marker k/ as directory k.
+		_, err := os.Stat(w.Gateway.path(t, loc))
+		if errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+		require.NoError(t, err)
+		return true
+	default:
+		return exists(t, w.fileIO(t, loc), loc)
 	}
-	return exists(t, w.fileIO(t, loc), loc)
 }
 
 func exists(t testing.TB, fio iceio.IO, loc string) bool {
