@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,6 +81,25 @@ func open(t testing.TB, dir string, props map[string]string, s3 *S3) *Warehouse 
 		}
 	})
 	return &Warehouse{Dir: dir, Name: "local", Props: props, Catalog: cat, S3: s3}
+}
+
+// Reopen opens another catalog on the warehouse's database and store, with
+// its properties overridden by props (floe's own, such as
+// lake.PropIOTimeout, included), under the warehouse's name; it is closed
+// when t ends.
+func (w *Warehouse) Reopen(t testing.TB, props map[string]string) catalog.Catalog {
+	t.Helper()
+	all := maps.Clone(w.Props)
+	maps.Copy(all, props)
+	// The SQL catalog keys its tables by the catalog's name.
+	cat, err := lake.OpenCatalog(context.Background(), w.Name, all)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if c, ok := cat.(catalog.Closer); ok {
+			require.NoError(t, c.Close())
+		}
+	})
+	return cat
 }
 
 // Location is the URI of rel (a slash-separated path) under the warehouse
