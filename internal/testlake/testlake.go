@@ -141,15 +141,50 @@ func (w *Warehouse) Age(t testing.TB, loc string, modTime time.Time) {
 	t.Helper()
 	switch {
 	case w.S3 != nil:
-		f, err := w.fileIO(t, loc).Open(loc)
-		require.NoError(t, err)
-		data, err := io.ReadAll(f)
-		require.NoError(t, errors.Join(err, f.Close()))
-		w.Plant(t, loc, data, modTime)
+		w.Plant(t, loc, w.Read(t, loc), modTime)
 	case w.Gateway != nil:
 		require.NoError(t, os.Chtimes(w.Gateway.path(t, loc), modTime, modTime))
 	default:
 		require.NoError(t, os.Chtimes(strings.TrimPrefix(loc, "file://"), modTime, modTime))
+	}
+}
+
+// Read returns the content of the file at loc (a URI in the warehouse).
+func (w *Warehouse) Read(t testing.TB, loc string) []byte {
+	t.Helper()
+	f, err := w.fileIO(t, loc).Open(loc)
+	require.NoError(t, err)
+	data, err := io.ReadAll(f)
+	require.NoError(t, errors.Join(err, f.Close()))
+	return data
+}
+
+// Remove deletes the file at loc (a URI in the warehouse), as a file lost
+// from storage is.
+func (w *Warehouse) Remove(t testing.TB, loc string) {
+	t.Helper()
+	require.NoError(t, w.fileIO(t, loc).Remove(loc))
+	require.False(t, w.Exists(t, loc), "%s still stored", loc)
+}
+
+// Hide removes the file at loc (a URI in the warehouse) until the returned
+// function puts it back with the same content: a file briefly lost.
+func (w *Warehouse) Hide(t testing.TB, loc string) (restore func()) {
+	t.Helper()
+	data := w.Read(t, loc)
+	w.Remove(t, loc)
+	return func() {
+		t.Helper()
+		w.Plant(t, loc, data, time.Now())
+	}
+}
+
+// SkipUnlessLocal skips t when the warehouse's files are not on local
+// disk, saying why the test is about local files.
+func (w *Warehouse) SkipUnlessLocal(t testing.TB, why string) {
+	t.Helper()
+	if w.S3 != nil || w.Gateway != nil {
+		t.Skipf("about a local warehouse (%s); this one is on S3 (%s)", why, EnvStore)
 	}
 }
 

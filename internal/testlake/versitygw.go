@@ -30,7 +30,7 @@ const VersitygwVersion = "v1.8.0"
 // EnvVersitygw names the versitygw binary to run (make test-s3 builds it
 // and sets this); unset, a versitygw in PATH, then one built into the user
 // cache directory from internal/tools/versitygw, is used.
-const EnvVersitygw = "FLOE_VERSITYGW"
+const EnvVersitygw = "FLOE_TEST_VERSITYGW"
 
 // VersitygwStartTimeout bounds building (when needed) and starting one
 // versitygw server.
