@@ -4,11 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -100,6 +102,18 @@ func (w *Warehouse) Reopen(t testing.TB, props map[string]string) catalog.Catalo
 		}
 	})
 	return cat
+}
+
+// ConfigYAML is a floe.yaml reaching the warehouse: data_dir its Dir (so
+// the state store goes there too) and catalog "local", the default, with
+// the warehouse's properties, followed by extra.
+func (w *Warehouse) ConfigYAML(extra string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "data_dir: %s\ndefault_catalog: %s\ncatalogs:\n  %s:\n", w.Dir, w.Name, w.Name)
+	for _, k := range slices.Sorted(maps.Keys(w.Props)) {
+		fmt.Fprintf(&b, "    %s: %q\n", k, w.Props[k])
+	}
+	return b.String() + extra
 }
 
 // Location is the URI of rel (a slash-separated path) under the warehouse
