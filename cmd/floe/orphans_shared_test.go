@@ -40,7 +40,7 @@ func newSharedLake(t *testing.T) *sharedLake {
 // extra (YAML lines under catalogs:).
 func (s *sharedLake) configure(t *testing.T, extra string) {
 	t.Helper()
-	writeLocalConfig(t, s.dir, s.w.Dir, extra)
+	writeWarehouseConfig(t, s.dir, s.w, extra)
 }
 
 // load loads table name (catalog.namespace.name) through the configuration.

@@ -106,7 +106,8 @@ func (w *Warehouse) Reopen(t testing.TB, props map[string]string) catalog.Catalo
 
 // ConfigYAML is a floe.yaml reaching the warehouse: data_dir its Dir (so
 // the state store goes there too) and catalog "local", the default, with
-// the warehouse's properties, followed by extra.
+// the warehouse's properties, followed by extra (more catalogs as YAML
+// lines under catalogs:, or top-level keys).
 func (w *Warehouse) ConfigYAML(extra string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "data_dir: %s\ndefault_catalog: %s\ncatalogs:\n  %s:\n", w.Dir, w.Name, w.Name)
