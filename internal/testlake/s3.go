@@ -4,8 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
+
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -112,21 +111,14 @@ func (s *S3) at(t time.Time, fn func()) {
 // NewS3 opens a fresh warehouse whose files live in bucket [S3Bucket] of an
 // in-process S3 server (gofakes3, in memory, on loopback), under
 // s3://floe/warehouse, with a SQL catalog on SQLite in t.TempDir(). The
-// catalog reaches the server with static keys; the AWS metadata service and
-// profile files are switched off for the test, so nothing reaches a real
-// cloud. The server stops when t ends.
+// catalog reaches the server with the endpoint, region and static keys of
+// its properties ([S3Props]), which the AWS SDK takes before any variable,
+// profile file or metadata service, so nothing reaches a real cloud. It
+// sets no process environment: parallel tests may each open one. The
+// server stops when t ends.
 func NewS3(t testing.TB) *Warehouse {
 	t.Helper()
 	dir := t.TempDir()
-	// Static keys only: no instance metadata, no profile files.
-	empty := filepath.Join(dir, "aws-empty")
-	require.NoError(t, os.WriteFile(empty, nil, 0o600))
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	t.Setenv("AWS_CONFIG_FILE", empty)
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", empty)
-	t.Setenv("AWS_PROFILE", "")
-	t.Setenv("AWS_S3_ENDPOINT", "")
-
 	s := &S3{}
 	s.backend = s3mem.New(s3mem.WithTimeSource(s))
 	require.NoError(t, s.backend.CreateBucket(S3Bucket))

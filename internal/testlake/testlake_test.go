@@ -20,7 +20,8 @@ import (
 )
 
 // TestWarehouseStores writes a table and plants an aged file on each store,
-// then reads both back through iceberg-go's IO.
+// then reads both back through iceberg-go's IO. The stores open in
+// parallel: none may need process environment (t.Setenv).
 func TestWarehouseStores(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -32,6 +33,7 @@ func TestWarehouseStores(t *testing.T) {
 		{"versitygw", testlake.NewVersitygw, "s3://floe/"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			if tc.name == "versitygw" && os.Getenv(testlake.EnvStore) != "versitygw" && os.Getenv(testlake.EnvVersitygw) == "" {
 				t.Skipf("versitygw runs under make test-s3 (%s=versitygw or %s set): building it takes minutes", testlake.EnvStore, testlake.EnvVersitygw)
 			}
