@@ -396,7 +396,9 @@ func fileLineage(t *testing.T, st *lake.State, inherit bool) map[int64]oracle.Li
 			files[i].FirstRowID, files[i].DataSequenceNumber = f.DataFile.FirstRowID(), &seq
 		}
 	}
-	return fileLineageOf(t, files)
+	fio, err := st.Table.FS(t.Context())
+	require.NoError(t, err)
+	return fileLineageOf(t, fio, files)
 }
 
 // requireLineageMatches checks that the rows of files hold, by id, the
