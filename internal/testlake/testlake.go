@@ -140,7 +140,7 @@ func (w *Warehouse) Plant(t testing.TB, loc string, data []byte, modTime time.Ti
 		require.NoError(t, fio.WriteFile(loc, data))
 		w.Age(t, loc, modTime)
 	default:
-		p := strings.TrimPrefix(loc, "file://")
+		p := localFile(t, loc)
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		require.NoError(t, os.WriteFile(p, data, 0o644))
 		w.Age(t, loc, modTime)
@@ -160,7 +160,41 @@ func (w *Warehouse) Age(t testing.TB, loc string, modTime time.Time) {
 	case w.Gateway != nil:
 		require.NoError(t, os.Chtimes(w.Gateway.path(t, loc), modTime, modTime))
 	default:
-		require.NoError(t, os.Chtimes(strings.TrimPrefix(loc, "file://"), modTime, modTime))
+		p := localFile(t, loc)
+		require.NoError(t, os.Chtimes(p, modTime, modTime))
+	}
+}
+
+// localFile is the path of loc in a local warehouse: a file:// URI or an
+// absolute path. Anything else (an s3:// location handed to a local
+// warehouse) fails t rather than become a relative directory named "s3:".
+func localFile(t testing.TB, loc string) string {
+	t.Helper()
+	p := strings.TrimPrefix(loc, "file://")
+	require.True(t, filepath.IsAbs(p), "%s is not a local file location", loc)
+	return p
+}
+
+// AgeTree sets the modification time of every file under the location
+// root (a URI in the warehouse) to modTime, as [Warehouse.Age] does one.
+func (w *Warehouse) AgeTree(t testing.TB, root string, modTime time.Time) {
+	t.Helper()
+	fio, ok := w.fileIO(t, root).(iceio.ListableIO)
+	require.True(t, ok, "the IO of %s cannot list", root)
+	var locs []string
+	require.NoError(t, fio.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		// LocalFS walks plain paths, blobfs full URIs.
+		if !strings.Contains(p, "://") {
+			p = "file://" + p
+		}
+		locs = append(locs, p)
+		return nil
+	}))
+	for _, loc := range locs {
+		w.Age(t, loc, modTime)
 	}
 }
 
