@@ -39,7 +39,10 @@ type S3 struct {
 	stallMu sync.Mutex
 	resume  chan struct{} // closed when the stall changes: waiting requests go on
 	down    atomic.Bool
-	atMu    sync.Mutex // one planted file at a time moves the clock
+	// stallFrom, when set, stalls the server (for stallFor) once a
+	// request it matches has been served.
+	stallFrom atomic.Pointer[stallTrigger]
+	atMu      sync.Mutex // one planted file at a time moves the clock
 }
 
 // Now is the server's clock: the wall clock shifted by the offset [S3.At]
@@ -76,6 +79,20 @@ func (s *S3) resumed() <-chan struct{} {
 	return s.resume
 }
 
+// stallTrigger is an armed [S3.StallAfter].
+type stallTrigger struct {
+	match func(*http.Request) bool
+	d     time.Duration
+}
+
+// StallAfter arms a stall of d (as [S3.Stall]) that begins once the server
+// has served a request match accepts: a store that stops answering in the
+// middle of a run, after the run's first write say. The stall lasts until
+// the next Stall call; it fires once.
+func (s *S3) StallAfter(match func(*http.Request) bool, d time.Duration) {
+	s.stallFrom.Store(&stallTrigger{match: match, d: d})
+}
+
 // Down makes the server answer every request with 503 Service Unavailable
 // (down false: serve again).
 func (s *S3) Down(down bool) { s.down.Store(down) }
@@ -95,7 +112,12 @@ func (s *S3) handler(h http.Handler) http.Handler {
 			http.Error(w, "object store down (testlake)", http.StatusServiceUnavailable)
 			return
 		}
+		tr := s.stallFrom.Load()
+		fire := tr != nil && tr.match(r)
 		h.ServeHTTP(w, r)
+		if fire && s.stallFrom.CompareAndSwap(tr, nil) {
+			s.Stall(tr.d)
+		}
 	})
 }
 

@@ -109,12 +109,22 @@ func (w *Warehouse) Reopen(t testing.TB, props map[string]string) catalog.Catalo
 // the warehouse's properties, followed by extra (more catalogs as YAML
 // lines under catalogs:, or top-level keys).
 func (w *Warehouse) ConfigYAML(extra string) string {
+	return fmt.Sprintf("data_dir: %s\ndefault_catalog: %s\ncatalogs:\n", w.Dir, w.Name) + w.CatalogYAML(w.Name, nil) + extra
+}
+
+// CatalogYAML is the entry of a catalog called name under catalogs: in a
+// floe.yaml, with the warehouse's properties overridden by override: a
+// second catalog on the same store (a restored backup of the catalog
+// database, say).
+func (w *Warehouse) CatalogYAML(name string, override map[string]string) string {
+	props := maps.Clone(w.Props)
+	maps.Copy(props, override)
 	var b strings.Builder
-	fmt.Fprintf(&b, "data_dir: %s\ndefault_catalog: %s\ncatalogs:\n  %s:\n", w.Dir, w.Name, w.Name)
-	for _, k := range slices.Sorted(maps.Keys(w.Props)) {
-		fmt.Fprintf(&b, "    %s: %q\n", k, w.Props[k])
+	fmt.Fprintf(&b, "  %s:\n", name)
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		fmt.Fprintf(&b, "    %s: %q\n", k, props[k])
 	}
-	return b.String() + extra
+	return b.String()
 }
 
 // Location is the URI of rel (a slash-separated path) under the warehouse
