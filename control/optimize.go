@@ -315,6 +315,10 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 		}
 		rec.EndedAt = opts.Now().UTC()
 		if err != nil {
+			if r := lake.StoreRefusal(id.Catalog, err); r != nil {
+				r.Hint = refusedHint
+				err = r
+			}
 			err = fmt.Errorf("optimize %s: step %s: %w", id, s.name, err)
 			status := StatusFailed
 			if cause := context.Cause(ctx); errors.Is(cause, store.ErrLeaseLost) {
@@ -488,3 +492,10 @@ func newRunID(now time.Time) string {
 	_, _ = rand.Read(b[:])
 	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }
+
+// refusedHint is what a step whose object store refused its credentials
+// says to do: credentials a REST catalog vends in a table's config are
+// used as given, and a step that outlasts them fails (before its commit
+// when it is still writing).
+const refusedHint = "if the catalog vends the table's credentials, they expired before the step ended: " +
+	"have the catalog vend longer-lived ones, or shorten runs with max_bytes_per_run"

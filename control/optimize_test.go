@@ -23,7 +23,12 @@ import (
 
 func setup(t *testing.T) (*testlake.Warehouse, lake.Ident, *store.Store) {
 	t.Helper()
-	w := testlake.New(t)
+	return setupOn(t, testlake.New(t))
+}
+
+// setupOn is [setup] on warehouse w.
+func setupOn(t *testing.T, w *testlake.Warehouse) (*testlake.Warehouse, lake.Ident, *store.Store) {
+	t.Helper()
 	if c, ok := w.Catalog.(catalog.Closer); ok {
 		t.Cleanup(func() { require.NoError(t, c.Close()) })
 	}

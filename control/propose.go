@@ -2,10 +2,13 @@ package control
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/control/policy"
@@ -307,5 +310,49 @@ func chooseBest(ctx context.Context, st *store.Store, state *lake.State, opts Pl
 	if err != nil {
 		return out, nil, err
 	}
+	if st != nil && state.Table != nil {
+		// The same layout waiting in a plan made at an earlier snapshot
+		// that still holds (only appends since, or a manifest rewrite) is
+		// that plan, not a new one for every new snapshot.
+		pending, ok, err := pendingPlan(ctx, st, state.Table, p, nowFunc(opts.Now)())
+		if err != nil {
+			return out, nil, fmt.Errorf("plan %s: %w", id, err)
+		}
+		if ok {
+			p = pending
+		}
+	}
 	return out, &p, nil
+}
+
+// pendingPlan is the newest stored plan of cand's table with cand's layout
+// and z-order key that waits (proposed or approved) and still describes
+// the table tbl as it is ([CheckPlan]); cand itself when it is stored. A
+// proposed plan that no longer holds is marked stale on the way (decided by "floe", at now),
+// so that nobody is asked to approve it.
+func pendingPlan(ctx context.Context, st *store.Store, tbl *table.Table, cand Plan, now time.Time) (Plan, bool, error) {
+	plans, err := ListPlans(ctx, st, PlanFilter{Table: cand.Table})
+	if err != nil {
+		return Plan{}, false, err
+	}
+	for _, pl := range plans {
+		if (pl.State != PlanProposed && pl.State != PlanApproved) ||
+			!strings.EqualFold(pl.Layout.String(), cand.Layout.String()) || pl.Projection.ZOrderMode != cand.Projection.ZOrderMode {
+			continue
+		}
+		reason, err := CheckPlan(ctx, tbl, pl)
+		if err != nil {
+			return Plan{}, false, err
+		}
+		if reason == "" {
+			return pl, true, nil
+		}
+		if pl.State == PlanProposed {
+			pl.DecidedBy, pl.DecidedAt = "floe", now
+			if err := transitionPlan(ctx, st, pl, PlanProposed, PlanStale); err != nil && !errors.Is(err, store.ErrStateConflict) {
+				return Plan{}, false, fmt.Errorf("mark plan %s stale: %w", pl.ID, err)
+			}
+		}
+	}
+	return Plan{}, false, nil
 }

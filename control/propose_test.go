@@ -12,6 +12,7 @@ import (
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/layout"
+	"github.com/floe-project/floe/rewriter"
 	"github.com/floe-project/floe/simulator"
 )
 
@@ -199,6 +200,50 @@ func TestPlanBest(t *testing.T) {
 		Project: control.ProjectOptions{Layouts: []layout.Layout{{Strategy: layout.StrategyCurrent}}, Workload: workload()},
 	})
 	require.ErrorIs(t, err, control.ErrNothingToPlan)
+}
+
+// TestPlanBestKeepsThePendingPlan: proposing the same layout again after
+// an append finds the plan made before it (the daemon would otherwise
+// propose one plan per new snapshot); after the files it was made from are
+// rewritten, that plan is marked stale and a new one is proposed.
+func TestPlanBestKeepsThePendingPlan(t *testing.T) {
+	ctx := context.Background()
+	pl := setupPlan(t)
+	trino, err := extract.ParseDialect("trino")
+	require.NoError(t, err)
+	propose := func() control.Proposal {
+		t.Helper()
+		res, err := control.PlanBest(ctx, pl.w.Catalog, pl.st, pl.state(t), control.PlanOptions{
+			Project: control.ProjectOptions{Layouts: []layout.Layout{mustLayout(t, "sort(id)")}, Seed: 1,
+				Workload: control.WorkloadOptions{SQL: strings.NewReader("SELECT * FROM db.p WHERE id = 42"), Dialect: trino}},
+			By: "alice", Force: true,
+		})
+		require.NoError(t, err)
+		require.NotNil(t, res.Plan)
+		return res
+	}
+	first := propose().Plan
+	pl.appendRows(t, func(j int) int64 { return int64(50000 + j) }, 300)
+	again := propose().Plan
+	require.Equal(t, first.ID, again.ID, "an append since the plan leaves it standing")
+	require.NotEqual(t, first.BaseSnapshot, pl.snapshot(t))
+
+	// Another compaction rewrites the files the plan was made from.
+	other, err := control.Optimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{
+		Compact: rewriter.CompactOptions{Layout: layout.Layout{Strategy: layout.StrategyBinpack}},
+	})
+	require.NoError(t, err)
+	require.Equal(t, control.StatusDone, other.Status)
+	fresh := propose().Plan
+	require.NotEqual(t, first.ID, fresh.ID)
+	require.Equal(t, pl.snapshot(t), fresh.BaseSnapshot)
+	old, err := control.GetPlan(ctx, pl.st, first.ID)
+	require.NoError(t, err)
+	require.Equal(t, control.PlanStale, old.State, "nobody is asked to approve a plan that no longer holds")
+	require.Equal(t, "floe", old.DecidedBy)
+	plans, err := control.ListPlans(ctx, pl.st, control.PlanFilter{Table: pl.id.String(), State: control.PlanProposed})
+	require.NoError(t, err)
+	require.Len(t, plans, 1)
 }
 
 func (pl *planLake) state(t *testing.T) *lake.State {

@@ -235,7 +235,7 @@ func reportTable(ctx context.Context, st *store.Store, state *lake.State, opts R
 		t.FilesRead = filesRead(pr.Projections, shown)
 	}
 
-	if err := reportRecords(ctx, st, &t, opts.Runs); err != nil {
+	if err := reportRecords(ctx, st, &t, opts.Runs, opts.Since); err != nil {
 		return t, fmt.Errorf("report %s: %w", id, err)
 	}
 	return t, nil
@@ -304,7 +304,7 @@ func recommend(t *report.Table, state *lake.State, pr Projections, a Analysis, b
 	eligible := []simulator.Projection{}
 	for _, p := range pr.Projections {
 		c := report.Candidate{
-			Layout: p.Layout, Why: why[untargeted(p.Layout)], SkippedPct: p.SkippedPct, BytesReadPct: p.BytesReadPct, ErrorPP: p.ErrorPP,
+			Layout: p.Layout, Why: why[untargeted(p.Layout)], SkippedPct: p.SkippedPct, BytesReadPct: p.BytesReadPct, ErrorPP: p.ErrorPP, BoundRatio: p.BoundRatio,
 			FilesAfter: p.FilesAfter, RewriteBytes: p.RewriteBytes, GainPP: p.SkippedPct - cur.SkippedPct, MeanFilesRead: p.MeanFilesRead,
 		}
 		if p.Layout == string(layout.StrategyCurrent) {
@@ -475,8 +475,10 @@ func filesRead(projs []simulator.Projection, p *simulator.Projection) report.His
 }
 
 // reportRecords adds the table's pending plans, last runs and health
-// history from the state store, and the next command to run.
-func reportRecords(ctx context.Context, st *store.Store, t *report.Table, nRuns int) error {
+// history from the state store, and the next command to run (with the
+// report's --since when it is not [DefaultQueryWindow], so that the plan
+// replays the queries the report did).
+func reportRecords(ctx context.Context, st *store.Store, t *report.Table, nRuns int, since time.Duration) error {
 	plans, err := ListPlans(ctx, st, PlanFilter{Table: t.Table})
 	if err != nil {
 		return err
@@ -501,6 +503,10 @@ func reportRecords(ctx context.Context, st *store.Store, t *report.Table, nRuns 
 	}
 	if t.Recommendation.Layout != "" && t.Recommendation.PlanID == "" {
 		t.Recommendation.Next = fmt.Sprintf("floe plan %s --layout %s", ShellArg(t.Table), ShellArg(t.Recommendation.Layout))
+		if since > 0 && since != DefaultQueryWindow {
+			// The plan replays the queries the report did.
+			t.Recommendation.Next += " --since " + policy.FormatDuration(since)
+		}
 	}
 	runs, err := ListRuns(ctx, st, t.Table, maxHealthHistory)
 	if err != nil {

@@ -14,6 +14,11 @@ import (
 	"github.com/floe-project/floe/simulator"
 )
 
+// DefaultQueryWindow is how far back the verbs that read the collected
+// queries (analyze, simulate, measure, plan, report) look unless --since
+// says otherwise: 30 days.
+const DefaultQueryWindow = 30 * 24 * time.Hour
+
 // WorkloadOptions say which queries of a table to replay: the statements of
 // SQL, or else the queries collected in the state store.
 type WorkloadOptions struct {

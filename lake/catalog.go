@@ -21,7 +21,9 @@ var ErrNoSuchTable = errors.New("no such table")
 // floe's own [PropCatalogTimeout] (default [DefaultCatalogTimeout]) bounds
 // opening it and each later call (see [WithCallTimeout]), and
 // [PropIOTimeout] (default [DefaultIOTimeout]) each object-store request of
-// the catalog and of the tables it loads; neither is passed to iceberg-go.
+// the catalog and of the tables it loads, and a REST catalog's requests the
+// server turns away are retried up to [PropRetries] times (default
+// [DefaultRetries]); none of the three is passed to iceberg-go.
 func OpenCatalog(ctx context.Context, name string, props map[string]string) (catalog.Catalog, error) {
 	timeout, err := durationProp(props, PropCatalogTimeout, DefaultCatalogTimeout)
 	if err != nil {
@@ -31,10 +33,18 @@ func OpenCatalog(ctx context.Context, name string, props map[string]string) (cat
 	if err != nil {
 		return nil, fmt.Errorf("open catalog %s: %w", name, err)
 	}
+	retries, err := retriesProp(props)
+	if err != nil {
+		return nil, fmt.Errorf("open catalog %s: %w", name, err)
+	}
 	pass := IOProps(props)
 	c := &timeoutCatalog{name: name, d: timeout, io: newStoreBounds(name, pass, ioTimeout), ioLocation: catalogIOLocation(pass)}
 	err = c.call(ctx, "open", func(ctx context.Context) error {
 		var err error
+		if isREST(pass) {
+			c.inner, err = openREST(ctx, name, pass, retries)
+			return err
+		}
 		c.inner, err = catalog.Load(ctx, name, iceberg.Properties(pass))
 		return err
 	})

@@ -104,7 +104,10 @@ type Lease struct {
 	// open opens the table's IO for [Lease.Release]; base is the run's
 	// context without its cancellation.
 	open func(context.Context) (iceio.IO, error)
-	base context.Context
+	// reload opens the IO of the table reloaded from its catalog, for a
+	// renewal or release the store refused the credentials of.
+	reload func(context.Context) (iceio.IO, error)
+	base   context.Context
 
 	mu       sync.Mutex
 	err      error // last renewal error
@@ -150,6 +153,7 @@ func AcquireLease(ctx context.Context, tbl *table.Table, opts LeaseOptions) (*Le
 		rec: LeaseRecord{RunID: opts.RunID, Table: opts.Table, Operation: opts.Operation, Host: host, PID: os.Getpid(),
 			StartedAt: now, Path: leaseDir(tbl.Location()) + "/" + opts.RunID + ".json"},
 		fio: wfio, opts: opts, open: tbl.FS, base: base, stop: make(chan struct{}), done: make(chan struct{}),
+		reload: func(ctx context.Context) (iceio.IO, error) { return reloadedIO(ctx, tbl) },
 	}
 	if err := l.write(now); err != nil {
 		return nil, fmt.Errorf("acquire lease on %s: %w", tbl.Location(), err)
@@ -212,7 +216,15 @@ func (l *Lease) Release() error {
 	if err != nil {
 		return fmt.Errorf("release lease %s: open table io: %w", l.rec.Path, err)
 	}
-	if err := fio.Remove(l.rec.Path); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+	err = fio.Remove(l.rec.Path)
+	if refused(err) {
+		// Credentials a REST catalog vended may have expired during the
+		// run: the table reloaded comes with fresh ones.
+		if fio, rerr := l.reload(ctx); rerr == nil {
+			err = fio.Remove(l.rec.Path)
+		}
+	}
+	if err != nil && !errors.Is(err, iofs.ErrNotExist) {
 		return fmt.Errorf("release lease %s: %w", l.rec.Path, err)
 	}
 	return nil
@@ -266,7 +278,18 @@ func (l *Lease) write(now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("encode lease: %w", err)
 	}
-	if err := l.fio.WriteFile(rec.Path, b); err != nil {
+	err = l.fio.WriteFile(rec.Path, b)
+	if refused(err) {
+		// As in Release: the renewal goes on with the reloaded table's
+		// credentials.
+		if fio, rerr := l.reload(l.base); rerr == nil {
+			if wfio, ok := fio.(iceio.WriteFileIO); ok {
+				l.fio = wfio
+				err = l.fio.WriteFile(rec.Path, b)
+			}
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("write lease %s: %w", rec.Path, err)
 	}
 	l.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"path"
 	"runtime"
 	"strings"
@@ -212,6 +213,9 @@ type Writer struct {
 	// the writer's cancellation, since an object store io keeps the context
 	// it was opened with, and a cancelled run must still remove its files.
 	cleanupFS func() (icebergio.IO, error)
+	// reloadFS is the file io of the table reloaded from its catalog, for
+	// a removal the store refused the credentials of.
+	reloadFS func() (icebergio.IO, error)
 }
 
 type openFile struct {
@@ -313,6 +317,9 @@ func NewWriter(ctx context.Context, tbl *table.Table, opts WriterOptions) (*Writ
 		fs:   wfs,
 		cleanupFS: sync.OnceValues(func() (icebergio.IO, error) {
 			return tbl.FS(context.WithoutCancel(ctx))
+		}),
+		reloadFS: sync.OnceValues(func() (icebergio.IO, error) {
+			return reloadedIO(context.WithoutCancel(ctx), tbl)
 		}),
 		loc:       loc,
 		partPath:  partPath,
@@ -790,7 +797,19 @@ func (w *Writer) remove(p string) error {
 	if err != nil {
 		return fmt.Errorf("remove %s: open file io: %w", p, err)
 	}
-	return fs.Remove(p)
+	err = fs.Remove(p)
+	if refused(err) {
+		// The write failed as its credentials expired, most likely: the
+		// table reloaded from its catalog comes with fresh ones.
+		if fs, rerr := w.reloadFS(); rerr == nil {
+			err = fs.Remove(p)
+		}
+	}
+	if errors.Is(err, iofs.ErrNotExist) {
+		// Never created: a write the store refused.
+		return nil
+	}
+	return err
 }
 
 // Stats reports what was written so far.

@@ -57,35 +57,45 @@ func (s *Sample) binpackFiles(target int64, majority bool) []binpackFile {
 		if len(pick) == 0 {
 			continue
 		}
+		// Packed by the bytes the files hold beyond their own overhead, into files
+		// that each pay it again (see fileOverhead).
+		ov := int64(s.overheadAt(target))
+		room := max(target-ov, 1)
+		data := func(i int) int64 {
+			if s.files[i].SizeBytes <= 0 {
+				return 0
+			}
+			return max(s.files[i].SizeBytes-ov, 1)
+		}
 		var total int64
 		for _, i := range pick {
-			total += s.files[i].SizeBytes
+			total += data(i)
 		}
-		k := max(1, int(math.Ceil(float64(total)/float64(target))))
+		k := max(1, int(math.Ceil(float64(total)/float64(room))))
 		files := make([]binpackFile, k)
 		for j := range files {
 			files[j].rewritten = true
 		}
 		var at int64 // bytes before the current input file
 		for _, i := range pick {
-			size := s.files[i].SizeBytes
+			size := data(i)
 			if size <= 0 {
-				files[min(k-1, int(at/target))].add(i, 1)
+				files[min(k-1, int(at/room))].add(i, 1)
 				continue
 			}
-			first, last := int(at/target), int((at+size-1)/target)
+			first, last := int(at/room), int((at+size-1)/room)
 			first, last = min(first, k-1), min(last, k-1)
 			if majority && first != last {
 				best, bestShare := first, 0.0
 				for j := first; j <= last; j++ {
-					if sh := overlap(at, at+size, int64(j)*target, int64(j+1)*target, j == k-1) / float64(size); sh > bestShare {
+					if sh := overlap(at, at+size, int64(j)*room, int64(j+1)*room, j == k-1) / float64(size); sh > bestShare {
 						best, bestShare = j, sh
 					}
 				}
 				files[best].add(i, 1)
 			} else {
 				for j := first; j <= last; j++ {
-					files[j].add(i, overlap(at, at+size, int64(j)*target, int64(j+1)*target, j == k-1)/float64(size))
+					files[j].add(i, overlap(at, at+size, int64(j)*room, int64(j+1)*room, j == k-1)/float64(size))
 				}
 			}
 			at += size

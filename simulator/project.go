@@ -131,7 +131,7 @@ type ProjectOptions struct {
 	// Replicates is the number of bootstrap resamples behind ErrorPP. Default: 24.
 	Replicates int
 	// PrecisionPP is the error bar a decision needs, in percentage points: when a
-	// sampled candidate's ErrorPP is wider, [Project] samples again with four times the
+	// sampled candidate's SamplingErrorPP is wider, [Project] samples again with four times the
 	// rows per projected file (at most twice, never past Sample.MaxRows). Default: 1.
 	PrecisionPP float64
 	// ThinRowsPerFile is the fewest sampled rows per projected file below which a
@@ -377,10 +377,12 @@ func ProjectSample(s *Sample, l layout.Layout, queries []Query, targetFileSizeBy
 		}
 	}
 	// Files per partition, from the bytes the rewrite is expected to write.
-	if p.SizeRatio, err = s.sizeRatio(perm, targetFileSizeBytes); err != nil {
+	dataRatio, err := s.sizeRatio(perm, targetFileSizeBytes)
+	if err != nil {
 		return Projection{}, fmt.Errorf("project %s: %w", l, err)
 	}
-	cuts := s.cuts(p.SizeRatio, targetFileSizeBytes)
+	cuts := s.cuts(dataRatio, targetFileSizeBytes)
+	p.SizeRatio = s.writtenRatio(dataRatio, targetFileSizeBytes, cuts)
 	for _, c := range cuts {
 		p.FilesAfter += c.files
 	}
@@ -409,7 +411,7 @@ func ProjectSample(s *Sample, l layout.Layout, queries []Query, targetFileSizeBy
 		skip, _ := summarize(bq, fs.replay(bq), fs.totalBytes)
 		return skip
 	}
-	p.SizeErrorPP = sizeSensitivity(s, p.SkippedPct, p.SizeRatio, targetFileSizeBytes, skipAt)
+	p.SizeErrorPP = sizeSensitivity(s, p.SkippedPct, dataRatio, targetFileSizeBytes, skipAt)
 	cutErr := cutSensitivity(p.SkippedPct, cuts, skipAt) + p.SizeErrorPP
 	p.ErrorPP = cutErr
 	if exact {
@@ -614,12 +616,17 @@ func (s *Sample) projectBinpack(p Projection, b *binding, bq []boundQuery, queri
 		}
 	}
 	p.ErrorPP += p.SizeErrorPP
-	// The rewrite reads and writes only the files it rewrites.
+	// The rewrite reads and writes only the files it rewrites, each once however
+	// many of its outputs share it (summing the shares would round bytes away).
 	p.RewriteBytes = 0
+	counted := map[int]bool{}
 	for _, f := range plan {
 		if f.rewritten {
-			for k, i := range f.members {
-				p.RewriteBytes += int64(f.shares[k] * float64(s.files[i].SizeBytes))
+			for _, i := range f.members {
+				if !counted[i] {
+					counted[i] = true
+					p.RewriteBytes += s.files[i].SizeBytes
+				}
 			}
 		}
 	}
@@ -842,20 +849,41 @@ type cut struct {
 	share float64
 }
 
-// cuts returns each partition's cut for a rewrite writing sizeRatio × its bytes in
-// files of target bytes: ceil(bytes × sizeRatio / target) files (none for a partition
-// without rows).
-func (s *Sample) cuts(sizeRatio float64, target int64) []cut {
+// cuts returns each partition's cut for a rewrite that writes dataRatio × the bytes
+// its files hold beyond their own overhead (s.fileOverhead each, see fileOverhead)
+// in files of target bytes, each paying that overhead again:
+// ceil(data / (target − overhead)) files (none for a partition without rows).
+func (s *Sample) cuts(dataRatio float64, target int64) []cut {
 	out := make([]cut, len(s.Partitions))
+	over := s.overheadAt(target)
+	room := float64(target) - over
 	for pi, by := range s.PartitionBytes {
 		if s.PartitionRows[pi] == 0 {
 			continue
 		}
-		written := float64(by) * sizeRatio
-		out[pi].files = max(1, int(math.Ceil(written/float64(target))))
-		out[pi].share = min(1, float64(target)/max(written, 1))
+		data := max(float64(by)-float64(s.PartitionFiles[pi])*over, 1) * dataRatio
+		out[pi].files = max(1, int(math.Ceil(data/room)))
+		out[pi].share = min(1, room/max(data, 1))
 	}
 	return out
+}
+
+// writtenRatio is the bytes a rewrite cut as c writes (its rows at dataRatio plus
+// each file's overhead) divided by the table's bytes today.
+func (s *Sample) writtenRatio(dataRatio float64, target int64, c []cut) float64 {
+	over := s.overheadAt(target)
+	var written, today float64
+	for pi, by := range s.PartitionBytes {
+		today += float64(by)
+		if s.PartitionRows[pi] == 0 {
+			continue
+		}
+		written += max(float64(by)-float64(s.PartitionFiles[pi])*over, 1)*dataRatio + float64(c[pi].files)*over
+	}
+	if today <= 0 {
+		return 1
+	}
+	return written / today
 }
 
 // span returns the share of a partition's rows before file j of c and in it.

@@ -160,12 +160,28 @@ func TestProjectionMatchesRewrite(t *testing.T) {
 		{Strategy: layout.StrategySort, Columns: []layout.Column{{Name: "ts"}}, TargetFileSizeBytes: target},
 		{Strategy: layout.StrategyZOrder, Columns: []layout.Column{{Name: "ts"}, {Name: "amount"}}, TargetFileSizeBytes: target},
 	}
-	opts := simulator.ProjectOptions{Sample: simulator.SampleOptions{RowsPerProjectedFile: 300, Seed: 7}}
+	// One small sample: a precision of 2 pp keeps Project from sampling again (below).
+	opts := simulator.ProjectOptions{Sample: simulator.SampleOptions{RowsPerProjectedFile: 300, Seed: 7}, PrecisionPP: 2}
 	start := time.Now()
 	projs, err := simulator.Project(ctx, st, layouts, queries, opts)
 	require.NoError(t, err)
 	t.Logf("projected %d layouts in %s", len(layouts), time.Since(start))
 	require.Len(t, projs, len(layouts))
+	// The sample is sized by the precision asked: at the default 1 pp, a sampling
+	// error bar wider than that (sort(ts) here: its cuts fall near the day bounds the
+	// queries filter on) makes Project sample again with more rows, and a bar within
+	// it does not.
+	var widest float64
+	for _, p := range projs {
+		widest = max(widest, p.SamplingErrorPP)
+	}
+	require.Greater(t, widest, 1.0, "the fixture must exercise the precision loop")
+	precise, err := simulator.Project(ctx, st, layouts, queries, simulator.ProjectOptions{Sample: opts.Sample})
+	require.NoError(t, err)
+	require.Greater(t, precise[2].SampleRows, projs[2].SampleRows, "a bar of %.2f pp is wider than 1 pp: sample again", widest)
+	loose, err := simulator.Project(ctx, st, layouts, queries, simulator.ProjectOptions{Sample: opts.Sample, PrecisionPP: widest})
+	require.NoError(t, err)
+	require.Equal(t, projs, loose, "every bar within %.2f pp: one sample", widest)
 	// Layouts are projected concurrently over shared column values: one at a
 	// time gives the same projections.
 	prev := runtime.GOMAXPROCS(1)

@@ -69,6 +69,9 @@ type Sample struct {
 	// data files that report column sizes, and sizedBytes those files' bytes.
 	columnBytes map[int]int64
 	sizedBytes  int64
+	sizedFiles  int
+	// fileOverhead is the bytes each file takes beyond its rows (see fileOverhead).
+	fileOverhead float64
 	// concat holds the sampled columns concatenated for the size model (see
 	// concatColumns), built once.
 	concatOnce sync.Once
@@ -133,6 +136,7 @@ func TakeSample(ctx context.Context, st *lake.State, columns []string, opts Samp
 					s.columnBytes[id] += n
 				}
 				s.sizedBytes += f.SizeBytes
+				s.sizedFiles++
 			}
 		}
 		pi, ok := partIdx[f.PartitionKey]
@@ -150,6 +154,7 @@ func TakeSample(ctx context.Context, st *lake.State, columns []string, opts Samp
 		s.PartitionFiles[pi]++
 		s.partFiles[pi] = append(s.partFiles[pi], i)
 	}
+	s.fileOverhead = fileOverhead(s.files)
 	s.PartitionSampledRows = make([]int, len(s.Partitions))
 	s.partDeletes = make([]int, len(s.Partitions))
 	for _, d := range st.DeleteFiles {

@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/floe-project/floe/internal/pqdict"
+	"github.com/floe-project/floe/lake"
 )
 
 // Bounds of the size model: a sampled column is estimated at no less than 1/100 and no
@@ -89,7 +90,63 @@ func (s *Sample) sizeRatio(perm []int32, targetFileSizeBytes int64) (float64, er
 		r = min(max(r, minColumnRatio), maxColumnRatio)
 		saved += float64(now) * (1 - r)
 	}
-	return min(max(1-saved/float64(s.sizedBytes), minSizeRatio), maxSizeRatio), nil
+	data := float64(s.sizedBytes) - float64(s.sizedFiles)*s.overheadAt(targetFileSizeBytes)
+	return min(max(1-saved/max(data, 1), minSizeRatio), maxSizeRatio), nil
+}
+
+// fileOverhead estimates the bytes each of the table's files takes beyond its rows:
+// its footer (row groups' and columns' metadata, statistics, schema), and its
+// row groups' page headers and dictionary pages, which a file pays however few rows
+// it holds. It is the intercept of file bytes against file rows fitted over the
+// files by least squares, at least the mean footer the manifests show (file bytes
+// minus its column sizes) and at most the smallest file. With fewer than three
+// files, or rows that vary by less than a tenth across them (the intercept is then
+// not determined), it is the mean footer.
+func fileOverhead(files []lake.File) float64 {
+	var (
+		n, sx, sy, sxx, sxy float64
+		footer, footers     float64
+		smallest            = math.Inf(1)
+	)
+	for i := range files {
+		f := &files[i]
+		if f.Records <= 0 || f.SizeBytes <= 0 {
+			continue
+		}
+		x, y := float64(f.Records), float64(f.SizeBytes)
+		n++
+		sx, sy, sxx, sxy = sx+x, sy+y, sxx+x*x, sxy+x*y
+		smallest = min(smallest, y)
+		if f.DataFile != nil {
+			if cs := f.DataFile.ColumnSizes(); len(cs) > 0 {
+				var c int64
+				for _, b := range cs {
+					c += b
+				}
+				footer += max(y-float64(c), 0)
+				footers++
+			}
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	if footers > 0 {
+		footer /= footers
+	}
+	mean := sx / n
+	vx := sxx/n - mean*mean
+	if n < 3 || vx <= 0 || math.Sqrt(vx) < 0.1*mean {
+		return min(footer, smallest)
+	}
+	slope := (sxy/n - mean*sy/n) / vx
+	return min(max(sy/n-slope*mean, footer), smallest)
+}
+
+// overheadAt is the per-file overhead (see fileOverhead) the size model counts in
+// files of target bytes: at most half of one.
+func (s *Sample) overheadAt(target int64) float64 {
+	return min(s.fileOverhead, float64(target)/2)
 }
 
 // currentPerm returns the sample's rows in today's order: grouped by partition (a

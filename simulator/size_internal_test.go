@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/lake"
 )
 
 func int32Array(vals []int32) *array.Int32 {
@@ -221,4 +223,50 @@ func TestCodedEncodesAsDense(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFileOverhead checks the per-file overhead fitted from today's files: the
+// intercept of bytes against rows where rows vary, the footer the manifests show
+// otherwise, and never more than the smallest file.
+func TestFileOverhead(t *testing.T) {
+	files := func(over, perRow int64, rows ...int64) []lake.File {
+		out := make([]lake.File, len(rows))
+		for i, r := range rows {
+			out[i] = lake.File{Records: r, SizeBytes: over + perRow*r}
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		files []lake.File
+		want  float64
+	}{
+		{name: "rows vary: the intercept", files: files(6000, 10, 100, 1000, 5000, 20000), want: 6000},
+		{name: "equal rows: not determined, no footer known", files: files(6000, 10, 1000, 1000, 1000), want: 0},
+		{name: "two files: not determined", files: files(6000, 10, 100, 5000), want: 0},
+		{name: "no files", want: 0},
+		{name: "empty files ignored", files: append(files(6000, 10, 100, 1000, 5000), lake.File{}), want: 6000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.InDelta(t, tc.want, fileOverhead(tc.files), 1e-6)
+		})
+	}
+}
+
+// TestCutsCountOverhead checks that a partition of small files, each mostly its
+// own overhead, is projected into the files its rows fill once each output file
+// pays the overhead once: five files of 9,000 bytes, 6,000 of them overhead, hold
+// 15,000 bytes of rows and fit one file of 40,000, where their 45,000 bytes today
+// would make two.
+func TestCutsCountOverhead(t *testing.T) {
+	s := &Sample{Partitions: []string{"d=1", "d=2"}, PartitionBytes: []int64{45_000, 100_000}, PartitionRows: []int64{5000, 30_000},
+		PartitionFiles: []int{5, 1}, fileOverhead: 6000}
+	c := s.cuts(1, 40_000)
+	require.Equal(t, 1, c[0].files)
+	require.Equal(t, 3, c[1].files, "94,000 bytes of rows in files of 34,000")
+	// Written: (15,000 + 6,000) + (94,000 + 3 × 6,000) of 145,000 today.
+	require.InDelta(t, (21_000.0+112_000)/145_000, s.writtenRatio(1, 40_000, c), 1e-9)
+	s.fileOverhead = 0
+	require.Equal(t, 2, s.cuts(1, 40_000)[0].files, "without the overhead: today's bytes")
 }

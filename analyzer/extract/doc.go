@@ -39,8 +39,9 @@
 // TABLE | VIEW … [WITH (…)] AS query, MERGE INTO … USING … ON … WHEN …,
 // UPDATE … SET … [FROM …] WHERE …, DELETE FROM … [USING …] WHERE …,
 // EXPLAIN [ANALYZE], PREPARE x FROM stmt, EXECUTE IMMEDIATE 'stmt' (the
-// string is parsed), UNLOAD (query), COPY (query) TO,
-// and DDL / session statements (ALTER, DROP, TRUNCATE, DESCRIBE, OPTIMIZE,
+// string is parsed), UNLOAD (query), COPY (query) TO, Spark CACHE [LAZY]
+// TABLE t [OPTIONS (…)] [AS] query (the query's reads; CACHE TABLE t alone
+// reads nothing), and DDL / session statements (ALTER, DROP, TRUNCATE, DESCRIBE, OPTIMIZE,
 // VACUUM, MSCK, USE, SET, SHOW, CALL, …), which yield at most their target
 // table. Several ';'-separated statements are merged into one Result.
 //
@@ -58,8 +59,9 @@
 // escapes in Spark and Snowflake, E'…' (escapes), r'…' (raw, Spark), $$…$$
 // and $tag$…$tag$; comments --, /* */ (nested in Spark and DuckDB) and
 // Snowflake //; numbers 1, 1.5, .5, 1e5, 0x1F, 1_000 and Spark 10L / 1.5D /
-// 1BD; placeholders ?, $1, :name, :1, ${var} and Jinja {{ … }} (a
-// parameter), with {% … %} and {# … #} skipped with a warning; operators
+// 1BD; placeholders ?, $1, :name, :1, ${var}, Snowflake session variables
+// $name, and Jinja {{ … }} (a parameter: the predicate is kept with an
+// opaque value), with {% … %} and {# … #} skipped with a warning; operators
 // <> != == <=> :: || -> ->> and the LIKE family ~ ~~ !~~.
 //
 // # Literals
@@ -89,12 +91,14 @@
 //	coalesce / nvl / ifnull (c, …)                             coalesce
 //	cast(c AS varchar), c::string, to_timestamp(c), c AT TIME ZONE …  cast
 //	c[1], c:path, json_extract_scalar(c, …), element_at(c, …)  subscript
+//	DuckDB s['f'], struct_extract(s, 'f'); s.f everywhere       the column path s.f, no transform
 //	any other scalar function of one column and literals       its name (date_format, cardinality, …)
 //
 // Aggregates and window functions are not columns: HAVING count(*) > 1 is an
 // opaque term. Reversed comparisons are normalized (5 < x is x > 5).
 // regexp_like(c, p) / rlike(c, p) / regexp_matches are rlike; starts_with(c,
-// 's') is like 's%'; contains(c, 's') is like '%s%' except in Trino and
+// 's') is like 's%'; Snowflake c [NOT] LIKE|ILIKE ANY|ALL (p1, p2, …) is the OR
+// (ANY) or AND (ALL) of one like leaf per pattern; contains(c, 's') is like '%s%' except in Trino and
 // Athena, where it tests array membership and stays opaque. A bare boolean
 // column is c = true. Column-to-column comparisons (joins), EXISTS, CASE and
 // UDF calls are [pexpr.NodeOpaque].

@@ -228,8 +228,13 @@ func (p *parser) predicate() *expr {
 				op = "rlike"
 			}
 			if p.kw("any") || p.kw("all") || p.kw("some") {
+				all := p.kw("all")
 				p.i++
 				r := p.additive()
+				if e := p.likeEach(startTok, l, r, op, not, all); e != nil {
+					l = e
+					continue
+				}
 				e := p.mk(eOther, startTok)
 				e.args = []*expr{l, r}
 				l = e
@@ -251,6 +256,61 @@ func (p *parser) predicate() *expr {
 			return l
 		}
 	}
+}
+
+// fieldName is the text of a string literal naming a struct field.
+func fieldName(e *expr) (string, bool) {
+	if e == nil || e.kind != eLit || e.val.Kind != pexpr.KindString || e.val.Text == "" {
+		return "", false
+	}
+	return e.val.Text, true
+}
+
+func firstOf(es []*expr) *expr {
+	if len(es) == 0 {
+		return nil
+	}
+	return es[0]
+}
+
+// likeEach expands Snowflake's x [NOT] LIKE ANY|ALL (p1, p2, …) into the
+// OR (ANY, SOME) or AND (ALL) of x LIKE p1, x LIKE p2, …, negated for NOT.
+// It returns nil when the list is not a list of values (a subquery).
+func (p *parser) likeEach(startTok token, l, list *expr, op string, not, all bool) *expr {
+	if l == nil || list == nil {
+		return nil
+	}
+	items := []*expr{list}
+	if list.kind == eTuple {
+		items = list.args
+	}
+	var likes []*expr
+	for _, it := range items {
+		if it == nil || (it.kind != eLit && it.kind != eParam && it.kind != eCast && it.kind != eFunc) {
+			return nil
+		}
+		e := p.mk(eLike, startTok)
+		e.op = op
+		e.args = []*expr{l, it}
+		likes = append(likes, e)
+	}
+	if len(likes) == 0 {
+		return nil
+	}
+	out := likes[0]
+	if len(likes) > 1 {
+		out = p.mk(eOr, startTok)
+		if all {
+			out.kind = eAnd
+		}
+		out.args = likes
+	}
+	if not {
+		n := p.mk(eNot, startTok)
+		n.args = []*expr{out}
+		out = n
+	}
+	return out
 }
 
 func boolText(b bool) string {
@@ -391,6 +451,13 @@ func (p *parser) postfix() *expr {
 				p.exprList(&idx)
 			}
 			p.expectCloseBracket()
+			if f, ok := fieldName(firstOf(idx)); ok && len(idx) == 1 && e.kind == eCol && p.d == DuckDB {
+				// DuckDB s['f'] on a struct is the path s.f (on a MAP it
+				// names a key, which has no statistics either way).
+				e.parts = append(e.parts, f)
+				e.end = p.at(-1).end
+				continue
+			}
 			c := p.mk(eFunc, start)
 			c.name = "subscript"
 			c.args = append([]*expr{e}, idx...)
@@ -680,6 +747,15 @@ func (p *parser) columnOrCall() *expr {
 		e.end = p.at(-1).end
 		if e.name == "exists" && len(e.args) == 0 {
 			e.kind = eOther
+		}
+		if e.name == "struct_extract" && len(e.args) == 2 {
+			if f, ok := fieldName(e.args[1]); ok && e.args[0] != nil && e.args[0].kind == eCol {
+				// DuckDB struct_extract(s, 'f') is the path s.f.
+				c := e.args[0]
+				c.parts = append(c.parts, f)
+				c.pos, c.end = e.pos, e.end
+				return c
+			}
 		}
 		return e
 	}

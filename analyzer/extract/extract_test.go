@@ -426,3 +426,56 @@ func ExampleParse() {
 	// iceberg.sales.orders region  in ['EU' 'US']
 	// (day(ts) >= date '2024-01-01' AND region in ('EU', 'US'))
 }
+
+// TestIssue43Shapes covers predicates the extractor used to drop: DuckDB
+// struct fields by subscript and struct_extract, Snowflake LIKE ANY/ALL,
+// Snowflake session variables (kept as opaque parameters), Spark CACHE
+// TABLE … AS SELECT, and predicates beside LATERAL VIEW / FLATTEN.
+func TestIssue43Shapes(t *testing.T) {
+	tests := []struct {
+		name string
+		d    extract.Dialect
+		sql  string
+		want []string
+	}{
+		{"duckdb struct subscript and struct_extract", extract.DuckDB,
+			"SELECT * FROM events WHERE meta['os'] = 'ios' AND struct_extract(meta, 'version') = '17' AND meta.locale = 'fr'",
+			[]string{"events meta.os = string:ios", "events meta.version = string:17", "events meta.locale = string:fr"}},
+		{"duckdb subscript by number stays a transform", extract.DuckDB,
+			"SELECT * FROM events WHERE tags[1] = 'a'",
+			[]string{"events subscript(tags) = string:a"}},
+		{"athena struct path", extract.Athena,
+			"SELECT * FROM waf_logs w WHERE w.httprequest.clientip = '1.2.3.4' AND httprequest.country = 'FR'",
+			[]string{"waf_logs httprequest.clientip = string:1.2.3.4", "waf_logs httprequest.country = string:FR"}},
+		{"snowflake like any and all", extract.Snowflake,
+			"SELECT * FROM logs WHERE url LIKE ANY ('%/a%', '%/b%') AND host ILIKE ALL ('%x%') AND p NOT LIKE ANY ('/z%')",
+			[]string{"logs url like string:%/a%", "logs url like string:%/b%", "logs host ilike string:%x%", "logs p not like string:/z%"}},
+		{"snowflake like any of a subquery is not a value list", extract.Snowflake,
+			"SELECT * FROM logs WHERE url LIKE ANY (SELECT pattern FROM patterns) AND day = 1",
+			[]string{"logs day = number:1"}},
+		{"snowflake session variables", extract.Snowflake,
+			"SELECT * FROM orders WHERE order_ts >= $start_ts AND region = $region",
+			[]string{"orders order_ts >= param:$start_ts", "orders region = param:$region"}},
+		{"spark cache table as select", extract.Spark,
+			"CACHE LAZY TABLE hot OPTIONS ('storageLevel' 'DISK_ONLY') AS SELECT * FROM sales.orders WHERE region = 'EU'",
+			[]string{"sales.orders region = string:EU"}},
+		{"spark cache table without AS", extract.Spark,
+			"CACHE TABLE hot SELECT * FROM sales.orders WHERE region = 'EU'",
+			[]string{"sales.orders region = string:EU"}},
+		{"spark lateral view keeps base predicates", extract.Spark,
+			"SELECT id, item FROM orders LATERAL VIEW OUTER explode(items) t AS item WHERE region = 'EU' AND item = 'x'",
+			[]string{"orders region = string:EU"}},
+		{"snowflake flatten keeps base predicates", extract.Snowflake,
+			"SELECT e.id FROM events e, LATERAL FLATTEN(input => e.tags, outer => TRUE) f WHERE e.tenant = 7 AND f.value = 'x'",
+			[]string{"events tenant = number:7"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := extract.Parse(tc.d, tc.sql)
+			require.Equal(t, tc.want, leaves(r), "warnings: %v", r.Warnings)
+		})
+	}
+	r := extract.Parse(extract.Spark, "CACHE TABLE sales.orders")
+	require.Equal(t, "other", r.Statement)
+	require.Empty(t, r.Tables, "caching a table reads nothing the layout can serve")
+}

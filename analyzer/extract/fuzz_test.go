@@ -29,6 +29,13 @@ func FuzzParse(f *testing.F) {
 	f.Add(uint8(2), "SELECT * FROM (SELECT 1 c FROM a) at, delta.`s3://lake/web/events` WHERE ((SELECT max(x) FROM b) > 1)")
 	f.Add(uint8(0), "SELECT * FROM item, customer WHERE i_year = DECIMAL '1.0' AND NOT (c_birth_year = 1 OR from_unixtime(ts / 1000) > 2)")
 	f.Add(uint8(0), "WITH y AS (SELECT d_year AS dy FROM date_dim, item UNION ALL SELECT i_year FROM item) SELECT * FROM y, y z WHERE y.dy = z.dy")
+	// Issue 43 shapes: session variables, LIKE ANY/ALL, CACHE TABLE and
+	// DuckDB struct subscripts, whole and cut short.
+	f.Add(uint8(3), "SELECT * FROM t WHERE a >= $start_ts AND b LIKE ANY ('x%', $p) AND c NOT ILIKE ALL (")
+	f.Add(uint8(3), "SELECT $ FROM t WHERE a = $ AND b LIKE ANY (SELECT 1) AND $x$ = 1")
+	f.Add(uint8(2), "CACHE LAZY TABLE c OPTIONS ('k' 'v') AS SELECT * FROM a WHERE x = 1")
+	f.Add(uint8(2), "CACHE TABLE")
+	f.Add(uint8(4), "SELECT * FROM e WHERE m['a'][1] = 1 AND struct_extract(m, 'b') = 2 AND struct_extract(1, 'c') = 3 AND m[''] = 4")
 	schemas, _ := extract.ReadDDL(extract.Trino, testDDL)
 	locate := func(path string) (extract.TableRef, bool) {
 		return extract.TableRef{Namespace: "web", Name: "events"}, len(path)%2 == 0

@@ -289,6 +289,25 @@ func (p *parser) statement() *stmt {
 			}
 		}
 		return st
+	case p.kw("cache") && (p.kwAt(1, "table") || p.kwAt(1, "lazy") && p.kwAt(2, "table")):
+		// Spark CACHE [LAZY] TABLE t [OPTIONS (…)] [[AS] query]: the query
+		// reads its tables; t is a temporary view, not a table.
+		st.kind = "other"
+		p.i++
+		p.accept("lazy")
+		p.i++ // table
+		for !p.eof() && (p.cur().kind == tIdent || p.cur().kind == tQuoted || p.isOp(".")) && !p.kw("as") && !p.kw("options") && !p.queryStart(0) {
+			p.i++
+		}
+		if p.accept("options") {
+			p.skipBalanced()
+		}
+		p.accept("as")
+		if p.queryStart(0) {
+			st.kind = "select"
+			st.q = p.query()
+		}
+		p.skipStatement()
 	case p.kw("prepare"):
 		p.i++
 		p.i++ // statement name

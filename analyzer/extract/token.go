@@ -14,7 +14,7 @@ const (
 	tQuoted         // quoted identifier ("x", `x`)
 	tString         // string literal in any quoting
 	tNumber         // numeric literal as written
-	tParam          // ?, $1, :name, ${var}
+	tParam          // ?, $1, :name, ${var}, $name
 	tJinja          // {{ … }}
 	tStage          // Snowflake @stage/path
 	tOp             // operator or punctuation
@@ -276,6 +276,12 @@ func (t *tokenizer) dollar(i int) int {
 		end := j + 1 + k
 		t.toks = append(t.toks, token{kind: tString, esc: escNone, pos: int32(i), end: int32(end + len(tag)), vpos: int32(j + 1), vend: int32(end)})
 		return end + len(tag)
+	}
+	if j > i+1 {
+		// $name: a Snowflake session variable (or a DuckDB named
+		// parameter), a value unknown until run time.
+		t.emit(tParam, i, j)
+		return j
 	}
 	t.emit(tOp, i, i+1)
 	return i + 1

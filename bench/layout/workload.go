@@ -104,6 +104,11 @@ var Mixed = Workload{
 // Workloads are the workloads the harness knows, by name.
 var Workloads = map[string]Workload{TPCH.Name: TPCH, Mixed.Name: Mixed, Stream.Name: Stream}
 
+// PartitionTransform names the transform Config.Partitioned partitions the shape's
+// table by: "month" (of l_shipdate) for the lineitem shape, "day" (of event_ts) for
+// [Stream].
+func (w Workload) PartitionTransform() string { return w.partition.Transform.String() }
+
 // Queries parses w's SQL for seed through the Trino extractor for table id.
 func (w Workload) Queries(id lake.Ident, rows int, seed uint64, perTemplate int) ([]simulator.Query, error) {
 	qs, warns, err := simulator.WorkloadFromSQL(strings.NewReader(w.SQL(id.Name, rows, seed, perTemplate)), extract.Trino, simulator.MatchIdent(id))

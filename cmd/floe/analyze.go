@@ -24,7 +24,7 @@ type analyzeOptions struct {
 }
 
 func newAnalyzeCmd(f *factory, runF func(context.Context, *analyzeOptions) error) *cobra.Command {
-	opts := &analyzeOptions{f: f, Since: 30 * 24 * time.Hour}
+	opts := &analyzeOptions{f: f, Since: control.DefaultQueryWindow}
 	cmd := &cobra.Command{
 		Use:   "analyze [TABLE...]",
 		Short: "Rank the columns queries filter on and propose candidate layouts",

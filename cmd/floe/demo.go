@@ -161,10 +161,11 @@ func runDemo(ctx context.Context, opts *demoOptions) (err error) {
 	if err := renderAnalysis(opts.f.IO, outputTable, an); err != nil {
 		return err
 	}
-	// The demo tables are small, so the projected rewrites use a target file
-	// size scaled down to them; on real tables the table's own target applies.
-	section("floe simulate web.events --target-file-size 64KiB --allow-small-target-file-size")
-	pr, err := projectTable(ctx, opts.f, "web.events", projectFlags{ZOrderMode: "iceberg", Seed: 1, Target: targetSize{Size: "64KiB", AllowSmall: true}}, "", "", window)
+	// The demo tables are small: the embedded configuration's policy scales
+	// their target file size down to 64 KiB, and simulate, the report and
+	// floe serve all read it there, so they agree without a flag.
+	section("floe simulate web.events")
+	pr, err := projectTable(ctx, opts.f, "web.events", projectFlags{ZOrderMode: "iceberg", Seed: 1}, "", "", window)
 	if err != nil {
 		return err
 	}
@@ -183,18 +184,18 @@ func runDemo(ctx context.Context, opts *demoOptions) (err error) {
 	if err := renderMeasure(opts.f.IO, outputTable, res); err != nil {
 		return err
 	}
-	// The report of every table, at the demo's scaled-down target size as
-	// simulate above, for a person to read before approving a rewrite.
+	// The report of every table, at each table's policy target as simulate
+	// above, for a person to read before approving a rewrite.
 	stage = "writing the report"
 	path := filepath.Join(cfg.DataDir, "report.html")
-	r, err := gatherReport(ctx, opts.f, nil, control.ReportOptions{Since: window, Seed: 1, TargetFileSizeBytes: 64 << 10, MinGainPP: cfg.MinGainPP()})
+	r, err := gatherReport(ctx, opts.f, nil, control.ReportOptions{Since: window, Seed: 1, MinGainPP: cfg.MinGainPP()})
 	if err != nil {
 		return err
 	}
 	if err := writeReportFile(path, formatHTML, r); err != nil {
 		return err
 	}
-	section("floe report -o " + path + " --target-file-size 64KiB --allow-small-target-file-size")
+	section("floe report -o " + path)
 	fmt.Fprintf(out, "wrote the report of %d tables to %s\n", len(r.Tables), path)
 	cfgFlag := ""
 	if opts.f.ConfigPath != "" {

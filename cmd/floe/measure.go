@@ -21,7 +21,7 @@ type measureOptions struct {
 }
 
 func newMeasureCmd(f *factory, runF func(context.Context, *measureOptions) error) *cobra.Command {
-	opts := &measureOptions{f: f, Since: 30 * 24 * time.Hour}
+	opts := &measureOptions{f: f, Since: control.DefaultQueryWindow}
 	cmd := &cobra.Command{
 		Use:   "measure TABLE",
 		Short: "Count the files each query reads today, with iceberg-go's own scan planning",

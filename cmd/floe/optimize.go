@@ -145,6 +145,15 @@ func runOptimize(ctx context.Context, opts *optimizeOptions) error {
 	if err != nil {
 		return err
 	}
+	if id.Name == "" && opts.PlanID != "" && svc.Store() != nil {
+		// The plan names the table; the service checks the rest. Knowing
+		// it here names it in the progress and the step plans printed.
+		if p, perr := control.GetPlan(ctx, svc.Store(), opts.PlanID); perr == nil {
+			if pid, rerr := opts.f.ResolveTable(p.Table); rerr == nil {
+				id = pid
+			}
+		}
+	}
 	req := control.Request{Table: id, PlanID: opts.PlanID, Engine: opts.Engine, User: defaultBy(),
 		Options: control.StepOptions{
 			Expire:    rewriter.ExpireOptions{OlderThan: opts.OlderThan, OlderThanSet: opts.OlderThanSet, RetainLast: opts.RetainLast},

@@ -34,7 +34,7 @@ type planOptions struct {
 }
 
 func newPlanCmd(f *factory, runF func(context.Context, *planOptions) error) *cobra.Command {
-	opts := &planOptions{f: f, Since: 30 * 24 * time.Hour, By: defaultBy()}
+	opts := &planOptions{f: f, Since: control.DefaultQueryWindow, By: defaultBy()}
 	cmd := &cobra.Command{
 		Use:   "plan TABLE",
 		Short: "Propose a layout plan for a table, to approve before optimize runs it",
@@ -211,6 +211,9 @@ func printPlan(w io.Writer, p control.Plan) error {
 	t.row("  layout", layout)
 	t.row("  files skipped", fmt.Sprintf("%.1f%% ± %.1f pp (current layout: %s)", pp.SkippedPct, pp.ErrorPP, baselineText(pp)))
 	t.row("  bytes read", fmt.Sprintf("%.1f%%", pp.BytesReadPct))
+	if pp.BoundRatio > 0 {
+		t.row("  read/bound", fmt.Sprintf("%.2fx (1.00x: no layout with as many files could read fewer)", pp.BoundRatio))
+	}
 	t.row("  files", fmt.Sprintf("%d → %d", pp.FilesBefore, pp.FilesAfter))
 	t.row("  rewrite", config.FormatSize(pp.RewriteBytes))
 	t.row("  proposed", p.CreatedAt.Local().Format(time.DateTime)+" by "+p.CreatedBy)

@@ -39,7 +39,7 @@ const (
 )
 
 func newReportCmd(f *factory, runF func(context.Context, *reportOptions) error) *cobra.Command {
-	opts := &reportOptions{f: f, Since: 30 * 24 * time.Hour}
+	opts := &reportOptions{f: f, Since: control.DefaultQueryWindow}
 	cmd := &cobra.Command{
 		Use:   "report [TABLE...]",
 		Short: "Write the recommendation report to read before approving a rewrite",

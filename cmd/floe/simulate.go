@@ -28,7 +28,7 @@ type simulateOptions struct {
 }
 
 func newSimulateCmd(f *factory, runF func(context.Context, *simulateOptions) error) *cobra.Command {
-	opts := &simulateOptions{f: f, Since: 30 * 24 * time.Hour}
+	opts := &simulateOptions{f: f, Since: control.DefaultQueryWindow}
 	cmd := &cobra.Command{
 		Use:   "simulate TABLE",
 		Short: "Project how many files each candidate layout would let the workload skip",

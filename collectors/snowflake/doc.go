@@ -26,4 +26,11 @@
 // per-file form; it emits every row at once, so the two halves of a query
 // read from two files would share one (source, query id) and the second
 // would be dropped as a duplicate — use it for single-view files only.
+//
+// [Poll] reads the same two views live through Snowflake's SQL API over
+// HTTPS with a [Client] (key-pair JWT or OAuth), joined in one statement
+// and mapped through the same row mapping, so its events equal the export
+// files'. It keeps a START_TIME watermark: each query is returned by one
+// poll, and a failed poll leaves the watermark where it was. The fake of
+// the API for tests is package snowfake. See docs/snowflake.md.
 package snowflake

@@ -11,10 +11,14 @@
 //     PrestoDB's QueryCompletedEvent is read too and stored with engine
 //     presto: it writes durations as whole milliseconds (Trino: decimal
 //     seconds, airlift strings or ISO-8601) and times as epoch
-//     milliseconds. A whole-number wallTime is taken in the unit that
-//     brings it closer to endTime − createTime (milliseconds without
-//     both); Presto is told by that unit, a 0.x serverVersion, or its own
-//     fields (queryType beside context, metadata.updateQueryType).
+//     milliseconds. An event marked as Presto's by a 0.x serverVersion or
+//     its own fields (queryType beside context, metadata.updateQueryType)
+//     has its whole-number durations in milliseconds, whatever its times
+//     say (test suites log placeholder instants). Otherwise a whole-number
+//     wallTime — bare, quoted ("67795") or with a zero fraction — is taken
+//     in the unit that brings it closer to endTime − createTime (without
+//     both, or on a tie: milliseconds when bare, else seconds), and a
+//     millisecond unit marks the event as Presto's.
 //   - trino-runtime ([RuntimeParser]): exports of system.runtime.queries as
 //     CSV (with header) or JSON (NDJSON or array), as the CLI writes them.
 //     These carry SQL and times only.

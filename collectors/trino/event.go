@@ -209,11 +209,15 @@ func bareInt(s string) (int64, bool) {
 // timestamps, Trino's default), an airlift string ("3.38s"), ISO-8601
 // ("PT3.377S") or a whole number, which Jackson writes for
 // Duration.toMillis() (Presto) but which may also be whole seconds; the
-// event's times decide (see [durationUnit]).
+// event decides (see [durationUnit]). A whole number may come quoted or
+// with a zero fraction ("67795", 67795.0): its unit is just as unknown.
 type flexDuration struct {
 	time.Duration
 	// whole is the number when the JSON was a whole number, unit unknown.
 	whole *int64
+	// bare is set when it was an unquoted integer without a fraction, the
+	// form Jackson gives Duration.toMillis().
+	bare bool
 }
 
 func (d *flexDuration) UnmarshalJSON(b []byte) error {
@@ -221,7 +225,11 @@ func (d *flexDuration) UnmarshalJSON(b []byte) error {
 	if s == "null" || s == "" {
 		return nil
 	}
-	if n, ok := bareInt(s); ok && b[0] != '"' {
+	if n, ok := bareInt(s); ok {
+		d.whole, d.bare = &n, b[0] != '"'
+		return nil
+	}
+	if n, ok := zeroFraction(s); ok {
 		d.whole = &n
 		return nil
 	}
@@ -233,6 +241,16 @@ func (d *flexDuration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// zeroFraction parses "67795.0" or "3.000000000": a whole number written
+// with a fraction of zeros.
+func zeroFraction(s string) (int64, bool) {
+	whole, frac, ok := strings.Cut(s, ".")
+	if !ok || frac == "" || strings.Trim(frac, "0") != "" {
+		return 0, false
+	}
+	return bareInt(whole)
+}
+
 // resolve sets the Duration of a whole-number duration in unit.
 func (d *flexDuration) resolve(unit time.Duration) {
 	if d.whole != nil {
@@ -241,29 +259,45 @@ func (d *flexDuration) resolve(unit time.Duration) {
 }
 
 // durationUnit returns the unit of the statistics' whole-number durations.
-// When wallTime is one, it is the unit that brings wallTime closer to
-// endTime - createTime, or without both times milliseconds (a whole
-// number is what Jackson writes for Duration.toMillis(), Presto's form).
-// Otherwise it is seconds: a whole number among Trino's decimal seconds.
-func durationUnit(s *wireStatistics, start, end time.Time) time.Duration {
+// An event that is otherwise known to be PrestoDB's (see [prestoMarks])
+// writes whole milliseconds, whatever its instants say: test suites log
+// events with placeholder instants (createTime 0). Otherwise, when
+// wallTime is a whole number, it is the unit that brings wallTime closer
+// to endTime - createTime, a tie or missing times going to the number's
+// form: milliseconds for a bare integer (Duration.toMillis(), Presto's
+// form), seconds for one quoted or with a zero fraction (Trino's decimal
+// seconds). Without a whole wallTime it is seconds.
+func durationUnit(w *wireEvent) time.Duration {
+	s := w.Statistics
 	if s.WallTime.whole == nil {
 		return time.Second
 	}
-	if start.IsZero() || end.Before(start) {
+	if prestoMarks(w) {
 		return time.Millisecond
 	}
+	byForm := time.Second
+	if s.WallTime.bare {
+		byForm = time.Millisecond
+	}
+	start, end := w.CreateTime.Time, w.EndTime.Time
+	if start.IsZero() || end.Before(start) {
+		return byForm
+	}
 	elapsed := end.Sub(start)
-	w := *s.WallTime.whole
+	n := *s.WallTime.whole
 	dist := func(d time.Duration) time.Duration {
 		if d > elapsed {
 			return d - elapsed
 		}
 		return elapsed - d
 	}
-	if dist(time.Duration(w)*time.Second) < dist(time.Duration(w)*time.Millisecond) {
+	switch sec, ms := dist(time.Duration(n)*time.Second), dist(time.Duration(n)*time.Millisecond); {
+	case sec < ms:
 		return time.Second
+	case ms < sec:
+		return time.Millisecond
 	}
-	return time.Millisecond
+	return byForm
 }
 
 // decodeEvent turns one record into an event. ok is false (and reason
@@ -311,7 +345,7 @@ func buildEvent(w *wireEvent) collectors.QueryEvent {
 	ev.SQL, ev.Params, ev.SQLTemplate = splitExecute(md.Query, md.PreparedQuery)
 	ev.StatementType = statementType(firstNonEmpty(w.Context.QueryType, w.QueryType), firstNonEmpty(md.UpdateType, md.UpdateQueryType), ev.SQL)
 	if s := w.Statistics; s != nil {
-		unit := durationUnit(s, w.CreateTime.Time, w.EndTime.Time)
+		unit := durationUnit(w)
 		for _, d := range []*flexDuration{&s.WallTime, &s.CPUTime, &s.QueuedTime} {
 			d.resolve(unit)
 		}
@@ -344,13 +378,17 @@ func buildEvent(w *wireEvent) collectors.QueryEvent {
 // (queryType beside context, metadata.updateQueryType).
 func engine(w *wireEvent) collectors.Engine {
 	s := w.Statistics
-	switch {
-	case strings.HasPrefix(w.Context.ServerVersion, "0."),
-		w.QueryType != "", w.Metadata.UpdateQueryType != "",
-		s != nil && s.WallTime.whole != nil && durationUnit(s, w.CreateTime.Time, w.EndTime.Time) == time.Millisecond:
+	if prestoMarks(w) || s != nil && s.WallTime.whole != nil && durationUnit(w) == time.Millisecond {
 		return collectors.EnginePresto
 	}
 	return collectors.EngineTrino
+}
+
+// prestoMarks reports whether w names itself PrestoDB's apart from its
+// durations: a 0.x version, queryType beside context, or
+// metadata.updateQueryType.
+func prestoMarks(w *wireEvent) bool {
+	return strings.HasPrefix(w.Context.ServerVersion, "0.") || w.QueryType != "" || w.Metadata.UpdateQueryType != ""
 }
 
 func firstNonEmpty(a, b string) string {

@@ -16,7 +16,7 @@ import (
 func TestPrestoEvents(t *testing.T) {
 	evs, bad := collectortest.Parse(t, trino.EventParser{}, filepath.Join(dir, "..", "presto", "query-completed.ndjson"))
 	require.Empty(t, bad)
-	require.Len(t, evs, 2)
+	require.Len(t, evs, 4)
 
 	sel := evs[0]
 	require.Equal(t, collectors.EnginePresto, sel.Engine)
@@ -37,6 +37,18 @@ func TestPrestoEvents(t *testing.T) {
 	require.Equal(t, int64(61000), ins.Metrics.ElapsedMs)
 	require.Equal(t, int64(45210), ins.Metrics.CPUMs)
 	require.Equal(t, "INSERT", ins.StatementType)
+
+	// A 67.8 s query was once stored as 67,795,000 ms: whole numbers read as
+	// seconds when the event's instants were a test's placeholders (createTime
+	// 0) or when the numbers came quoted.
+	placeholder := evs[2]
+	require.Equal(t, collectors.EnginePresto, placeholder.Engine)
+	require.Equal(t, int64(67795), placeholder.Metrics.ElapsedMs, "a 0.x server writes whole milliseconds, whatever its instants say")
+	require.Equal(t, int64(201334), placeholder.Metrics.CPUMs)
+	quoted := evs[3]
+	require.Equal(t, collectors.EnginePresto, quoted.Engine, "told by the unit alone")
+	require.Equal(t, int64(67795), quoted.Metrics.ElapsedMs, "quoted whole milliseconds that fit the times")
+	require.Equal(t, int64(3), quoted.Metrics.QueuedMs)
 }
 
 func TestDurationUnit(t *testing.T) {
@@ -56,6 +68,10 @@ func TestDurationUnit(t *testing.T) {
 		{"whole seconds that fit the times", `{"wallTime":3}`, 3000, collectors.EngineTrino},
 		{"whole milliseconds that fit the times", `{"wallTime":3377}`, 3377, collectors.EnginePresto},
 		{"whole number as a string is seconds", `{"wallTime":"3"}`, 3000, collectors.EngineTrino},
+		{"whole milliseconds as a string that fit the times", `{"wallTime":"3377"}`, 3377, collectors.EnginePresto},
+		{"milliseconds with a zero fraction that fit the times", `{"wallTime":3377.0}`, 3377, collectors.EnginePresto},
+		{"decimal seconds with a zero fraction", `{"wallTime":3.000000000}`, 3000, collectors.EngineTrino},
+		{"zero decimal seconds falls back to the times", `{"wallTime":0.000000000}`, 3400, collectors.EngineTrino},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +18,13 @@ const catalogTimeoutKey = "floe.timeout"
 // may go without progress.
 const ioTimeoutKey = "floe.io-timeout"
 
+// retriesKey is lake.PropRetries: how many times a REST catalog request the
+// server turned away (429, or 5xx on a read) is sent again.
+const retriesKey = "floe.retries"
+
+// MaxRetries is the most floe.retries a catalog may have.
+const MaxRetries = 20
+
 // MaxCatalogTimeout is the longest floe.timeout a catalog may have: a day.
 const MaxCatalogTimeout = 24 * time.Hour
 
@@ -25,14 +33,14 @@ var CatalogTypes = []string{"rest", "sql", "glue", "hive", "hadoop"}
 
 // knownCatalogKeys are the catalog properties floe accepts by name:
 // iceberg-go's own (catalog/rest, catalog/sql, catalog/glue, catalog/hive,
-// catalog/hadoop and io, v0.7) and floe's catalogTimeoutKey and
-// ioTimeoutKey. They
+// catalog/hadoop and io, v0.7) and floe's catalogTimeoutKey, ioTimeoutKey
+// and retriesKey. They
 // also let FLOE_CATALOG__NAME__S3_ACCESS_KEY_ID find s3.access-key-id:
 // environment names cannot hold dots or dashes, so they are matched with
 // both read as "_".
 var knownCatalogKeys = []string{
 	// every catalog
-	"type", "uri", "warehouse", catalogTimeoutKey, ioTimeoutKey,
+	"type", "uri", "warehouse", catalogTimeoutKey, ioTimeoutKey, retriesKey,
 	// rest
 	"credential", "token", "scope", "audience", "resource", "prefix", "oauth2-server-uri",
 	"namespace-separator", "snapshot-loading-mode", "view-endpoints-supported",
@@ -105,6 +113,10 @@ func checkCatalogValue(key, v string) string {
 	case catalogTimeoutKey, ioTimeoutKey:
 		if d, err := time.ParseDuration(v); err != nil || d < 0 || d > MaxCatalogTimeout {
 			return fmt.Sprintf("%q: want a duration of at most %s such as 30s, or 0 for none", v, policy.FormatDuration(MaxCatalogTimeout))
+		}
+	case retriesKey:
+		if n, err := strconv.Atoi(v); err != nil || n < 0 || n > MaxRetries {
+			return fmt.Sprintf("%q: want a count from 0 to %d", v, MaxRetries)
 		}
 	}
 	return ""

@@ -37,6 +37,8 @@ func TestValidateRefusesSilentSettings(t *testing.T) {
 			nil, []string{"catalogs.prod.floe.timeout", `"soon"`, "30s"}},
 		{"bad object-store timeout", "catalogs:\n  prod: {type: rest, uri: 'http://x', floe.io-timeout: -5s}\n",
 			nil, []string{"catalogs.prod.floe.io-timeout", `"-5s"`, "30s"}},
+		{"bad retry count", "catalogs:\n  prod: {type: rest, uri: 'http://x', floe.retries: 99}\n",
+			nil, []string{"catalogs.prod.floe.retries", `"99"`, "from 0 to 20"}},
 		{"catalog only in the environment", restFile,
 			[]string{"FLOE_CATALOG__NOPE__TYPE=rest"}, []string{"FLOE_CATALOG__NOPE__TYPE", `no catalog "nope"`, "catalogs: prod", "define catalogs.nope"}},
 		{"credential for a misspelt catalog", restFile,
@@ -98,7 +100,7 @@ func TestValidateAccepts(t *testing.T) {
 		env  []string
 		test func(t *testing.T, c *config.Config)
 	}{
-		{"documented prefixes", restFile + "    header.X-Tenant: acme\n    rest.sigv4-enabled: 'true'\n    s3.compat-mode: 'true'\n    gcs.whatever: x\n    adls.sas-token.acct.dfs.core.windows.net: tok\n    client.region: eu-west-1\n    glue.catalog-id: '1'\n    floe.timeout: 0s\n    floe.io-timeout: 10s\n",
+		{"documented prefixes", restFile + "    header.X-Tenant: acme\n    rest.sigv4-enabled: 'true'\n    s3.compat-mode: 'true'\n    gcs.whatever: x\n    adls.sas-token.acct.dfs.core.windows.net: tok\n    client.region: eu-west-1\n    glue.catalog-id: '1'\n    floe.timeout: 0s\n    floe.io-timeout: 10s\n    floe.retries: 2\n",
 			nil, nil},
 		{"credential from the environment", restFile, []string{"FLOE_CATALOG__PROD__CREDENTIAL=id:secret"}, func(t *testing.T, c *config.Config) {
 			require.Equal(t, "id:secret", c.Catalogs["prod"]["credential"])

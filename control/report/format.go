@@ -18,6 +18,20 @@ func FormatBytes(n int64) string { return config.FormatSize(n) }
 
 func pct(v float64) string { return fmt.Sprintf("%.1f%%", v) }
 
+// BoundText explains a candidate's read/bound figure, under the table of
+// candidates.
+const BoundText = "Read/bound: the files a query reads under the layout ÷ the fewest any layout with as many files could make it read " +
+	"(each query alone, its matching rows packed into the fewest files); 1.00x is the best possible, and a candidate far above it leaves room a better layout could take."
+
+// boundText is a read/bound ratio as the candidate tables print it: "-"
+// when no query matched a row, so nothing bounds it.
+func boundText(r float64) string {
+	if r <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", r)
+}
+
 // FormatPP prints a signed difference in percentage points.
 func FormatPP(v float64) string { return fmt.Sprintf("%+.1f pp", v) }
 

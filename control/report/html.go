@@ -187,7 +187,7 @@ func (h *htmlWriter) table(t Table) {
 	if len(t.Candidates) == 0 {
 		h.el("p", "No layout projected.")
 	} else {
-		h.head("Layout", "Files skipped", "Bytes read", "Files after", "Rewrite", "Gain", "Scan saved", "Payback", "Verdict")
+		h.head("Layout", "Files skipped", "Bytes read", "Read/bound", "Files after", "Rewrite", "Gain", "Scan saved", "Payback", "Verdict")
 		for _, c := range t.Candidates {
 			if c.Recommended {
 				h.raw(`<tr class="rec">`)
@@ -197,6 +197,7 @@ func (h *htmlWriter) table(t Table) {
 			h.code(c.Layout)
 			h.cell(true, fmt.Sprintf("%s ± %.1f pp", pct(c.SkippedPct), c.ErrorPP))
 			h.cell(true, pct(c.BytesReadPct))
+			h.cell(true, boundText(c.BoundRatio))
 			h.cell(true, fmt.Sprint(c.FilesAfter))
 			h.cell(true, FormatBytes(c.RewriteBytes))
 			h.cell(true, FormatPP(c.GainPP))
@@ -210,6 +211,7 @@ func (h *htmlWriter) table(t Table) {
 	}
 
 	if len(t.Candidates) > 0 {
+		h.el("p", BoundText)
 		h.el("p", CostModelText(t))
 	}
 	h.el("h3", "Recommendation")

@@ -111,19 +111,21 @@ func (m *mdWriter) table(t Table) {
 	if len(t.Candidates) == 0 {
 		m.line("No layout projected.")
 	} else {
-		m.row("Layout", "Files skipped", "Bytes read", "Files after", "Rewrite", "Gain", "Scan saved", "Payback", "Verdict")
-		m.row("---", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "---")
+		m.row("Layout", "Files skipped", "Bytes read", "Read/bound", "Files after", "Rewrite", "Gain", "Scan saved", "Payback", "Verdict")
+		m.row("---", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "---")
 		for _, c := range t.Candidates {
 			name := "`" + c.Layout + "`"
 			if c.Recommended {
 				name = "**" + name + "**"
 			}
-			m.row(name, fmt.Sprintf("%s ± %.1f pp", pct(c.SkippedPct), c.ErrorPP), pct(c.BytesReadPct), fmt.Sprint(c.FilesAfter),
+			m.row(name, fmt.Sprintf("%s ± %.1f pp", pct(c.SkippedPct), c.ErrorPP), pct(c.BytesReadPct), boundText(c.BoundRatio), fmt.Sprint(c.FilesAfter),
 				FormatBytes(c.RewriteBytes), FormatPP(c.GainPP), savedText(c), paybackText(c), c.Verdict)
 		}
 	}
 
 	if len(t.Candidates) > 0 {
+		m.line("")
+		m.line("%s", BoundText)
 		m.line("")
 		m.line("%s", CostModelText(t))
 	}

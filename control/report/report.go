@@ -144,7 +144,11 @@ type Candidate struct {
 	SkippedPct   float64 `json:"skipped_pct"`
 	BytesReadPct float64 `json:"bytes_read_pct"`
 	ErrorPP      float64 `json:"error_pp"`
-	FilesAfter   int     `json:"files_after"`
+	// BoundRatio is the files a query reads ÷ the fewest any layout with
+	// FilesAfter files could make it read (simulator.Projection.BoundRatio):
+	// 1 is the best possible; 0 when the workload matched no rows.
+	BoundRatio float64 `json:"bound_ratio"`
+	FilesAfter int     `json:"files_after"`
 	// RewriteBytes is what the rewrite reads once.
 	RewriteBytes int64 `json:"rewrite_bytes"`
 	// RewriteIOBytes is what the rewrite reads and writes once, and

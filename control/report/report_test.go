@@ -37,7 +37,7 @@ func fixture() report.Report {
 		},
 		Candidates: []report.Candidate{
 			{Layout: "current", Why: "the table as it is", SkippedPct: 4, BytesReadPct: 95, FilesAfter: 960, MeanFilesRead: 921.6, Verdict: "baseline"},
-			{Layout: "sort(tenant_id, ts) target 4194304", Why: "sort on the top columns", SkippedPct: 71.2, BytesReadPct: 27.5, ErrorPP: 2.1,
+			{Layout: "sort(tenant_id, ts) target 4194304", Why: "sort on the top columns", SkippedPct: 71.2, BytesReadPct: 27.5, ErrorPP: 2.1, BoundRatio: 1.36,
 				FilesAfter: 16, RewriteBytes: 64 << 20, RewriteIOBytes: 120 << 20, RewriteVCPUHours: 0.001, GainPP: 67.2, MeanFilesRead: 4.6, FilesSavedPerQuery: 917,
 				SavedBytesPerDay: 155649961574, PaybackDays: ptr(0.0008), Recommended: true, Verdict: "recommended"},
 			{Layout: "binpack target 4194304", Why: "fewer, larger files", SkippedPct: 3, BytesReadPct: 95, FilesAfter: 16, RewriteBytes: 64 << 20, RewriteIOBytes: 128 << 20,

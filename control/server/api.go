@@ -276,7 +276,7 @@ func (s *server) tableReport(r *http.Request) (int, any, error) {
 func (s *server) report(ctx context.Context, state *lake.State) (report.Report, error) {
 	cfg := s.deps.Config
 	return control.Report(ctx, s.deps.Store, []*lake.State{state}, control.ReportOptions{
-		Now: s.now, HealthTargetFileSizeBytes: cfg.TargetFileSizeBytes(), MinGainPP: cfg.MinGainPP(),
+		Since: control.DefaultQueryWindow, Now: s.now, HealthTargetFileSizeBytes: cfg.TargetFileSizeBytes(), MinGainPP: cfg.MinGainPP(),
 		Policy: func(id lake.Ident) (policy.Policy, error) {
 			eff, err := control.ResolvePolicy(ctx, cfg, id)
 			return eff.Policy, err
@@ -317,7 +317,7 @@ func (s *server) proposePlan(r *http.Request) (int, any, error) {
 	if err := s.decodeBody(r, &req); err != nil {
 		return 0, nil, err
 	}
-	po := control.ProjectOptions{Workload: control.WorkloadOptions{Now: s.now}}
+	po := control.ProjectOptions{Workload: control.WorkloadOptions{Since: control.DefaultQueryWindow, Now: s.now}}
 	for _, spec := range req.Layouts {
 		l, err := layout.Parse(spec)
 		if err != nil {

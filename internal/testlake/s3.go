@@ -2,9 +2,9 @@ package testlake
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
-
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,10 +39,21 @@ type S3 struct {
 	stallMu sync.Mutex
 	resume  chan struct{} // closed when the stall changes: waiting requests go on
 	down    atomic.Bool
-	// stallFrom, when set, stalls the server (for stallFor) once a
-	// request it matches has been served.
+	// stallFrom, when set, stalls the server once a request it
+	// matches has been served ([S3.StallAfter]).
 	stallFrom atomic.Pointer[stallTrigger]
 	atMu      sync.Mutex // one planted file at a time moves the clock
+
+	keysMu  sync.Mutex
+	keys    *keyCheck            // nil: any access key is served
+	granted map[string]time.Time // access key -> expiry (zero: never)
+	refused atomic.Int64
+}
+
+// keyCheck is how the server checks access keys ([S3.CheckKeys]).
+type keyCheck struct {
+	now   func() time.Time
+	watch func(method, key string)
 }
 
 // Now is the server's clock: the wall clock shifted by the offset [S3.At]
@@ -97,6 +108,104 @@ func (s *S3) StallAfter(match func(*http.Request) bool, d time.Duration) {
 // (down false: serve again).
 func (s *S3) Down(down bool) { s.down.Store(down) }
 
+// CheckKeys makes the server check each request's access key (the
+// Credential of its SigV4 Authorization header or X-Amz-Credential query
+// parameter) from now on: a key granted with [S3.Grant] is served until its
+// expiry on clock now, and answered 400 ExpiredToken from then on, as S3
+// answers expired session credentials; any other key is answered 403
+// InvalidAccessKeyId. The test's static key ([S3Props]), which the
+// warehouse's own catalog uses, never expires. watch, when set, sees each
+// request (its method and object key, bucket first) before its key is
+// checked: a test moves its clock there at the moment it chooses. By
+// default (no CheckKeys) the server serves any key.
+func (s *S3) CheckKeys(now func() time.Time, watch func(method, key string)) {
+	s.keysMu.Lock()
+	defer s.keysMu.Unlock()
+	s.keys = &keyCheck{now: now, watch: watch}
+}
+
+// Grant makes the server serve access key id until expires (zero: for
+// good) while [S3.CheckKeys] is on.
+func (s *S3) Grant(id string, expires time.Time) {
+	s.keysMu.Lock()
+	defer s.keysMu.Unlock()
+	if s.granted == nil {
+		s.granted = map[string]time.Time{}
+	}
+	s.granted[id] = expires
+}
+
+// refuse answers r as S3 answers a key it does not take and reports
+// whether it did (false: the key is served).
+func (s *S3) refuse(w http.ResponseWriter, r *http.Request) bool {
+	s.keysMu.Lock()
+	keys := s.keys
+	s.keysMu.Unlock()
+	if keys == nil {
+		return false
+	}
+	if keys.watch != nil {
+		keys.watch(r.Method, strings.TrimPrefix(r.URL.Path, "/"))
+	}
+	id := accessKey(r)
+	s.keysMu.Lock()
+	exp, ok := s.granted[id]
+	s.keysMu.Unlock()
+	switch {
+	case id == S3Props("")[iceio.S3AccessKeyID]:
+		return false
+	case !ok:
+		s3Error(w, r, http.StatusForbidden, "InvalidAccessKeyId", "The AWS Access Key Id you provided does not exist in our records.")
+	case !exp.IsZero() && !keys.now().Before(exp):
+		s3Error(w, r, http.StatusBadRequest, "ExpiredToken", "The provided token has expired.")
+	default:
+		return false
+	}
+	s.refused.Add(1)
+	return true
+}
+
+// Refused is how many requests the server refused for their key.
+func (s *S3) Refused() int { return int(s.refused.Load()) }
+
+// Objects lists the keys of the objects stored under loc (a URI in bucket
+// [S3Bucket]), asking the server's backend itself.
+func (s *S3) Objects(t testing.TB, loc string) []string {
+	t.Helper()
+	key, ok := strings.CutPrefix(loc, "s3://"+S3Bucket+"/")
+	require.True(t, ok, "%s is not in bucket %s", loc, S3Bucket)
+	prefix := gofakes3.NewPrefix(&key, nil)
+	list, err := s.backend.ListBucket(S3Bucket, &prefix, gofakes3.ListBucketPage{})
+	require.NoError(t, err)
+	var out []string
+	for _, c := range list.Contents {
+		out = append(out, "s3://"+S3Bucket+"/"+c.Key)
+	}
+	return out
+}
+
+// accessKey is the access key id r is signed with, or "".
+func accessKey(r *http.Request) string {
+	cred := r.URL.Query().Get("X-Amz-Credential")
+	if auth := r.Header.Get("Authorization"); auth != "" {
+		_, rest, _ := strings.Cut(auth, "Credential=")
+		cred, _, _ = strings.Cut(rest, ",")
+	}
+	id, _, _ := strings.Cut(cred, "/")
+	return strings.TrimSpace(id)
+}
+
+// s3Error answers S3's error document (no body for HEAD, as S3 does).
+func s3Error(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/xml")
+	w.WriteHeader(status)
+	if r.Method == http.MethodHead {
+		return
+	}
+	fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?>`+"\n"+`<Error><Code>%s</Code><Message>%s</Message><Resource>%s</Resource><RequestId>testlake</RequestId></Error>`,
+		code, msg, r.URL.Path)
+}
+
 func (s *S3) handler(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		resumed := s.resumed()
@@ -110,6 +219,9 @@ func (s *S3) handler(h http.Handler) http.Handler {
 		}
 		if s.down.Load() {
 			http.Error(w, "object store down (testlake)", http.StatusServiceUnavailable)
+			return
+		}
+		if s.refuse(w, r) {
 			return
 		}
 		tr := s.stallFrom.Load()

@@ -301,12 +301,19 @@ func (w *Warehouse) CreateTable(t testing.TB, ns, name string, schema *iceberg.S
 // Append appends one record batch as one commit and returns the new table.
 func Append(t testing.TB, tbl *table.Table, rec arrow.RecordBatch) *table.Table {
 	t.Helper()
+	out, err := TryAppend(t, tbl, rec)
+	require.NoError(t, err)
+	return out
+}
+
+// TryAppend is [Append] for a commit that may fail: it returns the
+// commit's error.
+func TryAppend(t testing.TB, tbl *table.Table, rec arrow.RecordBatch) (*table.Table, error) {
+	t.Helper()
 	rdr, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
 	require.NoError(t, err)
 	defer rdr.Release()
-	out, err := tbl.Append(context.Background(), rdr, nil)
-	require.NoError(t, err)
-	return out
+	return tbl.Append(context.Background(), rdr, nil)
 }
 
 // ArrowSchema is the table's current schema as Arrow, with field ids.

@@ -57,3 +57,6 @@ SELECT * FROM logs.app WHERE regexp_like(message, 'timeout|refused') AND level =
 SHOW PARTITIONS logs.app
 -- name: msck
 MSCK REPAIR TABLE logs.app
+-- name: struct_field_paths
+SELECT w.httprequest.uri, count(*) FROM logs.waf_logs w JOIN logs.blocked_ips b ON b.ip = w.httprequest.clientip
+WHERE httprequest.clientip = '1.2.3.4' AND w.httprequest.country IN ('FR', 'DE') GROUP BY 1

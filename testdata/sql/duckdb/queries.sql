@@ -58,3 +58,7 @@ SELECT * FROM lake.main.events WHERE len(list_filter(tags, x -> x LIKE 'a%')) > 
 SELECT * FROM lake.main.orders WHERE ((((amount > 5)) AND (region = 'EU')
 -- name: lateral_alias_in_where
 SELECT lower(email) AS e, amount * 2 AS double_amount FROM lake.main.users WHERE e LIKE '%@x.com' AND double_amount > 10
+-- name: struct_field_paths
+SELECT meta.os, count(*) FROM app.events
+WHERE meta.os = 'ios' AND events.meta.version >= '17' AND meta['device'] = 'phone' AND struct_extract(meta, 'locale') = 'fr_FR'
+GROUP BY ALL

@@ -75,3 +75,12 @@ SELECT * FROM SALES.CORE.ORDERS WHERE STATUS = 'open' AND NOTE LIKE 'abc
 -- name: lateral_alias_in_where
 SELECT DATE_TRUNC('day', EVENT_TS) AS DAY, COUNT(*) AS N FROM ANALYTICS.PUBLIC.EVENTS
 WHERE DAY >= '2024-05-01' AND N > 0 AND TENANT = 'a' GROUP BY 1
+-- name: like_any_all
+SELECT * FROM WEB.PUBLIC.REQUESTS
+WHERE URL LIKE ANY ('%/checkout%', '%/cart%') AND HOST ILIKE ALL ('%.example.com', 'www.%') AND PATH NOT LIKE ANY ('/health%')
+-- name: session_variables
+SELECT * FROM SALES.CORE.ORDERS
+WHERE ORDER_TS >= $start_ts AND ORDER_TS < $end_ts AND REGION = $region
+-- name: flatten_keeps_base_predicates
+SELECT e.ID, f.value:sku::STRING AS SKU FROM RAW.EVENTS.ORDERS_JSON e, LATERAL FLATTEN(input => e.PAYLOAD:items, outer => TRUE) f
+WHERE e.EVENT_DATE = '2024-05-01'::DATE AND e.TENANT_ID = 7 AND f.value:qty::INT > 1

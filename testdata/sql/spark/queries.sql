@@ -102,3 +102,10 @@ DELETE FROM prod.db.orders WHERE ts < '2020-01-01' AND status IN ('cancelled', '
 UPDATE prod.db.orders SET status = 'late' WHERE status = 'open' AND due_date < current_date()
 -- name: explain_extended
 EXPLAIN EXTENDED SELECT * FROM prod.db.orders WHERE id = 7
+-- name: cache_table_as_select
+CACHE LAZY TABLE hot_orders OPTIONS ('storageLevel' 'MEMORY_AND_DISK') AS
+SELECT * FROM sales.orders WHERE order_date >= DATE '2024-04-01' AND region = 'EU'
+-- name: lateral_view_outer_posexplode
+SELECT o.order_id, item FROM sales.orders o LATERAL VIEW OUTER explode(o.items) t AS item
+LATERAL VIEW posexplode(o.tags) p AS pos, tag
+WHERE o.order_date = '2024-05-01' AND region = 'EU' AND item = 'sku-1'
