@@ -55,7 +55,9 @@ func names(checks []control.Check) []string {
 // embedded default on a fresh machine, and a warehouse with a table,
 // listing and (with Write) writing and deleting a probe.
 func TestDoctorPasses(t *testing.T) {
-	w := testlake.New(t)
+	// Local on every store: the cases are the embedded default, a local
+	// warehouse under data_dir (TestDoctorWritesOnS3 covers S3).
+	w := testlake.NewLocal(t)
 	if c, ok := w.Catalog.(catalog.Closer); ok {
 		t.Cleanup(func() { require.NoError(t, c.Close()) })
 	}
@@ -140,7 +142,7 @@ func TestDoctorReportsMisfiledDeletes(t *testing.T) {
 	_, err = tbl.Delete(ctx, iceberg.EqualTo(iceberg.Reference("id"), int64(5)), nil)
 	require.NoError(t, err)
 
-	cfg := doctorConfig(t, strings.Replace(string(config.DefaultYAML()), "data_dir: ./floe-data", "data_dir: "+w.Dir, 1))
+	cfg := doctorConfig(t, w.ConfigYAML(""))
 	checks := control.Doctor(ctx, cfg, control.DoctorOptions{Timeout: 10 * time.Second})
 	var del *control.Check
 	for i := range checks {

@@ -2,8 +2,6 @@ package control_test
 
 import (
 	"context"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -97,7 +95,7 @@ func TestOptimizeFailingStepFailsTheRun(t *testing.T) {
 	// the run must fail at that step, record it, and not go on.
 	state, err := lake.LoadState(ctx, id, mustTable(t, w, id), lake.LoadOptions{})
 	require.NoError(t, err)
-	require.NoError(t, os.Remove(strings.TrimPrefix(state.DataFiles[0].Path, "file://")))
+	w.Remove(t, state.DataFiles[0].Path)
 	run, err := control.Optimize(ctx, w.Catalog, st, id, control.OptimizeOptions{})
 	require.Error(t, err)
 	require.Equal(t, control.StatusFailed, run.Status)

@@ -3,8 +3,8 @@ package control_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,12 +63,10 @@ func localCatalogs(w *testlake.Warehouse) control.Catalogs {
 // removes the copy: an entry floe cannot load.
 func registerGone(t *testing.T, w *testlake.Warehouse, tbl *table.Table) {
 	t.Helper()
-	b, err := os.ReadFile(oracle.LocalPath(tbl.MetadataLocation()))
-	require.NoError(t, err)
-	copied := filepath.Join(oracle.LocalPath(tbl.Location()), "metadata", "99999-gone.metadata.json")
-	require.NoError(t, os.WriteFile(copied, b, 0o644))
-	w.Register(t, "db", "gone", "file://"+copied)
-	require.NoError(t, os.Remove(copied))
+	copied := tbl.Location() + "/metadata/99999-gone.metadata.json"
+	w.Plant(t, copied, w.Read(t, tbl.MetadataLocation()), time.Now())
+	w.Register(t, "db", "gone", copied)
+	w.Remove(t, copied)
 }
 
 // The daemon's path: a restored backup of the catalog is configured beside
@@ -193,8 +191,8 @@ func TestDistributedEngineLeavesASharedLocationToFloe(t *testing.T) {
 			if shared {
 				w.Register(t, "db", "twin", tbl.MetadataLocation())
 			}
-			stray := filepath.Join(oracle.LocalPath(tbl.Location()), "data", "stray.parquet")
-			require.NoError(t, os.WriteFile(stray, []byte("stray"), 0o644))
+			stray := tbl.Location() + "/data/stray.parquet"
+			w.Plant(t, stray, []byte("stray"), time.Now())
 			eng := &clusterEngine{}
 			p := policy.Default()
 			p.Engine = "cluster"
@@ -213,8 +211,10 @@ func TestDistributedEngineLeavesASharedLocationToFloe(t *testing.T) {
 				Deleted []string `json:"deleted"`
 			}
 			require.NoError(t, json.Unmarshal(reportJSON(t, run.Steps[1].Report), &rep))
-			require.Equal(t, []string{stray}, rep.Deleted)
-			require.NoFileExists(t, stray)
+			// A local IO reports plain paths.
+			require.Len(t, rep.Deleted, 1)
+			require.Equal(t, strings.TrimPrefix(stray, "file://"), strings.TrimPrefix(rep.Deleted[0], "file://"))
+			require.False(t, w.Exists(t, stray))
 		})
 	}
 }

@@ -3,9 +3,7 @@ package control_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -405,14 +403,11 @@ func TestFailingStepFailsThePlan(t *testing.T) {
 	// A data file gone from storage fails the compaction: the run and the
 	// plan fail. Put back, the plan approved again runs.
 	state := pl.state(t)
-	path := strings.TrimPrefix(state.DataFiles[0].Path, "file://")
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	require.NoError(t, os.Remove(path))
+	restore := pl.w.Hide(t, state.DataFiles[0].Path)
 	run, err = control.Optimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{PlanID: p.ID})
 	require.Error(t, err)
 	require.Equal(t, control.StatusFailed, run.Status)
-	require.NoError(t, os.WriteFile(path, data, 0o644))
+	restore()
 	stored, err := control.GetRun(ctx, pl.st, run.ID)
 	require.NoError(t, err)
 	require.Equal(t, p.ID, stored.PlanID)

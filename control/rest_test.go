@@ -3,10 +3,12 @@ package control_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/rest"
+	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/control"
@@ -34,6 +36,21 @@ func restService(t *testing.T, s *restfake.Server, w *testlake.Warehouse, st con
 	return svc
 }
 
+// storeConfig hands out, with each table, the storage configuration of w
+// (its s3.* properties; none for a local warehouse), as a REST catalog
+// over a store does: the client is given nothing else to reach it.
+func storeConfig(w *testlake.Warehouse) func(table.Identifier) map[string]string {
+	return func(table.Identifier) map[string]string {
+		out := map[string]string{}
+		for k, v := range w.Props {
+			if strings.HasPrefix(k, "s3.") {
+				out[k] = v
+			}
+		}
+		return out
+	}
+}
+
 // A compaction run through a REST catalog: a 409 on its commit is a
 // conflict floe replays on the reloaded table; a commit whose outcome the
 // catalog could not tell (503) fails the run with the catalog's answer
@@ -58,7 +75,7 @@ func TestCompactionThroughRESTCatalog(t *testing.T) {
 			w, id, st := setup(t)
 			want, err := oracle.ChecksumIceberg(ctx, mustTable(t, w, id))
 			require.NoError(t, err)
-			s := restfake.New(t, restfake.Options{Backend: w.Catalog})
+			s := restfake.New(t, restfake.Options{Backend: w.Catalog, Vend: storeConfig(w)})
 			svc := restService(t, s, w, control.Deps{Store: st}, policies)
 			s.Inject(tc.fault)
 
@@ -86,7 +103,7 @@ func TestExpireThroughRESTCatalog(t *testing.T) {
 	w, id, st := setup(t)
 	want, err := oracle.ChecksumIceberg(ctx, mustTable(t, w, id))
 	require.NoError(t, err)
-	s := restfake.New(t, restfake.Options{Backend: w.Catalog, PageSize: 1})
+	s := restfake.New(t, restfake.Options{Backend: w.Catalog, PageSize: 1, Vend: storeConfig(w)})
 	svc := restService(t, s, w, control.Deps{Store: st, Now: tenDaysLater},
 		"default: {mode: manual, layout: none, enabled: {orphans: false, compact: false, manifests: false}}\n")
 	s.Inject(restfake.Fault{Route: "commit", Status: http.StatusTooManyRequests})

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -189,7 +188,7 @@ func TestSchedulerApprovedPlanAndBackoff(t *testing.T) {
 	g := newScheduler(t, "default: {layout: none}\n")
 	state, err := lake.LoadState(t.Context(), g.id, mustTable(t, g.w, g.id), lake.LoadOptions{})
 	require.NoError(t, err)
-	require.NoError(t, os.Remove(strings.TrimPrefix(state.DataFiles[0].Path, "file://")))
+	g.w.Remove(t, state.DataFiles[0].Path)
 	p, err = g.s.RunPass(t.Context())
 	require.NoError(t, err)
 	require.Len(t, p.Errors, 1)
@@ -244,8 +243,7 @@ func TestSchedulerAlerts(t *testing.T) {
 
 	state, err := lake.LoadState(t.Context(), id, mustTable(t, w, id), lake.LoadOptions{})
 	require.NoError(t, err)
-	path := strings.TrimPrefix(state.DataFiles[0].Path, "file://")
-	require.NoError(t, os.Rename(path, path+".away"))
+	restore := w.Hide(t, state.DataFiles[0].Path)
 	p, err := s.RunPass(t.Context())
 	require.NoError(t, err)
 	require.Equal(t, control.StatusFailed, p.Runs[0].Run.Status)
@@ -261,7 +259,7 @@ func TestSchedulerAlerts(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, received(), 1)
 
-	require.NoError(t, os.Rename(path+".away", path))
+	restore()
 	c.Add(control.BackoffBase)
 	p, err = s.RunPass(t.Context())
 	require.NoError(t, err)

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"maps"
 	"net/url"
 	"testing"
 	"time"
 
-	"github.com/apache/iceberg-go/catalog"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
@@ -31,16 +29,8 @@ func TestIOTimeoutBoundsEveryRequestOfAStalledStore(t *testing.T) {
 	sc := testlake.ArrowSchema(t, tbl)
 	testlake.Append(t, tbl, batch(t, sc, 1, 100, "eu", time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)))
 
-	props := maps.Clone(w.Props)
-	props[lake.PropIOTimeout] = timeout.String()
-	props[lake.PropCatalogTimeout] = "0"                              // the object store's bound alone
-	cat, err := lake.OpenCatalog(context.Background(), w.Name, props) // the SQL catalog keys tables by its name
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		if c, ok := cat.(catalog.Closer); ok {
-			require.NoError(t, c.Close())
-		}
-	})
+	// The object store's bound alone.
+	cat := w.Reopen(t, map[string]string{lake.PropIOTimeout: timeout.String(), lake.PropCatalogTimeout: "0"})
 	id := lake.Ident{Catalog: w.Name, Namespace: []string{"db"}, Name: "events"}
 	loaded, err := lake.LoadTable(context.Background(), cat, id)
 	require.NoError(t, err)
@@ -109,20 +99,11 @@ func TestIOTimeoutBoundsEveryRequestOfAStalledStore(t *testing.T) {
 func TestIOTimeoutZeroWaitsForTheStore(t *testing.T) {
 	w := testlake.NewS3(t)
 	w.CreateTable(t, "db", "events", schema, nil, nil, nil)
-	props := maps.Clone(w.Props)
-	props[lake.PropIOTimeout] = "0"
-	props[lake.PropCatalogTimeout] = "0"
-	cat, err := lake.OpenCatalog(context.Background(), w.Name, props)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		if c, ok := cat.(catalog.Closer); ok {
-			require.NoError(t, c.Close())
-		}
-	})
+	cat := w.Reopen(t, map[string]string{lake.PropIOTimeout: "0", lake.PropCatalogTimeout: "0"})
 	w.S3.Stall(2 * time.Second)
 	defer w.S3.Stall(0)
 	start := time.Now()
-	_, err = cat.LoadTable(context.Background(), table.Identifier{"db", "events"})
+	_, err := cat.LoadTable(context.Background(), table.Identifier{"db", "events"})
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, time.Since(start), 2*time.Second)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -390,12 +391,17 @@ func TestCommitGroupsKeepsProgressWhenALaterWriteFails(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rep.Commits, 2)
 
-	// The third group's write fails: its data path runs through a regular
-	// file, so creating the output fails whoever runs the test.
-	blocker := filepath.Join(t.TempDir(), "not-a-dir")
-	require.NoError(t, os.WriteFile(blocker, nil, 0o644))
+	// The third group's write fails: on a local warehouse its data path
+	// runs through a regular file, so creating the output fails whoever
+	// runs the test; on S3 it names a bucket the table's IO refuses.
+	badPath, wantErr := "s3://floe-no-such-bucket/data", `authority "floe-no-such-bucket"`
+	if strings.HasPrefix(rep.Table.Location(), "file://") {
+		blocker := filepath.Join(t.TempDir(), "not-a-dir")
+		require.NoError(t, os.WriteFile(blocker, nil, 0o644))
+		badPath, wantErr = "file://"+blocker+"/data", "not a directory"
+	}
 	tx := rep.Table.NewTransaction()
-	require.NoError(t, tx.SetProperties(iceberg.Properties{"write.data.path": "file://" + blocker + "/data"}))
+	require.NoError(t, tx.SetProperties(iceberg.Properties{"write.data.path": badPath}))
 	broken, err := tx.Commit(ctx)
 	require.NoError(t, err)
 	st := tt.state(t, broken)
@@ -411,7 +417,7 @@ func TestCommitGroupsKeepsProgressWhenALaterWriteFails(t *testing.T) {
 	}
 	require.Len(t, ap, 3)
 	_, _, err = rewriter.RewriteGroup(ctx, broken, ap, rewriter.GroupOptions{TempDir: t.TempDir()})
-	require.ErrorContains(t, err, "not a directory", "the injected write error surfaces")
+	require.ErrorContains(t, err, wantErr, "the injected write error surfaces")
 
 	// The first two groups stay committed; the third partition is untouched.
 	require.Equal(t, len(done[0].Outputs), regionFiles(st, "eu"))

@@ -63,6 +63,9 @@ type CompactOptions struct {
 	Group GroupOptions
 	// Commit tunes the commit loop; its Layout is set by Compact.
 	Commit CommitOptions
+	// Lease tunes the run's lease (TTL, renewal interval, clock); its
+	// RunID, Table and Operation are set by Compact.
+	Lease LeaseOptions
 	// GroupsPerBatch is how many groups are rewritten before they are
 	// committed (partial progress: a failure keeps every committed batch).
 	// Default: 1.
@@ -545,7 +548,9 @@ func Compact(ctx context.Context, st *lake.State, plan CompactPlan, opts Compact
 	}
 	// The lease comes before any file is written, so orphan removal in any
 	// floe process sees the run before it sees its files.
-	lease, err := AcquireLease(ctx, st.Table, LeaseOptions{RunID: opts.Commit.RunID, Table: st.Ident.String(), Operation: "compact"})
+	leaseOpts := opts.Lease
+	leaseOpts.RunID, leaseOpts.Table, leaseOpts.Operation = opts.Commit.RunID, st.Ident.String(), "compact"
+	lease, err := AcquireLease(ctx, st.Table, leaseOpts)
 	if err != nil {
 		return res, fmt.Errorf("compact %s: %w", st.Ident, err)
 	}

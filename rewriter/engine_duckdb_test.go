@@ -29,6 +29,8 @@ func checkWithDuckDB(t testing.TB, before oracle.Sum, after *table.Table, files 
 	t.Helper()
 	ctx := t.Context()
 	require.Equal(t, before, duckSum(t, after), "duckdb: rows changed by the rewrite")
+	fio, err := after.FS(ctx)
+	require.NoError(t, err)
 	var paths []string
 	for part, fs := range files {
 		var ps []string
@@ -37,12 +39,12 @@ func checkWithDuckDB(t testing.TB, before oracle.Sum, after *table.Table, files 
 		}
 		paths = append(paths, ps...)
 		if sorted {
-			n, err := oracle.OrderViolations(ctx, ps, "id")
+			n, err := oracle.OrderViolations(ctx, fio, ps, "id")
 			require.NoError(t, err)
 			require.Zero(t, n, "duckdb: partition %q files out of key order", part)
 		}
 	}
-	got, err := oracle.Checksum(ctx, paths)
+	got, err := oracle.Checksum(ctx, fio, paths)
 	require.NoError(t, err)
 	require.Equal(t, before, got, "duckdb: the new files do not hold exactly the old rows")
 }

@@ -28,7 +28,7 @@ type sharedForExpiry struct {
 	*sharedEntries
 	want  oracle.Sum // the rows of b
 	wantA oracle.Sum // the rows of a
-	onlyA []string   // the manifest list and data file of a's own append, local paths
+	onlyA []string   // the manifest list and data file of a's own append
 }
 
 // localPaths is paths without their file: scheme.
@@ -48,7 +48,7 @@ func newSharedForExpiry(t *testing.T) *sharedForExpiry {
 	require.NoError(t, err)
 	before := liveFiles(t, s.a)
 	s.a = appendFresh(t, s.a, 20000, 50, "eu")
-	s.onlyA = []string{oracle.LocalPath(s.a.CurrentSnapshot().ManifestList)}
+	s.onlyA = []string{s.a.CurrentSnapshot().ManifestList}
 	for _, p := range liveFiles(t, s.a) {
 		if !slices.Contains(before, p) {
 			s.onlyA = append(s.onlyA, p)
@@ -95,7 +95,7 @@ func TestExpireKeepsWhatAnEntrySharingTheLocationReferences(t *testing.T) {
 	require.Equal(t, len(alone.Files)-len(plan.Files), plan.Shared)
 	require.Positive(t, plan.Shared)
 	for _, p := range s.onlyA {
-		require.Contains(t, localPaths(plan.Files), p, "a file only a referenced is still a's to delete")
+		require.Contains(t, localPaths(plan.Files), oracle.LocalPath(p), "a file only a referenced is still a's to delete")
 	}
 
 	res, err := rewriter.Expire(ctx, s.w.Catalog, s.a, plan, opts)
@@ -105,9 +105,7 @@ func TestExpireKeepsWhatAnEntrySharingTheLocationReferences(t *testing.T) {
 	require.ElementsMatch(t, plan.Files, res.Deleted)
 	require.Len(t, res.Shared, plan.Shared)
 	require.Contains(t, res.Shared, bList)
-	for _, p := range s.onlyA {
-		require.NoFileExists(t, p)
-	}
+	requireGone(t, s.w, s.onlyA...)
 	a, err := s.w.Catalog.LoadTable(ctx, s.a.Identifier())
 	require.NoError(t, err)
 	require.Len(t, a.Metadata().Snapshots(), 1)
@@ -159,9 +157,7 @@ func TestExpireRefusesWhenASiblingCannotBeRead(t *testing.T) {
 	require.Empty(t, res.Expired)
 	require.Empty(t, res.Deleted)
 	require.Equal(t, snaps, snapshotCount(t, s.w, s.a))
-	for _, p := range plan.Files {
-		require.FileExists(t, oracle.LocalPath(p))
-	}
+	requireStored(t, s.w, plan.Files...)
 
 	// Readable before the commit, not after it: the snapshots are expired
 	// (that is a's own metadata), and no file is deleted.
@@ -173,9 +169,7 @@ func TestExpireRefusesWhenASiblingCannotBeRead(t *testing.T) {
 	require.ErrorContains(t, err, "no file deleted")
 	require.ElementsMatch(t, plan.Snapshots, res.Expired)
 	require.Empty(t, res.Deleted)
-	for _, p := range append(localPaths(plan.Files), s.onlyA...) {
-		require.FileExists(t, p)
-	}
+	requireStored(t, s.w, append(plan.Files, s.onlyA...)...)
 	testlake.RequireIntact(t, s.b, s.want)
 }
 
@@ -201,8 +195,7 @@ func TestExpireKeepFilesDeletesNothing(t *testing.T) {
 	require.ElementsMatch(t, plan.Snapshots, res.Expired)
 	require.Empty(t, res.Deleted)
 	require.Equal(t, 1, snapshotCount(t, s.w, s.a))
-	for _, p := range s.onlyA {
-		require.FileExists(t, p, "a file only expired snapshots reached stays for orphan removal")
-	}
+	// A file only expired snapshots reached stays for orphan removal.
+	requireStored(t, s.w, s.onlyA...)
 	testlake.RequireIntact(t, s.b, s.want)
 }

@@ -2,7 +2,6 @@ package rewriter_test
 
 import (
 	"context"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -11,7 +10,6 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	"github.com/floe-project/floe/internal/oracle"
 	"github.com/floe-project/floe/internal/testlake"
 	"github.com/floe-project/floe/rewriter"
 )
@@ -61,16 +59,6 @@ func (f *expireFixture) setRef(t *testing.T, name string, id int64, typ table.Re
 	fresh, err := f.tt.w.Catalog.LoadTable(t.Context(), f.tt.tbl.Identifier())
 	require.NoError(t, err)
 	f.tt.tbl = fresh
-}
-
-func exists(t *testing.T, loc string) bool {
-	t.Helper()
-	_, err := os.Stat(oracle.LocalPath(loc))
-	if os.IsNotExist(err) {
-		return false
-	}
-	require.NoError(t, err)
-	return true
 }
 
 // requireReachableExist walks every snapshot of tbl with iceberg-go and
@@ -150,7 +138,7 @@ func TestExpire(t *testing.T) {
 			require.Equal(t, tc.wantRemovedRefs, plan.RemoveRefs)
 			// Dry run: planning deleted nothing.
 			for _, p := range plan.Files {
-				require.True(t, exists(t, p), "planning deleted %s", p)
+				require.True(t, f.tt.w.Exists(t, p), "planning deleted %s", p)
 			}
 			var wantData []string
 			for _, i := range tc.wantDeletedData {
@@ -173,7 +161,7 @@ func TestExpire(t *testing.T) {
 			require.Equal(t, tc.wantRemovedRefs, res.RemovedRefs)
 			require.ElementsMatch(t, plan.Files, res.Deleted)
 			for _, p := range res.Deleted {
-				require.False(t, exists(t, p), "%s not deleted", p)
+				require.False(t, f.tt.w.Exists(t, p), "%s not deleted", p)
 			}
 			fresh, err := f.tt.w.Catalog.LoadTable(ctx, f.tt.tbl.Identifier())
 			require.NoError(t, err)
@@ -216,11 +204,11 @@ func TestExpireKeepsSnapshotsTaggedAfterPlanning(t *testing.T) {
 	require.Equal(t, []int64{f.snaps[1]}, res.Kept)
 	require.ElementsMatch(t, []int64{f.snaps[0], f.snaps[2], f.snaps[3], f.snaps[4]}, res.Expired)
 	for _, p := range f.data[:2] {
-		require.True(t, exists(t, p), "data file of the tagged snapshot deleted")
+		require.True(t, f.tt.w.Exists(t, p), "data file of the tagged snapshot deleted")
 		require.NotContains(t, res.Deleted, p)
 	}
 	for _, p := range f.data[2:] {
-		require.False(t, exists(t, p))
+		require.False(t, f.tt.w.Exists(t, p))
 	}
 	fresh, err := f.tt.w.Catalog.LoadTable(ctx, f.tt.tbl.Identifier())
 	require.NoError(t, err)

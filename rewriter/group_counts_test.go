@@ -5,14 +5,16 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"testing"
+	"time"
 
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
+	"github.com/floe-project/floe/internal/testlake"
 	"github.com/floe-project/floe/layout"
 	"github.com/floe-project/floe/rewriter"
 )
@@ -55,17 +57,22 @@ func fileFrom(t *testing.T, tasks []table.FileScanTask, lo int64) string {
 	return ""
 }
 
-// overwrite replaces the file at loc with data.
-func overwrite(t *testing.T, loc string, data []byte) {
+// overwrite replaces the file at loc (a URI in w) with data.
+func overwrite(t *testing.T, w *testlake.Warehouse, loc string, data []byte) {
 	t.Helper()
-	require.NoError(t, os.WriteFile(localPath(loc), data, 0o644))
+	w.Plant(t, loc, data, time.Now())
 }
 
-// parquetFiles lists every Parquet file under the table's location.
+// parquetFiles lists every Parquet file under the table's location,
+// through the table's own IO.
 func parquetFiles(t *testing.T, tbl *table.Table) []string {
 	t.Helper()
+	fio, err := tbl.FS(t.Context())
+	require.NoError(t, err)
+	lister, ok := fio.(iceio.ListableIO)
+	require.True(t, ok, "the IO of %s cannot list", tbl.Location())
 	var out []string
-	err := filepath.WalkDir(localPath(tbl.Location()), func(p string, d fs.DirEntry, err error) error {
+	err = lister.WalkDir(tbl.Location(), func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && filepath.Ext(p) == ".parquet" {
 			out = append(out, p)
 		}
@@ -110,9 +117,7 @@ func TestRewriteGroupFailsWhenRowsDifferFromManifest(t *testing.T) {
 			}
 			tasks := euTasks(t, tt.tbl)
 			target, source := fileFrom(t, tasks, tc.target), fileFrom(t, tasks, tc.source)
-			data, err := os.ReadFile(localPath(source))
-			require.NoError(t, err)
-			overwrite(t, target, data)
+			overwrite(t, tt.w, target, tt.w.Read(t, source))
 			before, snap := parquetFiles(t, tt.tbl), currentSnapshotID(t, tt.tbl)
 
 			opts := rewriter.GroupOptions{TempDir: t.TempDir(), ScanChunkFiles: tc.chunk}
@@ -145,9 +150,7 @@ func TestCompactFailsWhenRowsDifferFromManifest(t *testing.T) {
 			tt := countsFixture(t)
 			tasks := euTasks(t, tt.tbl)
 			target := fileFrom(t, tasks, 30_000)
-			data, err := os.ReadFile(localPath(fileFrom(t, tasks, 40_000)))
-			require.NoError(t, err)
-			overwrite(t, target, data)
+			overwrite(t, tt.w, target, tt.w.Read(t, fileFrom(t, tasks, 40_000)))
 			snap := currentSnapshotID(t, tt.tbl)
 
 			layout, err := layout.Parse(spec)
@@ -202,9 +205,7 @@ func TestRewriteGroupNamesUnreadableInput(t *testing.T) {
 				tt := countsFixture(t)
 				tasks := euTasks(t, tt.tbl)
 				target := fileFrom(t, tasks, 20_000)
-				data, err := os.ReadFile(localPath(target))
-				require.NoError(t, err)
-				overwrite(t, target, d.damage(data))
+				overwrite(t, tt.w, target, d.damage(tt.w.Read(t, target)))
 				before := parquetFiles(t, tt.tbl)
 
 				st := tt.state(t, tt.tbl)
@@ -281,7 +282,7 @@ func TestRewriteGroupPassesWithDeletes(t *testing.T) {
 				var n int64
 				for _, f := range files {
 					n += f.Count()
-					require.NoError(t, os.Remove(localPath(f.FilePath())))
+					tt.w.Remove(t, f.FilePath())
 				}
 				require.Equal(t, tc.wantRows, n)
 			}

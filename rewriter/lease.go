@@ -74,10 +74,13 @@ type LeaseOptions struct {
 	Table string
 	// Operation is what the run does ("compact", "rewrite-manifests").
 	Operation string
-	// TTL is how long the lease stays live without renewal; it is renewed
-	// every TTL/4. Default: [DefaultLeaseTTL].
+	// TTL is how long the lease stays live without renewal. Default:
+	// [DefaultLeaseTTL].
 	TTL time.Duration
-	// Now is the clock. Default: time.Now.
+	// RenewEvery is how often the lease is renewed (a wall-clock ticker).
+	// Default: TTL/4.
+	RenewEvery time.Duration
+	// Now is the clock the lease's expiry is read on. Default: time.Now.
 	Now func() time.Time
 }
 
@@ -88,6 +91,12 @@ type LeaseOptions struct {
 // file that a live lease may still need, whatever their age and force
 // options say. A process killed without releasing its lease stops renewing
 // it, and the lease lapses after its TTL.
+//
+// A lease that lapsed stays lapsed: once its TTL passed without a
+// successful renewal (the store stalled or was down), another floe may
+// have taken the run for dead, removed its files as orphans or started a
+// run of its own, so a later renewal that gets through does not revive it.
+// The renewals stop and [Lease.Check] fails from then on.
 type Lease struct {
 	rec  LeaseRecord
 	fio  iceio.WriteFileIO
@@ -100,11 +109,12 @@ type Lease struct {
 	reload func(context.Context) (iceio.IO, error)
 	base   context.Context
 
-	mu      sync.Mutex
-	err     error // last renewal error
-	expires time.Time
-	stop    chan struct{}
-	done    chan struct{}
+	mu       sync.Mutex
+	err      error // last renewal error
+	expires  time.Time
+	lapsedAt time.Time // when the lease lapsed, once a renewal found it had
+	stop     chan struct{}
+	done     chan struct{}
 }
 
 // AcquireLease writes a lease for a run on tbl and starts renewing it.
@@ -114,6 +124,9 @@ func AcquireLease(ctx context.Context, tbl *table.Table, opts LeaseOptions) (*Le
 	}
 	if opts.TTL <= 0 {
 		opts.TTL = DefaultLeaseTTL
+	}
+	if opts.RenewEvery <= 0 {
+		opts.RenewEvery = opts.TTL / 4
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -161,17 +174,22 @@ func (l *Lease) Record() LeaseRecord {
 	return r
 }
 
-// Check returns an error when the lease may have lapsed: its last
-// successful renewal is older than its TTL, so another process may have
-// taken the run for dead. A run checks before it commits.
+// Check returns an error wrapping [ErrLeaseLost] when the lease may have
+// lapsed: its last successful renewal is older than its TTL (now, or at
+// any renewal since), so another floe may have taken the run for dead and
+// the table with it. A run checks before each commit and stops there.
 func (l *Lease) Check() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if now := l.opts.Now(); !now.Before(l.expires) {
-		return fmt.Errorf("lease %s of run %s lapsed at %s (last renewal error: %v): %w",
-			l.rec.Path, l.rec.RunID, l.expires.UTC().Format(time.RFC3339), l.err, ErrLeaseLost)
+	if l.lapsedAt.IsZero() && l.opts.Now().Before(l.expires) {
+		return nil
 	}
-	return nil
+	cause := "no renewal since"
+	if l.err != nil {
+		cause = "last renewal error: " + l.err.Error()
+	}
+	return fmt.Errorf("lease %s of run %s lapsed at %s (%s); another floe may have taken the table: %w",
+		l.rec.Path, l.rec.RunID, l.expires.UTC().Format(time.RFC3339), cause, ErrLeaseLost)
 }
 
 // CleanupTimeout bounds the cleanup a run does on a context of its own,
@@ -214,21 +232,42 @@ func (l *Lease) Release() error {
 
 func (l *Lease) renew() {
 	defer close(l.done)
-	t := time.NewTicker(l.opts.TTL / 4)
+	t := time.NewTicker(l.opts.RenewEvery)
 	defer t.Stop()
 	for {
 		select {
 		case <-l.stop:
 			return
 		case <-t.C:
+			if l.lapse() {
+				return
+			}
 			err := l.write(l.opts.Now())
 			l.mu.Lock()
 			l.err = err
 			l.mu.Unlock()
+			if l.lapse() {
+				return
+			}
 		}
 	}
 }
 
+// lapse reports whether the lease has lapsed: its expiry passed before a
+// renewal extended it. It then marks the lease lapsed for good, so that
+// no later renewal extends it.
+func (l *Lease) lapse() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lapsedAt.IsZero() && !l.opts.Now().Before(l.expires) {
+		l.lapsedAt = l.expires
+	}
+	return !l.lapsedAt.IsZero()
+}
+
+// write writes the lease file renewed at now. The new expiry takes effect
+// only if the write completed before the current one passed: a renewal
+// that gets through after the lease lapsed does not revive it.
 func (l *Lease) write(now time.Time) error {
 	l.mu.Lock()
 	rec := l.rec
@@ -254,8 +293,13 @@ func (l *Lease) write(now time.Time) error {
 		return fmt.Errorf("write lease %s: %w", rec.Path, err)
 	}
 	l.mu.Lock()
-	l.expires = rec.ExpiresAt
-	l.mu.Unlock()
+	defer l.mu.Unlock()
+	first := l.expires.IsZero()
+	if first || (l.lapsedAt.IsZero() && l.opts.Now().Before(l.expires)) {
+		l.expires = rec.ExpiresAt
+	} else if l.lapsedAt.IsZero() {
+		l.lapsedAt = l.expires
+	}
 	return nil
 }
 

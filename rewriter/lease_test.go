@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/internal/oracle"
+	"github.com/floe-project/floe/internal/testlake"
 	"github.com/floe-project/floe/layout"
 	"github.com/floe-project/floe/rewriter"
 )
@@ -26,7 +27,7 @@ func TestOrphansKeepFilesOfLiveRuns(t *testing.T) {
 	ctx := t.Context()
 	tt := newTwinTables(t, nil)
 	tt.appendBoth(t, 0, 100, "eu")
-	loc := oracle.LocalPath(tt.tbl.Location())
+	loc := tt.tbl.Location()
 	now := time.Now()
 	clock := func() time.Time { return now }
 	forced := rewriter.OrphanOptions{OlderThan: time.Millisecond, Force: true, Now: func() time.Time { return now.Add(time.Second) }}
@@ -35,15 +36,15 @@ func TestOrphansKeepFilesOfLiveRuns(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = lease.Release() })
 	// What the run writes after its lease: a data file nothing references.
-	written := filepath.Join(loc, "data", "region=eu", "00000-1-run-a.parquet")
-	plant(t, written, now)
+	written := loc + "/data/region=eu/00000-1-run-a.parquet"
+	plant(t, tt.w, written, now)
 	// A stray from before the run (older than the lease's clock-skew margin).
-	stray := filepath.Join(loc, "data", "region=eu", "stray.parquet")
-	plant(t, stray, now.Add(-time.Hour))
+	stray := loc + "/data/region=eu/stray.parquet"
+	plant(t, tt.w, stray, now.Add(-time.Hour))
 
 	plan, err := rewriter.PlanOrphans(ctx, tt.tbl, forced)
 	require.NoError(t, err)
-	require.Equal(t, []string{"file://" + stray}, orphanPaths(plan, loc))
+	require.Equal(t, localPaths([]string{stray}), orphanPaths(plan))
 	require.Equal(t, 2, plan.InFlight, "the run's file and its lease file")
 	require.Len(t, plan.Leases, 1)
 	require.Equal(t, "run-a", plan.Leases[0].RunID)
@@ -54,15 +55,15 @@ func TestOrphansKeepFilesOfLiveRuns(t *testing.T) {
 	require.NoError(t, lease.Release())
 	plan2, err := rewriter.PlanOrphans(ctx, tt.tbl, forced)
 	require.NoError(t, err)
-	require.Len(t, orphanPaths(plan2, loc), 2, "released: the run's uncommitted file is an orphan now")
+	require.Len(t, orphanPaths(plan2), 2, "released: the run's uncommitted file is an orphan now")
 	late, err := rewriter.AcquireLease(ctx, tt.tbl, rewriter.LeaseOptions{RunID: "run-b", Now: func() time.Time { return now.Add(-time.Minute) }})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = late.Release() })
 	res, err := rewriter.DeleteOrphans(ctx, tt.tbl, plan2, 2)
 	require.NoError(t, err)
-	require.Equal(t, []string{"file://" + stray}, toURIs(res.Deleted, loc))
+	require.Equal(t, localPaths([]string{stray}), localPaths(res.Deleted))
 	require.Len(t, res.InFlight, 1)
-	require.FileExists(t, written)
+	requireStored(t, tt.w, written)
 
 	// A lapsed lease (its holder was killed) protects nothing and is
 	// removed itself. Its clock stops at now-1m, its TTL is 2m: at now+5m
@@ -71,29 +72,18 @@ func TestOrphansKeepFilesOfLiveRuns(t *testing.T) {
 	plan3, err := rewriter.PlanOrphans(ctx, tt.tbl, lapsed)
 	require.NoError(t, err)
 	require.Empty(t, plan3.Leases)
-	paths := orphanPaths(plan3, loc)
-	require.Contains(t, paths, "file://"+written)
-	require.Contains(t, paths, "file://"+filepath.Join(loc, rewriter.LeaseDir, "run-b.json"))
+	paths := orphanPaths(plan3)
+	require.Contains(t, paths, oracle.LocalPath(written))
+	require.Contains(t, paths, oracle.LocalPath(loc+"/"+rewriter.LeaseDir+"/run-b.json"))
 }
 
-// orphanPaths lists the planned orphans as file:// URIs.
-func orphanPaths(p rewriter.OrphanPlan, loc string) []string {
+// orphanPaths lists the planned orphans, file:// stripped.
+func orphanPaths(p rewriter.OrphanPlan) []string {
 	var out []string
 	for _, f := range p.Files {
 		out = append(out, f.Path)
 	}
-	return toURIs(out, loc)
-}
-
-func toURIs(paths []string, _ string) []string {
-	out := []string{}
-	for _, p := range paths {
-		if !strings.HasPrefix(p, "file://") {
-			p = "file://" + p
-		}
-		out = append(out, p)
-	}
-	return out
+	return localPaths(out)
 }
 
 func TestLeaseCheckAndRelease(t *testing.T) {
@@ -159,19 +149,21 @@ func TestSweepRunDirs(t *testing.T) {
 func TestCommitRefusesMissingOutputs(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		damage func(t *testing.T, p string)
+		damage func(t *testing.T, w *testlake.Warehouse, loc string)
 	}{
-		{name: "deleted", damage: func(t *testing.T, p string) { require.NoError(t, os.Remove(p)) }},
-		{name: "truncated", damage: func(t *testing.T, p string) { require.NoError(t, os.Truncate(p, 10)) }},
+		{name: "deleted", damage: func(t *testing.T, w *testlake.Warehouse, loc string) { w.Remove(t, loc) }},
+		{name: "truncated", damage: func(t *testing.T, w *testlake.Warehouse, loc string) {
+			w.Plant(t, loc, w.Read(t, loc)[:10], time.Now())
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
 			tt := fillTwins(t)
 			base := tt.state(t, tt.tbl)
 			groups := rewriteGroups(t, base, "eu")
-			victim := oracle.LocalPath(groups[0].Outputs[0].FilePath())
+			victim := groups[0].Outputs[0].FilePath()
 			_, err := rewriter.CommitGroups(ctx, base, groups, rewriter.CommitOptions{Sleep: instantSleep,
-				BeforeCommit: func(context.Context, int, int) error { tc.damage(t, victim); return nil }})
+				BeforeCommit: func(context.Context, int, int) error { tc.damage(t, tt.w, victim); return nil }})
 			require.ErrorIs(t, err, rewriter.ErrMissingOutput)
 			require.Contains(t, err.Error(), groups[0].Outputs[0].FilePath())
 			after := tt.state(t, tt.tbl)

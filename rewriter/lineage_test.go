@@ -1,6 +1,7 @@
 package rewriter_test
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -174,7 +175,7 @@ func TestCompactWritesNoLineageBeforeV3(t *testing.T) {
 			require.Equal(t, before, rowSum(t, res.Table))
 			after := loadState(t, st.Ident, res.Table)
 			require.Len(t, after.DataFiles, 1)
-			require.Equal(t, []int{1, 2, 3, 4}, parquetFieldIDs(t, after.DataFiles[0].Path))
+			require.Equal(t, []int{1, 2, 3, 4}, parquetFieldIDs(t, res.Table, after.DataFiles[0].Path))
 		})
 	}
 }
@@ -269,7 +270,7 @@ func requireLineageShapes(t *testing.T, st *lake.State) {
 	requireDeleteKind(t, st, lake.DeletionVector)
 	var with, without int
 	for _, f := range st.DataFiles {
-		if slices.Contains(parquetFieldIDs(t, f.Path), oracle.RowIDFieldID) {
+		if slices.Contains(parquetFieldIDs(t, st.Table, f.Path), oracle.RowIDFieldID) {
 			with++
 		} else {
 			without++
@@ -396,7 +397,9 @@ func fileLineage(t *testing.T, st *lake.State, inherit bool) map[int64]oracle.Li
 			files[i].FirstRowID, files[i].DataSequenceNumber = f.DataFile.FirstRowID(), &seq
 		}
 	}
-	return fileLineageOf(t, files)
+	fio, err := st.Table.FS(t.Context())
+	require.NoError(t, err)
+	return fileLineageOf(t, fio, files)
 }
 
 // requireLineageMatches checks that the rows of files hold, by id, the
@@ -447,12 +450,11 @@ func requireFreshRowIDRanges(t *testing.T, before, after *lake.State) {
 	require.GreaterOrEqual(t, after.Table.Metadata().NextRowID(), end)
 }
 
-// parquetFieldIDs lists the field ids of the top-level columns of the
+// parquetFieldIDs lists the field ids of the top-level columns of tbl's
 // Parquet file at loc, in file order.
-func parquetFieldIDs(t *testing.T, loc string) []int {
+func parquetFieldIDs(t *testing.T, tbl *table.Table, loc string) []int {
 	t.Helper()
-	rdr, err := file.OpenParquetFile(oracle.LocalPath(loc), false)
-	require.NoError(t, err)
+	rdr := openTableParquet(t, tbl, loc)
 	defer func() { require.NoError(t, rdr.Close()) }()
 	root := rdr.MetaData().Schema.Root()
 	ids := make([]int, root.NumFields())
@@ -460,6 +462,21 @@ func parquetFieldIDs(t *testing.T, loc string) []int {
 		ids[i] = int(root.Field(i).FieldID())
 	}
 	return ids
+}
+
+// openTableParquet opens tbl's Parquet file at loc with arrow-go's reader,
+// through the table's own IO.
+func openTableParquet(t testing.TB, tbl *table.Table, loc string) *file.Reader {
+	t.Helper()
+	fio, err := tbl.FS(t.Context())
+	require.NoError(t, err)
+	f, err := fio.Open(loc)
+	require.NoError(t, err)
+	rdr, err := file.NewParquetReader(f)
+	if err != nil {
+		require.NoError(t, errors.Join(err, f.Close()))
+	}
+	return rdr
 }
 
 // DigestTasks, which floe's check of a distributed engine's compaction

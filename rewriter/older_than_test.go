@@ -1,7 +1,6 @@
 package rewriter_test
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -20,8 +19,8 @@ func TestOrphanOptionsOlderThan(t *testing.T) {
 	tt.appendBoth(t, 0, 10, "eu")
 	now := time.Now().Add(time.Minute)
 	// An unreferenced file a second old: an orphan only for a cut-off of now.
-	stray := filepath.Join(oracle.LocalPath(tt.tbl.Location()), "data", "region=eu", "stray.parquet")
-	plant(t, stray, now.Add(-time.Second))
+	stray := tt.tbl.Location() + "/data/region=eu/stray.parquet"
+	plant(t, tt.w, stray, now.Add(-time.Second))
 	clock := func() time.Time { return now }
 	cases := []struct {
 		name    string
@@ -60,7 +59,7 @@ func TestOrphanOptionsOlderThan(t *testing.T) {
 				paths = append(paths, oracle.LocalPath(f.Path))
 			}
 			if tc.wantStray {
-				require.Equal(t, []string{stray}, paths)
+				require.Equal(t, []string{oracle.LocalPath(stray)}, paths)
 				require.Zero(t, plan.Young)
 			} else {
 				require.Empty(t, paths)

@@ -3,8 +3,6 @@ package rewriter_test
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -74,7 +72,7 @@ func (s *sharedEntries) brokenSibling(t *testing.T) func(context.Context) ([]rew
 		catalog.WithLocation(s.a.Location()+"/nested/broken"))
 	require.NoError(t, err)
 	broken = appendFresh(t, broken, 0, 10, "eu")
-	require.NoError(t, os.Remove(oracle.LocalPath(broken.CurrentSnapshot().ManifestList)))
+	s.w.Remove(t, broken.CurrentSnapshot().ManifestList)
 	return sibling("local.db.broken", broken)
 }
 
@@ -166,10 +164,10 @@ func TestOrphansKeepWhatASiblingReferencesWhateverItsAge(t *testing.T) {
 	before := rowSum(t, s.a)
 	a := s.compactA(t)
 	outputs := liveFiles(t, a)
-	loc := oracle.LocalPath(a.Location())
-	ageTree(t, loc, now.Add(-10*24*time.Hour))
-	stray := filepath.Join(loc, "data", "region=eu", "stray.parquet")
-	plant(t, stray, now.Add(-10*24*time.Hour))
+	loc := a.Location()
+	s.w.AgeTree(t, loc, now.Add(-10*24*time.Hour))
+	stray := loc + "/data/region=eu/stray.parquet"
+	plant(t, s.w, stray, now.Add(-10*24*time.Hour))
 	clock := func() time.Time { return now }
 
 	// What b alone sees: a's outputs are old and unreferenced. This is
@@ -196,14 +194,14 @@ func TestOrphansKeepWhatASiblingReferencesWhateverItsAge(t *testing.T) {
 		got = append(got, oracle.LocalPath(f.Path))
 		require.Empty(t, f.RunID)
 	}
-	require.Contains(t, got, stray)
+	require.Contains(t, got, oracle.LocalPath(stray))
 	res, err := rewriter.DeleteOrphans(ctx, s.b, plan, 4)
 	require.NoError(t, err)
 	var deleted []string
 	for _, p := range res.Deleted {
 		deleted = append(deleted, oracle.LocalPath(p))
 	}
-	require.Contains(t, deleted, stray)
+	require.Contains(t, deleted, oracle.LocalPath(stray))
 	requireReachableExist(t, a)
 	requireReachableExist(t, s.b)
 	require.Equal(t, before, rowSum(t, a))
@@ -219,7 +217,7 @@ func TestDeleteOrphansKeepsWhatASiblingCommittedSincePlanning(t *testing.T) {
 	st, err := lake.LoadState(ctx, ident("a"), s.a, lake.LoadOptions{})
 	require.NoError(t, err)
 	groups := rewriteGroups(t, st, "eu")
-	ageTree(t, oracle.LocalPath(s.a.Location()), now.Add(-5*24*time.Hour))
+	s.w.AgeTree(t, s.a.Location(), now.Add(-5*24*time.Hour))
 	opts := rewriter.OrphanOptions{Now: func() time.Time { return now }, Siblings: sibling("local.db.a", s.a)}
 	plan, err := rewriter.PlanOrphans(ctx, s.b, opts)
 	require.NoError(t, err)
@@ -247,7 +245,7 @@ func TestOrphansKeepTheFilesOfATableInsideTheLocation(t *testing.T) {
 	inner = appendFresh(t, inner, 0, 100, "eu")
 	inner = appendFresh(t, inner, 100, 100, "eu")
 	innerFiles := liveFiles(t, inner)
-	ageTree(t, oracle.LocalPath(s.a.Location()), now.Add(-10*24*time.Hour))
+	s.w.AgeTree(t, s.a.Location(), now.Add(-10*24*time.Hour))
 	clock := func() time.Time { return now }
 
 	alone, err := rewriter.PlanOrphans(ctx, s.a, rewriter.OrphanOptions{Now: clock})
@@ -266,8 +264,8 @@ func TestOrphansKeepTheFilesOfATableInsideTheLocation(t *testing.T) {
 	lease, err := rewriter.AcquireLease(ctx, inner, rewriter.LeaseOptions{RunID: "inner-run", Table: "local.db.inner", Operation: "compact"})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, lease.Release()) })
-	written := filepath.Join(oracle.LocalPath(inner.Location()), "data", "00000-0-x-run-inner-run.parquet")
-	plant(t, written, time.Now())
+	written := inner.Location() + "/data/00000-0-x-run-inner-run.parquet"
+	plant(t, s.w, written, time.Now())
 	forced, err := rewriter.PlanOrphans(ctx, s.a, rewriter.OrphanOptions{OlderThan: 0, OlderThanSet: true, Force: true,
 		Siblings: sibling("local.db.inner", inner)})
 	require.NoError(t, err)
@@ -283,10 +281,10 @@ func TestOrphansRefuseWhenASiblingCannotBeRead(t *testing.T) {
 	ctx := t.Context()
 	now := time.Now()
 	s := newSharedEntries(t)
-	loc := oracle.LocalPath(s.a.Location())
-	ageTree(t, loc, now.Add(-10*24*time.Hour))
-	stray := filepath.Join(loc, "data", "stray.parquet")
-	plant(t, stray, now.Add(-10*24*time.Hour))
+	loc := s.a.Location()
+	s.w.AgeTree(t, loc, now.Add(-10*24*time.Hour))
+	stray := loc + "/data/stray.parquet"
+	plant(t, s.w, stray, now.Add(-10*24*time.Hour))
 	clock := func() time.Time { return now }
 
 	// The finder itself fails (a catalog could not be listed).
@@ -315,7 +313,7 @@ func TestOrphansRefuseWhenASiblingCannotBeRead(t *testing.T) {
 	res, err := rewriter.DeleteOrphans(ctx, s.b, plan, 2)
 	require.ErrorContains(t, err, "local.db.a")
 	require.Empty(t, res.Deleted)
-	require.FileExists(t, stray)
+	requireStored(t, s.w, stray)
 }
 
 // What a floe run on the table itself wrote and never committed is still
@@ -364,7 +362,7 @@ func TestOrphansLeftByARunJudgedByTheRunsOwnTable(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, res.Deleted, len(written))
 	for _, f := range written {
-		require.NoFileExists(t, oracle.LocalPath(f.FilePath()))
+		requireGone(t, s.w, f.FilePath())
 	}
 	requireReachableExist(t, s.a)
 	require.Equal(t, before, rowSum(t, s.a))

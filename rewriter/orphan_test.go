@@ -1,14 +1,13 @@
 package rewriter_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/internal/oracle"
+	"github.com/floe-project/floe/internal/testlake"
 	"github.com/floe-project/floe/rewriter"
 )
 
@@ -72,22 +71,26 @@ func TestPlanOrphansRefusesYoungAgeWithoutForce(t *testing.T) {
 	}
 }
 
-// ageTree sets the modification time of every file under dir to t.
-func ageTree(tb *testing.T, dir string, t time.Time) {
-	tb.Helper()
-	require.NoError(tb, filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		return os.Chtimes(p, t, t)
-	}))
+// plant writes a stray file at loc (a URI in w) as if written at mod.
+func plant(t *testing.T, w *testlake.Warehouse, loc string, mod time.Time) {
+	t.Helper()
+	w.Plant(t, loc, []byte("stray bytes"), mod)
 }
 
-func plant(t *testing.T, p string, mod time.Time) {
+// requireStored fails unless a file is at each of locs (URIs in w).
+func requireStored(t *testing.T, w *testlake.Warehouse, locs ...string) {
 	t.Helper()
-	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-	require.NoError(t, os.WriteFile(p, []byte("stray bytes"), 0o644))
-	require.NoError(t, os.Chtimes(p, mod, mod))
+	for _, loc := range locs {
+		require.True(t, w.Exists(t, loc), "%s is gone", loc)
+	}
+}
+
+// requireGone fails if a file is at one of locs (URIs in w).
+func requireGone(t *testing.T, w *testlake.Warehouse, locs ...string) {
+	t.Helper()
+	for _, loc := range locs {
+		require.False(t, w.Exists(t, loc), "%s is still stored", loc)
+	}
 }
 
 func TestOrphans(t *testing.T) {
@@ -113,29 +116,29 @@ func TestOrphans(t *testing.T) {
 	tt.tbl = rep.Table
 	before := rowSum(t, tt.tbl)
 
-	loc := oracle.LocalPath(tt.tbl.Location())
-	// Everything on disk so far is old, referenced or not.
-	ageTree(t, loc, old)
-	oldStray := filepath.Join(loc, "data", "region=eu", "stray-old.parquet")
-	youngStray := filepath.Join(loc, "data", "region=eu", "stray-young.parquet")
-	staging := filepath.Join(loc, "data", "_floe_staging", "run-7")
-	inFlightOld := filepath.Join(staging, "part-0.parquet")
-	plant(t, oldStray, old)
-	plant(t, youngStray, now)
-	plant(t, inFlightOld, old)
+	loc := tt.tbl.Location()
+	// Everything stored so far is old, referenced or not.
+	tt.w.AgeTree(t, loc, old)
+	oldStray := loc + "/data/region=eu/stray-old.parquet"
+	youngStray := loc + "/data/region=eu/stray-young.parquet"
+	staging := loc + "/data/_floe_staging/run-7"
+	inFlightOld := staging + "/part-0.parquet"
+	plant(t, tt.w, oldStray, old)
+	plant(t, tt.w, youngStray, now)
+	plant(t, tt.w, inFlightOld, old)
 	// A commit in flight: files written with the table's location provider,
 	// not committed yet, young.
 	inFlight := rewriteGroups(t, tt.state(t, tt.tbl), "eu")[0].Outputs
 	require.NotEmpty(t, inFlight)
 
-	opts := rewriter.OrphanOptions{Now: func() time.Time { return now }, ExcludePrefixes: []string{"file://" + staging + "/"}}
+	opts := rewriter.OrphanOptions{Now: func() time.Time { return now }, ExcludePrefixes: []string{staging + "/"}}
 	plan, err := rewriter.PlanOrphans(ctx, tt.tbl, opts)
 	require.NoError(t, err)
 	var got []string
 	for _, f := range plan.Files {
 		got = append(got, oracle.LocalPath(f.Path))
 	}
-	want := []string{oldStray}
+	want := []string{oracle.LocalPath(oldStray)}
 	for _, p := range lost {
 		want = append(want, oracle.LocalPath(p))
 	}
@@ -150,30 +153,26 @@ func TestOrphans(t *testing.T) {
 	}
 	require.Equal(t, bytes, plan.Bytes)
 	// Planning deleted nothing.
-	for _, p := range want {
-		require.FileExists(t, p)
-	}
+	requireStored(t, tt.w, oldStray)
+	requireStored(t, tt.w, lost...)
 
 	res, err := rewriter.DeleteOrphans(ctx, tt.tbl, plan, 4)
 	require.NoError(t, err)
 	require.Len(t, res.Deleted, len(want))
 	require.Equal(t, plan.Bytes, res.Bytes)
 	require.Empty(t, res.Referenced)
-	for _, p := range want {
-		require.NoFileExists(t, p)
-	}
-	for _, p := range []string{youngStray, inFlightOld} {
-		require.FileExists(t, p)
-	}
+	requireGone(t, tt.w, oldStray)
+	requireGone(t, tt.w, lost...)
+	requireStored(t, tt.w, youngStray, inFlightOld)
 	for _, f := range inFlight {
-		require.FileExists(t, oracle.LocalPath(f.FilePath()))
+		requireStored(t, tt.w, f.FilePath())
 	}
 	// Every referenced file is still there: snapshots, manifests, data and
 	// delete files, every metadata.json, and the table reads the same.
 	requireReachableExist(t, tt.tbl)
-	require.FileExists(t, oracle.LocalPath(tt.tbl.MetadataLocation()))
+	requireStored(t, tt.w, tt.tbl.MetadataLocation())
 	for e := range tt.tbl.Metadata().PreviousFiles() {
-		require.FileExists(t, oracle.LocalPath(e.MetadataFile))
+		requireStored(t, tt.w, e.MetadataFile)
 	}
 	require.Equal(t, before, rowSum(t, tt.tbl))
 	tt.requireSameRows(t)
@@ -192,7 +191,7 @@ func TestDeleteOrphansKeepsFilesReferencedSincePlanning(t *testing.T) {
 	// Outputs written and left unreferenced, then old: orphans at plan time.
 	base := tt.state(t, tt.tbl)
 	groups := rewriteGroups(t, base, "eu")
-	ageTree(t, oracle.LocalPath(tt.tbl.Location()), now.Add(-5*24*time.Hour))
+	tt.w.AgeTree(t, tt.tbl.Location(), now.Add(-5*24*time.Hour))
 	plan, err := rewriter.PlanOrphans(ctx, tt.tbl, rewriter.OrphanOptions{Now: func() time.Time { return now }})
 	require.NoError(t, err)
 	require.Len(t, plan.Files, len(groups[0].Outputs))

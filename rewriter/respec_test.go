@@ -8,13 +8,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	"github.com/floe-project/floe/internal/oracle"
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/layout"
 	"github.com/floe-project/floe/rewriter"
@@ -153,8 +151,7 @@ func requireRowsInPartition(t testing.TB, st *lake.State, f lake.File) {
 	t.Helper()
 	spec := st.Metadata.PartitionSpecByID(int(f.SpecID))
 	require.NotNil(t, spec)
-	rdr, err := file.OpenParquetFile(oracle.LocalPath(f.Path), false)
-	require.NoError(t, err)
+	rdr := openTableParquet(t, st.Table, f.Path)
 	defer rdr.Close()
 	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
 	require.NoError(t, err)

@@ -146,7 +146,9 @@ func TestCompactColumnNamesAsIcebergAllowsThem(t *testing.T) {
 			require.Equal(t, int64(0), f.Lower[1].(iceberg.TypedLiteral[int64]).Value())
 			require.Equal(t, int64(2999), f.Upper[1].(iceberg.TypedLiteral[int64]).Value())
 			if strings.HasPrefix(spec, "sort(") {
-				n, err := oracle.OrderViolations(t.Context(), []string{oracle.LocalPath(f.Path)}, "order_x2Did")
+				fio, err := res.Table.FS(t.Context())
+				require.NoError(t, err)
+				n, err := oracle.OrderViolations(t.Context(), fio, []string{f.Path}, "order_x2Did")
 				require.NoError(t, err)
 				require.Zero(t, n, "rows out of order")
 			}

@@ -3,10 +3,10 @@ package rewriter
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
+	"io"
+	"io/fs"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
@@ -84,12 +85,11 @@ func TestContentCheckStopsATamperedRewrite(t *testing.T) {
 			require.Equal(t, snap, tbl.CurrentSnapshot().SnapshotID, "nothing was committed")
 
 			// The evidence: a record naming the output files, kept.
-			dir := filepath.Join(strings.TrimPrefix(tbl.Location(), "file://"), EvidenceDir)
-			entries, err := os.ReadDir(dir)
+			fio, err := tbl.FS(t.Context())
 			require.NoError(t, err)
+			entries := storedUnder(t, fio, tbl.Location()+"/"+EvidenceDir)
 			require.Len(t, entries, 1)
-			body, err := os.ReadFile(filepath.Join(dir, entries[0].Name()))
-			require.NoError(t, err)
+			body := readStored(t, fio, entries[0])
 			var ev Evidence
 			require.NoError(t, json.Unmarshal(body, &ev))
 			require.Len(t, ev.Inputs, 6)
@@ -97,7 +97,7 @@ func TestContentCheckStopsATamperedRewrite(t *testing.T) {
 			require.False(t, ev.Check.Read.Equal(ev.Check.Written))
 			require.Equal(t, int64(30_000), ev.Check.Read.Rows)
 			for _, o := range ev.Outputs {
-				require.FileExists(t, strings.TrimPrefix(o.Path, "file://"), "evidence file deleted")
+				readStored(t, fio, o.Path) // the evidence file is kept
 				require.ErrorContains(t, cerr, o.Path, "the error names the output file")
 			}
 			require.ErrorContains(t, cerr, "evidence in "+tbl.Location())
@@ -116,6 +116,32 @@ func TestContentCheckStopsATamperedRewrite(t *testing.T) {
 			}
 		})
 	}
+}
+
+// storedUnder lists the files under the location dir through fio, as
+// locations fio opens.
+func storedUnder(t *testing.T, fio iceio.IO, dir string) []string {
+	t.Helper()
+	lister, ok := fio.(iceio.ListableIO)
+	require.True(t, ok, "the IO of %s cannot list", dir)
+	var out []string
+	require.NoError(t, lister.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			out = append(out, p)
+		}
+		return err
+	}))
+	return out
+}
+
+// readStored reads the file at loc through fio.
+func readStored(t *testing.T, fio iceio.IO, loc string) []byte {
+	t.Helper()
+	f, err := fio.Open(loc)
+	require.NoError(t, err, "read %s", loc)
+	body, err := io.ReadAll(f)
+	require.NoError(t, errors.Join(err, f.Close()))
+	return body
 }
 
 // flipStringByte changes one byte of the value at row of a string or binary

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	iceio "github.com/apache/iceberg-go/io"
 	_ "github.com/duckdb/duckdb-go/v2" // database/sql driver "duckdb"
 
 	"github.com/floe-project/floe/internal/oracle"
@@ -23,7 +24,7 @@ const duckDBAvailable = true
 // build tag it is internal/oracle's DuckDB checksum; without it, [Digest].
 // Only compare sums from the same binary.
 func Checksum(ctx context.Context, paths []string) (oracle.Sum, error) {
-	return oracle.Checksum(ctx, paths)
+	return oracle.Checksum(ctx, iceio.LocalFS{}, paths)
 }
 
 // runDuckDB rewrites each of job.Groups in turn: it sorts the group's

@@ -30,25 +30,16 @@ func flatWarehouse(t *testing.T, files, rows int) string {
 func warehouseConfig(t *testing.T, w *testlake.Warehouse) string {
 	t.Helper()
 	dir := t.TempDir()
-	writeLocalConfig(t, dir, w.Dir, "")
+	writeWarehouseConfig(t, dir, w, "")
 	return dir
 }
 
-// writeLocalConfig writes dir/floe.yaml with the local catalog of the
-// warehouse in dataDir and the catalogs in extra (YAML lines under
-// catalogs:).
-func writeLocalConfig(t *testing.T, dir, dataDir, extra string) {
+// writeWarehouseConfig writes dir/floe.yaml with w's catalog, "local",
+// the default (on whichever store w is), and the catalogs in extra (YAML
+// lines under catalogs:).
+func writeWarehouseConfig(t *testing.T, dir string, w *testlake.Warehouse, extra string) {
 	t.Helper()
-	cfg := "data_dir: " + dataDir + `
-catalogs:
-  local:
-    type: sql
-    sql.driver: sqlite
-    sql.dialect: sqlite
-    uri: "{data_dir}/catalog.db"
-    warehouse: "file://{data_dir}/warehouse"
-` + extra
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "floe.yaml"), []byte(cfg), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "floe.yaml"), []byte(w.ConfigYAML(extra)), 0o644))
 }
 
 // writeFlatTable creates db.<name> (id long, tenant string) in w with

@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/floe-project/floe/internal/oracle"
 	"github.com/floe-project/floe/internal/testlake"
 )
 
@@ -64,7 +63,7 @@ func TestExpireRefusesWhenAnEntryCannotBeRead(t *testing.T) {
 	require.Greater(t, snaps, 1)
 	lists := make([]string, 0, snaps)
 	for _, sn := range flat.Metadata().Snapshots() {
-		lists = append(lists, oracle.LocalPath(sn.ManifestList))
+		lists = append(lists, sn.ManifestList)
 	}
 
 	s.registerDamaged(t, flat)
@@ -79,7 +78,7 @@ func TestExpireRefusesWhenAnEntryCannotBeRead(t *testing.T) {
 	}
 	require.Len(t, s.load(t, "local.db.flat").Metadata().Snapshots(), snaps, "nothing expired")
 	for _, p := range lists {
-		require.FileExists(t, p)
+		require.True(t, s.w.Exists(t, p), "%s deleted", p)
 	}
 
 	io, out, errOut := testIO()
@@ -87,7 +86,7 @@ func TestExpireRefusesWhenAnEntryCannotBeRead(t *testing.T) {
 	require.Contains(t, out.String(), "deleted no file (--keep-files)")
 	require.Len(t, s.load(t, "local.db.flat").Metadata().Snapshots(), 1)
 	for _, p := range lists {
-		require.FileExists(t, p, "--keep-files deletes nothing")
+		require.True(t, s.w.Exists(t, p), "--keep-files deleted %s", p)
 	}
 	testlake.RequireIntact(t, s.load(t, "local.db.flat"), want)
 	testlake.RequireIntact(t, s.load(t, "local.db.twin"), want)

@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
@@ -40,7 +40,7 @@ func newSharedLake(t *testing.T) *sharedLake {
 // extra (YAML lines under catalogs:).
 func (s *sharedLake) configure(t *testing.T, extra string) {
 	t.Helper()
-	writeLocalConfig(t, s.dir, s.w.Dir, extra)
+	writeWarehouseConfig(t, s.dir, s.w, extra)
 }
 
 // load loads table name (catalog.namespace.name) through the configuration.
@@ -54,15 +54,14 @@ func (s *sharedLake) load(t *testing.T, name string) *table.Table {
 
 // registerDamaged registers db.broken with a copy of tbl's metadata file,
 // then damages the copy: an entry floe cannot load. It returns the copy's
-// path and its good content, to repair it with.
+// location and its good content, to repair it with.
 func (s *sharedLake) registerDamaged(t *testing.T, tbl *table.Table) (string, []byte) {
 	t.Helper()
-	copied := filepath.Join(oracle.LocalPath(tbl.Location()), "metadata", "99999-copy.metadata.json")
-	b, err := os.ReadFile(oracle.LocalPath(tbl.MetadataLocation()))
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(copied, b, 0o644))
-	s.w.Register(t, "db", "broken", "file://"+copied)
-	require.NoError(t, os.WriteFile(copied, []byte("{not json"), 0o644))
+	copied := tbl.Location() + "/metadata/99999-copy.metadata.json"
+	b := s.w.Read(t, tbl.MetadataLocation())
+	s.w.Plant(t, copied, b, time.Now())
+	s.w.Register(t, "db", "broken", copied)
+	s.w.Plant(t, copied, []byte("{not json"), time.Now())
 	return copied, b
 }
 
@@ -110,13 +109,7 @@ func TestOrphansApplyKeepsWhatAnEntrySharingTheLocationCommitted(t *testing.T) {
 	// share every location too.
 	backup := filepath.Join(t.TempDir(), "backup.db")
 	s.w.CopyCatalog(t, "backup", backup)
-	s.configure(t, `  backup:
-    type: sql
-    sql.driver: sqlite
-    sql.dialect: sqlite
-    uri: "`+backup+`"
-    warehouse: "file://{data_dir}/warehouse"
-`)
+	s.configure(t, s.w.CatalogYAML("backup", map[string]string{"uri": backup}))
 	io, _, errOut = testIO()
 	require.Equal(t, 0, runWith(t, io, s.dir, "compact", "local.db.flat", "--layout", "sort(tenant, id)"), errOut.String())
 	io, out, errOut = testIO()
@@ -146,9 +139,8 @@ func TestOrphansRefuseWhenAnEntryOrACatalogCannotBeRead(t *testing.T) {
 	s := newSharedLake(t)
 	ctx := context.Background()
 	flat := s.load(t, "local.db.flat")
-	loc := oracle.LocalPath(flat.Location())
-	stray := filepath.Join(loc, "data", "stray.parquet")
-	require.NoError(t, os.WriteFile(stray, []byte("stray"), 0o644))
+	stray := flat.Location() + "/data/stray.parquet"
+	s.w.Plant(t, stray, []byte("stray"), time.Now())
 
 	copied, b := s.registerDamaged(t, flat)
 
@@ -157,16 +149,16 @@ func TestOrphansRefuseWhenAnEntryOrACatalogCannotBeRead(t *testing.T) {
 	require.Equal(t, exitError, code, out.String())
 	require.Contains(t, errOut.String(), "entry local.db.broken could not be loaded")
 	require.Contains(t, errOut.String(), "nothing deleted")
-	require.FileExists(t, stray)
+	require.True(t, s.w.Exists(t, stray), "stray deleted")
 
 	// Repaired, the same call removes the stray file.
-	require.NoError(t, os.WriteFile(copied, b, 0o644))
+	s.w.Plant(t, copied, b, time.Now())
 	io, out, errOut = testIO()
 	require.Equal(t, 0, runWith(t, io, s.dir, "orphans", "local.db.flat", "--apply", "--older-than", "0", "--force"), errOut.String())
-	require.NoFileExists(t, stray, out.String())
+	require.False(t, s.w.Exists(t, stray), out.String())
 
 	// A configured catalog that cannot be reached.
-	require.NoError(t, os.WriteFile(stray, []byte("stray"), 0o644))
+	s.w.Plant(t, stray, []byte("stray"), time.Now())
 	s.configure(t, `  gone:
     type: rest
     uri: http://127.0.0.1:1
@@ -175,7 +167,7 @@ func TestOrphansRefuseWhenAnEntryOrACatalogCannotBeRead(t *testing.T) {
 	code = runWith(t, io, s.dir, "orphans", "local.db.flat", "--apply", "--older-than", "0", "--force")
 	require.Equal(t, exitError, code, out.String())
 	require.Contains(t, errOut.String(), "catalog gone could not be opened or listed")
-	require.FileExists(t, stray)
+	require.True(t, s.w.Exists(t, stray), "stray deleted")
 	testlake.RequireIntact(t, s.load(t, "local.db.flat"), mustSum(t, ctx, flat))
 }
 

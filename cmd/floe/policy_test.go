@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +25,19 @@ func policyWarehouse(t *testing.T, policies string) string {
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 	return dir
+}
+
+// policyLine is the line number in dir's floe.yaml of line n (from 1) of
+// the policies policyWarehouse appended: the lines before them are the
+// warehouse's catalog, as many as its store has properties.
+func policyLine(t *testing.T, dir string, n int) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "floe.yaml"))
+	require.NoError(t, err)
+	lines := strings.Split(string(b), "\n")
+	i := slices.Index(lines, "policies:")
+	require.NotEqual(t, -1, i, "no policies in %s", b)
+	return strconv.Itoa(i + n)
 }
 
 const flatPolicies = `policies:
@@ -49,9 +64,9 @@ func TestPolicyShow(t *testing.T) {
 			lines[f[0]] = strings.Join(f[1:], " ")
 		}
 	}
-	require.Equal(t, "1MiB table local.db.flat ("+cfg+":16)", lines["target_file_size"])
-	require.Equal(t, "0s namespace local.d* ("+cfg+":13)", lines["snapshots.older_than"])
-	require.Equal(t, "4d default "+cfg+":11", lines["orphans.older_than"])
+	require.Equal(t, "1MiB table local.db.flat ("+cfg+":"+policyLine(t, dir, 8)+")", lines["target_file_size"])
+	require.Equal(t, "0s namespace local.d* ("+cfg+":"+policyLine(t, dir, 5)+")", lines["snapshots.older_than"])
+	require.Equal(t, "4d default "+cfg+":"+policyLine(t, dir, 3), lines["orphans.older_than"])
 	require.Equal(t, "auto builtin built-in default", lines["layout"])
 
 	out, errOut, code = run(t, dir, "policy", "show", "db.flat", "-o", "json")
@@ -72,7 +87,7 @@ func TestPolicyShow(t *testing.T) {
 			found = true
 			require.Equal(t, "3", s.Value)
 			require.Equal(t, "table", s.Level)
-			require.Equal(t, cfg+":17", s.Where)
+			require.Equal(t, cfg+":"+policyLine(t, dir, 9), s.Where)
 		}
 	}
 	require.True(t, found)
@@ -101,7 +116,7 @@ func TestPolicyValidate(t *testing.T) {
 	broken := policyWarehouse(t, "policies:\n  default:\n    window: 1-5\n")
 	_, errOut, code = run(t, broken, "tables")
 	require.Equal(t, 2, code)
-	require.Contains(t, errOut, `floe.yaml:11: policies.default.window: window "1-5"`)
+	require.Contains(t, errOut, "floe.yaml:"+policyLine(t, broken, 3)+`: policies.default.window: window "1-5"`)
 }
 
 // TestVerbsTakePolicyDefaults: compact, expire and orphans take the

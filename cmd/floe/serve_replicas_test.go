@@ -83,15 +83,7 @@ func TestServeReplicas(t *testing.T) {
 	ctx := context.Background()
 
 	w := testlake.New(t)
-	cfg := "data_dir: " + w.Dir + `
-catalogs:
-  local:
-    type: sql
-    sql.driver: sqlite
-    sql.dialect: sqlite
-    uri: "{data_dir}/catalog.db"
-    warehouse: "file://{data_dir}/warehouse"
-state:
+	cfg := w.ConfigYAML(`state:
   driver: postgres
   dsn: "` + dsn + `"
 server:
@@ -100,7 +92,7 @@ policies:
   default: {layout: none, poll_interval: 1s, enabled: {orphans: false}}
   namespaces:
     local.staging: {mode: manual}
-`
+`)
 	cfgPath := filepath.Join(t.TempDir(), "floe.yaml")
 	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o644))
 	st, err := store.OpenConfig(ctx, store.Config{Driver: store.DriverPostgres, DSN: dsn})

@@ -21,12 +21,12 @@ import (
 	"github.com/floe-project/floe/internal/trinofake"
 )
 
-// flatWarehouseDir is the data_dir of a warehouse holding db.flat.
-func flatWarehouseDir(t *testing.T) string {
+// flatLake is a warehouse holding db.flat.
+func flatLake(t *testing.T) *testlake.Warehouse {
 	t.Helper()
 	w := testlake.New(t)
 	writeFlatTable(t, w, "flat", 1, 10)
-	return w.Dir
+	return w
 }
 
 // sparkLog copies a Spark event log of the shared fixtures into dir.
@@ -84,7 +84,7 @@ func snowQuery(id string, start time.Time) snowfake.Query {
 // silence show in /metrics and fire their alerts. A restart resumes the
 // Trino poll from its stored watermark.
 func TestServeCollectsSources(t *testing.T) {
-	w := flatWarehouseDir(t)
+	w := flatLake(t)
 	history := t.TempDir()
 	sparkLog(t, history, "application_1714560000000_0042")
 	trino := trinofake.New(t)
@@ -93,7 +93,7 @@ func TestServeCollectsSources(t *testing.T) {
 	snow, snowItem := snowflakeSource(t, "snow", ", silence: 1m")
 	snow.AddQueries(snowQuery("sq1", t0.Add(-time.Minute)))
 	dir := t.TempDir()
-	writeLocalConfig(t, dir, w, `telemetry:
+	writeWarehouseConfig(t, dir, w, `telemetry:
   sources:
     - {name: spark, kind: files, paths: ['`+history+`'], interval: 1s}
     - {name: trino, kind: trino, dsn: '`+trino.DSN("floe")+`', interval: 1s, silence: 1m}
@@ -212,7 +212,7 @@ func TestServeCollectsSources(t *testing.T) {
 // not know) fails it, naming each; with no source configured it says how
 // to configure one and exits 2.
 func TestCollectSources(t *testing.T) {
-	w := flatWarehouseDir(t)
+	w := flatLake(t)
 	history := t.TempDir()
 	sparkLog(t, history, "application_1714560000000_0042")
 	trino := trinofake.New(t)
@@ -221,7 +221,7 @@ func TestCollectSources(t *testing.T) {
 	snow, snowItem := snowflakeSource(t, "snow-prod", "")
 	snow.AddQueries(snowQuery("sq1", t0), snowQuery("sq2", t0.Add(time.Minute)))
 	dir := t.TempDir()
-	writeLocalConfig(t, dir, w, `telemetry:
+	writeWarehouseConfig(t, dir, w, `telemetry:
   sources:
     - {name: spark, kind: files, paths: ['`+history+`']}
     - {name: trino, kind: trino, dsn: '`+trino.DSN("floe")+`'}
@@ -265,7 +265,7 @@ func TestCollectSources(t *testing.T) {
 		require.NoError(t, os.Unsetenv(k)) // t.Setenv restores it
 	}
 	bare := t.TempDir()
-	writeLocalConfig(t, bare, w, "")
+	writeWarehouseConfig(t, bare, w, "")
 	io, _, errOut = testIO()
 	require.Equal(t, exitUsage, runWith(t, io, bare, "collect"))
 	require.Contains(t, errOut.String(), "collect needs a PATH, or telemetry sources in")
@@ -276,11 +276,11 @@ func TestCollectSources(t *testing.T) {
 // TestDoctorSourceCheck: floe doctor lists a check per telemetry source,
 // a Snowflake account signed in to with its key file's key included.
 func TestDoctorSourceCheck(t *testing.T) {
-	w := flatWarehouseDir(t)
+	w := flatLake(t)
 	trino := trinofake.New(t)
 	dir := t.TempDir()
 	_, snowItem := snowflakeSource(t, "snow", "")
-	writeLocalConfig(t, dir, w, `telemetry:
+	writeWarehouseConfig(t, dir, w, `telemetry:
   sources:
     - {name: trino, kind: trino, dsn: '`+trino.DSN("floe")+`'}
     - {name: gone, kind: files, paths: ['`+filepath.Join(t.TempDir(), "missing")+`']}

@@ -48,7 +48,8 @@ func envForm(key string) string {
 // lost. FLOE_CONFIG only chooses the file, FLOE_NO_PROGRESS=1 turns progress
 // bars off, and FLOE_TEST_PAUSE_AT is a hook of floe's own crash tests
 // (docs/architecture.md), read by floe compact and nothing else, inert when
-// unset. An unknown FLOE_ variable, an unknown property and a bad value are
+// unset; FLOE_TEST_STORE and FLOE_TEST_VERSITYGW choose the store of floe's
+// own test suites and are ignored. An unknown FLOE_ variable, an unknown property and a bad value are
 // errors, so a typo does not go unnoticed; empty values count as unset.
 func (c *Config) ApplyEnv(environ []string) error {
 	sort.Strings(environ)
@@ -71,6 +72,9 @@ func (c *Config) ApplyEnv(environ []string) error {
 		case rest == "TEST_PAUSE_AT":
 			// The test-only hook of floe's crash tests, read by the CLI's
 			// compact verb (cmd/floe/testhook.go); not a setting.
+		case rest == "TEST_STORE" || rest == "TEST_VERSITYGW":
+			// The store of the test lake (internal/testlake), read by
+			// floe's own tests only (make test-s3); not settings.
 		case rest == "NO_PROGRESS":
 			// Read by the CLI's terminal detection: any value turns bars off.
 			if v != "" && v != "1" && !strings.EqualFold(v, "true") {

@@ -115,6 +115,7 @@ func TestValidateAccepts(t *testing.T) {
 			require.Equal(t, "json", c.Log.Format)
 		}},
 		{"test hook of the crash tests", restFile, []string{"FLOE_TEST_PAUSE_AT=before-commit-1"}, nil},
+		{"store of the test lake", restFile, []string{"FLOE_TEST_STORE=versitygw", "FLOE_TEST_VERSITYGW=/usr/local/bin/versitygw"}, nil},
 		{"log defaults", restFile, nil, func(t *testing.T, c *config.Config) {
 			require.Equal(t, "warn", c.Log.Level)
 			require.Equal(t, "info", c.Log.LevelOr("info"), "floe serve's default when none is set")

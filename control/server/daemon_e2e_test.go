@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -220,8 +219,7 @@ policies:
 	require.NoError(t, err)
 	state, err := lake.LoadState(ctx, id, tb, lake.LoadOptions{})
 	require.NoError(t, err)
-	lost := strings.TrimPrefix(smallest(state.DataFiles), "file://")
-	require.NoError(t, os.Rename(lost, lost+".away"))
+	restore := w.Hide(t, smallest(state.DataFiles))
 	advance(4 * time.Hour)
 	p, err = sched.RunPass(ctx)
 	require.NoError(t, err)
@@ -237,7 +235,7 @@ policies:
 	require.Contains(t, do("GET", "/metrics", "").Body.String(), `floe_alerts_total{kind="freshness"} 1`)
 
 	// 5. The file back, a good run resolves it.
-	require.NoError(t, os.Rename(lost+".away", lost))
+	restore()
 	want = checksum()
 	advance(control.BackoffBase + time.Minute)
 	p = pass()

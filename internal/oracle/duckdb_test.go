@@ -11,9 +11,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	iceio "github.com/apache/iceberg-go/io"
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/internal/oracle"
+	"github.com/floe-project/floe/internal/testlake"
 )
 
 type row struct {
@@ -93,7 +95,7 @@ func TestChecksumIsOrderIndependentAndCatchesChanges(t *testing.T) {
 	dupB := []row{rows[0], rows[2], rows[3], rows[3]}
 
 	ctx := t.Context()
-	base, err := oracle.Checksum(ctx, []string{one})
+	base, err := oracle.Checksum(ctx, iceio.LocalFS{}, []string{one})
 	require.NoError(t, err)
 	require.Equal(t, int64(1000), base.Rows)
 
@@ -110,7 +112,7 @@ func TestChecksumIsOrderIndependentAndCatchesChanges(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := oracle.Checksum(ctx, tc.paths)
+			got, err := oracle.Checksum(ctx, iceio.LocalFS{}, tc.paths)
 			require.NoError(t, err)
 			if tc.same {
 				require.Equal(t, base, got)
@@ -120,9 +122,9 @@ func TestChecksumIsOrderIndependentAndCatchesChanges(t *testing.T) {
 		})
 	}
 
-	a, err := oracle.Checksum(ctx, []string{writeRows(t, dir, "dupA.parquet", dupA)})
+	a, err := oracle.Checksum(ctx, iceio.LocalFS{}, []string{writeRows(t, dir, "dupA.parquet", dupA)})
 	require.NoError(t, err)
-	b, err := oracle.Checksum(ctx, []string{writeRows(t, dir, "dupB.parquet", dupB)})
+	b, err := oracle.Checksum(ctx, iceio.LocalFS{}, []string{writeRows(t, dir, "dupB.parquet", dupB)})
 	require.NoError(t, err)
 	require.Equal(t, a.Rows, b.Rows)
 	require.Equal(t, a.Xor, b.Xor, "duplicates cancel in the xor")
@@ -159,9 +161,9 @@ func TestChecksumLiveAppliesPositionDeletes(t *testing.T) {
 			kept = append(kept, r)
 		}
 	}
-	want, err := oracle.Checksum(t.Context(), []string{writeRows(t, dir, "kept.parquet", kept)})
+	want, err := oracle.Checksum(t.Context(), iceio.LocalFS{}, []string{writeRows(t, dir, "kept.parquet", kept)})
 	require.NoError(t, err)
-	got, err := oracle.ChecksumLive(t.Context(), []string{data}, []string{dp})
+	got, err := oracle.ChecksumLive(t.Context(), iceio.LocalFS{}, []string{data}, []string{dp})
 	require.NoError(t, err)
 	require.Equal(t, want, got)
 	require.Equal(t, int64(98), got.Rows)
@@ -186,7 +188,7 @@ func TestOrderViolations(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := oracle.OrderViolations(t.Context(), tc.paths, tc.keys...)
+			got, err := oracle.OrderViolations(t.Context(), iceio.LocalFS{}, tc.paths, tc.keys...)
 			require.NoError(t, err)
 			require.Equal(t, tc.want, got)
 		})
@@ -217,4 +219,46 @@ func TestChecksumTableAppliesIcebergPositionDeletes(t *testing.T) {
 	got, err := oracle.ChecksumTable(ctx, tbl)
 	require.NoError(t, err)
 	require.Equal(t, want, got)
+}
+
+// TestDuckDBReadsS3Tables reads a table on an S3 store, whose files DuckDB
+// cannot open itself here, through downloaded copies: its Sums are those of
+// the same rows on a local table, position deletes applied by location.
+func TestDuckDBReadsS3Tables(t *testing.T) {
+	ctx := t.Context()
+	local := appendIDs(t, newTable(t, newCatalog(t), "local"), seq(0, 300)...)
+	local = deleteID(t, local, 7)
+	want, err := oracle.ChecksumTable(ctx, local)
+	require.NoError(t, err)
+	require.Equal(t, int64(299), want.Rows)
+
+	w := testlake.NewS3(t)
+	tbl := w.CreateTable(t, "db", "remote", tblSchema, nil, nil, nil)
+	tbl = appendIDs(t, tbl, seq(0, 300)...)
+	whole, err := oracle.ChecksumTable(ctx, tbl)
+	require.NoError(t, err)
+	require.Equal(t, int64(300), whole.Rows)
+	tbl = deleteID(t, tbl, 7)
+	require.Contains(t, tbl.Location(), "s3://")
+	got, err := oracle.ChecksumTable(ctx, tbl)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+
+	data, dels, err := oracle.LiveFiles(ctx, tbl)
+	require.NoError(t, err)
+	require.NotEmpty(t, dels)
+	fio, err := tbl.FS(ctx)
+	require.NoError(t, err)
+	live, err := oracle.ChecksumLive(ctx, fio, data, dels)
+	require.NoError(t, err)
+	require.Equal(t, int64(299), live.Rows)
+	all, err := oracle.Checksum(ctx, fio, data)
+	require.NoError(t, err)
+	require.Equal(t, whole, all)
+	n, err := oracle.OrderViolations(ctx, fio, data, "id")
+	require.NoError(t, err)
+	require.Zero(t, n)
+
+	_, err = oracle.Checksum(ctx, nil, data)
+	require.ErrorContains(t, err, "no IO")
 }

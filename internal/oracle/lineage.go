@@ -2,6 +2,7 @@ package oracle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -9,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	iceio "github.com/apache/iceberg-go/io"
 )
 
 // Field ids the Iceberg spec reserves for the row-lineage columns (format
@@ -52,23 +54,31 @@ func (t lineageTable) add(path string, key int64, l Lineage) error {
 // applied), keyed by the int64 column key: the values the files hold in
 // their row-lineage columns (found by field id), else the inherited ones
 // (see [LineageFile]). A row with neither, or a key seen twice, is an error.
-// The files must have flat schemas.
-func RowLineageParquet(ctx context.Context, files []LineageFile, key string) (map[int64]Lineage, error) {
+// The files must have flat schemas. They are read through fio, the table's
+// own IO.
+func RowLineageParquet(ctx context.Context, fio iceio.IO, files []LineageFile, key string) (map[int64]Lineage, error) {
+	if fio == nil {
+		return nil, errors.New("row lineage: no IO to read the files through")
+	}
 	out := lineageTable{}
 	for _, f := range files {
-		if err := readFileLineage(ctx, f, key, out); err != nil {
+		if err := readFileLineage(ctx, fio, f, key, out); err != nil {
 			return nil, fmt.Errorf("row lineage of %s: %w", f.Path, err)
 		}
 	}
 	return out, nil
 }
 
-func readFileLineage(ctx context.Context, f LineageFile, key string, out lineageTable) error {
-	rdr, err := file.OpenParquetFile(LocalPath(f.Path), false)
+func readFileLineage(ctx context.Context, fio iceio.IO, f LineageFile, key string, out lineageTable) (err error) {
+	src, err := fio.Open(f.Path)
 	if err != nil {
 		return err
 	}
-	defer rdr.Close()
+	rdr, err := file.NewParquetReader(src)
+	if err != nil {
+		return errors.Join(err, src.Close())
+	}
+	defer func() { err = errors.Join(err, rdr.Close()) }()
 	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
 	if err != nil {
 		return err

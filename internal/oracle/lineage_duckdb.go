@@ -5,9 +5,12 @@ package oracle
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+
+	iceio "github.com/apache/iceberg-go/io"
 )
 
 // RowLineage reads, with DuckDB's Parquet reader, the row lineage of every
@@ -15,12 +18,22 @@ import (
 // values the files hold in their _row_id and _last_updated_sequence_number
 // columns, else the inherited ones (see [LineageFile]): the same as
 // [RowLineageParquet], by another reader. A row with neither, or a key seen
-// twice, is an error.
-func RowLineage(ctx context.Context, files []LineageFile, key string) (map[int64]Lineage, error) {
+// twice, is an error. Files not on a local path are downloaded through fio
+// first (see [Checksum]).
+func RowLineage(ctx context.Context, fio iceio.IO, files []LineageFile, key string) (_ map[int64]Lineage, err error) {
 	out := lineageTable{}
-	err := withDB(ctx, func(db *sql.DB) error {
+	locs := make([]string, len(files))
+	for i, f := range files {
+		locs[i] = f.Path
+	}
+	local, done, err := localCopies(ctx, fio, locs)
+	if err != nil {
+		return nil, fmt.Errorf("row lineage: %w", err)
+	}
+	defer func() { err = errors.Join(err, done()) }()
+	err = withDB(ctx, func(db *sql.DB) error {
 		for _, f := range files {
-			if err := duckFileLineage(ctx, db, f, key, out); err != nil {
+			if err := duckFileLineage(ctx, db, f, local[f.Path], key, out); err != nil {
 				return fmt.Errorf("row lineage of %s: %w", f.Path, err)
 			}
 		}
@@ -32,8 +45,8 @@ func RowLineage(ctx context.Context, files []LineageFile, key string) (map[int64
 	return out, nil
 }
 
-func duckFileLineage(ctx context.Context, db *sql.DB, f LineageFile, key string, out lineageTable) error {
-	src := pathList([]string{f.Path})
+func duckFileLineage(ctx context.Context, db *sql.DB, f LineageFile, path, key string, out lineageTable) error {
+	src := pathList([]string{path})
 	has := map[string]bool{}
 	rows, err := db.QueryContext(ctx, fmt.Sprintf("SELECT name FROM parquet_schema(%s)", src))
 	if err != nil {

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,7 +39,10 @@ type S3 struct {
 	stallMu sync.Mutex
 	resume  chan struct{} // closed when the stall changes: waiting requests go on
 	down    atomic.Bool
-	atMu    sync.Mutex // one planted file at a time moves the clock
+	// stallFrom, when set, stalls the server once a request it
+	// matches has been served ([S3.StallAfter]).
+	stallFrom atomic.Pointer[stallTrigger]
+	atMu      sync.Mutex // one planted file at a time moves the clock
 
 	keysMu  sync.Mutex
 	keys    *keyCheck            // nil: any access key is served
@@ -87,6 +88,20 @@ func (s *S3) resumed() <-chan struct{} {
 		s.resume = make(chan struct{})
 	}
 	return s.resume
+}
+
+// stallTrigger is an armed [S3.StallAfter].
+type stallTrigger struct {
+	match func(*http.Request) bool
+	d     time.Duration
+}
+
+// StallAfter arms a stall of d (as [S3.Stall]) that begins once the server
+// has served a request match accepts: a store that stops answering in the
+// middle of a run, after the run's first write say. The stall lasts until
+// the next Stall call; it fires once.
+func (s *S3) StallAfter(match func(*http.Request) bool, d time.Duration) {
+	s.stallFrom.Store(&stallTrigger{match: match, d: d})
 }
 
 // Down makes the server answer every request with 503 Service Unavailable
@@ -209,7 +224,12 @@ func (s *S3) handler(h http.Handler) http.Handler {
 		if s.refuse(w, r) {
 			return
 		}
+		tr := s.stallFrom.Load()
+		fire := tr != nil && tr.match(r)
 		h.ServeHTTP(w, r)
+		if fire && s.stallFrom.CompareAndSwap(tr, nil) {
+			s.Stall(tr.d)
+		}
 	})
 }
 
@@ -225,21 +245,14 @@ func (s *S3) at(t time.Time, fn func()) {
 // NewS3 opens a fresh warehouse whose files live in bucket [S3Bucket] of an
 // in-process S3 server (gofakes3, in memory, on loopback), under
 // s3://floe/warehouse, with a SQL catalog on SQLite in t.TempDir(). The
-// catalog reaches the server with static keys; the AWS metadata service and
-// profile files are switched off for the test, so nothing reaches a real
-// cloud. The server stops when t ends.
+// catalog reaches the server with the endpoint, region and static keys of
+// its properties ([S3Props]), which the AWS SDK takes before any variable,
+// profile file or metadata service, so nothing reaches a real cloud. It
+// sets no process environment: parallel tests may each open one. The
+// server stops when t ends.
 func NewS3(t testing.TB) *Warehouse {
 	t.Helper()
 	dir := t.TempDir()
-	// Static keys only: no instance metadata, no profile files.
-	empty := filepath.Join(dir, "aws-empty")
-	require.NoError(t, os.WriteFile(empty, nil, 0o600))
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	t.Setenv("AWS_CONFIG_FILE", empty)
-	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", empty)
-	t.Setenv("AWS_PROFILE", "")
-	t.Setenv("AWS_S3_ENDPOINT", "")
-
 	s := &S3{}
 	s.backend = s3mem.New(s3mem.WithTimeSource(s))
 	require.NoError(t, s.backend.CreateBucket(S3Bucket))

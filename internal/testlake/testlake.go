@@ -4,9 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,8 +28,8 @@ import (
 )
 
 // Warehouse is a catalog whose database lives in a temporary directory and
-// whose files live there too ([NewLocal]) or in an in-process S3 server
-// ([NewS3]).
+// whose files live there too ([NewLocal]), in an in-process S3 server
+// ([NewS3]) or in a versitygw server ([NewVersitygw]).
 type Warehouse struct {
 	// Dir holds the catalog database (and, for a local warehouse, the
 	// files under Dir/warehouse).
@@ -33,14 +37,18 @@ type Warehouse struct {
 	Name    string
 	Props   map[string]string
 	Catalog catalog.Catalog
-	// S3 is the server of an S3 warehouse; nil for a local one.
+	// S3 is the in-process server of an [NewS3] warehouse; nil otherwise.
 	S3 *S3
+	// Gateway is the versitygw server of a [NewVersitygw] warehouse; nil
+	// otherwise.
+	Gateway *Versitygw
 }
 
 // New opens a fresh warehouse on the store [EnvStore] names: local unless
-// FLOE_TEST_STORE=s3. Tests that reach files only through the helpers of
-// this package ([Warehouse.Location], [Warehouse.Plant], [Warehouse.Exists])
-// run unchanged on either.
+// FLOE_TEST_STORE is s3 (in-process gofakes3) or versitygw (a versitygw
+// server). Tests that reach files only through the helpers of this package
+// ([Warehouse.Location], [Warehouse.Plant], [Warehouse.Exists],
+// [Warehouse.Age]) run unchanged on each.
 func New(t testing.TB) *Warehouse {
 	t.Helper()
 	switch store := os.Getenv(EnvStore); store {
@@ -48,8 +56,10 @@ func New(t testing.TB) *Warehouse {
 		return NewLocal(t)
 	case "s3":
 		return NewS3(t)
+	case "versitygw":
+		return NewVersitygw(t)
 	default:
-		t.Fatalf("%s=%q: want local or s3", EnvStore, store)
+		t.Fatalf("%s=%q: want local, s3 or versitygw", EnvStore, store)
 		return nil
 	}
 }
@@ -75,6 +85,48 @@ func open(t testing.TB, dir string, props map[string]string, s3 *S3) *Warehouse 
 	return &Warehouse{Dir: dir, Name: "local", Props: props, Catalog: cat, S3: s3}
 }
 
+// Reopen opens another catalog on the warehouse's database and store, with
+// its properties overridden by props (floe's own, such as
+// lake.PropIOTimeout, included), under the warehouse's name; it is closed
+// when t ends.
+func (w *Warehouse) Reopen(t testing.TB, props map[string]string) catalog.Catalog {
+	t.Helper()
+	all := maps.Clone(w.Props)
+	maps.Copy(all, props)
+	// The SQL catalog keys its tables by the catalog's name.
+	cat, err := lake.OpenCatalog(context.Background(), w.Name, all)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if c, ok := cat.(catalog.Closer); ok {
+			require.NoError(t, c.Close())
+		}
+	})
+	return cat
+}
+
+// ConfigYAML is a floe.yaml reaching the warehouse: data_dir its Dir (so
+// the state store goes there too) and catalog "local", the default, with
+// the warehouse's properties, followed by extra (more catalogs as YAML
+// lines under catalogs:, or top-level keys).
+func (w *Warehouse) ConfigYAML(extra string) string {
+	return fmt.Sprintf("data_dir: %s\ndefault_catalog: %s\ncatalogs:\n", w.Dir, w.Name) + w.CatalogYAML(w.Name, nil) + extra
+}
+
+// CatalogYAML is the entry of a catalog called name under catalogs: in a
+// floe.yaml, with the warehouse's properties overridden by override: a
+// second catalog on the same store (a restored backup of the catalog
+// database, say).
+func (w *Warehouse) CatalogYAML(name string, override map[string]string) string {
+	props := maps.Clone(w.Props)
+	maps.Copy(props, override)
+	var b strings.Builder
+	fmt.Fprintf(&b, "  %s:\n", name)
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		fmt.Fprintf(&b, "    %s: %q\n", k, props[k])
+	}
+	return b.String()
+}
+
 // Location is the URI of rel (a slash-separated path) under the warehouse
 // root: file:///…/warehouse/rel or s3://floe/warehouse/rel.
 func (w *Warehouse) Location(rel string) string {
@@ -82,30 +134,138 @@ func (w *Warehouse) Location(rel string) string {
 }
 
 // Plant writes data at loc (a URI in the warehouse) as if written at
-// modTime: the local file's modification time is set, or the S3 server
-// stamps the object with modTime. Orphan tests plant old files this way.
+// modTime: the local file's modification time is set, the in-process S3
+// server stamps the object with modTime, or versitygw's backend file gets
+// modTime. Orphan tests plant old files this way.
 func (w *Warehouse) Plant(t testing.TB, loc string, data []byte, modTime time.Time) {
 	t.Helper()
-	if w.S3 == nil {
-		p := strings.TrimPrefix(loc, "file://")
+	switch {
+	case w.S3 != nil:
+		fio, ok := w.fileIO(t, loc).(iceio.WriteFileIO)
+		require.True(t, ok, "the IO of %s cannot write", loc)
+		w.S3.at(modTime, func() { require.NoError(t, fio.WriteFile(loc, data)) })
+	case w.Gateway != nil:
+		fio, ok := w.fileIO(t, loc).(iceio.WriteFileIO)
+		require.True(t, ok, "the IO of %s cannot write", loc)
+		require.NoError(t, fio.WriteFile(loc, data))
+		w.Age(t, loc, modTime)
+	default:
+		p := localFile(t, loc)
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		require.NoError(t, os.WriteFile(p, data, 0o644))
-		require.NoError(t, os.Chtimes(p, modTime, modTime))
-		return
+		w.Age(t, loc, modTime)
 	}
-	fio, ok := w.fileIO(t, loc).(iceio.WriteFileIO)
-	require.True(t, ok, "the IO of %s cannot write", loc)
-	w.S3.at(modTime, func() { require.NoError(t, fio.WriteFile(loc, data)) })
+}
+
+// Age sets the modification time of the file already at loc (a URI in the
+// warehouse) to modTime, as if it had been written then: what tests of
+// orphan removal and lease ageing need of files floe itself wrote. The
+// in-process S3 server cannot restamp a stored object, so there the file
+// is read and planted again.
+func (w *Warehouse) Age(t testing.TB, loc string, modTime time.Time) {
+	t.Helper()
+	switch {
+	case w.S3 != nil:
+		w.Plant(t, loc, w.Read(t, loc), modTime)
+	case w.Gateway != nil:
+		require.NoError(t, os.Chtimes(w.Gateway.path(t, loc), modTime, modTime))
+	default:
+		p := localFile(t, loc)
+		require.NoError(t, os.Chtimes(p, modTime, modTime))
+	}
+}
+
+// localFile is the path of loc in a local warehouse: a file:// URI or an
+// absolute path. Anything else (an s3:// location handed to a local
+// warehouse) fails t rather than become a relative directory named "s3:".
+func localFile(t testing.TB, loc string) string {
+	t.Helper()
+	p := strings.TrimPrefix(loc, "file://")
+	require.True(t, filepath.IsAbs(p), "%s is not a local file location", loc)
+	return p
+}
+
+// AgeTree sets the modification time of every file under the location
+// root (a URI in the warehouse) to modTime, as [Warehouse.Age] does one.
+func (w *Warehouse) AgeTree(t testing.TB, root string, modTime time.Time) {
+	t.Helper()
+	fio, ok := w.fileIO(t, root).(iceio.ListableIO)
+	require.True(t, ok, "the IO of %s cannot list", root)
+	var locs []string
+	require.NoError(t, fio.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		// LocalFS walks plain paths, blobfs full URIs.
+		if !strings.Contains(p, "://") {
+			p = "file://" + p
+		}
+		locs = append(locs, p)
+		return nil
+	}))
+	for _, loc := range locs {
+		w.Age(t, loc, modTime)
+	}
+}
+
+// Read returns the content of the file at loc (a URI in the warehouse).
+func (w *Warehouse) Read(t testing.TB, loc string) []byte {
+	t.Helper()
+	f, err := w.fileIO(t, loc).Open(loc)
+	require.NoError(t, err)
+	data, err := io.ReadAll(f)
+	require.NoError(t, errors.Join(err, f.Close()))
+	return data
+}
+
+// Remove deletes the file at loc (a URI in the warehouse), as a file lost
+// from storage is.
+func (w *Warehouse) Remove(t testing.TB, loc string) {
+	t.Helper()
+	require.NoError(t, w.fileIO(t, loc).Remove(loc))
+	require.False(t, w.Exists(t, loc), "%s still stored", loc)
+}
+
+// Hide removes the file at loc (a URI in the warehouse) until the returned
+// function puts it back with the same content: a file briefly lost.
+func (w *Warehouse) Hide(t testing.TB, loc string) (restore func()) {
+	t.Helper()
+	data := w.Read(t, loc)
+	w.Remove(t, loc)
+	return func() {
+		t.Helper()
+		w.Plant(t, loc, data, time.Now())
+	}
+}
+
+// SkipUnlessLocal skips t when the warehouse's files are not on local
+// disk, saying why the test is about local files.
+func (w *Warehouse) SkipUnlessLocal(t testing.TB, why string) {
+	t.Helper()
+	if w.S3 != nil || w.Gateway != nil {
+		t.Skipf("about a local warehouse (%s); this one is on S3 (%s)", why, EnvStore)
+	}
 }
 
 // Exists reports whether a file is at loc (a URI in the warehouse; on S3, a
 // location ending in "/" names a directory marker).
 func (w *Warehouse) Exists(t testing.TB, loc string) bool {
 	t.Helper()
-	if w.S3 != nil {
+	switch {
+	case w.S3 != nil:
 		return w.S3.exists(t, loc)
+	case w.Gateway != nil:
+		// The POSIX backend keeps object k as file k, and a directory
+		// marker k/ as directory k.
+		_, err := os.Stat(w.Gateway.path(t, loc))
+		if errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+		require.NoError(t, err)
+		return true
+	default:
+		return exists(t, w.fileIO(t, loc), loc)
 	}
-	return exists(t, w.fileIO(t, loc), loc)
 }
 
 func exists(t testing.TB, fio iceio.IO, loc string) bool {

@@ -3,6 +3,7 @@ package testlake_test
 import (
 	"context"
 	"io/fs"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +20,8 @@ import (
 )
 
 // TestWarehouseStores writes a table and plants an aged file on each store,
-// then reads both back through iceberg-go's IO.
+// then reads both back through iceberg-go's IO. The stores open in
+// parallel: none may need process environment (t.Setenv).
 func TestWarehouseStores(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -28,8 +30,13 @@ func TestWarehouseStores(t *testing.T) {
 	}{
 		{"local", testlake.NewLocal, "file://"},
 		{"s3", testlake.NewS3, "s3://floe/"},
+		{"versitygw", testlake.NewVersitygw, "s3://floe/"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if tc.name == "versitygw" && os.Getenv(testlake.EnvStore) != "versitygw" && os.Getenv(testlake.EnvVersitygw) == "" {
+				t.Skipf("versitygw runs under make test-s3 (%s=versitygw or %s set): building it takes minutes", testlake.EnvStore, testlake.EnvVersitygw)
+			}
 			ctx := context.Background()
 			w := tc.open(t)
 			schema := iceberg.NewSchema(0, iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true})
@@ -52,6 +59,8 @@ func TestWarehouseStores(t *testing.T) {
 			require.False(t, w.Exists(t, loc))
 			w.Plant(t, loc, []byte("planted"), old)
 			require.True(t, w.Exists(t, loc))
+			newer := old.Add(24 * time.Hour)
+			w.Age(t, loc, newer)
 
 			fio, err := tbl.FS(ctx)
 			require.NoError(t, err)
@@ -65,7 +74,7 @@ func TestWarehouseStores(t *testing.T) {
 				seen = true
 				info, err := d.Info()
 				require.NoError(t, err)
-				require.WithinDuration(t, old, info.ModTime(), time.Second)
+				require.WithinDuration(t, newer, info.ModTime(), time.Second)
 				require.EqualValues(t, len("planted"), info.Size())
 				return nil
 			}))
@@ -73,4 +82,12 @@ func TestWarehouseStores(t *testing.T) {
 			require.Equal(t, w.Location("x/y"), w.Props["warehouse"]+"/x/y")
 		})
 	}
+}
+
+// TestVersitygwVersion keeps the version the harness names in step with
+// the tools module that builds the binary.
+func TestVersitygwVersion(t *testing.T) {
+	mod, err := os.ReadFile("../tools/versitygw/go.mod")
+	require.NoError(t, err)
+	require.Contains(t, string(mod), "github.com/versity/versitygw "+testlake.VersitygwVersion+" ")
 }
