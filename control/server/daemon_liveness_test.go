@@ -22,6 +22,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
+	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/alert"
 	"github.com/floe-project/floe/control/server"
@@ -348,11 +349,16 @@ policies:
 
 	// The state file damaged under the daemon: /readyz and doctor turn red.
 	require.Equal(t, http.StatusOK, get("/readyz").Code)
-	for range 200 { // pages enough that the damage lands in a table
-		require.NoError(t, st.StartRun(ctx, store.RunRecord{ID: fmt.Sprintf("filler-%04d", next), Table: "local.db.filler", Status: "done",
-			StartedAt: t0, Error: strings.Repeat("x", 200)}))
-		next++
+	// Pages enough of query events, which opening the store does not read
+	// (it reads the schema, the migrations and the runs), for the damage
+	// to land in.
+	filler := make([]collectors.QueryEvent, 200)
+	for i := range filler {
+		filler[i] = collectors.QueryEvent{Source: "filler", QueryID: fmt.Sprintf("filler-%04d", i), Engine: collectors.EngineTrino,
+			StartTime: t0, State: collectors.StateSucceeded, SQL: "SELECT 1 -- " + strings.Repeat("x", 400)}
 	}
+	_, _, err = st.InsertEvents(ctx, filler)
+	require.NoError(t, err)
 	require.NoError(t, st.Close())
 	closed = true
 	damage(t, cfg.State.Path)
@@ -389,7 +395,11 @@ func damage(t *testing.T, path string) {
 	for i := range junk {
 		junk[i] = 0x5a
 	}
-	_, err = f.WriteAt(junk, (fi.Size()/2)&^4095)
+	// A page among the last ones written (the filler events the test just
+	// stored), not one the store reads when it opens (the schema, the
+	// migrations, the runs): the middle of the file moved onto those as
+	// migrations added tables.
+	_, err = f.WriteAt(junk, (fi.Size()-3*4096)&^4095)
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 }
