@@ -11,6 +11,7 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
+	"github.com/floe-project/floe/internal/editdist"
 )
 
 // ErrNoSuchTable is returned (wrapped) when a table name resolves to no
@@ -177,7 +178,7 @@ func suggestTables(id Ident, all, same []Ident) []Ident {
 	}
 	var found []near
 	for _, t := range all {
-		if d := editDistance(want, strings.ToLower(t.String())); d <= limit {
+		if d := editdist.Distance(want, strings.ToLower(t.String())); d <= limit {
 			found = append(found, near{t, d})
 		}
 	}
@@ -187,27 +188,6 @@ func suggestTables(id Ident, all, same []Ident) []Ident {
 		out = append(out, n.id)
 	}
 	return out
-}
-
-// editDistance is the Levenshtein distance of a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // NoSuchTableError is a table name that resolves to no table. It reads as

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/floe-project/floe/control/policy"
+	"github.com/floe-project/floe/internal/editdist"
 )
 
 // catalogTimeoutKey is lake.PropCatalogTimeout, floe's own catalog
@@ -86,7 +87,7 @@ func checkCatalogKey(key string) string {
 	for _, p := range CatalogPropertyPrefixes {
 		// A name under a prefix passes unless it is a near miss of a known
 		// one (s3.regoin).
-		if strings.HasPrefix(key, p) && len(key) > len(p) && (near == "" || policy.EditDistance(key, near) > 2) {
+		if strings.HasPrefix(key, p) && len(key) > len(p) && (near == "" || editdist.Distance(key, near) > 2) {
 			return ""
 		}
 	}

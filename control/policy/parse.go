@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/floe-project/floe/internal/editdist"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 )
@@ -260,7 +261,7 @@ func firstLine(s string) string {
 func Suggest(s string, candidates []string) string {
 	best, bestD := "", 0
 	for _, c := range candidates {
-		d := EditDistance(strings.ToLower(s), strings.ToLower(c))
+		d := editdist.Distance(strings.ToLower(s), strings.ToLower(c))
 		if best == "" || d < bestD {
 			best, bestD = c, d
 		}
@@ -269,27 +270,6 @@ func Suggest(s string, candidates []string) string {
 		return ""
 	}
 	return best
-}
-
-// EditDistance is the Levenshtein distance between a and b.
-func EditDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // topKeys are the keys of a policies file's root.
