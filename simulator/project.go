@@ -449,13 +449,19 @@ const cutSlack = 1.0 / 16
 const sizeModelError = 0.10
 
 // sizeSensitivity is the largest change of the skip rate when the rewrite writes
-// sizeModelError more or fewer bytes than projected, which changes the file count
+// sizeModelError fewer, or sizeModelError plus its row groups' share
+// (rowGroupShare) more bytes than projected, which changes the file count
 // where a partition's bytes lie near a multiple of the target: the part of the
 // error that comes from the size model.
 func sizeSensitivity(s *Sample, est, sizeRatio float64, target int64, skip func([]cut) float64) float64 {
 	var worst float64
 	base := s.cuts(sizeRatio, target)
-	for _, f := range []float64{1 - sizeModelError, 1 + sizeModelError} {
+	// Every 5% between the two ends: the file count, and with it the skip
+	// rate, need not move one way as the bytes grow.
+	lo, hi := 1-sizeModelError, 1+sizeModelError+s.rowGroupShare(target)
+	steps := int(math.Ceil((hi - lo) / 0.05))
+	for i := 0; i <= steps; i++ {
+		f := lo + (hi-lo)*float64(i)/float64(steps)
 		c := s.cuts(sizeRatio*f, target)
 		same := true
 		for i := range c {

@@ -72,6 +72,9 @@ type Sample struct {
 	sizedFiles  int
 	// fileOverhead is the bytes each file takes beyond its rows (see fileOverhead).
 	fileOverhead float64
+	// rowGroupFooter is the footer bytes a row group of today's files adds,
+	// inRowGroups the row groups today's files hold (see rowGroupShare).
+	rowGroupFooter, inRowGroups float64
 	// concat holds the sampled columns concatenated for the size model (see
 	// concatColumns), built once.
 	concatOnce sync.Once
@@ -154,7 +157,7 @@ func TakeSample(ctx context.Context, st *lake.State, columns []string, opts Samp
 		s.PartitionFiles[pi]++
 		s.partFiles[pi] = append(s.partFiles[pi], i)
 	}
-	s.fileOverhead = fileOverhead(s.files)
+	s.fileOverhead, s.rowGroupFooter, s.inRowGroups = fileOverheads(s.files)
 	s.PartitionSampledRows = make([]int, len(s.Partitions))
 	s.partDeletes = make([]int, len(s.Partitions))
 	for _, d := range st.DeleteFiles {
