@@ -1,7 +1,6 @@
 package lake_test
 
 import (
-	"bytes"
 	"context"
 	"io/fs"
 	"net/http"
@@ -12,10 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/stretchr/testify/require"
 
@@ -58,33 +53,13 @@ func TestGCSTable(t *testing.T) {
 	var rows, sum int64
 	for _, f := range st.DataFiles {
 		require.Contains(t, stored, f.Path)
-		n, s := sumIDs(t, g.Get(t, f.Path))
+		n, s := testlake.SumFirstColumn(t, g.Get(t, f.Path))
 		rows, sum = rows+n, sum+s
 	}
 	require.EqualValues(t, 250, rows)
 	require.EqualValues(t, 250*251/2, sum)
 	require.True(t, slices.ContainsFunc(stored, func(loc string) bool { return loc == loaded.MetadataLocation() }),
 		"the current metadata file %s is in the bucket", loaded.MetadataLocation())
-}
-
-// sumIDs reads a Parquet file whose first column is the id and returns its
-// rows and the sum of their ids.
-func sumIDs(t *testing.T, data []byte) (rows, sum int64) {
-	t.Helper()
-	rdr, err := file.NewParquetReader(bytes.NewReader(data))
-	require.NoError(t, err)
-	defer rdr.Close()
-	fr, err := pqarrow.NewFileReader(rdr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	require.NoError(t, err)
-	tbl, err := fr.ReadTable(context.Background())
-	require.NoError(t, err)
-	defer tbl.Release()
-	for _, c := range tbl.Column(0).Data().Chunks() {
-		for _, v := range c.(*array.Int64).Int64Values() {
-			sum += v
-		}
-	}
-	return tbl.NumRows(), sum
 }
 
 // TestGCSCredentialsReachTheStore: a token a REST catalog vends
