@@ -129,7 +129,7 @@ func (c *timeoutCatalog) LoadTable(ctx context.Context, id table.Identifier) (ou
 // goes in there: tbl is rebuilt on an IO opener that binds it to each
 // context the table opens its IO with. Commits keep the opener.
 func (c *timeoutCatalog) bounded(tbl *table.Table) *table.Table {
-	if tbl == nil || c.io == nil || !isS3(tbl.Metadata().Location()) {
+	if tbl == nil || c.io == nil || !isBounded(tbl.Metadata().Location()) {
 		return tbl
 	}
 	loc := tbl.Metadata().Location()

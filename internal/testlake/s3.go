@@ -20,7 +20,8 @@ import (
 )
 
 // EnvStore selects the store of the warehouses [New] opens: "s3" for an
-// in-process S3 server ([NewS3]); unset or "local" for a local directory.
+// in-process S3 server ([NewS3]), "versitygw" for a versitygw server
+// ([NewVersitygw]); unset or "local" for a local directory.
 const EnvStore = "FLOE_TEST_STORE"
 
 // S3Bucket is the bucket of every [NewS3] warehouse.
@@ -33,16 +34,11 @@ type S3 struct {
 	// URL is the server's endpoint, as s3.endpoint.
 	URL string
 
+	Staller
 	backend *s3mem.Backend
 	offset  atomic.Int64 // nanoseconds added to the wall clock for new objects
-	stall   atomic.Int64 // nanoseconds each request waits before it is served
-	stallMu sync.Mutex
-	resume  chan struct{} // closed when the stall changes: waiting requests go on
 	down    atomic.Bool
-	// stallFrom, when set, stalls the server once a request it
-	// matches has been served ([S3.StallAfter]).
-	stallFrom atomic.Pointer[stallTrigger]
-	atMu      sync.Mutex // one planted file at a time moves the clock
+	atMu    sync.Mutex // one planted file at a time moves the clock
 
 	keysMu  sync.Mutex
 	keys    *keyCheck            // nil: any access key is served
@@ -64,45 +60,6 @@ func (s *S3) Now() time.Time {
 
 // Since is [time.Since] on the server's clock.
 func (s *S3) Since(t time.Time) time.Duration { return s.Now().Sub(t) }
-
-// Stall makes every request wait d before the server handles it, or until
-// the client gives up on it or the stall changes (d <= 0: no wait).
-// Requests already waiting go on when the stall changes: the server's
-// handler does not see a client give up on a request whose body it has
-// not read, so without this a request could hold the server up to d.
-func (s *S3) Stall(d time.Duration) {
-	s.stallMu.Lock()
-	defer s.stallMu.Unlock()
-	s.stall.Store(int64(d))
-	if s.resume != nil {
-		close(s.resume)
-	}
-	s.resume = make(chan struct{})
-}
-
-// resumed is closed when the stall next changes.
-func (s *S3) resumed() <-chan struct{} {
-	s.stallMu.Lock()
-	defer s.stallMu.Unlock()
-	if s.resume == nil {
-		s.resume = make(chan struct{})
-	}
-	return s.resume
-}
-
-// stallTrigger is an armed [S3.StallAfter].
-type stallTrigger struct {
-	match func(*http.Request) bool
-	d     time.Duration
-}
-
-// StallAfter arms a stall of d (as [S3.Stall]) that begins once the server
-// has served a request match accepts: a store that stops answering in the
-// middle of a run, after the run's first write say. The stall lasts until
-// the next Stall call; it fires once.
-func (s *S3) StallAfter(match func(*http.Request) bool, d time.Duration) {
-	s.stallFrom.Store(&stallTrigger{match: match, d: d})
-}
 
 // Down makes the server answer every request with 503 Service Unavailable
 // (down false: serve again).
@@ -208,14 +165,8 @@ func s3Error(w http.ResponseWriter, r *http.Request, status int, code, msg strin
 
 func (s *S3) handler(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		resumed := s.resumed()
-		if d := time.Duration(s.stall.Load()); d > 0 {
-			select {
-			case <-time.After(d):
-			case <-resumed:
-			case <-r.Context().Done():
-				return
-			}
+		if !s.Hold(r) {
+			return
 		}
 		if s.down.Load() {
 			http.Error(w, "object store down (testlake)", http.StatusServiceUnavailable)
@@ -224,12 +175,7 @@ func (s *S3) handler(h http.Handler) http.Handler {
 		if s.refuse(w, r) {
 			return
 		}
-		tr := s.stallFrom.Load()
-		fire := tr != nil && tr.match(r)
-		h.ServeHTTP(w, r)
-		if fire && s.stallFrom.CompareAndSwap(tr, nil) {
-			s.Stall(tr.d)
-		}
+		s.Serve(h, w, r)
 	})
 }
 
@@ -270,7 +216,9 @@ func NewS3(t testing.TB) *Warehouse {
 	for k, v := range S3Props(s.URL) {
 		props[k] = v
 	}
-	return open(t, dir, props, s)
+	w := Open(t, dir, props, nil)
+	w.S3 = s
+	return w
 }
 
 // S3Props are the iceberg-go properties that reach the server at endpoint

@@ -8,10 +8,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// SilentCatalogURI returns the URI of a REST catalog on a host that hangs:
-// it accepts connections and never answers. The listener and its
-// connections are closed when t ends.
+// SilentCatalogURI returns the URI of a REST catalog on a host that hangs
+// ([SilentHost]).
 func SilentCatalogURI(t testing.TB) string {
+	t.Helper()
+	return "http://" + SilentHost(t)
+}
+
+// SilentHost returns the address (127.0.0.1:port) of a server that hangs:
+// it accepts connections and never answers, as a stalled catalog or
+// object store does. The listener and its connections are closed when t
+// ends.
+func SilentHost(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -42,5 +50,5 @@ func SilentCatalogURI(t testing.TB) string {
 			require.NoError(t, c.Close())
 		}
 	})
-	return "http://" + ln.Addr().String()
+	return ln.Addr().String()
 }

@@ -29,7 +29,8 @@ import (
 
 // Warehouse is a catalog whose database lives in a temporary directory and
 // whose files live there too ([NewLocal]), in an in-process S3 server
-// ([NewS3]) or in a versitygw server ([NewVersitygw]).
+// ([NewS3]), in a versitygw server ([NewVersitygw]) or in another [Store]
+// ([Open]; gcslake's in-process GCS server).
 type Warehouse struct {
 	// Dir holds the catalog database (and, for a local warehouse, the
 	// files under Dir/warehouse).
@@ -42,6 +43,20 @@ type Warehouse struct {
 	// Gateway is the versitygw server of a [NewVersitygw] warehouse; nil
 	// otherwise.
 	Gateway *Versitygw
+	// Store is the store of a warehouse opened with [Open] on one; nil
+	// otherwise.
+	Store Store
+}
+
+// Store is an object store a warehouse's files can live in, besides those
+// of this package: what the warehouse's helpers need of it.
+type Store interface {
+	// Put stores data at loc (a URI in the warehouse) as if written at
+	// modTime, asking the store's backend itself.
+	Put(t testing.TB, loc string, data []byte, modTime time.Time)
+	// Has reports whether an object is stored at loc, asking the store's
+	// backend itself.
+	Has(t testing.TB, loc string) bool
 }
 
 // New opens a fresh warehouse on the store [EnvStore] names: local unless
@@ -70,10 +85,13 @@ func New(t testing.TB) *Warehouse {
 func NewLocal(t testing.TB) *Warehouse {
 	t.Helper()
 	dir := t.TempDir()
-	return open(t, dir, lake.LocalCatalogProps(dir), nil)
+	return Open(t, dir, lake.LocalCatalogProps(dir), nil)
 }
 
-func open(t testing.TB, dir string, props map[string]string, s3 *S3) *Warehouse {
+// Open opens the warehouse whose catalog (SQL, in dir) has props, on store
+// (nil: local disk, or a store of this package, which sets its own field).
+// Its catalog is closed when t ends.
+func Open(t testing.TB, dir string, props map[string]string, store Store) *Warehouse {
 	t.Helper()
 	cat, err := lake.OpenCatalog(context.Background(), "local", props)
 	require.NoError(t, err)
@@ -82,7 +100,7 @@ func open(t testing.TB, dir string, props map[string]string, s3 *S3) *Warehouse 
 			require.NoError(t, c.Close())
 		}
 	})
-	return &Warehouse{Dir: dir, Name: "local", Props: props, Catalog: cat, S3: s3}
+	return &Warehouse{Dir: dir, Name: "local", Props: props, Catalog: cat, Store: store}
 }
 
 // Reopen opens another catalog on the warehouse's database and store, with
@@ -128,15 +146,17 @@ func (w *Warehouse) CatalogYAML(name string, override map[string]string) string 
 }
 
 // Location is the URI of rel (a slash-separated path) under the warehouse
-// root: file:///…/warehouse/rel or s3://floe/warehouse/rel.
+// root: file:///…/warehouse/rel, s3://floe/warehouse/rel or
+// gs://floe/warehouse/rel.
 func (w *Warehouse) Location(rel string) string {
 	return strings.TrimSuffix(w.Props["warehouse"], "/") + "/" + strings.TrimPrefix(rel, "/")
 }
 
 // Plant writes data at loc (a URI in the warehouse) as if written at
 // modTime: the local file's modification time is set, the in-process S3
-// server stamps the object with modTime, or versitygw's backend file gets
-// modTime. Orphan tests plant old files this way.
+// server stamps the object with modTime, versitygw's backend file gets
+// modTime, or a [Store] stores it with modTime.
+// Orphan tests plant old files this way.
 func (w *Warehouse) Plant(t testing.TB, loc string, data []byte, modTime time.Time) {
 	t.Helper()
 	switch {
@@ -144,6 +164,8 @@ func (w *Warehouse) Plant(t testing.TB, loc string, data []byte, modTime time.Ti
 		fio, ok := w.fileIO(t, loc).(iceio.WriteFileIO)
 		require.True(t, ok, "the IO of %s cannot write", loc)
 		w.S3.at(modTime, func() { require.NoError(t, fio.WriteFile(loc, data)) })
+	case w.Store != nil:
+		w.Store.Put(t, loc, data, modTime)
 	case w.Gateway != nil:
 		fio, ok := w.fileIO(t, loc).(iceio.WriteFileIO)
 		require.True(t, ok, "the IO of %s cannot write", loc)
@@ -161,11 +183,11 @@ func (w *Warehouse) Plant(t testing.TB, loc string, data []byte, modTime time.Ti
 // warehouse) to modTime, as if it had been written then: what tests of
 // orphan removal and lease ageing need of files floe itself wrote. The
 // in-process S3 server cannot restamp a stored object, so there the file
-// is read and planted again.
+// (nor can a [Store]) is read and planted again.
 func (w *Warehouse) Age(t testing.TB, loc string, modTime time.Time) {
 	t.Helper()
 	switch {
-	case w.S3 != nil:
+	case w.S3 != nil, w.Store != nil:
 		w.Plant(t, loc, w.Read(t, loc), modTime)
 	case w.Gateway != nil:
 		require.NoError(t, os.Chtimes(w.Gateway.path(t, loc), modTime, modTime))
@@ -242,8 +264,8 @@ func (w *Warehouse) Hide(t testing.TB, loc string) (restore func()) {
 // disk, saying why the test is about local files.
 func (w *Warehouse) SkipUnlessLocal(t testing.TB, why string) {
 	t.Helper()
-	if w.S3 != nil || w.Gateway != nil {
-		t.Skipf("about a local warehouse (%s); this one is on S3 (%s)", why, EnvStore)
+	if w.S3 != nil || w.Gateway != nil || w.Store != nil {
+		t.Skipf("about a local warehouse (%s); this one is in an object store (%s)", why, EnvStore)
 	}
 }
 
@@ -254,6 +276,8 @@ func (w *Warehouse) Exists(t testing.TB, loc string) bool {
 	switch {
 	case w.S3 != nil:
 		return w.S3.exists(t, loc)
+	case w.Store != nil:
+		return w.Store.Has(t, loc)
 	case w.Gateway != nil:
 		// The POSIX backend keeps object k as file k, and a directory
 		// marker k/ as directory k.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/floe-project/floe/internal/oracle"
 	"github.com/floe-project/floe/internal/testlake"
+	"github.com/floe-project/floe/internal/testlake/gcslake"
 )
 
 // TestWarehouseStores writes a table and plants an aged file on each store,
@@ -31,6 +32,7 @@ func TestWarehouseStores(t *testing.T) {
 		{"local", testlake.NewLocal, "file://"},
 		{"s3", testlake.NewS3, "s3://floe/"},
 		{"versitygw", testlake.NewVersitygw, "s3://floe/"},
+		{"gcs", func(t testing.TB) *testlake.Warehouse { w, _ := gcslake.New(t); return w }, "gs://floe/"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -71,7 +71,7 @@ func NewVersitygw(t testing.TB) *Warehouse {
 	for k, v := range S3Props(gw.URL) {
 		props[k] = v
 	}
-	w := open(t, dir, props, nil)
+	w := Open(t, dir, props, nil)
 	w.Gateway = gw
 	return w
 }
