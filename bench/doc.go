@@ -12,7 +12,8 @@
 // once into lake.ScanIndex against one iceberg-go PlanFiles per query);
 // collectstore (storing collected query events in SQLite against
 // PostgreSQL, the state store's two drivers); telemetry (ingestion events/s
-// per telemetry source from real-format logs, and the store's bytes per
-// million events raw and folded); plan (projecting every layout
+// per telemetry source from real-format logs, the store's bytes per
+// million events raw and folded for ad-hoc queries and for repeated
+// dashboards, and its size as the clock passes the telemetry history); plan (projecting every layout
 // candidate against one rewrite of the same table, at 6M and 60M rows).
 package bench

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/floe-project/floe/control"
 )
 
 func newRootCmd(f *factory) *cobra.Command {
@@ -63,9 +66,33 @@ With no configuration floe uses an embedded local warehouse in ./floe-data
 	// warehouse or state store is, it says so instead of creating them.
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		f.ReadOnly = readOnlyVerbs[verbName(cmd)]
+		noteHistory(f, cmd)
 		return nil
 	}
 	return root
+}
+
+// noteHistory prints, for every verb with a --since (analyze, queries,
+// report, simulate, measure, plan), the note of [control.HistoryNote] when
+// the window reaches past telemetry.history: the queries older than it
+// are gone. A --workload file is not the collected queries, and a
+// configuration that does not load is the verb's to report.
+func noteHistory(f *factory, cmd *cobra.Command) {
+	fl := cmd.Flags().Lookup("since")
+	if fl == nil || cmd.Flags().Changed("workload") {
+		return
+	}
+	since, ok := fl.Value.(*durationValue)
+	if !ok {
+		return
+	}
+	cfg, err := f.Config()
+	if err != nil {
+		return
+	}
+	if msg := control.HistoryNote(time.Duration(*since), cfg.Telemetry.HistoryDuration()); msg != "" {
+		fmt.Fprintln(f.IO.ErrOut, "note:", msg)
+	}
 }
 
 // unknownVerb refuses any argument to the root: it is a verb floe does not

@@ -149,12 +149,14 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 		OnPass:  metrics.PassEnded,
 		Sources: sources,
 		Prune: func(ctx context.Context) error {
-			r, err := control.PruneTelemetry(ctx, svc.Store(), control.PruneOptions{Retention: cfg.Telemetry.RetentionDuration(), Now: opts.f.Now})
+			r, err := control.PruneTelemetry(ctx, svc.Store(), control.PruneOptions{Retention: cfg.Telemetry.RetentionDuration(),
+				History: cfg.Telemetry.HistoryDuration(), Now: opts.f.Now})
 			if err != nil {
 				return err
 			}
 			metrics.ObservePrune(r)
-			log.Info("telemetry pruned", "before", r.Before, "folded", r.Folded, "deleted", r.Deleted, "store_bytes", r.Size.Bytes)
+			log.Info("telemetry pruned", "before", r.Before, "folded", r.Folded, "deleted", r.Deleted,
+				"history_before", r.HistoryBefore, "folded_deleted", r.FoldedDeleted, "shapes_deleted", r.ShapesDeleted, "store_bytes", r.Size.Bytes)
 			return nil
 		},
 		Logger: log})

@@ -42,6 +42,12 @@ func TestNumbersOutOfBounds(t *testing.T) {
 		{"telemetry kept an hour", restFile + "telemetry:\n  retention: 1h\n", nil, []string{"floe.yaml:7", "telemetry.retention", "1h: want at least 1d and at most 3650d"}},
 		{"telemetry kept forever", restFile + "telemetry:\n  retention: 4000d\n", nil, []string{"floe.yaml:7", "telemetry.retention", "4000d: want at least 1d"}},
 		{"telemetry retention unreadable", restFile + "telemetry:\n  retention: a month\n", nil, []string{"floe.yaml:7", "telemetry.retention", "want e.g. 30d"}},
+		{"history shorter than the retention", restFile + "telemetry:\n  retention: 90d\n  history: 60d\n", nil,
+			[]string{"floe.yaml:8", "telemetry.history", "60d: want at least telemetry.retention (90d) and at most 3650d"}},
+		{"history shorter than the default retention", restFile + "telemetry:\n  history: 7d\n", nil,
+			[]string{"floe.yaml:7", "telemetry.history", "7d: want at least telemetry.retention (30d)"}},
+		{"history of twenty years", restFile + "telemetry:\n  history: 7300d\n", nil, []string{"floe.yaml:7", "telemetry.history", "7300d: want at least"}},
+		{"history unreadable", restFile + "telemetry:\n  history: a year\n", nil, []string{"floe.yaml:7", "telemetry.history", "want e.g. 30d"}},
 		{"every problem at once", restFile + "health:\n  target_file_size: 512\nserver:\n  max_concurrent_runs: 0\npolicies:\n  default: {retain: 1}\n", nil,
 			[]string{"health.target_file_size", "server.max_concurrent_runs", "floe.yaml:11: policies.default.retain: unknown policy key"}},
 	} {
@@ -107,19 +113,25 @@ func TestCheckPoliciesWithoutConfig(t *testing.T) {
 	require.ErrorContains(t, err, `p.yaml:1: default.retain_last: unknown policy key`, "what reading finds, with the rest")
 }
 
-// TestTelemetryRetention: telemetry.retention defaults to 30 days and reads
-// days as floe's other durations do.
+// TestTelemetryRetention: telemetry.retention defaults to 30 days and
+// telemetry.history to 400 days, or the retention when that is longer;
+// both read days as floe's other durations do.
 func TestTelemetryRetention(t *testing.T) {
+	day := 24 * time.Hour
 	for _, tc := range []struct {
-		file string
-		want time.Duration
+		file               string
+		retention, history time.Duration
 	}{
-		{restFile, config.DefaultTelemetryRetention},
-		{restFile + "telemetry:\n  retention: 90d\n", 90 * 24 * time.Hour},
-		{restFile + "telemetry:\n  retention: 36h\n", 36 * time.Hour},
+		{restFile, config.DefaultTelemetryRetention, config.DefaultTelemetryHistory},
+		{restFile + "telemetry:\n  retention: 90d\n", 90 * day, 400 * day},
+		{restFile + "telemetry:\n  retention: 36h\n", 36 * time.Hour, 400 * day},
+		{restFile + "telemetry:\n  retention: 500d\n", 500 * day, 500 * day},
+		{restFile + "telemetry:\n  retention: 7d\n  history: 60d\n", 7 * day, 60 * day},
+		{restFile + "telemetry:\n  history: 30d\n", 30 * day, 30 * day},
 	} {
 		c, err := load(t, tc.file)
 		require.NoError(t, err, tc.file)
-		require.Equal(t, tc.want, c.Telemetry.RetentionDuration(), tc.file)
+		require.Equal(t, tc.retention, c.Telemetry.RetentionDuration(), tc.file)
+		require.Equal(t, tc.history, c.Telemetry.HistoryDuration(), tc.file)
 	}
 }

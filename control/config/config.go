@@ -199,13 +199,24 @@ type TelemetryConfig struct {
 	// them (store.Store.PruneEvents). Default: 30d; at least 1d, at
 	// most 3650d.
 	Retention string `yaml:"retention"`
+	// History is how long folded query events stay in the state store,
+	// as a duration (see [TelemetryConfig.HistoryDuration]): the daemon
+	// deletes older ones (store.Store.DeleteFolded), so the store holds
+	// at most Retention of raw events and History of folded ones. An
+	// analysis whose --since reaches further back sees only History.
+	// Default: 400d — more than a year, so that a year-long window (--since
+	// 365d) is whole, and far more than the verbs' 30-day default — or
+	// Retention when that is longer; at least Retention, at most 3650d.
+	History string `yaml:"history"`
 }
 
-// Telemetry retention defaults and bounds.
+// Telemetry retention and history defaults and bounds.
 const (
 	DefaultTelemetryRetention = 30 * 24 * time.Hour
 	MinTelemetryRetention     = 24 * time.Hour
 	MaxTelemetryRetention     = 3650 * 24 * time.Hour
+	DefaultTelemetryHistory   = 400 * 24 * time.Hour
+	MaxTelemetryHistory       = 3650 * 24 * time.Hour
 )
 
 // RetentionDuration is the parsed telemetry.retention (validated when the
@@ -221,18 +232,41 @@ func (t TelemetryConfig) RetentionDuration() time.Duration {
 	return d
 }
 
-// validateRetention reports what is wrong with telemetry.retention.
+// HistoryDuration is the parsed telemetry.history (validated when the
+// configuration was loaded), or its default: [DefaultTelemetryHistory],
+// or the retention when that is longer.
+func (t TelemetryConfig) HistoryDuration() time.Duration {
+	if h := strings.TrimSpace(t.History); h != "" {
+		if d, err := policy.ParseDuration(h); err == nil {
+			return d
+		}
+	}
+	return max(DefaultTelemetryHistory, t.RetentionDuration())
+}
+
+// validateRetention reports what is wrong with telemetry.retention and
+// telemetry.history.
 func (c *Config) validateRetention(bad func(segs []string, format string, args ...any)) {
-	r := strings.TrimSpace(c.Telemetry.Retention)
-	if r == "" {
+	if r := strings.TrimSpace(c.Telemetry.Retention); r != "" {
+		d, err := policy.ParseDuration(r)
+		switch {
+		case err != nil:
+			bad([]string{"telemetry", "retention"}, "%q: %v", r, err)
+		case d < MinTelemetryRetention || d > MaxTelemetryRetention:
+			bad([]string{"telemetry", "retention"}, "%s: want at least 1d and at most 3650d", r)
+		}
+	}
+	h := strings.TrimSpace(c.Telemetry.History)
+	if h == "" {
 		return
 	}
-	d, err := policy.ParseDuration(r)
+	d, err := policy.ParseDuration(h)
 	switch {
 	case err != nil:
-		bad([]string{"telemetry", "retention"}, "%q: %v", r, err)
-	case d < MinTelemetryRetention || d > MaxTelemetryRetention:
-		bad([]string{"telemetry", "retention"}, "%s: want at least 1d and at most 3650d", r)
+		bad([]string{"telemetry", "history"}, "%q: %v", h, err)
+	case d < c.Telemetry.RetentionDuration() || d > MaxTelemetryHistory:
+		bad([]string{"telemetry", "history"}, "%s: want at least telemetry.retention (%s) and at most 3650d: folded events are kept longer than raw ones",
+			h, policy.FormatDuration(c.Telemetry.RetentionDuration()))
 	}
 }
 

@@ -62,7 +62,9 @@ type Metrics struct {
 	reportHits     prometheus.Counter
 	storeBytes     prometheus.Gauge
 	storeEvents    *prometheus.GaugeVec
+	storeShapes    prometheus.Gauge
 	pruned         prometheus.Counter
+	prunedFolded   prometheus.Counter
 
 	mu sync.Mutex
 	// success is each table's last successful run seen, so that an older
@@ -137,7 +139,11 @@ func NewMetrics() *Metrics {
 		"Query events in the state store as of the newest telemetry pruning, by form: raw (within telemetry.retention) or folded (older, kept as ranking reads them).", []string{"form"})
 	m.pruned = prometheus.NewCounter(prometheus.CounterOpts{Name: "floe_telemetry_pruned_events_total",
 		Help: "Raw query events deleted from the state store for being older than telemetry.retention, each folded first."})
-	reg.MustRegister(m.reportComputes, m.reportHits, m.lastPass, m.passErrors, m.storeBytes, m.pruned)
+	m.storeShapes = prometheus.NewGauge(prometheus.GaugeOpts{Name: "floe_state_store_shapes",
+		Help: "Distinct shapes (tables and filter trees) of the folded query events as of the newest telemetry pruning: each is stored once, however many folded events share it."})
+	m.prunedFolded = prometheus.NewCounter(prometheus.CounterOpts{Name: "floe_telemetry_pruned_folded_events_total",
+		Help: "Folded query events deleted from the state store for being older than telemetry.history."})
+	reg.MustRegister(m.reportComputes, m.reportHits, m.lastPass, m.passErrors, m.storeBytes, m.pruned, m.storeShapes, m.prunedFolded)
 	m.runDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "floe_run_duration_seconds", Help: "Duration of optimize run steps, by step; step=\"all\" is whole runs.",
 		// A step takes from a second to hours: 1 s to about 4.5 h.
@@ -289,12 +295,15 @@ func (m *Metrics) ObserveSource(r control.SourceReport) {
 }
 
 // ObservePrune records a telemetry pruning ([control.PruneTelemetry]):
-// the events it deleted and the store's size after it.
+// the raw and folded events it deleted, and the store's size and shapes
+// after it.
 func (m *Metrics) ObservePrune(r control.PruneResult) {
 	m.pruned.Add(float64(r.Deleted))
+	m.prunedFolded.Add(float64(r.FoldedDeleted))
 	m.storeBytes.Set(float64(r.Size.Bytes))
 	m.storeEvents.WithLabelValues("raw").Set(float64(r.Size.Events))
 	m.storeEvents.WithLabelValues("folded").Set(float64(r.Size.FoldedEvents))
+	m.storeShapes.Set(float64(r.Size.FoldedShapes))
 }
 
 // AlertSent counts one alert of kind.

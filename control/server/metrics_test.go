@@ -148,7 +148,8 @@ func TestMetricsProjectionCheck(t *testing.T) {
 }
 
 // TestMetricsPrune: a telemetry pruning of the env's store is scraped as
-// the store's size, its raw and folded events, and the events pruned.
+// the store's size, its raw and folded events and shapes, and the raw and
+// folded events pruned.
 func TestMetricsPrune(t *testing.T) {
 	e := newEnv(t, envOptions{server: tokenYAML})
 	e.collected(3)
@@ -172,4 +173,16 @@ func TestMetricsPrune(t *testing.T) {
 	require.Equal(t, 3.0, m[`floe_state_store_events{form="folded"}`])
 	require.Equal(t, float64(r.Size.Bytes), m["floe_state_store_bytes"])
 	require.Positive(t, m["floe_state_store_bytes"])
+	require.Equal(t, float64(r.Size.FoldedShapes), m["floe_state_store_shapes"])
+	require.Positive(t, m["floe_state_store_shapes"])
+	require.Zero(t, m["floe_telemetry_pruned_folded_events_total"], "within the history of 400 days")
+
+	// Seen from two years on, the folded events are past the history.
+	r, err = control.PruneTelemetry(t.Context(), e.st, control.PruneOptions{Retention: 24 * time.Hour, Now: func() time.Time { return e.now.Add(730 * 24 * time.Hour) }})
+	require.NoError(t, err)
+	e.metrics.ObservePrune(r)
+	m = scrape(t, e)
+	require.Equal(t, 3.0, m["floe_telemetry_pruned_folded_events_total"])
+	require.Equal(t, 0.0, m[`floe_state_store_events{form="folded"}`])
+	require.Equal(t, 0.0, m["floe_state_store_shapes"])
 }

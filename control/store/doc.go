@@ -109,11 +109,26 @@
 // (source, query id, engine, state, start and end time, elapsed time and
 // bytes scanned, and per table read or written its filter tree, filter
 // columns, evidence and bytes scanned; metadata-table reads, SQL text,
-// users and the predicate index dropped) — into folded_events, with its
-// tables in folded_tables for selection, and the raw event is deleted, in
-// one transaction per [PruneBatch] events. [Store.WorkloadEvents] reads
+// users and the predicate index dropped) — and the raw event is deleted,
+// in one transaction per [PruneBatch] events. [Store.WorkloadEvents] reads
 // raw and folded events merged in the raw order (start time, then the
 // raw id the folded event keeps).
+//
+// A folded event is split in two. What differs from one run of a query
+// to the next — source, query id, engine, state, times, elapsed time,
+// bytes scanned of the query and of each table — is a row of
+// folded_events. The rest, its shape (engine version, tables, filter trees
+// with their literals, filter columns, evidence), is a row of
+// folded_shapes, stored once per distinct content and found by a hash of
+// it, with its tables in folded_shape_tables for selection by table. A
+// dashboard refreshed every five minutes folds into a row per run and one
+// shape per panel.
+//
+// [Store.DeleteFolded] bounds the folded events: those older than a
+// second cutoff (the telemetry history) are deleted, and with the last
+// event of a shape the shape. The store then holds raw events of the
+// retention and folded events of the history, whatever the volume of
+// queries over time.
 //
 // The fold is exact, not an aggregate. Proof sketch: [analyzer.Rank] and
 // [analyzer.Workload] are functions of the event sequence they are given
@@ -124,16 +139,18 @@
 // workload's medians of those, and 2^(-age/half-life) of the start time;
 // leaves from filter trees and filter columns with their evidence). The
 // folded event equals the raw one on those fields (JSON round trip of the
-// filter tree, as the raw store does), and WorkloadEvents keeps the raw
-// sequence order, so every sum, median and tie-break sees the same
-// operands in the same order: the output is the same, for every half-life
-// and every Since/Until (start times are exact). An aggregate per (table,
-// column, op), or per-day buckets, would break the cost medians, the
-// dedup and either exact recency or the --half-life flag.
+// filter tree, as the raw store does; each event decodes its own copy of
+// its shape), and WorkloadEvents keeps the raw sequence order, so every
+// sum, median and tie-break sees the same operands in the same order: the
+// output is the same, for every half-life and every Since/Until (start
+// times are exact). An aggregate per (table, column, op), or per-day
+// buckets, would break the cost medians, the dedup and either exact
+// recency or the --half-life flag. Sharing shapes changes nothing of
+// this: a shape is the same bytes for every event that has it.
 //
 // An event already folded counts as a duplicate in [Store.InsertEvents],
-// so collecting it again stores nothing. [Store.Size] measures the store
-// for the floe_state_store_* metrics.
+// so collecting it again stores nothing (until DeleteFolded deleted it).
+// [Store.Size] measures the store for the floe_state_store_* metrics.
 //
 // # Files
 //

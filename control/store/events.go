@@ -539,9 +539,10 @@ func (f QueryFilter) where() (string, []any) {
 	return f.whereOn("table_accesses x WHERE x.event_id = e.id")
 }
 
-// foldedWhere renders f as a WHERE clause over folded_events aliased e.
+// foldedWhere renders f as a WHERE clause over folded_events aliased e,
+// whose tables are those of its shape.
 func (f QueryFilter) foldedWhere() (string, []any) {
-	return f.whereOn("folded_tables x WHERE x.fold_id = e.id")
+	return f.whereOn("folded_shape_tables x WHERE x.shape_id = e.shape_id")
 }
 
 // whereOn renders f as a WHERE clause over events aliased e whose tables

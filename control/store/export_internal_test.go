@@ -70,3 +70,12 @@ func (s *Store) hasTable(t testing.TB, name string) bool {
 	require.NoError(t, s.db.QueryRowContext(t.Context(), q, name).Scan(&n))
 	return n == 1
 }
+
+// CountRows counts the rows of table, for tests that check what the store
+// keeps beyond what its API shows.
+func CountRows(t testing.TB, s *Store, table string) int {
+	t.Helper()
+	var n int
+	require.NoError(t, s.db.QueryRowContext(t.Context(), `SELECT count(*) FROM `+table).Scan(&n))
+	return n
+}

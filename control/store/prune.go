@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,51 +13,9 @@ import (
 	"github.com/floe-project/floe/collectors"
 )
 
-// PruneBatch is how many raw events [Store.PruneEvents] folds and deletes
-// in one transaction.
+// PruneBatch is how many events [Store.PruneEvents] folds and deletes,
+// and [Store.DeleteFolded] deletes, in one transaction.
 const PruneBatch = 1000
-
-// foldShape is what ranking ([analyzer.Rank]) and projection
-// ([analyzer.Workload], the simulator's replay) read of an event besides
-// its source, query id, state and times, which are columns of
-// folded_events. Everything else — the SQL text, the user, parameters,
-// snapshot ids, raw filter strings, metadata-table reads, the columns a
-// query only projected — is dropped when the event is folded.
-type foldShape struct {
-	Engine        collectors.Engine        `json:"engine"`
-	EngineVersion string                   `json:"engine_version,omitempty"`
-	Metrics       collectors.QueryMetrics  `json:"metrics"`
-	Tables        []collectors.TableAccess `json:"tables"`
-}
-
-// fold reduces ev to its shape. An event of metadata-table reads only, or
-// of no table, keeps no access (no analysis counts it) but is folded all
-// the same, so that collecting it again finds it stored.
-func fold(ev *collectors.QueryEvent) foldShape {
-	sh := foldShape{Engine: ev.Engine, EngineVersion: ev.EngineVersion,
-		Metrics: collectors.QueryMetrics{ElapsedMs: ev.Metrics.ElapsedMs, BytesScanned: ev.Metrics.BytesScanned}}
-	for i := range ev.Tables {
-		a := &ev.Tables[i]
-		if _, meta := a.MetadataTable(); meta {
-			continue
-		}
-		r := collectors.TableAccess{Catalog: a.Catalog, Namespace: a.Namespace, Name: a.Name, Write: a.Write,
-			Filter: a.Filter, Evidence: a.Evidence, Metrics: collectors.TableMetrics{BytesScanned: a.Metrics.BytesScanned}}
-		for _, c := range a.Columns {
-			if slices.Contains(c.Roles, collectors.RoleFilter) {
-				r.Columns = append(r.Columns, collectors.ColumnUse{Name: c.Name, Roles: []collectors.Role{collectors.RoleFilter}, Evidence: c.Evidence})
-			}
-		}
-		sh.Tables = append(sh.Tables, r)
-	}
-	return sh
-}
-
-var (
-	foldedColumns = newInsertTable("folded_events", `event_id bigint, source text, query_id text, start_time bigint,
-	end_time bigint, state text, shape_json text`)
-	foldedTableColumns = newInsertTable("folded_tables", `fold_id bigint, table_key text, catalog text, namespace text, name text`)
-)
 
 // PruneEvents folds every raw event that started before before and
 // deletes it, in transactions of [PruneBatch] events, oldest first. It
@@ -77,14 +34,22 @@ var (
 // rows are locked (FOR UPDATE SKIP LOCKED), so pruners running at once
 // fold different events.
 func (s *Store) PruneEvents(ctx context.Context, before time.Time) (folded, deleted int, err error) {
-	for {
+	deleted, folded, err = inBatches(func() (int, int, error) {
 		f, d, err := s.pruneBatch(ctx, before.UTC().UnixNano())
-		folded, deleted = folded+f, deleted+d
-		if err != nil {
-			return folded, deleted, err
-		}
-		if d < PruneBatch {
-			return folded, deleted, nil
+		return d, f, err
+	})
+	return folded, deleted, err
+}
+
+// inBatches calls batch, a transaction of up to [PruneBatch] events, until
+// one deletes fewer (or fails), and returns the sums of the events each
+// deleted and of its other count.
+func inBatches(batch func() (deleted, other int, err error)) (deleted, other int, err error) {
+	for {
+		d, o, err := batch()
+		deleted, other = deleted+d, other+o
+		if err != nil || d < PruneBatch {
+			return deleted, other, err
 		}
 	}
 }
@@ -113,63 +78,27 @@ func (s *Store) pruneBatch(ctx context.Context, before int64) (folded, deleted i
 	if len(ids) == 0 {
 		return 0, 0, tx.Commit()
 	}
-	type evKey struct{ source, id string }
-	var rows [][]any
-	shapes := map[evKey]*foldShape{}
+	// A raw copy of an event folded already (stored again by a
+	// collection that raced an earlier prune) is deleted, not folded twice.
+	keys := make([][]any, len(evs))
 	for i := range evs {
-		ev := &evs[i]
-		sh := fold(ev)
-		b, err := json.Marshal(sh)
-		if err != nil {
-			return 0, 0, fmt.Errorf("prune events: fold %s %s: %w", ev.Source, ev.QueryID, err)
-		}
-		shapes[evKey{ev.Source, ev.QueryID}] = &sh
-		rows = append(rows, []any{ids[i], ev.Source, ev.QueryID, nanos(ev.StartTime).Int64, nanos(ev.EndTime), string(ev.State), string(b)})
+		keys[i] = []any{evs[i].Source, evs[i].QueryID}
 	}
-	var tableRows [][]any
-	err = s.insertRows(ctx, tx, foldedColumns, rows, ` ON CONFLICT (source, query_id) DO NOTHING RETURNING id, source, query_id`,
-		func(r *sql.Rows) error {
-			var (
-				id int64
-				k  evKey
-			)
-			if err := r.Scan(&id, &k.source, &k.id); err != nil {
-				return err
-			}
-			sh := shapes[k]
-			if sh == nil {
-				return fmt.Errorf("returned unknown event %s %s", k.source, k.id)
-			}
-			folded++
-			seen := map[string]bool{}
-			for _, a := range sh.Tables {
-				key := tableKey(a.Catalog, a.Namespace, a.Name)
-				if !seen[key] {
-					seen[key] = true
-					tableRows = append(tableRows, []any{id, key, a.Catalog, a.Namespace, a.Name})
-				}
-			}
-			return nil
-		})
+	done, err := s.foldedKeys(ctx, tx, keys)
 	if err != nil {
-		return 0, 0, fmt.Errorf("prune events: store folded events: %w", err)
+		return 0, 0, fmt.Errorf("prune events: %w", err)
 	}
-	if err := s.insertRows(ctx, tx, foldedTableColumns, tableRows, "", nil); err != nil {
-		return 0, 0, fmt.Errorf("prune events: store folded tables: %w", err)
+	var fes []foldedEvent
+	for i := range evs {
+		if !done[foldKey{evs[i].Source, evs[i].QueryID}] {
+			fes = append(fes, fold(ids[i], &evs[i]))
+		}
 	}
-	for rest := ids; len(rest) > 0; {
-		n := min(chunk, len(rest))
-		list, args := inList(rest[:n])
-		rest = rest[n:]
-		res, err := tx.ExecContext(ctx, `DELETE FROM query_events WHERE id IN `+list, args...)
-		if err != nil {
-			return 0, 0, fmt.Errorf("prune events: delete: %w", err)
-		}
-		n64, err := res.RowsAffected()
-		if err != nil {
-			return 0, 0, fmt.Errorf("prune events: delete: %w", err)
-		}
-		deleted += int(n64)
+	if folded, err = s.storeFolded(ctx, tx, fes); err != nil {
+		return 0, 0, fmt.Errorf("prune events: %w", err)
+	}
+	if deleted, err = deleteByID(ctx, tx, "query_events", ids, ""); err != nil {
+		return 0, 0, fmt.Errorf("prune events: delete: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, 0, s.redact(fmt.Errorf("prune events: commit: %w", err))
@@ -189,47 +118,6 @@ func (s *Store) FoldedQueries(ctx context.Context, f QueryFilter) (evs []collect
 	defer func() { err = errors.Join(err, rollback(tx)) }()
 	_, evs, err = readFolded(ctx, tx, f)
 	return evs, err
-}
-
-// readFolded reads the folded events f selects, oldest first, with the
-// ids of the raw events they were.
-func readFolded(ctx context.Context, tx *txn, f QueryFilter) (ids []int64, evs []collectors.QueryEvent, err error) {
-	where, args := f.foldedWhere()
-	q := `SELECT e.event_id, e.source, e.query_id, e.start_time, e.end_time, e.state, e.shape_json
-FROM folded_events e` + where + ` ORDER BY e.start_time DESC, e.event_id DESC`
-	if f.Limit > 0 {
-		q += fmt.Sprintf(" LIMIT %d", f.Limit)
-	}
-	rows, err := tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read folded queries: %w", err)
-	}
-	for rows.Next() {
-		var (
-			ev           collectors.QueryEvent
-			id, start    int64
-			end          sql.NullInt64
-			state, shape string
-			sh           foldShape
-		)
-		if err := rows.Scan(&id, &ev.Source, &ev.QueryID, &start, &end, &state, &shape); err != nil {
-			return nil, nil, errors.Join(fmt.Errorf("read folded queries: %w", err), rows.Close())
-		}
-		if err := json.Unmarshal([]byte(shape), &sh); err != nil {
-			return nil, nil, errors.Join(fmt.Errorf("read folded queries: %s %s: %w", ev.Source, ev.QueryID, err), rows.Close())
-		}
-		ev.State = collectors.State(state)
-		ev.StartTime, ev.EndTime = fromNanos(sql.NullInt64{Int64: start, Valid: start != 0}), fromNanos(end)
-		ev.Engine, ev.EngineVersion, ev.Metrics, ev.Tables = sh.Engine, sh.EngineVersion, sh.Metrics, sh.Tables
-		ids = append(ids, id)
-		evs = append(evs, ev)
-	}
-	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return nil, nil, fmt.Errorf("read folded queries: %w", err)
-	}
-	slices.Reverse(ids)
-	slices.Reverse(evs)
-	return ids, evs, nil
 }
 
 // WorkloadEvents returns the events an analysis reads: the raw events f
@@ -300,21 +188,43 @@ func (s *Store) dropFolded(ctx context.Context, tx *txn, events []collectors.Que
 	if len(keys) == 0 {
 		return events, 0, nil
 	}
-	type evKey struct{ source, id string }
-	found := map[evKey]bool{}
+	found, err := s.foldedKeys(ctx, tx, keys)
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(found) == 0 {
+		return events, 0, nil
+	}
+	out := make([]collectors.QueryEvent, 0, len(events))
+	for _, ev := range events {
+		if !found[foldKey{ev.Source, ev.QueryID}] {
+			out = append(out, ev)
+		}
+	}
+	return out, len(events) - len(out), nil
+}
+
+// foldKey is an event's (source, query id).
+type foldKey struct{ source, id string }
+
+// foldedKeys returns which of keys, (source, query id) pairs, are folded
+// events in tx.
+func (s *Store) foldedKeys(ctx context.Context, tx *txn, keys [][]any) (map[foldKey]bool, error) {
+	found := map[foldKey]bool{}
 	err := s.forChunks(keys, 2, func(rows [][]any) error {
-		conds := make([]string, len(rows))
-		var args []any
-		for i, r := range rows {
-			conds[i] = "(source = ? AND query_id = ?)"
+		args := make([]any, 0, 2*len(rows))
+		for _, r := range rows {
 			args = append(args, r...)
 		}
-		rs, err := tx.QueryContext(ctx, `SELECT source, query_id FROM folded_events WHERE `+strings.Join(conds, " OR "), args...)
+		// A list of row values, not an OR of conditions, whose depth
+		// SQLite bounds at 1000.
+		values := strings.TrimSuffix(strings.Repeat("(?, ?), ", len(rows)), ", ")
+		rs, err := tx.QueryContext(ctx, `SELECT source, query_id FROM folded_events WHERE (source, query_id) IN (VALUES `+values+`)`, args...)
 		if err != nil {
 			return err
 		}
 		for rs.Next() {
-			var k evKey
+			var k foldKey
 			if err := rs.Scan(&k.source, &k.id); err != nil {
 				return errors.Join(err, rs.Close())
 			}
@@ -323,18 +233,103 @@ func (s *Store) dropFolded(ctx context.Context, tx *txn, events []collectors.Que
 		return errors.Join(rs.Err(), rs.Close())
 	})
 	if err != nil {
-		return nil, 0, fmt.Errorf("look up folded events: %w", err)
+		return nil, fmt.Errorf("look up folded events: %w", err)
 	}
-	if len(found) == 0 {
-		return events, 0, nil
+	return found, nil
+}
+
+// DeleteFolded deletes every folded event that started before before, in
+// transactions of [PruneBatch] events, oldest first, and the shapes no
+// folded event references any more. It returns how many folded events
+// and shapes it deleted. This is what bounds the store: raw events are
+// folded after the telemetry retention ([Store.PruneEvents]), folded ones
+// deleted after the telemetry history. An analysis whose window reaches
+// further back than before reads fewer events afterwards; one within it
+// is unchanged. Like PruneEvents it is idempotent, and safe against
+// concurrent pruners (on PostgreSQL the batch's rows are locked FOR
+// UPDATE SKIP LOCKED, and a shape is locked before it is deleted; see
+// [Store.deleteUnusedShapes]).
+func (s *Store) DeleteFolded(ctx context.Context, before time.Time) (events, shapes int, err error) {
+	return inBatches(func() (int, int, error) { return s.deleteFoldedBatch(ctx, before.UTC().UnixNano()) })
+}
+
+// deleteFoldedBatch deletes up to PruneBatch folded events older than
+// before (Unix nanoseconds), and the shapes left unused, in one
+// transaction.
+func (s *Store) deleteFoldedBatch(ctx context.Context, before int64) (events, shapes int, err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, 0, s.redact(fmt.Errorf("delete folded events: begin: %w", err))
 	}
-	out := make([]collectors.QueryEvent, 0, len(events))
-	for _, ev := range events {
-		if !found[evKey{ev.Source, ev.QueryID}] {
-			out = append(out, ev)
+	defer func() {
+		if err != nil {
+			events, shapes = 0, 0
+			err = s.redact(errors.Join(err, rollback(tx)))
+		}
+	}()
+	q := fmt.Sprintf(`SELECT id, shape_id FROM folded_events WHERE start_time < ? ORDER BY start_time, id LIMIT %d`, PruneBatch)
+	if s.d == postgresDialect {
+		q += ` FOR UPDATE SKIP LOCKED`
+	}
+	rows, err := tx.QueryContext(ctx, q, before)
+	if err != nil {
+		return 0, 0, fmt.Errorf("delete folded events: %w", err)
+	}
+	var ids, shapeIDs []int64
+	seen := map[int64]bool{}
+	for rows.Next() {
+		var id, shape int64
+		if err := rows.Scan(&id, &shape); err != nil {
+			return 0, 0, errors.Join(fmt.Errorf("delete folded events: %w", err), rows.Close())
+		}
+		ids = append(ids, id)
+		if !seen[shape] {
+			seen[shape] = true
+			shapeIDs = append(shapeIDs, shape)
 		}
 	}
-	return out, len(events) - len(out), nil
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return 0, 0, fmt.Errorf("delete folded events: %w", err)
+	}
+	if len(ids) == 0 {
+		return 0, 0, tx.Commit()
+	}
+	if events, err = deleteByID(ctx, tx, "folded_events", ids, ""); err != nil {
+		return 0, 0, fmt.Errorf("delete folded events: %w", err)
+	}
+	if shapes, err = s.deleteUnusedShapes(ctx, tx, shapeIDs); err != nil {
+		return 0, 0, fmt.Errorf("delete folded events: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, 0, s.redact(fmt.Errorf("delete folded events: commit: %w", err))
+	}
+	return events, shapes, nil
+}
+
+// deleteByID deletes the rows of table whose id is one of ids and that
+// meet cond (a condition on the table's columns after AND, or ""), in
+// chunks, and returns how many it deleted.
+func deleteByID(ctx context.Context, tx *txn, table string, ids []int64, cond string) (int, error) {
+	deleted := 0
+	for rest := ids; len(rest) > 0; {
+		n := min(chunk, len(rest))
+		list, args := inList(rest[:n])
+		rest = rest[n:]
+		q := `DELETE FROM ` + table + ` WHERE id IN ` + list
+		if cond != "" {
+			q += ` AND ` + cond
+		}
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return 0, err
+		}
+		n64, err := res.RowsAffected()
+		if err != nil {
+			return 0, err
+		}
+		deleted += int(n64)
+	}
+	return deleted, nil
 }
 
 // Size is how large the state store is.
@@ -346,6 +341,9 @@ type Size struct {
 	// Events counts the raw events, FoldedEvents the folded ones.
 	Events       int64 `json:"events"`
 	FoldedEvents int64 `json:"folded_events"`
+	// FoldedShapes counts the distinct shapes of the folded events: each
+	// is stored once, however many folded events share it.
+	FoldedShapes int64 `json:"folded_shapes"`
 }
 
 // Size measures the store.
@@ -359,8 +357,8 @@ JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'r' AND n.nspnam
 	if err := s.db.QueryRowContext(ctx, q).Scan(&sz.Bytes); err != nil {
 		return Size{}, s.redact(fmt.Errorf("measure store: %w", err))
 	}
-	if err := s.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM query_events), (SELECT count(*) FROM folded_events)`).
-		Scan(&sz.Events, &sz.FoldedEvents); err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM query_events), (SELECT count(*) FROM folded_events),
+	(SELECT count(*) FROM folded_shapes)`).Scan(&sz.Events, &sz.FoldedEvents, &sz.FoldedShapes); err != nil {
 		return Size{}, s.redact(fmt.Errorf("measure store: count events: %w", err))
 	}
 	return sz, nil

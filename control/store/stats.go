@@ -187,7 +187,7 @@ func foldedTableStats(ctx context.Context, tx *txn, f QueryFilter, out []TableSt
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT ta.table_key, min(ta.catalog), min(ta.namespace), min(ta.name), count(DISTINCT e.id),
 	count(DISTINCT CASE WHEN e.state IN ('FAILED', 'CANCELLED') THEN e.id END), min(e.start_time), max(e.start_time)
-FROM folded_events e JOIN folded_tables ta ON ta.fold_id = e.id`+where+cond+`
+FROM folded_events e JOIN folded_shape_tables ta ON ta.shape_id = e.shape_id`+where+cond+`
 GROUP BY ta.table_key`, args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("table stats: folded events: %w", err)

@@ -283,6 +283,11 @@ func (s *Store) migrate(ctx context.Context, target int) (err error) {
 		if _, err := tx.ExecContext(ctx, m.text(s.d)); err != nil {
 			return fmt.Errorf("apply migration %d (%s): %w", m.version, m.name, err)
 		}
+		if m.convert != nil {
+			if err := m.convert(ctx, s, tx); err != nil {
+				return fmt.Errorf("apply migration %d (%s): %w", m.version, m.name, err)
+			}
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
 			m.version, m.name, s.now().UTC().UnixNano()); err != nil {
 			return fmt.Errorf("record migration %d: %w", m.version, err)
