@@ -66,6 +66,9 @@ type FileStats struct {
 	BadRecords int   `json:"bad_records"`
 	// Err is set when the file could not be detected or read to the end.
 	Err string `json:"error,omitempty"`
+	// Unrecognized is set when the file is in no format the parsers read
+	// (Err says which were tried).
+	Unrecognized bool `json:"unrecognized,omitempty"`
 	// Note says why an input was skipped without an error (see
 	// [Input.Note]).
 	Note string `json:"note,omitempty"`
@@ -215,6 +218,7 @@ func (c *collector) collectInput(ctx context.Context, parsers []Parser, forced P
 	if p == nil {
 		p, err = Detect(parsers, filepath.Base(in.Name), head)
 		if err != nil {
+			fs.Unrecognized = errors.Is(err, ErrUnrecognized)
 			return fileErr(err)
 		}
 	}

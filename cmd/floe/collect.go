@@ -12,6 +12,7 @@ import (
 
 	"github.com/floe-project/floe/collectors/ingest"
 	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/control/config"
 )
 
 type collectOptions struct {
@@ -55,11 +56,16 @@ from where the last collection — this command's or floe serve's — stopped
 
 With --listen, floe serves an HTTP endpoint instead: 'trino' accepts the
 POSTs of Trino's HTTP event listener (http-event-listener.connect-ingest-uri),
-'iceberg' accepts Iceberg REST scan reports (…/namespaces/NS/tables/T/metrics).`,
+'iceberg' accepts Iceberg REST scan reports (…/namespaces/NS/tables/T/metrics).
+As with floe serve, an address beyond loopback needs server.token
+(FLOE_SERVER_TOKEN), and then every POST must carry Authorization: Bearer
+<token> (Trino: http-event-listener.connect-http-headers); with a token set,
+loopback requests need it too.`,
 		Example: `  floe collect /var/log/trino/queries.ndjson spark-events/ 'athena/*.json.gz'
   floe collect --source snowflake query_history.csv access_history.csv
   floe collect
-  floe collect trino --listen :8089`,
+  floe collect trino --listen 127.0.0.1:8089
+  FLOE_SERVER_TOKEN=$(openssl rand -hex 32) floe collect trino --listen :8089`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
 			if opts.Listen != "" {
@@ -103,7 +109,27 @@ func runCollect(ctx context.Context, opts *collectOptions) error {
 	if err != nil {
 		return err
 	}
-	return renderCollect(opts.f.IO, opts.Output, rep)
+	if err := renderCollect(opts.f.IO, opts.Output, rep); err != nil {
+		return err
+	}
+	return unrecognizedError(rep)
+}
+
+// unrecognizedError is exit 1 when an input was in no log format floe
+// reads: a script must not take a file it meant to collect, and did not,
+// for success. What the other inputs held is stored.
+func unrecognizedError(rep ingest.Report) error {
+	var paths []string
+	for _, f := range rep.Files {
+		if f.Unrecognized {
+			paths = append(paths, f.Path)
+		}
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	return exitCodeError{code: exitError, msg: fmt.Sprintf("floe: collect: %d input(s) in no log format floe reads: %s; name the format with --source (floe collect --help lists them)",
+		len(paths), strings.Join(paths, ", "))}
 }
 
 // runCollectSources collects every telemetry source of floe.yaml once.
@@ -227,6 +253,10 @@ func runListen(ctx context.Context, opts *collectOptions) error {
 	if err != nil {
 		return err
 	}
+	token := cfg.Server.Token.Reveal()
+	if token == "" && !(config.ServerConfig{Listen: opts.Listen}).Loopback() {
+		return flagErrorf("--listen %s: beyond loopback the endpoint needs server.token (FLOE_SERVER_TOKEN), which senders carry as Authorization: Bearer <token>, as floe serve does; or listen on 127.0.0.1", opts.Listen)
+	}
 	ln, err := net.Listen("tcp", opts.Listen)
 	if err != nil {
 		return flagErrorf("--listen %s: %v", opts.Listen, err)
@@ -241,5 +271,6 @@ func runListen(ctx context.Context, opts *collectOptions) error {
 		Endpoint:   opts.Paths[0],
 		Normalizer: norm,
 		Logger:     opts.f.Logger(),
+		Token:      token,
 	})
 }

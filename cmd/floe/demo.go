@@ -195,7 +195,7 @@ func runDemo(ctx context.Context, opts *demoOptions) (err error) {
 	if err := writeReportFile(path, formatHTML, r); err != nil {
 		return err
 	}
-	section("floe report -o " + path)
+	section("floe report --file " + path)
 	fmt.Fprintf(out, "wrote the report of %d tables to %s\n", len(r.Tables), path)
 	cfgFlag := ""
 	if opts.f.ConfigPath != "" {

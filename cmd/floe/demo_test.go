@@ -120,7 +120,7 @@ func TestDemoAgreesEverywhere(t *testing.T) {
 
 	// The report recommends the same layout, with a read/bound.
 	var rep report.Report
-	out = do("report", "web.events", "--format", "json")
+	out = do("report", "web.events", "-o", "json")
 	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
 	require.Len(t, rep.Tables, 1)
 	cli := rep.Tables[0]

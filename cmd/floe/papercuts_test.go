@@ -70,3 +70,25 @@ func TestReadOnlyVerbsCreateNothing(t *testing.T) {
 	_, err := os.Stat(filepath.Join(data, "state.db"))
 	require.NoError(t, err, "collect records what it read: the state store is made")
 }
+
+// TestCollectPapercuts: a log floe cannot read is a failure a script sees
+// (exit 1, naming the file and --source), and collect --listen follows
+// floe serve's rule: beyond loopback only with server.token.
+func TestCollectPapercuts(t *testing.T) {
+	dir := flatWarehouse(t, 1, 5)
+	junk := filepath.Join(dir, "notes.log")
+	require.NoError(t, os.WriteFile(junk, []byte("hello, this is no query log\n"), 0o644))
+	_, errOut, code := run(t, dir, "collect", junk)
+	require.Equal(t, exitError, code, errOut)
+	require.Contains(t, errOut, "floe: collect: 1 input(s) in no log format floe reads: "+junk+"; name the format with --source")
+	out, _, code := run(t, dir, "collect", junk, "-o", "json")
+	require.Equal(t, exitError, code)
+	require.Contains(t, out, `"unrecognized": true`)
+
+	_, errOut, code = run(t, dir, "collect", "trino", "--listen", "0.0.0.0:0")
+	require.Equal(t, exitUsage, code, errOut)
+	require.Contains(t, errOut, "beyond loopback the endpoint needs server.token (FLOE_SERVER_TOKEN)")
+	_, errOut, code = run(t, dir, "collect", "trino", "--listen", ":0")
+	require.Equal(t, exitUsage, code, errOut)
+	require.Contains(t, errOut, "needs server.token")
+}

@@ -61,14 +61,15 @@ report covers every table and starts with all of them ranked by expected gain
 (scan bytes saved per day). Nothing is proposed or changed: 'floe plan' does
 that.
 
---format markdown (the default; GitHub-flavoured, to paste into a pull
-request or chat), html (one self-contained file with inline SVG charts,
-readable offline) or json (the same content, stable keys). -o FILE writes the
-report there instead of standard output; the format defaults to the file's
-extension (.html, .json, else markdown).`,
+-o markdown (the default; GitHub-flavoured, to paste into a pull request or
+chat), html (one self-contained file with inline SVG charts, readable
+offline) or json (the same content, stable keys): -o is the output format,
+as in every verb. --file FILE writes the report there instead of standard
+output; without -o the format is the file's extension's (.html, .json, else
+markdown).`,
 		Example: `  floe report web.events
-  floe report -o report.html
-  floe report web.events sales.orders --since 7d --format json`,
+  floe report --file report.html
+  floe report web.events sales.orders --since 7d -o json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Tables = args
 			opts.MinGainSet = cmd.Flags().Changed("min-gain")
@@ -82,8 +83,10 @@ extension (.html, .json, else markdown).`,
 		},
 	}
 	cmd.Flags().Var((*durationValue)(&opts.Since), "since", "collected queries that started within this long ago")
-	cmd.Flags().StringVar(&opts.Format, "format", "", "report format: markdown|html|json (default: from -o's extension, else markdown)")
-	cmd.Flags().StringVarP(&opts.File, "output", "o", "", "write the report to this file instead of standard output")
+	cmd.Flags().StringVarP(&opts.Format, "output", "o", "", "report format: markdown|html|json (default: from --file's extension, else markdown)")
+	cmd.Flags().StringVar(&opts.Format, "format", "", "the same as -o")
+	_ = cmd.Flags().MarkHidden("format")
+	cmd.Flags().StringVar(&opts.File, "file", "", "write the report to this file instead of standard output")
 	cmd.Flags().StringVar(&opts.ZOrderMode, "zorder-mode", "iceberg", "z-order key: iceberg or rank")
 	cmd.Flags().Uint64Var(&opts.Seed, "seed", 1, "sampling seed")
 	opts.Target.add(cmd.Flags(), "file size the rewrites would write (default: the table's write.target-file-size-bytes, else 512MiB)")
@@ -91,9 +94,13 @@ extension (.html, .json, else markdown).`,
 	return cmd
 }
 
-// complete checks the flags and, unless --format was given, takes the
-// format from -o's extension, else markdown.
+// complete checks the flags and, unless -o was given, takes the format
+// from --file's extension, else markdown.
 func (o *reportOptions) complete() error {
+	if strings.ContainsAny(o.Format, "./\\") {
+		// -o report.html: how -o wrote a file before it was the format.
+		return flagErrorf("-o %s: -o is the output format (markdown, html or json), as in every verb; write a file with --file %s", o.Format, o.Format)
+	}
 	if o.Format == "" {
 		o.Format = formatMarkdown
 		switch strings.ToLower(filepath.Ext(o.File)) {
@@ -107,11 +114,7 @@ func (o *reportOptions) complete() error {
 	switch o.Format {
 	case formatMarkdown, formatHTML, formatJSON:
 	default:
-		return flagErrorf("--format %q: want markdown, html or json", o.Format)
-	}
-	switch strings.ToLower(o.File) {
-	case "json", "html", "markdown", "table":
-		return flagErrorf("-o %s: report's -o is the file to write; the format is --format %s", o.File, o.File)
+		return flagErrorf("-o %q: want markdown, html or json", o.Format)
 	}
 	if o.MinGainSet && (o.MinGain < 0 || o.MinGain > 100) {
 		return flagErrorf("--min-gain must be 0 to 100 percentage points, got %g", o.MinGain)

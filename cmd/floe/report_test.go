@@ -21,11 +21,13 @@ func TestNewReportCmdParseArgs(t *testing.T) {
 		wantErr string
 	}{
 		{name: "markdown to standard output by default", args: []string{"web.events"}, tables: []string{"web.events"}, format: formatMarkdown},
-		{name: "format from -o's extension", args: []string{"-o", "r.HTML"}, format: formatHTML, file: "r.HTML"},
-		{name: "json from -o's extension", args: []string{"a.b", "c.d", "-o", "r.json"}, tables: []string{"a.b", "c.d"}, format: formatJSON, file: "r.json"},
-		{name: "--format wins over the extension", args: []string{"--format", "markdown", "-o", "r.html"}, format: formatMarkdown, file: "r.html"},
-		{name: "unknown format", args: []string{"--format", "pdf"}, wantErr: `--format "pdf"`},
-		{name: "-o is a file, not a format", args: []string{"-o", "json"}, wantErr: "--format json"},
+		{name: "format from --file's extension", args: []string{"--file", "r.HTML"}, format: formatHTML, file: "r.HTML"},
+		{name: "json from --file's extension", args: []string{"a.b", "c.d", "--file", "r.json"}, tables: []string{"a.b", "c.d"}, format: formatJSON, file: "r.json"},
+		{name: "-o wins over the extension", args: []string{"-o", "markdown", "--file", "r.html"}, format: formatMarkdown, file: "r.html"},
+		{name: "-o is the format, as in every verb", args: []string{"-o", "json"}, format: formatJSON},
+		{name: "--format is -o", args: []string{"--format", "HTML"}, format: formatHTML},
+		{name: "unknown format", args: []string{"-o", "pdf"}, wantErr: `-o "pdf": want markdown, html or json`},
+		{name: "-o names no file", args: []string{"-o", "report.html"}, wantErr: "-o is the output format (markdown, html or json), as in every verb; write a file with --file report.html"},
 		{name: "bad --min-gain", args: []string{"--min-gain", "101"}, wantErr: "--min-gain"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,7 +56,7 @@ func TestNewReportCmdParseArgs(t *testing.T) {
 func TestReportVerb(t *testing.T) {
 	dir := flatWarehouse(t, 3, 20)
 	io, out, errOut := testIO()
-	require.Equal(t, 0, runWith(t, io, dir, "report", "--format", "json"), errOut.String())
+	require.Equal(t, 0, runWith(t, io, dir, "report", "-o", "json"), errOut.String())
 	var r struct {
 		Lake    bool `json:"lake"`
 		Ranking []struct {
@@ -77,7 +79,7 @@ func TestReportVerb(t *testing.T) {
 
 	page := filepath.Join(t.TempDir(), "report.html")
 	io, out, errOut = testIO()
-	require.Equal(t, 0, runWith(t, io, dir, "report", "db.flat", "-o", page), errOut.String())
+	require.Equal(t, 0, runWith(t, io, dir, "report", "db.flat", "--file", page), errOut.String())
 	require.Empty(t, out.String())
 	require.Contains(t, errOut.String(), "wrote "+page)
 	b, err := os.ReadFile(page)

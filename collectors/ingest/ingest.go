@@ -109,6 +109,9 @@ type FileReport struct {
 	Skipped bool `json:"skipped,omitempty"`
 	// Error is set when the file could not be detected or read to the end.
 	Error string `json:"error,omitempty"`
+	// Unrecognized is set when the file is in no log format floe reads
+	// (Error lists those tried); `floe collect` then exits 1.
+	Unrecognized bool `json:"unrecognized,omitempty"`
 	// Note says why an input was skipped without an error: a Spark
 	// rolling event log directory without events yet (see
 	// [collectors.Input.Note]).
@@ -348,6 +351,7 @@ func collectInput(ctx context.Context, opts Options, st Store, norm *normalizer,
 		fs := stats.Files[0]
 		fr.Source, fr.Events, fr.Bad, fr.Error = fs.Source, fs.Events, fs.BadRecords, fs.Err
 		fr.TruncatedTail = fs.TruncatedTail
+		fr.Unrecognized = fs.Unrecognized
 		fr.Duplicates += fs.Duplicates
 	}
 	if cerr != nil {

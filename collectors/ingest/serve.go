@@ -2,6 +2,8 @@ package ingest
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -36,6 +38,12 @@ type ServeOptions struct {
 	// Stored, when set, is called with each event's source after it was
 	// stored (the daemon counts them into floe_telemetry_events_total).
 	Stored func(source string)
+	// Token, when set, is the bearer token every request must carry
+	// (Authorization: Bearer <Token>; Trino's listener sends it with
+	// http-event-listener.connect-http-headers); a request without it is
+	// answered 401 and stores nothing. `floe collect --listen` sets
+	// server.token here, and needs it beyond loopback, as `floe serve` does.
+	Token string
 	// ShutdownTimeout bounds the graceful shutdown when ctx ends.
 	// Default: 5s.
 	ShutdownTimeout time.Duration
@@ -66,13 +74,28 @@ func Handler(ctx context.Context, st EventStore, opts ServeOptions) (http.Handle
 		}
 		return nil
 	}
+	var h http.Handler
 	switch opts.Endpoint {
 	case EndpointTrino:
-		return trinolive.NewListenerHandler(sink), nil
+		h = trinolive.NewListenerHandler(sink)
 	case EndpointIceberg:
-		return icebergscan.NewHandler(sink), nil
+		h = icebergscan.NewHandler(sink)
+	default:
+		return nil, fmt.Errorf("ingest: serve: unknown endpoint %q: want %s or %s", opts.Endpoint, EndpointTrino, EndpointIceberg)
 	}
-	return nil, fmt.Errorf("ingest: serve: unknown endpoint %q: want %s or %s", opts.Endpoint, EndpointTrino, EndpointIceberg)
+	if opts.Token == "" {
+		return h, nil
+	}
+	want := sha256.Sum256([]byte("Bearer " + opts.Token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := sha256.Sum256([]byte(r.Header.Get("Authorization")))
+		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="floe"`)
+			http.Error(w, "a bearer token is needed: Authorization: Bearer <server.token>", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}), nil
 }
 
 // Serve serves the telemetry endpoint opts.Endpoint on ln until ctx is
