@@ -56,6 +56,8 @@ With no configuration floe uses an embedded local warehouse in ./floe-data
 		newServeCmd(f, nil),
 		newResumeCmd(f, nil),
 		newDoctorCmd(f, nil),
+		newInitCmd(f, nil),
+		newConfigCmd(f),
 		newVersionCmd(f),
 	)
 	registerCompletions(f, root)

@@ -443,8 +443,8 @@ func Load(opts Options) (*Config, error) {
 			path = filepath.Join(opts.WorkDir, "floe.yaml")
 		}
 	}
-	cfg := &Config{Source: defaultSource, now: opts.Now}
-	if err := cfg.decode(defaultSource, defaultYAML, true); err != nil {
+	cfg := &Config{Source: EmbeddedSource, now: opts.Now}
+	if err := cfg.decode(EmbeddedSource, defaultYAML, true); err != nil {
 		return nil, err
 	}
 	if path != "" {

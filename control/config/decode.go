@@ -13,8 +13,9 @@ import (
 	"github.com/floe-project/floe/control/policy"
 )
 
-// defaultSource names the embedded default in messages.
-const defaultSource = "(embedded default)"
+// EmbeddedSource is [Config.Source] when no file was read, and names the
+// embedded default in messages.
+const EmbeddedSource = "(embedded default)"
 
 // origin is where one key of the configuration was set: a line of the
 // embedded default or of the file. (A key an environment variable set is
@@ -28,7 +29,7 @@ type origin struct {
 // String is "file:line", or "(embedded default)".
 func (o origin) String() string {
 	if o.file == "" {
-		return defaultSource
+		return EmbeddedSource
 	}
 	return fmt.Sprintf("%s:%d", o.file, o.line)
 }

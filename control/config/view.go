@@ -237,7 +237,7 @@ func (w *settingsWalk) policies(set *policy.Set) {
 // policySource is where a policy key was set: its file:line, or
 // [SourceDefault] for the embedded default's rules.
 func (w *settingsWalk) policySource(key, where string) string {
-	if where == "" || strings.HasPrefix(where, defaultSource) {
+	if where == "" || strings.HasPrefix(where, EmbeddedSource) {
 		if o, ok := w.c.origins[key]; ok && o.file != "" {
 			return w.c.relative(o.String())
 		}
@@ -245,6 +245,10 @@ func (w *settingsWalk) policySource(key, where string) string {
 	}
 	return w.c.relative(where)
 }
+
+// ShownSource is [Config.Source] as floe config view shows it: its path
+// from the working directory when it is under it.
+func (c *Config) ShownSource() string { return c.relative(c.Source) }
 
 // relative shortens a file:line in the working directory the
 // configuration was loaded in to its path from there.
