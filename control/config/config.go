@@ -417,8 +417,11 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Load finds, reads, decodes, overrides from FLOE_* variables, expands and
-// validates the configuration.
+// Load finds the file, decodes it over the embedded default (see the
+// package doc and docs/config.md for what a file overrides), overrides
+// keys from FLOE_* variables, expands and validates the configuration.
+// Every problem is reported at once in one error wrapping [ErrInvalid],
+// but for a file that is no YAML at all.
 func Load(opts Options) (*Config, error) {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv

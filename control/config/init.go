@@ -140,6 +140,9 @@ func (o InitOptions) Validate() error {
 	if o.Endpoint != "" && o.Storage != "s3" && o.Storage != "gcs" && o.Storage != "azure" {
 		bad("endpoint", "is for --storage s3, gcs or azure")
 	}
+	if o.Region != "" && o.Catalog != "glue" && o.Storage != "s3" {
+		bad("region", "is for a glue catalog or --storage s3")
+	}
 	if o.PathStyle && o.Storage != "s3" {
 		bad("path-style", "is for --storage s3")
 	}

@@ -110,6 +110,7 @@ func TestInitOptionsValidate(t *testing.T) {
 			Spark: "http://spark", Sources: []string{"kafka:x", "files"}},
 			[]string{`name: "Prod.1"`, `storage: "ftp"`, "auth: is for a rest catalog", "path-style: is for --storage s3", "endpoint: is for --storage s3, gcs or azure",
 				"spark: want a Spark Connect address", `source: kind "kafka"`, `source: "files": want KIND:VALUE`}},
+		{"a region nothing reads", config.InitOptions{Catalog: "rest", URI: "http://x", Region: "eu-west-1", Storage: "gcs"}, []string{"region: is for a glue catalog or --storage s3"}},
 		{"password in the uri", config.InitOptions{Catalog: "sql", URI: "postgres://floe:hunter2@db/iceberg"}, []string{"uri: holds a password", "PGPASSWORD"}},
 		{"password in trino", config.InitOptions{Catalog: "glue", Region: "x", Trino: "http://floe:hunter2@trino:8080"}, []string{"trino: holds a password", "FLOE_ENGINE__TRINO__PASSWORD"}},
 		{"token in spark", config.InitOptions{Catalog: "glue", Region: "x", Spark: "sc://spark:15002/;token=hunter2"}, []string{"spark: holds a password or token"}},

@@ -88,6 +88,10 @@ func TestFileExtendsDefault(t *testing.T) {
 			require.Equal(t, "128KiB (catalog)", policyOf(t, cfg, "local.web.events", "target_file_size"), "allowed small by the default's rule")
 			require.True(t, strings.HasSuffix(cfg.PoliciesFile, "p.yaml"))
 		}},
+		{"a file of comments only is the default", "# catalogs:\n#   prod: {type: rest}\n", nil, func(t *testing.T, cfg *config.Config) {
+			require.Equal(t, []string{"local"}, cfg.CatalogNames())
+			require.Equal(t, "64KiB (catalog)", policyOf(t, cfg, "local.web.events", "target_file_size"))
+		}},
 		{"postgres state: the default sets no sqlite path", "state:\n  driver: postgres\n  dsn: postgres://floe@db:5432/floe\n", nil, func(t *testing.T, cfg *config.Config) {
 			require.True(t, cfg.State.IsPostgres())
 			require.Empty(t, cfg.State.Path)
