@@ -19,6 +19,10 @@ default and applies FLOE_ environment variables on top; 'floe config view'
 prints the result. 'floe init' writes a floe.yaml for your own lake.`,
 		Example: `  floe config view --sources
   floe config view -o json | jq '.[] | select(.source != "default")'`,
+		// A subcommand it does not have is a usage error (exit 2), with
+		// cobra's suggestions; floe config alone prints help.
+		Args: wrapArgs(unknownVerb),
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newConfigViewCmd(f, nil))
 	return cmd

@@ -95,6 +95,8 @@ func TestExitCodesWithoutTables(t *testing.T) {
 		// 2: verbs, flags and arguments
 		{name: "unknown verb", args: []string{"nosuchverb"}, code: exitUsage, want: []string{`unknown command "nosuchverb"`, "floe --help"}},
 		{name: "misspelt verb", args: []string{"helth"}, code: exitUsage, want: []string{"did you mean health?"}},
+		{name: "misspelt subcommand", args: []string{"config", "veiw"}, code: exitUsage, want: []string{`unknown command "veiw" for "floe config"; did you mean view?`}},
+		{name: "unknown policy subcommand", args: []string{"policy", "check"}, code: exitUsage, want: []string{`unknown command "check" for "floe policy"`}},
 		{name: "unknown flag", args: []string{"tables", "--nosuch"}, code: exitUsage, want: []string{"--nosuch"}},
 		{name: "bad output", args: []string{"tables", "--output", "yaml"}, code: exitUsage, want: []string{"yaml"}},
 		{name: "bad fail-on", args: []string{"health", "--fail-on", "sometimes"}, code: exitUsage, want: []string{"--fail-on"}},

@@ -23,6 +23,8 @@ effective policy, and a flag still overrides.`,
 		Example: `  floe policy show web.events
   floe policy show local.raw_events.clicks --output json
   floe policy validate policies.yaml`,
+		Args: wrapArgs(unknownVerb),
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newPolicyShowCmd(f, nil), newPolicyValidateCmd(f, nil))
 	return cmd
