@@ -172,3 +172,17 @@ func TestInitPrompts(t *testing.T) {
 	require.Contains(t, errOut.String(), "init needs --catalog: nothing was written")
 	require.NoFileExists(t, filepath.Join(dir, "other.yaml"))
 }
+
+// A file that needs a secret the environment does not hold yet is
+// written, and floe init says what to set (exit 1): here a Snowflake
+// source's key.
+func TestInitWrittenButNotLoadingYet(t *testing.T) {
+	dir := t.TempDir()
+	out, errOut, code := run(t, dir, "init", "--catalog", "sql", "--uri", filepath.Join(dir, "catalog.db"), "--storage", "local",
+		"--data-dir", filepath.Join(dir, "data"), "--source", "snowflake:FLOE@MYORG-MYACCOUNT")
+	require.Equal(t, exitError, code, "%s%s", out, errOut)
+	require.Contains(t, out, "wrote "+filepath.Join(dir, "floe.yaml"))
+	require.Contains(t, errOut, "floe: wrote "+filepath.Join(dir, "floe.yaml")+", but it does not load yet: invalid configuration: ")
+	require.Contains(t, errOut, "FLOE_SOURCE__SNOWFLAKE__PRIVATE_KEY")
+	require.FileExists(t, filepath.Join(dir, "floe.yaml"))
+}
