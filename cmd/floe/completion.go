@@ -41,6 +41,9 @@ func registerCompletions(f *factory, root *cobra.Command) {
 			}
 		}
 		flag := func(name string, fn cobra.CompletionFunc) {
+			if _, own := c.GetFlagCompletionFunc(name); own {
+				return // the verb completes it itself (floe init's --catalog is a type)
+			}
 			if c.Flags().Lookup(name) != nil {
 				_ = c.RegisterFlagCompletionFunc(name, fn)
 			}

@@ -52,6 +52,9 @@ func TestCompletion(t *testing.T) {
 		{"plan id argument", []string{"plan", "show", ""}, []string{"p-3fa9c2d1\tproposed local.db.flat sort(id)"}},
 		{"plan id flag", []string{"optimize", "--plan", "p-"}, []string{"p-3fa9c2d1\tproposed local.db.flat sort(id)"}},
 		{"table flag", []string{"queries", "--table", ""}, []string{"db.flat"}},
+		{"init catalog types, not catalogs", []string{"init", "--catalog", ""}, []string{"rest", "glue", "hive", "sql"}},
+		{"init storages", []string{"init", "--storage", ""}, []string{"s3", "gcs", "azure", "local"}},
+		{"config view outputs", []string{"config", "view", "-o", ""}, []string{"yaml", "json"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, directive := complete(t, dir, tc.args...)

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/control/config"
 )
 
 type doctorOptions struct {
@@ -38,8 +39,8 @@ exits 1 if any check failed.`,
   floe doctor -o json`,
 		Args: wrapArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.Timeout <= 0 {
-				return flagErrorf("--timeout %s: want a positive duration such as 10s", opts.Timeout)
+			if err := checkTimeout(opts.Timeout); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -47,10 +48,24 @@ exits 1 if any check failed.`,
 			return runDoctor(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().DurationVar(&opts.Timeout, "timeout", control.DefaultDoctorTimeout, "the longest each check may take")
+	addTimeoutFlag(cmd, &opts.Timeout)
 	cmd.Flags().BoolVar(&opts.Write, "write", false, "also write and delete a probe object in each warehouse")
 	addOutputFlag(cmd, &opts.Output)
 	return cmd
+}
+
+// addTimeoutFlag adds --timeout, how long each of floe doctor's checks may
+// take (floe doctor, floe init); checkTimeout refuses a value that is not
+// positive.
+func addTimeoutFlag(cmd *cobra.Command, d *time.Duration) {
+	cmd.Flags().DurationVar(d, "timeout", control.DefaultDoctorTimeout, "the longest each check may take")
+}
+
+func checkTimeout(d time.Duration) error {
+	if d <= 0 {
+		return flagErrorf("--timeout %s: want a positive duration such as 10s", d)
+	}
+	return nil
 }
 
 // doctorReport is floe doctor's JSON output.
@@ -64,33 +79,45 @@ func runDoctor(ctx context.Context, opts *doctorOptions) error {
 	if err != nil {
 		return err
 	}
-	checks := control.Doctor(ctx, cfg, control.DoctorOptions{Timeout: opts.Timeout, Write: opts.Write, Now: opts.f.Now})
+	failed, err := doctorChecks(ctx, opts.f, cfg, control.DoctorOptions{Timeout: opts.Timeout, Write: opts.Write}, opts.Output)
+	if err != nil || failed == "" {
+		return err
+	}
+	// The failures are on the lines above: say only how many.
+	return exitCodeError{code: exitError, msg: "floe: " + failed}
+}
+
+// doctorChecks runs floe doctor's checks of cfg and prints them; failed
+// says how many failed ("1 of 4 checks failed, 1 not checked"), "" when
+// none did. floe init runs it on the file it wrote.
+func doctorChecks(ctx context.Context, f *factory, cfg *config.Config, do control.DoctorOptions, format outputFormat) (failed string, _ error) {
+	do.Now = f.Now
+	checks := control.Doctor(ctx, cfg, do)
 	if err := ctx.Err(); err != nil {
 		// Interrupted: Main says so (exit 130); the checks cut short are
 		// not failures to list.
-		return err
+		return "", err
 	}
-	failed, skipped := 0, 0
+	nFailed, skipped := 0, 0
 	for _, c := range checks {
 		switch {
 		case c.Skipped:
 			skipped++
 		case c.Failed():
-			failed++
+			nFailed++
 		}
 	}
-	if err := renderDoctor(opts.f.IO, opts.Output, doctorReport{OK: failed == 0, Checks: checks}); err != nil {
-		return err
+	if err := renderDoctor(f.IO, format, doctorReport{OK: nFailed == 0, Checks: checks}); err != nil {
+		return "", err
 	}
-	if failed > 0 {
-		// The failures are on the lines above: say only how many.
-		msg := fmt.Sprintf("floe: %d of %d checks failed", failed, len(checks)-skipped)
-		if skipped > 0 {
-			msg += fmt.Sprintf(", %d not checked", skipped)
-		}
-		return exitCodeError{code: exitError, msg: msg}
+	if nFailed == 0 {
+		return "", nil
 	}
-	return nil
+	failed = fmt.Sprintf("%d of %d checks failed", nFailed, len(checks)-skipped)
+	if skipped > 0 {
+		failed += fmt.Sprintf(", %d not checked", skipped)
+	}
+	return failed, nil
 }
 
 func renderDoctor(io *IOStreams, format outputFormat, r doctorReport) error {

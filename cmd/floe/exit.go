@@ -96,7 +96,7 @@ var (
 	readOnlyVerbs = map[string]bool{
 		"tables": true, "health": true, "predicates": true, "queries": true, "analyze": true,
 		"simulate": true, "measure": true, "plans": true, "list": true, "show": true, "runs": true,
-		"report": true, "version": true,
+		"report": true, "version": true, "config": true, "policy": true,
 	}
 	tableWriterVerbs = map[string]bool{
 		"compact": true, "optimize": true, "rewrite-manifests": true, "rewrite-deletes": true, "expire": true, "orphans": true, "demo": true,

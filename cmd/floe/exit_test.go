@@ -95,6 +95,8 @@ func TestExitCodesWithoutTables(t *testing.T) {
 		// 2: verbs, flags and arguments
 		{name: "unknown verb", args: []string{"nosuchverb"}, code: exitUsage, want: []string{`unknown command "nosuchverb"`, "floe --help"}},
 		{name: "misspelt verb", args: []string{"helth"}, code: exitUsage, want: []string{"did you mean health?"}},
+		{name: "misspelt subcommand", args: []string{"config", "veiw"}, code: exitUsage, want: []string{`unknown command "veiw" for "floe config"; did you mean view?`}},
+		{name: "unknown policy subcommand", args: []string{"policy", "check"}, code: exitUsage, want: []string{`unknown command "check" for "floe policy"`}},
 		{name: "unknown flag", args: []string{"tables", "--nosuch"}, code: exitUsage, want: []string{"--nosuch"}},
 		{name: "bad output", args: []string{"tables", "--output", "yaml"}, code: exitUsage, want: []string{"yaml"}},
 		{name: "bad fail-on", args: []string{"health", "--fail-on", "sometimes"}, code: exitUsage, want: []string{"--fail-on"}},
@@ -116,6 +118,12 @@ func TestExitCodesWithoutTables(t *testing.T) {
 		{name: "unknown variable", env: []string{"FLOE_STATEPATH=x"}, args: []string{"tables"}, code: exitUsage, want: []string{"FLOE_STATEPATH", "FLOE_STATE_PATH"}},
 		{name: "state path in a missing directory", env: []string{"FLOE_STATE_PATH=" + filepath.Join(missingDir, "state.db")}, args: []string{"queries"}, code: exitUsage,
 			want: []string{"FLOE_STATE_PATH", "does not exist"}},
+		{name: "init over an existing file", args: []string{"init", "--catalog", "glue", "--region", "eu-west-1"}, code: exitUsage,
+			want: []string{"floe.yaml exists: pass --force to overwrite it"}},
+		{name: "init without its flags off a terminal", noConfig: true, args: []string{"--config", filepath.Join(t.TempDir(), "floe.yaml"), "init", "--catalog", "rest"},
+			code: exitUsage, want: []string{"floe: init needs --uri; usage: floe init"}},
+		{name: "config view of a bad file", file: "plan: 5\n", args: []string{"config", "view"}, code: exitUsage,
+			want: []string{"floe.yaml:1: plan: want a mapping of keys (min_gain_pp), not the number 5"}},
 		// 4: plans and runs that do not exist
 		{name: "unknown plan", args: []string{"plan", "show", "0123456789ab"}, code: exitNotFound, want: []string{"floe: plan 0123456789ab does not exist\n"}},
 		{name: "approve unknown plan", args: []string{"plan", "approve", "0123456789ab"}, code: exitNotFound, want: []string{"floe: plan 0123456789ab does not exist\n"}},
@@ -124,6 +132,8 @@ func TestExitCodesWithoutTables(t *testing.T) {
 		// 1: a check that fails
 		{name: "doctor with a catalog that refuses connections", file: "data_dir: " + t.TempDir() + "\n" + restConfig, args: []string{"doctor", "--timeout", "2s"},
 			code: exitError, want: []string{"floe: 1 of 2 checks failed, 1 not checked\n"}},
+		{name: "init whose checks fail", noConfig: true, args: []string{"--config", filepath.Join(t.TempDir(), "floe.yaml"), "init", "--catalog", "rest",
+			"--uri", "http://127.0.0.1:1", "--data-dir", t.TempDir(), "--timeout", "2s"}, code: exitError, want: []string{"1 of 2 checks failed, 1 not checked", "then run floe doctor"}},
 		// 0
 		{name: "no verb prints help", code: exitOK},
 		{name: "version", args: []string{"version"}, code: exitOK},

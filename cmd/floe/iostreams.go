@@ -19,6 +19,9 @@ type IOStreams struct {
 	ErrTTY bool
 	// OutTTY is true when Out is a terminal.
 	OutTTY bool
+	// InTTY is true when In is a terminal: a verb may prompt for what its
+	// flags left out (floe init).
+	InTTY bool
 	// ProgressThrottle is the least time between two redraws of a byte
 	// progress bar (systemIO: 100ms; tests: every change).
 	ProgressThrottle time.Duration
@@ -28,6 +31,7 @@ func systemIO() *IOStreams {
 	return &IOStreams{
 		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
 		OutTTY: term.IsTerminal(int(os.Stdout.Fd())),
+		InTTY:  term.IsTerminal(int(os.Stdin.Fd())),
 		ErrTTY: term.IsTerminal(int(os.Stderr.Fd())) && os.Getenv("FLOE_NO_PROGRESS") == "",
 
 		ProgressThrottle: 100 * time.Millisecond,

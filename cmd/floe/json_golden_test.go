@@ -41,6 +41,7 @@ func TestJSONShapeGolden(t *testing.T) {
 		{"health", []string{"health", "web.events"}},
 		{"policy-show", []string{"policy", "show", "web.events"}},
 		{"policy-validate", []string{"policy", "validate"}},
+		{"config-view", []string{"config", "view"}},
 		{"optimize-dry-run", []string{"optimize", "web.events", "--dry-run"}},
 		{"compact-dry-run", []string{"compact", "sales.orders", "--layout", "sort(o_custkey)", "--dry-run"}},
 		{"compact", []string{"compact", "sales.orders", "--layout", "sort(o_custkey)"}},

@@ -230,3 +230,57 @@ func indent(s string) string {
 	}
 	return strings.Join(lines, "\n") + "\n"
 }
+
+// TestPolicyValidateChecksNamedTablesLayouts: a table rule that names a
+// table and gives it a layout on a column the table lacks used to validate
+// and then fail every run of that table; validate now checks the layout
+// against the table as the run does (rewriter.CheckLayout) and refuses it
+// with the rule's file:line, while the run says the same. A table that
+// does not exist yet is a note; --offline checks the file alone.
+func TestPolicyValidateChecksNamedTablesLayouts(t *testing.T) {
+	dir := policyWarehouse(t, "")
+	file := filepath.Join(t.TempDir(), "policies.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("tables:\n  local.db.flat: {layout: \"sort(nosuch)\", approval: {layout: auto}}\n  local.db.later: {layout: \"sort(id)\"}\n"), 0o644))
+
+	_, errOut, code := run(t, dir, "policy", "validate", file)
+	require.Equal(t, exitUsage, code, errOut)
+	require.Contains(t, errOut, file+`:2: layout of local.db.flat: layout sort(nosuch): no column "nosuch" (the table has id, tenant)`)
+
+	out, errOut, code := run(t, dir, "policy", "validate", file, "--offline")
+	require.Equal(t, exitOK, code, errOut)
+	require.Contains(t, out, "policies are valid")
+
+	// The run refuses the same layout with the same words.
+	broken := policyWarehouse(t, "policies:\n  tables:\n    local.db.flat: {layout: \"sort(nosuch)\", approval: {layout: auto}}\n")
+	_, errOut, code = run(t, broken, "optimize", "db.flat")
+	require.Equal(t, exitUsage, code, errOut)
+	require.Contains(t, errOut, `layout sort(nosuch): no column "nosuch" (the table has id, tenant)`)
+	_, errOut, code = run(t, broken, "policy", "validate")
+	require.Equal(t, exitUsage, code, errOut)
+	require.Contains(t, errOut, `floe.yaml:`+policyLine(t, broken, 3)+`: layout of local.db.flat: layout sort(nosuch)`)
+
+	// A layout the table takes validates; a table not there yet is a note.
+	require.NoError(t, os.WriteFile(file, []byte("tables:\n  local.db.flat: {layout: \"sort(tenant, id)\"}\n  local.db.later: {layout: \"sort(id)\"}\n"), 0o644))
+	out, errOut, code = run(t, dir, "policy", "validate", file)
+	require.Equal(t, exitOK, code, errOut)
+	require.Contains(t, out, "policies are valid")
+	require.Contains(t, errOut, "note: "+file+":3: local.db.later does not exist (yet): its layout sort(id) is checked once it does")
+	out, _, code = run(t, dir, "policy", "validate", file, "-o", "json")
+	require.Equal(t, exitOK, code)
+	var v struct {
+		Notes []string `json:"notes"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &v))
+	require.Len(t, v.Notes, 1)
+
+	// A catalog that cannot be read: no verdict on the layout, exit 1.
+	unreachable := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(unreachable, "floe.yaml"), []byte("data_dir: "+filepath.Join(unreachable, "data")+
+		"\ncatalogs:\n  prod: {type: rest, uri: 'http://127.0.0.1:1', floe.timeout: 2s}\npolicies:\n  tables:\n    prod.db.t: {layout: 'sort(a)'}\n"), 0o644))
+	_, errOut, code = run(t, unreachable, "policy", "validate")
+	require.Equal(t, exitError, code, errOut)
+	require.Contains(t, errOut, "floe.yaml:6: layout of prod.db.t not checked against the table: ")
+	require.Contains(t, errOut, "(--offline checks the file without reading the tables)")
+	_, errOut, code = run(t, unreachable, "policy", "validate", "--offline")
+	require.Equal(t, exitOK, code, errOut)
+}

@@ -21,7 +21,8 @@ candidate layout would let those queries skip, and rewrites tables (plus
 snapshot expiry, orphan removal and manifest rewrites) once approved.
 
 With no configuration floe uses an embedded local warehouse in ./floe-data
-(SQL catalog on SQLite, file:// storage). Run 'floe demo' to fill it.`,
+(SQL catalog on SQLite, file:// storage). Run 'floe demo' to fill it, or
+'floe init' to write a floe.yaml for your own lake.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Version:       rootVersion(),
@@ -31,7 +32,7 @@ With no configuration floe uses an embedded local warehouse in ./floe-data
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	root.SetVersionTemplate("floe {{.Version}}\n")
-	root.PersistentFlags().StringVar(&f.ConfigPath, "config", "", "configuration file (default: $FLOE_CONFIG, ./floe.yaml, then the embedded default)")
+	root.PersistentFlags().StringVar(&f.ConfigPath, "config", "", "configuration file, laid over the embedded default (default: $FLOE_CONFIG, then ./floe.yaml)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return flagError{err}
 	})
@@ -59,6 +60,8 @@ With no configuration floe uses an embedded local warehouse in ./floe-data
 		newServeCmd(f, nil),
 		newResumeCmd(f, nil),
 		newDoctorCmd(f, nil),
+		newInitCmd(f, nil),
+		newConfigCmd(f),
 		newVersionCmd(f),
 	)
 	registerCompletions(f, root)

@@ -31,13 +31,13 @@ type Webhook struct {
 	// Name identifies the sink in logs and errors; unique among webhooks.
 	Name string `yaml:"name"`
 	// URL is the http:// or https:// endpoint.
-	URL string `yaml:"url"`
+	URL string `yaml:"url" redact:"url"`
 	// Format is slack ({"text": …}) or json (the whole alert). Default:
 	// json.
 	Format string `yaml:"format"`
 	// Headers are sent with every request (Authorization, …); their values
 	// are never printed.
-	Headers map[string]string `yaml:"headers"`
+	Headers map[string]string `yaml:"headers" redact:"all"`
 }
 
 // Webhook formats.

@@ -12,12 +12,10 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml"
-	"github.com/goccy/go-yaml/parser"
 
 	"github.com/floe-project/floe/control/policy"
 )
@@ -58,24 +56,39 @@ type Config struct {
 	// Engines are the distributed engines (Trino, Spark) a policy's engine
 	// key can name, by name.
 	Engines map[string]EngineConfig `yaml:"engines"`
-	// PoliciesNode is floe.yaml's policies: section as written; Parse reads
-	// it into Policies with the line of every key.
+	// PoliciesNode is the file's policies: section as written (a YAML
+	// node); Parse reads it into Policies with the line of every key.
 	PoliciesNode any `yaml:"policies"`
 	// PoliciesFile is a file holding the policies instead (the same shape),
 	// relative to the configuration file's directory.
 	PoliciesFile string `yaml:"policies_file"`
-	// Policies are the maintenance policies of policies: or policies_file;
-	// empty when neither is set, so every table gets the built-in policy.
+	// Policies are the maintenance policies of policies: or policies_file,
+	// laid over the embedded default's when the file names no catalogs of
+	// its own (see docs/config.md); empty when there are none, so every
+	// table gets the built-in policy.
 	Policies *policy.Set `yaml:"-"`
 
 	// Source is the file the configuration came from, or "(embedded default)".
 	Source string `yaml:"-"`
 
-	// raw is the file's text, to find the line of a key that fails
-	// validation; envKeys maps a key an environment variable set to the
-	// variable, to report a bad value under its name.
-	raw     []byte
+	// origins says where each key was set (its path segments joined by
+	// "."): a line of the embedded default or of the file; envKeys maps a
+	// key an environment variable set to the variable. Both name where a
+	// problem is, and floe config view where a value came from.
+	origins map[string]origin
 	envKeys map[string]string
+	// problems are what decoding found (unknown keys, values of the wrong
+	// shape), badKeys the keys they are about; envErr is what the
+	// environment variables got wrong. Validate reports them with the rest.
+	problems []error
+	badKeys  map[string]bool
+	envErr   error
+	// basePolicies are the embedded default's policies, which the file's
+	// are laid over ([policy.Set.Over]); nil once the file names catalogs
+	// of its own.
+	basePolicies *policy.Set
+	// workDir is the directory relative paths were resolved in.
+	workDir string
 	// now is the clock validation judges schedules by (Options.Now).
 	now func() time.Time
 	// policiesErr is what is wrong with the policies as written, kept
@@ -124,10 +137,10 @@ type StateConfig struct {
 	// postgres://floe@db:5432/floe?sslmode=require or key=value pairs.
 	// postgres only. A password in it is never printed; better leave it
 	// out and set FLOE_STATE_PASSWORD.
-	DSN string `yaml:"dsn"`
+	DSN string `yaml:"dsn" redact:"uri"`
 	// Password is the PostgreSQL password, from FLOE_STATE_PASSWORD only
 	// (never the file); it replaces the DSN's.
-	Password Secret `yaml:"-"`
+	Password Secret `yaml:"-" env:"password=FLOE_STATE_PASSWORD"`
 }
 
 // State drivers.
@@ -438,8 +451,11 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Load finds, reads, decodes, overrides from FLOE_* variables, expands and
-// validates the configuration.
+// Load finds the file, decodes it over the embedded default (see the
+// package doc and docs/config.md for what a file overrides), overrides
+// keys from FLOE_* variables, expands and validates the configuration.
+// Every problem is reported at once in one error wrapping [ErrInvalid],
+// but for a file that is no YAML at all.
 func Load(opts Options) (*Config, error) {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
@@ -464,10 +480,10 @@ func Load(opts Options) (*Config, error) {
 			path = filepath.Join(opts.WorkDir, "floe.yaml")
 		}
 	}
-	var (
-		data   []byte
-		source = "(embedded default)"
-	)
+	cfg := &Config{Source: EmbeddedSource, now: opts.Now}
+	if err := cfg.decode(EmbeddedSource, defaultYAML, true); err != nil {
+		return nil, err
+	}
 	if path != "" {
 		b, err := os.ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) && from != "" {
@@ -476,60 +492,38 @@ func Load(opts Options) (*Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: read config: %w", ErrInvalid, err)
 		}
-		data, source = b, path
-	} else {
-		data = defaultYAML
+		cfg.Source = path
+		if err := cfg.decode(path, b, false); err != nil {
+			return nil, err
+		}
 	}
-	cfg, err := parse(source, data)
-	if err != nil {
-		return nil, err
-	}
-	cfg.now = opts.Now
-	if err := cfg.ApplyEnv(opts.Environ()); err != nil {
-		return nil, err
-	}
+	// What the variables get wrong is reported by Validate, with the
+	// file's problems, in one error.
+	_ = cfg.ApplyEnv(opts.Environ())
 	if err := cfg.finish(opts.WorkDir); err != nil {
 		return nil, err
 	}
 	return cfg, nil
 }
 
-// Parse decodes a configuration file strictly. Errors wrap [ErrInvalid] and
-// name the source, the line and the key.
+// Parse decodes one configuration file strictly, as it is: without the
+// embedded default under it, the environment or validation. Errors wrap
+// [ErrInvalid] and name every problem at once, each with the source, the
+// line and the key.
 func Parse(source string, data []byte) (*Config, error) {
-	cfg, err := parse(source, data)
-	if err != nil {
+	cfg := &Config{Source: source}
+	if err := cfg.decode(source, data, false); err != nil {
 		return nil, err
 	}
+	errs := slices.Clone(cfg.problems)
 	if cfg.policiesErr != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, cfg.policiesErr)
+		errs = append(errs, cfg.policiesErr)
 	}
-	return cfg, nil
-}
-
-// parse is Parse with what is wrong with the policies kept in the
-// configuration (policiesErr), for [Load] to report it with the rest.
-func parse(source string, data []byte) (*Config, error) {
-	cfg := &Config{Source: source, raw: data}
-	if len(strings.TrimSpace(string(data))) == 0 {
-		return cfg, nil
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
 	}
-	if err := yaml.UnmarshalWithOptions(data, cfg, yaml.Strict()); err != nil {
-		return nil, fmt.Errorf("%w: %s", ErrInvalid, formatYAMLError(source, err))
-	}
-	cfg.Source, cfg.raw = source, data
-	cfg.Policies = &policy.Set{}
-	if cfg.PoliciesNode != nil {
-		f, err := parser.ParseBytes(data, 0)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s", ErrInvalid, formatYAMLError(source, err))
-		}
-		n, err := (&yaml.PathBuilder{}).Root().Child("policies").Build().FilterFile(f)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: policies: %v", ErrInvalid, source, err)
-		}
-		set, err := policy.Parse(source, "policies", n)
-		cfg.Policies, cfg.policiesErr = set, err
+	if cfg.Policies == nil {
+		cfg.Policies = &policy.Set{}
 	}
 	return cfg, nil
 }
@@ -579,74 +573,34 @@ func formatYAMLError(source string, err error) string {
 }
 
 // hasKey reports whether the file or an environment variable set key
-// (its path segments).
+// (its path segments); a key only the embedded default sets does not count.
 func (c *Config) hasKey(segs ...string) bool {
-	if _, ok := c.envKeys[strings.Join(segs, ".")]; ok {
+	k := strings.Join(segs, ".")
+	if _, ok := c.envKeys[k]; ok {
 		return true
 	}
-	if len(c.raw) == 0 {
-		return false
-	}
-	f, err := parser.ParseBytes(c.raw, 0)
-	if err != nil {
-		return false
-	}
-	b := (&yaml.PathBuilder{}).Root()
-	for _, s := range segs {
-		b = b.Child(s)
-	}
-	n, err := b.Build().FilterFile(f)
-	return err == nil && n != nil
+	o, ok := c.origins[k]
+	return ok && o.file != ""
 }
 
 // where is the place to report a problem with key (its path segments):
-// the environment variable that set it, else "file:line" when the file
-// holds the key, else the file.
+// the environment variable that set it, else "file:line" (or the embedded
+// default) where it was set; a key nobody set (a required one) is reported
+// at its parent's line when the parent is more than the top level, else
+// at the file.
 func (c *Config) where(segs ...string) string {
 	if env, ok := c.envKeys[strings.Join(segs, ".")]; ok {
 		return env
 	}
-	if len(c.raw) == 0 || c.Source == "" || strings.HasPrefix(c.Source, "(") {
-		return c.Source
-	}
-	f, err := parser.ParseBytes(c.raw, 0)
-	if err != nil {
-		return c.Source
-	}
-	// A key the file lacks (a required one) is reported at its parent's
-	// line, when the parent is more than the top level.
 	for ; len(segs) > 0; segs = segs[:len(segs)-1] {
-		b := (&yaml.PathBuilder{}).Root()
-		for _, s := range segs {
-			if i, ok := indexSeg(s); ok {
-				b = b.Index(i)
-				continue
-			}
-			b = b.Child(s)
-		}
-		n, err := b.Build().FilterFile(f)
-		if err == nil && n != nil && n.GetToken() != nil {
-			return fmt.Sprintf("%s:%d", c.Source, n.GetToken().Position.Line)
+		if o, ok := c.origins[strings.Join(segs, ".")]; ok {
+			return o.String()
 		}
 		if len(segs) <= 2 {
 			break
 		}
 	}
 	return c.Source
-}
-
-// indexSeg reads a key segment "[3]", the fourth item of a list.
-func indexSeg(s string) (uint, bool) {
-	n, ok := strings.CutPrefix(s, "[")
-	if !ok {
-		return 0, false
-	}
-	n, ok = strings.CutSuffix(n, "]")
-	if !ok {
-		return 0, false
-	}
-	i, err := strconv.ParseUint(n, 10, 32)
-	return uint(i), err == nil
 }
 
 // keyName prints a key's segments as floe's messages do:
@@ -660,6 +614,7 @@ var ErrInvalid = errors.New("invalid configuration")
 
 // finish fills defaults, expands {data_dir}, absolutizes paths and validates.
 func (c *Config) finish(workDir string) error {
+	c.workDir = workDir
 	if c.DataDir == "" {
 		c.DataDir = "./floe-data"
 	}
@@ -696,6 +651,10 @@ func (c *Config) finish(workDir string) error {
 			c.DefaultCatalog = name
 		}
 	}
+	if c.Plan.MinGainPP == nil {
+		g := DefaultMinGainPP
+		c.Plan.MinGainPP = &g
+	}
 	if c.Health.TargetFileSize == "" {
 		c.Health.TargetFileSize = "512MiB"
 	}
@@ -714,11 +673,12 @@ func (c *Config) finish(workDir string) error {
 		}
 	}
 	c.serverDefaults()
-	if c.Policies == nil {
-		c.Policies = &policy.Set{}
-	}
 	if err := c.loadPoliciesFile(workDir); err != nil {
 		c.policiesErr = err
+	}
+	c.Policies = c.Policies.Over(c.basePolicies)
+	if c.Policies == nil {
+		c.Policies = &policy.Set{}
 	}
 	return c.Validate()
 }
@@ -746,8 +706,16 @@ func sqliteDSN(uri, workDir string) string {
 // [CatalogPropertyPrefixes]) and that the state store's directory exists
 // unless it is inside data_dir, which floe creates.
 func (c *Config) Validate() error {
-	var errs []error
+	// What decoding and the environment found comes first; a key they
+	// reported is not reported again (as missing, say).
+	errs := slices.Clone(c.problems)
+	if c.envErr != nil {
+		errs = append(errs, c.envErr)
+	}
 	bad := func(segs []string, format string, args ...any) {
+		if c.reported(segs) {
+			return
+		}
 		errs = append(errs, fmt.Errorf("%s: %s: %s", c.where(segs...), keyName(segs), fmt.Sprintf(format, args...)))
 	}
 	key := func(segs ...string) []string { return segs }
@@ -828,6 +796,17 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: %w", ErrInvalid, errors.Join(errs...))
 	}
 	return nil
+}
+
+// reported reports whether decoding found a problem with key (its path
+// segments) or a key above it.
+func (c *Config) reported(segs []string) bool {
+	for i := len(segs); i > 0; i-- {
+		if c.badKeys[keyName(segs[:i])] {
+			return true
+		}
+	}
+	return false
 }
 
 // CheckPoliciesFile reads a policies file (the shape [policy.ParseFile]

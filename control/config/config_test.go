@@ -123,6 +123,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("catalogs:\n  a: {type: sql}\n"))
 	f.Add(config.DefaultYAML())
 	f.Add([]byte("health: [1, 2\n"))
+	f.Add([]byte("catalogs:\n  a: &x {type: sql}\n  b:\n    <<: *x\n    uri: u\n  c: *x\nserver: {max_concurrent_runs: 2.5, public_read: yes}\n"))
+	f.Add([]byte("telemetry:\n  sources:\n    - {name: s, kind: files, paths: [a, *nope]}\n---\nlog: {}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := config.Parse("fuzz.yaml", data)
 		if err == nil {

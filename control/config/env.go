@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -51,6 +52,8 @@ func envForm(key string) string {
 // unset; FLOE_TEST_STORE and FLOE_TEST_VERSITYGW choose the store of floe's
 // own test suites and are ignored. An unknown FLOE_ variable, an unknown property and a bad value are
 // errors, so a typo does not go unnoticed; empty values count as unset.
+// Every problem is reported at once, one a line, each naming its variable;
+// [Config.Validate] reports them again with the file's.
 func (c *Config) ApplyEnv(environ []string) error {
 	sort.Strings(environ)
 	var errs []string
@@ -209,8 +212,14 @@ func (c *Config) ApplyEnv(environ []string) error {
 			errs = append(errs, msg)
 		}
 	}
+	c.envErr = nil
 	if len(errs) > 0 {
-		return fmt.Errorf("%w: environment: %s", ErrInvalid, strings.Join(errs, "; "))
+		es := make([]error, len(errs))
+		for i, e := range errs {
+			es[i] = errors.New(e)
+		}
+		c.envErr = errors.Join(es...)
+		return fmt.Errorf("%w: %w", ErrInvalid, c.envErr)
 	}
 	return nil
 }

@@ -112,24 +112,24 @@ type SourceConfig struct {
 
 	// Password is the Trino password, from FLOE_SOURCE__<NAME>__PASSWORD
 	// only; it replaces the DSN's.
-	Password Secret `yaml:"-"`
+	Password Secret `yaml:"-" env:"password=FLOE_SOURCE__<NAME>__PASSWORD"`
 	// AccessKeyID, SecretAccessKey and SessionToken are static AWS
 	// credentials, from FLOE_SOURCE__<NAME>__AWS_ACCESS_KEY_ID,
 	// …__AWS_SECRET_ACCESS_KEY and …__AWS_SESSION_TOKEN only. Without them
 	// the AWS SDK's default chain is used (environment, shared files, the
 	// instance's or task's role).
-	AccessKeyID     Secret `yaml:"-"`
-	SecretAccessKey Secret `yaml:"-"`
-	SessionToken    Secret `yaml:"-"`
+	AccessKeyID     Secret `yaml:"-" env:"aws_access_key_id=FLOE_SOURCE__<NAME>__AWS_ACCESS_KEY_ID"`
+	SecretAccessKey Secret `yaml:"-" env:"aws_secret_access_key=FLOE_SOURCE__<NAME>__AWS_SECRET_ACCESS_KEY"`
+	SessionToken    Secret `yaml:"-" env:"aws_session_token=FLOE_SOURCE__<NAME>__AWS_SESSION_TOKEN"`
 	// PrivateKey is the Snowflake user's unencrypted RSA private key in
 	// PEM, from FLOE_SOURCE__<NAME>__PRIVATE_KEY only; PrivateKeyFile, from
 	// FLOE_SOURCE__<NAME>__PRIVATE_KEY_FILE, is a file holding it instead,
 	// read each time the source connects (auth keypair).
-	PrivateKey     Secret `yaml:"-"`
-	PrivateKeyFile string `yaml:"-"`
+	PrivateKey     Secret `yaml:"-" env:"private_key=FLOE_SOURCE__<NAME>__PRIVATE_KEY"`
+	PrivateKeyFile string `yaml:"-" env:"private_key_file=FLOE_SOURCE__<NAME>__PRIVATE_KEY_FILE"`
 	// OAuthToken is a Snowflake OAuth access token, from
 	// FLOE_SOURCE__<NAME>__OAUTH_TOKEN only (auth oauth).
-	OAuthToken Secret `yaml:"-"`
+	OAuthToken Secret `yaml:"-" env:"oauth_token=FLOE_SOURCE__<NAME>__OAUTH_TOKEN"`
 }
 
 // Source kinds, the values of telemetry.sources[].kind.

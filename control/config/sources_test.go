@@ -90,7 +90,7 @@ func TestValidateSources(t *testing.T) {
 		{"secret a kind does not take", sourcesFile("    - {name: s, kind: files, paths: [x]}\n"), []string{"FLOE_SOURCE__S__PASSWORD=hunter2"},
 			[]string{"FLOE_SOURCE__S__PASSWORD", "takes no secret PASSWORD"}},
 		{"password in the file", sourcesFile("    - {name: t, kind: trino, dsn: 'http://floe@trino:8080', password: hunter2}\n"), nil,
-			[]string{"unknown field \"password\""}},
+			[]string{"floe.yaml:8: telemetry.sources[0].password: is read from the environment only (FLOE_SOURCE__<NAME>__PASSWORD)"}},
 		{"every problem at once", sourcesFile("    - {name: s, kind: files}\n    - {name: t, kind: trino, interval: 0s}\n"), []string{"FLOE_LOG_FORMAT=xml"},
 			[]string{"telemetry.sources[0].paths", "telemetry.sources[1].dsn", "telemetry.sources[1].interval", "log.format"}},
 	} {

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -154,6 +155,64 @@ type Set struct {
 	// FromCatalog turns on reading policies from catalogs that store them
 	// (Apache Polaris).
 	FromCatalog bool
+}
+
+// Over returns s laid over base, as floe.yaml's policies are laid over the
+// embedded default's (docs/config.md): a rule of s at the level and
+// pattern of one of base's keeps base's keys and replaces those s sets
+// too, key by key, each value keeping where it was set; base's other
+// rules stay, and s's other rules are added after them. from_catalog is on
+// when either turns it on. With base nil it is s; neither is changed.
+func (s *Set) Over(base *Set) *Set {
+	if base == nil {
+		return s
+	}
+	if s == nil {
+		s = &Set{}
+	}
+	out := &Set{FromCatalog: s.FromCatalog || base.FromCatalog}
+	switch {
+	case base.Default == nil:
+		out.Default = s.Default
+	case s.Default == nil:
+		out.Default = base.Default
+	default:
+		r := overRule(*s.Default, *base.Default)
+		out.Default = &r
+	}
+	out.Catalogs = overRules(s.Catalogs, base.Catalogs)
+	out.Namespaces = overRules(s.Namespaces, base.Namespaces)
+	out.Tables = overRules(s.Tables, base.Tables)
+	return out
+}
+
+// overRules lays the rules of one level over base's (see [Set.Over]).
+func overRules(rules, base []Rule) []Rule {
+	out := make([]Rule, 0, len(base)+len(rules))
+	used := make([]bool, len(rules))
+	for _, b := range base {
+		for i, r := range rules {
+			if r.Pattern == b.Pattern {
+				b, used[i] = overRule(r, b), true
+			}
+		}
+		out = append(out, b)
+	}
+	for i, r := range rules {
+		if !used[i] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// overRule is rule r with the keys of base it does not set.
+func overRule(r, base Rule) Rule {
+	values := make(map[string]Value, len(base.Values)+len(r.Values))
+	maps.Copy(values, base.Values)
+	maps.Copy(values, r.Values)
+	r.Values = values
+	return r
 }
 
 // Setting is one key of an effective policy with its provenance.

@@ -340,3 +340,41 @@ func TestDefaultFreshnessSLA(t *testing.T) {
 		require.Equal(t, tc.want, eff.Policy.Health.FreshnessSLA, tc.yaml)
 	}
 }
+
+// A file's policies laid over the embedded default's: a rule of the same
+// level and pattern keeps the keys it does not set, each key says which
+// file set it, and the other rules of both stay.
+func TestSetOver(t *testing.T) {
+	base, err := policy.ParseFile("default.yaml", []byte("catalogs:\n  local:\n    target_file_size: 64KiB\n    allow_small_target_file_size: true\n"))
+	require.NoError(t, err)
+	over, err := policy.ParseFile("floe.yaml", []byte("default:\n  mode: manual\ncatalogs:\n  local:\n    target_file_size: 128MiB\n  other: {mode: scheduled}\n"))
+	require.NoError(t, err)
+	id := lake.Ident{Catalog: "local", Namespace: []string{"web"}, Name: "events"}
+	for _, tc := range []struct {
+		name  string
+		set   *policy.Set
+		want  map[string]string // key -> value@where
+		rules int               // catalog rules
+	}{
+		{"over the default", over.Over(base), map[string]string{
+			"target_file_size": "128MiB@floe.yaml:5", "allow_small_target_file_size": "true@default.yaml:4", "mode": "manual@floe.yaml:2"}, 2},
+		{"no base", over.Over(nil), map[string]string{"target_file_size": "128MiB@floe.yaml:5", "allow_small_target_file_size": "false@", "mode": "manual@floe.yaml:2"}, 2},
+		{"nothing over the base", (*policy.Set)(nil).Over(base), map[string]string{
+			"target_file_size": "64KiB@default.yaml:3", "allow_small_target_file_size": "true@default.yaml:4", "mode": "adaptive@"}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			eff, err := tc.set.Resolve(id)
+			require.NoError(t, err)
+			for k, want := range tc.want {
+				s, ok := eff.Setting(k)
+				require.True(t, ok, k)
+				require.Equal(t, want, s.Value+"@"+s.Where, k)
+			}
+			require.Len(t, tc.set.Catalogs, tc.rules)
+			require.NoError(t, tc.set.Validate(time.Now()))
+		})
+	}
+	// Neither set is changed.
+	require.Len(t, base.Catalogs[0].Values, 2)
+	require.Len(t, over.Catalogs[0].Values, 1)
+}
