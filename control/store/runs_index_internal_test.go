@@ -46,9 +46,10 @@ func explain(t *testing.T, s *Store, q string, args ...any) string {
 }
 
 // TestRunLookupsUseTheirIndexes: the queries a scheduling pass makes of
-// the runs and plans of each table, and its one query of the lapsed runs,
-// are served by an index on both databases: none reads every run. Before
-// version 12 they compared lower(table_name), which no index serves.
+// the runs and plans of each table, its one query of the lapsed runs, and
+// the hourly prune's, are served by an index on both databases: none reads
+// every run. Before version 12 they compared lower(table_name), which no
+// index serves.
 func TestRunLookupsUseTheirIndexes(t *testing.T) {
 	ForEachDriver(t, func(t *testing.T, db TestDB) {
 		s := db.Open(t)
@@ -74,6 +75,7 @@ func TestRunLookupsUseTheirIndexes(t *testing.T) {
 			{"every run of a table", runsQuery(runsOfTable, 0), []any{key}, "runs_table_key", scan},
 			{"last success", lastRunEndedQuery, []any{key, "done"}, "runs_table_key", scan},
 			{"lapsed runs", lapsedRunsQuery, []any{at.UnixNano(), at.UnixNano()}, "runs_live", scan},
+			{"runs past their retention", prunableRunsQuery, []any{at.UnixNano()}, "runs_ended", map[string]string{DriverSQLite: "SCAN r", DriverPostgres: "Seq Scan on runs"}[db.Name]},
 			{"approved plans of a table", plansByTable, plansArgs, "plans_table_key", planScan},
 			{"plans of a table", plansOfTable, plansOfArgs, "plans_table_key", planScan},
 		} {
