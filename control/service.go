@@ -218,7 +218,16 @@ func (s *Service) Triggers(ctx context.Context, id lake.Ident) ([]StepDecision, 
 	if err != nil {
 		return nil, err
 	}
-	return Decide(t.Health, t.Policy.Policy, t.HealthOptions.History), nil
+	p := t.Policy.Policy
+	return Decide(t.Health, p, s.history(t, ExpireDefaults(p, rewriter.ExpireOptions{}))), nil
+}
+
+// history is what [Decide] judges table t by: its run records' [History],
+// and what an expiry with opts would remove now.
+func (s *Service) history(t *Table, opts rewriter.ExpireOptions) History {
+	h := t.HealthOptions.History
+	h.Expirable = ExpirableNow(t.State, opts, s.now())
+	return h
 }
 
 // LastSuccess is when table's last successful run ended; zero when none
