@@ -209,9 +209,9 @@ func ExpirableNow(state *lake.State, opts rewriter.ExpireOptions, now time.Time)
 	return &Expirable{Snapshots: len(snaps), Refs: len(refs)}
 }
 
-// NoOpCompaction is a compaction (or delete-maintenance) step that ran to
-// the end and left the table's files as it found them (nothing to
-// rewrite, or nothing committed).
+// NoOpCompaction is a compaction (or delete-maintenance, or manifest
+// rewrite) step that ran to the end and left the table's files as it found
+// them (nothing to rewrite, or nothing committed).
 type NoOpCompaction struct {
 	RunID string `json:"run_id"`
 	// SnapshotID is the snapshot the table was at when that run ended: the

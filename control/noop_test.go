@@ -391,6 +391,23 @@ func TestHistoryOf(t *testing.T) {
 	require.Contains(t, d.Reason, "changed nothing at this snapshot (8)")
 	require.True(t, control.Decide(health(9), p, h)[2].Run, "the table changed")
 	require.True(t, control.Decide(health(8), p, control.History{})[2].Run)
+
+	// The manifest rewrite's no-op is read and backed off from the same
+	// way; the expiry by what it would remove now.
+	manifests := control.Run{ID: "r4", Steps: []control.Step{step(control.StepManifests, control.StatusDone, sh(12), sh(12))}}
+	hm := control.HistoryOf([]control.Run{manifests, noop})
+	require.Equal(t, &control.NoOpCompaction{RunID: "r4", SnapshotID: 12, At: at}, hm.UnchangedManifests)
+	piled := lake.Health{SnapshotID: 12, Metrics: lake.Metrics{DataFiles: 10, Manifests: 2, Snapshots: 600}}
+	ds := control.Decide(piled, p, hm)
+	require.Equal(t, control.StatusNotDue, ds[4].Status)
+	require.Contains(t, ds[4].Reason, "but manifest rewrite run r4 changed nothing at this snapshot (12)")
+	require.True(t, ds[0].Run, "nothing known of the expiry: the trigger decides")
+	hm.Expirable = &control.Expirable{}
+	ds = control.Decide(piled, p, hm)
+	require.Equal(t, control.StatusNotDue, ds[0].Status)
+	require.Contains(t, ds[0].Reason, "600 snapshots ≥ triggers.snapshots 500, but no snapshot can expire now")
+	hm.Expirable = &control.Expirable{Refs: 1}
+	require.True(t, control.Decide(piled, p, hm)[0].Run, "an old tag to remove")
 }
 
 // TestPolicyFloorsAreTheSteps: the bounds the policies put on a value are
