@@ -54,9 +54,9 @@ type DaemonOptions struct {
 	// silent.
 	Sources *Sources
 	// Prune, when set, keeps the state store within its telemetry
-	// retention ([PruneTelemetry]): run at start and every PruneInterval
-	// (default [DefaultPruneInterval]). A failure is logged; the next
-	// interval tries again.
+	// retention ([PruneTelemetry]) and run retention ([PruneRuns]): run at
+	// start and every PruneInterval (default [DefaultPruneInterval]). A
+	// failure is logged; the next interval tries again.
 	Prune         func(ctx context.Context) error
 	PruneInterval time.Duration
 	// OnPass, when set, sees every pass and its error as the pass ends, in
@@ -79,7 +79,7 @@ type DaemonOptions struct {
 //   - the health observer (with Observe);
 //   - the connection checks (with Checks);
 //   - the telemetry sources (with Sources), each on its own interval.
-//   - the telemetry pruning (with Prune).
+//   - the pruning of telemetry and runs (with Prune).
 //
 // When one actor returns, all are interrupted. Then no new run starts; the
 // runs in flight — a pass's and the queue's — may go on for the Grace,

@@ -6,6 +6,7 @@ import (
 
 	"github.com/floe-project/floe/control/policy"
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/rewriter"
 )
 
 // StepDecision says whether one maintenance step runs, and why.
@@ -37,16 +38,25 @@ type StepDecision struct {
 //   - manifests: manifests per 1,000 data files ≥
 //     triggers.manifests_per_1k_files (with at least two manifests).
 //
-// A compaction trigger that floe's last compaction could not satisfy does
-// not fire again for the same files: when hist says the newest compaction
-// changed nothing and the table is still at the snapshot that run left it
-// at, compact is not due until the table changes (any commit moves its
-// snapshot). Without this a trigger no rewrite can clear (partitions with
-// too few small files to bin-pack) would make a no-op run, and list the
-// table's location for orphans, every poll. The delete step is held back
-// the same way (hist.UnchangedDeletes): delete files spread one per
-// partition, none dangling, fire the trigger and leave the planner
-// nothing to do.
+// No run that does nothing: a step whose trigger fired but which would
+// change nothing is not due, with the reason, so that a trigger no step
+// can clear does not make a no-op run — and list the table's location for
+// orphans — at every poll.
+//
+//   - expire: when hist.Expirable says the expiry would remove no snapshot
+//     and no ref now (every snapshot younger than the expiry age, among
+//     the newest snapshots.retain_last, or held by a branch or tag), expire
+//     is not due until one can expire. The expiry's own selection decides
+//     ([rewriter.SelectExpired]), so time passing lifts it as it should.
+//   - compact, deletes and manifests: a trigger that floe's last run of
+//     the step could not satisfy does not fire again for the same files:
+//     when hist says the step's newest run changed nothing and the table is
+//     still at the snapshot that run left it at, the step is not due until
+//     the table changes (any commit moves its snapshot). Partitions with
+//     too few small files to bin-pack, delete files spread one per
+//     partition with none dangling, a delete manifest beside one data
+//     manifest (a manifest rewrite merges data manifests only) fire a
+//     trigger and leave the step nothing to do.
 //
 // The layout a compaction writes, and a layout change waiting for
 // approval, are decided apart from this ([Service.Decide]).
@@ -95,13 +105,19 @@ func Decide(h lake.Health, p policy.Policy, hist History) []StepDecision {
 	}
 	return []StepDecision{
 		gate(StepExpire, p.Enabled.Expire, p.Approval.Expire, func() StepDecision {
+			var fired string
 			switch {
 			case t.Snapshots > 0 && m.Snapshots >= t.Snapshots:
-				return due(StepExpire, true, fmt.Sprintf("%d snapshots ≥ triggers.snapshots %d", m.Snapshots, t.Snapshots), "")
+				fired = fmt.Sprintf("%d snapshots ≥ triggers.snapshots %d", m.Snapshots, t.Snapshots)
 			case m.Snapshots > 1 && oldest > age:
-				return due(StepExpire, true, fmt.Sprintf("oldest snapshot %.0f h old, older than the %.0f h expiry age", oldest, age), "")
+				fired = fmt.Sprintf("oldest snapshot %.0f h old, older than the %.0f h expiry age", oldest, age)
+			default:
+				return due(StepExpire, false, "", fmt.Sprintf("%d snapshots, the oldest %.0f h old: nothing older than the %.0f h expiry age", m.Snapshots, oldest, age))
 			}
-			return due(StepExpire, false, "", fmt.Sprintf("%d snapshots, the oldest %.0f h old: nothing older than the %.0f h expiry age", m.Snapshots, oldest, age))
+			if x := hist.Expirable; x != nil && x.Snapshots == 0 && x.Refs == 0 {
+				return due(StepExpire, false, "", fmt.Sprintf("%s, but no snapshot can expire now: each is younger than the expiry age, among the newest kept (snapshots.retain_last, history.expire.min-snapshots-to-keep) or held by a branch or tag; not due until one can", fired))
+			}
+			return due(StepExpire, true, fired, "")
 		}),
 		gate(StepOrphans, p.Enabled.Orphans, p.Approval.Orphans, func() StepDecision {
 			return due(StepOrphans, true, "orphan files are found only by listing the table's location", "")
@@ -136,16 +152,22 @@ func Decide(h lake.Health, p policy.Policy, hist History) []StepDecision {
 			return due(StepDeletes, true, fired, "")
 		}),
 		gate(StepManifests, p.Enabled.Manifests, p.Approval.Manifests, func() StepDecision {
-			if t.ManifestsPer1kFiles > 0 && m.Manifests > 1 && per1k >= t.ManifestsPer1kFiles {
-				return due(StepManifests, true, fmt.Sprintf("%.0f manifests per 1,000 data files ≥ triggers.manifests_per_1k_files %.0f", per1k, t.ManifestsPer1kFiles), "")
+			if !(t.ManifestsPer1kFiles > 0 && m.Manifests > 1 && per1k >= t.ManifestsPer1kFiles) {
+				return due(StepManifests, false, "", fmt.Sprintf("%d manifests for %d data files: below triggers.manifests_per_1k_files %.0f", m.Manifests, m.DataFiles, t.ManifestsPer1kFiles))
 			}
-			return due(StepManifests, false, "", fmt.Sprintf("%d manifests for %d data files: below triggers.manifests_per_1k_files %.0f", m.Manifests, m.DataFiles, t.ManifestsPer1kFiles))
+			fired := fmt.Sprintf("%.0f manifests per 1,000 data files ≥ triggers.manifests_per_1k_files %.0f", per1k, t.ManifestsPer1kFiles)
+			if u := hist.UnchangedManifests; u != nil && h.SnapshotID != 0 && u.SnapshotID == h.SnapshotID {
+				return due(StepManifests, false, "", fmt.Sprintf("%s, but manifest rewrite run %s changed nothing at this snapshot (%d): not again until the table changes", fired, u.RunID, u.SnapshotID))
+			}
+			return due(StepManifests, true, fired, "")
 		}),
 	}
 }
 
-// History is what floe's run records say of a table that its metadata
-// cannot, for [Decide]. [HistoryOf] reads it; the zero value knows nothing.
+// History is what [Decide] knows of a table besides its health: what
+// floe's run records say of it that its metadata cannot ([HistoryOf] reads
+// it), and what its snapshot expiry would remove now (Expirable). The zero
+// value knows nothing.
 type History struct {
 	// Unchanged is the newest compaction floe ran on the table, when it
 	// changed nothing; nil when that compaction changed the table, or
@@ -154,11 +176,42 @@ type History struct {
 	// UnchangedDeletes is the newest delete-maintenance step floe ran on
 	// the table, when it changed nothing; nil otherwise.
 	UnchangedDeletes *NoOpCompaction `json:"unchanged_deletes,omitempty"`
+	// UnchangedManifests is the newest manifest rewrite floe ran on the
+	// table, when it changed nothing; nil otherwise.
+	UnchangedManifests *NoOpCompaction `json:"unchanged_manifests,omitempty"`
+	// Expirable is what the snapshot expiry would remove now, by the
+	// options the run would use ([ExpirableNow]); nil when unknown (the
+	// caller did not measure it, or the expiry refuses the table, which
+	// the run then reports).
+	Expirable *Expirable `json:"expirable,omitempty"`
 }
 
-// NoOpCompaction is a compaction (or delete-maintenance) step that ran to
-// the end and left the table's files as it found them (nothing to
-// rewrite, or nothing committed).
+// Expirable counts what the snapshot expiry would remove from a table now
+// ([rewriter.SelectExpired]).
+type Expirable struct {
+	Snapshots int `json:"snapshots"`
+	Refs      int `json:"refs"`
+}
+
+// ExpirableNow is what an expiry with opts would remove from the table in
+// state at now: the snapshots and refs [rewriter.SelectExpired] selects
+// from its metadata alone. It is nil when the table has no metadata or
+// the expiry refuses it (gc.enabled=false): the expire step's trigger then
+// decides alone, and a run says why the expiry cannot run.
+func ExpirableNow(state *lake.State, opts rewriter.ExpireOptions, now time.Time) *Expirable {
+	if state == nil || state.Metadata == nil {
+		return nil
+	}
+	snaps, refs, err := rewriter.SelectExpired(state.Metadata, opts, now)
+	if err != nil {
+		return nil
+	}
+	return &Expirable{Snapshots: len(snaps), Refs: len(refs)}
+}
+
+// NoOpCompaction is a compaction (or delete-maintenance, or manifest
+// rewrite) step that ran to the end and left the table's files as it found
+// them (nothing to rewrite, or nothing committed).
 type NoOpCompaction struct {
 	RunID string `json:"run_id"`
 	// SnapshotID is the snapshot the table was at when that run ended: the
@@ -173,11 +226,12 @@ type NoOpCompaction struct {
 // [ListRuns] returns them). The newest compaction step that ran to the
 // end (done: a failed, skipped or not-due one says nothing of what a
 // rewrite can do) changed nothing when the table's snapshot before it is
-// the one after it; so for the newest delete-maintenance step. Records
-// without snapshot ids (written before floe recorded them) count as
-// changes.
+// the one after it; so for the newest delete-maintenance step and the
+// newest manifest rewrite. Records without snapshot ids (written before
+// floe recorded them) count as changes.
 func HistoryOf(runs []Run) History {
-	return History{Unchanged: noOpStep(runs, StepCompact), UnchangedDeletes: noOpStep(runs, StepDeletes)}
+	return History{Unchanged: noOpStep(runs, StepCompact), UnchangedDeletes: noOpStep(runs, StepDeletes),
+		UnchangedManifests: noOpStep(runs, StepManifests)}
 }
 
 // noOpStep is the newest done step called name among runs, when it

@@ -393,7 +393,7 @@ func (s *Service) decideTyped(t *Table, l layout.Layout, p policy.Policy, d *Dec
 // steps are due, and the policy's layout key the layout (see
 // [Service.policyLayout]).
 func (s *Service) decideByPolicy(ctx context.Context, t *Table, p policy.Policy, dry bool, d *Decision, opts *OptimizeOptions) ([]StepDecision, error) {
-	steps := Decide(t.Health, p, t.HealthOptions.History)
+	steps := Decide(t.Health, p, s.history(t, opts.Expire))
 	if s.store != nil && p.Enabled.Compact {
 		approved, err := ListPlans(ctx, s.store, PlanFilter{Table: t.Ident.String(), State: PlanApproved})
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/control"
@@ -26,10 +27,18 @@ import (
 type dayLake struct {
 	schedFixture
 	day0 time.Time
+	// policies are the scheduler's floe.yaml policies.
+	policies string
 }
 
 // newDayLake writes files[d] small files (ten rows each) into day d.
 func newDayLake(t *testing.T, files []int, policies string) *dayLake {
+	t.Helper()
+	return newDayLakeProps(t, files, policies, nil)
+}
+
+// newDayLakeProps is [newDayLake] of a table created with props.
+func newDayLakeProps(t *testing.T, files []int, policies string, props iceberg.Properties) *dayLake {
 	t.Helper()
 	w := testlake.New(t)
 	if c, ok := w.Catalog.(catalog.Closer); ok {
@@ -39,12 +48,12 @@ func newDayLake(t *testing.T, files []int, policies string) *dayLake {
 		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
 		iceberg.NestedField{ID: 2, Name: "ts", Type: iceberg.PrimitiveTypes.TimestampTz, Required: true})
 	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "ts_day", Transform: iceberg.DayTransform{}})
-	w.CreateTable(t, "db", "days", schema, &spec, nil, nil)
+	w.CreateTable(t, "db", "days", schema, &spec, props, nil)
 	st, err := store.Open(context.Background(), ":memory:")
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, st.Close()) })
 	id := lake.Ident{Catalog: w.Name, Namespace: []string{"db"}, Name: "days"}
-	dl := &dayLake{schedFixture: *newSchedulerOn(t, w, id, st, policies), day0: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)}
+	dl := &dayLake{schedFixture: *newSchedulerOn(t, w, id, st, policies), day0: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), policies: policies}
 	for d, n := range files {
 		for range n {
 			dl.appendDay(t, d)
@@ -84,7 +93,13 @@ func (dl *dayLake) runs(t *testing.T) []control.Run {
 // compactDecision is what the table's policy decides for compaction now.
 func (dl *dayLake) compactDecision(t *testing.T) control.StepDecision {
 	t.Helper()
-	set, err := policy.ParseFile("floe.yaml", []byte("default:\n  layout: none\n"))
+	return dl.decision(t, control.StepCompact)
+}
+
+// decision is what the table's triggers decide for step now.
+func (dl *dayLake) decision(t *testing.T, step string) control.StepDecision {
+	t.Helper()
+	set, err := policy.ParseFile("floe.yaml", []byte(dl.policies))
 	require.NoError(t, err)
 	cfg := &config.Config{Catalogs: map[string]config.Props{dl.w.Name: {}}, Policies: set}
 	svc, err := control.NewService(control.Deps{Config: cfg, Store: dl.st, Now: dl.clock.Now,
@@ -92,7 +107,18 @@ func (dl *dayLake) compactDecision(t *testing.T) control.StepDecision {
 	require.NoError(t, err)
 	ds, err := svc.Triggers(t.Context(), dl.id)
 	require.NoError(t, err)
-	return ds[2]
+	return stepDecisionOf(t, ds, step)
+}
+
+func stepDecisionOf(t *testing.T, ds []control.StepDecision, step string) control.StepDecision {
+	t.Helper()
+	for _, d := range ds {
+		if d.Step == step {
+			return d
+		}
+	}
+	t.Fatalf("no decision of %s", step)
+	return control.StepDecision{}
 }
 
 const dayPolicy = "default:\n  layout: none\n  poll_interval: 10m\n"
@@ -162,6 +188,137 @@ func TestUnsatisfiableTriggerBacksOff(t *testing.T) {
 	require.True(t, p.Decisions[0].Due, p.Decisions[0].Reason)
 	require.Contains(t, p.Decisions[0].Reason, "compact: small-file ratio")
 	require.Len(t, dl.runs(t), 2)
+}
+
+// idlePasses runs n passes, each a poll interval after the last: none
+// finds the table due, none runs or records a run.
+func (dl *dayLake) idlePasses(t *testing.T, n int) {
+	t.Helper()
+	recorded := len(dl.runs(t))
+	for range n {
+		dl.clock.Add(11 * time.Minute)
+		p := dl.pass(t)
+		require.Empty(t, p.Errors)
+		require.False(t, p.Decisions[0].Due, p.Decisions[0].Reason)
+		require.Equal(t, "no trigger fired", p.Decisions[0].Reason)
+		require.Empty(t, p.Runs)
+	}
+	require.Len(t, dl.runs(t), recorded, "no run that does nothing")
+}
+
+// stepDecision is the decision of step among a run's.
+func stepDecision(t *testing.T, rr control.RunResult, step string) control.StepDecision {
+	t.Helper()
+	return stepDecisionOf(t, rr.Decision.Steps, step)
+}
+
+// TestExpireThatWouldRemoveNothingIsNotDue: an expire trigger fires, but
+// the expiry would remove no snapshot — the policy keeps the newest ten of
+// a table with five, or the snapshots are all younger than the expiry age.
+// Before, a run expired nothing and listed the table's location at every
+// poll; now expire is not due with the reason, and nothing runs until a
+// snapshot can expire, which time alone may bring.
+func TestExpireThatWouldRemoveNothingIsNotDue(t *testing.T) {
+	for _, tc := range []struct {
+		name, policy string
+		// wait is how long after the first run the snapshots have aged
+		// when the trigger fires.
+		wait  time.Duration
+		fired string
+		// expiresLater: once the snapshots are older than the expiry age
+		// (another six days on) the expiry removes some.
+		expiresLater bool
+	}{
+		{"kept by retain_last", "snapshots:\n    retain_last: 10\n", 6 * 24 * time.Hour, "older than the 120 h expiry age", false},
+		{"too young to expire", "triggers:\n    snapshots: 3\n", 0, "≥ triggers.snapshots 3", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dl := newDayLake(t, []int{1, 1, 1, 1}, dayPolicy+"  "+tc.policy)
+			// The first pass lists the orphans, as it does once a day.
+			p := dl.pass(t)
+			require.Empty(t, p.Errors)
+			require.Len(t, p.Runs, 1)
+			dl.clock.Add(tc.wait)
+			if tc.wait > 0 {
+				p = dl.pass(t)
+				require.Len(t, p.Runs, 1, "the daily orphan listing: %s", p.Decisions[0].Reason)
+				require.Contains(t, p.Decisions[0].Reason, "orphans:")
+				d := stepDecision(t, p.Runs[0], control.StepExpire)
+				require.False(t, d.Run)
+				require.Contains(t, d.Reason, tc.fired+", but no snapshot can expire now")
+			} else {
+				d := stepDecision(t, p.Runs[0], control.StepExpire)
+				require.False(t, d.Run, d.Reason)
+				require.Contains(t, d.Reason, tc.fired+", but no snapshot can expire now")
+			}
+			dl.idlePasses(t, 3)
+			d := dl.decision(t, control.StepExpire)
+			require.Equal(t, control.StatusNotDue, d.Status)
+			require.Contains(t, d.Reason, "not due until one can")
+
+			// Six days on the snapshots are past the expiry age.
+			dl.clock.Add(6 * 24 * time.Hour)
+			p = dl.pass(t)
+			require.True(t, p.Decisions[0].Due, p.Decisions[0].Reason)
+			require.Len(t, p.Runs, 1)
+			if !tc.expiresLater {
+				require.Contains(t, p.Decisions[0].Reason, "orphans:", "retain_last still keeps them all")
+				require.False(t, stepDecision(t, p.Runs[0], control.StepExpire).Run)
+				return
+			}
+			require.Contains(t, p.Decisions[0].Reason, "expire: ")
+			expire := stepsOf(p.Runs[0].Run)[control.StepExpire]
+			require.Equal(t, control.StatusDone, expire.Status, expire.Error)
+			require.Less(t, expire.After.Metrics.Snapshots, expire.Before.Metrics.Snapshots, "the expiry removed snapshots")
+		})
+	}
+}
+
+// TestUnsatisfiableManifestTriggerBacksOff: a delete manifest beside one
+// data manifest fires the manifests trigger of a small table (two
+// manifests for ten data files), and a manifest rewrite merges data
+// manifests only: it changes nothing. Before, that no-op run came back at
+// every poll; now, after one, the step is not due until the table
+// changes.
+func TestUnsatisfiableManifestTriggerBacksOff(t *testing.T) {
+	dl := newDayLakeProps(t, []int{1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, dayPolicy,
+		iceberg.Properties{table.PropertyFormatVersion: "2", table.WriteDeleteModeKey: table.WriteModeMergeOnRead})
+	tbl, err := lake.LoadTable(t.Context(), dl.w.Catalog, dl.id)
+	require.NoError(t, err)
+	_, err = tbl.Delete(t.Context(), iceberg.EqualTo(iceberg.Reference("id"), nextID), nil)
+	require.NoError(t, err)
+
+	// The first run merges the ten data manifests into one.
+	p := dl.pass(t)
+	require.Empty(t, p.Errors)
+	require.Len(t, p.Runs, 1)
+	manifests := stepsOf(p.Runs[0].Run)[control.StepManifests]
+	require.Equal(t, control.StatusDone, manifests.Status, manifests.Error)
+	require.NotEqual(t, manifests.Before.SnapshotID, manifests.After.SnapshotID)
+	require.Equal(t, 2, manifests.After.Metrics.Manifests, "one data manifest and the delete manifest")
+
+	// The trigger still fires; the rewrite finds nothing to merge.
+	dl.clock.Add(11 * time.Minute)
+	p = dl.pass(t)
+	require.Contains(t, p.Decisions[0].Reason, "manifests: 200 manifests per 1,000 data files")
+	require.Len(t, p.Runs, 1)
+	noop := p.Runs[0].Run
+	manifests = stepsOf(noop)[control.StepManifests]
+	require.Equal(t, control.StatusDone, manifests.Status, manifests.Error)
+	require.Equal(t, manifests.Before.SnapshotID, manifests.After.SnapshotID, "nothing to rewrite")
+	dl.idlePasses(t, 3)
+	d := dl.decision(t, control.StepManifests)
+	require.Equal(t, control.StatusNotDue, d.Status)
+	require.Contains(t, d.Reason, "but manifest rewrite run "+noop.ID+" changed nothing at this snapshot")
+
+	// A commit changes the table: a second data manifest to merge.
+	dl.appendDay(t, 10)
+	dl.clock.Add(11 * time.Minute)
+	p = dl.pass(t)
+	require.True(t, p.Decisions[0].Due, p.Decisions[0].Reason)
+	require.Contains(t, p.Decisions[0].Reason, "manifests: ")
+	manifests = stepsOf(p.Runs[0].Run)[control.StepManifests]
+	require.NotEqual(t, manifests.Before.SnapshotID, manifests.After.SnapshotID, "merged")
 }
 
 // TestSchedulerNeverRunsAScheduleThatNeverFires: robfig/cron parses
@@ -234,6 +391,23 @@ func TestHistoryOf(t *testing.T) {
 	require.Contains(t, d.Reason, "changed nothing at this snapshot (8)")
 	require.True(t, control.Decide(health(9), p, h)[2].Run, "the table changed")
 	require.True(t, control.Decide(health(8), p, control.History{})[2].Run)
+
+	// The manifest rewrite's no-op is read and backed off from the same
+	// way; the expiry by what it would remove now.
+	manifests := control.Run{ID: "r4", Steps: []control.Step{step(control.StepManifests, control.StatusDone, sh(12), sh(12))}}
+	hm := control.HistoryOf([]control.Run{manifests, noop})
+	require.Equal(t, &control.NoOpCompaction{RunID: "r4", SnapshotID: 12, At: at}, hm.UnchangedManifests)
+	piled := lake.Health{SnapshotID: 12, Metrics: lake.Metrics{DataFiles: 10, Manifests: 2, Snapshots: 600}}
+	ds := control.Decide(piled, p, hm)
+	require.Equal(t, control.StatusNotDue, ds[4].Status)
+	require.Contains(t, ds[4].Reason, "but manifest rewrite run r4 changed nothing at this snapshot (12)")
+	require.True(t, ds[0].Run, "nothing known of the expiry: the trigger decides")
+	hm.Expirable = &control.Expirable{}
+	ds = control.Decide(piled, p, hm)
+	require.Equal(t, control.StatusNotDue, ds[0].Status)
+	require.Contains(t, ds[0].Reason, "600 snapshots ≥ triggers.snapshots 500, but no snapshot can expire now")
+	hm.Expirable = &control.Expirable{Refs: 1}
+	require.True(t, control.Decide(piled, p, hm)[0].Run, "an old tag to remove")
 }
 
 // TestPolicyFloorsAreTheSteps: the bounds the policies put on a value are

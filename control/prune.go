@@ -12,7 +12,7 @@ import (
 )
 
 // DefaultPruneInterval is how often the daemon prunes the state store's
-// query events.
+// query events ([PruneTelemetry]) and runs ([PruneRuns]).
 const DefaultPruneInterval = time.Hour
 
 // PruneOptions configure [PruneTelemetry].
@@ -95,6 +95,54 @@ func (o *PruneOptions) validate() error {
 		errs = append(errs, fmt.Errorf("history %s is shorter than the retention %s", policy.FormatDuration(o.History), policy.FormatDuration(o.Retention)))
 	}
 	return errors.Join(errs...)
+}
+
+// RunPruneOptions configure [PruneRuns].
+type RunPruneOptions struct {
+	// Retention is how long the record of a run that ended is kept
+	// (server.run_retention). Zero means
+	// [config.DefaultServerRunRetention]; negative is invalid.
+	Retention time.Duration
+	// Now is the clock. Default: time.Now.
+	Now func() time.Time
+}
+
+// RunPruneResult is what one [PruneRuns] did.
+type RunPruneResult struct {
+	// Before is the retention's cutoff: runs that ended before it were
+	// deleted, Deleted of them, unless a table's history needs them.
+	Before  time.Time `json:"before"`
+	Deleted int       `json:"deleted"`
+}
+
+// PruneRuns keeps the run history within its retention: it deletes every
+// run (with its steps) that ended more than Retention ago, except the runs
+// what floe reads of a table's history needs whatever their age
+// ([store.Store.PruneRuns]): its newest successful run ([Service.LastSuccess],
+// the floe_last_successful_run_timestamp_seconds gauge) and newest failed
+// run; the failed and abandoned runs since its last success (the failures
+// alert counts them in a row and dates the alert from the oldest); for
+// each step, the newest run in which it ran to the end (the last
+// compaction freshness and health count from, the last orphan listing
+// adaptive mode times the next one by, the no-op compaction a trigger
+// backs off from: see [HistoryOf]); and the run an active hold names. The
+// run history then grows with the tables, not with time, and the queries
+// of a table's runs stay short. The daemon calls it beside
+// [PruneTelemetry]; it is idempotent.
+func PruneRuns(ctx context.Context, st *store.Store, o RunPruneOptions) (RunPruneResult, error) {
+	if o.Retention < 0 {
+		return RunPruneResult{}, fmt.Errorf("prune runs: retention %s is negative", o.Retention)
+	}
+	if o.Retention == 0 {
+		o.Retention = config.DefaultServerRunRetention
+	}
+	r := RunPruneResult{Before: nowFunc(o.Now)().Add(-o.Retention).UTC()}
+	n, err := st.PruneRuns(ctx, r.Before)
+	r.Deleted = n
+	if err != nil {
+		return r, fmt.Errorf("prune runs that ended before %s: %w", r.Before.Format(time.RFC3339), err)
+	}
+	return r, nil
 }
 
 // HistoryNote is what a person reading the queries of a window since

@@ -149,7 +149,7 @@ func NewScheduler(opts SchedulerOptions) *Scheduler {
 	}
 	if opts.Service == nil {
 		opts.Service = &Service{cfg: opts.Config, catalog: opts.Catalog, store: opts.Store, engines: opts.Engines,
-			now: opts.Now, log: opts.Logger, runner: opts.Runner, leaseTTL: opts.LeaseTTL}
+			now: opts.Now, log: opts.Logger, runner: opts.Runner, leaseTTL: opts.LeaseTTL, states: newStateCache(DefaultStateCacheFiles)}
 	}
 	return &Scheduler{opts: opts, slots: make(chan struct{}, opts.MaxConcurrentRuns), tables: map[string]*tableSchedule{},
 		outages: map[string]*outage{}, q: runQueue{wake: make(chan struct{}, 1)}}

@@ -42,6 +42,12 @@ type Deps struct {
 	// LeaseTTL is how long a run's lease of its table lasts without
 	// renewal. Default: [RunLeaseTTL].
 	LeaseTTL time.Duration
+	// StateCacheFiles bounds the tables' states the service keeps loaded
+	// between calls, in data and delete files: the health of a table whose
+	// metadata location has not moved is measured without reading its
+	// manifests again (see [Service.Health]). Default:
+	// [DefaultStateCacheFiles]; negative keeps none.
+	StateCacheFiles int
 }
 
 // Service is floe's control plane: its methods are the use cases — a
@@ -64,6 +70,8 @@ type Service struct {
 	log      *slog.Logger
 	runner   string
 	leaseTTL time.Duration
+	// states are the tables' states loaded for measuring their health.
+	states *stateCache
 }
 
 // NewService builds the service from d, filling d's defaults.
@@ -95,6 +103,10 @@ func NewService(d Deps) (*Service, error) {
 	if s.leaseTTL <= 0 {
 		s.leaseTTL = RunLeaseTTL
 	}
+	if d.StateCacheFiles == 0 {
+		d.StateCacheFiles = DefaultStateCacheFiles
+	}
+	s.states = newStateCache(d.StateCacheFiles)
 	return s, nil
 }
 
@@ -155,7 +167,14 @@ type HealthRequest struct {
 }
 
 // Table loads table id with its policy and measures its health under it.
+// It reads the table afresh: what a run decides on.
 func (s *Service) Table(ctx context.Context, id lake.Ident, hr HealthRequest) (*Table, error) {
+	return s.table(ctx, id, hr, loadState)
+}
+
+// table is [Service.Table] with the table's state loaded by load.
+func (s *Service) table(ctx context.Context, id lake.Ident, hr HealthRequest,
+	load func(context.Context, catalog.Catalog, lake.Ident) (*lake.State, error)) (*Table, error) {
 	cat, err := s.catalog(ctx, id.Catalog)
 	if err != nil {
 		return nil, err
@@ -164,11 +183,18 @@ func (s *Service) Table(ctx context.Context, id lake.Ident, hr HealthRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	state, err := loadState(ctx, cat, id)
+	state, err := load(ctx, cat, id)
 	if err != nil {
 		return nil, err
 	}
 	return s.measure(ctx, cat, state, eff, hr)
+}
+
+// measured is [Service.Table] for measuring: the table's manifests are read
+// only when its metadata location moved since the service last read them
+// ([Service.measuredState]).
+func (s *Service) measured(ctx context.Context, id lake.Ident, hr HealthRequest) (*Table, error) {
+	return s.table(ctx, id, hr, s.measuredState)
 }
 
 // measure is [Service.Table] for a state already loaded.
@@ -188,8 +214,11 @@ func (s *Service) measure(ctx context.Context, cat catalog.Catalog, state *lake.
 
 // Health is table id's health under its policy: the one definition the
 // health verb, the dashboard, the API, the metrics and the scheduler share.
+// The table's metadata is read each time (its ages and the run records are
+// measured now), its manifests only when its metadata location moved since
+// the service last read them.
 func (s *Service) Health(ctx context.Context, id lake.Ident, hr HealthRequest) (lake.Health, error) {
-	t, err := s.Table(ctx, id, hr)
+	t, err := s.measured(ctx, id, hr)
 	if err != nil {
 		return lake.Health{}, err
 	}
@@ -211,14 +240,24 @@ func (s *Service) HealthOf(ctx context.Context, state *lake.State, hr HealthRequ
 
 // Triggers are the steps table id's policy and health call for, by
 // trigger alone ([Decide]): what the scheduler asks to know whether a table
-// is due. The layout a compaction writes is decided when the run decides
+// is due. Like [Service.Health] it reads the table's manifests only when
+// its metadata location moved; the run that follows reads them afresh. The layout a compaction writes is decided when the run decides
 // ([Service.Decide]).
 func (s *Service) Triggers(ctx context.Context, id lake.Ident) ([]StepDecision, error) {
-	t, err := s.Table(ctx, id, HealthRequest{})
+	t, err := s.measured(ctx, id, HealthRequest{})
 	if err != nil {
 		return nil, err
 	}
-	return Decide(t.Health, t.Policy.Policy, t.HealthOptions.History), nil
+	p := t.Policy.Policy
+	return Decide(t.Health, p, s.history(t, ExpireDefaults(p, rewriter.ExpireOptions{}))), nil
+}
+
+// history is what [Decide] judges table t by: its run records' [History],
+// and what an expiry with opts would remove now.
+func (s *Service) history(t *Table, opts rewriter.ExpireOptions) History {
+	h := t.HealthOptions.History
+	h.Expirable = ExpirableNow(t.State, opts, s.now())
+	return h
 }
 
 // LastSuccess is when table's last successful run ended; zero when none

@@ -151,13 +151,18 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 		Prune: func(ctx context.Context) error {
 			r, err := control.PruneTelemetry(ctx, svc.Store(), control.PruneOptions{Retention: cfg.Telemetry.RetentionDuration(),
 				History: cfg.Telemetry.HistoryDuration(), Now: opts.f.Now})
-			if err != nil {
-				return err
+			if err == nil {
+				metrics.ObservePrune(r)
+				log.Info("telemetry pruned", "before", r.Before, "folded", r.Folded, "deleted", r.Deleted,
+					"history_before", r.HistoryBefore, "folded_deleted", r.FoldedDeleted, "shapes_deleted", r.ShapesDeleted, "store_bytes", r.Size.Bytes)
 			}
-			metrics.ObservePrune(r)
-			log.Info("telemetry pruned", "before", r.Before, "folded", r.Folded, "deleted", r.Deleted,
-				"history_before", r.HistoryBefore, "folded_deleted", r.FoldedDeleted, "shapes_deleted", r.ShapesDeleted, "store_bytes", r.Size.Bytes)
-			return nil
+			// The runs are pruned whether or not the telemetry could be.
+			rr, rerr := control.PruneRuns(ctx, svc.Store(), control.RunPruneOptions{Retention: cfg.Server.RunRetentionDuration(), Now: opts.f.Now})
+			metrics.ObserveRunPrune(rr)
+			if rerr == nil {
+				log.Info("runs pruned", "before", rr.Before, "deleted", rr.Deleted)
+			}
+			return errors.Join(err, rerr)
 		},
 		Logger: log})
 	if err != nil {

@@ -157,6 +157,8 @@ func (c *Config) ApplyEnv(environ []string) error {
 			set("server.unreachable_after", k, &c.Server.UnreachableAfter, v)
 		case rest == "SERVER_RUN_LATE_AFTER":
 			set("server.run_late_after", k, &c.Server.RunLateAfter, v)
+		case rest == "SERVER_RUN_RETENTION":
+			set("server.run_retention", k, &c.Server.RunRetention, v)
 		case strings.HasPrefix(rest, "CATALOG__"):
 			parts := strings.Split(strings.TrimPrefix(rest, "CATALOG__"), "__")
 			if len(parts) != 2 || parts[0] == "" || parts[1] == "" {

@@ -63,6 +63,13 @@ type ServerConfig struct {
 	// window has until the end of the first window that opens once the
 	// run is due, when that is later. Default: 1h.
 	RunLateAfter string `yaml:"run_late_after"`
+	// RunRetention is how long the daemon keeps the record of a run that
+	// ended, as a duration ("90d", "2160h"; see
+	// [ServerConfig.RunRetentionDuration]): its hourly prune deletes older
+	// runs, except those a table's history needs whatever their age (its
+	// last success, its failures in a row, the last run of each step; see
+	// control.PruneRuns). Default: 90d; at least 7d, at most 3650d.
+	RunRetention string `yaml:"run_retention"`
 }
 
 // Loopback reports whether Listen's host is a loopback address
@@ -112,6 +119,16 @@ func (s ServerConfig) RunLateAfterDuration() time.Duration {
 	return parseDurationOr(s.RunLateAfter, DefaultServerRunLateAfter)
 }
 
+// RunRetentionDuration is the parsed server.run_retention (validated when
+// the configuration loads; its default if it does not parse).
+func (s ServerConfig) RunRetentionDuration() time.Duration {
+	d, err := policy.ParseDuration(strings.TrimSpace(s.RunRetention))
+	if err != nil {
+		return DefaultServerRunRetention
+	}
+	return d
+}
+
 func parseDurationOr(s string, def time.Duration) time.Duration {
 	d, err := time.ParseDuration(strings.TrimSpace(s))
 	if err != nil {
@@ -133,6 +150,14 @@ const (
 	DefaultServerLeaseTTL          = 2 * time.Minute
 	DefaultServerUnreachableAfter  = 15 * time.Minute
 	DefaultServerRunLateAfter      = time.Hour
+	DefaultServerRunRetention      = 90 * 24 * time.Hour
+)
+
+// Bounds of server.run_retention: a week of runs at least, for floe runs
+// and the dashboard to show; at most ten years.
+const (
+	MinServerRunRetention = 7 * 24 * time.Hour
+	MaxServerRunRetention = 3650 * 24 * time.Hour
 )
 
 // Secret is a value that is never printed or logged: its String, GoString
@@ -184,6 +209,9 @@ func (c *Config) serverDefaults() {
 	if s.RunLateAfter == "" {
 		s.RunLateAfter = DefaultServerRunLateAfter.String()
 	}
+	if strings.TrimSpace(s.RunRetention) == "" {
+		s.RunRetention = policy.FormatDuration(DefaultServerRunRetention)
+	}
 }
 
 // validateServer reports what is wrong with server:.
@@ -213,6 +241,11 @@ func (c *Config) validateServer(bad func(segs []string, format string, args ...a
 			}
 			bad(key("server", d.name), "%q: want %s and at most %s, such as %s", d.v, low, policy.FormatDuration(d.max), d.example)
 		}
+	}
+	if d, err := policy.ParseDuration(strings.TrimSpace(s.RunRetention)); err != nil {
+		bad(key("server", "run_retention"), "%q: %v", s.RunRetention, err)
+	} else if d < MinServerRunRetention || d > MaxServerRunRetention {
+		bad(key("server", "run_retention"), "%s: want at least 7d and at most 3650d", s.RunRetention)
 	}
 	for _, k := range []struct {
 		name string

@@ -15,7 +15,8 @@ func TestServerDefaults(t *testing.T) {
 	c, err := load(t, restFile)
 	require.NoError(t, err)
 	require.Equal(t, config.ServerConfig{Listen: "127.0.0.1:8080", MaxConcurrentRuns: 2, ShutdownGrace: "2m0s", CheckInterval: "5m0s", LeaseTTL: "2m0s",
-		UnreachableAfter: "15m0s", RunLateAfter: "1h0m0s"}, c.Server)
+		UnreachableAfter: "15m0s", RunLateAfter: "1h0m0s", RunRetention: "90d"}, c.Server)
+	require.Equal(t, 90*24*time.Hour, c.Server.RunRetentionDuration())
 	require.Equal(t, 2*time.Minute, c.Server.ShutdownGraceDuration())
 	require.Equal(t, 5*time.Minute, c.Server.CheckIntervalDuration())
 	require.Equal(t, 2*time.Minute, c.Server.LeaseTTLDuration())
@@ -26,7 +27,7 @@ func TestServerDefaults(t *testing.T) {
 const strongToken = "8f1c2a9b7e4d6f30a5c8b1e2d9f47a6c3b0e5d8a1f2c7b9e4a6d3f0c8b5e1a27"
 
 func TestServerSettings(t *testing.T) {
-	file := restFile + "server:\n  listen: 0.0.0.0:9090\n  token: " + strongToken + "\n  max_concurrent_runs: 4\n  shutdown_grace: 30s\n  check_interval: 1m\n  unreachable_after: 20m\n"
+	file := restFile + "server:\n  listen: 0.0.0.0:9090\n  token: " + strongToken + "\n  max_concurrent_runs: 4\n  shutdown_grace: 30s\n  check_interval: 1m\n  unreachable_after: 20m\n  run_retention: 30d\n"
 	c, err := load(t, file)
 	require.NoError(t, err)
 	require.Equal(t, "0.0.0.0:9090", c.Server.Listen)
@@ -36,13 +37,14 @@ func TestServerSettings(t *testing.T) {
 	require.Equal(t, time.Minute, c.Server.CheckIntervalDuration())
 	require.Equal(t, 20*time.Minute, c.Server.UnreachableAfterDuration())
 	require.Equal(t, config.DefaultServerRunLateAfter, c.Server.RunLateAfterDuration(), "unset: the default")
+	require.Equal(t, 30*24*time.Hour, c.Server.RunRetentionDuration())
 	require.NoError(t, c.CheckServerListen(), "a strong token allows any address")
 	require.False(t, c.Server.Loopback())
 	require.True(t, c.Server.ReadsNeedToken(), "beyond loopback reads need a token too")
 
 	c, err = load(t, file, "FLOE_SERVER_TOKEN=env-token", "FLOE_SERVER_READ_TOKEN=reader", "FLOE_SERVER_LISTEN=[::1]:7000",
 		"FLOE_SERVER_MAX_CONCURRENT_RUNS=1", "FLOE_SERVER_SHUTDOWN_GRACE=5s", "FLOE_SERVER_CHECK_INTERVAL=10s",
-		"FLOE_SERVER_UNREACHABLE_AFTER=2m", "FLOE_SERVER_RUN_LATE_AFTER=3h")
+		"FLOE_SERVER_UNREACHABLE_AFTER=2m", "FLOE_SERVER_RUN_LATE_AFTER=3h", "FLOE_SERVER_RUN_RETENTION=2160h")
 	require.NoError(t, err)
 	require.Equal(t, "env-token", c.Server.Token.Reveal(), "the environment wins over the file")
 	require.Equal(t, "reader", c.Server.ReadToken.Reveal())
@@ -52,6 +54,7 @@ func TestServerSettings(t *testing.T) {
 	require.Equal(t, 10*time.Second, c.Server.CheckIntervalDuration())
 	require.Equal(t, 2*time.Minute, c.Server.UnreachableAfterDuration())
 	require.Equal(t, 3*time.Hour, c.Server.RunLateAfterDuration())
+	require.Equal(t, 90*24*time.Hour, c.Server.RunRetentionDuration(), "hours as well as days")
 }
 
 // Tokens are secrets: no way of printing the configuration shows them.

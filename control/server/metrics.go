@@ -65,6 +65,7 @@ type Metrics struct {
 	storeShapes    prometheus.Gauge
 	pruned         prometheus.Counter
 	prunedFolded   prometheus.Counter
+	prunedRuns     prometheus.Counter
 
 	mu sync.Mutex
 	// success is each table's last successful run seen, so that an older
@@ -143,7 +144,9 @@ func NewMetrics() *Metrics {
 		Help: "Distinct shapes (tables and filter trees) of the folded query events as of the newest telemetry pruning: each is stored once, however many folded events share it."})
 	m.prunedFolded = prometheus.NewCounter(prometheus.CounterOpts{Name: "floe_telemetry_pruned_folded_events_total",
 		Help: "Folded query events deleted from the state store for being older than telemetry.history."})
-	reg.MustRegister(m.reportComputes, m.reportHits, m.lastPass, m.passErrors, m.storeBytes, m.pruned, m.storeShapes, m.prunedFolded)
+	m.prunedRuns = prometheus.NewCounter(prometheus.CounterOpts{Name: "floe_runs_pruned_total",
+		Help: "Run records (with their steps) deleted from the state store for having ended longer ago than server.run_retention; a table's last success, failures in a row and last run of each step are kept whatever their age."})
+	reg.MustRegister(m.reportComputes, m.reportHits, m.lastPass, m.passErrors, m.storeBytes, m.pruned, m.storeShapes, m.prunedFolded, m.prunedRuns)
 	m.runDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "floe_run_duration_seconds", Help: "Duration of optimize run steps, by step; step=\"all\" is whole runs.",
 		// A step takes from a second to hours: 1 s to about 4.5 h.
@@ -304,6 +307,13 @@ func (m *Metrics) ObservePrune(r control.PruneResult) {
 	m.storeEvents.WithLabelValues("raw").Set(float64(r.Size.Events))
 	m.storeEvents.WithLabelValues("folded").Set(float64(r.Size.FoldedEvents))
 	m.storeShapes.Set(float64(r.Size.FoldedShapes))
+}
+
+// ObserveRunPrune records a pruning of the run history
+// ([control.PruneRuns]): the runs it deleted (those of a batch deleted
+// before a failure too).
+func (m *Metrics) ObserveRunPrune(r control.RunPruneResult) {
+	m.prunedRuns.Add(float64(r.Deleted))
 }
 
 // AlertSent counts one alert of kind.

@@ -186,3 +186,26 @@ func TestMetricsPrune(t *testing.T) {
 	require.Equal(t, 0.0, m[`floe_state_store_events{form="folded"}`])
 	require.Equal(t, 0.0, m["floe_state_store_shapes"])
 }
+
+// TestMetricsRunPrune: the runs a pruning of the run history deleted are
+// counted; a table's last success is kept and stays scraped.
+func TestMetricsRunPrune(t *testing.T) {
+	e := newEnv(t, envOptions{server: tokenYAML})
+	ctx := t.Context()
+	t0 := time.Date(2026, 1, 1, 2, 0, 0, 0, time.UTC)
+	for i := range 3 {
+		at := t0.Add(time.Duration(i) * time.Hour)
+		require.NoError(t, e.st.StartRun(ctx, store.RunRecord{ID: "old" + strconv.Itoa(i), Table: "local.db.p", Status: "done", StartedAt: at, EndedAt: at.Add(time.Minute)}))
+	}
+	m := scrape(t, e)
+	require.Zero(t, m["floe_runs_pruned_total"])
+	r, err := control.PruneRuns(ctx, e.st, control.RunPruneOptions{Retention: 90 * 24 * time.Hour, Now: func() time.Time { return t0.AddDate(1, 0, 0) }})
+	require.NoError(t, err)
+	e.metrics.ObserveRunPrune(r)
+	m = scrape(t, e)
+	require.Equal(t, 2.0, m["floe_runs_pruned_total"], "the newest success is kept")
+	runs, err := e.st.Runs(ctx, "local.db.p", 0)
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+	require.Equal(t, "old2", runs[0].ID)
+}

@@ -351,6 +351,26 @@ ALTER TABLE folded_events RENAME CONSTRAINT folded_events_pkey TO folded_events_
 ALTER TABLE folded_events RENAME CONSTRAINT folded_events_source_query_id_key TO folded_events_v10_source_query_id_key;
 ALTER SEQUENCE folded_events_id_seq RENAME TO folded_events_v10_id_seq;
 `, convertFoldedV10},
+	// A table's runs and plans were found by lower(table_name), which no
+	// index serves: every lookup read every run. table_key is the table's
+	// name canonicalized as floe writes it and lower-cased (filterKey, in
+	// Go, so that it lowers every script alike on both databases); the
+	// lookups compare it, through indexes that lead with it. runs_live
+	// serves the one query of every pass that is not by table, the running
+	// and queued runs whose lease lapsed (Store.RecoverAbandoned), and
+	// runs_ended the hourly one of the runs past their retention
+	// (Store.PruneRuns). The keys of the rows stored before are filled by
+	// convertTableKeysV11.
+	{12, "runs and plans keyed by table", `
+ALTER TABLE runs ADD COLUMN table_key TEXT NOT NULL DEFAULT '';
+ALTER TABLE plans ADD COLUMN table_key TEXT NOT NULL DEFAULT '';
+DROP INDEX runs_table;
+DROP INDEX plans_table;
+CREATE INDEX runs_table_key ON runs (table_key, started_at);
+CREATE INDEX runs_live ON runs (status) WHERE status IN ('running', 'queued');
+CREATE INDEX runs_ended ON runs (ended_at);
+CREATE INDEX plans_table_key ON plans (table_key, state);
+`, "", "", convertTableKeysV11},
 }
 
 // SchemaVersion is the schema version this binary writes: the number of

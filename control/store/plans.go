@@ -41,10 +41,10 @@ func (s *Store) InsertPlan(ctx context.Context, p PlanRecord) (inserted bool, er
 	if p.CreatedAt.IsZero() {
 		p.CreatedAt = s.now()
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO plans (id, table_name, base_snapshot, layout, projection_json,
+	res, err := s.db.ExecContext(ctx, `INSERT INTO plans (id, table_name, table_key, base_snapshot, layout, projection_json,
 	state, created_by, created_at, decided_by, decided_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-		p.ID, p.Table, p.BaseSnapshot, p.Layout, string(p.Projection), p.State, p.CreatedBy,
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		p.ID, p.Table, filterKey(p.Table), p.BaseSnapshot, p.Layout, string(p.Projection), p.State, p.CreatedBy,
 		p.CreatedAt.UTC().UnixNano(), p.DecidedBy, nanos(p.DecidedAt))
 	if err != nil {
 		return false, fmt.Errorf("insert plan %s: %w", p.ID, err)
@@ -96,21 +96,8 @@ type PlanFilter struct {
 
 // Plans lists the plans f selects, newest first.
 func (s *Store) Plans(ctx context.Context, f PlanFilter) (out []PlanRecord, err error) {
-	var conds []string
-	var args []any
-	if f.Table != "" {
-		conds = append(conds, `lower(table_name) = ?`)
-		args = append(args, strings.ToLower(f.Table))
-	}
-	if f.State != "" {
-		conds = append(conds, `state = ?`)
-		args = append(args, f.State)
-	}
-	q := `SELECT ` + planColumns + ` FROM plans`
-	if len(conds) > 0 {
-		q += ` WHERE ` + strings.Join(conds, " AND ")
-	}
-	rows, err := s.db.QueryContext(ctx, q+` ORDER BY created_at DESC, id`, args...)
+	q, args := plansQuery(f)
+	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list plans: %w", err)
 	}
@@ -126,6 +113,26 @@ func (s *Store) Plans(ctx context.Context, f PlanFilter) (out []PlanRecord, err 
 		return nil, fmt.Errorf("list plans: %w", err)
 	}
 	return out, nil
+}
+
+// plansQuery is the query of [Store.Plans] and its arguments: by table,
+// through the plans_table_key index.
+func plansQuery(f PlanFilter) (string, []any) {
+	var conds []string
+	var args []any
+	if f.Table != "" {
+		conds = append(conds, `table_key = ?`)
+		args = append(args, filterKey(f.Table))
+	}
+	if f.State != "" {
+		conds = append(conds, `state = ?`)
+		args = append(args, f.State)
+	}
+	q := `SELECT ` + planColumns + ` FROM plans`
+	if len(conds) > 0 {
+		q += ` WHERE ` + strings.Join(conds, " AND ")
+	}
+	return q + ` ORDER BY created_at DESC, id`, args
 }
 
 // PlanCounts counts the stored plans by state; a state no plan is in is
@@ -297,6 +304,13 @@ func (s *Store) RenewRun(ctx context.Context, id string, until time.Time) error 
 // floe before leases) counts as live after it started.
 const legacyRunLease = 24 * time.Hour
 
+// lapsedRunsQuery selects the running and queued runs whose lease lapsed
+// (before its first argument) or, stored without one, that started before
+// its second: through the runs_live index, whatever the number of runs
+// that ended.
+const lapsedRunsQuery = `SELECT id, plan_id, status, lease_expires_at, started_at FROM runs
+WHERE status IN ('running', 'queued') AND ((lease_expires_at IS NOT NULL AND lease_expires_at < ?) OR (lease_expires_at IS NULL AND started_at < ?))`
+
 // RecoverAbandoned marks every running run whose lease lapsed before now
 // as abandoned, with the reason as its error, and returns a running plan
 // of such a run to approved, so that it can run again: a killed optimize
@@ -315,9 +329,7 @@ func (s *Store) RecoverAbandoned(ctx context.Context, now time.Time) (out []RunR
 		}
 	}()
 	n := now.UTC().UnixNano()
-	rows, err := tx.QueryContext(ctx, `SELECT id, plan_id, status, lease_expires_at, started_at FROM runs
-WHERE status IN ('running', 'queued') AND ((lease_expires_at IS NOT NULL AND lease_expires_at < ?) OR (lease_expires_at IS NULL AND started_at < ?))`,
-		n, now.Add(-legacyRunLease).UTC().UnixNano())
+	rows, err := tx.QueryContext(ctx, lapsedRunsQuery, n, now.Add(-legacyRunLease).UTC().UnixNano())
 	if err != nil {
 		return nil, fmt.Errorf("recover abandoned runs: %w", err)
 	}
@@ -412,13 +424,13 @@ func (s *Store) StartRun(ctx context.Context, r RunRecord) error {
 	if queued.IsZero() && r.Status == RunQueued {
 		queued = r.StartedAt
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO runs (id, table_name, plan_id, status, run_trigger, runner, error, started_at, ended_at, lease_expires_at, started_by, decision_json, queued_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	res, err := s.db.ExecContext(ctx, `INSERT INTO runs (id, table_name, table_key, plan_id, status, run_trigger, runner, error, started_at, ended_at, lease_expires_at, started_by, decision_json, queued_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET plan_id = excluded.plan_id, status = excluded.status, run_trigger = excluded.run_trigger,
 	runner = excluded.runner, error = excluded.error, started_at = excluded.started_at, ended_at = excluded.ended_at,
 	lease_expires_at = excluded.lease_expires_at, started_by = excluded.started_by, decision_json = excluded.decision_json
-WHERE runs.status = 'queued' AND lower(runs.table_name) = lower(excluded.table_name)`,
-		r.ID, r.Table, r.PlanID, r.Status, r.Trigger, r.Runner, r.Error, r.StartedAt.UTC().UnixNano(), nanos(r.EndedAt), nanos(r.LeaseExpiresAt),
+WHERE runs.status = 'queued' AND runs.table_key = excluded.table_key`,
+		r.ID, r.Table, filterKey(r.Table), r.PlanID, r.Status, r.Trigger, r.Runner, r.Error, r.StartedAt.UTC().UnixNano(), nanos(r.EndedAt), nanos(r.LeaseExpiresAt),
 		r.StartedBy, string(r.Decision), nanos(queued))
 	if err != nil {
 		return fmt.Errorf("start run %s: %w", r.ID, err)
@@ -516,7 +528,21 @@ func (s *Store) Runs(ctx context.Context, table string, limit int) ([]RunRecord,
 	if table == "" {
 		return s.runs(ctx, "", nil, limit)
 	}
-	return s.runs(ctx, `WHERE lower(table_name) = ?`, []any{strings.ToLower(table)}, limit)
+	return s.runs(ctx, runsOfTable, []any{filterKey(table)}, limit)
+}
+
+// runsOfTable selects a table's runs by key, through the runs_table_key
+// index.
+const runsOfTable = `WHERE table_key = ?`
+
+// runsQuery is the query of the runs where selects, newest first, at most
+// limit (0: all).
+func runsQuery(where string, limit int) string {
+	q := `SELECT id, table_name, plan_id, status, run_trigger, runner, error, started_at, ended_at, lease_expires_at, started_by, decision_json, queued_at FROM runs ` + where + ` ORDER BY started_at DESC, id`
+	if limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", limit)
+	}
+	return q
 }
 
 func (s *Store) runs(ctx context.Context, where string, args []any, limit int) (out []RunRecord, err error) {
@@ -525,11 +551,7 @@ func (s *Store) runs(ctx context.Context, where string, args []any, limit int) (
 		return nil, fmt.Errorf("read runs: begin: %w", err)
 	}
 	defer func() { err = errors.Join(err, rollback(tx)) }()
-	q := `SELECT id, table_name, plan_id, status, run_trigger, runner, error, started_at, ended_at, lease_expires_at, started_by, decision_json, queued_at FROM runs ` + where + ` ORDER BY started_at DESC, id`
-	if limit > 0 {
-		q += fmt.Sprintf(" LIMIT %d", limit)
-	}
-	rows, err := tx.QueryContext(ctx, q, args...)
+	rows, err := tx.QueryContext(ctx, runsQuery(where, limit), args...)
 	if err != nil {
 		return nil, fmt.Errorf("read runs: %w", err)
 	}
@@ -595,12 +617,15 @@ FROM run_steps WHERE run_id = ? ORDER BY started_at, `+s.d.stepOrder(), r.ID)
 	return nil
 }
 
+// lastRunEndedQuery is [Store.LastRunEnded]'s, through the runs_table_key
+// index.
+const lastRunEndedQuery = `SELECT max(ended_at) FROM runs WHERE table_key = ? AND status = ?`
+
 // LastRunEnded is when the newest run of table (catalog.namespace.name,
 // case-insensitive) with the given status ended; zero when none did.
 func (s *Store) LastRunEnded(ctx context.Context, table, status string) (time.Time, error) {
 	var last sql.NullInt64
-	err := s.db.QueryRowContext(ctx, `SELECT max(ended_at) FROM runs WHERE lower(table_name) = ? AND status = ?`,
-		strings.ToLower(table), status).Scan(&last)
+	err := s.db.QueryRowContext(ctx, lastRunEndedQuery, filterKey(table), status).Scan(&last)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("read last %s run of %s: %w", status, table, err)
 	}

@@ -363,3 +363,106 @@ JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'r' AND n.nspnam
 	}
 	return sz, nil
 }
+
+// PruneRuns deletes the runs, with their steps, that ended before before,
+// in transactions of [PruneBatch] runs, oldest first, and returns how many
+// it deleted. It keeps, whatever their age, the runs that what floe reads
+// of a table's history needs:
+//
+//   - its newest done run (its last success: freshness, floe_table_last_success)
+//     and its newest failed run;
+//   - its failed and abandoned runs newer than its newest done run: the
+//     failures in a row that the failures alert counts, and dates from the
+//     oldest of;
+//   - for each step, the newest run in which the step ran to the end
+//     (done): the last orphan listing, the no-op a trigger backs off
+//     from; and the newest run whose compaction was done or not due, the
+//     last compaction freshness counts from;
+//   - the run an active hold names.
+//
+// "Newer" is the order [Store.Runs] lists in (started_at descending, then
+// id). Running and queued runs have not ended and are never deleted.
+// Pruning is idempotent, and safe beside replicas pruning at once: they
+// delete the same runs, each counted once.
+func (s *Store) PruneRuns(ctx context.Context, before time.Time) (deleted int, err error) {
+	for {
+		found, n, err := s.pruneRunBatch(ctx, before.UTC().UnixNano())
+		deleted += n
+		if err != nil || found < PruneBatch {
+			return deleted, err
+		}
+	}
+}
+
+// prunableRunsQuery selects up to PruneBatch runs [Store.PruneRuns]
+// deletes, ended before its first argument, oldest first: through the
+// runs_ended index, each kept-or-not question answered through
+// runs_table_key (a range from r's start on) and the steps' primary key. A
+// run is newer than r when it started later, or at the same time with a
+// smaller id.
+var prunableRunsQuery = fmt.Sprintf(`SELECT r.id FROM runs r
+WHERE r.ended_at < ? AND r.status NOT IN ('running', 'queued')
+AND (r.status NOT IN ('done', 'failed', 'abandoned') OR EXISTS (SELECT 1 FROM runs n
+	WHERE n.table_key = r.table_key AND n.status = 'done' AND %[1]s))
+AND NOT (r.status = 'failed' AND NOT EXISTS (SELECT 1 FROM runs n
+	WHERE n.table_key = r.table_key AND n.status = 'failed' AND %[1]s))
+AND NOT EXISTS (SELECT 1 FROM run_steps s WHERE s.run_id = r.id AND s.status = 'done'
+	AND NOT EXISTS (SELECT 1 FROM runs n JOIN run_steps ns ON ns.run_id = n.id
+		WHERE n.table_key = r.table_key AND %[1]s AND ns.step = s.step AND ns.status = 'done'))
+AND NOT (EXISTS (SELECT 1 FROM run_steps s WHERE s.run_id = r.id AND s.step = 'compact' AND s.status IN ('done', 'not_due'))
+	AND NOT EXISTS (SELECT 1 FROM runs n JOIN run_steps ns ON ns.run_id = n.id
+		WHERE n.table_key = r.table_key AND %[1]s AND ns.step = 'compact' AND ns.status IN ('done', 'not_due')))
+AND NOT EXISTS (SELECT 1 FROM table_holds h WHERE h.run_id = r.id AND h.resumed_at IS NULL)
+ORDER BY r.ended_at, r.id LIMIT %[2]d`,
+	`n.started_at >= r.started_at AND (n.started_at > r.started_at OR n.id < r.id)`, PruneBatch)
+
+// pruneRunBatch deletes up to PruneBatch prunable runs ended before
+// before (Unix nanoseconds), with their steps, in one transaction: found
+// of them, deleted by this call (fewer when a replica pruning at once
+// deleted some first).
+func (s *Store) pruneRunBatch(ctx context.Context, before int64) (found, deleted int, err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, 0, s.redact(fmt.Errorf("prune runs: begin: %w", err))
+	}
+	defer func() {
+		if err != nil {
+			found, deleted = 0, 0
+			err = s.redact(errors.Join(err, rollback(tx)))
+		}
+	}()
+	rows, err := tx.QueryContext(ctx, prunableRunsQuery, before)
+	if err != nil {
+		return 0, 0, fmt.Errorf("prune runs: %w", err)
+	}
+	var ids []any
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return 0, 0, errors.Join(fmt.Errorf("prune runs: %w", err), rows.Close())
+		}
+		ids = append(ids, id)
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return 0, 0, fmt.Errorf("prune runs: %w", err)
+	}
+	if len(ids) == 0 {
+		return 0, 0, tx.Commit()
+	}
+	list := "(" + strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",") + ")"
+	if _, err := tx.ExecContext(ctx, `DELETE FROM run_steps WHERE run_id IN `+list, ids...); err != nil {
+		return 0, 0, fmt.Errorf("prune runs: delete steps: %w", err)
+	}
+	res, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE id IN `+list, ids...)
+	if err != nil {
+		return 0, 0, fmt.Errorf("prune runs: delete: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, 0, fmt.Errorf("prune runs: delete: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, 0, s.redact(fmt.Errorf("prune runs: commit: %w", err))
+	}
+	return len(ids), int(n), nil
+}

@@ -358,12 +358,52 @@ func tableKey(catalog, namespace, name string) string {
 }
 
 // filterKey is the key a table filter (QueryFilter.Table) is compared
-// with: the name rewritten in floe's identifier syntax, so "db"."t"
-// finds db.t, lower-cased; text that is not a name is compared as given.
+// with, and the table_key runs and plans are stored and found by: the name
+// rewritten in floe's identifier syntax, so "db"."t" finds db.t,
+// lower-cased; text that is not a name is compared as given, lower-cased.
+// It lowers in Go, not in SQL, so that a name in any script has one key on
+// both databases (SQLite's lower() folds only ASCII).
 func filterKey(table string) string {
 	parts, err := lake.SplitParts(table)
 	if err != nil {
 		return strings.ToLower(strings.TrimSpace(table))
 	}
 	return strings.ToLower(lake.JoinParts(parts...))
+}
+
+// convertTableKeysV11 fills the table_key of the runs and plans stored
+// before version 12 from their table_name, one update per table.
+func convertTableKeysV11(ctx context.Context, _ *Store, tx *txn) error {
+	for _, tbl := range []string{"runs", "plans"} {
+		names, err := distinctNames(ctx, tx, tbl)
+		if err != nil {
+			return err
+		}
+		for _, name := range names {
+			if _, err := tx.ExecContext(ctx, `UPDATE `+tbl+` SET table_key = ? WHERE table_name = ?`, filterKey(name), name); err != nil {
+				return fmt.Errorf("key the %s of %s: %w", tbl, name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// distinctNames are the table names of the rows of tbl (runs or plans).
+func distinctNames(ctx context.Context, tx *txn, tbl string) (names []string, err error) {
+	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT table_name FROM `+tbl)
+	if err != nil {
+		return nil, fmt.Errorf("read the tables of the %s: %w", tbl, err)
+	}
+	defer func() { err = errors.Join(err, rows.Close()) }()
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, fmt.Errorf("read the tables of the %s: %w", tbl, err)
+		}
+		names = append(names, n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the tables of the %s: %w", tbl, err)
+	}
+	return names, nil
 }
