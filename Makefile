@@ -6,7 +6,7 @@ PKGS      ?= ./...
 BIN       ?= bin/floe
 FUZZTIME  ?= 10s
 
-.PHONY: all build install test test-s3 versitygw goreleaser release-snapshot release-check test-short demo bench bench-rewrite bench-rewrite-flat bench-layout bench-plan bench-health bench-store fuzz fuzz-long lint clean
+.PHONY: all build install test test-s3 versitygw goreleaser release-snapshot release-check image test-short demo bench bench-rewrite bench-rewrite-flat bench-layout bench-plan bench-health bench-store fuzz fuzz-long lint clean
 
 all: lint build test
 
@@ -40,6 +40,17 @@ release-check: goreleaser
 	$(GORELEASER) check
 	$(GORELEASER) build --snapshot --clean --single-target
 	.ci/check-release
+
+## image: the container image (Dockerfile: distroless static, nonroot) from a static linux
+## binary built with the release's flags; needs a container builder (docker) that answers
+IMAGE      ?= floe:dev
+IMAGE_ARCH ?= $(shell $(GO) env GOARCH)
+DOCKER     ?= docker
+image:
+	@$(DOCKER) info >/dev/null 2>&1 || { echo "make image: no container builder answers ($(DOCKER) info failed): start one, or set DOCKER" >&2; exit 1; }
+	rm -rf bin/image && mkdir -p bin/image
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -buildvcs=auto -ldflags '-s -w' -o bin/image/floe ./cmd/floe
+	$(DOCKER) build --platform linux/$(IMAGE_ARCH) -f Dockerfile -t $(IMAGE) bin/image
 
 ## test: every test, with the DuckDB oracle (-tags duckdb), race-free, fuzz seeds included
 test:
