@@ -9,6 +9,7 @@ import (
 	"github.com/floe-project/floe/analyzer"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
 )
 
 // AnalyzeOptions configure [Analyze] and [QueriedTables].
@@ -34,11 +35,10 @@ type Analysis struct {
 	Candidates []Candidate           `json:"candidates"`
 }
 
-// Candidate is a candidate layout, in [layout.Parse]'s syntax, and
-// why the analyzer proposes it.
+// Candidate is a candidate layout and why the analyzer proposes it.
 type Candidate struct {
-	Layout string `json:"layout"`
-	Why    string `json:"why"`
+	Layout layout.Layout `json:"layout"`
+	Why    string        `json:"why"`
 }
 
 // Analyze ranks the predicate columns of the table in state from the
@@ -69,7 +69,7 @@ func Analyze(ctx context.Context, st *store.Store, state *lake.State, opts Analy
 		a.Columns = []analyzer.ColumnRank{}
 	}
 	for _, c := range analyzer.Candidates(ranks, state, analyzer.CandidateOptions{}) {
-		a.Candidates = append(a.Candidates, Candidate{Layout: c.Layout.String(), Why: c.Why})
+		a.Candidates = append(a.Candidates, Candidate{Layout: c.Layout, Why: c.Why})
 	}
 	return a, nil
 }

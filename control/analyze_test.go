@@ -13,6 +13,7 @@ import (
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/expr"
+	"github.com/floe-project/floe/layout"
 )
 
 // collected stores queries of the plan table filtering id = 42, one per
@@ -67,7 +68,7 @@ func TestAnalyzeAndQueriedTables(t *testing.T) {
 			require.Equal(t, "id", a.Columns[0].Column)
 			var layouts []string
 			for _, c := range a.Candidates {
-				layouts = append(layouts, c.Layout)
+				layouts = append(layouts, c.Layout.String())
 			}
 			require.Contains(t, layouts, "sort(id)")
 			require.Contains(t, layouts, "current")
@@ -107,11 +108,11 @@ func TestProjectCandidates(t *testing.T) {
 	var layouts []string
 	currents := 0
 	for _, p := range res.Projections {
-		layouts = append(layouts, p.Layout)
-		if p.Layout == "current" {
+		layouts = append(layouts, p.Layout.String())
+		if p.Layout.Strategy == layout.StrategyCurrent {
 			currents++
 		} else {
-			require.Equal(t, int64(8<<10), mustLayout(t, p.Layout).TargetFileSizeBytes, p.Layout)
+			require.Equal(t, int64(8<<10), p.Layout.TargetFileSizeBytes, p.Layout.String())
 		}
 	}
 	require.Equal(t, 1, currents, "current is a candidate already: not added twice")
@@ -138,7 +139,7 @@ func TestProjectCandidatesFromSQLWorkload(t *testing.T) {
 		require.NoError(t, err)
 		var layouts []string
 		for _, p := range res.Projections {
-			layouts = append(layouts, p.Layout)
+			layouts = append(layouts, p.Layout.String())
 		}
 		require.Contains(t, layouts, "sort(id)", "store %v", st != nil)
 		require.Contains(t, layouts, "current")

@@ -25,7 +25,7 @@ func candidateLayouts(ctx context.Context, st *store.Store, state *lake.State, o
 			return nil, fmt.Errorf("analyze workload %s of %s: %w", opts.Workload.SQLName, id, err)
 		}
 		for _, c := range analyzer.Candidates(ranks, state, analyzer.CandidateOptions{ZOrderMode: opts.ZOrderMode}) {
-			cands = append(cands, Candidate{Layout: c.Layout.String(), Why: c.Why})
+			cands = append(cands, Candidate{Layout: c.Layout, Why: c.Why})
 		}
 	} else {
 		if st == nil {
@@ -37,13 +37,9 @@ func candidateLayouts(ctx context.Context, st *store.Store, state *lake.State, o
 		}
 		cands = a.Candidates
 	}
-	layouts := make([]layout.Layout, 0, len(cands))
-	for _, c := range cands {
-		l, err := layout.Parse(c.Layout)
-		if err != nil {
-			return nil, err
-		}
-		layouts = append(layouts, l)
+	layouts := make([]layout.Layout, len(cands))
+	for i, c := range cands {
+		layouts[i] = c.Layout
 	}
 	return layouts, nil
 }

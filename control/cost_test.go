@@ -19,10 +19,10 @@ import (
 // (and in money its CPU); payback is the one over the other.
 func TestCostOf(t *testing.T) {
 	const mib = 1 << 20
-	cur := simulator.Projection{Layout: "current", BytesReadPct: 100, MeanFilesRead: 327}
-	binpack := simulator.Projection{Layout: "binpack", BytesReadPct: 100, MeanFilesRead: 1, RewriteBytes: 4 * mib, SizeRatio: 1}
-	sorted := simulator.Projection{Layout: "sort(a)", BytesReadPct: 10, MeanFilesRead: 1, RewriteBytes: 4 * mib, SizeRatio: 0.5}
-	worse := simulator.Projection{Layout: "sort(b)", BytesReadPct: 100, MeanFilesRead: 400, RewriteBytes: 4 * mib, SizeRatio: 1}
+	cur := simulator.Projection{Layout: mustLayout(t, "current"), BytesReadPct: 100, MeanFilesRead: 327}
+	binpack := simulator.Projection{Layout: mustLayout(t, "binpack"), BytesReadPct: 100, MeanFilesRead: 1, RewriteBytes: 4 * mib, SizeRatio: 1}
+	sorted := simulator.Projection{Layout: mustLayout(t, "sort(a)"), BytesReadPct: 10, MeanFilesRead: 1, RewriteBytes: 4 * mib, SizeRatio: 0.5}
+	worse := simulator.Projection{Layout: mustLayout(t, "sort(b)"), BytesReadPct: 100, MeanFilesRead: 400, RewriteBytes: 4 * mib, SizeRatio: 1}
 	tests := []struct {
 		name  string
 		model control.CostModel
@@ -82,8 +82,8 @@ func TestCostOf(t *testing.T) {
 // TestCostModelOf: the policy's cost keys become the model; the built-in
 // policy counts 4 MiB a file, and 0 counts bytes only.
 func TestCostModelOf(t *testing.T) {
-	cur := simulator.Projection{Layout: "current", BytesReadPct: 100, MeanFilesRead: 10}
-	p := simulator.Projection{Layout: "binpack", BytesReadPct: 100, MeanFilesRead: 1, RewriteBytes: 1 << 20, SizeRatio: 1}
+	cur := simulator.Projection{Layout: mustLayout(t, "current"), BytesReadPct: 100, MeanFilesRead: 10}
+	p := simulator.Projection{Layout: mustLayout(t, "binpack"), BytesReadPct: 100, MeanFilesRead: 1, RewriteBytes: 1 << 20, SizeRatio: 1}
 	def := policy.Default()
 	b := control.CostBasis{Model: control.CostModelOf(def), DataBytes: 1 << 20, QueriesPerDay: 1}
 	require.InDelta(t, 9*float64(control.DefaultFileOpenBytes), b.Of(cur, p).SavedBytesPerDay, 1e-9)
@@ -107,8 +107,8 @@ func TestCostModelOf(t *testing.T) {
 // saves; one whose rewrite does not pay back is not; one that skips fewer
 // files than today beyond its error is not, whatever it saves.
 func TestChoosePlanCountsCost(t *testing.T) {
-	cur := simulator.Projection{Layout: "current", SkippedPct: 0, BytesReadPct: 100, MeanFilesRead: 327, FilesAfter: 327}
-	binpack := simulator.Projection{Layout: "binpack", SkippedPct: 0, BytesReadPct: 100, MeanFilesRead: 1, FilesAfter: 1, RewriteBytes: 4 << 20, SizeRatio: 1}
+	cur := simulator.Projection{Layout: mustLayout(t, "current"), SkippedPct: 0, BytesReadPct: 100, MeanFilesRead: 327, FilesAfter: 327}
+	binpack := simulator.Projection{Layout: mustLayout(t, "binpack"), SkippedPct: 0, BytesReadPct: 100, MeanFilesRead: 1, FilesAfter: 1, RewriteBytes: 4 << 20, SizeRatio: 1}
 	tests := []struct {
 		name     string
 		projs    []simulator.Projection
@@ -124,11 +124,11 @@ func TestChoosePlanCountsCost(t *testing.T) {
 		{"no queries: nothing pays back", []simulator.Projection{cur, binpack},
 			&control.CostBasis{DataBytes: 4 << 20, QueriesPerDay: 0}, false, false, "binpack", ""},
 		{"a sort that skips more but never pays back loses to a binpack that does", []simulator.Projection{cur, binpack,
-			{Layout: "sort(a)", SkippedPct: 40, ErrorPP: 1, BytesReadPct: 60, MeanFilesRead: 300, FilesAfter: 500, RewriteBytes: 1 << 40, SizeRatio: 1}},
+			{Layout: mustLayout(t, "sort(a)"), SkippedPct: 40, ErrorPP: 1, BytesReadPct: 60, MeanFilesRead: 300, FilesAfter: 500, RewriteBytes: 1 << 40, SizeRatio: 1}},
 			&control.CostBasis{DataBytes: 4 << 20, QueriesPerDay: 10}, true, true, "binpack", ""},
 		{"a binpack that loses skipping is not chosen for its files", []simulator.Projection{
-			{Layout: "current", SkippedPct: 90, BytesReadPct: 10, MeanFilesRead: 32.7, FilesAfter: 327},
-			{Layout: "binpack", SkippedPct: 0, BytesReadPct: 100, MeanFilesRead: 1, FilesAfter: 1, RewriteBytes: 4 << 20, SizeRatio: 1}},
+			{Layout: mustLayout(t, "current"), SkippedPct: 90, BytesReadPct: 10, MeanFilesRead: 32.7, FilesAfter: 327},
+			{Layout: mustLayout(t, "binpack"), SkippedPct: 0, BytesReadPct: 100, MeanFilesRead: 1, FilesAfter: 1, RewriteBytes: 4 << 20, SizeRatio: 1}},
 			&control.CostBasis{DataBytes: 4 << 20, QueriesPerDay: 10}, false, false, "binpack", "worse"},
 	}
 	for _, tt := range tests {
@@ -137,7 +137,7 @@ func TestChoosePlanCountsCost(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tt.gain, c.Gain, c.Reason("t"))
 			require.Equal(t, tt.byCost, c.ByCost)
-			require.Equal(t, tt.best, c.Best.Layout)
+			require.Equal(t, tt.best, c.Best.Layout.String())
 			require.Contains(t, c.Reason("t"), tt.contains)
 			if tt.basis != nil {
 				require.NotNil(t, c.Cost)
@@ -180,7 +180,7 @@ func TestSmallFilesPayBack(t *testing.T) {
 			})
 			require.NoError(t, err)
 			ch := prop.Choice
-			require.Equal(t, "binpack", ch.Best.Layout)
+			require.Equal(t, "binpack", ch.Best.Layout.String())
 			require.InDelta(t, ch.Current.SkippedPct, ch.Best.SkippedPct, 1e-9, "binpack skips what today's layout skips")
 			require.InDelta(t, 8.0, ch.Current.MeanFilesRead, 1e-9)
 			require.Less(t, ch.Best.MeanFilesRead, 8.0)
@@ -197,7 +197,7 @@ func TestSmallFilesPayBack(t *testing.T) {
 			require.NoError(t, err)
 			var got *report.Candidate
 			for i, c := range r.Tables[0].Candidates {
-				if c.Layout == "binpack" {
+				if c.Layout.Strategy == layout.StrategyBinpack {
 					got = &r.Tables[0].Candidates[i]
 				}
 			}

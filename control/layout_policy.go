@@ -12,7 +12,7 @@ import (
 // emptyProjection stands for a plan proposed without queries to project
 // with: the policy fixed the layout, no projection justifies it.
 func emptyProjection(l layout.Layout) simulator.Projection {
-	return simulator.Projection{Layout: l.String()}
+	return simulator.Projection{Layout: l}
 }
 
 func planGain(p Plan) float64 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
 )
 
 // LayoutCheck is floe keeping its word: once a compaction into a plan's
@@ -19,8 +20,8 @@ import (
 // so that a projection that drifts is caught by floe before a user does.
 type LayoutCheck struct {
 	// PlanID and Layout are the plan the compaction ran.
-	PlanID string `json:"plan_id"`
-	Layout string `json:"layout"`
+	PlanID string        `json:"plan_id"`
+	Layout layout.Layout `json:"layout"`
 	// Queries is how many queries were measured: the table's collected
 	// workload at the time of the check (the window a projection uses).
 	Queries int `json:"queries"`

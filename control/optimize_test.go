@@ -167,7 +167,7 @@ func TestPlanOptimize(t *testing.T) {
 	require.Nil(t, dry.Steps[1].Orphans)
 	require.NotNil(t, dry.Steps[2].Compact)
 	require.NotEmpty(t, dry.Steps[2].Compact.Groups)
-	require.Equal(t, "sort(id)", dry.Steps[2].Compact.Layout)
+	require.Equal(t, "sort(id)", dry.Steps[2].Compact.Layout.String())
 	require.NotNil(t, dry.Steps[3].Deletes)
 	require.Empty(t, dry.Steps[3].Deletes.Actions, "the table has no deletes")
 	require.NotNil(t, dry.Steps[4].Manifests)

@@ -108,7 +108,7 @@ func newPlan(md table.Metadata, id lake.Ident, l layout.Layout, proj simulator.P
 	}
 	pp := PlanProjection{Projection: proj}
 	pp.PerQuery = nil
-	pp.Layout = l.String()
+	pp.Layout = l
 	if cfg.baseline != nil {
 		pp.CurrentSkippedPct = &cfg.baseline.SkippedPct
 	}

@@ -100,12 +100,12 @@ func (pl *planLake) snapshot(t *testing.T) int64 {
 // propose proposes spec with a made-up projection.
 func (pl *planLake) propose(t *testing.T, spec string) control.Plan {
 	t.Helper()
-	layout, err := layout.Parse(spec)
+	l, err := layout.Parse(spec)
 	require.NoError(t, err)
-	proj := simulator.Projection{Layout: layout.String(), FilesBefore: 8, FilesAfter: 3, SkippedPct: 66, RewriteBytes: 40 << 10,
+	proj := simulator.Projection{Layout: l, FilesBefore: 8, FilesAfter: 3, SkippedPct: 66, RewriteBytes: 40 << 10,
 		PerQuery: []simulator.QueryResult{{}}}
-	p, err := control.ProposePlan(context.Background(), pl.w.Catalog, pl.st, pl.id, layout, proj, "carol",
-		control.WithBaseline(simulator.Projection{Layout: "current", SkippedPct: 0}))
+	p, err := control.ProposePlan(context.Background(), pl.w.Catalog, pl.st, pl.id, l, proj, "carol",
+		control.WithBaseline(simulator.Projection{Layout: layout.Layout{Strategy: layout.StrategyCurrent}, SkippedPct: 0}))
 	require.NoError(t, err)
 	return p
 }
@@ -129,7 +129,7 @@ func TestProposePlanIsIdempotent(t *testing.T) {
 	require.Equal(t, pl.snapshot(t), p.BaseSnapshot)
 	require.Equal(t, "carol", p.CreatedBy)
 	pp := p.Projection
-	require.Equal(t, "sort(id)", pp.Layout)
+	require.Equal(t, "sort(id)", pp.Layout.String())
 	require.InDelta(t, 66.0, pp.SkippedPct, 1e-9)
 	require.NotNil(t, pp.CurrentSkippedPct)
 	require.Nil(t, pp.PerQuery, "per-query detail is not stored")
@@ -264,7 +264,7 @@ func TestRunApprovedPlan(t *testing.T) {
 	dry, err := control.PlanOptimize(ctx, pl.w.Catalog, pl.st, pl.id, control.OptimizeOptions{PlanID: p.ID})
 	require.NoError(t, err)
 	require.Equal(t, p.ID, dry.PlanID)
-	require.Equal(t, "sort(id) target 4096", dry.Steps[2].Compact.Layout, "the dry run plans the plan's layout")
+	require.Equal(t, "sort(id) target 4096", dry.Steps[2].Compact.Layout.String(), "the dry run plans the plan's layout")
 	require.Equal(t, snap, pl.snapshot(t))
 	runs, err := pl.st.Runs(ctx, "", 0)
 	require.NoError(t, err)

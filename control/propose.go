@@ -143,7 +143,7 @@ func FileLimit(st *lake.State, targetFileSizeBytes int64) int {
 func ChoosePlan(projs []simulator.Projection, opts ChooseOptions) (Choice, error) {
 	c := Choice{MinGainPP: max(opts.MinGainPP, 0)}
 	for _, p := range projs {
-		if p.Layout == string(layout.StrategyCurrent) {
+		if p.Layout.Strategy == layout.StrategyCurrent {
 			c.Current = p
 		}
 	}
@@ -151,11 +151,7 @@ func ChoosePlan(projs []simulator.Projection, opts ChooseOptions) (Choice, error
 		if opts.State == nil {
 			return 0
 		}
-		var target int64
-		if l, err := layout.Parse(p.Layout); err == nil {
-			target = l.TargetFileSizeBytes
-		}
-		return FileLimit(opts.State, target)
+		return FileLimit(opts.State, p.Layout.TargetFileSizeBytes)
 	}
 	pays := func(p simulator.Projection) bool {
 		return opts.Cost == nil || opts.Cost.Pays(opts.Cost.Of(c.Current, p))
@@ -166,7 +162,7 @@ func ChoosePlan(projs []simulator.Projection, opts ChooseOptions) (Choice, error
 	}
 	found, foundWithin := false, false
 	for _, p := range projs {
-		if p.Layout == string(layout.StrategyCurrent) {
+		if p.Layout.Strategy == layout.StrategyCurrent {
 			continue
 		}
 		in := within(p)
@@ -190,7 +186,7 @@ func ChoosePlan(projs []simulator.Projection, opts ChooseOptions) (Choice, error
 	var byCost *simulator.Projection
 	var most float64
 	for i, p := range projs {
-		if p.Layout == string(layout.StrategyCurrent) || !within(p) {
+		if p.Layout.Strategy == layout.StrategyCurrent || !within(p) {
 			continue
 		}
 		if loses := c.Current.SkippedPct - p.SkippedPct; loses > p.ErrorPP {
@@ -301,11 +297,7 @@ func chooseBest(ctx context.Context, st *store.Store, state *lake.State, opts Pl
 	if !out.Choice.Gain && !opts.Force {
 		return out, nil, nil
 	}
-	l, err := layout.Parse(out.Choice.Best.Layout)
-	if err != nil {
-		return out, nil, fmt.Errorf("plan %s: %w", id, err)
-	}
-	p, err := newPlan(state.Metadata, id, l, out.Choice.Best, opts.By,
+	p, err := newPlan(state.Metadata, id, out.Choice.Best.Layout, out.Choice.Best, opts.By,
 		WithBaseline(out.Choice.Current), WithZOrderMode(out.Projections.ZOrderMode), WithProposedAt(nowFunc(opts.Now)()))
 	if err != nil {
 		return out, nil, err

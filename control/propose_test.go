@@ -18,7 +18,7 @@ import (
 
 func TestChoosePlan(t *testing.T) {
 	proj := func(layout string, skipped float64, rewrite int64) simulator.Projection {
-		return simulator.Projection{Layout: layout, SkippedPct: skipped, RewriteBytes: rewrite}
+		return simulator.Projection{Layout: mustLayout(t, layout), SkippedPct: skipped, RewriteBytes: rewrite}
 	}
 	for _, tc := range []struct {
 		name        string
@@ -52,7 +52,7 @@ func TestChoosePlan(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			require.Equal(t, tc.best, c.Best.Layout)
+			require.Equal(t, tc.best, c.Best.Layout.String())
 			require.Equal(t, tc.currentPct, c.Current.SkippedPct)
 			require.Equal(t, tc.gain, c.Gain)
 			if tc.gain {
@@ -71,7 +71,7 @@ func TestChoosePlan(t *testing.T) {
 // it. One worse within its error does not lose, and is no gain either.
 func TestChoosePlanHonoursTheErrorBar(t *testing.T) {
 	proj := func(layout string, skipped, errPP float64) simulator.Projection {
-		return simulator.Projection{Layout: layout, SkippedPct: skipped, ErrorPP: errPP, RewriteBytes: 100}
+		return simulator.Projection{Layout: mustLayout(t, layout), SkippedPct: skipped, ErrorPP: errPP, RewriteBytes: 100}
 	}
 	for _, tc := range []struct {
 		name        string
@@ -115,7 +115,7 @@ func TestChoosePlanMinGainAndFileLimit(t *testing.T) {
 
 	spec := func(l string) string { return l + " target " + strconv.FormatInt(target, 10) }
 	proj := func(layout string, skipped float64, after int) simulator.Projection {
-		return simulator.Projection{Layout: layout, SkippedPct: skipped, FilesBefore: files, FilesAfter: after, RewriteBytes: bytes}
+		return simulator.Projection{Layout: mustLayout(t, layout), SkippedPct: skipped, FilesBefore: files, FilesAfter: after, RewriteBytes: bytes}
 	}
 	current := proj("current", 50, files)
 
@@ -133,7 +133,7 @@ func TestChoosePlanMinGainAndFileLimit(t *testing.T) {
 	c, err = control.ChoosePlan([]simulator.Projection{current, proj(spec("hilbert(id, v)"), 90, 2*files), proj(spec("sort(id)"), 70, files)},
 		control.ChooseOptions{MinGainPP: 5, State: state})
 	require.NoError(t, err)
-	require.Equal(t, spec("sort(id)"), c.Best.Layout)
+	require.Equal(t, spec("sort(id)"), c.Best.Layout.String())
 	require.True(t, c.Gain)
 	// Only candidates past the limit: the best of them, without gain.
 	c, err = control.ChoosePlan([]simulator.Projection{current, proj(spec("hilbert(id, v)"), 90, 2*files)}, control.ChooseOptions{MinGainPP: 5, State: state})
@@ -170,10 +170,10 @@ func TestPlanBest(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Len(t, res.Projections.Projections, 3, "current is added as the baseline")
-	require.Equal(t, "current", res.Projections.Projections[0].Layout)
+	require.Equal(t, "current", res.Projections.Projections[0].Layout.String())
 	require.Len(t, res.Projections.Workload.Queries, 2)
 	require.True(t, res.Choice.Gain)
-	require.Equal(t, "sort(id)", res.Choice.Best.Layout)
+	require.Equal(t, "sort(id)", res.Choice.Best.Layout.String())
 	require.NotNil(t, res.Plan)
 	require.Equal(t, control.PlanProposed, res.Plan.State)
 	require.Equal(t, "sort(id)", res.Plan.Layout.String())

@@ -136,7 +136,8 @@ func rankTables(tables []report.Table) []report.Rank {
 		k := report.Rank{Table: t.Table, Health: t.Health.Status, Queries: t.Queries}
 		for _, c := range t.Candidates {
 			if c.Recommended {
-				k.Recommended, k.GainPP, k.SavedBytesPerDay, k.PaybackDays = c.Layout, c.GainPP, c.SavedBytesPerDay, c.PaybackDays
+				l := c.Layout
+				k.Recommended, k.GainPP, k.SavedBytesPerDay, k.PaybackDays = &l, c.GainPP, c.SavedBytesPerDay, c.PaybackDays
 			}
 		}
 		out = append(out, k)
@@ -271,13 +272,9 @@ func reportWorkload(ctx context.Context, st *store.Store, state *lake.State, opt
 // projectCandidates projects the analysis' candidate layouts with current
 // first.
 func projectCandidates(ctx context.Context, st *store.Store, state *lake.State, a Analysis, opts ReportOptions) (Projections, error) {
-	layouts := make([]layout.Layout, 0, len(a.Candidates))
-	for _, c := range a.Candidates {
-		l, err := layout.Parse(c.Layout)
-		if err != nil {
-			return Projections{}, err
-		}
-		layouts = append(layouts, l)
+	layouts := make([]layout.Layout, len(a.Candidates))
+	for i, c := range a.Candidates {
+		layouts[i] = c.Layout
 	}
 	return Project(ctx, st, state, ProjectOptions{
 		Layouts: layouts, WithCurrent: true, ZOrderMode: opts.ZOrderMode, Seed: opts.Seed, TargetFileSizeBytes: opts.TargetFileSizeBytes,
@@ -292,11 +289,11 @@ func projectCandidates(ctx context.Context, st *store.Store, state *lake.State, 
 func recommend(t *report.Table, state *lake.State, pr Projections, a Analysis, basis CostBasis) *simulator.Projection {
 	why := map[string]string{}
 	for _, c := range a.Candidates {
-		why[c.Layout] = c.Why
+		why[c.Layout.String()] = c.Why
 	}
 	var cur simulator.Projection
 	for _, p := range pr.Projections {
-		if p.Layout == string(layout.StrategyCurrent) {
+		if p.Layout.Strategy == layout.StrategyCurrent {
 			cur = p
 		}
 	}
@@ -307,7 +304,7 @@ func recommend(t *report.Table, state *lake.State, pr Projections, a Analysis, b
 			Layout: p.Layout, Why: why[untargeted(p.Layout)], SkippedPct: p.SkippedPct, BytesReadPct: p.BytesReadPct, ErrorPP: p.ErrorPP, BoundRatio: p.BoundRatio,
 			FilesAfter: p.FilesAfter, RewriteBytes: p.RewriteBytes, GainPP: p.SkippedPct - cur.SkippedPct, MeanFilesRead: p.MeanFilesRead,
 		}
-		if p.Layout == string(layout.StrategyCurrent) {
+		if p.Layout.Strategy == layout.StrategyCurrent {
 			c.Why, c.Verdict = "the table as it is", "baseline"
 			eligible = append(eligible, p)
 			t.Candidates = append(t.Candidates, c)
@@ -332,11 +329,11 @@ func recommend(t *report.Table, state *lake.State, pr Projections, a Analysis, b
 
 	// The baseline first, then the candidates in the analyzer's order.
 	slices.SortStableFunc(t.Candidates, func(a, b report.Candidate) int {
-		return cmp.Compare(b2i(a.Layout != string(layout.StrategyCurrent)), b2i(b.Layout != string(layout.StrategyCurrent)))
+		return cmp.Compare(b2i(a.Layout.Strategy != layout.StrategyCurrent), b2i(b.Layout.Strategy != layout.StrategyCurrent))
 	})
 	var best *simulator.Projection
 	for i, p := range pr.Projections {
-		if p.Layout != string(layout.StrategyCurrent) && (best == nil || p.SkippedPct > best.SkippedPct) {
+		if p.Layout.Strategy != layout.StrategyCurrent && (best == nil || p.SkippedPct > best.SkippedPct) {
 			best = &pr.Projections[i]
 		}
 	}
@@ -361,17 +358,17 @@ func recommend(t *report.Table, state *lake.State, pr Projections, a Analysis, b
 			continue
 		}
 		switch {
-		case choice.Gain && c.Layout == choice.Best.Layout:
+		case choice.Gain && sameLayout(c.Layout, choice.Best.Layout):
 			c.Recommended = true
 			c.Verdict = "recommended"
-		case c.Layout == choice.Best.Layout && choice.FileLimit > 0 && c.FilesAfter > choice.FileLimit:
+		case sameLayout(c.Layout, choice.Best.Layout) && choice.FileLimit > 0 && c.FilesAfter > choice.FileLimit:
 			c.Verdict = fmt.Sprintf("not recommended: would write %d files, more than the limit of %d", c.FilesAfter, choice.FileLimit)
-		case c.Layout == choice.Best.Layout:
+		case sameLayout(c.Layout, choice.Best.Layout):
 			c.Verdict = fmt.Sprintf("not recommended: %s over today, below the minimum of %.1f pp", report.FormatPP(c.GainPP), t.MinGainPP)
-		case choice.FileLimit > 0 && c.FilesAfter > FileLimit(state, mustTarget(c.Layout)):
-			c.Verdict = fmt.Sprintf("not recommended: would write %d files, more than the limit of %d", c.FilesAfter, FileLimit(state, mustTarget(c.Layout)))
+		case choice.FileLimit > 0 && c.FilesAfter > FileLimit(state, c.Layout.TargetFileSizeBytes):
+			c.Verdict = fmt.Sprintf("not recommended: would write %d files, more than the limit of %d", c.FilesAfter, FileLimit(state, c.Layout.TargetFileSizeBytes))
 		default:
-			c.Verdict = "not recommended: skips fewer files than " + choice.Best.Layout
+			c.Verdict = "not recommended: skips fewer files than " + choice.Best.Layout.String()
 		}
 	}
 	if !choice.Gain {
@@ -379,7 +376,7 @@ func recommend(t *report.Table, state *lake.State, pr Projections, a Analysis, b
 		return best
 	}
 	b := choice.Best
-	t.Recommendation.Layout = b.Layout
+	t.Recommendation.Layout = &b.Layout
 	if choice.ByCost {
 		t.Recommendation.Why = fmt.Sprintf("each query is projected to open %.1f files instead of %.1f (files skipped %.1f%% vs %.1f%% today), which at %s a file saves more than the bytes it may read more; it %s, within max_payback %s",
 			b.MeanFilesRead, choice.Current.MeanFilesRead, b.SkippedPct, choice.Current.SkippedPct, report.FormatBytes(t.Cost.FileOpenBytes),
@@ -399,28 +396,19 @@ func b2i(b bool) int {
 	return 0
 }
 
-// untargeted is a layout spec without its " target N" suffix, as the
+// untargeted is a layout's spec without its " target N" suffix, as the
 // analyzer named the candidate.
-func untargeted(spec string) string {
-	l, err := layout.Parse(spec)
-	if err != nil {
-		return spec
-	}
+func untargeted(l layout.Layout) string {
 	l.TargetFileSizeBytes = 0
 	return l.String()
 }
 
-func mustTarget(spec string) int64 {
-	l, err := layout.Parse(spec)
-	if err != nil {
-		return 0
-	}
-	return l.TargetFileSizeBytes
-}
+// sameLayout reports whether a and b are the same layout: the same spec.
+func sameLayout(a, b layout.Layout) bool { return a.String() == b.String() }
 
-func paybackOf(t *report.Table, spec string) string {
+func paybackOf(t *report.Table, l layout.Layout) string {
 	for _, c := range t.Candidates {
-		if c.Layout == spec {
+		if sameLayout(c.Layout, l) {
 			if c.PaybackDays == nil {
 				return "never pays back"
 			}
@@ -445,7 +433,7 @@ func fileSizes(t report.Table, sizes []int64, p *simulator.Projection) report.Hi
 	for i := range then {
 		then[i] = each
 	}
-	h := report.NewHistogram("bytes", "today", p.Layout, sizes, then)
+	h := report.NewHistogram("bytes", "today", p.Layout.String(), sizes, then)
 	h.Note = fmt.Sprintf("projected: %d files of about %s each — a rewrite writes files of about its target size, so the projection's file count (%d) and bytes written (%.2f × today's) are drawn as files of equal size",
 		p.FilesAfter, report.FormatBytes(each), p.FilesAfter, p.SizeRatio)
 	return h
@@ -456,7 +444,7 @@ func fileSizes(t report.Table, sizes []int64, p *simulator.Projection) report.Hi
 func filesRead(projs []simulator.Projection, p *simulator.Projection) report.Histogram {
 	var now, then []int64
 	for _, q := range projs {
-		if q.Layout == string(layout.StrategyCurrent) {
+		if q.Layout.Strategy == layout.StrategyCurrent {
 			for _, r := range q.PerQuery {
 				now = append(now, int64(r.FilesRead))
 			}
@@ -464,7 +452,7 @@ func filesRead(projs []simulator.Projection, p *simulator.Projection) report.His
 	}
 	name := ""
 	if p != nil {
-		name = p.Layout
+		name = p.Layout.String()
 		for _, r := range p.PerQuery {
 			then = append(then, int64(r.FilesRead))
 		}
@@ -488,10 +476,10 @@ func reportRecords(ctx context.Context, st *store.Store, t *report.Table, nRuns 
 			continue
 		}
 		t.Plans = append(t.Plans, report.Plan{
-			ID: p.ID, Layout: p.Layout.String(), State: string(p.State), SkippedPct: p.Projection.SkippedPct,
+			ID: p.ID, Layout: p.Layout, State: string(p.State), SkippedPct: p.Projection.SkippedPct,
 			CurrentSkippedPct: p.Projection.CurrentSkippedPct, RewriteBytes: p.Projection.RewriteBytes, CreatedBy: p.CreatedBy, CreatedAt: p.CreatedAt.UTC(),
 		})
-		if t.Recommendation.PlanID == "" && t.Recommendation.Layout != "" && strings.EqualFold(p.Layout.String(), t.Recommendation.Layout) {
+		if t.Recommendation.PlanID == "" && t.Recommendation.Layout != nil && strings.EqualFold(p.Layout.String(), t.Recommendation.Layout.String()) {
 			t.Recommendation.PlanID = p.ID
 			switch p.State {
 			case PlanProposed:
@@ -501,8 +489,8 @@ func reportRecords(ctx context.Context, st *store.Store, t *report.Table, nRuns 
 			}
 		}
 	}
-	if t.Recommendation.Layout != "" && t.Recommendation.PlanID == "" {
-		t.Recommendation.Next = fmt.Sprintf("floe plan %s --layout %s", ShellArg(t.Table), ShellArg(t.Recommendation.Layout))
+	if t.Recommendation.Layout != nil && t.Recommendation.PlanID == "" {
+		t.Recommendation.Next = fmt.Sprintf("floe plan %s --layout %s", ShellArg(t.Table), ShellArg(t.Recommendation.Layout.String()))
 		if since > 0 && since != DefaultQueryWindow {
 			// The plan replays the queries the report did.
 			t.Recommendation.Next += " --since " + policy.FormatDuration(since)

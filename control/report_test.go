@@ -12,6 +12,7 @@ import (
 	"github.com/floe-project/floe/control/policy"
 	"github.com/floe-project/floe/control/report"
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
 )
 
 // The report of a real table gathers health, ranking, projections with
@@ -64,7 +65,8 @@ func TestReport(t *testing.T) {
 	require.NotEmpty(t, tb.Health.Status)
 	require.Equal(t, "id", tb.Columns[0].Column)
 
-	require.Equal(t, prop.Plan.Layout.String(), tb.Recommendation.Layout)
+	require.NotNil(t, tb.Recommendation.Layout)
+	require.Equal(t, prop.Plan.Layout.String(), tb.Recommendation.Layout.String())
 	require.Equal(t, prop.Plan.ID, tb.Recommendation.PlanID)
 	require.Equal(t, "floe plan approve "+prop.Plan.ID, tb.Recommendation.Next)
 	require.Len(t, tb.Plans, 1)
@@ -72,14 +74,14 @@ func TestReport(t *testing.T) {
 	var cur, rec report.Candidate
 	for _, c := range tb.Candidates {
 		switch {
-		case c.Layout == "current":
+		case c.Layout.Strategy == layout.StrategyCurrent:
 			cur = c
 		case c.Recommended:
 			rec = c
 		}
 	}
 	require.Equal(t, "baseline", cur.Verdict)
-	require.Equal(t, prop.Plan.Layout.String(), rec.Layout)
+	require.Equal(t, prop.Plan.Layout.String(), rec.Layout.String())
 	// A query pays its bytes and, for each file it opens, the built-in
 	// 4 MiB; the rewrite its bytes read and written.
 	require.Equal(t, int64(control.DefaultFileOpenBytes), tb.Cost.FileOpenBytes)
@@ -92,7 +94,7 @@ func TestReport(t *testing.T) {
 	require.LessOrEqual(t, *rec.PaybackDays, 30.0)
 
 	require.Len(t, r.Ranking, 1)
-	require.Equal(t, rec.Layout, r.Ranking[0].Recommended)
+	require.Equal(t, &rec.Layout, r.Ranking[0].Recommended)
 
 	require.Contains(t, tb.FileSizes.Note, "a rewrite writes files of about its target size")
 	nowFiles, thenFiles, nowQueries := 0, 0, 0
@@ -129,12 +131,12 @@ func TestReport(t *testing.T) {
 	r, err = control.Report(ctx, pl.st, []*lake.State{pl.state(t)}, opts)
 	require.NoError(t, err)
 	tb = r.Tables[0]
-	require.Empty(t, tb.Recommendation.Layout)
+	require.Nil(t, tb.Recommendation.Layout)
 	require.Empty(t, tb.Recommendation.Next)
 	found := false
 	for _, c := range tb.Candidates {
 		require.False(t, c.Recommended)
-		if c.Layout == rec.Layout {
+		if c.Layout.String() == rec.Layout.String() {
 			found = true
 			require.Contains(t, c.Verdict, "beyond max_payback")
 		}

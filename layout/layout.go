@@ -1,6 +1,7 @@
 package layout
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,9 +52,9 @@ type Column struct {
 	// Name is the column name as written; it is matched case-insensitively against the schema.
 	Name string `json:"name"`
 	// Desc sorts the column in descending order.
-	Desc bool `json:"desc,omitempty"`
+	Desc bool `json:"desc"`
 	// NullsLast places nulls after every non-null value (in either direction).
-	NullsLast bool `json:"nulls_last,omitempty"`
+	NullsLast bool `json:"nulls_last"`
 }
 
 // Layout is a candidate or chosen physical layout of a table: how the rewrite orders rows and
@@ -519,24 +520,44 @@ func (p *layoutParser) size() (int64, error) {
 	return n * mul, nil
 }
 
-// MarshalJSON writes the layout as its spec — the text [Parse] reads, as in
-// "sort(tenant_id) target 256MiB" — followed by its parts: strategy, columns
-// and target_file_size_bytes.
+// MarshalJSON writes the layout as one object, the same in every JSON output of floe:
+// spec, the text [Parse] reads (as in "sort(tenant_id) target 268435456"), followed by its
+// parts. Every key is always present: columns is [] for binpack and current,
+// target_file_size_bytes is 0 for "the table's write.target-file-size-bytes", and each
+// column has desc and nulls_last.
 func (l Layout) MarshalJSON() ([]byte, error) {
-	type parts Layout
-	return json.Marshal(struct {
-		Spec string `json:"spec"`
-		parts
-	}{l.String(), parts(l)})
+	cols := l.Columns
+	if cols == nil {
+		cols = []Column{}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	// The encoder that embeds this value decides whether <, > and & are escaped.
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(struct {
+		Spec                string   `json:"spec"`
+		Strategy            Strategy `json:"strategy"`
+		Columns             []Column `json:"columns"`
+		TargetFileSizeBytes int64    `json:"target_file_size_bytes"`
+	}{l.String(), l.Strategy, cols, l.TargetFileSizeBytes})
+	if err != nil {
+		return nil, fmt.Errorf("encoding layout %s: %w", l, err)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // UnmarshalJSON reads what [Layout.MarshalJSON] writes, or a bare spec
-// string. When both a spec and parts are given, the spec decides.
+// string (as records written before layouts were objects hold them). When
+// both a spec and parts are given, the spec decides; "" is the zero Layout.
 func (l *Layout) UnmarshalJSON(b []byte) error {
 	spec := ""
 	if len(b) > 0 && b[0] == '"' {
 		if err := json.Unmarshal(b, &spec); err != nil {
 			return err
+		}
+		if spec == "" {
+			*l = Layout{}
+			return nil
 		}
 	} else {
 		type parts Layout

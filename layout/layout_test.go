@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -189,27 +190,78 @@ func FuzzParseLayout(f *testing.F) {
 func TestLayoutJSON(t *testing.T) {
 	for _, spec := range []string{"sort(tenant_id, ts desc) target 64MiB", "zorder(a, b)", "binpack", "current"} {
 		l, err := layout.Parse(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		b, err := json.Marshal(l)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var back layout.Layout
-		if err := json.Unmarshal(b, &back); err != nil {
-			t.Fatalf("%s: %v", b, err)
-		}
-		if back.String() != l.String() {
-			t.Errorf("%s: round trip gave %s", b, back)
-		}
+		require.NoError(t, json.Unmarshal(b, &back), "%s", b)
+		require.Equal(t, l.String(), back.String(), "%s", b)
 		var fromSpec layout.Layout
-		if err := json.Unmarshal([]byte(strconv.Quote(spec)), &fromSpec); err != nil || fromSpec.String() != l.String() {
-			t.Errorf("spec string %q: %v, %s", spec, err, fromSpec)
-		}
+		require.NoError(t, json.Unmarshal([]byte(strconv.Quote(spec)), &fromSpec), spec)
+		require.Equal(t, l.String(), fromSpec.String())
 	}
-	b, _ := json.Marshal(layout.Layout{Strategy: layout.StrategySort, Columns: []layout.Column{{Name: "id"}}, TargetFileSizeBytes: 65536})
-	if want := `{"spec":"sort(id) target 65536","strategy":"sort","columns":[{"name":"id"}],"target_file_size_bytes":65536}`; string(b) != want {
-		t.Errorf("got %s, want %s", b, want)
+}
+
+// TestLayoutJSONShape pins the one shape a layout has in every JSON output
+// of floe: every key present whatever the layout, so that a script reads
+// .layout.columns or .layout.target_file_size_bytes without a null check.
+func TestLayoutJSONShape(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   layout.Layout
+		want string
+	}{
+		{name: "sort with a target", in: layout.Layout{Strategy: layout.StrategySort, Columns: []layout.Column{{Name: "id"}}, TargetFileSizeBytes: 65536},
+			want: `{"spec":"sort(id) target 65536","strategy":"sort","columns":[{"name":"id","desc":false,"nulls_last":false}],"target_file_size_bytes":65536}`},
+		{name: "descending column", in: layout.Layout{Strategy: layout.StrategySort, Columns: []layout.Column{{Name: "ts", Desc: true, NullsLast: true}}},
+			want: `{"spec":"sort(ts desc)","strategy":"sort","columns":[{"name":"ts","desc":true,"nulls_last":true}],"target_file_size_bytes":0}`},
+		{name: "binpack has an empty column list", in: layout.Layout{Strategy: layout.StrategyBinpack},
+			want: `{"spec":"binpack","strategy":"binpack","columns":[],"target_file_size_bytes":0}`},
+		{name: "current", in: layout.Layout{Strategy: layout.StrategyCurrent},
+			want: `{"spec":"current","strategy":"current","columns":[],"target_file_size_bytes":0}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := json.Marshal(tc.in)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, string(b))
+		})
 	}
+}
+
+// TestLayoutJSONEscaping: the encoder that embeds a layout decides whether
+// <, > and & are escaped, as it does for its own strings.
+func TestLayoutJSONEscaping(t *testing.T) {
+	l, err := layout.Parse(`sort("a>b")`)
+	require.NoError(t, err)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	require.NoError(t, enc.Encode(map[string]any{"layout": l}))
+	require.Contains(t, b.String(), `"name":"a>b"`)
+	require.NotContains(t, b.String(), `\u003e`)
+	escaped, err := json.Marshal(l)
+	require.NoError(t, err)
+	require.Contains(t, string(escaped), `"name":"a\u003eb"`)
+}
+
+// TestLayoutJSONLegacy: records written before layouts were objects hold
+// the spec string, or "" for none; both read back.
+func TestLayoutJSONLegacy(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want layout.Layout
+	}{
+		{in: `"sort(a) target 1024"`, want: layout.Layout{Strategy: layout.StrategySort, Columns: []layout.Column{{Name: "a"}}, TargetFileSizeBytes: 1024}},
+		{in: `""`, want: layout.Layout{}},
+		{in: `null`, want: layout.Layout{}},
+		{in: `{"strategy":"binpack"}`, want: layout.Layout{Strategy: layout.StrategyBinpack}},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			var got layout.Layout
+			require.NoError(t, json.Unmarshal([]byte(tc.in), &got))
+			require.Equal(t, tc.want, got)
+		})
+	}
+	var got layout.Layout
+	require.ErrorIs(t, json.Unmarshal([]byte(`"sort("`), &got), layout.ErrInvalidLayout)
 }

@@ -118,8 +118,9 @@ type PlannedGroup struct {
 
 // CompactPlan is what a compaction would do, computed from metadata only.
 type CompactPlan struct {
-	Table  string `json:"table"`
-	Layout string `json:"layout"`
+	Table string `json:"table"`
+	// Layout is the layout the compaction writes (binpack when none was given).
+	Layout layout.Layout `json:"layout"`
 	// SnapshotID is the snapshot the plan was made against.
 	SnapshotID          int64          `json:"snapshot_id"`
 	TargetFileSizeBytes int64          `json:"target_file_size_bytes"`
@@ -231,7 +232,7 @@ func PlanCompaction(st *lake.State, opts CompactOptions) (CompactPlan, error) {
 		return CompactPlan{}, fmt.Errorf("plan compaction of %s: %w", st.Ident, err)
 	}
 	opts = opts.withDefaults(st)
-	plan := CompactPlan{Table: st.Ident.String(), Layout: opts.Layout.String(), TargetFileSizeBytes: opts.TargetFileSizeBytes,
+	plan := CompactPlan{Table: st.Ident.String(), Layout: opts.Layout, TargetFileSizeBytes: opts.TargetFileSizeBytes,
 		Groups: []PlannedGroup{}, Deferred: []PlannedGroup{}, HeldBack: []HeldFile{}}
 	if st.Current != nil {
 		plan.SnapshotID = st.Current.SnapshotID

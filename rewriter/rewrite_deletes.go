@@ -413,7 +413,7 @@ func RewriteDeletes(ctx context.Context, st *lake.State, plan DeleteRewritePlan,
 		cp.InputBytes += g.Bytes
 	}
 	if len(cp.Groups) > 0 {
-		cp.Table, cp.Layout, cp.SnapshotID = plan.Table, opts.Compact.Layout.String(), plan.SnapshotID
+		cp.Table, cp.Layout, cp.SnapshotID = plan.Table, opts.Compact.Layout, plan.SnapshotID
 		cp.Deferred, cp.HeldBack = []PlannedGroup{}, []HeldFile{}
 		cr, err := Compact(ctx, st, cp, opts.Compact)
 		res.Compact = &cr

@@ -28,8 +28,9 @@ const DefaultTargetFileSizeBytes = 512 << 20
 // Projection is how one layout would serve one workload: the JSON contract of a
 // `floe simulate` candidate.
 type Projection struct {
-	// Layout is the layout in [layout.Parse] syntax.
-	Layout string `json:"layout"`
+	// Layout is the layout projected; its JSON is the object every verb
+	// prints for a layout ([layout.Layout.MarshalJSON]).
+	Layout layout.Layout `json:"layout"`
 	// FilesBefore is the table's live data files today.
 	FilesBefore int `json:"files_before"`
 	// FilesAfter is the number of data files after the rewrite (today's for current).
@@ -166,7 +167,7 @@ func ProjectCurrent(st *lake.State, queries []Query) Projection {
 	bq := bindQueries(b, queries)
 	fs := fileSetFromLake(st.DataFiles, b, st.Metadata)
 	rs := fs.replay(bq)
-	p := Projection{Layout: layout.Layout{Strategy: layout.StrategyCurrent}.String(), FilesBefore: fs.n, FilesAfter: fs.n, SizeRatio: 1, PerQuery: rs, Basis: BasisFiles}
+	p := Projection{Layout: layout.Layout{Strategy: layout.StrategyCurrent}, FilesBefore: fs.n, FilesAfter: fs.n, SizeRatio: 1, PerQuery: rs, Basis: BasisFiles}
 	p.SkippedPct, p.BytesReadPct = summarize(bq, rs, fs.totalBytes)
 	p.MeanFilesRead = meanFilesRead(bq, rs)
 	return p
@@ -347,7 +348,7 @@ func ProjectSample(s *Sample, l layout.Layout, queries []Query, targetFileSizeBy
 		targetFileSizeBytes = DefaultTargetFileSizeBytes
 	}
 	opts = opts.withDefaults()
-	p := Projection{Layout: l.String(), FilesBefore: s.FilesBefore, TargetFileSizeBytes: targetFileSizeBytes, RewriteBytes: s.TableBytes, SampleRows: s.Rows, SampleFraction: s.Fraction, Basis: BasisSample, SizeRatio: 1}
+	p := Projection{Layout: l, FilesBefore: s.FilesBefore, TargetFileSizeBytes: targetFileSizeBytes, RewriteBytes: s.TableBytes, SampleRows: s.Rows, SampleFraction: s.Fraction, Basis: BasisSample, SizeRatio: 1}
 	b := newBinding(s.Schema)
 	bq := bindQueries(b, queries)
 	if l.Strategy == layout.StrategyBinpack {

@@ -50,7 +50,7 @@ func TestProjectCurrentAgreesWithMeasure(t *testing.T) {
 	require.InDelta(t, m.SkippedPct, proj.SkippedPct, 1e-9)
 	require.Equal(t, len(st.DataFiles), m.Queries[0].FilesScanned)
 	require.Greater(t, proj.SkippedPct, 5.0)
-	require.Equal(t, "current", proj.Layout)
+	require.Equal(t, "current", proj.Layout.String())
 }
 
 // uniformRows draws rows whose arrival order is unrelated to every column.
@@ -192,7 +192,7 @@ func TestProjectionMatchesRewrite(t *testing.T) {
 
 	for i, l := range layouts {
 		p := projs[i]
-		t.Run(p.Layout, func(t *testing.T) {
+		t.Run(p.Layout.String(), func(t *testing.T) {
 			var actual *table.Table
 			if l.Strategy == layout.StrategyCurrent {
 				actual = current

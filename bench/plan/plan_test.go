@@ -26,18 +26,18 @@ func TestPlanSmall(t *testing.T) {
 	for _, r := range res {
 		require.Len(t, r.Projections, len(plan.Candidates()))
 		for i, p := range r.Projections {
-			require.True(t, strings.HasPrefix(p.Layout, plan.Candidates()[i]), "%s is %s", p.Layout, plan.Candidates()[i])
+			require.True(t, strings.HasPrefix(p.Layout.String(), plan.Candidates()[i]), "%s is %s", p.Layout, plan.Candidates()[i])
 			if p.Basis == "file_bounds" {
 				// Binpack is projected from the real files' bounds, not
 				// from a sample.
-				require.True(t, strings.HasPrefix(p.Layout, "binpack"), p.Layout)
+				require.True(t, strings.HasPrefix(p.Layout.String(), "binpack"), p.Layout.String())
 				continue
 			}
 			// The projection starts from the sample timed apart and may
 			// grow it (x4, at most twice) until its sampling error is
 			// within the precision asked for.
 			require.GreaterOrEqual(t, p.SampleRows, r.SampleRows, "%s projects from at least the sample timed apart", p.Layout)
-			require.LessOrEqual(t, int64(p.SampleRows), max(16*int64(r.SampleRows), r.Rows), p.Layout)
+			require.LessOrEqual(t, int64(p.SampleRows), max(16*int64(r.SampleRows), r.Rows), p.Layout.String())
 		}
 		require.Len(t, r.ProjectSeconds, 2)
 		require.Len(t, r.SampleSeconds, 2)
@@ -127,9 +127,9 @@ func BenchmarkPlan(b *testing.B) {
 		r.Figures[k+"rewrite_projected_skipped_pct"] = s.RewriteProjectedPct
 		r.Figures[k+"rewrite_query_error_pp"] = s.RewriteQueryErrorPP
 		for _, p := range s.Projections {
-			r.Figures[k+p.Layout+".files_projected"] = float64(p.FilesAfter)
-			r.Figures[k+p.Layout+".skipped_pct"] = p.SkippedPct
-			r.Figures[k+p.Layout+".error_pp"] = p.ErrorPP
+			r.Figures[k+p.Layout.String()+".files_projected"] = float64(p.FilesAfter)
+			r.Figures[k+p.Layout.String()+".skipped_pct"] = p.SkippedPct
+			r.Figures[k+p.Layout.String()+".error_pp"] = p.ErrorPP
 		}
 		fmt.Printf("%12d %7d %12d %10.2f %10.2f %12.2f %10.3f %10d %10.2f\n", s.Rows, s.Files, s.SampleRows,
 			bench.SpreadOf(s.SampleSeconds).Median, bench.SpreadOf(s.ProjectSeconds).Median, s.RewriteSeconds, s.ProjectOverRewrite(), s.RewriteFiles, s.RewriteQueryErrorPP)

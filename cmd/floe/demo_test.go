@@ -16,6 +16,7 @@ import (
 
 	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/control/report"
+	"github.com/floe-project/floe/layout"
 )
 
 // runAt is [run] with the factory's clock at now, for verbs whose query
@@ -100,9 +101,9 @@ func TestDemoAgreesEverywhere(t *testing.T) {
 		Target     int64  `json:"target_file_size_bytes"`
 		TargetFrom string `json:"target_source"`
 		Candidates []struct {
-			Layout     string  `json:"layout"`
-			SkippedPct float64 `json:"skipped_pct"`
-			BoundRatio float64 `json:"bound_ratio"`
+			Layout     layout.Layout `json:"layout"`
+			SkippedPct float64       `json:"skipped_pct"`
+			BoundRatio float64       `json:"bound_ratio"`
 		} `json:"candidates"`
 	}
 	out := do("simulate", "web.events", "-o", "json")
@@ -112,8 +113,8 @@ func TestDemoAgreesEverywhere(t *testing.T) {
 	best, bestPct := "", -1.0
 	for _, c := range sim.Candidates {
 		require.Positive(t, c.BoundRatio, "%s: every candidate has a bound", c.Layout)
-		if c.Layout != "current" && c.SkippedPct > bestPct {
-			best, bestPct = c.Layout, c.SkippedPct
+		if c.Layout.Strategy != layout.StrategyCurrent && c.SkippedPct > bestPct {
+			best, bestPct = c.Layout.String(), c.SkippedPct
 		}
 	}
 	require.True(t, strings.HasPrefix(best, "sort("), "the demo's workload filters on tenant_id: %s", out)
@@ -124,14 +125,15 @@ func TestDemoAgreesEverywhere(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
 	require.Len(t, rep.Tables, 1)
 	cli := rep.Tables[0]
-	require.Equal(t, best, cli.Recommendation.Layout)
+	require.NotNil(t, cli.Recommendation.Layout, out)
+	require.Equal(t, best, cli.Recommendation.Layout.String())
 	var rec report.Candidate
 	for _, c := range cli.Candidates {
 		if c.Recommended {
 			rec = c
 		}
 	}
-	require.Equal(t, best, rec.Layout)
+	require.Equal(t, best, rec.Layout.String())
 	require.InDelta(t, bestPct, rec.SkippedPct, 1e-9)
 	require.Positive(t, rec.BoundRatio)
 	require.NotNil(t, rec.PaybackDays)

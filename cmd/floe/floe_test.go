@@ -15,6 +15,7 @@ import (
 
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
 )
 
 // run executes floe with args against a config in dir and returns stdout,
@@ -228,7 +229,7 @@ func TestDemoThenHealthMatchesSnapshotSummary(t *testing.T) {
 	require.Equal(t, "tenant_id", an[0].Columns[0].Column)
 	var layouts []string
 	for _, c := range an[0].Candidates {
-		layouts = append(layouts, c.Layout)
+		layouts = append(layouts, c.Layout.String())
 	}
 	require.Contains(t, layouts, "sort(tenant_id)")
 	require.Contains(t, layouts, "current")
@@ -241,10 +242,10 @@ func TestDemoThenHealthMatchesSnapshotSummary(t *testing.T) {
 		Table      string `json:"table"`
 		Queries    int    `json:"queries"`
 		Candidates []struct {
-			Layout     string  `json:"layout"`
-			FilesAfter int     `json:"files_after"`
-			SkippedPct float64 `json:"skipped_pct"`
-			ErrorPP    float64 `json:"error_pp"`
+			Layout     layout.Layout `json:"layout"`
+			FilesAfter int           `json:"files_after"`
+			SkippedPct float64       `json:"skipped_pct"`
+			ErrorPP    float64       `json:"error_pp"`
 		} `json:"candidates"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &sim))

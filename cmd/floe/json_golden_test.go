@@ -7,11 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/layout"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite cmd/floe/testdata/json/*.json from what the verbs print")
@@ -21,7 +24,8 @@ var updateGolden = flag.Bool("update", false, "rewrite cmd/floe/testdata/json/*.
 // testdata/json/<verb>.json holds them (go test -run TestJSONShapeGolden
 // -update rewrites them). Values are not compared — they hold times and
 // ids — but a renamed key, a null where a list was, or a snapshot id that
-// became a number fails. An empty list matches a list of anything.
+// became a number fails. An empty list matches a list of anything. Every
+// layout in every verb's output has the one shape ([checkLayouts]).
 func TestJSONShapeGolden(t *testing.T) {
 	dir := writeConfig(t)
 	_, errOut, code := run(t, dir, demoArgs("--event-commits", "20", "--orders", "300", "--queries", "40")...)
@@ -52,6 +56,10 @@ func TestJSONShapeGolden(t *testing.T) {
 		{"rewrite-deletes-dry-run", []string{"rewrite-deletes", "crm.accounts", "--min-position-delete-files", "2", "--dry-run"}},
 		{"rewrite-deletes", []string{"rewrite-deletes", "crm.accounts"}},
 		{"plan", []string{"plan", "web.events", "--since", since, "--layout", "sort(tenant_id)", "--target-file-size", "32KiB", "--allow-small-target-file-size", "--force"}},
+		{"plan-none", []string{"plan", "web.events", "--since", since, "--layout", "binpack", "--target-file-size", "32KiB", "--allow-small-target-file-size"}},
+		// The lake-wide report before any layout rewrite: a ranking with a
+		// recommended layout.
+		{"report-lake", []string{"report", "--since", since, "--target-file-size", "32KiB", "--allow-small-target-file-size"}},
 	}
 	for _, s := range steps {
 		out, errOut, code := run(t, dir, append(s.args, "-o", "json")...)
@@ -79,6 +87,8 @@ func TestJSONShapeGolden(t *testing.T) {
 		{"runs", []string{"runs", "web.events"}},
 		{"optimize-policy", []string{"optimize", "sales.orders"}},
 		{"collect", []string{"collect", filepath.Join(dir, "data", "logs"), "--force"}},
+		// A table's report after its plan ran: runs with their layout check.
+		{"report", []string{"report", "web.events", "--since", since}},
 	} {
 		out, errOut, code := run(t, dir, append(s.args, "-o", "json")...)
 		require.Equal(t, 0, code, "%s: %s", s.name, errOut)
@@ -111,6 +121,103 @@ func checkShape(t *testing.T, name, got string) {
 	for _, key := range badKeys(v) {
 		t.Errorf("%s: key %q is not snake_case", name, key)
 	}
+	checkLayouts(t, name, v)
+}
+
+// withoutLayout are the verbs whose JSON carries no layout; every other
+// verb of TestJSONShapeGolden prints at least one.
+var withoutLayout = map[string]bool{
+	"tables": true, "queries": true, "queries-events": true, "predicates": true, "health": true,
+	"policy-show": true, "policy-validate": true, "config-view": true, "collect": true,
+}
+
+// checkLayouts checks that every layout in the JSON document v of verb
+// name has the one shape docs/json.md gives — {"spec", "strategy",
+// "columns": [{"name", "desc", "nulls_last"}], "target_file_size_bytes"},
+// every key present, the parts those of the spec — wherever it sits: under
+// "layout" (decisions, plans, projections, candidates, compaction plans,
+// layout checks, the report's recommendation), "best" (floe plan without a
+// plan) or a report ranking's "recommended".
+func checkLayouts(t *testing.T, name string, v any) {
+	t.Helper()
+	found := 0
+	var walk func(path, key string, v any)
+	walk = func(path, key string, v any) {
+		if key == "layout" || key == "best" || (key == "recommended" && !isBool(v)) {
+			found++
+			for _, p := range layoutShapeProblems(v) {
+				t.Errorf("%s: %s: %s", name, or(path), p)
+			}
+			return
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			if dataKeyed(key) {
+				return
+			}
+			for _, k := range sortedKeys(x) {
+				walk(path+"."+k, k, x[k])
+			}
+		case []any:
+			for _, e := range x {
+				walk(path+"[]", key, e)
+			}
+		}
+	}
+	walk("", "", v)
+	if !withoutLayout[name] {
+		require.Positive(t, found, "%s: no layout in its JSON; list it in withoutLayout if it carries none", name)
+	}
+}
+
+func isBool(v any) bool {
+	_, ok := v.(bool)
+	return ok
+}
+
+// layoutShapeProblems says how v differs from a layout's one JSON shape.
+func layoutShapeProblems(v any) []string {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return []string{fmt.Sprintf("want a layout object, got %#v", v)}
+	}
+	var out []string
+	if got, want := sortedKeys(m), []string{"columns", "spec", "strategy", "target_file_size_bytes"}; !slices.Equal(got, want) {
+		out = append(out, fmt.Sprintf("keys %v, want %v", got, want))
+	}
+	spec, _ := m["spec"].(string)
+	l, err := layout.Parse(spec)
+	if err != nil {
+		return append(out, fmt.Sprintf("spec %q: %v", spec, err))
+	}
+	if m["strategy"] != string(l.Strategy) {
+		out = append(out, fmt.Sprintf("strategy %v, the spec %q says %s", m["strategy"], spec, l.Strategy))
+	}
+	if m["target_file_size_bytes"] != float64(l.TargetFileSizeBytes) {
+		out = append(out, fmt.Sprintf("target_file_size_bytes %v, the spec %q says %d", m["target_file_size_bytes"], spec, l.TargetFileSizeBytes))
+	}
+	cols, ok := m["columns"].([]any)
+	if !ok {
+		return append(out, fmt.Sprintf("columns %#v, want a list", m["columns"]))
+	}
+	if len(cols) != len(l.Columns) {
+		return append(out, fmt.Sprintf("%d columns, the spec %q names %d", len(cols), spec, len(l.Columns)))
+	}
+	for i, c := range cols {
+		cm, ok := c.(map[string]any)
+		if !ok {
+			out = append(out, fmt.Sprintf("columns[%d]: %#v, want an object", i, c))
+			continue
+		}
+		if got, want := sortedKeys(cm), []string{"desc", "name", "nulls_last"}; !slices.Equal(got, want) {
+			out = append(out, fmt.Sprintf("columns[%d]: keys %v, want %v", i, got, want))
+		}
+		lc := l.Columns[i]
+		if cm["name"] != lc.Name || cm["desc"] != lc.Desc || cm["nulls_last"] != lc.NullsLast {
+			out = append(out, fmt.Sprintf("columns[%d]: %v, the spec %q says %+v", i, cm, spec, lc))
+		}
+	}
+	return out
 }
 
 // dataKeyed says whether the object under key is a map keyed by data
@@ -265,4 +372,38 @@ func sqlFile(t *testing.T, sql string) string {
 	path := filepath.Join(t.TempDir(), "q.sql")
 	require.NoError(t, os.WriteFile(path, []byte(sql), 0o644))
 	return path
+}
+
+// TestLayoutShapeProblems: the layout check of TestJSONShapeGolden finds
+// the shapes floe printed before layouts were one object, and a layout
+// whose parts disagree with its spec.
+func TestLayoutShapeProblems(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   string
+		want string // a problem's text; "" for none
+	}{
+		{name: "the one shape", in: `{"spec": "sort(a, b desc) target 65536", "strategy": "sort", "target_file_size_bytes": 65536,
+			"columns": [{"name": "a", "desc": false, "nulls_last": false}, {"name": "b", "desc": true, "nulls_last": true}]}`},
+		{name: "binpack", in: `{"spec": "binpack", "strategy": "binpack", "columns": [], "target_file_size_bytes": 0}`},
+		{name: "a spec string", in: `"sort(a)"`, want: "want a layout object"},
+		{name: "keys left out when empty", in: `{"spec": "binpack", "strategy": "binpack"}`, want: "keys [spec strategy]"},
+		{name: "a column without its order", in: `{"spec": "sort(a)", "strategy": "sort", "columns": [{"name": "a"}], "target_file_size_bytes": 0}`,
+			want: "columns[0]: keys [name]"},
+		{name: "parts that disagree with the spec", in: `{"spec": "sort(a)", "strategy": "zorder", "columns": [{"name": "a", "desc": false, "nulls_last": false}], "target_file_size_bytes": 0}`,
+			want: `strategy zorder, the spec "sort(a)" says sort`},
+		{name: "a spec that does not parse", in: `{"spec": "sort(", "strategy": "sort", "columns": [], "target_file_size_bytes": 0}`, want: `spec "sort("`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var v any
+			require.NoError(t, json.Unmarshal([]byte(tc.in), &v))
+			got := layoutShapeProblems(v)
+			if tc.want == "" {
+				require.Empty(t, got)
+				return
+			}
+			require.NotEmpty(t, got)
+			require.Contains(t, strings.Join(got, "\n"), tc.want)
+		})
+	}
 }

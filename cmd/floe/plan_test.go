@@ -11,6 +11,7 @@ import (
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/internal/oracle"
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
 )
 
 func TestNewPlanCmdsParseArgs(t *testing.T) {
@@ -147,11 +148,11 @@ type planJSON struct {
 	CreatedBy  string            `json:"created_by"`
 	DecidedBy  string            `json:"decided_by"`
 	Projection struct {
-		Layout            string   `json:"layout"`
-		SkippedPct        float64  `json:"skipped_pct"`
-		CurrentSkippedPct *float64 `json:"current_skipped_pct"`
-		FilesAfter        int      `json:"files_after"`
-		RewriteBytes      int64    `json:"rewrite_bytes"`
+		Layout            layout.Layout `json:"layout"`
+		SkippedPct        float64       `json:"skipped_pct"`
+		CurrentSkippedPct *float64      `json:"current_skipped_pct"`
+		FilesAfter        int           `json:"files_after"`
+		RewriteBytes      int64         `json:"rewrite_bytes"`
 	} `json:"projection"`
 }
 
@@ -180,7 +181,7 @@ func TestPlanApproveOptimizeFlow(t *testing.T) {
 	require.Equal(t, control.PlanProposed, p.State)
 	require.Equal(t, "carol", p.CreatedBy)
 	require.Positive(t, p.BaseSnapshot)
-	require.Equal(t, p.Layout.Spec, p.Projection.Layout)
+	require.Equal(t, p.Layout.Spec, p.Projection.Layout.String())
 	require.NotNil(t, p.Projection.CurrentSkippedPct)
 	require.Greater(t, p.Projection.SkippedPct, *p.Projection.CurrentSkippedPct)
 	require.Positive(t, p.Projection.FilesAfter)
@@ -197,13 +198,13 @@ func TestPlanApproveOptimizeFlow(t *testing.T) {
 	out, errOut, code = run(t, dir, "plan", "web.events", "--since", sinceAsOf(), "--layout", "binpack", "--target-file-size", "32KiB", "--allow-small-target-file-size", "-o", "json")
 	require.Equal(t, 0, code, errOut)
 	var none struct {
-		Proposed bool   `json:"proposed"`
-		Best     string `json:"best"`
-		Reason   string `json:"reason"`
+		Proposed bool          `json:"proposed"`
+		Best     layout.Layout `json:"best"`
+		Reason   string        `json:"reason"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &none), out)
 	require.False(t, none.Proposed)
-	require.Contains(t, none.Best, "binpack")
+	require.Equal(t, layout.StrategyBinpack, none.Best.Strategy)
 	require.Contains(t, none.Reason, "--force")
 
 	out, errOut, code = run(t, dir, "plan", "list", "-o", "json")

@@ -112,7 +112,7 @@ func renderSimulate(io *IOStreams, format outputFormat, pr control.Projections, 
 		if p.BoundRatio > 0 {
 			bound = fmt.Sprintf("%.2fx", p.BoundRatio)
 		}
-		t.row("  "+p.Layout, strconv.Itoa(p.FilesAfter), fmt.Sprintf("%.1f%%", p.SkippedPct), fmt.Sprintf("%.1f%%", p.BytesReadPct),
+		t.row("  "+p.Layout.String(), strconv.Itoa(p.FilesAfter), fmt.Sprintf("%.1f%%", p.SkippedPct), fmt.Sprintf("%.1f%%", p.BytesReadPct),
 			errText, bound, config.FormatSize(p.RewriteBytes))
 	}
 	if err := t.flush(); err != nil {

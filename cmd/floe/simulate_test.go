@@ -12,6 +12,7 @@ import (
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
 	"github.com/floe-project/floe/simulator"
 )
 
@@ -24,11 +25,11 @@ func TestSimulateRenderThinAndBound(t *testing.T) {
 		want []string
 		not  []string
 	}{
-		{"thin", simulator.Projection{Layout: "sort(a)", FilesAfter: 8, SkippedPct: 40, SampleThin: true, SampleNote: "sample too thin: 3.0 sampled rows per projected file"},
+		{"thin", simulator.Projection{Layout: layout.Layout{Strategy: layout.StrategySort, Columns: []layout.Column{{Name: "a"}}}, FilesAfter: 8, SkippedPct: 40, SampleThin: true, SampleNote: "sample too thin: 3.0 sampled rows per projected file"},
 			[]string{"thin*", "* sort(a): sample too thin: 3.0 sampled rows per projected file"}, []string{" 0.0 "}},
-		{"bound", simulator.Projection{Layout: "current", FilesAfter: 8, SkippedPct: 21.9, ErrorPP: 0, BoundRatio: 1.25},
+		{"bound", simulator.Projection{Layout: layout.Layout{Strategy: layout.StrategyCurrent}, FilesAfter: 8, SkippedPct: 21.9, ErrorPP: 0, BoundRatio: 1.25},
 			[]string{"1.25x", "READ/BOUND"}, []string{"thin*"}},
-		{"no bound", simulator.Projection{Layout: "binpack", FilesAfter: 8, ErrorPP: 0.4},
+		{"no bound", simulator.Projection{Layout: layout.Layout{Strategy: layout.StrategyBinpack}, FilesAfter: 8, ErrorPP: 0.4},
 			[]string{" - ", "0.4"}, []string{"thin*"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

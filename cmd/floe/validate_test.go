@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/layout"
 )
 
 // Bad input is refused before any work, the dry run refuses what the run
@@ -96,14 +98,14 @@ func TestValidateBeforeWork(t *testing.T) {
 	var sim struct {
 		Queries    int `json:"queries"`
 		Candidates []struct {
-			Layout string `json:"layout"`
+			Layout layout.Layout `json:"layout"`
 		} `json:"candidates"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &sim))
 	require.Equal(t, 20, sim.Queries)
 	var layouts []string
 	for _, c := range sim.Candidates {
-		layouts = append(layouts, c.Layout)
+		layouts = append(layouts, c.Layout.String())
 	}
 	require.Contains(t, layouts, "current")
 	require.Contains(t, layouts, "binpack")

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/layout"
 )
 
 // The wording both Markdown and HTML print, so that the two say the same.
@@ -57,7 +58,7 @@ func FormatDays(d float64) string {
 // paybackText prints a payback time, "never" when nothing is saved.
 func paybackText(c Candidate) string {
 	switch {
-	case c.Layout == "current":
+	case c.Layout.Strategy == layout.StrategyCurrent:
 		return "-"
 	case c.PaybackDays == nil:
 		return "never"
@@ -67,7 +68,7 @@ func paybackText(c Candidate) string {
 
 // savedText prints the scan bytes saved per day.
 func savedText(c Candidate) string {
-	if c.Layout == "current" {
+	if c.Layout.Strategy == layout.StrategyCurrent {
 		return "-"
 	}
 	return FormatBytes(int64(math.Round(c.SavedBytesPerDay))) + "/day"
@@ -95,7 +96,7 @@ func opMixText(m map[string]float64) string {
 // current is the table's current-layout candidate, if projected.
 func (t Table) current() (Candidate, bool) {
 	for _, c := range t.Candidates {
-		if c.Layout == "current" {
+		if c.Layout.Strategy == layout.StrategyCurrent {
 			return c, true
 		}
 	}

@@ -58,8 +58,8 @@ func HTML(w io.Writer, r Report) error {
 			h.head("#", "Table", "Health", "Recommended", "Gain", "Scan saved", "Payback", "Queries")
 			for i, k := range r.Ranking {
 				rec, gain, saved, payback := "none", "-", "-", "-"
-				if k.Recommended != "" {
-					rec, gain = k.Recommended, FormatPP(k.GainPP)
+				if k.Recommended != nil {
+					rec, gain = k.Recommended.String(), FormatPP(k.GainPP)
 					saved = savedText(Candidate{SavedBytesPerDay: k.SavedBytesPerDay})
 					payback = paybackText(Candidate{PaybackDays: k.PaybackDays})
 				}
@@ -194,7 +194,7 @@ func (h *htmlWriter) table(t Table) {
 			} else {
 				h.raw("<tr>")
 			}
-			h.code(c.Layout)
+			h.code(c.Layout.String())
 			h.cell(true, fmt.Sprintf("%s ± %.1f pp", pct(c.SkippedPct), c.ErrorPP))
 			h.cell(true, pct(c.BytesReadPct))
 			h.cell(true, boundText(c.BoundRatio))
@@ -216,7 +216,7 @@ func (h *htmlWriter) table(t Table) {
 	}
 	h.el("h3", "Recommendation")
 	if c, ok := t.recommended(); ok {
-		h.raw("<p><strong><code>" + esc(c.Layout) + "</code></strong>: " + esc(t.Recommendation.Why) + "</p>\n")
+		h.raw("<p><strong><code>" + esc(c.Layout.String()) + "</code></strong>: " + esc(t.Recommendation.Why) + "</p>\n")
 		h.raw(`<p class="cost"><strong>Cost/benefit:</strong> ` + esc(CostLine(t, c)) + ".</p>\n")
 	} else {
 		h.el("p", "No rewrite recommended: "+t.Recommendation.Why)
@@ -242,7 +242,7 @@ func (h *htmlWriter) table(t Table) {
 		for _, p := range t.Plans {
 			h.raw("<tr>")
 			h.code(p.ID)
-			h.code(p.Layout)
+			h.code(p.Layout.String())
 			h.cell(false, p.State)
 			h.cell(true, pct(p.SkippedPct))
 			h.cell(true, planBaseline(p))

@@ -27,8 +27,8 @@ func Markdown(w io.Writer, r Report) error {
 			m.row("--:", "---", "---", "---", "--:", "--:", "--:", "--:")
 			for i, k := range r.Ranking {
 				rec, gain, saved, payback := "none", "-", "-", "-"
-				if k.Recommended != "" {
-					rec, gain = "`"+k.Recommended+"`", FormatPP(k.GainPP)
+				if k.Recommended != nil {
+					rec, gain = "`"+k.Recommended.String()+"`", FormatPP(k.GainPP)
 					saved = savedText(Candidate{SavedBytesPerDay: k.SavedBytesPerDay})
 					payback = paybackText(Candidate{PaybackDays: k.PaybackDays})
 				}
@@ -114,7 +114,7 @@ func (m *mdWriter) table(t Table) {
 		m.row("Layout", "Files skipped", "Bytes read", "Read/bound", "Files after", "Rewrite", "Gain", "Scan saved", "Payback", "Verdict")
 		m.row("---", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "---")
 		for _, c := range t.Candidates {
-			name := "`" + c.Layout + "`"
+			name := "`" + c.Layout.String() + "`"
 			if c.Recommended {
 				name = "**" + name + "**"
 			}
@@ -153,7 +153,7 @@ func (m *mdWriter) table(t Table) {
 		m.row("Plan", "Layout", "State", "Files skipped", "Today", "Rewrite", "Proposed")
 		m.row("---", "---", "---", "--:", "--:", "--:", "---")
 		for _, p := range t.Plans {
-			m.row("`"+p.ID+"`", "`"+p.Layout+"`", p.State, pct(p.SkippedPct), planBaseline(p), FormatBytes(p.RewriteBytes),
+			m.row("`"+p.ID+"`", "`"+p.Layout.String()+"`", p.State, pct(p.SkippedPct), planBaseline(p), FormatBytes(p.RewriteBytes),
 				p.CreatedAt.UTC().Format(time.RFC3339)+" by "+p.CreatedBy)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"io"
 	"slices"
 	"time"
+
+	"github.com/floe-project/floe/layout"
 )
 
 // Report is the whole report: one [Table] per table, and for a lake-wide
@@ -27,8 +29,9 @@ type Report struct {
 type Rank struct {
 	Table  string `json:"table"`
 	Health string `json:"health"`
-	// Recommended is the recommended layout; "" when none is.
-	Recommended string `json:"recommended"`
+	// Recommended is the recommended layout; nil (left out of the JSON)
+	// when none is.
+	Recommended *layout.Layout `json:"recommended,omitempty"`
 	// GainPP is the recommended layout's files skipped less today's, in
 	// percentage points (0 without a recommendation).
 	GainPP float64 `json:"gain_pp"`
@@ -134,10 +137,10 @@ type Column struct {
 
 // Candidate is one candidate layout's projection and its cost/benefit.
 type Candidate struct {
-	// Layout is the layout in the syntax --layout takes; "current" is the
-	// table as it is, the baseline.
-	Layout string `json:"layout"`
-	Why    string `json:"why"`
+	// Layout is the candidate layout; current is the table as it is, the
+	// baseline.
+	Layout layout.Layout `json:"layout"`
+	Why    string        `json:"why"`
 	// SkippedPct and BytesReadPct are the workload's weighted mean files
 	// skipped and bytes read, in percent; ErrorPP bounds SkippedPct's
 	// sampling error in percentage points.
@@ -182,8 +185,9 @@ type Candidate struct {
 
 // Recommendation is what the report recommends for the table.
 type Recommendation struct {
-	// Layout is the recommended layout; "" when none is.
-	Layout string `json:"layout"`
+	// Layout is the recommended layout; nil (left out of the JSON) when
+	// none is.
+	Layout *layout.Layout `json:"layout,omitempty"`
 	// Why says why it is recommended, or why nothing is.
 	Why string `json:"why"`
 	// PlanID is a pending plan for the recommended layout, if one is
@@ -195,14 +199,14 @@ type Recommendation struct {
 
 // Plan is a stored pending plan.
 type Plan struct {
-	ID                string    `json:"id"`
-	Layout            string    `json:"layout"`
-	State             string    `json:"state"`
-	SkippedPct        float64   `json:"skipped_pct"`
-	CurrentSkippedPct *float64  `json:"current_skipped_pct"`
-	RewriteBytes      int64     `json:"rewrite_bytes"`
-	CreatedBy         string    `json:"created_by"`
-	CreatedAt         time.Time `json:"created_at"`
+	ID                string        `json:"id"`
+	Layout            layout.Layout `json:"layout"`
+	State             string        `json:"state"`
+	SkippedPct        float64       `json:"skipped_pct"`
+	CurrentSkippedPct *float64      `json:"current_skipped_pct"`
+	RewriteBytes      int64         `json:"rewrite_bytes"`
+	CreatedBy         string        `json:"created_by"`
+	CreatedAt         time.Time     `json:"created_at"`
 }
 
 // Run is one recorded run with its steps' before/after health.
@@ -224,12 +228,12 @@ type Run struct {
 // queries skip on the rewritten table (control.LayoutCheck): floe keeping
 // its word, run by run.
 type ProjectionCheck struct {
-	Layout              string  `json:"layout"`
-	ProjectedSkippedPct float64 `json:"projected_skipped_pct"`
-	ErrorPP             float64 `json:"error_pp"`
-	MeasuredSkippedPct  float64 `json:"measured_skipped_pct"`
-	DeltaPP             float64 `json:"delta_pp"`
-	WithinError         bool    `json:"within_error"`
+	Layout              layout.Layout `json:"layout"`
+	ProjectedSkippedPct float64       `json:"projected_skipped_pct"`
+	ErrorPP             float64       `json:"error_pp"`
+	MeasuredSkippedPct  float64       `json:"measured_skipped_pct"`
+	DeltaPP             float64       `json:"delta_pp"`
+	WithinError         bool          `json:"within_error"`
 	// Summary says it in one line, or why it could not be measured.
 	Summary string `json:"summary"`
 }

@@ -11,11 +11,25 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/control/report"
+	"github.com/floe-project/floe/layout"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func ptr(v float64) *float64 { return &v }
+
+func mustLayout(spec string) layout.Layout {
+	l, err := layout.Parse(spec)
+	if err != nil {
+		panic(err)
+	}
+	return l
+}
+
+func ptrLayout(spec string) *layout.Layout {
+	l := mustLayout(spec)
+	return &l
+}
 
 // fixture is a lake-wide report of two tables: one with a recommendation,
 // a pending plan and two runs, one whose only candidate pays back too
@@ -36,17 +50,17 @@ func fixture() report.Report {
 			{Column: "ts", Score: 120, Share: 0.4, Queries: 480, OpMix: map[string]float64{"between": 1}, Reason: "partitioned by day(ts): discounted"},
 		},
 		Candidates: []report.Candidate{
-			{Layout: "current", Why: "the table as it is", SkippedPct: 4, BytesReadPct: 95, FilesAfter: 960, MeanFilesRead: 921.6, Verdict: "baseline"},
-			{Layout: "sort(tenant_id, ts) target 4194304", Why: "sort on the top columns", SkippedPct: 71.2, BytesReadPct: 27.5, ErrorPP: 2.1, BoundRatio: 1.36,
+			{Layout: mustLayout("current"), Why: "the table as it is", SkippedPct: 4, BytesReadPct: 95, FilesAfter: 960, MeanFilesRead: 921.6, Verdict: "baseline"},
+			{Layout: mustLayout("sort(tenant_id, ts) target 4MiB"), Why: "sort on the top columns", SkippedPct: 71.2, BytesReadPct: 27.5, ErrorPP: 2.1, BoundRatio: 1.36,
 				FilesAfter: 16, RewriteBytes: 64 << 20, RewriteIOBytes: 120 << 20, RewriteVCPUHours: 0.001, GainPP: 67.2, MeanFilesRead: 4.6, FilesSavedPerQuery: 917,
 				SavedBytesPerDay: 155649961574, PaybackDays: ptr(0.0008), Recommended: true, Verdict: "recommended"},
-			{Layout: "binpack target 4194304", Why: "fewer, larger files", SkippedPct: 3, BytesReadPct: 95, FilesAfter: 16, RewriteBytes: 64 << 20, RewriteIOBytes: 128 << 20,
+			{Layout: mustLayout("binpack target 4MiB"), Why: "fewer, larger files", SkippedPct: 3, BytesReadPct: 95, FilesAfter: 16, RewriteBytes: 64 << 20, RewriteIOBytes: 128 << 20,
 				RewriteVCPUHours: 0.0011, GainPP: -1, MeanFilesRead: 15.5, FilesSavedPerQuery: 906.1, SavedBytesPerDay: 152017756570, PaybackDays: ptr(0.00088),
-				Verdict: "not recommended: skips fewer files than sort(tenant_id, ts) target 4194304"},
+				Verdict: "not recommended: skips fewer files than sort(tenant_id, ts) target 4MiB"},
 		},
-		Recommendation: report.Recommendation{Layout: "sort(tenant_id, ts) target 4194304", PlanID: "3f2a9c1b7d4e",
+		Recommendation: report.Recommendation{Layout: ptrLayout("sort(tenant_id, ts) target 4MiB"), PlanID: "3f2a9c1b7d4e",
 			Why: "the workload is projected to skip 71.2% of files", Next: "floe plan approve 3f2a9c1b7d4e"},
-		Plans: []report.Plan{{ID: "3f2a9c1b7d4e", Layout: "sort(tenant_id, ts) target 4194304", State: "proposed", SkippedPct: 71.2,
+		Plans: []report.Plan{{ID: "3f2a9c1b7d4e", Layout: mustLayout("sort(tenant_id, ts) target 4MiB"), State: "proposed", SkippedPct: 71.2,
 			CurrentSkippedPct: ptr(4), RewriteBytes: 64 << 20, CreatedBy: "carol", CreatedAt: at.Add(-time.Hour)}},
 		Runs: []report.Run{
 			{ID: "r2", Status: "done", StartedAt: at.Add(-24 * time.Hour), EndedAt: at.Add(-23 * time.Hour), Steps: []report.Step{
@@ -55,11 +69,13 @@ func fixture() report.Report {
 			}, Error: "compact: commit conflict"},
 			{ID: "r1", Status: "done", StartedAt: at.Add(-48 * time.Hour), EndedAt: at.Add(-47 * time.Hour), Steps: []report.Step{
 				{Step: "compact", Status: "done", Before: sh("critical", 800, 0.99), After: sh("healthy", 20, 0)},
-			}},
+			}, PlanID: "3f2a9c1b7d4e", Projection: &report.ProjectionCheck{Layout: mustLayout("sort(tenant_id, ts) target 4MiB"), ProjectedSkippedPct: 71.2,
+				ErrorPP: 2.1, MeasuredSkippedPct: 70.4, DeltaPP: -0.8, WithinError: true,
+				Summary: "plan 3f2a9c1b7d4e (sort(tenant_id, ts) target 4MiB): projected 71.2% ± 2.1 pp of files skipped, measured 70.4% on the rewritten table over 1200 queries (-0.8 pp): held"}},
 		},
-		FileSizes: report.NewHistogram("bytes", "today", "sort(tenant_id, ts) target 4194304",
+		FileSizes: report.NewHistogram("bytes", "today", "sort(tenant_id, ts) target 4MiB",
 			[]int64{1 << 10, 3 << 10, 50 << 10, 60 << 10, 70 << 10, 200 << 10}, []int64{4 << 20, 4 << 20}),
-		FilesRead: report.NewHistogram("files", "today", "sort(tenant_id, ts) target 4194304", []int64{960, 960, 900, 30}, []int64{1, 2, 16, 0}),
+		FilesRead: report.NewHistogram("files", "today", "sort(tenant_id, ts) target 4MiB", []int64{960, 960, 900, 30}, []int64{1, 2, 16, 0}),
 		HealthHistory: []report.HealthPoint{
 			{At: at.Add(-48 * time.Hour), RunID: "r1", When: "before", StepHealth: *sh("critical", 800, 0.99)},
 			{At: at.Add(-47 * time.Hour), RunID: "r1", When: "after", StepHealth: *sh("healthy", 20, 0)},
@@ -74,8 +90,8 @@ func fixture() report.Report {
 		MaxPaybackDays: 30, Cost: report.CostModel{FileOpenBytes: 4 << 20, USDPerTBScanned: 5, USDPerVCPUHour: 0.05, RewriteBytesPerVCPUSecond: 32 << 20},
 		Health: report.Health{Status: "healthy", DataFiles: 4, AvgFileSizeBytes: 2 << 20, Snapshots: 4, Manifests: 4, LastCompactionAgeSec: 3600},
 		Candidates: []report.Candidate{
-			{Layout: "current", SkippedPct: 10, BytesReadPct: 90, FilesAfter: 4, MeanFilesRead: 3.6, Verdict: "baseline"},
-			{Layout: "sort(o_orderdate)", SkippedPct: 50, BytesReadPct: 50, FilesAfter: 4, RewriteBytes: 8 << 20, RewriteIOBytes: 16 << 20,
+			{Layout: mustLayout("current"), SkippedPct: 10, BytesReadPct: 90, FilesAfter: 4, MeanFilesRead: 3.6, Verdict: "baseline"},
+			{Layout: mustLayout("sort(o_orderdate)"), SkippedPct: 50, BytesReadPct: 50, FilesAfter: 4, RewriteBytes: 8 << 20, RewriteIOBytes: 16 << 20,
 				RewriteVCPUHours: 0.00014, GainPP: 40, MeanFilesRead: 2, FilesSavedPerQuery: 1.6, SavedBytesPerDay: 1006632.96,
 				SavedUSDPerDay: ptr(0.000005), RewriteUSD: ptr(0.000091), PaybackDays: ptr(18.2), Verdict: "not recommended: pays back in 18.2 days, beyond max_payback 10.0 days"},
 		},
@@ -85,7 +101,7 @@ func fixture() report.Report {
 	return report.Report{
 		GeneratedAt: at, SinceSeconds: 30 * 86400, Lake: true,
 		Ranking: []report.Rank{
-			{Table: "local.web.events", Health: "critical", Recommended: "sort(tenant_id, ts) target 4194304", GainPP: 67.2, SavedBytesPerDay: 155649961574, PaybackDays: ptr(0.0008), Queries: 1200},
+			{Table: "local.web.events", Health: "critical", Recommended: ptrLayout("sort(tenant_id, ts) target 4MiB"), GainPP: 67.2, SavedBytesPerDay: 155649961574, PaybackDays: ptr(0.0008), Queries: 1200},
 			{Table: "local.sales.orders", Health: "healthy", Queries: 3},
 		},
 		Tables: []report.Table{events, orders},

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/floe-project/floe/layout"
 )
 
 // Inline SVG charts. Each has a <title> and a <desc> (its text alternative,
@@ -106,13 +108,13 @@ func skippedChart(id string, t Table) string {
 	for i, c := range t.Candidates {
 		y := top + float64(i)*(bar+gap)
 		color := colorNow
-		if c.Layout != "current" {
+		if c.Layout.Strategy != layout.StrategyCurrent {
 			color = colorThen
 		}
 		if c.Recommended {
 			color = colorAccent
 		}
-		ch.text(left-8, y+bar-5, "end", "label", truncate(c.Layout, 32))
+		ch.text(left-8, y+bar-5, "end", "label", truncate(c.Layout.String(), 32))
 		ch.rect(left, y, math.Max(1, x(c.SkippedPct)-left), bar, color, fmt.Sprintf("%s: %.1f%% ± %.1f pp", c.Layout, c.SkippedPct, c.ErrorPP))
 		if c.ErrorPP > 0 {
 			lo, hi, mid := x(c.SkippedPct-c.ErrorPP), x(c.SkippedPct+c.ErrorPP), y+bar/2

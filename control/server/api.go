@@ -85,12 +85,14 @@ type ProposeResponse struct {
 	Proposed bool          `json:"proposed"`
 	Plan     *control.Plan `json:"plan,omitempty"`
 	// Reason says why no plan was proposed, or what --force overrode.
-	Reason            string  `json:"reason,omitempty"`
-	Best              string  `json:"best"`
-	BestSkippedPct    float64 `json:"best_skipped_pct"`
-	CurrentSkippedPct float64 `json:"current_skipped_pct"`
-	GainPP            float64 `json:"gain_pp"`
-	MinGainPP         float64 `json:"min_gain_pp"`
+	Reason string `json:"reason,omitempty"`
+	// Best is the candidate that skips the most files, the layout object
+	// every JSON output of floe prints.
+	Best              layout.Layout `json:"best"`
+	BestSkippedPct    float64       `json:"best_skipped_pct"`
+	CurrentSkippedPct float64       `json:"current_skipped_pct"`
+	GainPP            float64       `json:"gain_pp"`
+	MinGainPP         float64       `json:"min_gain_pp"`
 }
 
 // DecideRequest is the body of POST /api/v1/plans/{id}/approve and

@@ -13,6 +13,7 @@ import (
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
 )
 
 // scrape reads /metrics into series → value (Go and process series left
@@ -136,7 +137,7 @@ func TestMetricsProjectionCheck(t *testing.T) {
 	run := func(delta float64, within bool) control.Run {
 		return control.Run{ID: "r", Table: "local.db.p", Status: control.StatusDone, StartedAt: t0, EndedAt: t0.Add(time.Minute),
 			Steps: []control.Step{{Name: control.StepCompact, Status: control.StatusDone, StartedAt: t0, EndedAt: t0.Add(time.Minute),
-				Layout: &control.LayoutCheck{PlanID: "p1", Layout: "sort(id)", Queries: 3, ProjectedSkippedPct: 60, ErrorPP: 1,
+				Layout: &control.LayoutCheck{PlanID: "p1", Layout: layout.Layout{Strategy: layout.StrategySort, Columns: []layout.Column{{Name: "id"}}}, Queries: 3, ProjectedSkippedPct: 60, ErrorPP: 1,
 					MeasuredSkippedPct: 60 + delta, DeltaPP: delta, WithinError: within}}}}
 	}
 	e.metrics.ObserveRun(run(-0.5, true))

@@ -260,6 +260,18 @@ func (e *env) proposed() control.Plan {
 	resp := decode[server.ProposeResponse](e.t, rec)
 	require.True(e.t, resp.Proposed)
 	require.NotNil(e.t, resp.Plan)
+	// best and the plan's layout are the layout object every verb prints.
+	var raw struct {
+		Best map[string]any `json:"best"`
+		Plan struct {
+			Layout map[string]any `json:"layout"`
+		} `json:"plan"`
+	}
+	require.NoError(e.t, json.Unmarshal(rec.Body.Bytes(), &raw))
+	want := map[string]any{"spec": "sort(id)", "strategy": "sort", "target_file_size_bytes": float64(0),
+		"columns": []any{map[string]any{"name": "id", "desc": false, "nulls_last": false}}}
+	require.Equal(e.t, want, raw.Best, rec.Body.String())
+	require.Equal(e.t, want, raw.Plan.Layout, rec.Body.String())
 	return *resp.Plan
 }
 
