@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/control/report"
 )
 
@@ -76,10 +74,7 @@ func TestDemoAgreesEverywhere(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the demo warehouse")
 	}
-	dir := t.TempDir()
-	yaml := strings.Replace(string(config.DefaultYAML()), "data_dir: ./floe-data", "data_dir: "+filepath.Join(dir, "floe-data"), 1)
-	require.NotEqual(t, string(config.DefaultYAML()), yaml, "the embedded default sets data_dir: ./floe-data")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "floe.yaml"), []byte(yaml), 0o644))
+	dir := demoConfig(t)
 	asOf, err := time.Parse(time.RFC3339, testAsOf)
 	require.NoError(t, err)
 	now := asOf.Add(time.Hour)
@@ -221,9 +216,7 @@ func TestSmallTargetProjectionHolds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a demo warehouse")
 	}
-	dir := t.TempDir()
-	yaml := strings.Replace(string(config.DefaultYAML()), "data_dir: ./floe-data", "data_dir: "+filepath.Join(dir, "floe-data"), 1)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "floe.yaml"), []byte(yaml), 0o644))
+	dir := demoConfig(t)
 	asOf, err := time.Parse(time.RFC3339, testAsOf)
 	require.NoError(t, err)
 	do := func(args ...string) string {
@@ -254,4 +247,54 @@ func TestSmallTargetProjectionHolds(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &m), out)
 	t.Logf("%s: projected %.1f%% ± %.1f (size model %.1f), measured %.1f%%", sort, p.SkippedPct, p.ErrorPP, p.SizeError, m.SkippedPct)
 	require.LessOrEqual(t, math.Abs(m.SkippedPct-p.SkippedPct), p.ErrorPP, "the measured skip rate is within the projection's error bar")
+}
+
+// TestDemoResetForgetsTelemetry: floe demo --reset rebuilds the tables and
+// forgets the previous demo's telemetry, so the query counts are those of
+// the new logs alone. Before, each reset added its queries to the old ones
+// (1,931 became 3,017). Reset at another --as-of, every query is of the new
+// logs (within their week before --as-of); reset back at the first --as-of,
+// floe queries counts exactly what the first demo counted.
+func TestDemoResetForgetsTelemetry(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the demo warehouse three times")
+	}
+	dir := demoConfig(t)
+	first, err := time.Parse(time.RFC3339, testAsOf)
+	require.NoError(t, err)
+	second := first.Add(10*24*time.Hour + 5*time.Hour) // past the first logs' week
+	ctx := t.Context()
+	type counts struct {
+		Table   string    `json:"table"`
+		Queries int       `json:"queries"`
+		Failed  int       `json:"failed"`
+		Users   int       `json:"users"`
+		First   time.Time `json:"first_seen"`
+		Last    time.Time `json:"last_seen"`
+	}
+	demoAt := func(asOf time.Time, args ...string) ([]counts, string) {
+		t.Helper()
+		var out, errOut lockedBuffer
+		now := asOf.Add(time.Hour)
+		args = append([]string{"demo", "--as-of", asOf.Format(time.RFC3339), "--orders", "500", "--queries", "600", "--event-commits", "40"}, args...)
+		code := runAt(t, ctx, dir, now, &out, &errOut, args...)
+		require.Equal(t, 0, code, "floe %s: %s", strings.Join(args, " "), errOut.String())
+		var js lockedBuffer
+		code = runAt(t, ctx, dir, now, &js, &errOut, "queries", "-o", "json")
+		require.Equal(t, 0, code, errOut.String())
+		var cs []counts
+		require.NoError(t, json.Unmarshal([]byte(js.String()), &cs), js.String())
+		require.Len(t, cs, 4, js.String())
+		for _, c := range cs {
+			require.True(t, c.First.After(asOf.Add(-7*24*time.Hour-time.Minute)), "%s: a query before the new logs' week: %s", c.Table, c.First)
+			require.False(t, c.Last.After(asOf), "%s: a query after --as-of %s: %s", c.Table, asOf, c.Last)
+		}
+		return cs, errOut.String()
+	}
+
+	want, _ := demoAt(first)
+	_, errOut := demoAt(second, "--reset")
+	require.Contains(t, errOut, "forgot the previous demo's telemetry: ", errOut)
+	got, _ := demoAt(first, "--reset")
+	require.Equal(t, want, got, "the first --as-of again: the same queries, no more")
 }
