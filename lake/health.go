@@ -58,8 +58,9 @@ type Thresholds struct {
 	// PartitionSkewWarning on max/median data files per partition, when
 	// there are at least 3 partitions. Default: 10.
 	PartitionSkewWarning float64
-	// OverlapWarning on the overlap fraction of a column of the table's
-	// sort order (a sorted table whose files overlap has drifted), when
+	// OverlapWarning on the overlap fraction of the first column of the
+	// table's sort order (a sorted table whose files overlap on it has
+	// drifted; files sorted by (a, b) overlap on b by design), when
 	// the table has at least MinFilesForSmallFileCheck files. Default: 0.5.
 	OverlapWarning float64
 	// FreshnessSLA is the policy's freshness_sla: a table whose last
@@ -553,7 +554,9 @@ func classify(h *Health, th Thresholds, sortCols []string, judged int64, exp *Ex
 	}
 	if th.OverlapWarning > 0 && m.DataFiles >= th.MinFilesForSmallFileCheck {
 		for _, c := range m.Clustering {
-			if slices.Contains(sortCols, c.Column) && c.OverlapFraction >= th.OverlapWarning {
+			// Files sorted by (a, b) are ordered by a alone: their b ranges
+			// overlap by design, and only a's overlap says they drifted.
+			if len(sortCols) > 0 && c.Column == sortCols[0] && c.OverlapFraction >= th.OverlapWarning {
 				raise(Warning, "clustering: %.0f%% of files overlap on sort column %s (average depth %.1f)", 100*c.OverlapFraction, c.Column, c.AverageDepth)
 			}
 		}
