@@ -105,11 +105,7 @@ func runDemo(ctx context.Context, opts *demoOptions) (err error) {
 	// analysis steps below are measured from the factory's clock, so they
 	// reach back to cover them when --as-of is in the past.
 	window := 30*24*time.Hour + max(0, opts.f.Now().Sub(now))
-	source := cfg.Source // a file, or "(embedded default)"
-	if !strings.HasPrefix(source, "(") {
-		source = "(" + source + ")"
-	}
-	fmt.Fprintf(opts.f.IO.ErrOut, "building the demo warehouse in catalog %q %s\n", cfg.DefaultCatalog, source)
+	fmt.Fprintf(opts.f.IO.ErrOut, "building the demo warehouse in catalog %q %s\n", cfg.DefaultCatalog, parenthesized(cfg.Source))
 	err = demo.Build(ctx, cat, demo.Options{
 		Reset: opts.Reset, EventCommits: opts.EventCommits, Orders: opts.Orders,
 		Progress: bar.Set, Now: now,
