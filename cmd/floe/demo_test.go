@@ -20,18 +20,23 @@ import (
 // window is measured from it (the demo's queries end at --as-of).
 func runAt(t *testing.T, ctx context.Context, dir string, now time.Time, stdout, stderr io.Writer, args ...string) int {
 	t.Helper()
-	io := &IOStreams{In: strings.NewReader(""), Out: stdout, ErrOut: stderr}
-	f := newFactory(io)
+	f := newFactory(&IOStreams{In: strings.NewReader(""), Out: stdout, ErrOut: stderr})
 	f.Now = func() time.Time { return now }
+	return execute(ctx, f, append([]string{"--config", filepath.Join(dir, "floe.yaml")}, args...))
+}
+
+// execute runs floe with args on f's streams, closes f and returns the
+// exit code, as Main does.
+func execute(ctx context.Context, f *factory, args []string) int {
 	root := newRootCmd(f)
-	root.SetArgs(append([]string{"--config", filepath.Join(dir, "floe.yaml")}, args...))
-	root.SetOut(stdout)
-	root.SetErr(stderr)
+	root.SetArgs(args)
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
 	err := root.ExecuteContext(ctx)
 	if cerr := f.Close(); cerr != nil && err == nil {
 		err = cerr
 	}
-	return exitCode(io, err)
+	return exitCode(f.IO, err)
 }
 
 // shellWords splits a command line as the report prints it: words apart by
