@@ -34,8 +34,9 @@ var readmePrint = flag.Bool("readme.print", false, "TestReadme: log the output o
 //   - A ```console or ```text block holds "$ floe …" commands, each followed
 //     by what it prints (standard output and error together, as a terminal
 //     shows them). The output must match line for line, with runs of spaces
-//     counted as one, and a line of just "…" standing for any number of
-//     lines. A sample that is JSON is compared as JSON. A command whose
+//     counted as one, a line of just "…" standing for any number of lines,
+//     and "…" within a line for any text (a figure that varies from run to
+//     run: keep these few). A sample that is JSON is compared as JSON. A command whose
 //     sample holds a "floe: " error line must fail (exit non-zero); any
 //     other must exit 0. `echo "…" | floe …` feeds the text to floe.
 //   - `<!-- readme-test: not run: REASON -->` on the line before a block
@@ -446,7 +447,8 @@ func readmeNormal(s string) string {
 }
 
 // match compares got with the sample want: as JSON when the sample is
-// JSON, else line by line, "…" standing for any lines. An id of the
+// JSON, else line by line, a line "…" standing for any lines and "…"
+// within a line for any text. An id of the
 // sample that the README has not named yet matches any id of its kind,
 // and names the id it matched, the same for each of its occurrences; one
 // it has named matches only that id. When they differ it returns a diff,
@@ -473,9 +475,13 @@ func (r *readmeRun) match(want []readmeLine, got string) (bool, string) {
 			continue
 		}
 		line := readmeNormal(l.text)
+		// Within a line, "…" stands for any text: a figure that varies.
+		literal := func(s string) string {
+			return strings.ReplaceAll(regexp.QuoteMeta(s), "…", `[^\n]*?`)
+		}
 		last := 0
 		for _, m := range readmeIDs.FindAllStringSubmatchIndex(line, -1) {
-			pat.WriteString(regexp.QuoteMeta(line[last:m[0]]))
+			pat.WriteString(literal(line[last:m[0]]))
 			id := line[m[0]:m[1]]
 			switch real, ok := r.ids[id]; {
 			case ok:
@@ -490,7 +496,7 @@ func (r *readmeRun) match(want []readmeLine, got string) (bool, string) {
 			}
 			last = m[1]
 		}
-		pat.WriteString(regexp.QuoteMeta(line[last:]) + `\n`)
+		pat.WriteString(literal(line[last:]) + `\n`)
 	}
 	pat.WriteString(`$`)
 	gotLines := strings.Split(strings.TrimRight(got, "\n"), "\n")
