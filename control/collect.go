@@ -3,7 +3,9 @@ package control
 import (
 	"context"
 	"fmt"
+	"strings"
 
+	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/collectors/ingest"
 	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/control/store"
@@ -38,3 +40,41 @@ func Collect(ctx context.Context, st *store.Store, cfg *config.Config, open inge
 	}
 	return rep, nil
 }
+
+// LogEvents returns the keys of the events the query-log files under paths
+// hold, read exactly as [Collect] reads them — every file, whether or not
+// it was collected before — and stored nowhere. With [store.Forget] it
+// deletes what a set of logs brought into the store, including the events
+// that read no table the catalogs know; `floe demo --reset` forgets its
+// previous logs' events this way before collecting the new ones. Files
+// that fail to read are reported in the returned report, as Collect's are.
+func LogEvents(ctx context.Context, cfg *config.Config, open ingest.OpenCatalogFunc, paths []string) ([]store.EventKey, ingest.Report, error) {
+	ks := &keyStore{}
+	rep, err := ingest.Run(ctx, ingest.Options{
+		Paths: paths, Force: true, Parsers: Parsers(), Catalogs: cfg,
+		Resolver: ingest.NewCatalogResolver(cfg, open),
+	}, ks)
+	if err != nil {
+		return nil, rep, fmt.Errorf("read the events of %s: %w", strings.Join(paths, ", "), err)
+	}
+	return ks.keys, rep, nil
+}
+
+// keyStore is an [ingest.Store] that keeps the keys of the events it is
+// given and remembers no file.
+type keyStore struct {
+	keys []store.EventKey
+}
+
+func (k *keyStore) InsertEvents(_ context.Context, events []collectors.QueryEvent) (int, int, error) {
+	for _, ev := range events {
+		k.keys = append(k.keys, store.EventKey{Source: ev.Source, QueryID: ev.QueryID})
+	}
+	return len(events), 0, nil
+}
+
+func (k *keyStore) File(context.Context, string) (collectors.FileRecord, bool, error) {
+	return collectors.FileRecord{}, false, nil
+}
+
+func (k *keyStore) RecordFile(context.Context, collectors.FileRecord) error { return nil }

@@ -210,6 +210,10 @@ func (s *Service) decide(ctx context.Context, req Request, dry bool) (Decision, 
 		all, err = s.decidePlan(ctx, t, req.PlanID, dry, &d, &opts)
 	case req.Layout != nil:
 		all = s.decideTyped(t, *req.Layout, gated, &d, &opts)
+	case !slices.Contains(asked, StepCompact) || req.Options.Skip[StepCompact]:
+		// No compaction: there is no layout to decide, and projecting the
+		// candidates for it (seconds on a large workload) would be waste.
+		all = Decide(t.Health, gated, t.HealthOptions.History)
 	default:
 		all, err = s.decideByPolicy(ctx, t, gated, dry, &d, &opts)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/floe-project/floe/control/store"
 
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/rewriter"
 )
 
 // HealthOptions configure [Health].
@@ -34,6 +35,12 @@ type HealthOptions struct {
 	// History is what floe's run records say of the table, for [Decide]
 	// (see [PolicyHealth]).
 	History History
+	// Expire is the snapshot expiry the table's policy sets
+	// ([ExpireDefaults]), for what expiring would remove now: the advice
+	// of a snapshot-count warning names what brings the table under it
+	// (see [lake.Expiry]). Its unset keys defer to the table's
+	// history.expire.* properties, as the expire step does.
+	Expire rewriter.ExpireOptions
 	// AllowSmallTarget judges small files by a target below the floor as
 	// it is (the policy's allow_small_target_file_size, or the flag
 	// --allow-small-target-file-size); see [lake.HealthOptions].
@@ -54,6 +61,7 @@ func PolicyHealth(ctx context.Context, cfg *config.Config, st *store.Store, id l
 		base.TargetFileSizeBytes, base.TargetOverride = TargetFileSize(cfg, p)
 	}
 	base.AllowSmallTarget = base.AllowSmallTarget || p.AllowSmallTargetFileSize
+	base.Expire = ExpireDefaults(p, base.Expire)
 	if st != nil {
 		runs, err := ListRuns(ctx, st, id.String(), 200)
 		if err != nil {
@@ -75,6 +83,22 @@ func Health(state *lake.State, opts HealthOptions) (lake.Health, error) {
 			}
 		}
 	}
+	now := nowFunc(opts.Now)()
 	return lake.ComputeHealth(state, lake.HealthOptions{TargetFileSizeBytes: opts.TargetFileSizeBytes, TargetOverride: opts.TargetOverride, AllowSmallTarget: opts.AllowSmallTarget,
-		Thresholds: opts.Thresholds, LastCompaction: opts.LastCompaction, Columns: cols, Now: nowFunc(opts.Now)()})
+		Thresholds: opts.Thresholds, LastCompaction: opts.LastCompaction, Columns: cols, Now: now, Expiry: expiryOf(state, opts.Expire, now)})
+}
+
+// expiryOf is what expiring state's table with o would do at now: how
+// many snapshots it removes and past which age. Nil when the table cannot
+// be expired (gc.enabled=false), so health advises nothing it cannot do.
+func expiryOf(state *lake.State, o rewriter.ExpireOptions, now time.Time) *lake.Expiry {
+	if state.Metadata == nil {
+		return nil
+	}
+	expired, _, err := rewriter.SelectExpired(state.Metadata, o, now)
+	if err != nil {
+		return nil
+	}
+	return &lake.Expiry{Expirable: len(expired), OlderThan: o.MaxSnapshotAge(state.Metadata),
+		Command: "floe expire " + ShellArg(state.Ident.String())}
 }

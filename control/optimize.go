@@ -388,7 +388,7 @@ func stepHealth(ctx context.Context, cat catalog.Catalog, id lake.Ident, now tim
 	if err != nil {
 		return nil, err
 	}
-	h, err := lake.ComputeHealth(st, lake.HealthOptions{Now: now})
+	h, err := lake.ComputeHealth(st, lake.HealthOptions{Now: now, Expiry: expiryOf(st, rewriter.ExpireOptions{}, now)})
 	if err != nil {
 		return nil, err
 	}

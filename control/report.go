@@ -15,6 +15,7 @@ import (
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/layout"
+	"github.com/floe-project/floe/rewriter"
 	"github.com/floe-project/floe/simulator"
 )
 
@@ -170,7 +171,8 @@ func reportTable(ctx context.Context, st *store.Store, state *lake.State, opts R
 	if opts.TargetFileSizeBytes == 0 {
 		opts.TargetFileSizeBytes = p.TargetFileSizeBytes
 	}
-	ho := HealthOptions{TargetFileSizeBytes: opts.HealthTargetFileSizeBytes, Thresholds: &p.Health, Now: opts.Now, AllowSmallTarget: p.AllowSmallTargetFileSize}
+	ho := HealthOptions{TargetFileSizeBytes: opts.HealthTargetFileSizeBytes, Thresholds: &p.Health, Now: opts.Now, AllowSmallTarget: p.AllowSmallTargetFileSize,
+		Expire: ExpireDefaults(p, rewriter.ExpireOptions{})}
 	if p.TargetFileSizeBytes > 0 {
 		ho.TargetFileSizeBytes, ho.TargetOverride = p.TargetFileSizeBytes, true
 	}

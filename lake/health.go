@@ -58,8 +58,9 @@ type Thresholds struct {
 	// PartitionSkewWarning on max/median data files per partition, when
 	// there are at least 3 partitions. Default: 10.
 	PartitionSkewWarning float64
-	// OverlapWarning on the overlap fraction of a column of the table's
-	// sort order (a sorted table whose files overlap has drifted), when
+	// OverlapWarning on the overlap fraction of the first column of the
+	// table's sort order (a sorted table whose files overlap on it has
+	// drifted; files sorted by (a, b) overlap on b by design), when
 	// the table has at least MinFilesForSmallFileCheck files. Default: 0.5.
 	OverlapWarning float64
 	// FreshnessSLA is the policy's freshness_sla: a table whose last
@@ -107,12 +108,29 @@ type HealthOptions struct {
 	Now time.Time
 	// Thresholds; zero value means [DefaultThresholds].
 	Thresholds *Thresholds
+	// Expiry is what snapshot expiry would do to the table now, so that
+	// the advice of a snapshot-count warning is true: "expire them" only
+	// when expiring removes enough. Nil when unknown: the advice is then
+	// "expire them".
+	Expiry *Expiry
 	// LastCompaction is when floe last compacted the table successfully,
 	// from its run records, zero when unknown. A compaction that found
 	// nothing to rewrite commits no snapshot but still counts as fresh, so
 	// [Metrics.LastCompactionAgeSec] is the younger of this and the newest
 	// replace snapshot.
 	LastCompaction time.Time
+}
+
+// Expiry is what snapshot expiry, as the table's policy and properties
+// set it, would do to the table now (see [HealthOptions.Expiry]).
+type Expiry struct {
+	// Expirable counts the snapshots it would remove.
+	Expirable int
+	// OlderThan is the age past which it lets a snapshot expire.
+	OlderThan time.Duration
+	// Command runs the expiry on the table ("floe expire local.web.events");
+	// the advice adds the flags that keep fewer snapshots to it.
+	Command string
 }
 
 // Metrics are a table's health figures. SmallFiles counts the data files
@@ -394,7 +412,7 @@ func ComputeHealth(st *State, opts HealthOptions) (Health, error) {
 	for _, c := range cols {
 		m.Clustering = append(m.Clustering, MeasureClustering(c.name, c.id, st.DataFiles))
 	}
-	classify(&h, th, sortOrderColumns(st), judged)
+	classify(&h, th, sortOrderColumns(st), judged, opts.Expiry)
 	deleteIssueReasons(&h, st.DeleteIssues)
 	return h, nil
 }
@@ -469,8 +487,8 @@ func sortOrderColumns(st *State) []string {
 }
 
 // classify sets h's status and reasons; judged is the target small files
-// were judged by.
-func classify(h *Health, th Thresholds, sortCols []string, judged int64) {
+// were judged by, exp what expiry would do (nil: unknown).
+func classify(h *Health, th Thresholds, sortCols []string, judged int64, exp *Expiry) {
 	m := h.Metrics
 	raise := func(s Status, format string, args ...any) {
 		if s.rank() > h.Status.rank() {
@@ -496,9 +514,9 @@ func classify(h *Health, th Thresholds, sortCols []string, judged int64) {
 	}
 	switch {
 	case th.SnapshotsCritical > 0 && m.Snapshots >= th.SnapshotsCritical:
-		raise(Critical, "snapshots: %d retained (threshold %d); expire them", m.Snapshots, th.SnapshotsCritical)
+		raise(Critical, "snapshots: %d retained (threshold %d)%s", m.Snapshots, th.SnapshotsCritical, expireAdvice(m.Snapshots, th, exp))
 	case th.SnapshotsWarning > 0 && m.Snapshots >= th.SnapshotsWarning:
-		raise(Warning, "snapshots: %d retained (threshold %d); expire them", m.Snapshots, th.SnapshotsWarning)
+		raise(Warning, "snapshots: %d retained (threshold %d)%s", m.Snapshots, th.SnapshotsWarning, expireAdvice(m.Snapshots, th, exp))
 	}
 	age := time.Duration(m.OldestSnapshotAgeSec) * time.Second
 	switch {
@@ -536,11 +554,41 @@ func classify(h *Health, th Thresholds, sortCols []string, judged int64) {
 	}
 	if th.OverlapWarning > 0 && m.DataFiles >= th.MinFilesForSmallFileCheck {
 		for _, c := range m.Clustering {
-			if slices.Contains(sortCols, c.Column) && c.OverlapFraction >= th.OverlapWarning {
+			// Files sorted by (a, b) are ordered by a alone: their b ranges
+			// overlap by design, and only a's overlap says they drifted.
+			if len(sortCols) > 0 && c.Column == sortCols[0] && c.OverlapFraction >= th.OverlapWarning {
 				raise(Warning, "clustering: %.0f%% of files overlap on sort column %s (average depth %.1f)", 100*c.OverlapFraction, c.Column, c.AverageDepth)
 			}
 		}
 	}
+}
+
+// expireAdvice ends a snapshot-count reason with what brings the table
+// under its thresholds: the expiry as it is set, when it removes enough
+// snapshots; else the command that keeps one fewer than the lowest
+// threshold, or a lower expiry age.
+func expireAdvice(snapshots int, th Thresholds, exp *Expiry) string {
+	if exp == nil {
+		return "; expire them"
+	}
+	under := th.SnapshotsWarning
+	if under <= 0 {
+		under = th.SnapshotsCritical
+	}
+	age := "0s"
+	if exp.OlderThan > 0 {
+		age = durStr(exp.OlderThan)
+	}
+	left := snapshots - exp.Expirable
+	if left < under {
+		return fmt.Sprintf("; expire them: %s removes the %d older than %s", exp.Command, exp.Expirable, age)
+	}
+	removes := fmt.Sprintf("none is older than the expiry age %s, so %s removes none", age, exp.Command)
+	if exp.Expirable > 0 {
+		removes = fmt.Sprintf("%d are older than the expiry age %s, so %s leaves %d", exp.Expirable, age, exp.Command, left)
+	}
+	return fmt.Sprintf("; %s: to keep %d, %s --older-than 0 --retain-last %d, or lower snapshots.older_than",
+		removes, under-1, exp.Command, under-1)
 }
 
 func medianInt64(v []int64) int64 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -236,5 +237,56 @@ func TestHealthFreshnessSLA(t *testing.T) {
 	require.NoError(t, err)
 	for _, r := range h.Reasons {
 		require.NotContains(t, r, "freshness")
+	}
+}
+
+// TestHealthOverlapOnTheLeadingSortColumn: files sorted by (Region, id)
+// are ordered by Region across files; within one region every file spans
+// its own ids, so their id ranges overlap by design. Only the leading
+// column's overlap says the table drifted: floe's own sort(tenant_id,
+// event_type) rewrite left the demo's web.events warning for good on its
+// second column. The same files under the order (id, Region) overlap on
+// the leading column and warn.
+func TestHealthOverlapOnTheLeadingSortColumn(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		order []int // source ids of the sort order
+		warn  string
+	}{
+		{"second column overlaps", []int{2, 1}, ""},
+		{"leading column overlaps", []int{1, 2}, "clustering: 100% of files overlap on sort column id"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := testlake.New(t)
+			var fields []table.SortField
+			for _, id := range tc.order {
+				fields = append(fields, table.SortField{SourceIDs: []int{id}, Transform: iceberg.IdentityTransform{}, Direction: table.SortASC, NullOrder: table.NullsFirst})
+			}
+			order, err := table.NewSortOrder(1, fields)
+			require.NoError(t, err)
+			tbl := w.CreateTable(t, "db", "t", schema, nil, iceberg.Properties{"write.target-file-size-bytes": "1048576"}, &order)
+			sc := testlake.ArrowSchema(t, tbl)
+			day := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+			for _, region := range []string{"a", "b", "c", "d", "e"} {
+				tbl = testlake.Append(t, tbl, batch(t, sc, 0, 9, region, day))
+			}
+			th := lake.DefaultThresholds()
+			th.MinFilesForSmallFileCheck = 5
+			h, err := lake.ComputeHealth(loadState(t, w, tbl), lake.HealthOptions{Thresholds: &th})
+			require.NoError(t, err)
+			require.Len(t, h.Metrics.Clustering, 2, "both columns are measured")
+			var clustering []string
+			for _, r := range h.Reasons {
+				if strings.Contains(r, "clustering") {
+					clustering = append(clustering, r)
+				}
+			}
+			if tc.warn == "" {
+				require.Empty(t, clustering, h.Reasons)
+				return
+			}
+			require.Len(t, clustering, 1, h.Reasons)
+			require.Contains(t, clustering[0], tc.warn)
+		})
 	}
 }

@@ -241,21 +241,37 @@ func PlanCompaction(st *lake.State, opts CompactOptions) (CompactPlan, error) {
 	for _, s := range st.Snapshots {
 		summaries[s.ID] = s.Summary
 	}
-	wanted := opts.Layout.String()
+	// A file is in the layout whatever target it was written at: the
+	// target decides which files are small or oversized (below), not how
+	// their rows are ordered. A plan writes "sort(a) target 65536", and the
+	// policy's "sort(a)" at the same 64 KiB must not rewrite it again.
+	ordering := func(l layout.Layout) string {
+		l.TargetFileSizeBytes = 0
+		return l.String()
+	}
+	wanted := ordering(opts.Layout)
 	sortID := -1
 	if opts.Layout.Strategy == layout.StrategySort {
 		if id, ok := matchingSortOrder(st, opts.Layout); ok {
 			sortID = id
 		}
 	}
-	tag := "-" + LayoutTag(opts.Layout) + ".parquet"
+	// The names floe gives a layout's files: the layout as written, with
+	// no target, or with this compaction's.
+	var tags []string
+	for _, target := range []int64{opts.Layout.TargetFileSizeBytes, 0, opts.TargetFileSizeBytes} {
+		l := opts.Layout
+		l.TargetFileSizeBytes = target
+		tags = append(tags, "-"+LayoutTag(l)+".parquet")
+	}
 	// inLayout reports whether f is known to be in the wanted layout, and
 	// whether anything about f's layout is known at all.
 	inLayout := func(f lake.File) (in, known bool) {
 		if sum, ok := summaries[f.SnapshotID]; ok {
-			return sum[PropLayout] == wanted, true
+			l, err := layout.Parse(sum[PropLayout])
+			return err == nil && ordering(l) == wanted, true
 		}
-		if strings.HasSuffix(f.Path, tag) {
+		if slices.ContainsFunc(tags, func(tag string) bool { return strings.HasSuffix(f.Path, tag) }) {
 			return true, true
 		}
 		if sortID >= 0 && f.SortOrderID != nil {

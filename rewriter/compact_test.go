@@ -242,6 +242,45 @@ func TestCompactFileOfExpiredSnapshot(t *testing.T) {
 	}
 }
 
+// A layout's files are in it whatever target they were written at: a plan
+// writes "sort(id) target 1MiB", and the policy's "sort(id)" at the same
+// 1 MiB must find nothing to rewrite — before, every file was "not in"
+// the layout and the table was rewritten again. Through the adding
+// snapshot's summary, and once it is expired through the files' names.
+func TestCompactLayoutWrittenWithItsOwnTarget(t *testing.T) {
+	for _, spec := range []string{"sort(id)", "zorder(id, v)"} {
+		t.Run(spec, func(t *testing.T) {
+			ctx := context.Background()
+			tt := newTwinTables(t, nil)
+			for i := range 4 {
+				tt.appendBoth(t, i*500, 500, "eu")
+				tt.appendBoth(t, 100000+i*500, 500, "us")
+			}
+			bare, err := layout.Parse(spec)
+			require.NoError(t, err)
+			written := bare
+			written.TargetFileSizeBytes = 1 << 20
+			opts := rewriter.CompactOptions{Layout: written, Commit: rewriter.CommitOptions{Sleep: instantSleep}}
+			plan, err := rewriter.PlanCompaction(tt.state(t, tt.tbl), opts)
+			require.NoError(t, err)
+			require.Len(t, plan.Groups, 2, "%s", groupSummary(plan))
+			res, err := rewriter.Compact(ctx, tt.state(t, tt.tbl), plan, opts)
+			require.NoError(t, err)
+			tt.tbl = res.Table
+			tt.requireSameRows(t)
+
+			again := rewriter.CompactOptions{Layout: bare, TargetFileSizeBytes: 1 << 20, Commit: rewriter.CommitOptions{Sleep: instantSleep}}
+			p, err := rewriter.PlanCompaction(tt.state(t, tt.tbl), again)
+			require.NoError(t, err)
+			require.Empty(t, p.Groups, "the files are in %s already: %s", spec, groupSummary(p))
+			expireAllButCurrent(t, tt)
+			p, err = rewriter.PlanCompaction(tt.state(t, tt.tbl), again)
+			require.NoError(t, err)
+			require.Empty(t, p.Groups, "their names say so once the snapshot is expired: %s", groupSummary(p))
+		})
+	}
+}
+
 // A compaction whose every group loses its commit race (a writer commits
 // before each attempt) committed nothing: Compact says so with
 // ErrNothingCommitted (an ErrConflict, retried later), never as a

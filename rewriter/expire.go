@@ -76,10 +76,10 @@ func (o ExpireOptions) Validate() error {
 // olderThanGiven reports whether OlderThan is to be used as is.
 func (o ExpireOptions) olderThanGiven() bool { return o.OlderThanSet || o.OlderThan != 0 }
 
-// maxSnapshotAge is the age beyond which a snapshot no ref's own setting
+// MaxSnapshotAge is the age beyond which a snapshot no ref's own setting
 // keeps may expire: OlderThan when given, else the table's
 // history.expire.max-snapshot-age-ms.
-func (o ExpireOptions) maxSnapshotAge(md table.Metadata) time.Duration {
+func (o ExpireOptions) MaxSnapshotAge(md table.Metadata) time.Duration {
 	if o.olderThanGiven() {
 		return o.OlderThan
 	}
@@ -246,7 +246,7 @@ func PlanExpire(ctx context.Context, tbl *table.Table, opts ExpireOptions) (Expi
 		return ExpirePlan{}, fmt.Errorf("plan expire of %s: %w", tbl.Location(), err)
 	}
 	plan := ExpirePlan{MetadataLocation: tbl.MetadataLocation(), Snapshots: expire, RemoveRefs: refs,
-		Retained: len(md.Snapshots()) - len(expire), Cutoff: now.Add(-opts.maxSnapshotAge(md)), KeepFiles: opts.KeepFiles}
+		Retained: len(md.Snapshots()) - len(expire), Cutoff: now.Add(-opts.MaxSnapshotAge(md)), KeepFiles: opts.KeepFiles}
 	if len(expire) == 0 || opts.KeepFiles {
 		return plan, nil
 	}

@@ -229,7 +229,14 @@ func renderCollect(io *IOStreams, format outputFormat, rep ingest.Report) error 
 		for n := range rep.Unresolved {
 			names = append(names, n)
 		}
-		sort.Slice(names, func(i, j int) bool { return rep.Unresolved[names[i]] > rep.Unresolved[names[j]] })
+		// Most events first; a tie by name, so that the line is the same
+		// from one run to the next.
+		sort.Slice(names, func(i, j int) bool {
+			if a, b := rep.Unresolved[names[i]], rep.Unresolved[names[j]]; a != b {
+				return a > b
+			}
+			return names[i] < names[j]
+		})
 		if len(names) > 10 {
 			names = names[:10]
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/internal/demo"
+	"github.com/floe-project/floe/lake"
 )
 
 type demoOptions struct {
@@ -44,7 +46,10 @@ Athena API JSON, Snowflake QUERY_HISTORY/ACCESS_HISTORY CSV, the DuckDB query
 log and Iceberg REST scan reports) under <data_dir>/logs, collect them,
 summarize the queries, and write the report of every table to
 <data_dir>/report.html (see 'floe report'). --reset rebuilds existing demo
-tables.
+tables and forgets the telemetry of the demo before: the stored query
+events of its tables and of its previous query logs, and the records of
+those collected files, so the rebuilt warehouse has the queries of its
+new logs only.
 
 The event times and the query log end at --as-of (default: now), so the
 files, partitions and queries the demo builds depend on --as-of and on
@@ -100,7 +105,7 @@ func runDemo(ctx context.Context, opts *demoOptions) (err error) {
 	// analysis steps below are measured from the factory's clock, so they
 	// reach back to cover them when --as-of is in the past.
 	window := 30*24*time.Hour + max(0, opts.f.Now().Sub(now))
-	fmt.Fprintf(opts.f.IO.ErrOut, "building the demo warehouse in catalog %q (%s)\n", cfg.DefaultCatalog, cfg.Source)
+	fmt.Fprintf(opts.f.IO.ErrOut, "building the demo warehouse in catalog %q %s\n", cfg.DefaultCatalog, parenthesized(cfg.Source))
 	err = demo.Build(ctx, cat, demo.Options{
 		Reset: opts.Reset, EventCommits: opts.EventCommits, Orders: opts.Orders,
 		Progress: bar.Set, Now: now,
@@ -110,6 +115,39 @@ func runDemo(ctx context.Context, opts *demoOptions) (err error) {
 		return err
 	}
 	fmt.Fprintf(opts.f.IO.ErrOut, "built %d tables in %s\n", len(demo.Tables), time.Since(start).Round(100*time.Millisecond))
+	logDir := filepath.Join(cfg.DataDir, "logs")
+	st, err := opts.f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	if opts.Reset {
+		// The rebuilt tables get new query logs: the old ones' events
+		// would add to theirs, and the counts would grow with each reset.
+		stage = "forgetting the telemetry of the previous demo"
+		tables := make([]lake.Ident, len(demo.Tables))
+		for i, name := range demo.Tables {
+			if tables[i], err = lake.ParseIdent(name, cfg.CatalogNames(), cfg.DefaultCatalog); err != nil {
+				return err
+			}
+		}
+		// The previous logs' events include some that read no demo table
+		// (views, other catalogs, SHOW statements): they are forgotten by
+		// their keys, read from the logs still on disk.
+		forget := store.Forget{Tables: tables, FilesUnder: logDir}
+		if _, err := os.Stat(logDir); err == nil {
+			if forget.Events, _, err = control.LogEvents(ctx, cfg, opts.f.Catalog, []string{logDir}); err != nil {
+				return err
+			}
+		}
+		gone, err := st.Forget(ctx, forget)
+		if err != nil {
+			return err
+		}
+		if gone != (store.Forgotten{}) {
+			fmt.Fprintf(opts.f.IO.ErrOut, "forgot the previous demo's telemetry: %d query events (%d folded), %d collected files\n",
+				gone.Events+gone.FoldedEvents, gone.FoldedEvents, gone.Files)
+		}
+	}
 
 	out := opts.f.IO.Out
 	section := func(title string) {
@@ -127,17 +165,12 @@ func runDemo(ctx context.Context, opts *demoOptions) (err error) {
 	}
 
 	// Query logs of all six sources over the demo tables, then collected.
-	logDir := filepath.Join(cfg.DataDir, "logs")
 	stage = "writing the query logs"
 	sum, err := demo.WriteLogs(logDir, demo.LogOptions{Queries: opts.Queries, Now: now, Orders: opts.Orders})
 	if err != nil {
 		return err
 	}
 	section(fmt.Sprintf("floe collect %s  (%d queries from Trino, Spark, Athena, Snowflake, DuckDB and Iceberg scan reports)", logDir, sum.Queries))
-	st, err := opts.f.Store(ctx)
-	if err != nil {
-		return err
-	}
 	rep, err := control.Collect(ctx, st, cfg, opts.f.Catalog, control.CollectOptions{Paths: []string{logDir}, Force: true})
 	if err != nil {
 		return err

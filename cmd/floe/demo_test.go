@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/control/report"
 	"github.com/floe-project/floe/layout"
 )
@@ -23,18 +21,23 @@ import (
 // window is measured from it (the demo's queries end at --as-of).
 func runAt(t *testing.T, ctx context.Context, dir string, now time.Time, stdout, stderr io.Writer, args ...string) int {
 	t.Helper()
-	io := &IOStreams{In: strings.NewReader(""), Out: stdout, ErrOut: stderr}
-	f := newFactory(io)
+	f := newFactory(&IOStreams{In: strings.NewReader(""), Out: stdout, ErrOut: stderr})
 	f.Now = func() time.Time { return now }
+	return execute(ctx, f, append([]string{"--config", filepath.Join(dir, "floe.yaml")}, args...))
+}
+
+// execute runs floe with args on f's streams, closes f and returns the
+// exit code, as Main does.
+func execute(ctx context.Context, f *factory, args []string) int {
 	root := newRootCmd(f)
-	root.SetArgs(append([]string{"--config", filepath.Join(dir, "floe.yaml")}, args...))
-	root.SetOut(stdout)
-	root.SetErr(stderr)
+	root.SetArgs(args)
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
 	err := root.ExecuteContext(ctx)
 	if cerr := f.Close(); cerr != nil && err == nil {
 		err = cerr
 	}
-	return exitCode(io, err)
+	return exitCode(f.IO, err)
 }
 
 // shellWords splits a command line as the report prints it: words apart by
@@ -77,10 +80,7 @@ func TestDemoAgreesEverywhere(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the demo warehouse")
 	}
-	dir := t.TempDir()
-	yaml := strings.Replace(string(config.DefaultYAML()), "data_dir: ./floe-data", "data_dir: "+filepath.Join(dir, "floe-data"), 1)
-	require.NotEqual(t, string(config.DefaultYAML()), yaml, "the embedded default sets data_dir: ./floe-data")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "floe.yaml"), []byte(yaml), 0o644))
+	dir := demoConfig(t)
 	asOf, err := time.Parse(time.RFC3339, testAsOf)
 	require.NoError(t, err)
 	now := asOf.Add(time.Hour)
@@ -223,9 +223,7 @@ func TestSmallTargetProjectionHolds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a demo warehouse")
 	}
-	dir := t.TempDir()
-	yaml := strings.Replace(string(config.DefaultYAML()), "data_dir: ./floe-data", "data_dir: "+filepath.Join(dir, "floe-data"), 1)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "floe.yaml"), []byte(yaml), 0o644))
+	dir := demoConfig(t)
 	asOf, err := time.Parse(time.RFC3339, testAsOf)
 	require.NoError(t, err)
 	do := func(args ...string) string {
@@ -256,4 +254,54 @@ func TestSmallTargetProjectionHolds(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &m), out)
 	t.Logf("%s: projected %.1f%% ± %.1f (size model %.1f), measured %.1f%%", sort, p.SkippedPct, p.ErrorPP, p.SizeError, m.SkippedPct)
 	require.LessOrEqual(t, math.Abs(m.SkippedPct-p.SkippedPct), p.ErrorPP, "the measured skip rate is within the projection's error bar")
+}
+
+// TestDemoResetForgetsTelemetry: floe demo --reset rebuilds the tables and
+// forgets the previous demo's telemetry, so the query counts are those of
+// the new logs alone. Before, each reset added its queries to the old ones
+// (1,931 became 3,017). Reset at another --as-of, every query is of the new
+// logs (within their week before --as-of); reset back at the first --as-of,
+// floe queries counts exactly what the first demo counted.
+func TestDemoResetForgetsTelemetry(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the demo warehouse three times")
+	}
+	dir := demoConfig(t)
+	first, err := time.Parse(time.RFC3339, testAsOf)
+	require.NoError(t, err)
+	second := first.Add(10*24*time.Hour + 5*time.Hour) // past the first logs' week
+	ctx := t.Context()
+	type counts struct {
+		Table   string    `json:"table"`
+		Queries int       `json:"queries"`
+		Failed  int       `json:"failed"`
+		Users   int       `json:"users"`
+		First   time.Time `json:"first_seen"`
+		Last    time.Time `json:"last_seen"`
+	}
+	demoAt := func(asOf time.Time, args ...string) ([]counts, string) {
+		t.Helper()
+		var out, errOut lockedBuffer
+		now := asOf.Add(time.Hour)
+		args = append([]string{"demo", "--as-of", asOf.Format(time.RFC3339), "--orders", "500", "--queries", "600", "--event-commits", "40"}, args...)
+		code := runAt(t, ctx, dir, now, &out, &errOut, args...)
+		require.Equal(t, 0, code, "floe %s: %s", strings.Join(args, " "), errOut.String())
+		var js lockedBuffer
+		code = runAt(t, ctx, dir, now, &js, &errOut, "queries", "-o", "json")
+		require.Equal(t, 0, code, errOut.String())
+		var cs []counts
+		require.NoError(t, json.Unmarshal([]byte(js.String()), &cs), js.String())
+		require.Len(t, cs, 4, js.String())
+		for _, c := range cs {
+			require.True(t, c.First.After(asOf.Add(-7*24*time.Hour-time.Minute)), "%s: a query before the new logs' week: %s", c.Table, c.First)
+			require.False(t, c.Last.After(asOf), "%s: a query after --as-of %s: %s", c.Table, asOf, c.Last)
+		}
+		return cs, errOut.String()
+	}
+
+	want, _ := demoAt(first)
+	_, errOut := demoAt(second, "--reset")
+	require.Contains(t, errOut, "forgot the previous demo's telemetry: ", errOut)
+	got, _ := demoAt(first, "--reset")
+	require.Equal(t, want, got, "the first --as-of again: the same queries, no more")
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/internal/oracle"
 	"github.com/floe-project/floe/lake"
 )
@@ -67,6 +68,18 @@ func stringsReader(s string) io.Reader { return strings.NewReader(s) }
 // (snapshot times, file ages) still follows the wall clock, since iceberg-go
 // stamps each commit with it; only the generated data is pinned.
 const testAsOf = "2026-11-24T12:00:00Z"
+
+// demoConfig writes the embedded default configuration, its data_dir in a
+// new temporary directory, to floe.yaml there, for a demo warehouse built
+// on it, and returns the directory.
+func demoConfig(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	yaml := strings.Replace(string(config.DefaultYAML()), "data_dir: ./floe-data", "data_dir: "+filepath.Join(dir, "floe-data"), 1)
+	require.NotEqual(t, string(config.DefaultYAML()), yaml, "the embedded default sets data_dir: ./floe-data")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "floe.yaml"), []byte(yaml), 0o644))
+	return dir
+}
 
 // demoArgs are the args of a demo run in tests: args plus the fixed --as-of.
 func demoArgs(args ...string) []string {

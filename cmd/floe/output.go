@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/floe-project/floe/control/config"
 )
 
 // outputFormat is the value of --output.
@@ -66,3 +68,10 @@ func (t *textTable) flush() error { return t.tw.Flush() }
 // formatCutoff renders a plan's cut-off in text output as JSON has it, in
 // UTC to the second.
 func formatCutoff(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// parenthesized is where in parentheses, as a source follows what it set:
+// "(floe.yaml:3)", and "(embedded default:45)" rather than
+// "((embedded default):45)".
+func parenthesized(where string) string {
+	return "(" + strings.Replace(where, config.EmbeddedSource, strings.Trim(config.EmbeddedSource, "()"), 1) + ")"
+}

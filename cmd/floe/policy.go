@@ -80,7 +80,7 @@ func runPolicyShow(ctx context.Context, opts *policyShowOptions) error {
 			v = "-"
 		}
 		if s.Rule != "" && s.Level != policy.LevelDefault {
-			by = s.Rule + " (" + s.Where + ")"
+			by = s.Rule + " " + parenthesized(s.Where)
 		}
 		if s.Level == policy.LevelBuiltin {
 			by = "built-in default"

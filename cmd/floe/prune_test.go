@@ -9,10 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/control"
-	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/internal/demo"
-	"os"
 )
 
 // TestPruneLeavesAnalyzeUnchanged collects real-format logs of all six
@@ -25,9 +23,7 @@ func TestPruneLeavesAnalyzeUnchanged(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the demo warehouse")
 	}
-	dir := t.TempDir()
-	yaml := strings.Replace(string(config.DefaultYAML()), "data_dir: ./floe-data", "data_dir: "+filepath.Join(dir, "floe-data"), 1)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "floe.yaml"), []byte(yaml), 0o644))
+	dir := demoConfig(t)
 	asOf, err := time.Parse(time.RFC3339, testAsOf)
 	require.NoError(t, err)
 	now := asOf.Add(time.Hour)

@@ -13,7 +13,7 @@ import (
 
 const example = `policies:
   default:
-    snapshots: {older_than: 5d, retain_last: 100}
+    snapshots: {older_than: 5d, retain_last: 50}
     orphans: {older_than: 3d}
     target_file_size: 512MiB
     approval: {layout: required, binpack: auto}
@@ -55,7 +55,7 @@ func TestResolvePrecedence(t *testing.T) {
 		{"local.web.clicks", "target_file_size", "512MiB", policy.LevelDefault, "floe.yaml:5"},
 		{"local.web.clicks", "mode", "scheduled", policy.LevelNamespace, "floe.yaml:15"},
 		{"local.web.clicks", "orphans.older_than", "4d", policy.LevelCatalog, "floe.yaml:12"},
-		{"local.web.clicks", "snapshots.retain_last", "100", policy.LevelDefault, "floe.yaml:3"},
+		{"local.web.clicks", "snapshots.retain_last", "50", policy.LevelDefault, "floe.yaml:3"},
 		{"local.web.clicks", "health.small_file_ratio.warning", "0.2", policy.LevelDefault, "floe.yaml:9"},
 		{"local.web.clicks", "health.small_file_ratio.critical", "0.7", policy.LevelBuiltin, ""},
 		{"local.web.clicks", "approval.layout", "required", policy.LevelDefault, "floe.yaml:6"},
@@ -87,7 +87,7 @@ func TestResolvePrecedence(t *testing.T) {
 	p := eff.Policy
 	require.Equal(t, int64(128<<20), p.TargetFileSizeBytes)
 	require.Equal(t, 5*24*time.Hour, *p.Snapshots.OlderThan)
-	require.Equal(t, 100, *p.Snapshots.RetainLast)
+	require.Equal(t, 50, *p.Snapshots.RetainLast)
 	require.Equal(t, 4*24*time.Hour, p.Orphans.OlderThan)
 	require.Equal(t, policy.ModeScheduled, p.Mode)
 	require.Equal(t, "0 3 * * *", p.Schedule)

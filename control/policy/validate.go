@@ -208,6 +208,27 @@ func checkEffective(eff Effective) []error {
 				where, key, wk, pair.format(pair.warn), ck, pair.format(pair.crit)))
 		}
 	}
+	// Expiry always keeps retain_last snapshots: a threshold at or below
+	// it is crossed for good once the table has had that many commits.
+	if keep := p.Snapshots.RetainLast; keep != nil {
+		for _, lv := range []struct {
+			key   string
+			level int
+		}{{"health.snapshots.warning", th.SnapshotsWarning}, {"health.snapshots.critical", th.SnapshotsCritical}} {
+			if lv.level <= 0 || *keep < lv.level {
+				continue
+			}
+			where, key := at("snapshots.retain_last")
+			s, _ := eff.Setting(lv.key)
+			set := "its default"
+			if s.Level != LevelBuiltin {
+				set = orBuiltin(s.Where)
+			}
+			errs = append(errs, fmt.Errorf("%s: %s: %d is at least %s (%d, %s): expiry always keeps that many snapshots, so a table that has had %d commits stays %s; keep fewer or raise the threshold",
+				where, key, *keep, lv.key, lv.level, set, lv.level, strings.TrimPrefix(lv.key, "health.snapshots.")))
+			break
+		}
+	}
 	return errs
 }
 

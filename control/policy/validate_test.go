@@ -68,7 +68,7 @@ func TestBoundsAccepted(t *testing.T) {
   approval: {deletes: required}
   max_bytes_per_run: 1MiB
   schedule: "@hourly"
-  health: {partition_skew: {warning: 0}, min_files: 0}
+  health: {partition_skew: {warning: 0}, min_files: 0, snapshots: {warning: 0, critical: 0}}
   cost: {file_open_bytes: 0, usd_per_tb_scanned: 5, usd_per_vcpu_hour: 0.05}
 `))
 	require.NoError(t, err)
@@ -197,5 +197,40 @@ func TestFormat(t *testing.T) {
 		back, err := policy.ParseSize(want)
 		require.NoError(t, err)
 		require.Equal(t, n, back, want)
+	}
+}
+
+// TestRetainLastUnderTheSnapshotThresholds: expiry always keeps
+// snapshots.retain_last snapshots, so a retain_last at or above a
+// snapshot-count threshold leaves every table that has had that many
+// commits warning (or critical) for good — as the README's example policy
+// did (retain_last 100 against the default warning at 100). Such a policy
+// is refused where retain_last is set, naming the threshold and where it
+// comes from; one that keeps fewer passes.
+func TestRetainLastUnderTheSnapshotThresholds(t *testing.T) {
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"the default warning", "default:\n  snapshots: {older_than: 5d, retain_last: 100}\n",
+			"f.yaml:2: default.snapshots.retain_last: 100 is at least health.snapshots.warning (100, its default): expiry always keeps that many snapshots, so a table that has had 100 commits stays warning; keep fewer or raise the threshold"},
+		{"a table's own warning", "default:\n  snapshots: {retain_last: 20}\ntables:\n  local.web.events: {health: {snapshots: {warning: 20}}}\n",
+			"f.yaml:2: default.snapshots.retain_last: 20 is at least health.snapshots.warning (20, f.yaml:4)"},
+		{"critical with no warning", "default:\n  snapshots: {retain_last: 1000}\n  health: {snapshots: {warning: 0}}\n",
+			"default.snapshots.retain_last: 1000 is at least health.snapshots.critical (1000, its default): expiry always keeps that many snapshots, so a table that has had 1000 commits stays critical"},
+		{"fewer than the warning", "default:\n  snapshots: {older_than: 1d, retain_last: 10}\n  health: {snapshots: {warning: 500}}\n", ""},
+		{"thresholds off", "default:\n  snapshots: {retain_last: 5000}\n  health: {snapshots: {warning: 0, critical: 0}}\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			set, err := policy.ParseFile("f.yaml", []byte(tt.yaml))
+			require.NoError(t, err, "each value is within its own bounds")
+			err = set.Validate(now)
+			if tt.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, policy.ErrInvalid)
+			require.ErrorContains(t, err, tt.want)
+		})
 	}
 }

@@ -250,16 +250,19 @@ func (s *Store) foldedKeys(ctx context.Context, tx *txn, keys [][]any) (map[fold
 // UPDATE SKIP LOCKED, and a shape is locked before it is deleted; see
 // [Store.deleteUnusedShapes]).
 func (s *Store) DeleteFolded(ctx context.Context, before time.Time) (events, shapes int, err error) {
-	return inBatches(func() (int, int, error) { return s.deleteFoldedBatch(ctx, before.UTC().UnixNano()) })
+	return inBatches(func() (int, int, error) {
+		return s.deleteFoldedBatch(ctx, "delete folded events", `e.start_time < ? ORDER BY e.start_time, e.id`, []any{before.UTC().UnixNano()})
+	})
 }
 
-// deleteFoldedBatch deletes up to PruneBatch folded events older than
-// before (Unix nanoseconds), and the shapes left unused, in one
-// transaction.
-func (s *Store) deleteFoldedBatch(ctx context.Context, before int64) (events, shapes int, err error) {
+// deleteFoldedBatch deletes up to PruneBatch folded events e that cond (a
+// condition on folded_events e, followed by its ORDER BY) selects, and the
+// shapes left unused, in one transaction; what names the deletion in
+// errors ("delete folded events").
+func (s *Store) deleteFoldedBatch(ctx context.Context, what, cond string, args []any) (events, shapes int, err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, 0, s.redact(fmt.Errorf("delete folded events: begin: %w", err))
+		return 0, 0, s.redact(fmt.Errorf("%s: begin: %w", what, err))
 	}
 	defer func() {
 		if err != nil {
@@ -267,20 +270,20 @@ func (s *Store) deleteFoldedBatch(ctx context.Context, before int64) (events, sh
 			err = s.redact(errors.Join(err, rollback(tx)))
 		}
 	}()
-	q := fmt.Sprintf(`SELECT id, shape_id FROM folded_events WHERE start_time < ? ORDER BY start_time, id LIMIT %d`, PruneBatch)
+	q := fmt.Sprintf(`SELECT e.id, e.shape_id FROM folded_events e WHERE %s LIMIT %d`, cond, PruneBatch)
 	if s.d == postgresDialect {
 		q += ` FOR UPDATE SKIP LOCKED`
 	}
-	rows, err := tx.QueryContext(ctx, q, before)
+	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
-		return 0, 0, fmt.Errorf("delete folded events: %w", err)
+		return 0, 0, fmt.Errorf("%s: %w", what, err)
 	}
 	var ids, shapeIDs []int64
 	seen := map[int64]bool{}
 	for rows.Next() {
 		var id, shape int64
 		if err := rows.Scan(&id, &shape); err != nil {
-			return 0, 0, errors.Join(fmt.Errorf("delete folded events: %w", err), rows.Close())
+			return 0, 0, errors.Join(fmt.Errorf("%s: %w", what, err), rows.Close())
 		}
 		ids = append(ids, id)
 		if !seen[shape] {
@@ -289,19 +292,19 @@ func (s *Store) deleteFoldedBatch(ctx context.Context, before int64) (events, sh
 		}
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return 0, 0, fmt.Errorf("delete folded events: %w", err)
+		return 0, 0, fmt.Errorf("%s: %w", what, err)
 	}
 	if len(ids) == 0 {
 		return 0, 0, tx.Commit()
 	}
 	if events, err = deleteByID(ctx, tx, "folded_events", ids, ""); err != nil {
-		return 0, 0, fmt.Errorf("delete folded events: %w", err)
+		return 0, 0, fmt.Errorf("%s: %w", what, err)
 	}
 	if shapes, err = s.deleteUnusedShapes(ctx, tx, shapeIDs); err != nil {
-		return 0, 0, fmt.Errorf("delete folded events: %w", err)
+		return 0, 0, fmt.Errorf("%s: %w", what, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return 0, 0, s.redact(fmt.Errorf("delete folded events: commit: %w", err))
+		return 0, 0, s.redact(fmt.Errorf("%s: commit: %w", what, err))
 	}
 	return events, shapes, nil
 }

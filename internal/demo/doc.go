@@ -14,6 +14,8 @@
 // the DuckDB query log, Iceberg REST scan reports), for floe collect.
 //
 // Everything is seeded, so two builds give the same rows. go-tpc's dbgen
-// prints two "generating …" lines to standard output and keeps global
-// state, so Build must not run concurrently with itself in one process.
+// keeps global state, so Build must not run concurrently with itself in
+// one process; it also prints "generating …" to os.Stdout, which Build
+// points at the null device while dbgen runs (floe's own output goes
+// through the streams it took at start).
 package demo

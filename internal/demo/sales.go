@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"time"
 
@@ -183,6 +184,14 @@ func buildSales(ctx context.Context, cat catalog.Catalog, opts Options) error {
 	go func() {
 		dbgen.InitDbGen(1)
 		close(initDone)
+		// DbGen prints "generating …" to os.Stdout itself, in the middle of
+		// floe's own output: it prints to nothing instead. floe writes
+		// through the streams it took at start, which this does not touch.
+		if null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {
+			stdout := os.Stdout
+			os.Stdout = null
+			defer func() { os.Stdout = stdout; _ = null.Close() }()
+		}
 		genErr <- dbgen.DbGen(map[dbgen.Table]dbgen.Loader{dbgen.TOrderLine: l}, []dbgen.Table{dbgen.TOrderLine})
 	}()
 	select {
