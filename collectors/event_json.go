@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/floe-project/floe/internal/jsonenc"
 )
 
 // MarshalJSON writes the access with its snapshot id as a string, as every
@@ -20,13 +22,7 @@ func (t TableAccess) MarshalJSON() ([]byte, error) {
 		s := strconv.FormatInt(*t.SnapshotID, 10)
 		out.SnapshotID = &s
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(out); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
+	return jsonenc.Marshal(out)
 }
 
 // UnmarshalJSON reads an access whose snapshot id is a string or, as

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/internal/jsonenc"
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/layout"
 )
@@ -174,7 +175,7 @@ func (a Approvals) MarshalJSON() ([]byte, error) {
 	if a == nil {
 		return []byte("[]"), nil
 	}
-	return json.Marshal([]Approval(a))
+	return jsonenc.Marshal([]Approval(a))
 }
 
 // Step is one step of a run (StepExpire, StepOrphans, StepCompact,

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/floe-project/floe/internal/jsonenc"
 	"github.com/floe-project/floe/rewriter"
 )
 
@@ -62,7 +63,7 @@ func (r StepReport) IsZero() bool { return r.value() == nil }
 
 // MarshalJSON writes the value set (null when none is).
 func (r StepReport) MarshalJSON() ([]byte, error) {
-	return json.Marshal(r.value())
+	return jsonenc.Marshal(r.value())
 }
 
 // engineReport is the step report of a distributed engine's step.

@@ -530,11 +530,7 @@ func (l Layout) MarshalJSON() ([]byte, error) {
 	if cols == nil {
 		cols = []Column{}
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	// The encoder that embeds this value decides whether <, > and & are escaped.
-	enc.SetEscapeHTML(false)
-	err := enc.Encode(struct {
+	b, err := marshal(struct {
 		Spec                string   `json:"spec"`
 		Strategy            Strategy `json:"strategy"`
 		Columns             []Column `json:"columns"`
@@ -542,6 +538,20 @@ func (l Layout) MarshalJSON() ([]byte, error) {
 	}{l.String(), l.Strategy, cols, l.TargetFileSizeBytes})
 	if err != nil {
 		return nil, fmt.Errorf("encoding layout %s: %w", l, err)
+	}
+	return b, nil
+}
+
+// marshal is json.Marshal without HTML escaping, as floe's
+// internal/jsonenc.Marshal (which layout, importing nothing of floe,
+// cannot use): an encoder that embeds a value does not unescape what its
+// MarshalJSON returns.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -171,7 +171,7 @@ func (q *Quantiles) MarshalJSON() ([]byte, error) {
 			out.Columns[i].Bounds = [][]byte{}
 		}
 	}
-	return json.Marshal(out)
+	return marshal(out)
 }
 
 // UnmarshalQuantiles loads quantiles written by [Quantiles.MarshalJSON], binding each column to

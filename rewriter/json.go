@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/floe-project/floe/internal/jsonenc"
 )
 
 // The JSON forms of the plans and results, as floe's verbs print them and
@@ -60,7 +62,7 @@ type expirePlanJSON struct {
 
 // MarshalJSON writes the plan with snake_case keys.
 func (p ExpirePlan) MarshalJSON() ([]byte, error) {
-	return json.Marshal(expirePlanJSON{p.MetadataLocation, snapshotIDs(p.Snapshots), list(p.RemoveRefs), p.Retained, list(p.Files), p.Bytes, p.Cutoff,
+	return jsonenc.Marshal(expirePlanJSON{p.MetadataLocation, snapshotIDs(p.Snapshots), list(p.RemoveRefs), p.Retained, list(p.Files), p.Bytes, p.Cutoff,
 		list(p.Siblings), p.Shared, p.KeepFiles})
 }
 
@@ -94,7 +96,7 @@ type expireResultJSON struct {
 
 // MarshalJSON writes the result with snake_case keys.
 func (r ExpireResult) MarshalJSON() ([]byte, error) {
-	return json.Marshal(expireResultJSON{snapshotIDs(r.Expired), snapshotIDs(r.Kept), r.Retained, list(r.RemovedRefs), r.SnapshotID, list(r.Deleted), r.DeletedBytes,
+	return jsonenc.Marshal(expireResultJSON{snapshotIDs(r.Expired), snapshotIDs(r.Kept), r.Retained, list(r.RemovedRefs), r.SnapshotID, list(r.Deleted), r.DeletedBytes,
 		list(r.Siblings), list(r.Shared), r.KeepFiles})
 }
 
@@ -126,7 +128,7 @@ type orphanFileJSON struct {
 
 // MarshalJSON writes the file with snake_case keys.
 func (f OrphanFile) MarshalJSON() ([]byte, error) {
-	return json.Marshal(orphanFileJSON{f.Path, f.Size, f.ModTime, f.RunID})
+	return jsonenc.Marshal(orphanFileJSON{f.Path, f.Size, f.ModTime, f.RunID})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -156,7 +158,7 @@ type orphanPlanJSON struct {
 
 // MarshalJSON writes the plan with snake_case keys.
 func (p OrphanPlan) MarshalJSON() ([]byte, error) {
-	return json.Marshal(orphanPlanJSON{list(p.Files), p.Bytes, p.Scanned, p.Young, p.Excluded, list(p.Mismatched), p.InFlight, list(p.Leases),
+	return jsonenc.Marshal(orphanPlanJSON{list(p.Files), p.Bytes, p.Scanned, p.Young, p.Excluded, list(p.Mismatched), p.InFlight, list(p.Leases),
 		list(p.Siblings), p.Shared, p.Evidence, p.Cutoff})
 }
 
@@ -184,7 +186,7 @@ type orphanResultJSON struct {
 
 // MarshalJSON writes the result with snake_case keys.
 func (r OrphanResult) MarshalJSON() ([]byte, error) {
-	return json.Marshal(orphanResultJSON{list(r.Deleted), r.Bytes, list(r.Referenced), list(r.InFlight), list(r.Shared), list(r.Evidence), r.Plan})
+	return jsonenc.Marshal(orphanResultJSON{list(r.Deleted), r.Bytes, list(r.Referenced), list(r.InFlight), list(r.Shared), list(r.Evidence), r.Plan})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -207,7 +209,7 @@ type manifestResultJSON struct {
 
 // MarshalJSON writes the result with snake_case keys.
 func (r ManifestResult) MarshalJSON() ([]byte, error) {
-	return json.Marshal(manifestResultJSON{r.NoOp, r.SnapshotID, r.Rewritten, r.Added, r.Attempts})
+	return jsonenc.Marshal(manifestResultJSON{r.NoOp, r.SnapshotID, r.Rewritten, r.Added, r.Attempts})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -235,7 +237,7 @@ type commitJSON struct {
 
 // MarshalJSON writes the commit with snake_case keys.
 func (c Commit) MarshalJSON() ([]byte, error) {
-	return json.Marshal(commitJSON{c.SnapshotID, list(c.Groups), c.FilesIn, c.FilesOut, c.DeletesRemoved, c.BytesIn, c.BytesOut, c.Attempts, c.Duration, c.Content})
+	return jsonenc.Marshal(commitJSON{c.SnapshotID, list(c.Groups), c.FilesIn, c.FilesOut, c.DeletesRemoved, c.BytesIn, c.BytesOut, c.Attempts, c.Duration, c.Content})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -261,7 +263,7 @@ func (g SkippedGroup) MarshalJSON() ([]byte, error) {
 	if g.Err != nil {
 		errText = g.Err.Error()
 	}
-	return json.Marshal(skippedGroupJSON{g.Name, errText, list(g.Orphans)})
+	return jsonenc.Marshal(skippedGroupJSON{g.Name, errText, list(g.Orphans)})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes; the error comes back as its
@@ -284,7 +286,7 @@ func (p CompactPlan) MarshalJSON() ([]byte, error) {
 	type plain CompactPlan
 	q := plain(p)
 	q.Groups, q.Deferred = list(q.Groups), list(q.Deferred)
-	return json.Marshal(struct {
+	return jsonenc.Marshal(struct {
 		plain
 		SnapshotID int64 `json:"snapshot_id,string"`
 	}{q, p.SnapshotID})
@@ -310,7 +312,7 @@ func (r CompactResult) MarshalJSON() ([]byte, error) {
 	type plain CompactResult
 	q := plain(r)
 	q.Commits, q.Skipped, q.SweptSpill = list(q.Commits), list(q.Skipped), list(q.SweptSpill)
-	return json.Marshal(q)
+	return jsonenc.Marshal(q)
 }
 
 // MarshalJSON writes the group with [] for empty lists.
@@ -318,5 +320,5 @@ func (g PlannedGroup) MarshalJSON() ([]byte, error) {
 	type plain PlannedGroup
 	q := plain(g)
 	q.Reasons = list(q.Reasons)
-	return json.Marshal(q)
+	return jsonenc.Marshal(q)
 }

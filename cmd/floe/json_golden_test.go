@@ -121,6 +121,11 @@ func checkShape(t *testing.T, name, got string) {
 	for _, key := range badKeys(v) {
 		t.Errorf("%s: key %q is not snake_case", name, key)
 	}
+	for _, esc := range []string{`\u003c`, `\u003e`, `\u0026`} {
+		if strings.Contains(got, esc) {
+			t.Errorf("%s: --output json escapes <, > or & as %s (a MarshalJSON not encoding with internal/jsonenc)", name, esc)
+		}
+	}
 	checkLayouts(t, name, v)
 }
 

@@ -399,6 +399,9 @@ func (s *server) writeJSON(w http.ResponseWriter, code int, v any) {
 	w.WriteHeader(code)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	// As the CLI's -o json: a predicate's >= reads as written (the
+	// Content-Type and nosniff keep browsers from reading it as HTML).
+	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		s.log.Warn("write response; the client got a partial body", "status", code, "err", err)
 	}

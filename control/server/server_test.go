@@ -344,6 +344,9 @@ func TestRoutes(t *testing.T) {
 		{"no such table", "GET", "/api/v1/tables/db.nosuch", "", "", http.StatusNotFound, func(t *testing.T, rec *httptest.ResponseRecorder) {
 			require.Equal(t, "no such table: local.db.nosuch", errorOf(t, rec))
 		}},
+		{"JSON is not HTML-escaped", "GET", "/api/v1/tables/db.no%3Csuch%26", "", "", http.StatusNotFound, func(t *testing.T, rec *httptest.ResponseRecorder) {
+			require.Contains(t, rec.Body.String(), `local.db.no<such&`)
+		}},
 		{"table name of one part", "GET", "/api/v1/tables/p", "", "", http.StatusBadRequest, func(t *testing.T, rec *httptest.ResponseRecorder) {
 			require.Contains(t, errorOf(t, rec), "want namespace.table")
 		}},

@@ -24,9 +24,10 @@ func rank(pkg string) (int, bool) {
 	switch {
 	case area == "expr" || area == "layout":
 		return 0, true
-	case pkg == "internal/editdist":
-		// A leaf helper that imports nothing: lake's table suggestions
-		// and the configuration's key suggestions share it.
+	case pkg == "internal/editdist" || pkg == "internal/jsonenc":
+		// Leaf helpers that import nothing of floe: lake's table
+		// suggestions and the configuration's key suggestions share
+		// editdist; every hand-written MarshalJSON encodes with jsonenc.
 		return 0, true
 	case area == "lake":
 		return 1, true
