@@ -35,10 +35,8 @@ func Collect(ctx context.Context, st *store.Store, cfg *config.Config, open inge
 		Parsers: Parsers(), Catalogs: cfg,
 		Resolver: ingest.NewCatalogResolver(cfg, open),
 	}, st)
-	if err != nil {
-		return rep, fmt.Errorf("collect: %w", err)
-	}
-	return rep, nil
+	// ingest.Run's errors begin with "collect:" already.
+	return rep, err
 }
 
 // LogEvents returns the keys of the events the query-log files under paths

@@ -1,10 +1,11 @@
 package extract
 
 import (
-	"encoding/json"
 	"fmt"
-	pexpr "github.com/floe-project/floe/expr"
 	"strings"
+
+	pexpr "github.com/floe-project/floe/expr"
+	"github.com/floe-project/floe/internal/jsonenc"
 )
 
 // ParseDialect maps a dialect name (case-insensitive; "presto" is Trino,
@@ -165,9 +166,10 @@ func (r Result) Contract() Contract {
 	return c
 }
 
-// MarshalContract renders r as the CLI's JSON contract.
+// MarshalContract renders r as the CLI's JSON contract, with its
+// operators as written (>=, not \u003e=).
 func (r Result) MarshalContract() ([]byte, error) {
-	b, err := json.Marshal(r.Contract())
+	b, err := jsonenc.Marshal(r.Contract())
 	if err != nil {
 		return nil, fmt.Errorf("marshal extract result: %w", err)
 	}

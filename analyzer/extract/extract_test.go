@@ -351,6 +351,12 @@ func TestContractShape(t *testing.T) {
 	empty, err := extract.Parse(extract.Trino, "").MarshalContract()
 	require.NoError(t, err)
 	require.JSONEq(t, `{"tables":[],"predicates":[],"scans":[],"joins":[],"warnings":[]}`, string(empty))
+
+	// Operators read as written: >= and <, not \u003e= and \u003c.
+	ops, err := extract.Parse(extract.Trino, "select * from t where a >= 1 and b < 2").MarshalContract()
+	require.NoError(t, err)
+	require.Contains(t, string(ops), `"op":">="`)
+	require.Contains(t, string(ops), `"filter":"(a >= 1 AND b < 2)"`)
 }
 
 // TestPrefixesNeverFail parses every prefix of every corpus statement: the

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/spf13/cobra"
 
+	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/control/store"
@@ -162,7 +163,8 @@ func classify(err error) int {
 	case errors.Is(err, context.Canceled):
 		return exitCancel
 	case errors.As(err, &fe), errors.Is(err, config.ErrInvalid), errors.Is(err, rewriter.ErrUnsafeAge),
-		errors.Is(err, layout.ErrColumnNotFound), errors.Is(err, rewriter.ErrLayoutUnsupported), errors.Is(err, rewriter.ErrScopeUnsupported):
+		errors.Is(err, layout.ErrColumnNotFound), errors.Is(err, rewriter.ErrLayoutUnsupported), errors.Is(err, rewriter.ErrScopeUnsupported),
+		errors.Is(err, collectors.ErrUnknownSource):
 		return exitUsage
 	case errors.Is(err, lake.ErrNoSuchTable), errors.Is(err, catalog.ErrNoSuchTable),
 		errors.Is(err, catalog.ErrNoSuchNamespace), errors.Is(err, store.ErrNotFound):

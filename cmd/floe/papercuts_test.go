@@ -72,7 +72,8 @@ func TestReadOnlyVerbsCreateNothing(t *testing.T) {
 }
 
 // TestCollectPapercuts: a log floe cannot read is a failure a script sees
-// (exit 1, naming the file and --source), and collect --listen follows
+// (exit 1, naming the file and --source), an unknown --source a usage
+// error (exit 2), and collect --listen follows
 // floe serve's rule: beyond loopback only with server.token.
 func TestCollectPapercuts(t *testing.T) {
 	dir := flatWarehouse(t, 1, 5)
@@ -84,6 +85,12 @@ func TestCollectPapercuts(t *testing.T) {
 	out, _, code := run(t, dir, "collect", junk, "-o", "json")
 	require.Equal(t, exitError, code)
 	require.Contains(t, out, `"unrecognized": true`)
+
+	// A --source that names no source is a bad flag value: exit 2, as
+	// README.md's table says, and "collect:" said once.
+	_, errOut, code = run(t, dir, "collect", junk, "--source", "trino")
+	require.Equal(t, exitUsage, code, errOut)
+	require.Contains(t, errOut, `floe: collect: unknown source "trino" (known: trino-event, trino-runtime,`)
 
 	_, errOut, code = run(t, dir, "collect", "trino", "--listen", "0.0.0.0:0")
 	require.Equal(t, exitUsage, code, errOut)
