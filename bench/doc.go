@@ -3,6 +3,13 @@
 // and writes a JSON result to bench/results/. Machines here are shared and
 // noisy: read the ratios, not a lone absolute time.
 //
+// Every result records its machine (Machine): the CPU model, its vector
+// extensions (cpu_features: avx2, avx512f, asimd, sve, …) and the family
+// they make it (cpu_family: amd64-avx512, amd64-avx2, arm64-neon, …), the
+// commit, the load average before and after, and what a page fault costs.
+// A vectorized peer gains more from wider vectors than floe's row loops do,
+// so figures are quoted per family, never carried from one to another.
+//
 // Sub-packages: rewrite (native compaction against DuckDB on the same
 // files, an unpartitioned table and one in 30 daily partitions); layout
 // (projected against measured file skipping of the layout candidates);

@@ -45,18 +45,24 @@ type Result struct {
 // its CPU so that the share can be taken out. 0 where it cannot be measured
 // (not unix).
 type Machine struct {
-	CPUModel        string  `json:"cpu_model"`
-	Cores           int     `json:"cores"`
-	Commit          string  `json:"commit"`
-	LoadBefore      float64 `json:"load_before"`
-	LoadAfter       float64 `json:"load_after"`
-	PageFaultMicros float64 `json:"page_fault_us"`
+	CPUModel string `json:"cpu_model"`
+	// CPUFeatures are the CPU's vector extensions ([cpuFeatures]) and
+	// CPUFamily the family they make it ([cpuFamily]): figures of one
+	// family are not quoted for another.
+	CPUFeatures     []string `json:"cpu_features"`
+	CPUFamily       string   `json:"cpu_family"`
+	Cores           int      `json:"cores"`
+	Commit          string   `json:"commit"`
+	LoadBefore      float64  `json:"load_before"`
+	LoadAfter       float64  `json:"load_after"`
+	PageFaultMicros float64  `json:"page_fault_us"`
 }
 
 // NewResult starts a result with the machine's facts filled in.
 func NewResult(name string) *Result {
+	features := cpuFeatures()
 	return &Result{Name: name, When: time.Now().UTC(), GoVersion: runtime.Version(), CPUs: runtime.NumCPU(),
-		Machine: Machine{CPUModel: cpuModel(), Cores: runtime.NumCPU(), Commit: commit(), LoadBefore: loadAverage(), PageFaultMicros: pageFaultMicros()},
+		Machine: Machine{CPUModel: cpuModel(), CPUFeatures: features, CPUFamily: cpuFamily(features), Cores: runtime.NumCPU(), Commit: commit(), LoadBefore: loadAverage(), PageFaultMicros: pageFaultMicros()},
 		Params:  map[string]any{}, Figures: map[string]float64{}}
 }
 
