@@ -201,6 +201,14 @@ func (p Pass) Failed() bool { return len(p.Errors) > 0 }
 // ([BackoffBase] to [BackoffMax]); a halted one ([Hold]) waits for a
 // person to resume it.
 //
+// The due tables are ranked and the budgets (budget.* of the lake and its
+// namespaces) spent on them in that order ([Service.Estimate], and
+// docs/policies.md): approved plans first, then tables whose backlog waited
+// past max_deferral or the freshness SLA, then by gain per cost; a table a
+// budget cannot pay for is deferred with the reason (its decision's
+// Deferred, logged), its cheap steps still run, and Pass.Budgets accounts
+// for every budget.
+//
 // Each table found due is logged at info ("run due", with the trigger and
 // the reason), and each table whose layout plan waits for approval once
 // per pass ("layout plan waits for approval"): its compaction is held
