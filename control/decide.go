@@ -57,6 +57,12 @@ type StepDecision struct {
 //     partition with none dangling, a delete manifest beside one data
 //     manifest (a manifest rewrite merges data manifests only) fire a
 //     trigger and leave the step nothing to do.
+//   - compact, below its floor: when only the small-file ratio fired, the
+//     policy's layout is none or auto (a fixed layout rewrites partitions
+//     a bin-pack leaves), and hist.Compactable says the bin-pack planner
+//     would rewrite no partition (none has min input files — 5 — small
+//     files, an oversized file or a delete file), compact is not due: it
+//     would merge no file. Commits that add small files lift it.
 //
 // The layout a compaction writes, and a layout change waiting for
 // approval, are decided apart from this ([Service.Decide]).
@@ -124,9 +130,11 @@ func Decide(h lake.Health, p policy.Policy, hist History) []StepDecision {
 		}),
 		gate(StepCompact, p.Enabled.Compact, p.Approval.Binpack, func() StepDecision {
 			var fired string
+			smallOnly := false
 			switch {
 			case t.SmallFileRatio > 0 && m.DataFiles > 1 && m.SmallFileRatio >= t.SmallFileRatio:
 				fired = fmt.Sprintf("small-file ratio %.2f ≥ triggers.small_file_ratio %.2f", m.SmallFileRatio, t.SmallFileRatio)
+				smallOnly = !(t.DeleteRatio > 0 && m.DeleteFiles > 0 && m.DeleteToDataRatio >= t.DeleteRatio) && !(t.ClusteringDepth > 0 && depth >= t.ClusteringDepth)
 			case t.DeleteRatio > 0 && m.DeleteFiles > 0 && m.DeleteToDataRatio >= t.DeleteRatio:
 				fired = fmt.Sprintf("delete ratio %.2f ≥ triggers.delete_ratio %.2f", m.DeleteToDataRatio, t.DeleteRatio)
 			case t.ClusteringDepth > 0 && depth >= t.ClusteringDepth:
@@ -136,6 +144,9 @@ func Decide(h lake.Health, p policy.Policy, hist History) []StepDecision {
 			}
 			if u := hist.Unchanged; u != nil && h.SnapshotID != 0 && u.SnapshotID == h.SnapshotID {
 				return due(StepCompact, false, "", fmt.Sprintf("%s, but compaction run %s changed nothing at this snapshot (%d): not again until the table changes", fired, u.RunID, u.SnapshotID))
+			}
+			if c := hist.Compactable; c != nil && c.Partitions == 0 && smallOnly && (p.Layout == policy.LayoutNone || p.Layout == policy.LayoutAuto) {
+				return due(StepCompact, false, "", fmt.Sprintf("%s, but a compaction would merge no file: no partition has %d small files, an oversized file or a delete file to rewrite; not due until one has", fired, rewriter.DefaultMinInputFiles))
 			}
 			return due(StepCompact, true, fired, "")
 		}),
@@ -184,6 +195,10 @@ type History struct {
 	// caller did not measure it, or the expiry refuses the table, which
 	// the run then reports).
 	Expirable *Expirable `json:"expirable,omitempty"`
+	// Compactable is what a bin-pack compaction would rewrite now
+	// ([CompactableNow]); nil when unknown (the caller did not measure
+	// it).
+	Compactable *Compactable `json:"compactable,omitempty"`
 }
 
 // Expirable counts what the snapshot expiry would remove from a table now

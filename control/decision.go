@@ -74,6 +74,10 @@ type StepOptions struct {
 	Manifests rewriter.ManifestOptions
 	// Skip leaves steps out (--skip): they are recorded as skipped.
 	Skip map[string]bool
+	// SkipReasons say why a skipped step is left out, by step (the
+	// scheduler's budget deferring a rewrite); a step without one is
+	// recorded as left out by "--skip".
+	SkipReasons map[string]string
 }
 
 // Decision is what floe decided to do to one table, and why: the same for
@@ -343,7 +347,7 @@ func (s *Service) stepOptions(req Request, d Decision, p policy.Policy) (Optimiz
 	}
 	opts := StepDefaults(p, OptimizeOptions{
 		Expire: so.Expire, Orphans: so.Orphans, Compact: so.Compact, Deletes: so.Deletes, Manifests: so.Manifests,
-		Skip: skip, Now: s.now, Logger: s.log, Progress: req.Progress, OnPlan: req.OnPlan, Trigger: d.Trigger,
+		Skip: skip, SkipReasons: so.SkipReasons, Now: s.now, Logger: s.log, Progress: req.Progress, OnPlan: req.OnPlan, Trigger: d.Trigger,
 		Engine:   EngineSelect{Engines: s.engines, Override: req.Engine},
 		Runner:   s.runner,
 		LeaseTTL: s.leaseTTL,

@@ -152,42 +152,49 @@ func TestCompactedDayPartitionsAreDone(t *testing.T) {
 	require.Contains(t, d.Reason, "small-file ratio 0.00")
 }
 
-// TestUnsatisfiableTriggerBacksOff: days of three small files each can
-// merge (the small-file trigger fires), but bin-pack wants five files per
-// group, so compaction finds nothing to rewrite. After that no-op run the
-// trigger does not fire again until the table changes: the second pass
-// runs nothing and records nothing; a commit to the table lifts it.
-func TestUnsatisfiableTriggerBacksOff(t *testing.T) {
+// TestCompactionBelowItsFloorIsNotDue: days of three small files each
+// fire the small-file trigger, but bin-pack wants five files per group, so
+// a compaction would merge nothing. Before, the first run compacted
+// nothing and backed off after; now compaction is not due from the start,
+// with the reason: the first run does only the steps that change
+// something (its manifest rewrite), the second pass runs nothing and
+// records nothing, and commits that give a day five small files lift it.
+func TestCompactionBelowItsFloorIsNotDue(t *testing.T) {
 	dl := newDayLake(t, []int{3, 3, 3, 3}, dayPolicy)
 	p := dl.pass(t)
 	require.Empty(t, p.Errors)
 	require.True(t, p.Decisions[0].Due, p.Decisions[0].Reason)
 	require.Len(t, p.Runs, 1)
-	require.Contains(t, p.Runs[0].Decision.Steps[2].Reason, "small-file ratio 1.00")
 	first := p.Runs[0].Run
 	compact := stepsOf(first)[control.StepCompact]
-	require.Equal(t, control.StatusDone, compact.Status)
-	require.Equal(t, compact.Before.SnapshotID, compact.After.SnapshotID, "nothing to rewrite")
-	require.Equal(t, control.StatusDone, stepsOf(first)[control.StepManifests].Status, "the run's manifest rewrite moved the snapshot after the no-op")
+	require.Equal(t, control.StatusNotDue, compact.Status)
+	require.Contains(t, compact.Reason, "small-file ratio 1.00 ≥ triggers.small_file_ratio 0.30, but a compaction would merge no file: no partition has 5 small files")
+	require.Equal(t, control.StatusDone, stepsOf(first)[control.StepManifests].Status, "the manifest rewrite still runs")
 
 	dl.clock.Add(11 * time.Minute)
 	p = dl.pass(t)
 	require.Empty(t, p.Errors)
 	require.False(t, p.Decisions[0].Due, p.Decisions[0].Reason)
 	require.Empty(t, p.Runs)
-	require.Len(t, dl.runs(t), 1, "no second no-op run")
+	require.Len(t, dl.runs(t), 1, "no run that does nothing")
 	d := dl.compactDecision(t)
 	require.False(t, d.Run)
 	require.Equal(t, control.StatusNotDue, d.Status)
-	require.Contains(t, d.Reason, "small-file ratio 1.00 ≥ triggers.small_file_ratio 0.30, but compaction run "+first.ID+" changed nothing")
+	require.Contains(t, d.Reason, "but a compaction would merge no file")
 
-	// A commit changes the table: the trigger is judged afresh.
+	// One more small file in day 0 is four: still nothing to merge.
+	dl.appendDay(t, 0)
+	require.False(t, dl.compactDecision(t).Run)
+	// A fifth is a group.
 	dl.appendDay(t, 0)
 	dl.clock.Add(11 * time.Minute)
 	p = dl.pass(t)
 	require.True(t, p.Decisions[0].Due, p.Decisions[0].Reason)
 	require.Contains(t, p.Decisions[0].Reason, "compact: small-file ratio")
 	require.Len(t, dl.runs(t), 2)
+	compact = stepsOf(p.Runs[0].Run)[control.StepCompact]
+	require.Equal(t, control.StatusDone, compact.Status)
+	require.NotEqual(t, compact.Before.SnapshotID, compact.After.SnapshotID, "day 0 merged")
 }
 
 // idlePasses runs n passes, each a poll interval after the last: none

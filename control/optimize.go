@@ -1,6 +1,7 @@
 package control
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -40,6 +41,8 @@ type OptimizeOptions struct {
 	Manifests rewriter.ManifestOptions
 	// Skip lists steps to leave out (StepExpire, …).
 	Skip map[string]bool
+	// SkipReasons say why, by step; "--skip" for a step without one.
+	SkipReasons map[string]string
 	// Decisions, from [Decide], say which steps the table's policy calls
 	// for: a step decided against is recorded with the decision's status
 	// (not_due or skipped) and reason, and does not run.
@@ -281,7 +284,7 @@ func optimize(ctx context.Context, cat catalog.Catalog, st *store.Store, id lake
 			continue
 		}
 		if opts.Skip[s.name] {
-			rec.Status, rec.Reason, rec.EndedAt = StatusSkipped, "--skip", rec.StartedAt
+			rec.Status, rec.Reason, rec.EndedAt = StatusSkipped, cmp.Or(opts.SkipReasons[s.name], "--skip"), rec.StartedAt
 			if err := putStep(ctx, st, run.ID, rec); err != nil {
 				return run, fmt.Errorf("optimize %s: %w", id, err)
 			}

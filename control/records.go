@@ -391,6 +391,7 @@ type storedAfter struct {
 
 func stepRecord(s Step) (store.StepRecord, error) {
 	r := store.StepRecord{Step: s.Name, Status: string(s.Status), Error: s.Error, StartedAt: s.StartedAt, EndedAt: s.EndedAt}
+	r.RewrittenBytes, r.RewriteCPUMillis = s.Report.spend()
 	if s.Before != nil {
 		b, err := json.Marshal(s.Before)
 		if err != nil {

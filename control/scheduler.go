@@ -163,6 +163,12 @@ type TableDecision struct {
 	// an approved plan runs with its table's mode as the trigger.
 	Trigger Trigger `json:"trigger,omitempty"`
 	Reason  string  `json:"reason"`
+	// Rank is where the pass queued a due table and what it ranked it
+	// by; nil when the table was not due.
+	Rank *Rank `json:"rank,omitempty"`
+	// Deferred says why a budget held the due table's rewrites (compact,
+	// deletes) back this pass; its cheap steps still ran when due.
+	Deferred string `json:"deferred,omitempty"`
 }
 
 // Pass is what one scheduling pass did.
@@ -176,6 +182,9 @@ type Pass struct {
 	// Errors are the tables that could not be decided or whose run
 	// failed, each naming the table; a pass goes on past them.
 	Errors []string `json:"errors"`
+	// Budgets are the maintenance budgets the pass's due tables spend
+	// from: what was spent, what the pass bought and what it deferred.
+	Budgets []BudgetUse `json:"budgets"`
 }
 
 // Failed reports whether any table could not be decided or any run failed.
@@ -192,6 +201,14 @@ func (p Pass) Failed() bool { return len(p.Errors) > 0 }
 // ([BackoffBase] to [BackoffMax]); a halted one ([Hold]) waits for a
 // person to resume it.
 //
+// The due tables are ranked and the budgets (budget.* of the lake and its
+// namespaces) spent on them in that order ([Service.Estimate], and
+// docs/policies.md): approved plans first, then tables whose backlog waited
+// past max_deferral or the freshness SLA, then by gain per cost; a table a
+// budget cannot pay for is deferred with the reason (its decision's
+// Deferred, logged), its cheap steps still run, and Pass.Budgets accounts
+// for every budget.
+//
 // Each table found due is logged at info ("run due", with the trigger and
 // the reason), and each table whose layout plan waits for approval once
 // per pass ("layout plan waits for approval"): its compaction is held
@@ -204,17 +221,11 @@ func (s *Scheduler) RunPass(ctx context.Context) (Pass, error) {
 // starts, and those started go on until runCtx ends.
 func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 	now := s.opts.Now().UTC()
-	pass := Pass{At: now, Decisions: []TableDecision{}, Runs: []RunResult{}, Errors: []string{}}
+	pass := Pass{At: now, Decisions: []TableDecision{}, Runs: []RunResult{}, Errors: []string{}, Budgets: []BudgetUse{}}
 	if _, err := s.opts.Store.RecoverAbandoned(ctx, now); err != nil {
 		return pass, fmt.Errorf("scheduling pass: %w", err)
 	}
-	type job struct {
-		id  lake.Ident
-		cat catalog.Catalog
-		eff policy.Effective
-		d   TableDecision
-	}
-	var jobs []job
+	var jobs []passJob
 	var listed []lake.Ident
 	waiting, err := s.waitingPlans(ctx)
 	if err != nil {
@@ -252,12 +263,14 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 			}
 			if d.Due {
 				s.opts.Logger.Info("run due", "table", d.Table, "trigger", string(d.Trigger), "reason", d.Reason)
-				jobs = append(jobs, job{id: id, cat: cat, eff: eff, d: d})
+				jobs = append(jobs, passJob{id: id, cat: cat, eff: eff, d: d})
 			} else {
 				s.opts.Logger.Debug("scheduling decision", "table", d.Table, "due", d.Due, "reason", d.Reason)
 			}
 		}
 	}
+	// The most valuable work first, within the budgets.
+	jobs = s.prioritize(ctx, jobs, now, &pass)
 	var (
 		mu sync.Mutex
 		wg sync.WaitGroup
@@ -304,7 +317,8 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 		wg.Add(1)
 		go func() {
 			defer func() { release(); wg.Done() }()
-			pr, err := s.runTable(runCtx, Request{Table: j.id, Trigger: j.d.Trigger, User: "floe serve", Holder: holder})
+			pr, err := s.runTable(runCtx, Request{Table: j.id, Trigger: j.d.Trigger, User: "floe serve", Holder: holder,
+				Options: StepOptions{Skip: j.skip, SkipReasons: j.skipWhy}})
 			mu.Lock()
 			defer mu.Unlock()
 			if pr.Run.ID != "" {

@@ -253,10 +253,12 @@ func (s *Service) Triggers(ctx context.Context, id lake.Ident) ([]StepDecision, 
 }
 
 // history is what [Decide] judges table t by: its run records' [History],
-// and what an expiry with opts would remove now.
+// what an expiry with opts would remove now, and what a bin-pack
+// compaction would rewrite.
 func (s *Service) history(t *Table, opts rewriter.ExpireOptions) History {
 	h := t.HealthOptions.History
 	h.Expirable = ExpirableNow(t.State, opts, s.now())
+	h.Compactable = CompactableNow(t.State, t.Policy.Policy)
 	return h
 }
 

@@ -20,6 +20,11 @@ import (
 	"github.com/floe-project/floe/layout"
 )
 
+// DefaultMinInputFiles is the least number of files a bin-pack group
+// needs when [CompactOptions.MinInputFiles] is unset: 5, as Iceberg's
+// rewrite_data_files.
+const DefaultMinInputFiles = 5
+
 // CompactOptions tune [PlanCompaction] and [Compact]. The zero value
 // bin-packs every partition that needs it, with the table's target size,
 // unbounded memory and no budget.
@@ -45,8 +50,8 @@ type CompactOptions struct {
 	// replace it.
 	TargetFileSizeBytes int64
 	// MinInputFiles is the least number of files a bin-pack group needs
-	// (delete files or oversized files make a group regardless). Default: 5,
-	// as Iceberg's rewrite_data_files.
+	// (delete files or oversized files make a group regardless). Default:
+	// [DefaultMinInputFiles].
 	MinInputFiles int
 	// MaxBytes bounds the input bytes of one run; partitions past it are
 	// deferred to the next run (oldest data first). Zero: no bound.
@@ -153,7 +158,7 @@ func (o CompactOptions) withDefaults(st *lake.State) CompactOptions {
 		o.TargetFileSizeBytes = st.TargetFileSizeBytes(512 << 20)
 	}
 	if o.MinInputFiles <= 0 {
-		o.MinInputFiles = 5
+		o.MinInputFiles = DefaultMinInputFiles
 	}
 	if o.GroupsPerBatch <= 0 {
 		o.GroupsPerBatch = 1

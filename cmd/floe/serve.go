@@ -12,6 +12,7 @@ import (
 
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/alert"
+	"github.com/floe-project/floe/control/policy"
 	"github.com/floe-project/floe/control/server"
 )
 
@@ -187,10 +188,18 @@ func renderPass(io *IOStreams, format outputFormat, p control.Pass) error {
 		if d.Due {
 			due = "yes"
 		}
-		t.row(d.Table, due, string(d.Trigger), d.Reason)
+		reason := d.Reason
+		if d.Deferred != "" {
+			due, reason = "deferred", reason+"; "+d.Deferred
+		}
+		t.row(d.Table, due, string(d.Trigger), reason)
 	}
 	if err := t.flush(); err != nil {
 		return err
+	}
+	for _, b := range p.Budgets {
+		fmt.Fprintf(io.Out, "budget %s (%s): %s and %.2f vCPU-h spent in the window before this pass; bought %s, %.2f vCPU-h for %d tables; deferred %d\n",
+			b.Scope, b.Where, policy.FormatSize(b.SpentBytes), b.SpentVCPUH, policy.FormatSize(b.BoughtBytes), b.BoughtVCPUH, len(b.Bought), len(b.Deferred))
 	}
 	for _, pr := range p.Runs {
 		fmt.Fprintln(io.Out)

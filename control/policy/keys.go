@@ -150,6 +150,8 @@ var keys = []keySpec{
 		set: func(p *Policy, v any) { p.MaxBytesPerRun = v.(int64) }},
 	{name: "max_payback", kind: kindDuration, min: hour, max: 10 * year, def: "30d", doc: "recommend no rewrite that takes longer than this to pay for itself, 1h to 10 years",
 		set: func(p *Policy, v any) { p.MaxPayback = v.(time.Duration) }},
+	{name: "max_deferral", kind: kindDuration, min: hour, max: 365 * day, def: "3d", doc: "a table whose compaction backlog has waited this long (or longer than its freshness_sla) runs ahead of the gain ranking, and starts while any budget is left, 1h to 365d",
+		set: func(p *Policy, v any) { p.MaxDeferral = v.(time.Duration) }},
 	{name: "cost.file_open_bytes", kind: kindSize, min: kib, max: gib, zeroOff: true, def: "4MiB", doc: "what opening one data file costs a query (open, footer, planning), in bytes of scan that take as long, 1KiB to 1GiB (0: count bytes only; the default is Iceberg's read.split.open-file-cost and Spark's spark.sql.files.openCostInBytes)",
 		set: func(p *Policy, v any) { p.Cost.FileOpenBytes = v.(int64) }},
 	{name: "cost.usd_per_tb_scanned", kind: kindFloat, max: 10_000, doc: "price of a terabyte (10^12 bytes) scanned, 0 to 10,000, to state paybacks in money (unset or 0: bytes only)",

@@ -162,9 +162,16 @@ func (p *parse) rule(level Level, pattern string, e *ast.MappingValueNode, path 
 			return // an empty rule
 		}
 		k, ok := spec(prefix)
+		if bk, budget := budgetSpec(prefix); !ok && budget {
+			if level != LevelDefault && level != LevelNamespace {
+				p.errorf(at, join(path, prefix), "a budget bounds the lake (set it under default:) or each namespace (under namespaces:), not a %s", level)
+				return
+			}
+			k, ok = bk, true
+		}
 		if !ok {
 			msg := "unknown policy key"
-			if s := Suggest(prefix, Keys()); s != "" {
+			if s := Suggest(prefix, append(Keys(), BudgetKeys()...)); s != "" {
 				msg += fmt.Sprintf(" (did you mean %s?)", s)
 			}
 			p.errorf(at, join(path, prefix), "%s", msg)

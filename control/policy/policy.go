@@ -48,6 +48,10 @@ type Policy struct {
 	// MaxBytesPerRun is 0 for no limit.
 	MaxBytesPerRun int64
 	MaxPayback     time.Duration
+	// MaxDeferral is how long a table's compaction backlog may wait while
+	// a budget defers it before the table runs ahead of the gain ranking
+	// (its freshness SLA, when shorter, bounds it too).
+	MaxDeferral time.Duration
 	// Cost prices what engines pay for a query and a rewrite (cost.*):
 	// the payback [Policy.MaxPayback] judges is reckoned with it.
 	Cost Cost

@@ -73,7 +73,8 @@ func NextRun(schedule string, t time.Time) (time.Time, error) {
 
 // Validate reports, all at once and each with file:line and key, what
 // parsing the rules key by key cannot see: a schedule with no occurrence
-// within [ScheduleHorizon] of now, and what resolving the policy of a table
+// within [ScheduleHorizon] of now, a budget.window with no budget.bytes or
+// budget.cpu_hours to bound, and what resolving the policy of a table
 // each rule governs finds ([Set.Resolve]: two rules that tie for it, a
 // target_file_size below the floor that no allow_small_target_file_size
 // accepts, a warning threshold above its critical one). For every rule a
@@ -96,6 +97,9 @@ func (s *Set) Validate(now time.Time) error {
 			if _, err := NextRun(v.Raw, now); err != nil {
 				add(fmt.Errorf("%s: %s: %w", v.Where, r.keyPath("schedule"), err))
 			}
+		}
+		if err := checkBudget(r); err != nil {
+			add(err)
 		}
 		id, ok := probe(r)
 		if !ok {

@@ -51,6 +51,8 @@ type Metrics struct {
 	projErr        *prometheus.GaugeVec
 	projChecks     *prometheus.CounterVec
 	passErrors     prometheus.Gauge
+	deferred       prometheus.Counter
+	budgetLeft     *prometheus.GaugeVec
 	events         *prometheus.CounterVec
 	srcEvents      *prometheus.CounterVec
 	srcErrors      *prometheus.CounterVec
@@ -146,7 +148,11 @@ func NewMetrics() *Metrics {
 		Help: "Folded query events deleted from the state store for being older than telemetry.history."})
 	m.prunedRuns = prometheus.NewCounter(prometheus.CounterOpts{Name: "floe_runs_pruned_total",
 		Help: "Run records (with their steps) deleted from the state store for having ended longer ago than server.run_retention; a table's last success, failures in a row and last run of each step are kept whatever their age."})
-	reg.MustRegister(m.reportComputes, m.reportHits, m.lastPass, m.passErrors, m.storeBytes, m.pruned, m.storeShapes, m.prunedFolded, m.prunedRuns)
+	m.deferred = prometheus.NewCounter(prometheus.CounterOpts{Name: "floe_runs_deferred_total",
+		Help: "Due tables whose rewrites (compact, deletes) a maintenance budget deferred, one per table per scheduling pass."})
+	m.budgetLeft = gauge("floe_budget_remaining_bytes",
+		"Bytes a maintenance budget had left after the newest scheduling pass bought its rewrites (estimated), by scope: lake or the namespace.", []string{"scope"})
+	reg.MustRegister(m.reportComputes, m.reportHits, m.lastPass, m.passErrors, m.storeBytes, m.pruned, m.storeShapes, m.prunedFolded, m.prunedRuns, m.deferred)
 	m.runDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "floe_run_duration_seconds", Help: "Duration of optimize run steps, by step; step=\"all\" is whole runs.",
 		// A step takes from a second to hours: 1 s to about 4.5 h.
@@ -376,7 +382,8 @@ func (m *Metrics) ObservePass(ctx context.Context, svc *control.Service, p contr
 }
 
 // PassEnded records the scheduling pass p as it ends: the heartbeat
-// (floe_scheduler_last_pass_timestamp_seconds) and its errors. The daemon
+// (floe_scheduler_last_pass_timestamp_seconds), its errors, the tables its
+// budgets deferred and what they have left. The daemon
 // calls it from the scheduler itself (DaemonOptions.OnPass), not from the
 // health observer, so a slow observer never makes a live daemon look dead.
 func (m *Metrics) PassEnded(p control.Pass, _ error) {
@@ -386,6 +393,16 @@ func (m *Metrics) PassEnded(p control.Pass, _ error) {
 	}
 	m.lastPass.Set(float64(end.UnixNano()) / 1e9)
 	m.passErrors.Set(float64(len(p.Errors)))
+	for _, d := range p.Decisions {
+		if d.Deferred != "" {
+			m.deferred.Inc()
+		}
+	}
+	for _, b := range p.Budgets {
+		if b.LimitBytes > 0 {
+			m.budgetLeft.WithLabelValues(b.Scope).Set(float64(max(b.LimitBytes-b.SpentBytes-b.BoughtBytes, 0)))
+		}
+	}
 }
 
 // observeTable records table's health and last success.

@@ -371,6 +371,15 @@ CREATE INDEX runs_live ON runs (status) WHERE status IN ('running', 'queued');
 CREATE INDEX runs_ended ON runs (ended_at);
 CREATE INDEX plans_table_key ON plans (table_key, state);
 `, "", "", convertTableKeysV11},
+	// What each rewriting step spent, in columns rather than inside its
+	// report's JSON, so that a scheduling pass sums a window's spend
+	// against the maintenance budget (Store.Spend) in one query through
+	// runs_ended, without decoding every report. Steps stored before count
+	// nothing.
+	{13, "the bytes and CPU each step spent", `
+ALTER TABLE run_steps ADD COLUMN rewritten_bytes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE run_steps ADD COLUMN rewrite_cpu_ms INTEGER NOT NULL DEFAULT 0;
+`, "", "", nil},
 }
 
 // SchemaVersion is the schema version this binary writes: the number of

@@ -402,6 +402,14 @@ type StepRecord struct {
 	Error     string          `json:"error,omitempty"`
 	StartedAt time.Time       `json:"started_at"`
 	EndedAt   time.Time       `json:"ended_at,omitzero"`
+	// RewrittenBytes are the data and delete bytes the step read to
+	// rewrite them (a compaction's or delete rewrite's input); 0 for the
+	// steps that rewrite no data. It is what the maintenance budget counts
+	// ([Store.Spend]).
+	RewrittenBytes int64 `json:"rewritten_bytes,omitempty"`
+	// RewriteCPUMillis is the step's CPU in vCPU-milliseconds, measured or
+	// estimated by the caller from what it read and wrote.
+	RewriteCPUMillis int64 `json:"rewrite_cpu_ms,omitempty"`
 }
 
 // StartRun stores a new run (its Steps are ignored; add them with
@@ -498,11 +506,13 @@ func (s *Store) PutRunStep(ctx context.Context, runID string, st StepRecord) err
 	if st.StartedAt.IsZero() {
 		st.StartedAt = s.now()
 	}
-	if _, err := s.db.ExecContext(ctx, `INSERT INTO run_steps (run_id, step, status, before_json, after_json, error, started_at, ended_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO run_steps (run_id, step, status, before_json, after_json, error, started_at, ended_at, rewritten_bytes, rewrite_cpu_ms)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (run_id, step) DO UPDATE SET status = excluded.status, before_json = excluded.before_json,
-	after_json = excluded.after_json, error = excluded.error, started_at = excluded.started_at, ended_at = excluded.ended_at`,
-		runID, st.Step, st.Status, string(st.Before), string(st.After), st.Error, st.StartedAt.UTC().UnixNano(), nanos(st.EndedAt)); err != nil {
+	after_json = excluded.after_json, error = excluded.error, started_at = excluded.started_at, ended_at = excluded.ended_at,
+	rewritten_bytes = excluded.rewritten_bytes, rewrite_cpu_ms = excluded.rewrite_cpu_ms`,
+		runID, st.Step, st.Status, string(st.Before), string(st.After), st.Error, st.StartedAt.UTC().UnixNano(), nanos(st.EndedAt),
+		max(st.RewrittenBytes, 0), max(st.RewriteCPUMillis, 0)); err != nil {
 		return fmt.Errorf("record step %s of run %s: %w", st.Step, runID, err)
 	}
 	return nil
@@ -586,7 +596,7 @@ func (s *Store) runs(ctx context.Context, where string, args []any, limit int) (
 }
 
 func (s *Store) readSteps(ctx context.Context, tx *txn, r *RunRecord) (err error) {
-	rows, err := tx.QueryContext(ctx, `SELECT step, status, before_json, after_json, error, started_at, ended_at
+	rows, err := tx.QueryContext(ctx, `SELECT step, status, before_json, after_json, error, started_at, ended_at, rewritten_bytes, rewrite_cpu_ms
 FROM run_steps WHERE run_id = ? ORDER BY started_at, `+s.d.stepOrder(), r.ID)
 	if err != nil {
 		return fmt.Errorf("read steps of run %s: %w", r.ID, err)
@@ -599,7 +609,7 @@ FROM run_steps WHERE run_id = ? ORDER BY started_at, `+s.d.stepOrder(), r.ID)
 			started       int64
 			ended         sql.NullInt64
 		)
-		if err := rows.Scan(&st.Step, &st.Status, &before, &after, &st.Error, &started, &ended); err != nil {
+		if err := rows.Scan(&st.Step, &st.Status, &before, &after, &st.Error, &started, &ended, &st.RewrittenBytes, &st.RewriteCPUMillis); err != nil {
 			return fmt.Errorf("read steps of run %s: %w", r.ID, err)
 		}
 		if before != "" {

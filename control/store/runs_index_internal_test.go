@@ -46,8 +46,9 @@ func explain(t *testing.T, s *Store, q string, args ...any) string {
 }
 
 // TestRunLookupsUseTheirIndexes: the queries a scheduling pass makes of
-// the runs and plans of each table, its one query of the lapsed runs, and
-// the hourly prune's, are served by an index on both databases: none reads
+// the runs and plans of each table, its one query of the lapsed runs, its
+// one query of the window's spend (Store.Spend), and the hourly prune's,
+// are served by an index on both databases: none reads
 // every run. Before version 12 they compared lower(table_name), which no
 // index serves.
 func TestRunLookupsUseTheirIndexes(t *testing.T) {
@@ -76,6 +77,8 @@ func TestRunLookupsUseTheirIndexes(t *testing.T) {
 			{"last success", lastRunEndedQuery, []any{key, "done"}, "runs_table_key", scan},
 			{"lapsed runs", lapsedRunsQuery, []any{at.UnixNano(), at.UnixNano()}, "runs_live", scan},
 			{"runs past their retention", prunableRunsQuery, []any{at.UnixNano()}, "runs_ended", map[string]string{DriverSQLite: "SCAN r", DriverPostgres: "Seq Scan on runs"}[db.Name]},
+			{"the window's spend (ended runs)", spendQuery, []any{at.UnixNano()}, "runs_ended", scan},
+			{"the window's spend (live runs)", spendQuery, []any{at.UnixNano()}, "runs_live", scan},
 			{"approved plans of a table", plansByTable, plansArgs, "plans_table_key", planScan},
 			{"plans of a table", plansOfTable, plansOfArgs, "plans_table_key", planScan},
 		} {
