@@ -365,7 +365,7 @@ func (m *Metrics) RefreshHolds(ctx context.Context, svc *control.Service) error 
 func (m *Metrics) ObservePass(ctx context.Context, svc *control.Service, p control.Pass) error {
 	var errs []error
 	for _, d := range p.Decisions {
-		if err := m.observeTable(ctx, svc, d.Table); err != nil {
+		if err := m.observeTable(ctx, svc, d.Table, d.MetadataLocation); err != nil {
 			errs = append(errs, fmt.Errorf("table %s: %w", d.Table, err))
 		}
 	}
@@ -388,14 +388,16 @@ func (m *Metrics) PassEnded(p control.Pass, _ error) {
 	m.passErrors.Set(float64(len(p.Errors)))
 }
 
-// observeTable records table's health and last success.
-func (m *Metrics) observeTable(ctx context.Context, svc *control.Service, table string) error {
+// observeTable records table's health and last success, measured at the
+// metadata location the pass knew it at (loc; "": read afresh), so that a
+// table the pass did not see change is not read again.
+func (m *Metrics) observeTable(ctx context.Context, svc *control.Service, table, loc string) error {
 	cfg := svc.Config()
 	id, err := lake.ParseIdent(table, cfg.CatalogNames(), cfg.DefaultCatalog)
 	if err != nil {
 		return err
 	}
-	h, err := svc.Health(ctx, id, control.HealthRequest{})
+	h, err := svc.Health(ctx, id, control.HealthRequest{MetadataLocation: loc})
 	if err != nil {
 		return err
 	}
