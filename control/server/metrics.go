@@ -360,7 +360,9 @@ func (m *Metrics) RefreshHolds(ctx context.Context, svc *control.Service) error 
 
 // ObservePass records the health of every table a scheduling pass decided
 // on ([control.Service.Health], [control.Service.LastSuccess]) and the
-// plan counts: the daemon's health observer. A table that cannot be
+// plan counts: the daemon's health observer. Each table is measured at the
+// metadata location the pass knew (TableDecision.MetadataLocation), so a
+// table the pass saw unchanged is not read again. A table that cannot be
 // measured keeps its last values; the error names each such table.
 func (m *Metrics) ObservePass(ctx context.Context, svc *control.Service, p control.Pass) error {
 	var errs []error
