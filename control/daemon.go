@@ -22,6 +22,10 @@ type DaemonOptions struct {
 	Scheduler *Scheduler
 	// Interval is the time between scheduling passes. Default: 30s.
 	Interval time.Duration
+	// WakeDelay is how long after a reported commit
+	// ([Scheduler.Changed]) the pass it wakes starts: the commits reported
+	// meanwhile share it. Default: 1s.
+	WakeDelay time.Duration
 	// Tick, when set, replaces the interval timer (tests): a pass runs at
 	// start and at every tick.
 	Tick <-chan time.Time
@@ -72,7 +76,8 @@ type DaemonOptions struct {
 // actor is an execute function and an interrupt that makes it return:
 //
 //   - the context: the caller's ctx ending (SIGTERM, SIGINT) stops the group;
-//   - the scheduler: a pass every Interval ([Scheduler.RunPass]);
+//   - the scheduler: a pass every Interval ([Scheduler.RunPass]), and
+//     WakeDelay after a commit is reported ([Scheduler.Changed]);
 //   - the run queue: the runs the API queued ([Scheduler.Enqueue]), each
 //     started when a run slot is free;
 //   - the HTTP server (with Handler and Listener);
@@ -102,6 +107,9 @@ func NewDaemon(o DaemonOptions) (*Daemon, error) {
 	}
 	if o.Interval <= 0 {
 		o.Interval = 30 * time.Second
+	}
+	if o.WakeDelay <= 0 {
+		o.WakeDelay = time.Second
 	}
 	if o.Grace <= 0 {
 		o.Grace = 2 * time.Minute
@@ -215,7 +223,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 }
 
 // schedule runs a pass at start and every Interval (or Tick) until ctx
-// ends, its runs under runCtx, and hands each pass to the health observer
+// ends — and WakeDelay after a reported commit wakes it ([Scheduler.Changed])
+// —, its runs under runCtx, and hands each pass to the health observer
 // (the newest one, when it is behind). A pass that fails is logged; the
 // next runs regardless, so one dead catalog does not stop the others'
 // maintenance. It returns once the pass in flight has ended.
@@ -251,6 +260,14 @@ func (d *Daemon) schedule(ctx, runCtx context.Context, passes chan Pass) error {
 		case <-ctx.Done():
 			return nil
 		case <-tick:
+		case <-d.s.woken:
+			t := time.NewTimer(d.o.WakeDelay)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			case <-t.C:
+			}
 		}
 	}
 }

@@ -72,7 +72,12 @@
 // observer and the connection checks — each an execute function and an
 // interrupt. The API queues runs ([Scheduler.Enqueue], recorded queued by
 // [Service.Queue] so that the caller has the run id at once); the queue
-// and the passes share the run slots (server.max_concurrent_runs). On
+// and the passes share the run slots (server.max_concurrent_runs). A pass
+// reads a table's metadata only when its metadata location moved since it
+// was last read (a SQL catalog's listing says where it is; see
+// docs/changes.md), once for the decision, the alerts and the gauges; a
+// commit reported to the daemon ([Scheduler.Changed]) wakes the next pass,
+// which decides that table whatever its poll interval. On
 // stop no run starts, queued runs are recorded cancelled, and runs in
 // flight get the shutdown grace before they are cancelled. Every error an
 // actor returns is logged and returned.

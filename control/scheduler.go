@@ -95,13 +95,23 @@ type Scheduler struct {
 	// outages are what could not be read, by target ("catalog NAME" or a
 	// table's name), since the first failure in a row.
 	outages map[string]*outage
+	// changes count the commits reported ([Scheduler.Changed]); changed
+	// is, by lower-cased table name, the count at the table's newest one.
+	changes uint64
+	changed map[string]uint64
+	// woken has a value when a commit was reported since the daemon's
+	// last pass began.
+	woken chan struct{}
 
 	q runQueue
 }
 
 type tableSchedule struct {
-	id       lake.Ident
-	polled   time.Time
+	id     lake.Ident
+	polled time.Time
+	// read is the scheduler's count of reported commits when the table
+	// was last read: a commit reported later makes it due for a read.
+	read     uint64
 	failures int
 	retryAt  time.Time
 	// seen is when this scheduler first listed the table: a scheduled
@@ -152,7 +162,33 @@ func NewScheduler(opts SchedulerOptions) *Scheduler {
 			now: opts.Now, log: opts.Logger, runner: opts.Runner, leaseTTL: opts.LeaseTTL, states: newStateCache(DefaultStateCacheFiles)}
 	}
 	return &Scheduler{opts: opts, slots: make(chan struct{}, opts.MaxConcurrentRuns), tables: map[string]*tableSchedule{},
-		outages: map[string]*outage{}, q: runQueue{wake: make(chan struct{}, 1)}}
+		outages: map[string]*outage{}, changed: map[string]uint64{}, woken: make(chan struct{}, 1), q: runQueue{wake: make(chan struct{}, 1)}}
+}
+
+// Changed records that table id changed (a commit reported to the daemon:
+// an Iceberg commit report, a catalog event, a webhook) and wakes the
+// daemon's scheduler: its next pass, started at once, decides an adaptive
+// table whatever its poll interval, reading its metadata afresh. Reports
+// of several commits before that pass make one pass. A table of another
+// mode is decided as always (it reads its metadata every pass it is
+// decided). Polling stays the fallback for commits nobody reports.
+func (s *Scheduler) Changed(id lake.Ident) {
+	s.mu.Lock()
+	s.changes++
+	s.changed[strings.ToLower(id.String())] = s.changes
+	s.mu.Unlock()
+	select {
+	case s.woken <- struct{}{}:
+	default:
+	}
+}
+
+// reported is whether a commit of table id was reported since it was last
+// read (ts), and the count of reports to record when it is read now.
+func (s *Scheduler) reported(id lake.Ident, ts *tableSchedule) (bool, uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changed[strings.ToLower(id.String())] > ts.read, s.changes
 }
 
 // TableDecision is what a pass decided for one table.
@@ -169,6 +205,12 @@ type TableDecision struct {
 	// Deferred says why a budget held the due table's rewrites (compact,
 	// deletes) back this pass; its cheap steps still ran when due.
 	Deferred string `json:"deferred,omitempty"`
+	// MetadataLocation is where the pass knows the table's metadata to be:
+	// its catalog's listing, else where the decision (or an earlier pass)
+	// read it; "" for a table that ran this pass, which changed it. The
+	// gauges measure the table at it ([HealthRequest].MetadataLocation),
+	// so an unchanged table is not read again.
+	MetadataLocation string `json:"-"`
 }
 
 // Pass is what one scheduling pass did.
@@ -227,15 +269,18 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 	}
 	var jobs []passJob
 	var listed []lake.Ident
+	// known are the tables' metadata locations as the pass knows them
+	// (TableDecision.MetadataLocation), by name.
+	known := map[string]string{}
 	waiting, err := s.waitingPlans(ctx)
 	if err != nil {
 		pass.Errors = append(pass.Errors, err.Error())
 	}
 	for _, name := range s.opts.Config.CatalogNames() {
 		cat, err := s.opts.Catalog(ctx, name)
-		var ids []lake.Ident
+		var tables []lake.Located
 		if err == nil {
-			ids, err = lake.ListTables(ctx, name, cat)
+			tables, err = lake.ListLocated(ctx, name, cat)
 		}
 		if ctx.Err() == nil {
 			s.noteOutage("catalog "+name, lake.Ident{}, err, now)
@@ -244,13 +289,21 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 			pass.Errors = append(pass.Errors, fmt.Sprintf("catalog %s: %v", name, err))
 			continue
 		}
-		listed = append(listed, ids...)
-		for _, id := range ids {
+		for _, t := range tables {
+			id := t.Ident
+			listed = append(listed, id)
 			eff, err := ResolvePolicy(ctx, s.opts.Config, id)
 			var d TableDecision
 			if err == nil {
-				d, err = s.decide(ctx, cat, id, eff.Policy, now)
+				d, err = s.decide(ctx, cat, id, t.MetadataLocation, eff.Policy, now)
 			}
+			// Without a listed location, an adaptive table is taken to
+			// be where it was last read until its next poll (or a
+			// reported commit); a table of another mode is read afresh.
+			if d.MetadataLocation = t.MetadataLocation; d.MetadataLocation == "" && eff.Policy.Mode == policy.ModeAdaptive {
+				d.MetadataLocation = s.opts.Service.knownLocation(id)
+			}
+			known[id.String()] = d.MetadataLocation
 			s.noteDecision(id, now, d.Reason, err)
 			if err != nil {
 				pass.Errors = append(pass.Errors, fmt.Sprintf("%s: %v", id, err))
@@ -330,8 +383,17 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 		}()
 	}
 	wg.Wait()
+	// A table that ran changed: it is read afresh.
+	for _, r := range pass.Runs {
+		delete(known, r.Run.Table)
+	}
+	for i, d := range pass.Decisions {
+		if _, ok := known[d.Table]; !ok {
+			pass.Decisions[i].MetadataLocation = ""
+		}
+	}
 	if s.opts.Alerts != nil {
-		if err := s.alert(runCtx, now, listed); err != nil {
+		if err := s.alert(runCtx, now, listed, known); err != nil {
 			pass.Errors = append(pass.Errors, err.Error())
 		}
 	}
@@ -341,8 +403,9 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 
 // alert evaluates every known table's freshness and failures alerts and
 // hands them to the notifier. It reads the runs floe recorded, so it
-// judges a table even when its catalog is down.
-func (s *Scheduler) alert(ctx context.Context, now time.Time, listed []lake.Ident) error {
+// judges a table even when its catalog is down; the backlog of a listed
+// table is measured at the metadata location the pass knows (known).
+func (s *Scheduler) alert(ctx context.Context, now time.Time, listed []lake.Ident, known map[string]string) error {
 	// Every table listed this pass, and those known from earlier passes
 	// whose catalog could not be listed now (judged from the runs).
 	seen := map[string]bool{}
@@ -377,7 +440,7 @@ func (s *Scheduler) alert(ctx context.Context, now time.Time, listed []lake.Iden
 		if seen[id.String()] {
 			// The backlog, from the table's own metadata: it fires for a
 			// table floe never ran on, and never for one nobody writes.
-			h, err := s.opts.Service.Health(ctx, id, HealthRequest{})
+			h, err := s.opts.Service.Health(ctx, id, HealthRequest{MetadataLocation: known[id.String()]})
 			if ctx.Err() == nil {
 				s.noteOutage(id.String(), id, unreadable(err), now)
 			}
@@ -597,8 +660,9 @@ func alertInput(ctx context.Context, st *store.Store, id lake.Ident, p policy.Po
 	return in, nil
 }
 
-// decide says whether table id is due now under policy p.
-func (s *Scheduler) decide(ctx context.Context, cat catalog.Catalog, id lake.Ident, p policy.Policy, now time.Time) (TableDecision, error) {
+// decide says whether table id, listed at metadata location loc ("": its
+// catalog lists none), is due now under policy p.
+func (s *Scheduler) decide(ctx context.Context, cat catalog.Catalog, id lake.Ident, loc string, p policy.Policy, now time.Time) (TableDecision, error) {
 	d := TableDecision{Table: id.String()}
 	not := func(format string, args ...any) (TableDecision, error) {
 		d.Reason = fmt.Sprintf(format, args...)
@@ -662,12 +726,19 @@ func (s *Scheduler) decide(ctx context.Context, cat catalog.Catalog, id lake.Ide
 		d.Due, d.Trigger, d.Reason = true, TriggerScheduled, fmt.Sprintf("scheduled %q", p.Schedule)
 		return d, nil
 	}
-	// Adaptive: read the metadata once per poll interval.
-	if !ts.polled.IsZero() && now.Sub(ts.polled) < p.PollInterval {
+	// Adaptive: decide once per poll interval, or at once after a
+	// reported commit; on the state kept since the last read when the
+	// listing says the metadata did not move (Decide runs again at the
+	// new clock: ages move on), else read afresh.
+	reported, changes := s.reported(id, ts)
+	if !reported && !ts.polled.IsZero() && now.Sub(ts.polled) < p.PollInterval {
 		return not("polled %s ago; poll_interval %s", now.Sub(ts.polled).Round(time.Second), p.PollInterval)
 	}
-	ts.polled = now
-	steps, err := s.opts.Service.Triggers(ctx, id)
+	if reported {
+		loc = ""
+	}
+	ts.polled, ts.read = now, changes
+	steps, err := s.opts.Service.triggers(ctx, id, loc)
 	if err != nil {
 		return d, err
 	}

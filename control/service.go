@@ -164,6 +164,12 @@ type HealthRequest struct {
 	// Named says the caller named the table: a column it lacks is an
 	// error. Otherwise the columns apply where they exist.
 	Named bool
+	// MetadataLocation, when set, is where the caller knows the table's
+	// current metadata to be (the scheduler's pass: its catalog's listing,
+	// or what the pass read). When the service's kept state of the table
+	// was loaded from there, no metadata file and no manifest is read: the
+	// health is measured from it at the service's clock.
+	MetadataLocation string
 }
 
 // Table loads table id with its policy and measures its health under it.
@@ -191,10 +197,13 @@ func (s *Service) table(ctx context.Context, id lake.Ident, hr HealthRequest,
 }
 
 // measured is [Service.Table] for measuring: the table's manifests are read
-// only when its metadata location moved since the service last read them
+// only when its metadata location moved since the service last read them,
+// its metadata not at all when hr.MetadataLocation says it did not
 // ([Service.measuredState]).
 func (s *Service) measured(ctx context.Context, id lake.Ident, hr HealthRequest) (*Table, error) {
-	return s.table(ctx, id, hr, s.measuredState)
+	return s.table(ctx, id, hr, func(ctx context.Context, cat catalog.Catalog, id lake.Ident) (*lake.State, error) {
+		return s.measuredState(ctx, cat, id, hr.MetadataLocation)
+	})
 }
 
 // measure is [Service.Table] for a state already loaded.
@@ -216,6 +225,7 @@ func (s *Service) measure(ctx context.Context, cat catalog.Catalog, state *lake.
 // health verb, the dashboard, the API, the metrics and the scheduler share.
 // The table's metadata is read each time (its ages and the run records are
 // measured now), its manifests only when its metadata location moved since
+// the service last read them; neither when hr.MetadataLocation is where
 // the service last read them.
 func (s *Service) Health(ctx context.Context, id lake.Ident, hr HealthRequest) (lake.Health, error) {
 	t, err := s.measured(ctx, id, hr)
@@ -241,10 +251,17 @@ func (s *Service) HealthOf(ctx context.Context, state *lake.State, hr HealthRequ
 // Triggers are the steps table id's policy and health call for, by
 // trigger alone ([Decide]): what the scheduler asks to know whether a table
 // is due. Like [Service.Health] it reads the table's manifests only when
-// its metadata location moved; the run that follows reads them afresh. The layout a compaction writes is decided when the run decides
+// its metadata location moved; the run that follows reads them afresh. The
+// layout a compaction writes is decided when the run decides
 // ([Service.Decide]).
 func (s *Service) Triggers(ctx context.Context, id lake.Ident) ([]StepDecision, error) {
-	t, err := s.measured(ctx, id, HealthRequest{})
+	return s.triggers(ctx, id, "")
+}
+
+// triggers is [Service.Triggers] of a table the caller knows at metadata
+// location known ("": unknown; see [HealthRequest].MetadataLocation).
+func (s *Service) triggers(ctx context.Context, id lake.Ident, known string) ([]StepDecision, error) {
+	t, err := s.measured(ctx, id, HealthRequest{MetadataLocation: known})
 	if err != nil {
 		return nil, err
 	}

@@ -97,17 +97,37 @@ func (c *stateCache) put(key, location string, st *lake.State) {
 	c.files += n
 }
 
-// measuredState is table id's state for measuring its health: the catalog
-// gives the table's metadata location (one read of its metadata file);
-// the manifests are read only when that location moved since the service
-// last loaded the table. Runs never use it: a run loads its table afresh
-// under its lease.
-func (s *Service) measuredState(ctx context.Context, cat catalog.Catalog, id lake.Ident) (*lake.State, error) {
+// location is the metadata location table key's kept state was loaded
+// from, "" when none is kept.
+func (c *stateCache) location(key string) string {
+	if c == nil {
+		return ""
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.entries[key]; e != nil {
+		return e.location
+	}
+	return ""
+}
+
+// measuredState is table id's state for measuring its health. When known
+// is the location the service's kept state was loaded from (a catalog's
+// listing said the table is still there), nothing is read. Otherwise the
+// catalog gives the table's metadata location (one read of its metadata
+// file), and the manifests are read only when that location moved since
+// the service last loaded the table. Runs never use it: a run loads its
+// table afresh under its lease.
+func (s *Service) measuredState(ctx context.Context, cat catalog.Catalog, id lake.Ident, known string) (*lake.State, error) {
+	key := strings.ToLower(id.String())
+	if st := s.states.get(key, known); st != nil {
+		return st, nil
+	}
 	tbl, err := lake.LoadTable(ctx, cat, id)
 	if err != nil {
 		return nil, err
 	}
-	key, loc := strings.ToLower(id.String()), tbl.MetadataLocation()
+	loc := tbl.MetadataLocation()
 	if st := s.states.get(key, loc); st != nil {
 		return st, nil
 	}
@@ -117,4 +137,10 @@ func (s *Service) measuredState(ctx context.Context, cat catalog.Catalog, id lak
 	}
 	s.states.put(key, loc, st)
 	return st, nil
+}
+
+// knownLocation is the metadata location the service last measured table
+// id at, "" when it keeps no state of it.
+func (s *Service) knownLocation(id lake.Ident) string {
+	return s.states.location(strings.ToLower(id.String()))
 }

@@ -2,16 +2,12 @@ package control_test
 
 import (
 	"context"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go/catalog"
-	iceio "github.com/apache/iceberg-go/io"
-	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/control"
@@ -21,42 +17,6 @@ import (
 	"github.com/floe-project/floe/lake"
 )
 
-// countingCatalog is a catalog whose tables count the Avro files (manifest
-// lists and manifests) their IO opens: what reading a table's state costs
-// beyond its metadata file.
-type countingCatalog struct {
-	catalog.Catalog
-	avro atomic.Int64
-}
-
-func (c *countingCatalog) LoadTable(ctx context.Context, ident table.Identifier) (*table.Table, error) {
-	tbl, err := c.Catalog.LoadTable(ctx, ident)
-	if err != nil {
-		return nil, err
-	}
-	fs := func(ctx context.Context) (iceio.IO, error) {
-		fio, err := tbl.FS(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return countingIO{IO: fio, n: &c.avro}, nil
-	}
-	return table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), fs, c), nil
-}
-
-// countingIO counts the Avro files opened through it.
-type countingIO struct {
-	iceio.IO
-	n *atomic.Int64
-}
-
-func (c countingIO) Open(name string) (iceio.File, error) {
-	if strings.HasSuffix(name, ".avro") {
-		c.n.Add(1)
-	}
-	return c.IO.Open(name)
-}
-
 // TestUnchangedTableIsNotReadAgain: a daemon's pass decides every table
 // (its triggers) and measures it again for the alerts and the gauges. A
 // table whose metadata location has not moved since is measured without
@@ -65,7 +25,7 @@ func (c countingIO) Open(name string) (iceio.File, error) {
 // its table afresh.
 func TestUnchangedTableIsNotReadAgain(t *testing.T) {
 	w, id, st := setup(t)
-	cc := &countingCatalog{Catalog: w.Catalog}
+	cc := testlake.Count(w.Catalog)
 	set, err := policy.ParseFile("floe.yaml", []byte("default:\n  layout: none\n  poll_interval: 1s\n"+
 		"  enabled: {expire: false, orphans: false, compact: false, deletes: false, manifests: false}\n"))
 	require.NoError(t, err)
@@ -92,14 +52,14 @@ func TestUnchangedTableIsNotReadAgain(t *testing.T) {
 	}
 
 	pass()
-	first := cc.avro.Load()
+	first := cc.ManifestReads()
 	require.Positive(t, first, "the first pass reads the manifests")
 	require.Equal(t, 8, health())
 	for range 3 {
 		pass()
 		require.Equal(t, 8, health())
 	}
-	require.Equal(t, first, cc.avro.Load(), "an unchanged table's manifests are not read again")
+	require.Equal(t, first, cc.ManifestReads(), "an unchanged table's manifests are not read again")
 
 	// A commit moves the metadata location.
 	tbl, err := lake.LoadTable(t.Context(), w.Catalog, id)
@@ -112,14 +72,14 @@ func TestUnchangedTableIsNotReadAgain(t *testing.T) {
 	testlake.Append(t, tbl, rec)
 	rec.Release()
 	pass()
-	require.Greater(t, cc.avro.Load(), first, "the changed table is read")
+	require.Greater(t, cc.ManifestReads(), first, "the changed table is read")
 	require.Equal(t, 9, health(), "and measured as it is now")
-	after := cc.avro.Load()
+	after := cc.ManifestReads()
 	pass()
-	require.Equal(t, after, cc.avro.Load())
+	require.Equal(t, after, cc.ManifestReads())
 
 	// A run decides on the table as it is, read afresh.
 	_, err = svc.Decide(t.Context(), control.Request{Table: id})
 	require.NoError(t, err)
-	require.Greater(t, cc.avro.Load(), after)
+	require.Greater(t, cc.ManifestReads(), after)
 }

@@ -52,7 +52,8 @@ func OpenCatalog(ctx context.Context, name string, props map[string]string) (cat
 	if err != nil {
 		return nil, fmt.Errorf("open catalog %s: %w", name, err)
 	}
-	if c.d <= 0 && c.io == nil {
+	c.locations = newSQLLocations(c.inner, pass)
+	if c.d <= 0 && c.io == nil && c.locations == nil {
 		return c.inner, nil
 	}
 	return c, nil

@@ -52,6 +52,30 @@ type timeoutCatalog struct {
 	// files) go, as far as its properties say: the warehouse, or "s3://"
 	// when only s3.* properties tell.
 	ioLocation string
+	// locations lists a SQL catalog's tables with their metadata
+	// locations; nil for other catalogs.
+	locations *sqlLocations
+}
+
+// ListLocations implements [LocationLister] for a SQL catalog (bounded by
+// d as every call), and forwards it to an inner catalog that lists
+// locations; for any other it returns an error wrapping
+// errors.ErrUnsupported.
+func (c *timeoutCatalog) ListLocations(ctx context.Context) (out []TableLocation, err error) {
+	var ll LocationLister
+	switch inner, ok := c.inner.(LocationLister); {
+	case c.locations != nil:
+		ll = c.locations
+	case ok:
+		ll = inner
+	default:
+		return nil, fmt.Errorf("catalog %s lists no metadata locations: %w", c.name, errors.ErrUnsupported)
+	}
+	err = c.call(ctx, "list table locations", func(ctx context.Context) error {
+		out, err = ll.ListLocations(ctx)
+		return err
+	})
+	return out, err
 }
 
 func (c *timeoutCatalog) call(ctx context.Context, what string, fn func(context.Context) error) error {
@@ -161,12 +185,17 @@ func (c *timeoutCatalog) PurgeTable(ctx context.Context, id table.Identifier) er
 	return c.call(ctx, "purge table", func(ctx context.Context) error { return p.PurgeTable(ctx, id) })
 }
 
-// Close closes the inner catalog when it holds resources.
+// Close closes the inner catalog when it holds resources, and the pool
+// of the SQL catalog's location listing.
 func (c *timeoutCatalog) Close() error {
-	if cl, ok := c.inner.(catalog.Closer); ok {
-		return cl.Close()
+	var errs []error
+	if c.locations != nil {
+		errs = append(errs, c.locations.Close())
 	}
-	return nil
+	if cl, ok := c.inner.(catalog.Closer); ok {
+		errs = append(errs, cl.Close())
+	}
+	return errors.Join(errs...)
 }
 
 func (c *timeoutCatalog) RenameTable(ctx context.Context, from, to table.Identifier) (out *table.Table, err error) {

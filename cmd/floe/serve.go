@@ -120,7 +120,7 @@ func runServe(ctx context.Context, opts *serveOptions) error {
 	if err := cfg.CheckServerListen(); err != nil {
 		return err
 	}
-	handler, err := server.New(ctx, server.Deps{Config: cfg, Store: svc.Store(), Catalog: opts.f.Catalog, Enqueue: s.Enqueue,
+	handler, err := server.New(ctx, server.Deps{Config: cfg, Store: svc.Store(), Catalog: opts.f.Catalog, Enqueue: s.Enqueue, Changed: s.Changed,
 		Metrics: metrics, Now: opts.f.Now, Logger: log, Service: svc}, server.Options{})
 	if err != nil {
 		return err

@@ -20,7 +20,8 @@ const DefaultMaxBodyBytes = 8 << 20
 // ReportMetricsRequest body, passes each scan report to Sink as an event
 // dated when it arrived, and answers 204 No Content, as a REST catalog
 // does. Commit reports and scans of metadata tables are answered 204 and
-// counted, not passed on. Bad
+// counted, not passed on as events; the table of a commit report is told
+// to Commit, when set. Bad
 // bodies get 400, other methods 405, other paths 404, and a Sink error
 // 500, each with an Iceberg REST error body
 // ({"error":{"message","type","code"}}).
@@ -28,6 +29,10 @@ type Handler struct {
 	// Sink receives every scan report. It is called from the request's
 	// goroutine, so concurrently when requests are.
 	Sink func(collectors.QueryEvent) error
+	// Commit, when set, is told the table of every commit report (the
+	// REST path's namespace and table, else its table-name), before the
+	// report is answered: the daemon decides that table again at once.
+	Commit func(collectors.TableAccess)
 	// Now dates reports. Default: time.Now.
 	Now func() time.Time
 	// MaxBodyBytes bounds a request body. Default: DefaultMaxBodyBytes.
@@ -84,6 +89,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ev, err := decode(body, loc, now(), false)
 	switch {
 	case errors.Is(err, errCommitReport):
+		if h.Commit != nil {
+			ta, err := committed(body, loc)
+			if err != nil {
+				writeError(w, http.StatusBadRequest, "BadRequestException", err.Error())
+				return
+			}
+			h.Commit(ta)
+		}
 		h.commits.Add(1)
 		w.WriteHeader(http.StatusNoContent)
 		return

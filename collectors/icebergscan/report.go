@@ -193,6 +193,18 @@ func (r *wireReport) event(body []byte, loc location, at time.Time, bare bool) (
 	return ev, nil
 }
 
+// committed is the table a commit report body names: the REST path's
+// (loc) when known, else its table-name.
+func committed(body []byte, loc location) (collectors.TableAccess, error) {
+	var r struct {
+		TableName string `json:"table-name"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		return collectors.TableAccess{}, fmt.Errorf("decode report: %w", err)
+	}
+	return table(r.TableName, loc)
+}
+
 // table names the scanned table from the REST path when known, else from
 // table-name (catalog.namespace….table as the client names it).
 func table(name string, loc location) (collectors.TableAccess, error) {

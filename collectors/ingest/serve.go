@@ -38,6 +38,10 @@ type ServeOptions struct {
 	// Stored, when set, is called with each event's source after it was
 	// stored (the daemon counts them into floe_telemetry_events_total).
 	Stored func(source string)
+	// Commit, when set, is told the table of every Iceberg commit report
+	// ([EndpointIceberg]; see icebergscan.Handler's Commit): `floe serve`
+	// decides that table again at once.
+	Commit func(collectors.TableAccess)
 	// Token, when set, is the bearer token every request must carry
 	// (Authorization: Bearer <Token>; Trino's listener sends it with
 	// http-event-listener.connect-http-headers); a request without it is
@@ -79,7 +83,9 @@ func Handler(ctx context.Context, st EventStore, opts ServeOptions) (http.Handle
 	case EndpointTrino:
 		h = trinolive.NewListenerHandler(sink)
 	case EndpointIceberg:
-		h = icebergscan.NewHandler(sink)
+		ih := icebergscan.NewHandler(sink)
+		ih.Commit = opts.Commit
+		h = ih
 	default:
 		return nil, fmt.Errorf("ingest: serve: unknown endpoint %q: want %s or %s", opts.Endpoint, EndpointTrino, EndpointIceberg)
 	}

@@ -2,9 +2,11 @@
 // liveness and readiness probes (/healthz, /readyz), the Prometheus
 // metrics (/metrics, on the server's own registry), the JSON API under
 // /api/v1 (tables with their health, effective policy, report, plans and
-// runs; proposing, approving and rejecting plans; running a table now), and
-// the telemetry endpoints of package ingest (/ingest/trino,
-// /ingest/iceberg/…), so that one daemon receives telemetry, and a
+// runs; proposing, approving and rejecting plans; running a table now;
+// reporting a commit, which wakes the scheduler for the table), and the
+// telemetry endpoints of package ingest (/ingest/trino,
+// /ingest/iceberg/…, whose commit reports wake the scheduler too), so
+// that one daemon receives telemetry, and a
 // dashboard for people at / (overview, table and run pages, approving and
 // rejecting plans through a sign-in form; docs/api.md).
 //

@@ -366,12 +366,14 @@ func (m *Metrics) RefreshHolds(ctx context.Context, svc *control.Service) error 
 
 // ObservePass records the health of every table a scheduling pass decided
 // on ([control.Service.Health], [control.Service.LastSuccess]) and the
-// plan counts: the daemon's health observer. A table that cannot be
+// plan counts: the daemon's health observer. Each table is measured at the
+// metadata location the pass knew (TableDecision.MetadataLocation), so a
+// table the pass saw unchanged is not read again. A table that cannot be
 // measured keeps its last values; the error names each such table.
 func (m *Metrics) ObservePass(ctx context.Context, svc *control.Service, p control.Pass) error {
 	var errs []error
 	for _, d := range p.Decisions {
-		if err := m.observeTable(ctx, svc, d.Table); err != nil {
+		if err := m.observeTable(ctx, svc, d.Table, d.MetadataLocation); err != nil {
 			errs = append(errs, fmt.Errorf("table %s: %w", d.Table, err))
 		}
 	}
@@ -405,14 +407,16 @@ func (m *Metrics) PassEnded(p control.Pass, _ error) {
 	}
 }
 
-// observeTable records table's health and last success.
-func (m *Metrics) observeTable(ctx context.Context, svc *control.Service, table string) error {
+// observeTable records table's health and last success, measured at the
+// metadata location the pass knew it at (loc; "": read afresh), so that a
+// table the pass did not see change is not read again.
+func (m *Metrics) observeTable(ctx context.Context, svc *control.Service, table, loc string) error {
 	cfg := svc.Config()
 	id, err := lake.ParseIdent(table, cfg.CatalogNames(), cfg.DefaultCatalog)
 	if err != nil {
 		return err
 	}
-	h, err := svc.Health(ctx, id, control.HealthRequest{})
+	h, err := svc.Health(ctx, id, control.HealthRequest{MetadataLocation: loc})
 	if err != nil {
 		return err
 	}

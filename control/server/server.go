@@ -44,6 +44,11 @@ type Deps struct {
 	// Enqueue queues a run of a table (POST
 	// /api/v1/tables/{table}/optimize). Nil: that route answers 503.
 	Enqueue EnqueueFunc
+	// Changed is told of each table a commit was reported for (POST
+	// /api/v1/tables/{table}/changed, and Iceberg commit reports posted to
+	// /ingest/iceberg/…/metrics). Nil: that route answers 503 and commit
+	// reports are only counted.
+	Changed ChangedFunc
 	// Checks are readiness checks besides the state store and the
 	// catalogs, by name; /readyz fails when one returns an error.
 	Checks map[string]func(ctx context.Context) error
@@ -194,6 +199,7 @@ func New(ctx context.Context, deps Deps, opts Options) (http.Handler, error) {
 	mux.HandleFunc("POST /api/v1/tables/{table}/plans", s.api(s.proposePlan))
 	mux.HandleFunc("POST /api/v1/tables/{table}/optimize", s.api(s.optimize))
 	mux.HandleFunc("POST /api/v1/tables/{table}/resume", s.api(s.resume))
+	mux.HandleFunc("POST /api/v1/tables/{table}/changed", s.api(s.changed))
 	mux.HandleFunc("GET /api/v1/holds", s.api(s.listHolds))
 	mux.HandleFunc("GET /api/v1/plans", s.api(s.listPlans))
 	mux.HandleFunc("GET /api/v1/plans/{id}", s.api(s.getPlan))
@@ -211,8 +217,12 @@ func New(ctx context.Context, deps Deps, opts Options) (http.Handler, error) {
 		{"/ingest/trino", ingest.EndpointTrino},
 		{"/ingest/iceberg/", ingest.EndpointIceberg},
 	} {
-		h, err := ingest.Handler(ctx, deps.Store, ingest.ServeOptions{Endpoint: ep.endpoint, Normalizer: norm, Logger: s.log,
-			Stored: func(source string) { s.m.AddEvents(source, 1) }})
+		opts := ingest.ServeOptions{Endpoint: ep.endpoint, Normalizer: norm, Logger: s.log,
+			Stored: func(source string) { s.m.AddEvents(source, 1) }}
+		if deps.Changed != nil {
+			opts.Commit = s.committed
+		}
+		h, err := ingest.Handler(ctx, deps.Store, opts)
 		if err != nil {
 			return nil, fmt.Errorf("server: %w", err)
 		}
