@@ -253,7 +253,7 @@ func (s *Scheduler) prioritize(ctx context.Context, jobs []passJob, now time.Tim
 	rs := make([]ranked, 0, len(jobs))
 	for _, j := range jobs {
 		r := ranked{job: j}
-		r.est, r.estError = s.opts.Service.Estimate(ctx, j.id)
+		r.est, r.estError = s.opts.Service.Estimate(ctx, j.id, j.d.MetadataLocation)
 		if r.estError != nil {
 			s.opts.Logger.Warn("no estimate of a due table; it runs after the ranked ones, its cost unbudgeted", "table", j.d.Table, "err", r.estError)
 		}

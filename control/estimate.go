@@ -121,7 +121,9 @@ func vcpuHours(io int64) float64 { return float64(io) / RewriteBytesPerVCPUSecon
 
 // Estimate is what table id's due steps would cost and gain, for the
 // scheduler's ranking and budget. Like [Service.Triggers] it reads the
-// table's manifests only when its metadata location moved.
+// table's manifests only when its metadata location moved, and its
+// metadata file not at all when known is where the pass found it (the
+// decision's MetadataLocation; "" when unknown).
 //
 // A compaction's cost is what its bin-pack planner would read
 // ([CompactableNow]; the whole table when a delete ratio or clustering
@@ -132,8 +134,8 @@ func vcpuHours(io int64) float64 { return float64(io) / RewriteBytesPerVCPUSecon
 // A layout's projected scan savings are left out: projecting costs seconds
 // a table on a large workload, and a layout change waits for its plan's
 // approval anyway (approved plans run first).
-func (s *Service) Estimate(ctx context.Context, id lake.Ident) (Estimate, error) {
-	t, err := s.measured(ctx, id, HealthRequest{})
+func (s *Service) Estimate(ctx context.Context, id lake.Ident, known string) (Estimate, error) {
+	t, err := s.measured(ctx, id, HealthRequest{MetadataLocation: known})
 	if err != nil {
 		return Estimate{}, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/control"
@@ -168,17 +169,7 @@ func newDaemonLake(t *testing.T) *daemonLake {
 		iceberg.NestedField{ID: 2, Name: "v", Type: iceberg.PrimitiveTypes.Int64})
 	for _, name := range []string{"slow", "fast", "bad"} {
 		tbl := dl.w.CreateTable(t, "db", name, schema, nil, iceberg.Properties{"write.target-file-size-bytes": "65536"}, nil)
-		for i := range 6 {
-			b := array.NewRecordBuilder(memory.DefaultAllocator, testlake.ArrowSchema(t, tbl))
-			for j := range 300 {
-				b.Field(0).(*array.Int64Builder).Append(int64(i*300 + j))
-				b.Field(1).(*array.Int64Builder).Append(int64(j % 7))
-			}
-			rec := b.NewRecordBatch()
-			b.Release()
-			tbl = testlake.Append(t, tbl, rec)
-			rec.Release()
-		}
+		appendSmall(t, tbl, 0, 6)
 	}
 	hook := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		var a alert.Alert
@@ -327,6 +318,24 @@ func (r *running) optimize(table string) control.Run {
 	return run
 }
 
+// appendSmall appends n small files of 300 rows to tbl, ids from
+// first*300 on, and returns the table as committed.
+func appendSmall(t *testing.T, tbl *table.Table, first, n int) *table.Table {
+	t.Helper()
+	for i := first; i < first+n; i++ {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, testlake.ArrowSchema(t, tbl))
+		for j := range 300 {
+			b.Field(0).(*array.Int64Builder).Append(int64(i*300 + j))
+			b.Field(1).(*array.Int64Builder).Append(int64(j % 7))
+		}
+		rec := b.NewRecordBatch()
+		b.Release()
+		tbl = testlake.Append(t, tbl, rec)
+		rec.Release()
+	}
+	return tbl
+}
+
 func (dl *daemonLake) checksum(t *testing.T, name string) oracle.Sum {
 	t.Helper()
 	tb, err := lake.LoadTable(t.Context(), dl.w.Catalog, lake.Ident{Catalog: "local", Namespace: []string{"db"}, Name: name})
@@ -400,6 +409,11 @@ func TestDaemonQueuesHaltsAndStops(t *testing.T) {
 	require.Equal(t, "ana", hold.ResumedBy, "recorded as who resumed it")
 	code, body = r.do("POST", "/api/v1/tables/db.bad/resume", "")
 	require.Equal(t, http.StatusConflict, code, "resumed once: %s", body)
+	// The halting run committed what its engine wrote (one file): writers
+	// append small files again, and the table is due once more.
+	tbl, err := lake.LoadTable(ctx, dl.w.Catalog, bad)
+	require.NoError(t, err)
+	appendSmall(t, tbl, 6, 6)
 	dl.advance(2 * time.Minute)
 	r.tick <- time.Now()
 	p = r.pass()
