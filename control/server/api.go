@@ -35,8 +35,7 @@ type TableSummary struct {
 	// (proposed, approved or running), in percentage points of files
 	// skipped; absent when no plan projects one.
 	ExpectedGainPP *float64 `json:"expected_gain_pp,omitempty"`
-	// Measuring says the table is listed but not measured yet: the
-	// server's first measuring of the lake is under way (see
+	// Measuring says the table is listed but not measured yet (see
 	// TableList.Measuring).
 	Measuring bool `json:"measuring,omitempty"`
 }
@@ -56,9 +55,10 @@ type TableList struct {
 	// NextPageToken, passed as page_token, asks for the next page; absent
 	// on the last page.
 	NextPageToken string `json:"next_page_token,omitempty"`
-	// Measuring, present only while the server measures the lake for the
-	// first time after it started, says how far it got: tables not yet
-	// measured are listed with "measuring": true.
+	// Measuring, present only while some listed tables are not measured
+	// yet — the server's first measuring of the lake after it started, or
+	// tables created since the last — says how far it got: those tables are
+	// listed with "measuring": true.
 	Measuring *IndexProgress `json:"measuring,omitempty"`
 }
 

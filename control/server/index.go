@@ -24,8 +24,9 @@ import (
 // request ([store.Store.TablesRunSince], one indexed query) are measured
 // again at once, so a run shows in the next answer; other writers' commits
 // show at the next refresh. The first request after start waits for the
-// first refresh up to wait, then answers with what is measured so far and
-// says how far it got ([indexView.Measured] of [indexView.Listed]): no
+// first refresh's listing of the catalogs (bounded by their timeouts) and
+// for its measuring up to wait, then answers with what is measured so far
+// and says how far it got ([indexView.Measured] of [indexView.Listed]): no
 // request blocks for the lake.
 type tableIndex struct {
 	indexDeps
@@ -72,9 +73,10 @@ type indexRow struct {
 	measured bool
 }
 
-// indexFlight is one refresh in progress; done is closed when it ends.
+// indexFlight is one refresh in progress: listed is closed when the
+// catalogs are listed (or could not be), done when it ends.
 type indexFlight struct {
-	done chan struct{}
+	listed, done chan struct{}
 }
 
 // indexView is what one request sees of the index.
@@ -115,6 +117,13 @@ func (ix *tableIndex) view(ctx context.Context) (indexView, error) {
 	first := ix.refreshedAt.IsZero()
 	ix.mu.Unlock()
 	if first {
+		// The listing is bounded by the catalogs' timeouts; the measuring
+		// by ix.wait.
+		select {
+		case <-f.listed:
+		case <-ctx.Done():
+			return indexView{}, ctx.Err()
+		}
 		timer := time.NewTimer(ix.wait)
 		select {
 		case <-f.done:
@@ -150,7 +159,7 @@ func (ix *tableIndex) snapshot() (indexView, error) {
 
 // startLocked starts a refresh. Called with ix.mu held.
 func (ix *tableIndex) startLocked() *indexFlight {
-	f := &indexFlight{done: make(chan struct{})}
+	f := &indexFlight{listed: make(chan struct{}), done: make(chan struct{})}
 	ix.flight = f
 	started := ix.now()
 	if ix.runsCheckedAt.IsZero() {
@@ -158,7 +167,7 @@ func (ix *tableIndex) startLocked() *indexFlight {
 	}
 	go func() {
 		defer close(f.done)
-		err := ix.refresh(ix.life)
+		err := ix.refresh(ix.life, f.listed)
 		ix.mu.Lock()
 		defer ix.mu.Unlock()
 		ix.flight = nil
@@ -169,9 +178,17 @@ func (ix *tableIndex) startLocked() *indexFlight {
 	return f
 }
 
-// refresh lists the tables and measures each, those never measured first.
-// It returns an error only when the listing failed or ctx ended.
-func (ix *tableIndex) refresh(ctx context.Context) error {
+// refresh lists the tables, closes listed, and measures each table, those
+// never measured first. It returns an error only when the listing failed
+// or ctx ended.
+func (ix *tableIndex) refresh(ctx context.Context, listed chan struct{}) error {
+	defer func() {
+		select {
+		case <-listed:
+		default:
+			close(listed)
+		}
+	}()
 	ids, catErrs, err := ix.list(ctx)
 	ix.mu.Lock()
 	ix.listErr = err
@@ -200,6 +217,7 @@ func (ix *tableIndex) refresh(ctx context.Context) error {
 	}
 	ix.rows, ix.order = rows, order
 	ix.mu.Unlock()
+	close(listed)
 
 	work := make(chan lake.Ident)
 	var wg sync.WaitGroup
