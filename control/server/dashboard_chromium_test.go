@@ -104,9 +104,13 @@ func TestDashboardDeadCatalogInChromium(t *testing.T) {
 // hundred tables; FLOE_DASHBOARD_TABLES=10000 runs the same test at 10,000
 // (the benchmark's screenshot).
 func TestDashboardAtScaleInChromium(t *testing.T) {
-	browser := chromium.Open(t)
+	if testing.Short() {
+		t.Skip("generates a lake and starts a headless Chromium")
+	}
 	n := dashboardTables(t)
 	e := newScaleEnv(t, n, server.Options{TableIndexWait: 10 * time.Minute, TableIndexWorkers: 2})
+	// The browser's two minutes start after the lake is made.
+	browser := chromium.Open(t)
 	srv := httptest.NewServer(e.h)
 	defer srv.Close()
 	dir := chromium.Artifacts(t)
