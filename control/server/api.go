@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -254,10 +255,17 @@ func (s *server) pageOfTables(ctx context.Context, tq tableQuery) (tablePage, in
 	if err != nil {
 		return tablePage{}, view, nil, err
 	}
-	plans, err := control.ListPlans(ctx, s.deps.Store, control.PlanFilter{})
-	if err != nil {
-		return tablePage{}, view, nil, err
+	// Only the pending plans: the decided ones are history, which grows.
+	var plans []control.Plan
+	for _, st := range []control.PlanState{control.PlanProposed, control.PlanApproved, control.PlanRunning} {
+		more, err := control.ListPlans(ctx, s.deps.Store, control.PlanFilter{State: st})
+		if err != nil {
+			return tablePage{}, view, nil, err
+		}
+		plans = append(plans, more...)
 	}
+	// Newest first, as pendingPlans wants them.
+	slices.SortStableFunc(plans, func(a, b control.Plan) int { return b.CreatedAt.Compare(a.CreatedAt) })
 	pending, gains := pendingPlans(plans)
 	return pageTables(view, gains, tq), view, pending, nil
 }

@@ -209,6 +209,27 @@ func TestTablePages(t *testing.T) {
 		require.Equal(t, names(e.tables(url.Values{"sort": {"-health"}, "limit": {"1000"}})), seen)
 	})
 
+	t.Run("sort by expected gain", func(t *testing.T) {
+		// Pending plans project gains for two tables; a rejected one's
+		// does not count.
+		for i, p := range []struct {
+			table, state string
+			skipped      float64
+		}{{e.ids[3].String(), "proposed", 40}, {e.ids[7].String(), "approved", 75}, {e.ids[9].String(), "rejected", 99}} {
+			_, err := e.st.InsertPlan(t.Context(), store.PlanRecord{ID: fmt.Sprintf("gain%d", i), Table: p.table, Layout: "sort(id)", State: p.state,
+				CreatedAt: time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), Projection: json.RawMessage(fmt.Sprintf(`{"skipped_pct": %g, "current_skipped_pct": 5}`, p.skipped))})
+			require.NoError(t, err)
+		}
+		list := e.tables(url.Values{"sort": {"-gain"}, "limit": {"3"}})
+		require.Equal(t, []string{e.ids[7].String(), e.ids[3].String()}, names(list)[:2])
+		require.InDelta(t, 70, *list.Tables[0].ExpectedGainPP, 1e-9)
+		require.InDelta(t, 35, *list.Tables[1].ExpectedGainPP, 1e-9)
+		require.Nil(t, list.Tables[2].ExpectedGainPP, "tables without a gain come after, by name")
+		require.Equal(t, e.tables(url.Values{"limit": {"1"}}).Tables[0].Table, list.Tables[2].Table)
+		list = e.tables(url.Values{"sort": {"gain"}, "limit": {"2"}})
+		require.Equal(t, []string{e.ids[3].String(), e.ids[7].String()}, names(list), "ascending, the gainless still last")
+	})
+
 	t.Run("bad parameters", func(t *testing.T) {
 		token := e.tables(url.Values{"limit": {"2"}}).NextPageToken
 		require.NotEmpty(t, token)
