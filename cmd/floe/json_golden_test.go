@@ -133,7 +133,7 @@ func checkShape(t *testing.T, name, got string) {
 // verb of TestJSONShapeGolden prints at least one.
 var withoutLayout = map[string]bool{
 	"tables": true, "queries": true, "queries-events": true, "predicates": true, "health": true,
-	"policy-show": true, "policy-validate": true, "config-view": true, "collect": true,
+	"policy-show": true, "policy-validate": true, "config-view": true, "collect": true, "doctor": true,
 }
 
 // checkLayouts checks that every layout in the JSON document v of verb
