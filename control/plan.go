@@ -380,14 +380,22 @@ func planRunOptions(ctx context.Context, cat catalog.Catalog, st *store.Store, i
 		return none, opts, stale
 	}
 	opts.Compact.Layout, opts.Compact.ZOrderMode = l, zm
-	if len(pp.Quantiles) > 0 {
-		// The run cuts the cells the plan projected (rank z-order, Hilbert).
+	if len(pp.Quantiles) > 0 || len(pp.Tree) > 0 {
+		// The run cuts the cells (rank z-order, Hilbert) or writes the leaves (tree)
+		// the plan projected.
 		sch, err := table.SchemaToArrowSchema(tbl.Schema(), nil, true, false)
 		if err != nil {
 			return none, opts, fmt.Errorf("optimize %s: plan %s: %w", id, p.ID, err)
 		}
-		if opts.Compact.Quantiles, err = layout.UnmarshalQuantiles(pp.Quantiles, sch); err != nil {
-			return none, opts, fmt.Errorf("optimize %s: plan %s: %w", id, p.ID, err)
+		if len(pp.Quantiles) > 0 {
+			if opts.Compact.Quantiles, err = layout.UnmarshalQuantiles(pp.Quantiles, sch); err != nil {
+				return none, opts, fmt.Errorf("optimize %s: plan %s: %w", id, p.ID, err)
+			}
+		}
+		if len(pp.Tree) > 0 {
+			if opts.Compact.Tree, err = layout.UnmarshalTree(pp.Tree, sch); err != nil {
+				return none, opts, fmt.Errorf("optimize %s: plan %s: %w", id, p.ID, err)
+			}
 		}
 	}
 	if l.TargetFileSizeBytes > 0 {

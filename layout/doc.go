@@ -15,7 +15,7 @@
 //
 // # Layouts
 //
-// A [Layout] names a [Strategy] (binpack, sort, zorder, hilbert, current), its key columns and
+// A [Layout] names a [Strategy] (binpack, sort, zorder, hilbert, tree, current), its key columns and
 // a target file size. [Parse] reads the text form `sort(a desc nulls last, b)`,
 // `zorder(a, b)`, `hilbert(a, b, c) target 256MiB`, `binpack`, `current`; [Layout.String] prints
 // it back so that the two round-trip. Sort columns follow Iceberg's default nulls order:
@@ -95,6 +95,21 @@
 // points more files skipped than Z-order at the same columns. Iceberg's open Hilbert pull
 // request feeds raw ZOrderByteUtils bytes into the same transform and so inherits the raw-width
 // problem; floe does not emulate it.
+//
+// # Tree
+//
+// A tree layout, `tree(ts, account_id, kind)`, names the columns a learner may cut on; the
+// learned [Tree] is data, like [Quantiles]: internal nodes with a range cut `col < v` or
+// `col <= v` ([TreeCut], v in the column's ascending sort-key encoding, [ValueKey], so a cut
+// is one bytes.Compare on the same memcomparable bytes the sort keys use; nulls go left,
+// NaN right), leaves numbered from left to right, each with a sort column. The key of a
+// row is its leaf's number, 4 bytes big-endian, then the sort key of that leaf's column, so
+// the rewriter's external sort groups rows by leaf, in leaf order, and orders each leaf
+// by its column without knowing about trees. The tree is persisted in a plan
+// ([Tree.MarshalJSON]) with each column's type fingerprint, and [UnmarshalTree] checks it
+// against the schema and refuses anything that is not a well-formed tree (at most
+// [MaxTreeLeaves] leaves and [MaxTreeDepth] levels) with an error, never a panic. The
+// learner lives in package simulator, where the workload and the sample meet.
 //
 // # Invariants
 //

@@ -107,6 +107,9 @@ type EncoderOptions struct {
 	// instead of 63 and so garbles the low 32 bits. False (the default) matches current
 	// Iceberg. Only used by Iceberg-exact z-order.
 	IcebergLegacyFloatBytes bool
+	// Tree is the learned tree of a tree layout ([NewTree], [UnmarshalTree]). Required for
+	// tree; every column it cuts or sorts on must be one the layout names.
+	Tree *Tree
 }
 
 // Errors returned (wrapped) by [NewEncoder], [FitQuantiles] and AppendKey; test with errors.Is.
@@ -153,6 +156,8 @@ func NewEncoder(l Layout, schema *arrow.Schema, opts EncoderOptions) (Encoder, e
 		}
 	case StrategyHilbert:
 		enc, err = newHilbertEncoder(b, opts.Quantiles)
+	case StrategyTree:
+		enc, err = newTreeEncoder(l, schema, opts.Tree)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("layout %s: %w", l, err)

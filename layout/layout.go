@@ -22,6 +22,11 @@ const (
 	StrategyZOrder Strategy = "zorder"
 	// StrategyHilbert orders rows along a Hilbert curve over 2 to [MaxHilbertColumns] columns.
 	StrategyHilbert Strategy = "hilbert"
+	// StrategyTree routes every row to a leaf of a [Tree] of cuts learned from the
+	// workload's own predicates on 1 to [MaxTreeColumns] columns, and sorts each leaf by its
+	// best column. The layout names the columns the learner may cut on; the learned tree is
+	// data, like [Quantiles], handed to [NewEncoder] in [EncoderOptions.Tree].
+	StrategyTree Strategy = "tree"
 	// StrategyCurrent is the table as it is today; it is the baseline every projection is compared with.
 	StrategyCurrent Strategy = "current"
 )
@@ -35,6 +40,8 @@ const (
 	MaxZOrderColumns = 8
 	// MaxHilbertColumns is the largest number of columns a hilbert layout may name.
 	MaxHilbertColumns = 4
+	// MaxTreeColumns is the largest number of columns a tree layout may cut on.
+	MaxTreeColumns = 8
 )
 
 // ErrInvalidLayout is returned (wrapped) by [Parse] and [Layout.Validate] for a layout
@@ -83,7 +90,7 @@ func (l Layout) Validate() error {
 		if n := len(l.Columns); n < 1 || n > MaxSortColumns {
 			errs = append(errs, fmt.Errorf("sort needs 1 to %d columns, got %d", MaxSortColumns, n))
 		}
-	case StrategyZOrder, StrategyHilbert:
+	case StrategyZOrder, StrategyHilbert, StrategyTree:
 		lo, hi := columnLimits(l.Strategy)
 		if n := len(l.Columns); n < lo || n > hi {
 			errs = append(errs, fmt.Errorf("%s needs %d to %d columns, got %d", l.Strategy, lo, hi, n))
@@ -92,9 +99,12 @@ func (l Layout) Validate() error {
 			if c.Desc {
 				errs = append(errs, fmt.Errorf("%s column %q: a direction is only allowed in sort", l.Strategy, c.Name))
 			}
+			if c.NullsLast && l.Strategy == StrategyTree {
+				errs = append(errs, fmt.Errorf("tree column %q: nulls last is not allowed (a tree routes nulls below every value)", c.Name))
+			}
 		}
 	default:
-		errs = append(errs, fmt.Errorf("unknown strategy %q (want binpack, sort, zorder, hilbert or current)", l.Strategy))
+		errs = append(errs, fmt.Errorf("unknown strategy %q (want binpack, sort, zorder, hilbert, tree or current)", l.Strategy))
 	}
 	seen := make(map[string]bool, len(l.Columns))
 	for _, c := range l.Columns {
@@ -125,6 +135,8 @@ func columnLimits(s Strategy) (lo, hi int) {
 		return 2, MaxZOrderColumns
 	case StrategyHilbert:
 		return 2, MaxHilbertColumns
+	case StrategyTree:
+		return 1, MaxTreeColumns
 	default:
 		return 0, 0
 	}
@@ -212,6 +224,7 @@ func formatSize(n int64) string {
 //	sort(tenant_id, ts desc nulls first)
 //	zorder(a, b)
 //	hilbert(a, b, c) target 256MiB
+//	tree(ts, account_id, kind)
 //	binpack
 //	current
 //
@@ -219,9 +232,9 @@ func formatSize(n int64) string {
 // ([A-Za-z_][A-Za-z0-9_]*) or a double-quoted name in which "" stands for one quote
 // ("Weird Col"). Sort columns may be followed by asc|desc and nulls first|last; without a nulls
 // order, Iceberg's default applies (ascending → nulls first, descending → nulls last).
-// zorder and hilbert columns may only carry nulls first|last (default first). zorder
-// takes 2 to [MaxZOrderColumns] columns, hilbert 2 to [MaxHilbertColumns], sort 1 to
-// [MaxSortColumns]. The optional "target <size>" sets TargetFileSizeBytes; the size is a byte
+// zorder and hilbert columns may only carry nulls first|last (default first); tree columns
+// only nulls first. zorder takes 2 to [MaxZOrderColumns] columns, hilbert 2 to
+// [MaxHilbertColumns], tree 1 to [MaxTreeColumns], sort 1 to [MaxSortColumns]. The optional "target <size>" sets TargetFileSizeBytes; the size is a byte
 // count with an optional unit (KiB, MiB, GiB, TiB, or decimal KB, MB, GB, TB).
 //
 // Errors are [*SyntaxError] values (matching [ErrInvalidLayout] under errors.Is) that name the
@@ -318,7 +331,7 @@ func (p *layoutParser) describeNext() string {
 func (p *layoutParser) parse() (Layout, error) {
 	w, at := p.word()
 	if w == "" {
-		return Layout{}, p.errorf(at, "expected a strategy (binpack, sort, zorder, hilbert, current), found %s", p.describeNext())
+		return Layout{}, p.errorf(at, "expected a strategy (binpack, sort, zorder, hilbert, tree, current), found %s", p.describeNext())
 	}
 	l := Layout{Strategy: Strategy(strings.ToLower(w))}
 	switch l.Strategy {
@@ -326,14 +339,14 @@ func (p *layoutParser) parse() (Layout, error) {
 		if c, ok := p.peekByte(); ok && c == '(' {
 			return Layout{}, p.errorf(p.pos, "%s takes no columns", l.Strategy)
 		}
-	case StrategySort, StrategyZOrder, StrategyHilbert:
+	case StrategySort, StrategyZOrder, StrategyHilbert, StrategyTree:
 		cols, err := p.columns(l.Strategy)
 		if err != nil {
 			return Layout{}, err
 		}
 		l.Columns = cols
 	default:
-		return Layout{}, p.errorf(at, "unknown strategy %q (want binpack, sort, zorder, hilbert or current)", w)
+		return Layout{}, p.errorf(at, "unknown strategy %q (want binpack, sort, zorder, hilbert, tree or current)", w)
 	}
 	if p.peekWord() == "target" {
 		p.word()
@@ -445,6 +458,9 @@ func (p *layoutParser) column(s Strategy) (Column, int, error) {
 			case "first":
 				c.NullsLast = false
 			case "last":
+				if s == StrategyTree {
+					return Column{}, at, p.errorf(wAt, "nulls last is not allowed in tree (a tree routes nulls below every value)")
+				}
 				c.NullsLast = true
 			default:
 				p.pos = wAt

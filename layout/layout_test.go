@@ -83,8 +83,8 @@ func TestParseLayoutErrors(t *testing.T) {
 		wantMsg string
 	}{
 		{"zorder(a", `layout "zorder(a": expected ")" at offset 8`},
-		{"", `layout "": expected a strategy (binpack, sort, zorder, hilbert, current), found end of input at offset 0`},
-		{"shuffle(a)", `layout "shuffle(a)": unknown strategy "shuffle" (want binpack, sort, zorder, hilbert or current) at offset 0`},
+		{"", `layout "": expected a strategy (binpack, sort, zorder, hilbert, tree, current), found end of input at offset 0`},
+		{"shuffle(a)", `layout "shuffle(a)": unknown strategy "shuffle" (want binpack, sort, zorder, hilbert, tree or current) at offset 0`},
 		{"sort", `layout "sort": expected "(", found end of input at offset 4`},
 		{"sort()", `layout "sort()": expected a column name, found ")" at offset 5`},
 		{"zorder(a)", `layout "zorder(a)": zorder needs 2 to 8 columns, got 1 at offset 6`},
@@ -125,7 +125,7 @@ func TestLayoutValidate(t *testing.T) {
 		wantErr string
 	}{
 		{"ok sort", layout.Layout{Strategy: layout.StrategySort, Columns: []layout.Column{{Name: "a", Desc: true}}}, ""},
-		{"unknown", layout.Layout{Strategy: "tree"}, `unknown strategy "tree"`},
+		{"unknown", layout.Layout{Strategy: "shuffle"}, `unknown strategy "shuffle"`},
 		{"binpack with columns", layout.Layout{Strategy: layout.StrategyBinpack, Columns: []layout.Column{{Name: "a"}}}, "binpack takes no columns"},
 		{"zorder desc", layout.Layout{Strategy: layout.StrategyZOrder, Columns: []layout.Column{{Name: "a", Desc: true}, {Name: "b"}}}, "only allowed in sort"},
 		{"empty name and duplicate", layout.Layout{Strategy: layout.StrategySort, Columns: []layout.Column{{Name: ""}, {Name: "x"}, {Name: "X"}}}, "empty column name\nduplicate column \"X\""},

@@ -188,14 +188,9 @@ func UnmarshalQuantiles(data []byte, schema *arrow.Schema) (*Quantiles, error) {
 	q := &Quantiles{}
 	var errs []error
 	for _, c := range in.Columns {
-		idx, err := findField(schema, c.Name)
+		f, err := persistedField(schema, c.Name, c.Type, c.Fingerprint, "fitted")
 		if err != nil {
 			errs = append(errs, err)
-			continue
-		}
-		f := schema.Field(idx)
-		if f.Type.Fingerprint() != c.Fingerprint {
-			errs = append(errs, fmt.Errorf("column %q was fitted as %s, schema has %s", c.Name, c.Type, f.Type))
 			continue
 		}
 		fn, err := ascCodec(f.Type)
@@ -231,6 +226,21 @@ func UnmarshalQuantiles(data []byte, schema *arrow.Schema) (*Quantiles, error) {
 		return nil, fmt.Errorf("load quantiles: %w", errors.Join(errs...))
 	}
 	return q, nil
+}
+
+// persistedField binds a column persisted with its type's name and fingerprint to the
+// field of that name in schema, failing when the schema lacks it or its type changed
+// since the column was (what:) fitted or learned.
+func persistedField(schema *arrow.Schema, name, typ, fingerprint, what string) (arrow.Field, error) {
+	idx, err := findField(schema, name)
+	if err != nil {
+		return arrow.Field{}, err
+	}
+	f := schema.Field(idx)
+	if f.Type.Fingerprint() != fingerprint {
+		return arrow.Field{}, fmt.Errorf("column %q was %s as %s, schema has %s", name, what, typ, f.Type)
+	}
+	return f, nil
 }
 
 // Columns returns the fitted columns as the sample schema spells them.

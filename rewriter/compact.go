@@ -39,6 +39,11 @@ type CompactOptions struct {
 	// rewrite then cuts the cells that were projected instead of fitting its own
 	// on a fresh sample. They must cover every layout column.
 	Quantiles *layout.Quantiles
+	// Tree is the learned tree of a tree layout (a projection's, see
+	// simulator.Projection.Tree): required for tree, whose leaves a rewrite
+	// cannot learn on its own (it has no workload). Its columns must be
+	// ones the layout names.
+	Tree *layout.Tree
 	// Partitions, when set, restricts compaction to these partition keys
 	// (as lake.File.PartitionKey prints them).
 	Partitions []string
@@ -174,8 +179,12 @@ func (o CompactOptions) Validate() error {
 	var errs []error
 	switch o.Layout.Strategy {
 	case "", layout.StrategyBinpack, layout.StrategySort, layout.StrategyZOrder, layout.StrategyHilbert:
+	case layout.StrategyTree:
+		if o.Tree == nil {
+			errs = append(errs, fmt.Errorf("layout %s needs its learned tree: simulate or plan it with the workload (floe plan), then run the plan", o.Layout))
+		}
 	default:
-		errs = append(errs, fmt.Errorf("layout %s cannot be compacted into: want binpack, sort, zorder or hilbert", o.Layout))
+		errs = append(errs, fmt.Errorf("layout %s cannot be compacted into: want binpack, sort, zorder, hilbert or tree", o.Layout))
 	}
 	if o.MaxBytes < 0 {
 		errs = append(errs, errors.New("max bytes must be >= 0"))
@@ -875,7 +884,7 @@ func declaration(tbl *table.Table, l layout.Layout, target int64) (*Declaration,
 		}
 		d.SortOrder = &so
 		d.SortOrderID = sortOrderIDIn(tbl.Metadata(), so)
-	case layout.StrategyZOrder, layout.StrategyHilbert:
+	case layout.StrategyZOrder, layout.StrategyHilbert, layout.StrategyTree:
 	default:
 		d.Layout = "" // bin-pack declares no layout, only the target size
 	}
@@ -898,7 +907,7 @@ func buildKeyer(ctx context.Context, st *lake.State, opts CompactOptions) (Keyer
 	if err != nil {
 		return nil, fmt.Errorf("arrow schema: %w", err)
 	}
-	eo := layout.EncoderOptions{ZOrderMode: opts.ZOrderMode}
+	eo := layout.EncoderOptions{ZOrderMode: opts.ZOrderMode, Tree: opts.Tree}
 	ranked := l.Strategy == layout.StrategyHilbert || (l.Strategy == layout.StrategyZOrder && opts.ZOrderMode == layout.ZOrderRank)
 	if ranked && opts.Quantiles != nil {
 		for _, c := range l.Columns {

@@ -92,6 +92,11 @@ type Projection struct {
 	// today (1 for current and binpack): a layout that clusters values compresses better,
 	// so it writes fewer files of the target size. FilesAfter is cut from it.
 	SizeRatio float64 `json:"size_ratio"`
+	// Tree is the tree a tree layout's projection learned ([LearnTree]) and ordered the
+	// sample by ([layout.Tree.MarshalJSON]; load with [layout.UnmarshalTree]). A rewrite
+	// given it (rewriter.CompactOptions.Tree, as 'floe optimize --plan' does) writes the
+	// leaves that were projected.
+	Tree json.RawMessage `json:"tree,omitempty"`
 	// Quantiles are the bucket boundaries a rank z-order or Hilbert projection ordered
 	// the sample by ([Quantiles.MarshalJSON]; load with [UnmarshalQuantiles]). A rewrite
 	// given them (rewriter.CompactOptions.Quantiles, as 'floe optimize --plan' does)
@@ -138,6 +143,13 @@ type ProjectOptions struct {
 	// ThinRowsPerFile is the fewest sampled rows per projected file below which a
 	// projection is marked SampleThin. Default: 20.
 	ThinRowsPerFile int
+	// TreeWorkload is the workload a tree layout is learned from ([LearnTree]); nil
+	// learns it from the projected workload itself. An honest evaluation learns on one
+	// draw of a workload and projects another.
+	TreeWorkload []Query
+	// Tree tunes the learner; its MinLeafRows is set to the sampled rows per projected
+	// file.
+	Tree TreeOptions
 }
 
 func (o ProjectOptions) withDefaults() ProjectOptions {
@@ -191,6 +203,11 @@ func WorkloadColumns(schema *iceberg.Schema, queries []Query) []string {
 func Project(ctx context.Context, st *lake.State, layouts []layout.Layout, queries []Query, opts ProjectOptions) ([]Projection, error) {
 	schema := st.Metadata.CurrentSchema()
 	cols := WorkloadColumns(schema, queries)
+	for _, c := range WorkloadColumns(schema, opts.TreeWorkload) {
+		if !slices.Contains(cols, c) {
+			cols = append(cols, c)
+		}
+	}
 	needSample := false
 	projected := 0
 	for _, l := range layouts {
@@ -368,7 +385,16 @@ func ProjectSample(s *Sample, l layout.Layout, queries []Query, targetFileSizeBy
 	if err != nil {
 		return Projection{}, fmt.Errorf("project %s: %w", l, err)
 	}
-	perm, q, err := sortSample(s, l, opts)
+	var tree *layout.Tree
+	if l.Strategy == layout.StrategyTree {
+		if tree, err = s.learnTree(l, queries, targetFileSizeBytes, opts); err != nil {
+			return Projection{}, fmt.Errorf("project %s: %w", l, err)
+		}
+		if p.Tree, err = tree.MarshalJSON(); err != nil {
+			return Projection{}, fmt.Errorf("project %s: %w", l, err)
+		}
+	}
+	perm, q, err := sortSample(s, l, tree, opts)
 	if err != nil {
 		return Projection{}, fmt.Errorf("project %s: %w", l, err)
 	}
@@ -653,9 +679,25 @@ func (s *Sample) projectBinpack(p Projection, b *binding, bq []boundQuery, queri
 	return p, nil
 }
 
+// learnTree learns tree layout l's tree on the sample ([LearnTree]) from
+// opts.TreeWorkload, else queries, with leaves of at least the sampled rows of one
+// projected file at the target size.
+func (s *Sample) learnTree(l layout.Layout, queries []Query, target int64, opts ProjectOptions) (*layout.Tree, error) {
+	files := 0
+	for _, c := range s.cuts(1, target) {
+		files += c.files
+	}
+	to := opts.Tree
+	to.MinLeafRows = max(1, s.Rows/max(files, 1))
+	if opts.TreeWorkload != nil {
+		queries = opts.TreeWorkload
+	}
+	return LearnTree(s, l, queries, to)
+}
+
 // sortSample returns the sample's row numbers grouped by partition and, within one,
 // ordered by the layout's key (stable: ties and binpack keep arrival order).
-func sortSample(s *Sample, l layout.Layout, opts ProjectOptions) ([]int32, *layout.Quantiles, error) {
+func sortSample(s *Sample, l layout.Layout, tree *layout.Tree, opts ProjectOptions) ([]int32, *layout.Quantiles, error) {
 	perm := make([]int32, s.Rows)
 	for i := range perm {
 		perm[i] = int32(i)
@@ -664,7 +706,7 @@ func sortSample(s *Sample, l layout.Layout, opts ProjectOptions) ([]int32, *layo
 	var quantiles *layout.Quantiles
 	if len(l.Columns) > 0 {
 		schema := s.Records[0].Schema()
-		eo := layout.EncoderOptions{ZOrderMode: opts.ZOrderMode}
+		eo := layout.EncoderOptions{ZOrderMode: opts.ZOrderMode, Tree: tree}
 		if l.Strategy == layout.StrategyHilbert || l.Strategy == layout.StrategyZOrder && opts.ZOrderMode == layout.ZOrderRank {
 			names := make([]string, len(l.Columns))
 			for i, c := range l.Columns {

@@ -88,6 +88,12 @@ func accuracyWorkload(rng *rand.Rand) []simulator.Query {
 // encoder, as k appends of equal row counts: the rewrite the projection predicts.
 func writeOrdered(t *testing.T, w *testlake.Warehouse, name string, rows []eventRow, l layout.Layout, k int) *table.Table {
 	t.Helper()
+	return writeOrderedWith(t, w, name, rows, l, layout.EncoderOptions{}, k)
+}
+
+// writeOrderedWith is writeOrdered with the key encoder's options (a tree layout's tree).
+func writeOrderedWith(t *testing.T, w *testlake.Warehouse, name string, rows []eventRow, l layout.Layout, eo layout.EncoderOptions, k int) *table.Table {
+	t.Helper()
 	props := iceberg.Properties{"commit.manifest-merge.enabled": "true", "commit.manifest.min-count-to-merge": "2"}
 	tbl := w.CreateTable(t, "db", name, eventsSchema(), nil, props, nil)
 	sc := testlake.ArrowSchema(t, tbl)
@@ -98,7 +104,7 @@ func writeOrdered(t *testing.T, w *testlake.Warehouse, name string, rows []event
 		order[i] = i
 	}
 	if len(l.Columns) > 0 {
-		enc, err := layout.NewEncoder(l, sc, layout.EncoderOptions{})
+		enc, err := layout.NewEncoder(l, sc, eo)
 		require.NoError(t, err)
 		keys := make([][]byte, len(rows))
 		for i := range rows {
@@ -119,22 +125,17 @@ func writeOrdered(t *testing.T, w *testlake.Warehouse, name string, rows []event
 	return tbl
 }
 
-// TestProjectionMatchesRewrite projects layouts from a small sample of a real table, then
-// performs each rewrite for real (rows ordered by the layout key, cut into the projected
-// number of files) and requires the projected skip rate to be within a few points of the
-// one iceberg-go's planning measures on the rewritten table.
-func TestProjectionMatchesRewrite(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes several real tables")
-	}
-	ctx := context.Background()
+// arrivalTable writes 48 appends of 2,500 uniform rows each (arrival order unrelated to
+// every column) as db.arrival and returns the warehouse, the rows, the table, its state
+// and its bytes.
+func arrivalTable(t *testing.T, rng *rand.Rand) (*testlake.Warehouse, []eventRow, *table.Table, *lake.State, int64) {
+	t.Helper()
 	w := testlake.New(t)
 	t.Cleanup(func() {
 		if c, ok := w.Catalog.(io.Closer); ok {
 			require.NoError(t, c.Close())
 		}
 	})
-	rng := rand.New(rand.NewPCG(42, 1))
 	const files, perFile = 48, 2500
 	rows := uniformRows(rng, files*perFile)
 	current := writeOrdered(t, w, "arrival", rows[:0], layout.Layout{Strategy: layout.StrategyBinpack}, 0)
@@ -144,12 +145,26 @@ func TestProjectionMatchesRewrite(t *testing.T) {
 		current = testlake.Append(t, current, r)
 		r.Release()
 	}
-	st, err := lake.LoadState(ctx, lake.Ident{Namespace: []string{"db"}, Name: "arrival"}, current, lake.LoadOptions{})
+	st, err := lake.LoadState(context.Background(), lake.Ident{Namespace: []string{"db"}, Name: "arrival"}, current, lake.LoadOptions{})
 	require.NoError(t, err)
 	var total int64
 	for _, f := range st.DataFiles {
 		total += f.SizeBytes
 	}
+	return w, rows, current, st, total
+}
+
+// TestProjectionMatchesRewrite projects layouts from a small sample of a real table, then
+// performs each rewrite for real (rows ordered by the layout key, cut into the projected
+// number of files) and requires the projected skip rate to be within a few points of the
+// one iceberg-go's planning measures on the rewritten table.
+func TestProjectionMatchesRewrite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes several real tables")
+	}
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(42, 1))
+	w, rows, current, st, total := arrivalTable(t, rng)
 	const projectedFiles = 16
 	target := total/projectedFiles + 1
 	queries := accuracyWorkload(rng)

@@ -87,6 +87,11 @@ type Row struct {
 	SampleThin bool   `json:"sample_thin"`
 	// BoundRatio is the projection's files read ÷ the bound at its file count.
 	BoundRatio float64 `json:"bound_ratio"`
+	// BoundPct is the skip the bound allows at the projection's file count: each query
+	// reading only ceil(matching rows ÷ rows per file) files (simulator.Projection.MeanBoundFiles).
+	BoundPct float64 `json:"bound_pct"`
+	// TreeLeaves is the leaves of the tree a tree layout learned (0 for the others).
+	TreeLeaves int `json:"tree_leaves,omitempty"`
 	// FilesProjected and FilesActual are the data files after the rewrite, projected and real.
 	FilesProjected int `json:"files_projected"`
 	FilesActual    int `json:"files_actual"`
@@ -395,7 +400,9 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 	sample.Release()
 	rep.SampleSeconds = time.Since(start).Seconds()
 	start = time.Now()
-	evalP, err := simulator.Project(ctx, states[0], layouts, eval, simulator.ProjectOptions{ZOrderMode: cfg.ZOrderMode})
+	// A tree is learned on the train draw and projected for the eval draw: the rewrite
+	// writes what the recommender, which never sees the eval parameters, would have.
+	evalP, err := simulator.Project(ctx, states[0], layouts, eval, simulator.ProjectOptions{ZOrderMode: cfg.ZOrderMode, TreeWorkload: train})
 	if err != nil {
 		return Report{}, fmt.Errorf("evaluate layouts: project eval workload: %w", err)
 	}
@@ -404,6 +411,9 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 		row := Row{Layout: cfg.Candidates[i], ProjectedPct: evalP[i].SkippedPct, TrainProjectedPct: trainP[i].SkippedPct,
 			ErrorPP: evalP[i].ErrorPP, SamplingErrorPP: evalP[i].SamplingErrorPP, SizeErrorPP: evalP[i].SizeErrorPP, Basis: evalP[i].Basis, SampleThin: evalP[i].SampleThin,
 			BoundRatio: evalP[i].BoundRatio, FilesProjected: evalP[i].FilesAfter, SizeRatioProjected: evalP[i].SizeRatio, SizeRatioActual: 1}
+		if f := evalP[i].FilesAfter; f > 0 && evalP[i].MeanBoundFiles > 0 {
+			row.BoundPct = 100 * (1 - evalP[i].MeanBoundFiles/float64(f))
+		}
 		tbl := states[i].Table
 		start := time.Now()
 		if l.Strategy != floelayout.StrategyCurrent {
@@ -413,6 +423,12 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 				if opts.Quantiles, err = floelayout.UnmarshalQuantiles(evalP[i].Quantiles, aschema); err != nil {
 					return Report{}, fmt.Errorf("evaluate layout %s: %w", l, err)
 				}
+			}
+			if len(evalP[i].Tree) > 0 {
+				if opts.Tree, err = floelayout.UnmarshalTree(evalP[i].Tree, aschema); err != nil {
+					return Report{}, fmt.Errorf("evaluate layout %s: %w", l, err)
+				}
+				row.TreeLeaves = opts.Tree.Leaves()
 			}
 			plan, err := rewriter.PlanCompaction(states[i], opts)
 			if err != nil {

@@ -95,7 +95,7 @@ func TestLayoutHarnessSmallMixed(t *testing.T) {
 
 func TestWorkloads(t *testing.T) {
 	id := lake.Ident{Catalog: "c", Namespace: []string{layout.Namespace}, Name: "lineitem"}
-	for _, w := range []layout.Workload{layout.TPCH, layout.Mixed} {
+	for _, w := range []layout.Workload{layout.TPCH, layout.Mixed, layout.Skewed} {
 		t.Run(w.Name, func(t *testing.T) {
 			a := w.SQL("lineitem", 200_000, 1, 3)
 			b := w.SQL("lineitem", 200_000, 2, 3)
@@ -139,6 +139,47 @@ func TestTPCHPredicates(t *testing.T) {
 	}
 }
 
+// treeVsBest returns the report's tree candidate and its best sort or curve candidate
+// by measured skip; ok is false when it has no tree or no sort or curve.
+func treeVsBest(rep layout.Report) (tree, best layout.Row, ok bool) {
+	hasTree, hasBest := false, false
+	for _, r := range rep.Results {
+		switch {
+		case strings.HasPrefix(r.Layout, "tree("):
+			tree, hasTree = r, true
+		case strings.HasPrefix(r.Layout, "sort("), strings.HasPrefix(r.Layout, "zorder("), strings.HasPrefix(r.Layout, "hilbert("):
+			if !hasBest || r.ActualPct > best.ActualPct {
+				best, hasBest = r, true
+			}
+		}
+	}
+	return tree, best, hasTree && hasBest
+}
+
+// TestLayoutHarnessSkewedTree runs issue 46's skewed multi-dimensional shape at test
+// size: the tree, learned on the train draw of the workload and rewritten by the real
+// rewriter, is projected within 2 pp of what iceberg-go's planner measures on the eval
+// draw, and within its error bar. Issue 46's quality targets (at most three times the
+// bound's files, 5 pp over the best sort or curve) are not met by this first learner;
+// BenchmarkLayout reports them.
+func TestLayoutHarnessSkewedTree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes and rewrites 200k-row tables")
+	}
+	cfg := layout.Config{Rows: 200_000, Files: 40, FilesAfter: 24, DataSeed: 11, TrainSeed: 3, EvalSeed: 4, PerTemplate: 5,
+		Workload: layout.Skewed.Name, ZOrderMode: floelayout.ZOrderRank,
+		Candidates: []string{"sort(event_ts)", "hilbert(event_ts, account_id)", "tree(event_ts, account_id, kind, lat, lon, amount)"}}
+	rep := evaluate(t, cfg)
+	t.Log("\n" + resultTable(rep))
+	tree, best, ok := treeVsBest(rep)
+	require.True(t, ok)
+	t.Logf("tree: %d leaves, bound %.2f%%, bound ratio %.2f; best %s %.2f%%", tree.TreeLeaves, tree.BoundPct, tree.BoundRatio, best.Layout, best.ActualPct)
+	require.LessOrEqual(t, tree.AbsErrorPP(), 2.0, "projected %.2f vs actual %.2f", tree.ProjectedPct, tree.ActualPct)
+	require.True(t, tree.WithinError, "projected %.2f ± %.2f vs actual %.2f", tree.ProjectedPct, tree.ErrorPP, tree.ActualPct)
+	require.Greater(t, tree.TreeLeaves, 1, "the workload's predicates cut the table")
+	require.Greater(t, tree.ActualPct, 20.0, "the tree skips files")
+}
+
 func envInt(b *testing.B, name string, def int) int {
 	s := os.Getenv(name)
 	if s == "" {
@@ -165,7 +206,7 @@ func BenchmarkLayout(b *testing.B) {
 	workload := layout.TPCH
 	if s := os.Getenv("FLOE_BENCH_WORKLOAD"); s != "" {
 		w, ok := layout.Workloads[s]
-		require.True(b, ok, "FLOE_BENCH_WORKLOAD=%q: want tpch, mixed or stream", s)
+		require.True(b, ok, "FLOE_BENCH_WORKLOAD=%q: want tpch, mixed, stream or skewed", s)
 		workload = w
 	}
 	// T4 compares rank-normalized curves; FLOE_BENCH_ZORDER=iceberg measures Spark's key.
@@ -222,11 +263,20 @@ func BenchmarkLayout(b *testing.B) {
 	}
 	var targets []target
 	// T2 and T4 are set on the lineitem shape as appended, unpartitioned.
-	if workload.Name != layout.Stream.Name && !partitioned && compacted == "" {
+	if (workload.Name == layout.TPCH.Name || workload.Name == layout.Mixed.Name) && !partitioned && compacted == "" {
 		targets = append(targets,
 			target{fmt.Sprintf("T2 sort(l_shipdate) >= %.0f%% skipped", sortTarget), get("sort(l_shipdate)") >= sortTarget},
 			target{"T2 arrival (current) <= 1% skipped", get("current") <= 1},
 			target{"T4 hilbert >= zorder + 1.5 pp", get(hilbert) >= get(zorder)+1.5})
+	}
+	// Issue 46: a tree candidate reads at most a few times the bound's files and beats
+	// the best sort or curve by 5 pp of files skipped, measured.
+	if tree, best, ok := treeVsBest(rep); ok {
+		out += fmt.Sprintf("tree %s: %d leaves, measured %.2f%% (bound %.2f%%, files read / bound %.2f); best sort or curve %s measured %.2f%% (bound ratio %.2f)\n",
+			tree.Layout, tree.TreeLeaves, tree.ActualPct, tree.BoundPct, tree.BoundRatio, best.Layout, best.ActualPct, best.BoundRatio)
+		targets = append(targets,
+			target{"tree reads <= 3x the bound's files", tree.BoundRatio <= 3},
+			target{"tree >= best sort or curve + 5 pp", tree.ActualPct >= best.ActualPct+5})
 	}
 	// Issue 41: every candidate's projection within 2 pp of the measurement and within
 	// its own error bar.
@@ -281,6 +331,11 @@ func BenchmarkLayout(b *testing.B) {
 		res.Figures[r.Layout+".size_error_pp"] = r.SizeErrorPP
 		res.Figures[r.Layout+".within_error"] = boolFigure(r.WithinError)
 		res.Figures[r.Layout+".within_2pp"] = boolFigure(r.AbsErrorPP() <= 2)
+		res.Figures[r.Layout+".bound_pct"] = r.BoundPct
+		res.Figures[r.Layout+".bound_ratio"] = r.BoundRatio
+		if r.TreeLeaves > 0 {
+			res.Figures[r.Layout+".tree_leaves"] = float64(r.TreeLeaves)
+		}
 	}
 	res.Figures["mean_abs_error_pp"], res.Figures["signed_mean_error_pp"], res.Figures["p95_abs_error_pp"] = mean, signed, p95
 	res.Figures["project_all_s"] = rep.ProjectSeconds

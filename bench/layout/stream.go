@@ -63,12 +63,29 @@ func StreamSchema() *iceberg.Schema {
 // consecutive window of time, a tenth of its events late by up to a day), seeded by
 // seed. The caller releases the batches.
 func GenerateStream(schema *arrow.Schema, rows, files int, seed uint64) ([]arrow.RecordBatch, error) {
-	if rows <= 0 || files <= 0 || files > rows {
-		return nil, fmt.Errorf("generate stream: need 0 < files <= rows, got rows=%d files=%d", rows, files)
-	}
 	rng := rand.New(rand.NewPCG(seed, 0x57e4))
 	zipf := rand.NewZipf(rng, 1.3, 4, streamTenants-1)
 	span := int64(StreamDays) * 86400 * 1_000_000
+	return generateInOrder(schema, "stream", rows, files, func(b *array.RecordBuilder, at int) {
+		us := span * int64(at) / int64(rows)
+		if rng.IntN(10) == 0 {
+			us = max(0, us-rng.Int64N(86400*1_000_000))
+		}
+		tenant := int64(zipf.Uint64()) + 1
+		b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(streamStart.UnixMicro() + us))
+		b.Field(1).(*array.Int64Builder).Append(tenant)
+		b.Field(2).(*array.Int64Builder).Append(tenant*1000 + rng.Int64N(1000))
+		b.Field(3).(*array.Float64Builder).Append(math.Round(math.Exp(rng.NormFloat64()*1.2+3)*100) / 100)
+		b.Field(4).(*array.StringBuilder).Append(streamKinds[rng.IntN(len(streamKinds))])
+	})
+}
+
+// generateInOrder builds rows rows as files batches of consecutive rows, row at (0 … rows-1,
+// in arrival order) appended by appendRow. The caller releases the batches.
+func generateInOrder(schema *arrow.Schema, shape string, rows, files int, appendRow func(b *array.RecordBuilder, at int)) ([]arrow.RecordBatch, error) {
+	if rows <= 0 || files <= 0 || files > rows {
+		return nil, fmt.Errorf("generate %s: need 0 < files <= rows, got rows=%d files=%d", shape, rows, files)
+	}
 	out := make([]arrow.RecordBatch, 0, files)
 	at := 0
 	for f := range files {
@@ -78,17 +95,8 @@ func GenerateStream(schema *arrow.Schema, rows, files int, seed uint64) ([]arrow
 		}
 		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 		for range n {
-			us := span * int64(at) / int64(rows)
-			if rng.IntN(10) == 0 {
-				us = max(0, us-rng.Int64N(86400*1_000_000))
-			}
+			appendRow(b, at)
 			at++
-			tenant := int64(zipf.Uint64()) + 1
-			b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(streamStart.UnixMicro() + us))
-			b.Field(1).(*array.Int64Builder).Append(tenant)
-			b.Field(2).(*array.Int64Builder).Append(tenant*1000 + rng.Int64N(1000))
-			b.Field(3).(*array.Float64Builder).Append(math.Round(math.Exp(rng.NormFloat64()*1.2+3)*100) / 100)
-			b.Field(4).(*array.StringBuilder).Append(streamKinds[rng.IntN(len(streamKinds))])
 		}
 		out = append(out, b.NewRecordBatch())
 		b.Release()

@@ -127,13 +127,18 @@ func TestCompactNothingPlannedSendsNothing(t *testing.T) {
 	require.Empty(t, srv.Statements())
 }
 
-func TestHilbertRefusedWithoutAStatement(t *testing.T) {
+func TestHilbertAndTreeRefusedWithoutAStatement(t *testing.T) {
 	srv := sparktest.Start(t)
 	e := open(t, srv, spark.Config{})
 	require.False(t, e.CanWrite(layout.StrategyHilbert))
 	_, err := e.Compact(t.Context(), compactJob(layout.Layout{Strategy: layout.StrategyHilbert, Columns: []layout.Column{{Name: "a"}, {Name: "b"}}}, 3))
 	require.ErrorIs(t, err, rewriter.ErrLayoutUnsupported)
 	require.Contains(t, err.Error(), "native")
+
+	require.False(t, e.CanWrite(layout.StrategyTree))
+	_, err = e.Compact(t.Context(), compactJob(layout.Layout{Strategy: layout.StrategyTree, Columns: []layout.Column{{Name: "a"}, {Name: "b"}}}, 3))
+	require.ErrorIs(t, err, rewriter.ErrLayoutUnsupported)
+	require.ErrorContains(t, err, "Iceberg's Spark procedure has no tree strategy (engines that can: native)")
 
 	job := compactJob(layout.Layout{Strategy: layout.StrategyZOrder, Columns: []layout.Column{{Name: "a"}, {Name: "b"}}}, 3)
 	job.Options.ZOrderMode = layout.ZOrderRank

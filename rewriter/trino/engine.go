@@ -168,7 +168,7 @@ func (e *Engine) String() string { return "trino engine " + e.name }
 
 // CanWrite reports whether Trino can write layouts of strategy s: binpack,
 // sort (through the table's sorted_by) and current. Trino's optimize
-// writes no z-order or Hilbert curve.
+// writes no z-order or Hilbert curve and no tree.
 func (e *Engine) CanWrite(s layout.Strategy) bool {
 	switch s {
 	case layout.StrategyBinpack, layout.StrategySort, layout.StrategyCurrent, "":
@@ -188,8 +188,8 @@ func (e *Engine) CanWrite(s layout.Strategy) bool {
 // job adds a WHERE on the partitions' source columns (see
 // [rewriter.PartitionScopes]).
 //
-// A z-order or Hilbert layout is refused before any statement is sent, with
-// an error wrapping [rewriter.ErrLayoutUnsupported].
+// A z-order, Hilbert or tree layout is refused before any statement is sent,
+// with an error wrapping [rewriter.ErrLayoutUnsupported].
 func (e *Engine) Compact(ctx context.Context, job rewriter.CompactJob) (rewriter.StepReport, error) {
 	rep, err := e.compact(ctx, job)
 	return rewriter.StepReport{Engine: rep}, err
@@ -198,7 +198,11 @@ func (e *Engine) Compact(ctx context.Context, job rewriter.CompactJob) (rewriter
 func (e *Engine) compact(ctx context.Context, job rewriter.CompactJob) (*rewriter.EngineReport, error) {
 	l := job.Options.Layout
 	if !e.CanWrite(l.Strategy) {
-		return nil, fmt.Errorf("%w: Trino cannot write %s layouts; engines that can: native, spark", rewriter.ErrLayoutUnsupported, l.Strategy)
+		can := "native"
+		if l.Strategy == layout.StrategyZOrder {
+			can = "native, spark" // Iceberg's Spark procedure writes z-order, not Hilbert or tree
+		}
+		return nil, fmt.Errorf("%w: Trino cannot write %s layouts; engines that can: %s", rewriter.ErrLayoutUnsupported, l.Strategy, can)
 	}
 	tbl, err := tableName(job.Table)
 	if err != nil {

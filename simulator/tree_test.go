@@ -1,0 +1,218 @@
+package simulator_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/expr"
+	"github.com/floe-project/floe/internal/testlake"
+	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
+	"github.com/floe-project/floe/simulator"
+)
+
+// wholeSample writes rows as files appends of equal size and reads every row back as a
+// sample.
+func wholeSample(t *testing.T, rows []eventRow, files int) (*lake.State, *simulator.Sample) {
+	t.Helper()
+	w := testlake.New(t)
+	t.Cleanup(func() {
+		if c, ok := w.Catalog.(io.Closer); ok {
+			require.NoError(t, c.Close())
+		}
+	})
+	props := iceberg.Properties{"commit.manifest-merge.enabled": "true", "commit.manifest.min-count-to-merge": "2"}
+	tbl := w.CreateTable(t, "db", "events", eventsSchema(), nil, props, nil)
+	sc := testlake.ArrowSchema(t, tbl)
+	for f := range files {
+		rec := eventRecord(t, sc, rows[f*len(rows)/files:(f+1)*len(rows)/files])
+		tbl = testlake.Append(t, tbl, rec)
+		rec.Release()
+	}
+	st, err := lake.LoadState(context.Background(), lake.Ident{Catalog: w.Name, Namespace: []string{"db"}, Name: "events"}, tbl, lake.LoadOptions{})
+	require.NoError(t, err)
+	s, err := simulator.TakeSample(context.Background(), st, []string{"id", "n", "amount", "region", "ts"},
+		simulator.SampleOptions{ProjectedFiles: files, RowsPerProjectedFile: len(rows), Seed: 1})
+	require.NoError(t, err)
+	t.Cleanup(s.Release)
+	require.Equal(t, len(rows), s.Rows, "the sample holds every row")
+	return st, s
+}
+
+// intKeyOf is the sort-key encoding of integer v as a value of type dt (int32 or
+// int64), as a tree cut holds it.
+func intKeyOf(t *testing.T, dt arrow.DataType, v int64) []byte {
+	t.Helper()
+	b := array.NewBuilder(memory.DefaultAllocator, dt)
+	defer b.Release()
+	switch bb := b.(type) {
+	case *array.Int32Builder:
+		bb.Append(int32(v))
+	case *array.Int64Builder:
+		bb.Append(v)
+	default:
+		t.Fatalf("intKeyOf: %s", dt)
+	}
+	arr := b.NewArray()
+	defer arr.Release()
+	k, err := layout.ValueKey(arr, 0)
+	require.NoError(t, err)
+	return k
+}
+
+// TestLearnTreeFindsTheKnownCuts builds a workload whose best cuts are known: most of its
+// weight is on n < 30 and n >= 30 (the best root cut, which lets each of those queries
+// skip a side), then id < 500 (the best cut inside n >= 30), with decoy literals on
+// every column that a learner picking arbitrarily would take: n <= 95, n > 3, id > 3900,
+// amount > 10 (on a column the tree may not cut on) and region = 'eu-west'.
+func TestLearnTreeFindsTheKnownCuts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	rows := randomRows(rng, 4000, 0, 0, 29, false, regions)
+	_, s := wholeSample(t, rows, 4)
+	var qs []simulator.Query
+	add := func(w float64, f *expr.Node) {
+		qs = append(qs, simulator.Query{ID: fmt.Sprintf("q%d", len(qs)), Weight: w, Filter: f})
+	}
+	add(1, pred("n", "<=", num(95)))
+	add(1, pred("n", ">", num(3)))
+	add(1, pred("id", ">", num(3900)))
+	add(1, pred("amount", ">", fnum(10)))
+	add(1, pred("region", "=", str("eu-west")))
+	add(10, pred("n", "<", num(30)))
+	add(10, pred("n", ">=", num(30)))
+	add(4, and(pred("id", "<", num(500)), pred("n", ">=", num(50))))
+	l, err := layout.Parse("tree(region, id, n)")
+	require.NoError(t, err)
+
+	start := time.Now()
+	tr, err := simulator.LearnTree(s, l, qs, simulator.TreeOptions{MinLeafRows: 300})
+	require.NoError(t, err)
+	t.Logf("learned %d leaves, depth %d, in %s", tr.Leaves(), tr.Depth(), time.Since(start))
+	root := tr.Root()
+	require.NotNil(t, root.Cut)
+	require.Equal(t, "n", root.Cut.Column)
+	require.Equal(t, intKeyOf(t, arrow.PrimitiveTypes.Int32, 30), root.Cut.Value)
+	require.False(t, root.Cut.Inclusive, "n < 30")
+	require.Equal(t, int64(4000), root.Rows)
+	right := root.Right
+	require.NotNil(t, right.Cut, "n >= 30 holds 70%% of the rows: it is cut again")
+	require.Equal(t, "id", right.Cut.Column)
+	require.Equal(t, intKeyOf(t, arrow.PrimitiveTypes.Int64, 500), right.Cut.Value)
+	require.False(t, right.Cut.Inclusive, "id < 500")
+	require.Equal(t, root.Rows, root.Left.Rows+right.Rows)
+
+	// Deterministic: the same sample and workload give the same tree.
+	again, err := simulator.LearnTree(s, l, qs, simulator.TreeOptions{MinLeafRows: 300})
+	require.NoError(t, err)
+	require.Equal(t, tr.Root(), again.Root())
+
+	// Leaves no smaller than MinLeafRows: at 2500, no cut leaves both sides that big.
+	one, err := simulator.LearnTree(s, l, qs, simulator.TreeOptions{MinLeafRows: 2500})
+	require.NoError(t, err)
+	require.Equal(t, 1, one.Leaves())
+	// No query filters on a tree column: nothing to gain from a cut.
+	none, err := simulator.LearnTree(s, layout.Layout{Strategy: layout.StrategyTree, Columns: []layout.Column{{Name: "ts"}}}, qs, simulator.TreeOptions{MinLeafRows: 10})
+	require.NoError(t, err)
+	require.Equal(t, 1, none.Leaves())
+	require.Nil(t, none.Root().Cut)
+}
+
+// TestLearnTreeSortsLeavesByTheirBestColumn learns a tree on a workload of amount ranges:
+// it cuts on amount only, and its leaves of several files are sorted by amount, not by the
+// first tree column.
+func TestLearnTreeSortsLeavesByTheirBestColumn(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	rows := randomRows(rng, 2000, 0, 0, 29, false, regions)
+	_, s := wholeSample(t, rows, 2)
+	var qs []simulator.Query
+	for i := range 10 {
+		a := float64(i*80) - 100
+		qs = append(qs, simulator.Query{ID: fmt.Sprint(i), Filter: pred("amount", "between", fnum(a), fnum(a+40))})
+	}
+	l, err := layout.Parse("tree(n, amount)")
+	require.NoError(t, err)
+	// Files of 250 rows: only amount cuts gain, and a leaf of two files or more is
+	// sorted by amount, where the ranges skip, not by n, the first tree column.
+	tr, err := simulator.LearnTree(s, l, qs, simulator.TreeOptions{MinLeafRows: 250})
+	require.NoError(t, err)
+	var leaves []*layout.TreeNode
+	var walk func(n *layout.TreeNode)
+	walk = func(n *layout.TreeNode) {
+		if n.Cut == nil {
+			leaves = append(leaves, n)
+			return
+		}
+		require.Equal(t, "amount", n.Cut.Column, "only amount cuts gain")
+		walk(n.Left)
+		walk(n.Right)
+	}
+	walk(tr.Root())
+	require.Greater(t, len(leaves), 2)
+	for _, lf := range leaves {
+		if lf.Rows >= 500 { // two files or more: the sort column decides what they skip
+			require.Equal(t, "amount", lf.SortColumn)
+		}
+	}
+}
+
+func TestLearnTreeErrors(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	_, s := wholeSample(t, randomRows(rng, 200, 0, 0, 29, false, regions), 1)
+	_, err := simulator.LearnTree(s, layout.Layout{Strategy: layout.StrategySort, Columns: []layout.Column{{Name: "n"}}}, nil, simulator.TreeOptions{MinLeafRows: 1})
+	require.ErrorContains(t, err, "is not a tree")
+	tree := layout.Layout{Strategy: layout.StrategyTree, Columns: []layout.Column{{Name: "n"}}}
+	_, err = simulator.LearnTree(s, tree, nil, simulator.TreeOptions{})
+	require.ErrorContains(t, err, "MinLeafRows must be > 0")
+	_, err = simulator.LearnTree(s, layout.Layout{Strategy: layout.StrategyTree, Columns: []layout.Column{{Name: "nope"}}}, nil, simulator.TreeOptions{MinLeafRows: 1})
+	require.ErrorContains(t, err, `tree column "nope"`)
+}
+
+// TestTreeProjectionMatchesRewrite projects a tree learned on one draw of a workload for
+// another draw, rewrites the table in the projected order (rows ordered by the keys of the
+// tree the projection learned, cut into its file count) and requires the projected skip
+// rate within 2 pp of what iceberg-go's planning measures on the rewritten table.
+func TestTreeProjectionMatchesRewrite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes several real tables")
+	}
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(42, 1))
+	w, rows, _, st, total := arrivalTable(t, rng)
+	sc := testlake.ArrowSchema(t, st.Table)
+	target := total/16 + 1
+	train, eval := accuracyWorkload(rng), accuracyWorkload(rng)
+	tree := layout.Layout{Strategy: layout.StrategyTree, Columns: []layout.Column{{Name: "ts"}, {Name: "amount"}, {Name: "d"}}, TargetFileSizeBytes: target}
+	curve := layout.Layout{Strategy: layout.StrategyZOrder, Columns: []layout.Column{{Name: "ts"}, {Name: "amount"}}, TargetFileSizeBytes: target}
+	opts := simulator.ProjectOptions{Sample: simulator.SampleOptions{RowsPerProjectedFile: 1000, Seed: 7}, TreeWorkload: train}
+	start := time.Now()
+	projs, err := simulator.Project(ctx, st, []layout.Layout{tree, curve}, eval, opts)
+	require.NoError(t, err)
+	p := projs[0]
+	t.Logf("projected in %s", time.Since(start))
+	require.NotEmpty(t, p.Tree)
+	require.Empty(t, projs[1].Tree)
+	learned, err := layout.UnmarshalTree(p.Tree, sc)
+	require.NoError(t, err)
+	t.Logf("tree: %d leaves, depth %d; z-order projected %.1f%%", learned.Leaves(), learned.Depth(), projs[1].SkippedPct)
+	require.Greater(t, learned.Leaves(), 4)
+	actual := writeOrderedWith(t, w, "rewritten_tree", rows, tree, layout.EncoderOptions{Tree: learned}, p.FilesAfter)
+	m, err := simulator.Measure(ctx, actual, eval)
+	require.NoError(t, err)
+	t.Logf("%s projected %5.1f%% ± %.1f (bias %.1f, sample %d rows, bound ratio %.2f) measured %5.1f%% over %d files",
+		p.Layout, p.SkippedPct, p.ErrorPP, p.BiasPP, p.SampleRows, p.BoundRatio, m.SkippedPct, m.FilesTotal)
+	require.InDelta(t, m.SkippedPct, p.SkippedPct, 2.0)
+	require.LessOrEqual(t, math.Abs(m.SkippedPct-p.SkippedPct), p.ErrorPP+math.Abs(p.BiasPP)+1)
+	require.Positive(t, p.BoundRatio)
+	require.Greater(t, p.SkippedPct, projs[1].SkippedPct, "the tree beats z-order on the workload it was learned for")
+}
