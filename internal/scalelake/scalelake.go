@@ -132,19 +132,7 @@ func Commit(ctx context.Context, cat catalog.Catalog, ids []lake.Ident, commits 
 		if err != nil {
 			return fmt.Errorf("load %s: %w", ids[i], err)
 		}
-		for a := range commits {
-			err := retryBusy(ctx, func() error {
-				next, err := appendRows(ctx, tbl, int64(i), int64(a), o.Rows)
-				if err == nil {
-					tbl = next
-				}
-				return err
-			})
-			if err != nil {
-				return fmt.Errorf("append to %s: %w", ids[i], err)
-			}
-		}
-		return nil
+		return appendN(ctx, tbl, ids[i], i, commits, o)
 	})
 	if err != nil {
 		return fmt.Errorf("commit to lake: %w", err)
@@ -195,7 +183,12 @@ func create(ctx context.Context, cat catalog.Catalog, id lake.Ident, i int, o Op
 	if i%10 == 0 {
 		appends = o.Appends
 	}
-	for a := range appends {
+	return appendN(ctx, tbl, id, i, appends, o)
+}
+
+// appendN commits n appends to table i (id), each once SQLite lets it.
+func appendN(ctx context.Context, tbl *table.Table, id lake.Ident, i, n int, o Options) error {
+	for a := range n {
 		err := retryBusy(ctx, func() error {
 			next, err := appendRows(ctx, tbl, int64(i), int64(a), o.Rows)
 			if err == nil {
