@@ -180,11 +180,13 @@ func BenchmarkScale(b *testing.B) {
 	for b.Loop() {
 		for _, n := range ns {
 			measureLake(b, r, n, unchangedReps)
+			// Written after each lake, so that a long run keeps what it
+			// measured so far.
+			path, err := r.Write()
+			require.NoError(b, err)
+			fmt.Printf("%d tables measured; wrote %s\n", n, path)
 		}
 	}
-	path, err := r.Write()
-	require.NoError(b, err)
-	b.Logf("wrote %s", path)
 }
 
 // measureLake generates a lake of n tables and measures its passes and
