@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // runDirPrefix starts the name of every per-run spill directory.
@@ -31,19 +32,53 @@ func NewRunDir(temp, runID string) (*RunDir, error) {
 		return nil, fmt.Errorf("new run dir: run id %q is empty or holds a path separator", runID)
 	}
 	dir := filepath.Join(temp, runDirPrefix+runID)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("new run dir: %w", err)
+	// Another run's sweep may find the directory between the lock file's
+	// creation and its locking: it then holds the lock a moment, or has
+	// removed the directory with the file this run opened. Either way the
+	// run tries again, and keeps the directory only once it holds the lock
+	// of the lock file that is there.
+	var errs []error
+	for attempt := range 20 {
+		d, err := lockRunDir(dir)
+		if err == nil {
+			return d, nil
+		}
+		errs = append(errs, err)
+		if !errors.Is(err, errRunDirTaken) {
+			break
+		}
+		time.Sleep(time.Duration(attempt+1) * time.Millisecond)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	return nil, fmt.Errorf("new run dir: %w", errs[len(errs)-1])
+}
+
+// errRunDirTaken says a sweep held or removed the run directory while it
+// was being created.
+var errRunDirTaken = errors.New("held or removed by a sweep")
+
+// lockRunDir creates dir and its lock file and locks it.
+func lockRunDir(dir string) (*RunDir, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	lock := filepath.Join(dir, "lock")
+	f, err := os.OpenFile(lock, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("new run dir: %w", err)
+		return nil, err
 	}
 	ok, err := tryLock(f)
 	if err == nil && !ok {
-		err = fmt.Errorf("%s is locked by another run", dir)
+		err = fmt.Errorf("%s is locked by another run or a sweep: %w", dir, errRunDirTaken)
+	}
+	if err == nil {
+		mine, errMine := f.Stat()
+		there, errThere := os.Stat(lock)
+		if errMine != nil || errThere != nil || !os.SameFile(mine, there) {
+			err = fmt.Errorf("%s was removed: %w", dir, errRunDirTaken)
+		}
 	}
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("new run dir: %w", err), f.Close())
+		return nil, errors.Join(err, f.Close())
 	}
 	return &RunDir{Path: dir, lock: f}, nil
 }

@@ -108,21 +108,56 @@ func Generate(ctx context.Context, cat catalog.Catalog, catName string, opts Opt
 	for i := range ids {
 		ids[i] = Ident(catName, i, o)
 	}
+	err := forEach(ctx, o.Workers, len(ids), func(ctx context.Context, i int) error { return create(ctx, cat, ids[i], i, o) })
+	if err != nil {
+		return nil, fmt.Errorf("generate lake: %w", err)
+	}
+	return ids, nil
+}
+
+// Commit gives each of the tables ids commits more appends of
+// [Options.Rows] rows, [Options.Workers] tables at once: the commits of a
+// lake's writers between two passes of the daemon. It stops at the first
+// error, or when ctx ends.
+func Commit(ctx context.Context, cat catalog.Catalog, ids []lake.Ident, commits int, opts Options) error {
+	if err := opts.Validate(); err != nil {
+		return fmt.Errorf("commit to lake: %w", err)
+	}
+	if commits < 1 {
+		return fmt.Errorf("commit to lake: commits %d: want at least 1", commits)
+	}
+	o := opts.withDefaults()
+	err := forEach(ctx, o.Workers, len(ids), func(ctx context.Context, i int) error {
+		tbl, err := cat.LoadTable(ctx, table.Identifier{ids[i].Namespace[0], ids[i].Name})
+		if err != nil {
+			return fmt.Errorf("load %s: %w", ids[i], err)
+		}
+		return appendN(ctx, tbl, ids[i], i, commits, o)
+	})
+	if err != nil {
+		return fmt.Errorf("commit to lake: %w", err)
+	}
+	return nil
+}
+
+// forEach calls fn for 0 … n-1, workers at once, and returns the first
+// error (the others stop at their next item), or ctx's.
+func forEach(ctx context.Context, workers, n int, fn func(ctx context.Context, i int) error) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	work := make(chan int)
 	var wg sync.WaitGroup
-	for range o.Workers {
+	for range workers {
 		wg.Go(func() {
 			for i := range work {
-				if err := create(ctx, cat, ids[i], i, o); err != nil {
+				if err := fn(ctx, i); err != nil {
 					cancel(err)
 				}
 			}
 		})
 	}
 feed:
-	for i := range ids {
+	for i := range n {
 		select {
 		case work <- i:
 		case <-ctx.Done():
@@ -131,10 +166,7 @@ feed:
 	}
 	close(work)
 	wg.Wait()
-	if err := context.Cause(ctx); err != nil {
-		return nil, fmt.Errorf("generate lake: %w", err)
-	}
-	return ids, nil
+	return context.Cause(ctx)
 }
 
 // create creates table i and appends to it.
@@ -151,7 +183,12 @@ func create(ctx context.Context, cat catalog.Catalog, id lake.Ident, i int, o Op
 	if i%10 == 0 {
 		appends = o.Appends
 	}
-	for a := range appends {
+	return appendN(ctx, tbl, id, i, appends, o)
+}
+
+// appendN commits n appends to table i (id), each once SQLite lets it.
+func appendN(ctx context.Context, tbl *table.Table, id lake.Ident, i, n int, o Options) error {
+	for a := range n {
 		err := retryBusy(ctx, func() error {
 			next, err := appendRows(ctx, tbl, int64(i), int64(a), o.Rows)
 			if err == nil {

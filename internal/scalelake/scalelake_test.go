@@ -39,3 +39,22 @@ func TestGenerate(t *testing.T) {
 	require.ErrorContains(t, err, "tables 0: want at least 1")
 	require.ErrorContains(t, err, "workers -1")
 }
+
+// Commit appends to the tables named, and to no other; a count below one
+// is refused.
+func TestCommit(t *testing.T) {
+	w := testlake.NewLocal(t)
+	ctx := t.Context()
+	opts := scalelake.Options{Tables: 4, Namespaces: 2, Appends: 3, Workers: 2}
+	ids, err := scalelake.Generate(ctx, w.Catalog, "local", opts)
+	require.NoError(t, err)
+	require.NoError(t, scalelake.Commit(ctx, w.Catalog, []lake.Ident{ids[1], ids[2]}, 2, opts))
+	for i, want := range []int{3, 3, 3, 1} {
+		tbl, err := lake.LoadTable(ctx, w.Catalog, ids[i])
+		require.NoError(t, err)
+		st, err := lake.LoadState(ctx, ids[i], tbl, lake.LoadOptions{})
+		require.NoError(t, err)
+		require.Len(t, st.DataFiles, want, "%s", ids[i])
+	}
+	require.ErrorContains(t, scalelake.Commit(ctx, w.Catalog, ids, 0, opts), "commits 0: want at least 1")
+}

@@ -103,6 +103,13 @@ func (c *CountingCatalog) LoadTable(ctx context.Context, id table.Identifier) (*
 		if err != nil {
 			return nil, err
 		}
+		switch fio.(type) {
+		case iceio.LocalFS, *iceio.LocalFS:
+			// A local table's IO can also write, list, rename and remove:
+			// runs through the catalog (a compaction's lease, its files)
+			// need that.
+			return countingLocalIO{countingIO: countingIO{IO: fio, c: c, id: tbl.Identifier()}}, nil
+		}
 		return countingIO{IO: fio, c: c, id: tbl.Identifier()}, nil
 	}
 	return table.New(tbl.Identifier(), tbl.Metadata(), tbl.MetadataLocation(), fs, c), nil
@@ -130,3 +137,14 @@ func (c countingIO) Open(name string) (iceio.File, error) {
 	}
 	return c.IO.Open(name)
 }
+
+// countingLocalIO is a local file system that counts the Avro files
+// opened through it: every method of [iceio.LocalFS], with Open counted.
+type countingLocalIO struct {
+	iceio.LocalFS
+	countingIO
+}
+
+func (c countingLocalIO) Open(name string) (iceio.File, error) { return c.countingIO.Open(name) }
+
+func (c countingLocalIO) Remove(name string) error { return c.LocalFS.Remove(name) }
