@@ -263,6 +263,11 @@ func ListPlans(ctx context.Context, st *store.Store, f PlanFilter) ([]Plan, erro
 	if err != nil {
 		return nil, err
 	}
+	return plansOf(recs)
+}
+
+// plansOf are the plans of stored records.
+func plansOf(recs []store.PlanRecord) ([]Plan, error) {
 	out := make([]Plan, 0, len(recs))
 	for _, r := range recs {
 		p, err := planFromRecord(r)
@@ -291,6 +296,11 @@ func ListRuns(ctx context.Context, st *store.Store, table string, limit int) ([]
 	if err != nil {
 		return nil, err
 	}
+	return runsOf(recs)
+}
+
+// runsOf are the runs of stored records.
+func runsOf(recs []store.RunRecord) ([]Run, error) {
 	out := make([]Run, 0, len(recs))
 	for _, r := range recs {
 		run, err := runFromRecord(r)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,6 +32,13 @@ type TableSummary struct {
 	LastSuccessAt time.Time `json:"last_success_at,omitzero"`
 	// Error says why the table could not be measured.
 	Error string `json:"error,omitempty"`
+	// ExpectedGainPP is the gain of the table's newest pending plan
+	// (proposed, approved or running), in percentage points of files
+	// skipped; absent when no plan projects one.
+	ExpectedGainPP *float64 `json:"expected_gain_pp,omitempty"`
+	// Measuring says the table is listed but not measured yet (see
+	// TableList.Measuring).
+	Measuring bool `json:"measuring,omitempty"`
 }
 
 // TableList is GET /api/v1/tables.
@@ -41,6 +50,24 @@ type TableList struct {
 	// not answering within their floe.timeout), each with why; [] when
 	// every catalog was listed. One dead catalog hides no other's tables.
 	CatalogErrors []control.CatalogError `json:"catalog_errors"`
+	// Total is how many tables match the query's search and filters, on
+	// every page.
+	Total int `json:"total"`
+	// NextPageToken, passed as page_token, asks for the next page; absent
+	// on the last page.
+	NextPageToken string `json:"next_page_token,omitempty"`
+	// Measuring, present only while some listed tables are not measured
+	// yet — the server's first measuring of the lake after it started, or
+	// tables created since the last — says how far it got: those tables are
+	// listed with "measuring": true.
+	Measuring *IndexProgress `json:"measuring,omitempty"`
+}
+
+// IndexProgress is how far the server's first measuring of the lake got.
+type IndexProgress struct {
+	// Measured of Tables are measured.
+	Measured int `json:"measured"`
+	Tables   int `json:"tables"`
 }
 
 // TableDetail is GET /api/v1/tables/{table}.
@@ -190,44 +217,93 @@ func (s *server) redactCatalog(name, msg string) string {
 	return msg
 }
 
+// listTables is GET /api/v1/tables: one page of the table index, searched,
+// filtered and sorted by the query ([parseTableQuery]).
 func (s *server) listTables(r *http.Request) (int, any, error) {
-	out, err := s.summaries(r.Context())
+	ctx := r.Context()
+	tq, err := parseTableQuery(r.URL.Query(), DefaultPageLimit)
 	if err != nil {
 		return 0, nil, err
+	}
+	page, view, _, err := s.pageOfTables(ctx, tq)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := TableList{Tables: make([]TableSummary, 0, len(page.Rows)), CatalogErrors: view.CatalogErrors, Total: page.Total, NextPageToken: page.Next}
+	for _, row := range page.Rows {
+		out.Tables = append(out.Tables, row.summary())
+	}
+	if !view.Complete() {
+		out.Measuring = &IndexProgress{Measured: view.Measured, Tables: view.Listed}
 	}
 	return http.StatusOK, out, nil
 }
 
-// summaries measures every table; one that cannot be measured says why in
-// its Error, and a catalog that cannot be listed in CatalogErrors.
-func (s *server) summaries(ctx context.Context) (TableList, error) {
+// summary is the row as the API lists it.
+func (r tableRow) summary() TableSummary {
+	sum := r.sum
+	sum.ExpectedGainPP = r.Gain
+	sum.Measuring = !r.measured
+	return sum
+}
+
+// pageOfTables is the page of tables tq asks for, from the index, the
+// index's view it was cut from, and the pending plans by lower-cased table
+// ([pendingPlans]).
+func (s *server) pageOfTables(ctx context.Context, tq tableQuery) (tablePage, indexView, map[string][]control.Plan, error) {
+	view, err := s.index.view(ctx)
+	if err != nil {
+		return tablePage{}, view, nil, err
+	}
+	// Only the pending plans: the decided ones are history, which grows.
+	var plans []control.Plan
+	for _, st := range []control.PlanState{control.PlanProposed, control.PlanApproved, control.PlanRunning} {
+		more, err := control.ListPlans(ctx, s.deps.Store, control.PlanFilter{State: st})
+		if err != nil {
+			return tablePage{}, view, nil, err
+		}
+		plans = append(plans, more...)
+	}
+	// Newest first, as pendingPlans wants them.
+	slices.SortStableFunc(plans, func(a, b control.Plan) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	pending, gains := pendingPlans(plans)
+	return pageTables(view, gains, tq), view, pending, nil
+}
+
+// listIndex lists the tables for the index, the catalogs that could not
+// be listed named with their secrets redacted.
+func (s *server) listIndex(ctx context.Context) ([]lake.Ident, []control.CatalogError, error) {
 	ids, catErrs, err := s.tables(ctx)
 	if err != nil {
-		return TableList{}, err
+		return nil, nil, err
 	}
-	out := TableList{Tables: make([]TableSummary, 0, len(ids)), CatalogErrors: []control.CatalogError{}}
+	out := make([]control.CatalogError, 0, len(catErrs))
 	for _, ce := range catErrs {
 		ce.Error = s.redactCatalog(ce.Catalog, ce.Error)
 		s.log.Warn("catalog not listed; its tables are left out", "catalog", ce.Catalog, "err", ce.Error)
-		out.CatalogErrors = append(out.CatalogErrors, ce)
+		out = append(out, ce)
 	}
-	for _, id := range ids {
-		sum := TableSummary{Table: id.String()}
-		_, state, err := s.state(ctx, id)
-		if err == nil {
-			var h lake.Health
-			if h, _, sum.LastSuccessAt, err = s.health(ctx, id, state); err == nil {
-				sum.Health = &h
-			}
-		}
-		if err != nil {
-			// One table that cannot be measured does not hide the others;
-			// it says why.
-			sum.Error = err.Error()
-		}
-		out.Tables = append(out.Tables, sum)
+	return ids, out, nil
+}
+
+// measureSummary measures one table for the index ([control.Service.Health],
+// which reads its manifests only when its metadata moved) and records it in
+// the metrics; a table that cannot be measured says why in its Error.
+func (s *server) measureSummary(ctx context.Context, id lake.Ident) TableSummary {
+	sum := TableSummary{Table: id.String()}
+	h, err := s.deps.Service.Health(ctx, id, control.HealthRequest{})
+	if err == nil {
+		sum.LastSuccessAt, err = s.deps.Service.LastSuccess(ctx, id.String())
 	}
-	return out, nil
+	if err != nil {
+		// One table that cannot be measured does not hide the others; it
+		// says why.
+		sum.Error = err.Error()
+		return sum
+	}
+	s.m.ObserveHealth(h, sum.LastSuccessAt)
+	sum.Health = &h
+	return sum
 }
 
 func (s *server) getTable(r *http.Request) (int, any, error) {
@@ -240,6 +316,8 @@ func (s *server) getTable(r *http.Request) (int, any, error) {
 	if d.Health, d.Policy, d.LastSuccessAt, err = s.health(ctx, id, state); err != nil {
 		return 0, nil, err
 	}
+	measured := d.Health
+	s.index.observe(id, TableSummary{Table: id.String(), Health: &measured, LastSuccessAt: d.LastSuccessAt})
 	plans, err := control.ListPlans(ctx, s.deps.Store, control.PlanFilter{Table: id.String()})
 	if err != nil {
 		return 0, nil, err
@@ -357,28 +435,45 @@ func (s *server) proposePlan(r *http.Request) (int, any, error) {
 	return http.StatusCreated, out, nil
 }
 
+// listPlans is GET /api/v1/plans: a page of the plans, newest first, by
+// state and table.
 func (s *server) listPlans(r *http.Request) (int, any, error) {
 	var f control.PlanFilter
+	var problems []string
 	q := r.URL.Query()
 	if v := q.Get("state"); v != "" {
 		st, err := control.ParsePlanState(v)
 		if err != nil {
-			return 0, nil, badRequestError{err}
+			problems = append(problems, err.Error())
 		}
 		f.State = st
 	}
 	if v := q.Get("table"); v != "" {
 		id, err := s.ident(v)
 		if err != nil {
-			return 0, nil, err
+			problems = append(problems, err.Error())
 		}
 		f.Table = id.String()
 	}
-	plans, err := control.ListPlans(r.Context(), s.deps.Store, f)
+	page, more := parsePage(q, "plans", url.Values{"state": {string(f.State)}, "table": {strings.ToLower(f.Table)}}.Encode(), DefaultPageLimit)
+	if err := problemsError(append(problems, more...)); err != nil {
+		return 0, nil, err
+	}
+	var after *store.PlanCursor
+	if t := page.After; t != nil {
+		after = &store.PlanCursor{CreatedAt: time.Unix(0, t.Nanos).UTC(), ID: t.Str}
+	}
+	// One more than the page says whether another follows.
+	plans, err := control.ListPlansPage(r.Context(), s.deps.Store, f, after, page.Limit+1)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, plans, nil
+	out := pagedList{items: plans}
+	if len(plans) > page.Limit {
+		last := plans[page.Limit-1]
+		out = pagedList{items: plans[:page.Limit], next: pageToken{Kind: "plans", Query: page.query, Nanos: last.CreatedAt.UnixNano(), Str: last.ID}.encode()}
+	}
+	return http.StatusOK, out, nil
 }
 
 func (s *server) getPlan(r *http.Request) (int, any, error) {
@@ -484,46 +579,70 @@ func (s *server) resume(r *http.Request) (int, any, error) {
 }
 
 // listHolds is GET /api/v1/holds: the halted tables; ?all=true adds the
-// resumed holds, the record of who resumed what.
+// resumed holds, the record of who resumed what. By table, then newest
+// first; paged in memory, as there are at most as many active holds as
+// tables.
 func (s *server) listHolds(r *http.Request) (int, any, error) {
-	all := false
-	if v := r.URL.Query().Get("all"); v != "" {
+	q := r.URL.Query()
+	all, problems := false, []string(nil)
+	if v := q.Get("all"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return 0, nil, badRequest("all %q: want true or false", v)
+			problems = append(problems, fmt.Sprintf("all %q: want true or false", v))
 		}
 		all = b
+	}
+	page, more := parsePage(q, "holds", strconv.FormatBool(all), DefaultPageLimit)
+	if err := problemsError(append(problems, more...)); err != nil {
+		return 0, nil, err
 	}
 	holds, err := s.deps.Service.Holds(r.Context(), all)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, holds, nil
+	// The store's order: by table key, then newest first. (A hold of the
+	// same table placed in the same nanosecond as the cursor's would be
+	// skipped; a table has one active hold at a time.)
+	key := func(h control.Hold) pageToken {
+		return pageToken{Kind: "holds", Query: page.query, Str: strings.ToLower(h.Table), Nanos: h.HeldAt.UnixNano()}
+	}
+	after := func(h control.Hold, t pageToken) bool {
+		k := key(h)
+		return k.Str > t.Str || (k.Str == t.Str && k.Nanos < t.Nanos)
+	}
+	return http.StatusOK, pageSlice(holds, page, key, after), nil
 }
 
+// listRuns is GET /api/v1/runs: a page of the runs, newest first, of one
+// table or all.
 func (s *server) listRuns(r *http.Request) (int, any, error) {
 	q := r.URL.Query()
-	table := ""
+	table, problems := "", []string(nil)
 	if v := q.Get("table"); v != "" {
 		id, err := s.ident(v)
 		if err != nil {
-			return 0, nil, err
+			problems = append(problems, err.Error())
 		}
 		table = id.String()
 	}
-	limit := 0
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return 0, nil, badRequest("limit %q: want a whole number, 0 for all", v)
-		}
-		limit = n
+	page, more := parsePage(q, "runs", strings.ToLower(table), DefaultPageLimit)
+	if err := problemsError(append(problems, more...)); err != nil {
+		return 0, nil, err
 	}
-	runs, err := control.ListRuns(r.Context(), s.deps.Store, table, limit)
+	var after *store.RunCursor
+	if t := page.After; t != nil {
+		after = &store.RunCursor{StartedAt: time.Unix(0, t.Nanos).UTC(), ID: t.Str}
+	}
+	runs, err := control.ListRunsPage(r.Context(), s.deps.Store, table, after, page.Limit+1)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, runs, nil
+	out := pagedList{items: runs}
+	if len(runs) > page.Limit {
+		last := runs[page.Limit-1]
+		out = pagedList{items: runs[:page.Limit], next: pageToken{Kind: "runs", Query: page.query, Nanos: last.StartedAt.UnixNano(), Str: last.ID}.encode()}
+	}
+	return http.StatusOK, out, nil
 }
 
 func (s *server) getRun(r *http.Request) (int, any, error) {
@@ -536,8 +655,13 @@ func (s *server) getRun(r *http.Request) (int, any, error) {
 
 // listLeases is GET /api/v1/leases: every table lease, live or lapsed,
 // with its holder (replica and run) and expiry — which replica maintains
-// which table now.
+// which table now. By table; paged in memory, as there is at most one
+// lease per table.
 func (s *server) listLeases(r *http.Request) (int, any, error) {
+	page, problems := parsePage(r.URL.Query(), "leases", "", DefaultPageLimit)
+	if err := problemsError(problems); err != nil {
+		return 0, nil, err
+	}
 	leases, err := s.deps.Store.TableLeases(r.Context())
 	if err != nil {
 		return 0, nil, err
@@ -545,5 +669,7 @@ func (s *server) listLeases(r *http.Request) (int, any, error) {
 	if leases == nil {
 		leases = []store.TableLease{}
 	}
-	return http.StatusOK, leases, nil
+	key := func(l store.TableLease) pageToken { return pageToken{Kind: "leases", Str: l.Table} }
+	after := func(l store.TableLease, t pageToken) bool { return l.Table > t.Str }
+	return http.StatusOK, pageSlice(leases, page, key, after), nil
 }

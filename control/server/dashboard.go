@@ -102,13 +102,27 @@ func (s *server) parseTemplates() (*template.Template, error) {
 			}
 			return agoText(time.Duration(sec) * time.Second)
 		},
-		"duration":  func(d time.Duration) string { return d.Round(time.Millisecond).String() },
-		"bytes":     report.FormatBytes,
-		"tablePath": func(table string) string { return "/tables/" + url.PathEscape(table) },
-		"runPath":   func(id string) string { return "/runs/" + url.PathEscape(id) },
-		"planPath":  func(id, action string) string { return "/plans/" + url.PathEscape(id) + "/" + action },
-		"report":    reportText,
-		"shellArg":  control.ShellArg,
+		"duration":     func(d time.Duration) string { return d.Round(time.Millisecond).String() },
+		"bytes":        report.FormatBytes,
+		"tablePath":    func(table string) string { return "/tables/" + url.PathEscape(table) },
+		"runPath":      func(id string) string { return "/runs/" + url.PathEscape(id) },
+		"planPath":     func(id, action string) string { return "/plans/" + url.PathEscape(id) + "/" + action },
+		"report":       reportText,
+		"count":        countText,
+		"stateOptions": func() []string { return tableStates },
+		"backlog": func(sec int64) string {
+			if sec <= 0 {
+				return "none"
+			}
+			return (time.Duration(sec) * time.Second).String()
+		},
+		"pp": func(v *float64) string {
+			if v == nil {
+				return "-"
+			}
+			return strconv.FormatFloat(*v, 'f', 1, 64) + " pp"
+		},
+		"shellArg": control.ShellArg,
 	}
 	t, err := template.New("dashboard").Funcs(funcs).ParseFS(templateFS, "templates/*.html")
 	if err != nil {
@@ -124,6 +138,22 @@ func reportText(r control.StepReport) string {
 		return "report cannot be shown: " + err.Error()
 	}
 	return string(b)
+}
+
+// countText writes n with thousands separated: 10,000.
+func countText(n int) string {
+	digits := strconv.Itoa(n)
+	if n < 0 {
+		return "-" + countText(-n)
+	}
+	var b strings.Builder
+	for i, c := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 func agoText(d time.Duration) string {
@@ -283,43 +313,114 @@ type overviewRow struct {
 	Next string
 }
 
-// overviewView is the overview's data: its rows, and the catalogs that
-// could not be listed, shown in a banner above them.
+// overviewView is the overview's data: one page of the tables, searched,
+// filtered and sorted, and the catalogs that could not be listed, shown in
+// a banner above them.
 type overviewView struct {
 	Rows          []overviewRow
 	CatalogErrors []control.CatalogError
+	// Query is the page's search, filters and sort, for the form and the
+	// links.
+	Query tableQuery
+	// Catalogs are the configured catalogs, for the catalog filter.
+	Catalogs []string
+	// First and Last number the page's rows among the Total that match
+	// (1-based); Listed is every table the catalogs listed.
+	First, Last, Total, Listed int
+	// Measured says how many tables are measured while the first
+	// measuring of the lake is under way; Measuring says it is.
+	Measured  int
+	Measuring bool
+	// PrevURL and NextURL are the pages before and after; "" when none.
+	PrevURL, NextURL string
 }
 
-func (s *server) overview(r *http.Request) (string, any, error) {
-	ctx := r.Context()
-	list, err := s.summaries(ctx)
-	if err != nil {
-		return "", nil, err
+// SortURL is the overview sorted by column (name, gain, health, backlog)
+// with the same search and filters, from its first page: ascending for
+// the name, worst or largest first for the others, and the other way when
+// the page is sorted so already.
+func (v overviewView) SortURL(column string) string {
+	desc := column != "name"
+	if v.Query.Sort == column {
+		desc = !v.Query.Desc
 	}
-	plans, err := control.ListPlans(ctx, s.deps.Store, control.PlanFilter{})
-	if err != nil {
-		return "", nil, err
+	sort := column
+	if desc {
+		sort = "-" + column
 	}
-	pending := map[string][]control.Plan{}
-	for _, p := range plans {
-		if isPending(p.State) {
-			pending[p.Table] = append(pending[p.Table], p)
+	return v.url(sort, "")
+}
+
+// SortMark is the arrow after a column's header: the way the page is
+// sorted by it, or "".
+func (v overviewView) SortMark(column string) string {
+	switch {
+	case v.Query.Sort != column:
+		return ""
+	case v.Query.Desc:
+		return " ▼"
+	}
+	return " ▲"
+}
+
+// url is the overview with the page's search and filters, sorted by sort,
+// at the page token (none: the first page).
+func (v overviewView) url(sort, token string) string {
+	q := url.Values{}
+	for k, val := range map[string]string{"q": v.Query.Q, "catalog": v.Query.Catalog, "namespace": v.Query.Namespace,
+		"state": v.Query.State, "page_token": token} {
+		if val != "" {
+			q.Set(k, val)
 		}
 	}
-	view := overviewView{Rows: make([]overviewRow, 0, len(list.Tables)), CatalogErrors: list.CatalogErrors}
-	for _, sum := range list.Tables {
-		row := overviewRow{TableSummary: sum, Pending: pending[sum.Table]}
-		runs, err := control.ListRuns(ctx, s.deps.Store, sum.Table, 1)
+	if sort != "name" {
+		q.Set("sort", sort)
+	}
+	if v.Query.Page.Limit != DashboardPageRows {
+		q.Set("limit", strconv.Itoa(v.Query.Page.Limit))
+	}
+	if len(q) == 0 {
+		return "/"
+	}
+	return "/?" + q.Encode()
+}
+
+// overview is one page of the table index; the runs, plans and next run
+// are read only for the page's rows.
+func (s *server) overview(r *http.Request) (string, any, error) {
+	ctx := r.Context()
+	tq, err := parseTableQuery(r.URL.Query(), DashboardPageRows)
+	if err != nil {
+		return "", nil, err
+	}
+	page, view, pending, err := s.pageOfTables(ctx, tq)
+	if err != nil {
+		return "", nil, err
+	}
+	out := overviewView{Rows: make([]overviewRow, 0, len(page.Rows)), CatalogErrors: view.CatalogErrors, Query: tq,
+		Catalogs: s.deps.Config.CatalogNames(), Total: page.Total, Listed: view.Listed, Measured: view.Measured, Measuring: !view.Complete()}
+	if len(page.Rows) > 0 {
+		out.First, out.Last = page.Start+1, page.Start+len(page.Rows)
+	}
+	if page.Next != "" {
+		out.NextURL = out.url(tq.SortParam(), page.Next)
+	}
+	if page.HasPrev {
+		out.PrevURL = out.url(tq.SortParam(), page.Prev)
+	}
+	for _, pr := range page.Rows {
+		row := overviewRow{TableSummary: pr.summary(), Pending: pending[strings.ToLower(pr.sum.Table)]}
+		runs, err := control.ListRuns(ctx, s.deps.Store, pr.sum.Table, 1)
 		if err != nil {
 			return "", nil, err
 		}
 		if len(runs) > 0 {
 			row.LastRun = &runs[0]
 		}
-		row.Next = s.nextText(ctx, sum.Table, row.LastRun, row.Pending)
-		view.Rows = append(view.Rows, row)
+		row.Next = s.nextText(ctx, pr.id, row.LastRun, row.Pending)
+		out.Rows = append(out.Rows, row)
 	}
-	return "floe", view, nil
+	return "floe", out, nil
 }
 
 func isPending(st control.PlanState) bool {
@@ -328,11 +429,7 @@ func isPending(st control.PlanState) bool {
 
 // nextText resolves the table's policy for [nextRun]; a policy that does
 // not resolve says so in the cell rather than hiding the table.
-func (s *server) nextText(ctx context.Context, table string, last *control.Run, pending []control.Plan) string {
-	id, err := s.ident(table)
-	if err != nil {
-		return err.Error()
-	}
+func (s *server) nextText(ctx context.Context, id lake.Ident, last *control.Run, pending []control.Plan) string {
 	eff, err := control.ResolvePolicy(ctx, s.deps.Config, id)
 	if err != nil {
 		return "policy: " + err.Error()

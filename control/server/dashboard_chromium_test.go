@@ -1,8 +1,12 @@
 package server_test
 
 import (
+	"fmt"
 	"image"
 	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/control/server"
 	chromium "github.com/floe-project/floe/internal/browser"
 )
 
@@ -90,4 +95,101 @@ func TestDashboardDeadCatalogInChromium(t *testing.T) {
 	require.Len(t, tables, 1)
 	chromium.RequireDrawn(t, img, banners)
 	require.Less(t, banners[0].Y+banners[0].H, tables[0].Y, "the banner is above the tables")
+}
+
+// The dashboard is usable at a lake of many real tables in a real browser:
+// the overview shows the first 50 with "1–50 of N", the next link moves to
+// the next 50, the search box narrows to the matching tables, a column
+// header sorts, and the state filter keeps one health. Screenshots are kept
+// as dashboard-scale-*.png among the test's artefacts. The lake has a few
+// hundred tables; FLOE_DASHBOARD_TABLES=10000 runs the same test at 10,000
+// (the benchmark's screenshot).
+func TestDashboardAtScaleInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates a lake and starts a headless Chromium")
+	}
+	n := dashboardTables(t)
+	e := newScaleEnv(t, n, server.Options{TableIndexWait: 10 * time.Minute, TableIndexWorkers: 2})
+	// The first request after start waits for the measuring of the lake.
+	start := time.Now()
+	require.Nil(t, e.tables(url.Values{"limit": {"1"}}).Measuring)
+	t.Logf("first request, measuring %d tables, in %s", n, time.Since(start).Round(time.Millisecond))
+	// The browser's two minutes start after the lake is made and measured.
+	browser := chromium.Open(t)
+	srv := httptest.NewServer(e.h)
+	defer srv.Close()
+	dir := chromium.Artifacts(t)
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(browser, chromedp.Text(chromedp.CSS(sel)))
+		require.NoError(t, err)
+		return s
+	}
+	rows := func() []string {
+		t.Helper()
+		out, err := chromedp.Run(browser, chromedp.Evaluate[[]string](
+			`Array.from(document.querySelectorAll("#tables tbody tr td:first-child")).map(td => td.textContent)`))
+		require.NoError(t, err)
+		return out
+	}
+	total := fmt.Sprintf("%d", n)
+	if n >= 1000 {
+		total = fmt.Sprintf("%d,%03d", n/1000, n%1000)
+	}
+
+	start = time.Now()
+	require.NoError(t, chromedp.Do(browser, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#tables"))))
+	t.Logf("overview in %s", time.Since(start).Round(time.Millisecond))
+	require.Equal(t, "1–50 of "+total+" tables · next ›", strings.TrimSpace(text("#paging")))
+	first := rows()
+	require.Len(t, first, 50)
+	require.True(t, slices.IsSorted(first), "by name")
+	chromium.Screenshot(t, browser, dir, "dashboard-scale-overview.png")
+
+	// The next page: the next 50, after the first.
+	start = time.Now()
+	require.NoError(t, chromedp.Do(browser, chromedp.Click(chromedp.CSS("#next")), chromedp.WaitVisible(chromedp.CSS("#prev"))))
+	t.Logf("next page in %s", time.Since(start).Round(time.Millisecond))
+	require.Contains(t, text("#paging"), "51–100 of "+total)
+	second := rows()
+	require.Len(t, second, 50)
+	require.Less(t, first[49], second[0])
+
+	// The search box narrows the lake to the matching tables.
+	start = time.Now()
+	require.NoError(t, chromedp.Do(browser, chromedp.SendKeys(chromedp.CSS("#q"), "payments_0001"), chromedp.Submit(chromedp.CSS("#search")),
+		chromedp.WaitVisible(chromedp.CSS(`#search input[value="payments_0001"]`))))
+	t.Logf("search in %s", time.Since(start).Round(time.Millisecond))
+	var want []string
+	for _, id := range e.ids {
+		if strings.Contains(id.String(), "payments_0001") {
+			want = append(want, id.String())
+		}
+	}
+	require.NotEmpty(t, want)
+	got := rows()
+	require.Len(t, got, min(len(want), 50))
+	for _, name := range got {
+		require.Contains(t, name, "payments_0001")
+	}
+	require.Contains(t, text("#paging"), fmt.Sprintf("of %d table", len(want)))
+	chromium.Screenshot(t, browser, dir, "dashboard-scale-search.png")
+
+	// Sorting by health, worst first, keeps the search; the state filter
+	// keeps only healthy tables.
+	require.NoError(t, chromedp.Do(browser, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#tables")),
+		chromedp.Click(chromedp.CSS(`#tables th a[href*="sort=-health"]`)), chromedp.WaitReady(chromedp.CSS(`#search input[name="sort"]`))))
+	badge, err := chromedp.Run(browser, chromedp.Text(chromedp.CSS("#tables tbody tr td:nth-child(2)")))
+	require.NoError(t, err)
+	require.NotEqual(t, "healthy", strings.TrimSpace(badge), "every tenth table has small files: one of them comes first")
+	require.NoError(t, chromedp.Do(browser, chromedp.SetValue(chromedp.CSS(`#search select[name="state"]`), "healthy"),
+		chromedp.Submit(chromedp.CSS("#search")), chromedp.WaitReady(chromedp.CSS(`#search option[selected]`))))
+	badges, err := chromedp.Run(browser, chromedp.Evaluate[[]string](
+		`Array.from(document.querySelectorAll("#tables tbody tr td:nth-child(2)")).map(td => td.textContent.trim())`))
+	require.NoError(t, err)
+	require.NotEmpty(t, badges)
+	for _, b := range badges {
+		require.Equal(t, "healthy", b)
+	}
+	chromium.Screenshot(t, browser, dir, "dashboard-scale-healthy.png")
 }

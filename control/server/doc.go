@@ -13,7 +13,8 @@
 // Inputs: [Deps] — the configuration, the state store, a function that
 // opens a catalog by name, the clock, and the scheduler's run function —
 // and [Options]. Output: an http.Handler. The server holds no state of its
-// own beyond its [Metrics] and the dashboard's sign-in sessions; every handler calls the same control functions
+// own beyond its [Metrics], the dashboard's sign-in sessions and the table
+// index (summaries, never table states: those are the service's); every handler calls the same control functions
 // the CLI does, so the API and the CLI cannot disagree.
 //
 // Invariants:
@@ -49,6 +50,16 @@
 //     under a key of the table's metadata file, snapshot and the mark of
 //     its queries (store.Store.EventsMark); concurrent requests share one
 //     computation and at most Options.ReportComputations run at once.
+//   - The table views read an index, not the lake: GET /api/v1/tables and
+//     the overview page, search, filter and sort every table's summary,
+//     which a background refresh (one at a time, shared by every request)
+//     measures through control.Service.Health; a table a floe run ended on
+//     is measured again at the next request. The first request after start
+//     waits a bounded time (Options.TableIndexWait) and then says how many
+//     tables are measured so far: no request waits for the whole lake.
+//   - Lists are paged by opaque keyset tokens (the last item's sort key),
+//     so items added meanwhile neither repeat nor skip the others; a token
+//     is bound to its list and query.
 //   - Redirects stay on this server: sign-in's next is kept only when it is
 //     a path of this server after the normalization browsers apply.
 package server

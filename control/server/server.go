@@ -95,6 +95,19 @@ type Options struct {
 	// ReportComputations is how many report workloads are computed at
 	// once; requests for others wait. Default: 2.
 	ReportComputations int
+	// TableIndexMaxAge is how old the table index (what GET
+	// /api/v1/tables and the overview read: every table's health) may be
+	// before a request starts measuring the lake again, in the background;
+	// tables floe ran are measured again at the next request regardless.
+	// Default: 1m.
+	TableIndexMaxAge time.Duration
+	// TableIndexWait is how long the first request after start waits for
+	// the first measuring of the lake before it answers with the tables
+	// measured so far (and says how many). Default: 10s.
+	TableIndexWait time.Duration
+	// TableIndexWorkers is how many tables the index measures at once.
+	// Default: 4.
+	TableIndexWorkers int
 }
 
 // Option defaults.
@@ -111,6 +124,10 @@ const (
 	DefaultReportCacheSize    = 32
 	DefaultReportCacheMaxAge  = 10 * time.Minute
 	DefaultReportComputations = 2
+
+	DefaultTableIndexMaxAge  = time.Minute
+	DefaultTableIndexWait    = 10 * time.Second
+	DefaultTableIndexWorkers = 4
 )
 
 type server struct {
@@ -129,12 +146,15 @@ type server struct {
 	readsNeedToken bool
 	// workloads are the tables' report workloads, computed once per change.
 	workloads *memo[control.ReportWorkload]
+	// index is every table's summary, what the table views read.
+	index *tableIndex
 }
 
 // New returns the daemon's HTTP handler (see the package documentation for
 // the routes). ctx bounds the telemetry endpoints' normalization and
-// storage of events: pass the daemon's context. It returns an error when a
-// required dependency is missing.
+// storage of events and the table index's background measuring of the
+// lake: pass the daemon's context. It returns an error when a required
+// dependency is missing.
 func New(ctx context.Context, deps Deps, opts Options) (http.Handler, error) {
 	var missing []string
 	if deps.Config == nil {
@@ -159,6 +179,9 @@ func New(ctx context.Context, deps Deps, opts Options) (http.Handler, error) {
 	defaultTo(&opts.ReportCacheSize, DefaultReportCacheSize)
 	defaultTo(&opts.ReportCacheMaxAge, DefaultReportCacheMaxAge)
 	defaultTo(&opts.ReportComputations, DefaultReportComputations)
+	defaultTo(&opts.TableIndexMaxAge, DefaultTableIndexMaxAge)
+	defaultTo(&opts.TableIndexWait, DefaultTableIndexWait)
+	defaultTo(&opts.TableIndexWorkers, DefaultTableIndexWorkers)
 	if deps.Service == nil {
 		svc, err := control.NewService(control.Deps{Config: deps.Config, Store: deps.Store, Catalog: deps.Catalog, Now: deps.Now, Logger: deps.Logger})
 		if err != nil {
@@ -180,6 +203,10 @@ func New(ctx context.Context, deps Deps, opts Options) (http.Handler, error) {
 	s.attempts = newAttempts(opts.AuthFailures, opts.AuthBackoff, opts.AuthBackoffMax, s.now)
 	s.workloads = newMemo[control.ReportWorkload](opts.ReportComputations, opts.ReportCacheSize, opts.ReportCacheMaxAge, s.now)
 	s.workloads.computed, s.workloads.hit = s.m.reportComputed, s.m.reportCacheHit
+	// The index's refreshes outlive the request that starts them: they
+	// run under ctx, the daemon's.
+	s.index = newTableIndex(ctx, indexDeps{list: s.listIndex, measure: s.measureSummary, ranSince: deps.Store.TablesRunSince,
+		now: s.now, maxAge: opts.TableIndexMaxAge, wait: opts.TableIndexWait, workers: opts.TableIndexWorkers})
 	if sc := deps.Config.Server; sc.PublicRead && !sc.Loopback() {
 		s.log.Warn("reads are open to every host that can reach the daemon: server.public_read is true; writes still need server.token",
 			"listen", sc.Listen)
@@ -354,6 +381,10 @@ type handlerFunc func(r *http.Request) (int, any, error)
 func (s *server) api(h handlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		code, v, err := h(r)
+		if pl, ok := v.(pagedList); ok && err == nil {
+			setNextPage(w, r, pl.next)
+			v = pl.items
+		}
 		if err != nil {
 			code = statusOf(err)
 			if code >= 500 {
@@ -364,6 +395,13 @@ func (s *server) api(h handlerFunc) http.HandlerFunc {
 		}
 		s.writeJSON(w, code, v)
 	}
+}
+
+// pagedList is an answer that is one page of a JSON array: api answers
+// items and sets the next page's token in the headers ([setNextPage]).
+type pagedList struct {
+	items any
+	next  string
 }
 
 // badRequestError is input the caller has to fix: 400.

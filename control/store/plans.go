@@ -95,8 +95,13 @@ type PlanFilter struct {
 }
 
 // Plans lists the plans f selects, newest first.
-func (s *Store) Plans(ctx context.Context, f PlanFilter) (out []PlanRecord, err error) {
-	q, args := plansQuery(f)
+func (s *Store) Plans(ctx context.Context, f PlanFilter) ([]PlanRecord, error) {
+	return s.plans(ctx, f, nil, 0)
+}
+
+// plans lists the plans of [plansQuery].
+func (s *Store) plans(ctx context.Context, f PlanFilter, after *PlanCursor, limit int) (out []PlanRecord, err error) {
+	q, args := plansQuery(f, after, limit)
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list plans: %w", err)
@@ -115,9 +120,10 @@ func (s *Store) Plans(ctx context.Context, f PlanFilter) (out []PlanRecord, err 
 	return out, nil
 }
 
-// plansQuery is the query of [Store.Plans] and its arguments: by table,
-// through the plans_table_key index.
-func plansQuery(f PlanFilter) (string, []any) {
+// plansQuery is the query of [Store.Plans] and [Store.PlansPage] and its
+// arguments: by table, through the plans_table_key index; after, when not
+// nil, starts after that plan; limit, when positive, bounds the rows.
+func plansQuery(f PlanFilter, after *PlanCursor, limit int) (string, []any) {
 	var conds []string
 	var args []any
 	if f.Table != "" {
@@ -128,11 +134,21 @@ func plansQuery(f PlanFilter) (string, []any) {
 		conds = append(conds, `state = ?`)
 		args = append(args, f.State)
 	}
+	if after != nil {
+		// Newest first, then by id: the plans after the cursor's.
+		at := after.CreatedAt.UTC().UnixNano()
+		conds = append(conds, `(created_at < ? OR (created_at = ? AND id > ?))`)
+		args = append(args, at, at, after.ID)
+	}
 	q := `SELECT ` + planColumns + ` FROM plans`
 	if len(conds) > 0 {
 		q += ` WHERE ` + strings.Join(conds, " AND ")
 	}
-	return q + ` ORDER BY created_at DESC, id`, args
+	q += ` ORDER BY created_at DESC, id`
+	if limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", limit)
+	}
+	return q, args
 }
 
 // PlanCounts counts the stored plans by state; a state no plan is in is

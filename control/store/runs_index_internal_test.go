@@ -65,8 +65,8 @@ func TestRunLookupsUseTheirIndexes(t *testing.T) {
 		key := filterKey("local.db.t1")
 		scan := map[string]string{DriverSQLite: "SCAN runs", DriverPostgres: "Seq Scan on runs"}[db.Name]
 		planScan := map[string]string{DriverSQLite: "SCAN plans", DriverPostgres: "Seq Scan on plans"}[db.Name]
-		plansByTable, plansArgs := plansQuery(PlanFilter{Table: "local.db.t1", State: "approved"})
-		plansOfTable, plansOfArgs := plansQuery(PlanFilter{Table: "local.db.t1"})
+		plansByTable, plansArgs := plansQuery(PlanFilter{Table: "local.db.t1", State: "approved"}, nil, 0)
+		plansOfTable, plansOfArgs := plansQuery(PlanFilter{Table: "local.db.t1"}, nil, 0)
 		for _, tc := range []struct {
 			name, q     string
 			args        []any
