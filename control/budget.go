@@ -311,7 +311,7 @@ func (s *Scheduler) prioritize(ctx context.Context, jobs []passJob, now time.Tim
 			out = append(out, j)
 			continue
 		}
-		why = "deferred: " + why
+		why = DeferredPrefix + why
 		for _, u := range uses {
 			if u.short(r.est) != "" || r.class == RankOverdue {
 				u.Deferred = append(u.Deferred, j.d.Table)
