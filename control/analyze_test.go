@@ -25,11 +25,11 @@ func (pl *planLake) collected(t *testing.T, at ...time.Time) {
 		filter := &expr.Node{Kind: expr.NodePred, Pred: &expr.Pred{Table: pl.id.String(), Column: "id", Op: expr.OpEq,
 			Values: []expr.Value{{Kind: expr.KindNumber, Text: "42"}}}}
 		evs = append(evs, collectors.QueryEvent{
-			Source: "trino-event", Engine: collectors.EngineTrino, QueryID: "q" + string(rune('a'+i)), User: "alice",
+			Source: "trino-event", Engine: collectors.EngineTrino, QueryID: pl.id.Name + "-q" + string(rune('a'+i)), User: "alice",
 			StartTime: ts, EndTime: ts.Add(time.Second), State: collectors.StateSucceeded,
-			StatementType: "SELECT", SQL: "SELECT * FROM db.p WHERE id = 42",
+			StatementType: "SELECT", SQL: "SELECT * FROM db." + pl.id.Name + " WHERE id = 42",
 			Metrics: collectors.QueryMetrics{ElapsedMs: 1000, BytesScanned: 1 << 20},
-			Tables: []collectors.TableAccess{{Catalog: pl.id.Catalog, Namespace: "db", Name: "p", Direct: true, Filter: filter,
+			Tables: []collectors.TableAccess{{Catalog: pl.id.Catalog, Namespace: "db", Name: pl.id.Name, Direct: true, Filter: filter,
 				Evidence: collectors.EvidenceSQL,
 				Columns:  []collectors.ColumnUse{{Name: "id", Roles: []collectors.Role{collectors.RoleFilter}, Evidence: collectors.EvidenceSQL}}}},
 		})

@@ -136,6 +136,34 @@ func (l *ledger) use(ctx context.Context, b policy.Budget) (*BudgetUse, error) {
 	return u, nil
 }
 
+// LakeBudget is the lake's maintenance budget (the default policy rule's
+// budget.*) with what the rewrites recorded in its trailing window spent,
+// read with one store query ([store.Store.Spend]); nil when no budget
+// bounds the lake. Bought and Deferred are empty: no pass is judged.
+func (s *Service) LakeBudget(ctx context.Context) (*BudgetUse, error) {
+	b, err := s.cfg.Policies.LakeBudget()
+	if err != nil || b.IsZero() {
+		return nil, err
+	}
+	l := &ledger{st: s.store, now: s.now(), uses: map[string]*BudgetUse{}, spend: map[time.Duration][]store.TableSpend{}}
+	return l.use(ctx, b)
+}
+
+// Text says the budget's account in a line: "lake budget 2TiB per 1d:
+// 1.9TiB spent, 100GiB left".
+func (u *BudgetUse) Text() string {
+	var spent, left []string
+	if u.LimitBytes > 0 {
+		spent = append(spent, policy.FormatSize(u.SpentBytes+u.BoughtBytes))
+		left = append(left, policy.FormatSize(max(int64(u.leftBytes()), 0)))
+	}
+	if u.LimitVCPUH > 0 {
+		spent = append(spent, fmt.Sprintf("%.2f vCPU-h", u.SpentVCPUH+u.BoughtVCPUH))
+		left = append(left, fmt.Sprintf("%.2f vCPU-h", max(u.leftVCPUH(), 0)))
+	}
+	return fmt.Sprintf("%s: %s spent, %s left", u.budget, strings.Join(spent, ", "), strings.Join(left, ", "))
+}
+
 // namespaceOf is catalog.namespace of a table's name as runs record it.
 func namespaceOf(table string) string {
 	parts, err := lake.SplitParts(table)
@@ -311,7 +339,7 @@ func (s *Scheduler) prioritize(ctx context.Context, jobs []passJob, now time.Tim
 			out = append(out, j)
 			continue
 		}
-		why = "deferred: " + why
+		why = DeferredPrefix + why
 		for _, u := range uses {
 			if u.short(r.est) != "" || r.class == RankOverdue {
 				u.Deferred = append(u.Deferred, j.d.Table)

@@ -2,6 +2,7 @@ package control
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/floe-project/floe/control/policy"
@@ -301,4 +302,58 @@ func Disabled(p policy.Policy) []StepDecision {
 		}
 	}
 	return out
+}
+
+// DeferredPrefix starts the reason of a rewriting step (compact, deletes) a
+// maintenance budget held back: the scheduler records it as skipped with
+// "deferred: " and the budget that was short.
+const DeferredPrefix = "deferred: "
+
+// NoOpRun reports whether run r ran to the end (done) and none of its steps
+// changed the table: every step was skipped or not due, or ran and left
+// the table's snapshot as it found it, expired no snapshot and deleted no
+// file. These are the runs the lake report counts: work the scheduler
+// started that bought nothing. A step recorded without snapshot ids (a
+// record older than them) counts as a change, as [HistoryOf] counts it.
+func NoOpRun(r Run) bool {
+	if r.DryRun || r.Status != StatusDone {
+		return false
+	}
+	for _, s := range r.Steps {
+		if s.Status == StatusDone && stepChanged(s) {
+			return false
+		}
+	}
+	return true
+}
+
+// stepChanged reports whether done step s changed the table or its files.
+func stepChanged(s Step) bool {
+	if s.Before == nil || s.After == nil || s.Before.SnapshotID == 0 || s.Before.SnapshotID != s.After.SnapshotID {
+		return true
+	}
+	if s.Before.Metrics.Snapshots != s.After.Metrics.Snapshots {
+		return true
+	}
+	rep := s.Report
+	switch {
+	case rep.Expire != nil && (len(rep.Expire.Expired) > 0 || len(rep.Expire.RemovedRefs) > 0 || len(rep.Expire.Deleted) > 0):
+		return true
+	case rep.Orphans != nil && len(rep.Orphans.Deleted) > 0:
+		return true
+	case rep.Engine != nil && !rep.Engine.Verified.NothingToDo:
+		return true
+	}
+	return false
+}
+
+// DeferredReason is why budget held back a step of run r (the reason of
+// its first step skipped with [DeferredPrefix]), or "" when none was.
+func DeferredReason(r Run) string {
+	for _, s := range r.Steps {
+		if s.Status == StatusSkipped && strings.HasPrefix(s.Reason, DeferredPrefix) {
+			return s.Reason
+		}
+	}
+	return ""
 }

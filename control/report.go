@@ -72,6 +72,14 @@ type ReportOptions struct {
 	// not change what it returns: reports share it. Nil: compute is
 	// called.
 	Workload func(ctx context.Context, state *lake.State, compute func(context.Context) (ReportWorkload, error)) (ReportWorkload, error)
+	// Top is how many of a lake-wide report's tables get a full section:
+	// the first Top of the ranking; the others get their ranking row
+	// only. 0: every table.
+	Top int
+	// Budgets gives the maintenance budgets a table spends from (the
+	// lake's and its namespace's, [policy.Set.Budgets]) for a lake-wide
+	// report's queue. Nil: the queue lists no budget.
+	Budgets func(lake.Ident) (lakeBudget, namespace policy.Budget, err error)
 }
 
 // ReportWorkload is the costly part of a table's report: reading every
@@ -92,8 +100,10 @@ type ReportWorkload struct {
 // table its health, the ranked predicate columns, every candidate layout's
 // projection with its cost/benefit, the recommendation and why, its pending
 // plans and last runs; with opts.Lake, a ranking of all of them by expected
-// gain first, and the tables in its order. It reads only: nothing is proposed or stored. A table with no
-// collected query gets a report without projections that says so.
+// gain first, and the tables in its order (see [ReportLake], which a
+// lake-wide report streams through). It reads only: nothing is proposed or
+// stored. A table with no collected query gets a report without
+// projections that says so.
 //
 // The cost/benefit of a candidate: scan bytes saved per day = (current's
 // bytes read % − the candidate's) / 100 × the table's data bytes × queries
@@ -103,12 +113,24 @@ type ReportWorkload struct {
 // recommended; among the others [ChoosePlan] picks, with opts.MinGainPP and
 // the table's [FileLimit].
 func Report(ctx context.Context, st *store.Store, states []*lake.State, opts ReportOptions) (report.Report, error) {
+	if opts.Lake {
+		ids := make([]lake.Ident, len(states))
+		for i, s := range states {
+			ids[i] = s.Ident
+		}
+		next := 0
+		return ReportLake(ctx, st, ids, func(context.Context, lake.Ident) (*lake.State, error) {
+			// ReportLake loads the tables once each, in order.
+			next++
+			return states[next-1], nil
+		}, opts)
+	}
 	now := nowFunc(opts.Now)()
 	opts.Now = func() time.Time { return now }
 	if opts.Runs <= 0 {
 		opts.Runs = DefaultReportRuns
 	}
-	r := report.Report{GeneratedAt: now.UTC(), SinceSeconds: int64(opts.Since / time.Second), Lake: opts.Lake,
+	r := report.Report{GeneratedAt: now.UTC(), SinceSeconds: int64(opts.Since / time.Second),
 		Ranking: []report.Rank{}, Tables: make([]report.Table, 0, len(states))}
 	for _, state := range states {
 		t, err := reportTable(ctx, st, state, opts, now)
@@ -117,42 +139,7 @@ func Report(ctx context.Context, st *store.Store, states []*lake.State, opts Rep
 		}
 		r.Tables = append(r.Tables, t)
 	}
-	if opts.Lake {
-		// The sections follow the ranking: the most to gain first.
-		r.Ranking = rankTables(r.Tables)
-		pos := make(map[string]int, len(r.Ranking))
-		for i, k := range r.Ranking {
-			pos[k.Table] = i
-		}
-		slices.SortStableFunc(r.Tables, func(a, b report.Table) int { return cmp.Compare(pos[a.Table], pos[b.Table]) })
-	}
 	return r, nil
-}
-
-// rankTables orders the tables by the scan bytes their recommendation
-// saves a day, then by gain, then by name.
-func rankTables(tables []report.Table) []report.Rank {
-	out := make([]report.Rank, 0, len(tables))
-	for _, t := range tables {
-		k := report.Rank{Table: t.Table, Health: t.Health.Status, Queries: t.Queries}
-		for _, c := range t.Candidates {
-			if c.Recommended {
-				l := c.Layout
-				k.Recommended, k.GainPP, k.SavedBytesPerDay, k.PaybackDays = &l, c.GainPP, c.SavedBytesPerDay, c.PaybackDays
-			}
-		}
-		out = append(out, k)
-	}
-	slices.SortStableFunc(out, func(a, b report.Rank) int {
-		if c := cmp.Compare(b.SavedBytesPerDay, a.SavedBytesPerDay); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.GainPP, a.GainPP); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Table, b.Table)
-	})
-	return out
 }
 
 func reportTable(ctx context.Context, st *store.Store, state *lake.State, opts ReportOptions, now time.Time) (report.Table, error) {

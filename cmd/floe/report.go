@@ -29,7 +29,11 @@ type reportOptions struct {
 	Target     targetSize
 	MinGain    float64
 	MinGainSet bool
+	Top        int
 }
+
+// defaultReportTop is how many tables a lake-wide report details (--top).
+const defaultReportTop = 20
 
 // The report's formats (--format).
 const (
@@ -39,7 +43,7 @@ const (
 )
 
 func newReportCmd(f *factory, runF func(context.Context, *reportOptions) error) *cobra.Command {
-	opts := &reportOptions{f: f, Since: control.DefaultQueryWindow}
+	opts := &reportOptions{f: f, Since: control.DefaultQueryWindow, Top: defaultReportTop}
 	cmd := &cobra.Command{
 		Use:   "report [TABLE...]",
 		Short: "Write the recommendation report to read before approving a rewrite",
@@ -57,9 +61,13 @@ table's pending plans and its last runs with before/after metrics.
 
 A candidate that pays back more slowly than the table's max_payback (default
 30 days), or saves nothing, is shown but not recommended. Without TABLE the
-report covers every table and starts with all of them ranked by expected gain
-(scan bytes saved per day). Nothing is proposed or changed: 'floe plan' does
-that.
+report covers every table: it reads and analyses them one at a time, and
+starts with the lake's totals (tables, data, small-file backlog, expected
+gain, runs and no-op runs in the window), the maintenance queue (each
+budget's spend and what is left, the tables a budget deferred) and every
+table ranked by expected gain (scan bytes saved per day); then the full
+sections of the first --top tables of the ranking (default 20; 0: every
+table). Nothing is proposed or changed: 'floe plan' does that.
 
 -o markdown (the default; GitHub-flavoured, to paste into a pull request or
 chat), html (one self-contained file with inline SVG charts, readable
@@ -69,6 +77,7 @@ output; without -o the format is the file's extension's (.html, .json, else
 markdown).`,
 		Example: `  floe report web.events
   floe report --file report.html
+  floe report --top 5
   floe report web.events sales.orders --since 7d -o json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Tables = args
@@ -82,6 +91,7 @@ markdown).`,
 			return runReport(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().IntVar(&opts.Top, "top", defaultReportTop, "lake-wide report: full sections for this many tables, the most to gain first (0: every table)")
 	cmd.Flags().Var((*durationValue)(&opts.Since), "since", "collected queries that started within this long ago")
 	cmd.Flags().StringVarP(&opts.Format, "output", "o", "", "report format: markdown|html|json (default: from --file's extension, else markdown)")
 	cmd.Flags().StringVar(&opts.Format, "format", "", "the same as -o")
@@ -116,6 +126,9 @@ func (o *reportOptions) complete() error {
 	default:
 		return flagErrorf("-o %q: want markdown, html or json", o.Format)
 	}
+	if o.Top < 0 {
+		return flagErrorf("--top must be 0 (every table) or more, got %d", o.Top)
+	}
 	if o.MinGainSet && (o.MinGain < 0 || o.MinGain > 100) {
 		return flagErrorf("--min-gain must be 0 to 100 percentage points, got %g", o.MinGain)
 	}
@@ -136,7 +149,7 @@ func runReport(ctx context.Context, opts *reportOptions) error {
 		minGain = cfg.MinGainPP()
 	}
 	r, err := gatherReport(ctx, opts.f, opts.Tables, control.ReportOptions{
-		Since: opts.Since, ZOrderMode: po.ZOrderMode, Seed: po.Seed, TargetFileSizeBytes: po.TargetFileSizeBytes, MinGainPP: minGain,
+		Since: opts.Since, Top: opts.Top, ZOrderMode: po.ZOrderMode, Seed: po.Seed, TargetFileSizeBytes: po.TargetFileSizeBytes, MinGainPP: minGain,
 	})
 	if err != nil {
 		return err
@@ -151,8 +164,9 @@ func runReport(ctx context.Context, opts *reportOptions) error {
 	return nil
 }
 
-// gatherReport loads the named tables (every table when none: a lake-wide
-// report) and calls [control.Report] (report and demo).
+// gatherReport reports on the named tables, or on every table when none
+// are named: a lake-wide report, which [control.ReportLake] streams,
+// loading one table at a time (report and demo).
 func gatherReport(ctx context.Context, f *factory, names []string, ro control.ReportOptions) (report.Report, error) {
 	cfg, err := f.Config()
 	if err != nil {
@@ -166,18 +180,24 @@ func gatherReport(ctx context.Context, f *factory, names []string, ro control.Re
 	if err != nil {
 		return report.Report{}, err
 	}
-	states := make([]*lake.State, 0, len(ids))
-	for _, id := range ids {
-		s, err := loadState(ctx, f, id)
-		if err != nil {
-			return report.Report{}, err
-		}
-		states = append(states, s)
-	}
 	ro.Now, ro.Lake, ro.HealthTargetFileSizeBytes = f.Now, len(names) == 0, cfg.TargetFileSizeBytes()
 	ro.Policy = func(id lake.Ident) (policy.Policy, error) {
 		eff, err := f.Policy(ctx, id)
 		return eff.Policy, err
+	}
+	load := func(ctx context.Context, id lake.Ident) (*lake.State, error) { return loadState(ctx, f, id) }
+	if ro.Lake {
+		ro.Budgets = cfg.Policies.Budgets
+		r, err := control.ReportLake(ctx, st, ids, load, ro)
+		return r, usageError(err)
+	}
+	states := make([]*lake.State, 0, len(ids))
+	for _, id := range ids {
+		s, err := load(ctx, id)
+		if err != nil {
+			return report.Report{}, err
+		}
+		states = append(states, s)
 	}
 	r, err := control.Report(ctx, st, states, ro)
 	return r, usageError(err)

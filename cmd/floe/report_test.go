@@ -29,6 +29,7 @@ func TestNewReportCmdParseArgs(t *testing.T) {
 		{name: "unknown format", args: []string{"-o", "pdf"}, wantErr: `-o "pdf": want markdown, html or json`},
 		{name: "-o names no file", args: []string{"-o", "report.html"}, wantErr: "-o is the output format (markdown, html or json), as in every verb; write a file with --file report.html"},
 		{name: "bad --min-gain", args: []string{"--min-gain", "101"}, wantErr: "--min-gain"},
+		{name: "negative --top", args: []string{"--top", "-1"}, wantErr: "--top must be 0 (every table) or more, got -1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			io, _, _ := testIO()
@@ -46,6 +47,7 @@ func TestNewReportCmdParseArgs(t *testing.T) {
 			require.ElementsMatch(t, tc.tables, got.Tables)
 			require.Equal(t, tc.format, got.Format)
 			require.Equal(t, tc.file, got.File)
+			require.Equal(t, defaultReportTop, got.Top)
 		})
 	}
 }
@@ -58,7 +60,14 @@ func TestReportVerb(t *testing.T) {
 	io, out, errOut := testIO()
 	require.Equal(t, 0, runWith(t, io, dir, "report", "-o", "json"), errOut.String())
 	var r struct {
-		Lake    bool `json:"lake"`
+		Lake   bool `json:"lake"`
+		Totals struct {
+			Tables    int `json:"tables"`
+			DataFiles int `json:"data_files"`
+		} `json:"totals"`
+		Queue struct {
+			Budgets []any `json:"budgets"`
+		} `json:"queue"`
 		Ranking []struct {
 			Table string `json:"table"`
 		} `json:"ranking"`
@@ -72,6 +81,9 @@ func TestReportVerb(t *testing.T) {
 	require.NoError(t, json.Unmarshal(out.Bytes(), &r), out.String())
 	require.True(t, r.Lake)
 	require.Len(t, r.Ranking, 1)
+	require.Equal(t, 1, r.Totals.Tables)
+	require.Equal(t, 3, r.Totals.DataFiles)
+	require.NotNil(t, r.Queue.Budgets, "no budget: an empty list")
 	require.Equal(t, "local.db.flat", r.Tables[0].Table)
 	require.Equal(t, 3, r.Tables[0].DataFiles)
 	require.NotNil(t, r.Tables[0].Candidates)
@@ -86,4 +98,12 @@ func TestReportVerb(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(string(b), "<!DOCTYPE html>"))
 	require.NotContains(t, string(b), "Tables ranked by expected gain", "a named table: no lake-wide ranking")
+
+	// --top 0 of the lake: every table's section; the Markdown starts
+	// with the totals and the queue.
+	io, out, errOut = testIO()
+	require.Equal(t, 0, runWith(t, io, dir, "report", "--top", "0"), errOut.String())
+	require.Contains(t, out.String(), "## Lake totals\n\n1 table: 3 data files")
+	require.Contains(t, out.String(), "## Maintenance queue")
+	require.Contains(t, out.String(), "## local.db.flat")
 }

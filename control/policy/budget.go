@@ -116,6 +116,15 @@ func (s *Set) Budgets(id lake.Ident) (lakeBudget, namespace Budget, err error) {
 	return lakeBudget, namespace, nil
 }
 
+// LakeBudget is the lake's budget: the default rule's budget.* keys; zero
+// when it bounds nothing.
+func (s *Set) LakeBudget() (Budget, error) {
+	if s == nil || s.Default == nil {
+		return Budget{}, nil
+	}
+	return budgetOf(*s.Default, ScopeLake)
+}
+
 // budgetOf reads rule r's budget keys.
 func budgetOf(r Rule, scope string) (Budget, error) {
 	b := Budget{Window: DefaultBudgetWindow, Scope: scope, Where: r.Where}

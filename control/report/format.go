@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/floe-project/floe/control/config"
 	"github.com/floe-project/floe/layout"
@@ -237,3 +238,84 @@ func bucketLabel(unit string, b Bucket) string {
 	}
 	return fmt.Sprintf("%d–%d", b.Lo, b.Hi-1)
 }
+
+// TotalsText is a lake-wide report's totals in one paragraph.
+func TotalsText(t Totals) string {
+	gain := "no table has a recommended layout"
+	if t.Recommended > 0 {
+		gain = fmt.Sprintf("%d %s a recommended layout, expected to save %s of scan a day in all", t.Recommended, plural(t.Recommended, "table has", "tables have"),
+			FormatBytes(int64(math.Round(t.SavedBytesPerDay))))
+	}
+	return fmt.Sprintf("%d %s: %d data files, %s; small-file backlog %d files; %s; %d %s in the window, %d of them no-op (ran and changed nothing), %d deferred by a budget",
+		t.Tables, plural(t.Tables, "table", "tables"), t.DataFiles, FormatBytes(t.DataBytes), t.SmallFiles, gain,
+		t.Runs, plural(t.Runs, "run", "runs"), t.NoOpRuns, t.DeferredRuns)
+}
+
+// DetailText says which tables a lake-wide report details, or "" when it
+// details them all.
+func DetailText(t Totals) string {
+	if t.Detailed >= t.Tables {
+		return ""
+	}
+	return fmt.Sprintf("Full sections follow for the first %d of the %d tables (--top %d); the others have their ranking row only.", t.Detailed, t.Tables, t.Top)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// NoBudgetText is what the queue says when no budget bounds the lake.
+const NoBudgetText = "No budget bounds the lake's maintenance (policies' budget.bytes and budget.cpu_hours): every due table runs, ranked by gain per cost."
+
+// NoDeferralText is what the queue says when no budget deferred a table.
+const NoDeferralText = "No table's rewrites were deferred by a budget in the window."
+
+// budgetCells are a budget's row: scope, window, limit, spent, left and
+// the rule that set it.
+func budgetCells(b Budget) []string {
+	var limit, spent, left []string
+	if b.LimitBytes > 0 {
+		limit = append(limit, FormatBytes(b.LimitBytes))
+	}
+	if b.LimitVCPUH > 0 {
+		limit = append(limit, fmt.Sprintf("%.2f vCPU-h", b.LimitVCPUH))
+	}
+	spent = append(spent, FormatBytes(b.SpentBytes), fmt.Sprintf("%.2f vCPU-h", b.SpentVCPUH))
+	if b.LeftBytes != nil {
+		left = append(left, FormatBytes(*b.LeftBytes))
+	}
+	if b.LeftVCPUH != nil {
+		left = append(left, fmt.Sprintf("%.2f vCPU-h", *b.LeftVCPUH))
+	}
+	return []string{b.Scope, FormatDays(float64(b.WindowSeconds) / 86400), strings.Join(limit, ", "), strings.Join(spent, ", "),
+		strings.Join(left, ", "), b.Where}
+}
+
+// budgetHead are the budget table's columns.
+var budgetHead = []string{"Budget", "Window", "Limit", "Spent", "Left", "Set at"}
+
+// deferralHead are the deferred tables' columns.
+var deferralHead = []string{"Table", "Runs deferred", "Last", "Why"}
+
+func deferralCells(d Deferral) []string {
+	return []string{d.Table, fmt.Sprint(d.Runs), d.At.UTC().Format(time.RFC3339) + " (" + d.RunID + ")", d.Reason}
+}
+
+// rankCells are a ranking row's cells after its position and table: the
+// recommendation, gain, scan saved, payback, queries, and runs with the
+// no-op ones.
+func rankCells(k Rank) []string {
+	rec, gain, saved, payback := "none", "-", "-", "-"
+	if k.Recommended != nil {
+		rec, gain = k.Recommended.String(), FormatPP(k.GainPP)
+		saved = savedText(Candidate{SavedBytesPerDay: k.SavedBytesPerDay})
+		payback = paybackText(Candidate{PaybackDays: k.PaybackDays})
+	}
+	return []string{rec, gain, saved, payback, fmt.Sprint(k.Queries), fmt.Sprintf("%d (%d no-op)", k.Runs, k.NoOpRuns)}
+}
+
+// rankHead are the ranking's columns.
+var rankHead = []string{"#", "Table", "Health", "Recommended", "Gain", "Scan saved", "Payback", "Queries", "Runs"}

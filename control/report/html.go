@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -50,39 +51,90 @@ func HTML(w io.Writer, r Report) error {
 	h.el("h1", "floe layout report")
 	h.el("p", fmt.Sprintf("Generated %s from %s.", r.GeneratedAt.UTC().Format(time.RFC3339), windowText(r.SinceSeconds)))
 	if r.Lake {
-		h.raw(`<section id="ranking">`)
-		h.el("h2", "Tables ranked by expected gain")
-		if len(r.Ranking) == 0 {
-			h.el("p", "No tables.")
-		} else {
-			h.head("#", "Table", "Health", "Recommended", "Gain", "Scan saved", "Payback", "Queries")
-			for i, k := range r.Ranking {
-				rec, gain, saved, payback := "none", "-", "-", "-"
-				if k.Recommended != nil {
-					rec, gain = k.Recommended.String(), FormatPP(k.GainPP)
-					saved = savedText(Candidate{SavedBytesPerDay: k.SavedBytesPerDay})
-					payback = paybackText(Candidate{PaybackDays: k.PaybackDays})
-				}
-				h.raw("<tr>")
-				h.cell(true, fmt.Sprint(i+1))
-				h.raw(fmt.Sprintf(`<td><a href="#%s">%s</a></td>`, anchor(k.Table), esc(k.Table)))
-				h.raw(`<td>` + statusBadge(k.Health) + `</td>`)
-				h.raw("<td><code>" + esc(rec) + "</code></td>")
-				h.cell(true, gain)
-				h.cell(true, saved)
-				h.cell(true, payback)
-				h.cell(true, fmt.Sprint(k.Queries))
-				h.raw("</tr>\n")
-			}
-			h.raw("</tbody></table>\n")
-		}
-		h.raw("</section>\n")
+		h.lake(r)
 	}
 	for _, t := range r.Tables {
 		h.table(t)
 	}
 	h.raw("</main>\n</body>\n</html>\n")
 	return bw.Flush()
+}
+
+// lake writes a lake-wide report's totals, maintenance queue and
+// ranking; a ranked table links to its section when it has one.
+func (h *htmlWriter) lake(r Report) {
+	if t := r.Totals; t != nil {
+		h.raw(`<section id="totals">`)
+		h.el("h2", "Lake totals")
+		h.el("p", TotalsText(*t)+".")
+		h.raw("</section>\n")
+	}
+	if q := r.Queue; q != nil {
+		h.raw(`<section id="queue">`)
+		h.el("h2", "Maintenance queue")
+		if len(q.Budgets) == 0 {
+			h.el("p", NoBudgetText)
+		} else {
+			h.el("p", "Budgets, spent over their trailing window:")
+			h.head(budgetHead...)
+			for _, b := range q.Budgets {
+				h.row(budgetCells(b), 0, 5)
+			}
+			h.raw("</tbody></table>\n")
+		}
+		if len(q.Deferred) == 0 {
+			h.el("p", NoDeferralText)
+		} else {
+			h.el("p", "Deferred by a budget in the window:")
+			h.head(deferralHead...)
+			for _, d := range q.Deferred {
+				h.row(deferralCells(d), 0, 2, 3)
+			}
+			h.raw("</tbody></table>\n")
+		}
+		h.raw("</section>\n")
+	}
+	h.raw(`<section id="ranking">`)
+	h.el("h2", "Tables ranked by expected gain")
+	if len(r.Ranking) == 0 {
+		h.el("p", "No tables.")
+		h.raw("</section>\n")
+		return
+	}
+	if r.Totals != nil {
+		if d := DetailText(*r.Totals); d != "" {
+			h.el("p", d)
+		}
+	}
+	h.head(rankHead...)
+	for i, k := range r.Ranking {
+		cells := rankCells(k)
+		h.raw("<tr>")
+		h.cell(true, fmt.Sprint(i+1))
+		if k.Detailed || r.Totals == nil {
+			h.raw(fmt.Sprintf(`<td><a href="#%s">%s</a></td>`, anchor(k.Table), esc(k.Table)))
+		} else {
+			h.cell(false, k.Table)
+		}
+		h.raw(`<td>` + statusBadge(k.Health) + `</td>`)
+		h.raw("<td><code>" + esc(cells[0]) + "</code></td>")
+		for _, c := range cells[1:] {
+			h.cell(true, c)
+		}
+		h.raw("</tr>\n")
+	}
+	h.raw("</tbody></table>\n")
+	h.raw("</section>\n")
+}
+
+// row writes a table row of cells, those at the text positions as text,
+// the others as numbers.
+func (h *htmlWriter) row(cells []string, text ...int) {
+	h.raw("<tr>")
+	for i, c := range cells {
+		h.cell(!slices.Contains(text, i), c)
+	}
+	h.raw("</tr>\n")
 }
 
 // TableHTML renders one table's section of [HTML] — health, predicate

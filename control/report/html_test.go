@@ -90,8 +90,11 @@ func TestHTMLStructure(t *testing.T) {
 	})
 	require.Equal(t, 1, counts["style"])
 	require.Equal(t, 1, counts["title"]-countIn(svgs, "title"), "one page title")
-	require.Equal(t, 3, counts["h2"], "the ranking and one section per table")
+	require.Equal(t, 5, counts["h2"], "the totals, the queue, the ranking and one section per table shown")
+	require.Contains(t, ids, "totals")
+	require.Contains(t, ids, "queue")
 	require.Contains(t, ids, "ranking")
+	require.NotContains(t, ids, "t-local-sales-returns", "a table below the top has no section")
 	require.Contains(t, ids, "t-local-web-events")
 
 	// local.web.events draws all four charts; local.sales.orders, with no

@@ -17,29 +17,73 @@ func Markdown(w io.Writer, r Report) error {
 	m.line("")
 	m.line("Generated %s from %s.", r.GeneratedAt.UTC().Format(time.RFC3339), windowText(r.SinceSeconds))
 	if r.Lake {
-		m.line("")
-		m.line("## Tables ranked by expected gain")
-		m.line("")
-		if len(r.Ranking) == 0 {
-			m.line("No tables.")
-		} else {
-			m.row("#", "Table", "Health", "Recommended", "Gain", "Scan saved", "Payback", "Queries")
-			m.row("--:", "---", "---", "---", "--:", "--:", "--:", "--:")
-			for i, k := range r.Ranking {
-				rec, gain, saved, payback := "none", "-", "-", "-"
-				if k.Recommended != nil {
-					rec, gain = "`"+k.Recommended.String()+"`", FormatPP(k.GainPP)
-					saved = savedText(Candidate{SavedBytesPerDay: k.SavedBytesPerDay})
-					payback = paybackText(Candidate{PaybackDays: k.PaybackDays})
-				}
-				m.row(fmt.Sprint(i+1), k.Table, k.Health, rec, gain, saved, payback, fmt.Sprint(k.Queries))
-			}
-		}
+		m.lake(r)
 	}
 	for _, t := range r.Tables {
 		m.table(t)
 	}
 	return bw.Flush()
+}
+
+// lake writes a lake-wide report's totals, maintenance queue and
+// ranking.
+func (m *mdWriter) lake(r Report) {
+	if t := r.Totals; t != nil {
+		m.line("")
+		m.line("## Lake totals")
+		m.line("")
+		m.line("%s.", TotalsText(*t))
+	}
+	if q := r.Queue; q != nil {
+		m.line("")
+		m.line("## Maintenance queue")
+		m.line("")
+		if len(q.Budgets) == 0 {
+			m.line("%s", NoBudgetText)
+		} else {
+			m.line("Budgets, spent over their trailing window:")
+			m.line("")
+			m.row(budgetHead...)
+			m.row("---", "--:", "--:", "--:", "--:", "---")
+			for _, b := range q.Budgets {
+				m.row(budgetCells(b)...)
+			}
+		}
+		m.line("")
+		if len(q.Deferred) == 0 {
+			m.line("%s", NoDeferralText)
+		} else {
+			m.line("Deferred by a budget in the window:")
+			m.line("")
+			m.row(deferralHead...)
+			m.row("---", "--:", "---", "---")
+			for _, d := range q.Deferred {
+				m.row(deferralCells(d)...)
+			}
+		}
+	}
+	m.line("")
+	m.line("## Tables ranked by expected gain")
+	m.line("")
+	if len(r.Ranking) == 0 {
+		m.line("No tables.")
+		return
+	}
+	if r.Totals != nil {
+		if d := DetailText(*r.Totals); d != "" {
+			m.line("%s", d)
+			m.line("")
+		}
+	}
+	m.row(rankHead...)
+	m.row("--:", "---", "---", "---", "--:", "--:", "--:", "--:", "--:")
+	for i, k := range r.Ranking {
+		cells := rankCells(k)
+		if k.Recommended != nil {
+			cells[0] = "`" + cells[0] + "`"
+		}
+		m.row(append([]string{fmt.Sprint(i + 1), k.Table, k.Health}, cells...)...)
+	}
 }
 
 func windowText(sinceSeconds int64) string {

@@ -21,8 +21,75 @@ type Report struct {
 	Lake bool `json:"lake"`
 	// Ranking is every table, most scan bytes saved per day by its
 	// recommendation first; empty unless Lake.
-	Ranking []Rank  `json:"ranking"`
-	Tables  []Table `json:"tables"`
+	Ranking []Rank `json:"ranking"`
+	// Tables are the tables' full sections: every named table, or, in a
+	// lake-wide report, the top Totals.Top of the ranking (all when 0) in
+	// its order.
+	Tables []Table `json:"tables"`
+	// Totals sum every table of a lake-wide report, those without a
+	// section too; nil (left out) otherwise.
+	Totals *Totals `json:"totals,omitempty"`
+	// Queue is the maintenance queue of a lake-wide report: the budgets
+	// and what they deferred; nil (left out) otherwise.
+	Queue *Queue `json:"queue,omitempty"`
+}
+
+// Totals are a lake-wide report's sums over every table.
+type Totals struct {
+	// Tables counts every table read; Detailed those with a full section
+	// (the top Top by expected gain; Top 0 shows them all).
+	Tables   int `json:"tables"`
+	Detailed int `json:"detailed"`
+	Top      int `json:"top"`
+	// DataFiles and DataBytes are the tables' live data.
+	DataFiles int   `json:"data_files"`
+	DataBytes int64 `json:"data_bytes"`
+	// SmallFiles is the small-file backlog: the data files below their
+	// table's small-file threshold, summed.
+	SmallFiles int `json:"small_files"`
+	// Recommended counts the tables with a recommended layout, and
+	// SavedBytesPerDay sums their expected gain in scan bytes a day.
+	Recommended      int     `json:"recommended"`
+	SavedBytesPerDay float64 `json:"saved_bytes_per_day"`
+	// Runs counts the runs started in the report's window; NoOpRuns those
+	// of them that ran and changed nothing (control.NoOpRun), and
+	// DeferredRuns those whose rewrites a budget held back.
+	Runs         int `json:"runs"`
+	NoOpRuns     int `json:"noop_runs"`
+	DeferredRuns int `json:"deferred_runs"`
+}
+
+// Queue is the maintenance queue: each budget's spend and what is left of
+// it, and the tables whose rewrites a budget deferred in the window.
+type Queue struct {
+	Budgets  []Budget   `json:"budgets"`
+	Deferred []Deferral `json:"deferred"`
+}
+
+// Budget is one maintenance budget's account over its trailing window:
+// the limits its policy rule sets (0: that side unbounded), what the
+// recorded rewrites spent, and what is left (null when unbounded).
+type Budget struct {
+	// Scope is "lake" or the namespace the budget bounds.
+	Scope         string   `json:"scope"`
+	Where         string   `json:"where"`
+	WindowSeconds int64    `json:"window_seconds"`
+	LimitBytes    int64    `json:"limit_bytes"`
+	LimitVCPUH    float64  `json:"limit_vcpu_hours"`
+	SpentBytes    int64    `json:"spent_bytes"`
+	SpentVCPUH    float64  `json:"spent_vcpu_hours"`
+	LeftBytes     *int64   `json:"left_bytes"`
+	LeftVCPUH     *float64 `json:"left_vcpu_hours"`
+}
+
+// Deferral is a table whose rewrites a budget held back in the window:
+// how many of its runs, and the newest one's reason.
+type Deferral struct {
+	Table  string    `json:"table"`
+	Runs   int       `json:"runs"`
+	RunID  string    `json:"run_id"`
+	At     time.Time `json:"at"`
+	Reason string    `json:"reason"`
 }
 
 // Rank is one row of the lake-wide ranking.
@@ -41,6 +108,18 @@ type Rank struct {
 	// without a recommendation.
 	PaybackDays *float64 `json:"payback_days"`
 	Queries     int      `json:"queries"`
+	// DataFiles, DataBytes and SmallFiles are the table's live data and
+	// its small-file backlog.
+	DataFiles  int   `json:"data_files"`
+	DataBytes  int64 `json:"data_bytes"`
+	SmallFiles int   `json:"small_files"`
+	// Runs counts the table's runs started in the report's window, and
+	// NoOpRuns those of them that changed nothing.
+	Runs     int `json:"runs"`
+	NoOpRuns int `json:"noop_runs"`
+	// Detailed says the table has a full section in the report (it is in
+	// the top N).
+	Detailed bool `json:"detailed"`
 }
 
 // Table is one table's section of the report.
@@ -311,6 +390,11 @@ func JSON(w io.Writer, r Report) error {
 // holds null for a list.
 func (r Report) normalized() Report {
 	r.Ranking = orEmpty(r.Ranking)
+	if r.Queue != nil {
+		q := *r.Queue
+		q.Budgets, q.Deferred = orEmpty(q.Budgets), orEmpty(q.Deferred)
+		r.Queue = &q
+	}
 	r.Tables = orEmpty(slices.Clone(r.Tables))
 	for i := range r.Tables {
 		t := &r.Tables[i]

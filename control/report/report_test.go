@@ -101,12 +101,27 @@ func fixture() report.Report {
 	return report.Report{
 		GeneratedAt: at, SinceSeconds: 30 * 86400, Lake: true,
 		Ranking: []report.Rank{
-			{Table: "local.web.events", Health: "critical", Recommended: ptrLayout("sort(tenant_id, ts) target 4MiB"), GainPP: 67.2, SavedBytesPerDay: 155649961574, PaybackDays: ptr(0.0008), Queries: 1200},
-			{Table: "local.sales.orders", Health: "healthy", Queries: 3},
+			{Table: "local.web.events", Health: "critical", Recommended: ptrLayout("sort(tenant_id, ts) target 4MiB"), GainPP: 67.2, SavedBytesPerDay: 155649961574, PaybackDays: ptr(0.0008), Queries: 1200,
+				DataFiles: 4096, DataBytes: 1 << 30, SmallFiles: 3900, Runs: 3, NoOpRuns: 1, Detailed: true},
+			{Table: "local.sales.orders", Health: "healthy", Queries: 3, DataFiles: 4, DataBytes: 8 << 20, Runs: 1, Detailed: true},
+			{Table: "local.sales.returns", Health: "warning", DataFiles: 40, DataBytes: 4 << 20, SmallFiles: 40, Runs: 2, NoOpRuns: 2},
 		},
 		Tables: []report.Table{events, orders},
+		Totals: &report.Totals{Tables: 3, Detailed: 2, Top: 2, DataFiles: 4140, DataBytes: 1<<30 + 12<<20, SmallFiles: 3940, Recommended: 1,
+			SavedBytesPerDay: 155649961574, Runs: 6, NoOpRuns: 3, DeferredRuns: 1},
+		Queue: &report.Queue{
+			Budgets: []report.Budget{
+				{Scope: "lake", Where: "floe.yaml:12", WindowSeconds: 86400, LimitBytes: 2 << 40, LimitVCPUH: 40, SpentBytes: 1 << 40, SpentVCPUH: 12.5,
+					LeftBytes: ptrInt(1 << 40), LeftVCPUH: ptr(27.5)},
+				{Scope: "local.sales", Where: "floe.yaml:20", WindowSeconds: 7 * 86400, LimitBytes: 100 << 30, SpentBytes: 100 << 30, LeftBytes: ptrInt(0)},
+			},
+			Deferred: []report.Deferral{{Table: "local.sales.returns", Runs: 1, RunID: "r-0003", At: at.Add(-time.Hour),
+				Reason: "deferred: local.sales budget 100GiB per 7d: 100GiB spent, 0B left; needs 4MiB"}},
+		},
 	}
 }
+
+func ptrInt(v int64) *int64 { return &v }
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()

@@ -333,6 +333,9 @@ type overviewView struct {
 	Measuring bool
 	// PrevURL and NextURL are the pages before and after; "" when none.
 	PrevURL, NextURL string
+	// Budget is the lake's maintenance budget and its spend over its
+	// window; nil when none bounds the lake.
+	Budget *control.BudgetUse
 }
 
 // SortURL is the overview sorted by column (name, gain, health, backlog)
@@ -407,6 +410,9 @@ func (s *server) overview(r *http.Request) (string, any, error) {
 	}
 	if page.HasPrev {
 		out.PrevURL = out.url(tq.SortParam(), page.Prev)
+	}
+	if out.Budget, err = s.deps.Service.LakeBudget(ctx); err != nil {
+		return "", nil, err
 	}
 	for _, pr := range page.Rows {
 		row := overviewRow{TableSummary: pr.summary(), Pending: pending[strings.ToLower(pr.sum.Table)]}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/server"
+	"github.com/floe-project/floe/control/store"
 )
 
 // browser sends requests to the handler the way a browser does: with the
@@ -364,4 +365,27 @@ func TestDashboardRunShowsProjectionCheck(t *testing.T) {
 	p := one(t, doc, "p", "id", "layout-check")
 	require.Contains(t, textOf(p), "Projected vs measured. plan "+plan.ID+" (sort(id)): projected")
 	require.Contains(t, textOf(p), fmt.Sprintf("measured %.1f%% on the rewritten table over 3 queries", check.MeasuredSkippedPct))
+}
+
+// The overview states the lake's budget on one line: its bounds, what the
+// rewrites recorded in its window spent, and what is left; without a
+// budget it says nothing of one.
+func TestOverviewBudgetLine(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, envOptions{run: true, policy: "layout: none, enabled: {compact: false}, budget: {bytes: 1GiB, window: 24h}"})
+	// A compaction recorded an hour ago, its step reading 256 MiB.
+	at := e.now.Add(-time.Hour)
+	require.NoError(t, e.st.StartRun(ctx, store.RunRecord{ID: "r-spend", Table: e.id.String(), Status: string(control.StatusRunning), StartedAt: at}))
+	require.NoError(t, e.st.PutRunStep(ctx, "r-spend", store.StepRecord{Step: control.StepCompact, Status: string(control.StatusDone),
+		StartedAt: at, EndedAt: at.Add(time.Minute), RewrittenBytes: 256 << 20}))
+	require.NoError(t, e.st.EndRun(ctx, "r-spend", string(control.StatusDone), "", at.Add(time.Minute)))
+
+	rec := e.do("GET", "/", "", "")
+	require.Equal(t, 200, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), `<p id="budget">Maintenance lake budget 1GiB per 1d: 256MiB spent, 768MiB left`)
+
+	plain := newEnv(t, envOptions{})
+	rec = plain.do("GET", "/", "", "")
+	require.Equal(t, 200, rec.Code, rec.Body.String())
+	require.NotContains(t, rec.Body.String(), `id="budget"`)
 }
