@@ -48,8 +48,10 @@ type Totals struct {
 	// table's small-file threshold, summed.
 	SmallFiles int `json:"small_files"`
 	// Recommended counts the tables with a recommended layout, and
-	// SavedBytesPerDay sums their expected gain in scan bytes a day.
-	Recommended      int     `json:"recommended"`
+	// SavedBytesPerDay sums their expected gain in scan bytes a day. Its
+	// key is recommended_tables: "recommended" is a layout everywhere
+	// else in floe's JSON (docs/json.md).
+	Recommended      int     `json:"recommended_tables"`
 	SavedBytesPerDay float64 `json:"saved_bytes_per_day"`
 	// Runs counts the runs started in the report's window; NoOpRuns those
 	// of them that ran and changed nothing (control.NoOpRun), and
