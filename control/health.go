@@ -63,7 +63,7 @@ func PolicyHealth(ctx context.Context, cfg *config.Config, st *store.Store, id l
 	base.AllowSmallTarget = base.AllowSmallTarget || p.AllowSmallTargetFileSize
 	base.Expire = ExpireDefaults(p, base.Expire)
 	if st != nil {
-		runs, err := ListRuns(ctx, st, id.String(), 200)
+		runs, err := ListRuns(ctx, st, id.String(), historyRuns)
 		if err != nil {
 			return base, fmt.Errorf("history of %s: %w", id, err)
 		}

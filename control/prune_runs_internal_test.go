@@ -68,9 +68,9 @@ func TestPruneRunsKeepsWhatTheReadsNeed(t *testing.T) {
 		var r reads
 		r.success, err = svc.LastSuccess(ctx, id.String())
 		require.NoError(t, err)
-		in, err := alertInput(ctx, st, id, p)
+		recent, err := ListRuns(ctx, st, id.String(), alertRuns)
 		require.NoError(t, err)
-		r.alerts = alert.Evaluate(in, now)
+		r.alerts = alert.Evaluate(alertInputOf(id, p, recent), now)
 		r.health, err = PolicyHealth(ctx, cfg, st, id, p, HealthOptions{})
 		require.NoError(t, err)
 		runs, err := ListRuns(ctx, st, id.String(), 0)

@@ -211,6 +211,19 @@ type TableDecision struct {
 	// gauges measure the table at it ([HealthRequest].MetadataLocation),
 	// so an unchanged table is not read again.
 	MetadataLocation string `json:"-"`
+	// Measured is the table as the pass's alerts measured it last, after
+	// its run when it ran; nil when the pass has no alerts or could not
+	// measure it. The gauges take it as it is.
+	Measured *Measured `json:"-"`
+}
+
+// Measured is a table's health and last success as a pass measured them.
+type Measured struct {
+	Health lake.Health
+	// LastSuccess is when the table's newest done run ended (zero: none
+	// did), when LastSuccessKnown: the runs the pass read said.
+	LastSuccess      time.Time
+	LastSuccessKnown bool
 }
 
 // Pass is what one scheduling pass did.
@@ -267,6 +280,10 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 	if _, err := s.opts.Store.RecoverAbandoned(ctx, now); err != nil {
 		return pass, fmt.Errorf("scheduling pass: %w", err)
 	}
+	rec, err := readPassRecords(ctx, s.opts.Store)
+	if err != nil {
+		return pass, fmt.Errorf("scheduling pass: %w", err)
+	}
 	var jobs []passJob
 	var listed []lake.Ident
 	// known are the tables' metadata locations as the pass knows them
@@ -295,7 +312,7 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 			eff, err := ResolvePolicy(ctx, s.opts.Config, id)
 			var d TableDecision
 			if err == nil {
-				d, err = s.decide(ctx, cat, id, t.MetadataLocation, eff.Policy, now)
+				d, err = s.decide(ctx, rec, id, t.MetadataLocation, eff.Policy, now)
 			}
 			// Without a listed location, an adaptive table is taken to
 			// be where it was last read until its next poll (or a
@@ -383,9 +400,10 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 		}()
 	}
 	wg.Wait()
-	// A table that ran changed: it is read afresh.
+	// A table that ran changed: it is read afresh, and so are its runs.
 	for _, r := range pass.Runs {
 		delete(known, r.Run.Table)
+		rec.forget(r.Run.Table)
 	}
 	for i, d := range pass.Decisions {
 		if _, ok := known[d.Table]; !ok {
@@ -393,8 +411,14 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 		}
 	}
 	if s.opts.Alerts != nil {
-		if err := s.alert(runCtx, now, listed, known); err != nil {
+		measured, err := s.alert(runCtx, now, listed, known, rec)
+		if err != nil {
 			pass.Errors = append(pass.Errors, err.Error())
+		}
+		for i, d := range pass.Decisions {
+			if m, ok := measured[d.Table]; ok {
+				pass.Decisions[i].Measured = m
+			}
 		}
 	}
 	pass.EndedAt = s.opts.Now().UTC()
@@ -402,10 +426,12 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 }
 
 // alert evaluates every known table's freshness and failures alerts and
-// hands them to the notifier. It reads the runs floe recorded, so it
-// judges a table even when its catalog is down; the backlog of a listed
-// table is measured at the metadata location the pass knows (known).
-func (s *Scheduler) alert(ctx context.Context, now time.Time, listed []lake.Ident, known map[string]string) error {
+// hands them to the notifier, all in one call. It reads the runs floe
+// recorded (through the pass's records, rec), so it judges a table even
+// when its catalog is down; the backlog of a listed table is measured at
+// the metadata location the pass knows (known). It returns what it
+// measured of each listed table, by name, for the gauges.
+func (s *Scheduler) alert(ctx context.Context, now time.Time, listed []lake.Ident, known map[string]string, rec *passRecords) (map[string]*Measured, error) {
 	// Every table listed this pass, and those known from earlier passes
 	// whose catalog could not be listed now (judged from the runs).
 	seen := map[string]bool{}
@@ -425,22 +451,24 @@ func (s *Scheduler) alert(ctx context.Context, now time.Time, listed []lake.Iden
 	if err := s.alertHolds(ctx); err != nil {
 		errs = append(errs, err)
 	}
+	measured := map[string]*Measured{}
+	alerts := []alert.Alert{}
 	for _, id := range ids {
 		eff, err := ResolvePolicy(ctx, s.opts.Config, id)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("alerts of %s: %w", id, err))
 			continue
 		}
-		in, err := alertInput(ctx, s.opts.Store, id, eff.Policy)
+		runs, err := rec.tableRuns(ctx, id)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("alerts of %s: %w", id, err))
 			continue
 		}
-		alerts := []alert.Alert{}
+		in := alertInputOf(id, eff.Policy, runs[:min(len(runs), alertRuns)])
 		if seen[id.String()] {
 			// The backlog, from the table's own metadata: it fires for a
 			// table floe never ran on, and never for one nobody writes.
-			h, err := s.opts.Service.Health(ctx, id, HealthRequest{MetadataLocation: known[id.String()]})
+			h, err := s.opts.Service.Health(ctx, id, HealthRequest{MetadataLocation: known[id.String()], Runs: runs})
 			if ctx.Err() == nil {
 				s.noteOutage(id.String(), id, unreadable(err), now)
 			}
@@ -448,20 +476,25 @@ func (s *Scheduler) alert(ctx context.Context, now time.Time, listed []lake.Iden
 				errs = append(errs, fmt.Errorf("alerts of %s: measure its backlog: %w", id, err))
 			} else {
 				in.ObserveHealth(h.Metrics, now)
+				m := &Measured{Health: h}
+				if last, ok := lastSuccess(runs); ok {
+					m.LastSuccess, m.LastSuccessKnown = last, true
+				}
+				measured[id.String()] = m
 			}
 			if eff.Policy.Mode == policy.ModeScheduled {
 				alerts = append(alerts, alert.Late(id.String(), s.lateness(id, eff.Policy, in.Runs, now), now))
 			}
 		}
 		alerts = append(alerts, alert.Evaluate(in, now)...)
-		if _, err := s.opts.Alerts.Notify(ctx, alerts...); err != nil {
-			errs = append(errs, fmt.Errorf("alerts of %s: %w", id, err))
-		}
+	}
+	if _, err := s.opts.Alerts.Notify(ctx, alerts...); err != nil {
+		errs = append(errs, fmt.Errorf("table alerts: %w", err))
 	}
 	if err := s.alertOutages(ctx, now, seen); err != nil {
 		errs = append(errs, err)
 	}
-	return errors.Join(errs...)
+	return measured, errors.Join(errs...)
 }
 
 // noteOutage records whether target (a catalog, or table id) could be read
@@ -634,15 +667,15 @@ func (s *Scheduler) waitingPlans(ctx context.Context) (map[string][]Plan, error)
 	return out, nil
 }
 
-// alertInput is what alert.Evaluate judges table id by without reading
-// the table: its policy, floe's last recorded compaction and its runs,
-// newest first, with the backlog the newest run measured.
-func alertInput(ctx context.Context, st *store.Store, id lake.Ident, p policy.Policy) (alert.Input, error) {
+// alertRuns is how many of a table's newest runs its alerts judge it by.
+const alertRuns = 50
+
+// alertInputOf is what alert.Evaluate judges table id by without reading
+// the table: its policy, floe's last recorded compaction and its runs
+// (newest first, as read: at most [alertRuns]), with the backlog the
+// newest run measured.
+func alertInputOf(id lake.Ident, p policy.Policy, runs []Run) alert.Input {
 	in := alert.Input{Table: id.String(), Policy: p}
-	runs, err := ListRuns(ctx, st, id.String(), 50)
-	if err != nil {
-		return in, err
-	}
 	in.LastCompaction = lastCompaction(runs)
 	for _, r := range runs {
 		if r.DryRun {
@@ -657,22 +690,18 @@ func alertInput(ctx context.Context, st *store.Store, id lake.Ident, p policy.Po
 			}
 		}
 	}
-	return in, nil
+	return in
 }
 
 // decide says whether table id, listed at metadata location loc ("": its
 // catalog lists none), is due now under policy p.
-func (s *Scheduler) decide(ctx context.Context, cat catalog.Catalog, id lake.Ident, loc string, p policy.Policy, now time.Time) (TableDecision, error) {
+func (s *Scheduler) decide(ctx context.Context, rec *passRecords, id lake.Ident, loc string, p policy.Policy, now time.Time) (TableDecision, error) {
 	d := TableDecision{Table: id.String()}
 	not := func(format string, args ...any) (TableDecision, error) {
 		d.Reason = fmt.Sprintf(format, args...)
 		return d, nil
 	}
-	held, halted, err := s.opts.Service.Halted(ctx, id)
-	if err != nil {
-		return d, err
-	}
-	if halted {
+	if held, halted := rec.hold(id); halted {
 		return not("halted since %s: run %s failed a check that must never fail; resume it: floe resume %s",
 			held.HeldAt.UTC().Format(time.RFC3339), held.RunID, ShellArg(id.String()))
 	}
@@ -687,18 +716,14 @@ func (s *Scheduler) decide(ctx context.Context, cat catalog.Catalog, id lake.Ide
 	if now.Before(ts.retryAt) {
 		return not("%d failed runs in a row: backing off until %s", ts.failures, ts.retryAt.Format(time.RFC3339))
 	}
-	runs, err := ListRuns(ctx, s.opts.Store, id.String(), 20)
+	runs, err := rec.tableRuns(ctx, id)
 	if err != nil {
 		return d, err
 	}
 	if len(runs) > 0 && (runs[0].Status == StatusRunning || runs[0].Status == StatusQueued) {
 		return not("busy: run %s is %s", runs[0].ID, runs[0].Status)
 	}
-	approved, err := ListPlans(ctx, s.opts.Store, PlanFilter{Table: id.String(), State: PlanApproved})
-	if err != nil {
-		return d, err
-	}
-	if len(approved) > 0 {
+	if approved := rec.approvedPlans(id); len(approved) > 0 {
 		d.Due, d.Trigger, d.Reason = true, TriggerAdaptive, fmt.Sprintf("plan %s is approved", approved[0].ID)
 		if p.Mode == policy.ModeScheduled {
 			d.Trigger = TriggerScheduled
@@ -738,7 +763,7 @@ func (s *Scheduler) decide(ctx context.Context, cat catalog.Catalog, id lake.Ide
 		loc = ""
 	}
 	ts.polled, ts.read = now, changes
-	steps, err := s.opts.Service.triggers(ctx, id, loc)
+	steps, err := s.opts.Service.triggers(ctx, id, HealthRequest{MetadataLocation: loc, Runs: runs})
 	if err != nil {
 		return d, err
 	}

@@ -268,6 +268,19 @@ func TestSchedulerAlerts(t *testing.T) {
 	alerts = received()
 	require.Len(t, alerts, 2)
 	require.Equal(t, alert.Resolved, alerts[1].State)
+
+	// The pass hands the gauges the table as its alerts measured it, after
+	// the run: what the run recorded, not what the decision read before it.
+	m := p.Decisions[0].Measured
+	require.NotNil(t, m)
+	require.True(t, m.LastSuccessKnown)
+	require.Equal(t, p.Runs[0].Run.EndedAt, m.LastSuccess)
+	svc, err := control.NewService(control.Deps{Config: cfg, Store: st, Now: c.Now,
+		Catalog: func(context.Context, string) (catalog.Catalog, error) { return w.Catalog, nil }})
+	require.NoError(t, err)
+	h, err := svc.Health(t.Context(), id, control.HealthRequest{})
+	require.NoError(t, err)
+	require.Equal(t, h.Metrics.DataFiles, m.Health.Metrics.DataFiles, "the compacted table")
 }
 
 // TestDaemonServe: the daemon runs a pass at start and per tick, hands

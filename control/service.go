@@ -125,7 +125,11 @@ func (s *Service) Engines() *Engines { return s.engines }
 // Catalogs are every configured catalog, opened through the service's
 // opener: what orphan removal and expiry check for other entries sharing a
 // table's location.
-func (s *Service) Catalogs() Catalogs { return ConfiguredCatalogs(s.cfg, s.catalog) }
+func (s *Service) Catalogs() Catalogs {
+	c := ConfiguredCatalogs(s.cfg, s.catalog)
+	c.Located = s.keptLocation
+	return c
+}
 
 // OpenCatalog opens the configured catalog called name.
 func (s *Service) OpenCatalog(ctx context.Context, name string) (catalog.Catalog, error) {
@@ -170,6 +174,11 @@ type HealthRequest struct {
 	// was loaded from there, no metadata file and no manifest is read: the
 	// health is measured from it at the service's clock.
 	MetadataLocation string
+	// Runs, when not nil, are the table's newest runs (at most 200),
+	// newest first, as the caller read them (the scheduler's pass): the
+	// health's history is judged by them and the store is not read. Nil:
+	// the service reads them.
+	Runs []Run
 }
 
 // Table loads table id with its policy and measures its health under it.
@@ -209,9 +218,16 @@ func (s *Service) measured(ctx context.Context, id lake.Ident, hr HealthRequest)
 // measure is [Service.Table] for a state already loaded.
 func (s *Service) measure(ctx context.Context, cat catalog.Catalog, state *lake.State, eff policy.Effective, hr HealthRequest) (*Table, error) {
 	base := HealthOptions{TargetFileSizeBytes: hr.TargetFileSizeBytes, AllowSmallTarget: hr.AllowSmallTarget, Columns: hr.Columns, Named: hr.Named, Now: s.now}
-	ho, err := PolicyHealth(ctx, s.cfg, s.store, state.Ident, eff.Policy, base)
+	st := s.store
+	if hr.Runs != nil {
+		st = nil // the caller read them
+	}
+	ho, err := PolicyHealth(ctx, s.cfg, st, state.Ident, eff.Policy, base)
 	if err != nil {
 		return nil, fmt.Errorf("health of %s: %w", state.Ident, err)
+	}
+	if hr.Runs != nil {
+		ho.LastCompaction, ho.History = lastCompaction(hr.Runs), HistoryOf(hr.Runs)
 	}
 	h, err := Health(state, ho)
 	if err != nil {
@@ -255,13 +271,14 @@ func (s *Service) HealthOf(ctx context.Context, state *lake.State, hr HealthRequ
 // layout a compaction writes is decided when the run decides
 // ([Service.Decide]).
 func (s *Service) Triggers(ctx context.Context, id lake.Ident) ([]StepDecision, error) {
-	return s.triggers(ctx, id, "")
+	return s.triggers(ctx, id, HealthRequest{})
 }
 
 // triggers is [Service.Triggers] of a table the caller knows at metadata
-// location known ("": unknown; see [HealthRequest].MetadataLocation).
-func (s *Service) triggers(ctx context.Context, id lake.Ident, known string) ([]StepDecision, error) {
-	t, err := s.measured(ctx, id, HealthRequest{MetadataLocation: known})
+// location hr.MetadataLocation ("": unknown), with its runs when the
+// caller read them (see [HealthRequest]).
+func (s *Service) triggers(ctx context.Context, id lake.Ident, hr HealthRequest) ([]StepDecision, error) {
+	t, err := s.measured(ctx, id, hr)
 	if err != nil {
 		return nil, err
 	}

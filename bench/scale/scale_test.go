@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,10 +33,8 @@ import (
 // policies make a table's compaction (bin-pack) due when it has five
 // small files: the tenth of tables the generator gives 12 appends, at the
 // first pass, and the tables given four commits before the changed pass.
-// Nothing else runs, so a pass's runs are the compactions it found due.
-// (Expiry and orphan removal look for the table's siblings by loading
-// every table of every catalog, a run of them reading the whole lake; see
-// the package doc.)
+// Nothing else runs, so a pass's runs are the compactions it found due
+// (see the package doc).
 const policies = `policies:
   default:
     layout: none
@@ -214,6 +213,7 @@ func measureLake(b *testing.B, r *bench.Result, n, unchangedReps int) {
 	record(r, key("cold"), cold)
 
 	var unchanged []passResult
+	stopProfile := profileUnchanged(b, n)
 	for range unchangedReps {
 		p := e.pass(d)
 		logPass(b, n, "unchanged", p)
@@ -222,6 +222,7 @@ func measureLake(b *testing.B, r *bench.Result, n, unchangedReps int) {
 		require.Zero(b, p.runs)
 		unchanged = append(unchanged, p)
 	}
+	stopProfile()
 	recordMedian(r, key("unchanged"), unchanged)
 
 	// Four commits to a tenth of the tables (those the generator gave one
@@ -273,6 +274,23 @@ func measureLake(b *testing.B, r *bench.Result, n, unchangedReps int) {
 	require.Zero(b, after.read)
 
 	measureAPI(b, r, e, key)
+}
+
+// profileUnchanged starts a CPU profile of the unchanged passes at n
+// tables when FLOE_BENCH_SCALE_PROFILE names a directory (the profile is
+// unchanged-<n>.pprof there), and returns what stops it.
+func profileUnchanged(b *testing.B, n int) func() {
+	dir := os.Getenv("FLOE_BENCH_SCALE_PROFILE")
+	if dir == "" {
+		return func() {}
+	}
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("unchanged-%d.pprof", n)))
+	require.NoError(b, err)
+	require.NoError(b, pprof.StartCPUProfile(f))
+	return func() {
+		pprof.StopCPUProfile()
+		require.NoError(b, f.Close())
+	}
 }
 
 // recordMedian records the pass of median wall time among ps under

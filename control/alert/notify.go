@@ -94,7 +94,11 @@ func (n *Notifier) Notify(ctx context.Context, alerts ...Alert) ([]Alert, error)
 		out  []Alert
 		errs []error
 	)
+	quiet := n.quiet(ctx, alerts)
 	for _, a := range alerts {
+		if a.State == Resolved && quiet[string(a.Kind)+"\x00"+a.Key] {
+			continue
+		}
 		sent, did, err := n.notify(ctx, a, now, failed)
 		if did {
 			out = append(out, sent)
@@ -107,6 +111,42 @@ func (n *Notifier) Notify(ctx context.Context, alerts ...Alert) ([]Alert, error)
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// quiet are the alerts among alerts (kind, NUL, key) for which a resolved
+// alert is nothing to do, as the store says in one read: never stored, or
+// stored resolved and said so. A lake's alerts are mostly resolved ones of
+// healthy tables; this saves a read of each. Nil when there are too few
+// alerts to be worth it or the read failed (each alert is then read alone,
+// and a failing store is reported there).
+func (n *Notifier) quiet(ctx context.Context, alerts []Alert) map[string]bool {
+	resolved := 0
+	for _, a := range alerts {
+		if a.State == Resolved {
+			resolved++
+		}
+	}
+	if resolved < 2 {
+		return nil
+	}
+	recs, err := n.o.Store.Alerts(ctx, "")
+	if err != nil {
+		return nil
+	}
+	loud := make(map[string]bool, len(recs))
+	for _, r := range recs {
+		if r.State != string(Resolved) || r.Pending {
+			loud[r.Kind+"\x00"+r.Key] = true
+		}
+	}
+	out := map[string]bool{}
+	for _, a := range alerts {
+		k := string(a.Kind) + "\x00" + a.Key
+		if a.State == Resolved && !loud[k] {
+			out[k] = true
+		}
+	}
+	return out
 }
 
 func (n *Notifier) notify(ctx context.Context, a Alert, now time.Time, failed map[string]error) (Alert, bool, error) {

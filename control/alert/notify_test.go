@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -476,4 +477,46 @@ func TestNotifyWithoutTheStore(t *testing.T) {
 	_, err = r.notify(alert.Evaluate(alert.Input{Table: table, Policy: pol(48*time.Hour, 2), LastCompaction: r.now}, r.now)...)
 	require.Error(t, err)
 	require.Len(t, js.got(), 2, "a resolved alert is not sent without its state")
+}
+
+// TestNotifyALakeAtOnce: one call with every table's alerts, most of them
+// resolved ones of tables that never alerted (what a daemon's pass hands
+// over), notifies exactly the changes: the firing alert that resolved and
+// the new one, and neither the never-stored nor the already-resolved.
+func TestNotifyALakeAtOnce(t *testing.T) {
+	js := newReceiver(t)
+	r := newRig(t, config.Webhook{Name: "ops", URL: js.url(), Format: config.FormatJSON})
+	fresh, stale := t0.Add(-time.Hour), t0.Add(-63*time.Hour)
+	eval := func(name string, last time.Time) []alert.Alert {
+		return alert.Evaluate(alert.Input{Table: name, Policy: pol(48*time.Hour, 2), LastCompaction: last}, r.now)
+	}
+	// a and b go stale; b is compacted again and said resolved.
+	out, err := r.notify(append(eval("local.db.a", stale), eval("local.db.b", stale)...)...)
+	require.NoError(t, err)
+	require.Len(t, out, 2)
+	r.now = t0.Add(time.Hour)
+	out, err = r.notify(eval("local.db.b", fresh)...)
+	require.NoError(t, err)
+	require.Len(t, out, 1)
+	require.Len(t, js.got(), 3)
+
+	r.now = t0.Add(2 * time.Hour)
+	var lake []alert.Alert
+	lake = append(lake, eval("local.db.a", fresh)...) // resolves
+	lake = append(lake, eval("local.db.b", fresh)...) // resolved already
+	for i := range 50 {
+		lake = append(lake, eval(fmt.Sprintf("local.db.t%02d", i), fresh)...) // never alerted
+	}
+	lake = append(lake, eval("local.db.z", stale)...) // new
+	out, err = r.notify(lake...)
+	require.NoError(t, err)
+	require.Len(t, out, 2)
+	require.Len(t, js.got(), 5)
+	got := []alert.Alert{decode(t, js.got()[3]), decode(t, js.got()[4])}
+	require.ElementsMatch(t, []string{"local.db.a resolved", "local.db.z firing"},
+		[]string{got[0].Table + " " + string(got[0].State), got[1].Table + " " + string(got[1].State)})
+	active, err := r.n.Active(t.Context())
+	require.NoError(t, err)
+	require.Len(t, active, 1)
+	require.Equal(t, "local.db.z", active[0].Table)
 }

@@ -368,11 +368,16 @@ func (m *Metrics) RefreshHolds(ctx context.Context, svc *control.Service) error 
 // on ([control.Service.Health], [control.Service.LastSuccess]) and the
 // plan counts: the daemon's health observer. Each table is measured at the
 // metadata location the pass knew (TableDecision.MetadataLocation), so a
-// table the pass saw unchanged is not read again. A table that cannot be
+// table the pass saw unchanged is not read again; one the pass's alerts
+// measured already (TableDecision.Measured) is taken as measured. A table that cannot be
 // measured keeps its last values; the error names each such table.
 func (m *Metrics) ObservePass(ctx context.Context, svc *control.Service, p control.Pass) error {
 	var errs []error
 	for _, d := range p.Decisions {
+		if d.Measured != nil && d.Measured.LastSuccessKnown {
+			m.ObserveHealth(d.Measured.Health, d.Measured.LastSuccess)
+			continue
+		}
 		if err := m.observeTable(ctx, svc, d.Table, d.MetadataLocation); err != nil {
 			errs = append(errs, fmt.Errorf("table %s: %w", d.Table, err))
 		}

@@ -603,30 +603,53 @@ func (s *Store) runs(ctx context.Context, where string, args []any, limit int) (
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, fmt.Errorf("read runs: %w", err)
 	}
-	for i := range out {
-		if err := s.readSteps(ctx, tx, &out[i]); err != nil {
-			return nil, err
-		}
+	if err := s.readSteps(ctx, tx, out, idx); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
-func (s *Store) readSteps(ctx context.Context, tx *txn, r *RunRecord) (err error) {
-	rows, err := tx.QueryContext(ctx, `SELECT step, status, before_json, after_json, error, started_at, ended_at, rewritten_bytes, rewrite_cpu_ms
-FROM run_steps WHERE run_id = ? ORDER BY started_at, `+s.d.stepOrder(), r.ID)
+// stepsChunk is how many runs' steps one query reads: well under SQLite's
+// and PostgreSQL's limits on a statement's parameters.
+const stepsChunk = 500
+
+// readSteps reads the steps of runs (idx: each run's index by id), a
+// chunk of runs per query rather than a query per run.
+func (s *Store) readSteps(ctx context.Context, tx *txn, runs []RunRecord, idx map[string]int) error {
+	for lo := 0; lo < len(runs); lo += stepsChunk {
+		chunk := runs[lo:min(lo+stepsChunk, len(runs))]
+		args := make([]any, len(chunk))
+		for i, r := range chunk {
+			args[i] = r.ID
+		}
+		if err := s.readStepsOf(ctx, tx, args, runs, idx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) readStepsOf(ctx context.Context, tx *txn, ids []any, runs []RunRecord, idx map[string]int) (err error) {
+	what := fmt.Sprintf("read steps of run %s", ids[0])
+	if len(ids) > 1 {
+		what = fmt.Sprintf("read steps of %d runs from %s", len(ids), ids[0])
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT run_id, step, status, before_json, after_json, error, started_at, ended_at, rewritten_bytes, rewrite_cpu_ms
+FROM run_steps WHERE run_id IN (?`+strings.Repeat(", ?", len(ids)-1)+`) ORDER BY run_id, started_at, `+s.d.stepOrder(), ids...)
 	if err != nil {
-		return fmt.Errorf("read steps of run %s: %w", r.ID, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	defer func() { err = errors.Join(err, rows.Close()) }()
 	for rows.Next() {
 		var (
+			runID         string
 			st            StepRecord
 			before, after string
 			started       int64
 			ended         sql.NullInt64
 		)
-		if err := rows.Scan(&st.Step, &st.Status, &before, &after, &st.Error, &started, &ended, &st.RewrittenBytes, &st.RewriteCPUMillis); err != nil {
-			return fmt.Errorf("read steps of run %s: %w", r.ID, err)
+		if err := rows.Scan(&runID, &st.Step, &st.Status, &before, &after, &st.Error, &started, &ended, &st.RewrittenBytes, &st.RewriteCPUMillis); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
 		}
 		if before != "" {
 			st.Before = json.RawMessage(before)
@@ -635,10 +658,14 @@ FROM run_steps WHERE run_id = ? ORDER BY started_at, `+s.d.stepOrder(), r.ID)
 			st.After = json.RawMessage(after)
 		}
 		st.StartedAt, st.EndedAt = time.Unix(0, started).UTC(), fromNanos(ended)
-		r.Steps = append(r.Steps, st)
+		i, ok := idx[runID]
+		if !ok {
+			return fmt.Errorf("%s: a step of run %s, which was not asked for", what, runID)
+		}
+		runs[i].Steps = append(runs[i].Steps, st)
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read steps of run %s: %w", r.ID, err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
 }
