@@ -26,6 +26,14 @@ type Catalogs struct {
 	Names []string
 	// Open opens the catalog called name; the caller caches.
 	Open func(ctx context.Context, name string) (catalog.Catalog, error)
+	// Located, when set, says where table id keeps its data (its
+	// metadata's location) when its current metadata is at
+	// metadataLocation and the caller knows that metadata without reading
+	// it (the service's kept state of the table). A sibling search then
+	// reads only the tables whose location it does not know or that could
+	// overlap: the catalog's listing gives each table's metadata location
+	// (see lake.ListLocated), and a table known there is decided from it.
+	Located func(id lake.Ident, metadataLocation string) (string, bool)
 }
 
 // ConfiguredCatalogs are the catalogs of cfg, opened with open.
@@ -151,13 +159,21 @@ func findSiblings(ctx context.Context, cats Catalogs, id lake.Ident, location st
 	for _, name := range cats.Names {
 		cat, err := cats.Open(ctx, name)
 		if err == nil {
-			var ids []lake.Ident
-			if ids, err = lake.ListTables(ctx, name, cat); err == nil {
+			var listed []lake.Located
+			if listed, err = lake.ListLocated(ctx, name, cat); err == nil {
 				g, gctx := errgroup.WithContext(ctx)
 				g.SetLimit(workers)
-				for _, other := range ids {
+				for _, t := range listed {
+					other := t.Ident
 					if other.String() == id.String() {
 						continue
+					}
+					if t.MetadataLocation != "" && cats.Located != nil {
+						// Known at its current metadata: read it only when
+						// its data could be among this table's files.
+						if where, ok := cats.Located(other, t.MetadataLocation); ok && !oo.Overlap(location, where) {
+							continue
+						}
 					}
 					g.Go(func() error {
 						tbl, err := lake.LoadTable(gctx, cat, other)

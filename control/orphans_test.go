@@ -17,6 +17,7 @@ import (
 	"github.com/floe-project/floe/control/policy"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/internal/oracle"
+	"github.com/floe-project/floe/internal/scalelake"
 	"github.com/floe-project/floe/internal/testlake"
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/layout"
@@ -217,4 +218,53 @@ func TestDistributedEngineLeavesASharedLocationToFloe(t *testing.T) {
 			require.False(t, w.Exists(t, stray))
 		})
 	}
+}
+
+// A sibling search by a service that has measured the lake (as every
+// daemon pass does) reads only the entries whose location it does not
+// know or that could share the table's files: at 10,000 tables an orphan
+// run no longer reads the whole lake's metadata. It finds the same
+// siblings as a search that reads every entry.
+func TestSiblingSearchReadsOnlyEntriesThatCouldOverlap(t *testing.T) {
+	ctx := t.Context()
+	w, id, _ := setup(t)
+	others, err := scalelake.Generate(ctx, w.Catalog, w.Name, scalelake.Options{Tables: 6, Namespaces: 2})
+	require.NoError(t, err)
+	backup := backupCatalog(t, w)
+	copied := lake.Ident{Catalog: "backup", Namespace: id.Namespace, Name: id.Name}
+	counted := testlake.Count(w.Catalog)
+	set, err := policy.ParseFile("floe.yaml", []byte("default: {layout: none}\n"))
+	require.NoError(t, err)
+	cfg := &config.Config{Catalogs: map[string]config.Props{w.Name: {}, "backup": {}}, Policies: set}
+	svc, err := control.NewService(control.Deps{Config: cfg,
+		Catalog: func(_ context.Context, name string) (catalog.Catalog, error) {
+			if name == "backup" {
+				return backup, nil
+			}
+			return counted, nil
+		}})
+	require.NoError(t, err)
+	find := svc.Catalogs().Siblings(copied, mustTable(t, w, id).Location(), rewriter.OrphanOptions{})
+	names := func(sibs []rewriter.Sibling) []string {
+		var out []string
+		for _, s := range sibs {
+			out = append(out, s.Name)
+		}
+		return out
+	}
+
+	sibs, err := find(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{id.String()}, names(sibs))
+	require.EqualValues(t, 1+len(others), counted.MetadataReads(), "a service that knows no table reads every entry")
+
+	for _, other := range append([]lake.Ident{id}, others...) {
+		_, err := svc.Health(ctx, other, control.HealthRequest{})
+		require.NoError(t, err)
+	}
+	counted.Reset()
+	sibs, err = find(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{id.String()}, names(sibs))
+	require.EqualValues(t, 1, counted.MetadataReads(), "only the entry sharing the location is read")
 }

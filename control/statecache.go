@@ -32,7 +32,15 @@ type stateCache struct {
 	files    int
 	tick     uint64
 	entries  map[string]*cachedState
+	// homes are the tables' locations (where their data lives) by key,
+	// with the metadata location each was read at: kept for every table
+	// put, also those evicted or too large to keep, since a sibling search
+	// needs no more of a table ([Catalogs].Located).
+	homes map[string]home
 }
+
+// home is a table's location as read from its metadata at metadata.
+type home struct{ metadata, location string }
 
 type cachedState struct {
 	location string
@@ -47,7 +55,7 @@ func newStateCache(maxFiles int) *stateCache {
 	if maxFiles <= 0 {
 		return nil
 	}
-	return &stateCache{maxFiles: maxFiles, entries: map[string]*cachedState{}}
+	return &stateCache{maxFiles: maxFiles, entries: map[string]*cachedState{}, homes: map[string]home{}}
 }
 
 // get is the state of table key loaded from location, or nil.
@@ -75,6 +83,9 @@ func (c *stateCache) put(key, location string, st *lake.State) {
 	n := len(st.DataFiles) + len(st.DeleteFiles)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if st.Metadata != nil {
+		c.homes[key] = home{metadata: location, location: st.Metadata.Location()}
+	}
 	if old := c.entries[key]; old != nil {
 		c.files -= old.files
 		delete(c.entries, key)
@@ -143,4 +154,25 @@ func (s *Service) measuredState(ctx context.Context, cat catalog.Catalog, id lak
 // id at, "" when it keeps no state of it.
 func (s *Service) knownLocation(id lake.Ident) string {
 	return s.states.location(strings.ToLower(id.String()))
+}
+
+// home is table key's location as read from its metadata at metadata
+// location loc, when the cache saw it read there.
+func (c *stateCache) home(key, loc string) (string, bool) {
+	if c == nil || loc == "" {
+		return "", false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h, ok := c.homes[key]
+	if !ok || h.metadata != loc {
+		return "", false
+	}
+	return h.location, true
+}
+
+// keptLocation is table id's location (where its data lives) as the
+// service read it from metadata location loc ([Catalogs].Located).
+func (s *Service) keptLocation(id lake.Ident, loc string) (string, bool) {
+	return s.states.home(strings.ToLower(id.String()), loc)
 }

@@ -29,14 +29,14 @@
 // `make bench-scale-dashboard` runs and whose screenshot it keeps under
 // bench/results/.
 //
-// The due step is compaction, not expiry: expiry and orphan removal find
-// a table's siblings (control.Catalogs.Siblings) by loading every table
-// of every catalog, so each such run reads the whole lake's metadata, and
-// a tenth of 10,000 tables due for expiry would read 10 million metadata
-// files in one pass.
+// The due step is compaction, not expiry: expiry and orphan removal
+// find a table's siblings (control.Catalogs.Siblings), which the pass's
+// service decides from the locations it has read, but which a benchmark
+// of compaction keeps out of the figures.
 //
 // Generation is setup: it is timed and printed, never counted in a pass.
 // The benchmark runs only when asked (`make bench-scale`, or
 // `go test -run '^$' -bench BenchmarkScale ./bench/scale`); its result is
-// bench/results/scale.json.
+// bench/results/scale.json. FLOE_BENCH_SCALE_PROFILE=DIR writes a CPU
+// profile of the unchanged passes at each size to DIR/unchanged-N.pprof.
 package scale
