@@ -23,6 +23,7 @@ import (
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/alert"
 	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/control/configtest"
 	"github.com/floe-project/floe/control/server"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/internal/scalelake"
@@ -200,7 +201,7 @@ func measureLake(b *testing.B, r *bench.Result, n, unchangedReps int) {
 	e.ids = ids
 	r.Figures[key("generate_s")] = time.Since(start).Seconds()
 	b.Logf("%d tables generated in %s (setup, not timed)", n, time.Since(start).Round(time.Second))
-	e.cfg = loadConfig(b, w, policies)
+	e.cfg = configtest.Load(b, w, policies)
 	e.st, err = store.Open(b.Context(), filepath.Join(b.TempDir(), "state.db"))
 	require.NoError(b, err)
 	b.Cleanup(func() { require.NoError(b, e.st.Close()) })
@@ -362,26 +363,4 @@ func measureAPI(b *testing.B, r *bench.Result, e *lakeEnv, key func(string) stri
 		r.SetSpread(key(name), walls)
 		b.Logf("%d tables: warm GET %s median %.3f s", len(e.ids), path, bench.SpreadOf(walls).Median)
 	}
-}
-
-// loadConfig is floe's configuration of the warehouse's catalog as local,
-// with more appended.
-func loadConfig(b *testing.B, w *testlake.Warehouse, more string) *config.Config {
-	var y strings.Builder
-	y.WriteString("default_catalog: local\ncatalogs:\n  local:\n")
-	keys := make([]string, 0, len(w.Props))
-	for k := range w.Props {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(&y, "    %s: %q\n", k, w.Props[k])
-	}
-	y.WriteString(more)
-	dir := b.TempDir()
-	path := filepath.Join(dir, "floe.yaml")
-	require.NoError(b, os.WriteFile(path, []byte(y.String()), 0o644))
-	cfg, err := config.Load(config.Options{Path: path, WorkDir: dir, Getenv: func(string) string { return "" }, Environ: func() []string { return nil }})
-	require.NoError(b, err)
-	return cfg
 }

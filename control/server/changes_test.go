@@ -20,6 +20,7 @@ import (
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/alert"
 	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/control/configtest"
 	"github.com/floe-project/floe/control/server"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/internal/testlake"
@@ -57,7 +58,7 @@ func newChangeLake(t *testing.T, policies string) *changeLake {
 		l.commit(t, name)
 		l.commit(t, name)
 	}
-	l.cfg = loadConfig(t, w, "server: {token: "+changeToken+"}\npolicies:\n"+policies)
+	l.cfg = configtest.Load(t, w, "server: {token: "+changeToken+"}\npolicies:\n"+policies)
 	var err error
 	l.st, err = store.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
 	require.NoError(t, err)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/alert"
+	"github.com/floe-project/floe/control/configtest"
 	"github.com/floe-project/floe/control/server"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/internal/oracle"
@@ -130,7 +131,7 @@ func TestDaemonEndToEnd(t *testing.T) {
 	defer hook.Close()
 	alerts := func() []alert.Alert { mu.Lock(); defer mu.Unlock(); return slices.Clone(received) }
 
-	cfg := loadConfig(t, w, fmt.Sprintf(`server: {token: %s}
+	cfg := configtest.Load(t, w, fmt.Sprintf(`server: {token: %s}
 alerts:
   webhooks: [{name: test, url: %q, format: json}]
 policies:

@@ -25,6 +25,7 @@ import (
 	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/alert"
+	"github.com/floe-project/floe/control/configtest"
 	"github.com/floe-project/floe/control/server"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/internal/testlake"
@@ -169,7 +170,7 @@ func TestDaemonLiveness(t *testing.T) {
 		return out
 	}
 
-	cfg := loadConfig(t, w, fmt.Sprintf(`server: {unreachable_after: 10m, run_late_after: 30m}
+	cfg := configtest.Load(t, w, fmt.Sprintf(`server: {unreachable_after: 10m, run_late_after: 30m}
 alerts:
   webhooks: [{name: test, url: %q, format: json}]
 policies:

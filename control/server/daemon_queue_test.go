@@ -25,6 +25,7 @@ import (
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/alert"
 	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/control/configtest"
 	"github.com/floe-project/floe/control/server"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/internal/oracle"
@@ -184,7 +185,7 @@ func newDaemonLake(t *testing.T) *daemonLake {
 	t.Cleanup(hook.Close)
 	// The engines' DSNs are never dialled: the opener below returns the
 	// test engines.
-	cfg := loadConfig(t, dl.w, fmt.Sprintf(`server: {token: %s, max_concurrent_runs: 1}
+	cfg := configtest.Load(t, dl.w, fmt.Sprintf(`server: {token: %s, max_concurrent_runs: 1}
 alerts:
   webhooks: [{name: test, url: %q, format: json}]
 engines:

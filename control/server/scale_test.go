@@ -20,6 +20,7 @@ import (
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/stretchr/testify/require"
 
+	"github.com/floe-project/floe/control/configtest"
 	"github.com/floe-project/floe/control/server"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/internal/scalelake"
@@ -54,7 +55,7 @@ func newScaleEnv(t testing.TB, n int, opts server.Options) *scaleEnv {
 	t.Cleanup(func() { require.NoError(t, st.Close()) })
 	e := &scaleEnv{t: t, w: w, ids: ids, opts: lo, st: st}
 	e.now.Store(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC).UnixNano())
-	deps := server.Deps{Config: loadConfig(t, w, ""), Store: st,
+	deps := server.Deps{Config: configtest.Load(t, w, ""), Store: st,
 		Now: func() time.Time { return time.Unix(0, e.now.Add(int64(time.Second))).UTC() },
 		Catalog: func(ctx context.Context, name string) (catalog.Catalog, error) {
 			if name != "local" {

@@ -8,9 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,6 +22,7 @@ import (
 	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/control/configtest"
 	"github.com/floe-project/floe/control/server"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/expr"
@@ -106,7 +104,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 		}
 		more += fmt.Sprintf("policies:\n  default: {%s, window: \"%02d:00-%02d:00\"}\n", pol, h, (h+1)%24)
 	}
-	cfg := loadConfig(t, w, more)
+	cfg := configtest.Load(t, w, more)
 
 	e := &env{t: t, w: w, id: lake.Ident{Catalog: "local", Namespace: []string{"db"}, Name: "p"}, st: st, cfg: cfg,
 		now: now, metrics: server.NewMetrics()}
@@ -150,29 +148,6 @@ func newEnv(t testing.TB, o envOptions) *env {
 	e.h, err = server.New(t.Context(), deps, o.opts)
 	require.NoError(t, err)
 	return e
-}
-
-// loadConfig writes and loads a floe.yaml whose catalog local is w, with
-// more YAML after it, read with no environment.
-func loadConfig(t testing.TB, w *testlake.Warehouse, more string) *config.Config {
-	t.Helper()
-	var y strings.Builder
-	y.WriteString("default_catalog: local\ncatalogs:\n  local:\n")
-	keys := make([]string, 0, len(w.Props))
-	for k := range w.Props {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(&y, "    %s: %q\n", k, w.Props[k])
-	}
-	y.WriteString(more)
-	dir := t.TempDir()
-	path := filepath.Join(dir, "floe.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(y.String()), 0o644))
-	cfg, err := config.Load(config.Options{Path: path, WorkDir: dir, Getenv: func(string) string { return "" }, Environ: func() []string { return nil }})
-	require.NoError(t, err)
-	return cfg
 }
 
 // do sends one request; token "" sends no Authorization header.
