@@ -266,17 +266,9 @@ func admit(c string, e Estimate, uses []*BudgetUse) string {
 // with compact and deletes skipped, the reason recorded with them; a job
 // left nothing to run is dropped. Each due table's decision in pass gets
 // its rank and, when deferred, the reason; pass.Budgets the accounts.
-func (s *Scheduler) prioritize(ctx context.Context, jobs []passJob, now time.Time, pass *Pass) []passJob {
+func (s *Scheduler) prioritize(ctx context.Context, rec *passRecords, jobs []passJob, now time.Time, pass *Pass) []passJob {
 	if len(jobs) == 0 {
 		return jobs
-	}
-	approved := map[string]bool{}
-	plans, err := ListPlans(ctx, s.opts.Store, PlanFilter{State: PlanApproved})
-	if err != nil {
-		pass.Errors = append(pass.Errors, fmt.Sprintf("rank the due tables: %v", err))
-	}
-	for _, p := range plans {
-		approved[strings.ToLower(p.Table)] = true
 	}
 	rs := make([]ranked, 0, len(jobs))
 	for _, j := range jobs {
@@ -285,13 +277,17 @@ func (s *Scheduler) prioritize(ctx context.Context, jobs []passJob, now time.Tim
 		if r.estError != nil {
 			s.opts.Logger.Warn("no estimate of a due table; it runs after the ranked ones, its cost unbudgeted", "table", j.d.Table, "err", r.estError)
 		}
-		r.class = classOf(approved[strings.ToLower(j.d.Table)], r.est)
+		r.class = classOf(len(rec.approvedPlans(j.id)) > 0, r.est)
 		rs = append(rs, r)
 	}
 	rankJobs(rs)
 	set := s.opts.Config.Policies
 	l := &ledger{st: s.opts.Store, now: now, uses: map[string]*BudgetUse{}, spend: map[time.Duration][]store.TableSpend{}}
 	out := make([]passJob, 0, len(rs))
+	// admitted are the tables whose rewrites the budgets let run; unrun
+	// those deferred with nothing else to run, with the reason.
+	var admitted []string
+	unrun := map[string]string{}
 	decisions := map[string]*TableDecision{}
 	for i := range pass.Decisions {
 		decisions[pass.Decisions[i].Table] = &pass.Decisions[i]
@@ -329,6 +325,7 @@ func (s *Scheduler) prioritize(ctx context.Context, jobs []passJob, now time.Tim
 		}
 		why := admit(r.class, r.est, uses)
 		if why == "" {
+			admitted = append(admitted, j.d.Table)
 			for _, u := range uses {
 				if r.est.Budgeted() {
 					u.BoughtBytes += r.est.RewriteBytes
@@ -355,6 +352,7 @@ func (s *Scheduler) prioritize(ctx context.Context, jobs []passJob, now time.Tim
 			continue
 		}
 		if !cheap {
+			unrun[j.d.Table] = why
 			continue
 		}
 		j.skip = map[string]bool{StepCompact: true, StepDeletes: true}
@@ -363,6 +361,13 @@ func (s *Scheduler) prioritize(ctx context.Context, jobs []passJob, now time.Tim
 	}
 	for _, k := range l.order {
 		pass.Budgets = append(pass.Budgets, *l.uses[k])
+	}
+	// No run will say why these waited: the store does, for the report.
+	if err := s.opts.Store.NoteDeferrals(ctx, unrun, now); err != nil {
+		pass.Errors = append(pass.Errors, err.Error())
+	}
+	if err := s.opts.Store.EndDeferrals(ctx, admitted); err != nil {
+		pass.Errors = append(pass.Errors, err.Error())
 	}
 	return out
 }

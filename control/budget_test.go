@@ -155,8 +155,25 @@ func TestBudgetBuysTheHighestGainFirst(t *testing.T) {
 	require.Equal(t, []string{warm.String(), cold.String()}, b.Deferred)
 	require.Equal(t, hd.Rank.RewriteBytes, b.BoughtBytes)
 
-	// Pass 2, a day and an hour later: c_hot's spend left the window.
-	c.Add(25 * time.Hour)
+	// An hour later both still wait, and now nothing else of them is due
+	// (their orphan listing is fresh): no run says so, the store does, for
+	// the lake report's queue.
+	c.Add(time.Hour)
+	p, err = s.RunPass(t.Context())
+	require.NoError(t, err)
+	require.Empty(t, p.Errors)
+	require.Empty(t, p.Runs)
+	defs, err := st.Deferrals(t.Context(), time.Time{})
+	require.NoError(t, err)
+	require.Len(t, defs, 2)
+	for i, id := range []lake.Ident{cold, warm} {
+		require.Equal(t, id.String(), defs[i].Table)
+		require.Equal(t, 1, defs[i].Passes)
+		require.Equal(t, decisionFor(t, p, id.String()).Deferred, defs[i].Reason)
+	}
+
+	// Pass 2, a day and an hour after pass 1: c_hot's spend left the window.
+	c.Add(24 * time.Hour)
 	p, err = s.RunPass(t.Context())
 	require.NoError(t, err)
 	require.Empty(t, p.Errors)
@@ -170,6 +187,10 @@ func TestBudgetBuysTheHighestGainFirst(t *testing.T) {
 	require.Equal(t, control.StatusDone, compact.Status, "b_warm bought")
 	require.NotEmpty(t, decisionFor(t, p, cold.String()).Deferred)
 	require.Equal(t, control.RankGain, decisionFor(t, p, cold.String()).Rank.Class)
+	defs, err = st.Deferrals(t.Context(), time.Time{})
+	require.NoError(t, err)
+	require.Len(t, defs, 1, "b_warm's streak ended when it was bought")
+	require.Equal(t, cold.String(), defs[0].Table)
 
 	// Pass 3: 48h after a_cold's first small file, its backlog is overdue;
 	// b_warm's spend, 23h old, leaves less than a_cold needs, and a_cold

@@ -92,11 +92,46 @@ func ReportLake(ctx context.Context, st *store.Store, ids []lake.Ident, load fun
 		r.Ranking[i].Detailed = shown[r.Ranking[i].Table]
 	}
 	r.Totals.Detailed = len(r.Tables)
+	deferred, err := withUnrunDeferrals(ctx, st, deferred, from)
+	if err != nil {
+		return r, err
+	}
 	slices.SortFunc(deferred, func(a, b report.Deferral) int {
 		return cmp.Or(b.At.Compare(a.At), strings.Compare(a.Table, b.Table))
 	})
 	r.Queue = &report.Queue{Budgets: reportBudgets(l), Deferred: deferred}
 	return r, nil
+}
+
+// withUnrunDeferrals adds to deferred (read from the runs) the passes that
+// deferred a table without a run in the window ([store.Store.NoteDeferrals]):
+// a table no run names is added; one a run names counts them, and takes
+// their reason when a pass deferred it after its newest run.
+func withUnrunDeferrals(ctx context.Context, st *store.Store, deferred []report.Deferral, from time.Time) ([]report.Deferral, error) {
+	if st == nil {
+		return deferred, nil
+	}
+	recs, err := st.Deferrals(ctx, from)
+	if err != nil {
+		return nil, fmt.Errorf("report the deferrals: %w", err)
+	}
+	at := map[string]int{}
+	for i, d := range deferred {
+		at[strings.ToLower(d.Table)] = i
+	}
+	for _, r := range recs {
+		i, ok := at[strings.ToLower(r.Table)]
+		if !ok {
+			deferred = append(deferred, report.Deferral{Table: r.Table, Passes: r.Passes, At: r.LastAt, Reason: r.Reason})
+			continue
+		}
+		d := &deferred[i]
+		d.Passes = r.Passes
+		if r.LastAt.After(d.At) {
+			d.At, d.Reason, d.RunID = r.LastAt, r.Reason, ""
+		}
+	}
+	return deferred, nil
 }
 
 // rankOf is table t's ranking row.

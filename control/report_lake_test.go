@@ -79,6 +79,13 @@ func TestReportLakeTopTotalsAndQueue(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, control.NoOpRun(deferred))
 	require.False(t, control.NoOpRun(compacted))
+	// Passes that deferred tables without a run: p3 twice (no run names
+	// it), p4 once after its deferred run; p2's streak is older than the
+	// window.
+	unrunWhy := control.DeferredPrefix + "lake budget 1MiB per 24h: 1MiB spent, 0B left; needs 2MiB"
+	require.NoError(t, pl.st.NoteDeferrals(ctx, map[string]string{tables[1].id.String(): "old reason"}, now.Add(-40*24*time.Hour)))
+	require.NoError(t, pl.st.NoteDeferrals(ctx, map[string]string{tables[2].id.String(): unrunWhy}, now.Add(-50*time.Minute)))
+	require.NoError(t, pl.st.NoteDeferrals(ctx, map[string]string{tables[2].id.String(): unrunWhy, p4.id.String(): unrunWhy}, now.Add(-30*time.Minute)))
 
 	loaded := []string{}
 	load := func(_ context.Context, id lake.Ident) (*lake.State, error) {
@@ -168,12 +175,18 @@ func TestReportLakeTopTotalsAndQueue(t *testing.T) {
 	require.NotNil(t, b.LeftBytes)
 	require.Equal(t, int64(1<<30)-rewritten, *b.LeftBytes)
 	require.Nil(t, b.LeftVCPUH, "no CPU bound")
-	require.Len(t, r.Queue.Deferred, 1)
+	require.Len(t, r.Queue.Deferred, 2)
 	d := r.Queue.Deferred[0]
+	require.Equal(t, tables[2].id.String(), d.Table, "the newest deferral first; then by name")
+	require.Zero(t, d.Runs)
+	require.Equal(t, 2, d.Passes)
+	d = r.Queue.Deferred[1]
 	require.Equal(t, p4.id.String(), d.Table)
-	require.Equal(t, deferred.ID, d.RunID)
+	require.Equal(t, "", d.RunID, "a pass without a run deferred it last")
 	require.Equal(t, 1, d.Runs)
-	require.Equal(t, why, d.Reason)
+	require.Equal(t, 1, d.Passes)
+	require.Equal(t, now.Add(-30*time.Minute), d.At)
+	require.Equal(t, unrunWhy, d.Reason)
 
 	// Rendered: the totals, the queue and the note on the sections left
 	// out.
@@ -184,7 +197,8 @@ func TestReportLakeTopTotalsAndQueue(t *testing.T) {
 		require.Contains(t, out, "4 tables: ")
 		require.Contains(t, out, "2 runs in the window, 1 of them no-op")
 		require.Contains(t, out, "Maintenance queue")
-		require.Contains(t, out, why)
+		require.Contains(t, out, unrunWhy)
+		require.Contains(t, out, "Passes without a run")
 		require.Contains(t, out, "Full sections follow for the first 2 of the 4 tables (--top 2)")
 	}
 	require.NotContains(t, page.String(), `href="#t-`+strings.ReplaceAll(p4.id.String(), ".", "-")+`"`, "no link to a section left out")

@@ -340,7 +340,7 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 		}
 	}
 	// The most valuable work first, within the budgets.
-	jobs = s.prioritize(ctx, jobs, now, &pass)
+	jobs = s.prioritize(ctx, rec, jobs, now, &pass)
 	var (
 		mu sync.Mutex
 		wg sync.WaitGroup

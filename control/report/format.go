@@ -298,10 +298,14 @@ func budgetCells(b Budget) []string {
 var budgetHead = []string{"Budget", "Window", "Limit", "Spent", "Left", "Set at"}
 
 // deferralHead are the deferred tables' columns.
-var deferralHead = []string{"Table", "Runs deferred", "Last", "Why"}
+var deferralHead = []string{"Table", "Runs deferred", "Passes without a run", "Last", "Why"}
 
 func deferralCells(d Deferral) []string {
-	return []string{d.Table, fmt.Sprint(d.Runs), d.At.UTC().Format(time.RFC3339) + " (" + d.RunID + ")", d.Reason}
+	last := d.At.UTC().Format(time.RFC3339)
+	if d.RunID != "" {
+		last += " (" + d.RunID + ")"
+	}
+	return []string{d.Table, fmt.Sprint(d.Runs), fmt.Sprint(d.Passes), last, d.Reason}
 }
 
 // rankCells are a ranking row's cells after its position and table: the

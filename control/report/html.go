@@ -88,7 +88,7 @@ func (h *htmlWriter) lake(r Report) {
 			h.el("p", "Deferred by a budget in the window:")
 			h.head(deferralHead...)
 			for _, d := range q.Deferred {
-				h.row(deferralCells(d), 0, 2, 3)
+				h.row(deferralCells(d), 0, 3, 4)
 			}
 			h.raw("</tbody></table>\n")
 		}

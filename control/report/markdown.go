@@ -56,7 +56,7 @@ func (m *mdWriter) lake(r Report) {
 			m.line("Deferred by a budget in the window:")
 			m.line("")
 			m.row(deferralHead...)
-			m.row("---", "--:", "---", "---")
+			m.row("---", "--:", "--:", "---", "---")
 			for _, d := range q.Deferred {
 				m.row(deferralCells(d)...)
 			}

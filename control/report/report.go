@@ -85,10 +85,15 @@ type Budget struct {
 }
 
 // Deferral is a table whose rewrites a budget held back in the window:
-// how many of its runs, and the newest one's reason.
+// how many of its runs, how many passes that ran nothing of it, and the
+// newest deferral's reason (RunID is the run that recorded it, "" when a
+// pass without a run deferred it last).
 type Deferral struct {
-	Table  string    `json:"table"`
-	Runs   int       `json:"runs"`
+	Table string `json:"table"`
+	Runs  int    `json:"runs"`
+	// Passes counts the passes that deferred the table without a run,
+	// since a budget last bought its rewrites.
+	Passes int       `json:"passes"`
 	RunID  string    `json:"run_id"`
 	At     time.Time `json:"at"`
 	Reason string    `json:"reason"`

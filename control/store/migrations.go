@@ -380,6 +380,21 @@ CREATE INDEX plans_table_key ON plans (table_key, state);
 ALTER TABLE run_steps ADD COLUMN rewritten_bytes INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE run_steps ADD COLUMN rewrite_cpu_ms INTEGER NOT NULL DEFAULT 0;
 `, "", "", nil},
+	// A table whose rewrites a budget deferred in a pass that ran nothing
+	// else of it leaves no run behind; the lake report's queue reads the
+	// streak of such deferrals here (Store.NoteDeferrals), one row per
+	// table, deleted when a budget buys its rewrites.
+	{14, "deferrals without a run", `
+CREATE TABLE table_deferrals (
+	table_key  TEXT    NOT NULL PRIMARY KEY,
+	table_name TEXT    NOT NULL,
+	first_at   INTEGER NOT NULL,
+	last_at    INTEGER NOT NULL,
+	passes     INTEGER NOT NULL,
+	reason     TEXT    NOT NULL
+);
+CREATE INDEX table_deferrals_last ON table_deferrals (last_at);
+`, "", "", nil},
 }
 
 // SchemaVersion is the schema version this binary writes: the number of
