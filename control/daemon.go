@@ -26,6 +26,12 @@ type DaemonOptions struct {
 	// ([Scheduler.Changed]) the pass it wakes starts: the commits reported
 	// meanwhile share it. Default: 1s.
 	WakeDelay time.Duration
+	// WakeGap is the least time from the end of a pass to the start of a
+	// pass a reported commit wakes: a woken pass decides the whole lake,
+	// and a lake whose tables commit every second would otherwise be
+	// passed over back to back. Default: 10s (commits wait at most that
+	// long; polling catches the rest every Interval).
+	WakeGap time.Duration
 	// Tick, when set, replaces the interval timer (tests): a pass runs at
 	// start and at every tick.
 	Tick <-chan time.Time
@@ -77,7 +83,8 @@ type DaemonOptions struct {
 //
 //   - the context: the caller's ctx ending (SIGTERM, SIGINT) stops the group;
 //   - the scheduler: a pass every Interval ([Scheduler.RunPass]), and
-//     WakeDelay after a commit is reported ([Scheduler.Changed]);
+//     WakeDelay after a commit is reported ([Scheduler.Changed]), at most
+//     once per WakeGap;
 //   - the run queue: the runs the API queued ([Scheduler.Enqueue]), each
 //     started when a run slot is free;
 //   - the HTTP server (with Handler and Listener);
@@ -110,6 +117,9 @@ func NewDaemon(o DaemonOptions) (*Daemon, error) {
 	}
 	if o.WakeDelay <= 0 {
 		o.WakeDelay = time.Second
+	}
+	if o.WakeGap <= 0 {
+		o.WakeGap = 10 * time.Second
 	}
 	if o.Grace <= 0 {
 		o.Grace = 2 * time.Minute
@@ -223,8 +233,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 }
 
 // schedule runs a pass at start and every Interval (or Tick) until ctx
-// ends — and WakeDelay after a reported commit wakes it ([Scheduler.Changed])
-// —, its runs under runCtx, and hands each pass to the health observer
+// ends — and WakeDelay after a reported commit wakes it ([Scheduler.Changed]),
+// no sooner than WakeGap after the previous pass ended —, its runs under runCtx, and hands each pass to the health observer
 // (the newest one, when it is behind). A pass that fails is logged; the
 // next runs regardless, so one dead catalog does not stop the others'
 // maintenance. It returns once the pass in flight has ended.
@@ -237,6 +247,7 @@ func (d *Daemon) schedule(ctx, runCtx context.Context, passes chan Pass) error {
 	}
 	for {
 		pass, err := d.s.runPass(ctx, runCtx)
+		ended := time.Now()
 		if err != nil && ctx.Err() == nil {
 			d.log.Error("scheduling pass failed", "err", err)
 		}
@@ -261,7 +272,8 @@ func (d *Daemon) schedule(ctx, runCtx context.Context, passes chan Pass) error {
 			return nil
 		case <-tick:
 		case <-d.s.woken:
-			t := time.NewTimer(d.o.WakeDelay)
+			wait := max(d.o.WakeDelay, d.o.WakeGap-time.Since(ended))
+			t := time.NewTimer(wait)
 			select {
 			case <-ctx.Done():
 				t.Stop()

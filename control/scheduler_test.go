@@ -471,3 +471,41 @@ func TestDaemonPrunes(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, raw)
 }
+
+// TestReportedCommitsWakeAtMostOncePerGap: a table reporting a commit
+// every few milliseconds wakes the daemon, but its woken passes start no
+// sooner than WakeGap after the previous one ended, so a busy lake is not
+// passed over back to back.
+func TestReportedCommitsWakeAtMostOncePerGap(t *testing.T) {
+	f := newScheduler(t, "default: {layout: none, mode: manual}\n")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	const gap = 300 * time.Millisecond
+	var (
+		mu   sync.Mutex
+		ends []time.Time // when each pass ended, by the wall clock
+	)
+	d, err := control.NewDaemon(control.DaemonOptions{Scheduler: f.s, Interval: time.Hour, WakeDelay: time.Millisecond, WakeGap: gap,
+		OnPass: func(control.Pass, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			ends = append(ends, time.Now())
+		}})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	stop := time.Now().Add(1500 * time.Millisecond)
+	for time.Now().Before(stop) {
+		f.s.Changed(f.id)
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	require.NoError(t, <-done)
+	mu.Lock()
+	defer mu.Unlock()
+	require.GreaterOrEqual(t, len(ends), 2, "the reports woke the daemon")
+	require.LessOrEqual(t, len(ends), 1+int(1500*time.Millisecond/gap)+1, "at most one woken pass per gap")
+	for i := 1; i < len(ends); i++ {
+		require.GreaterOrEqual(t, ends[i].Sub(ends[i-1]), gap, "pass %d ended %s after pass %d", i, ends[i].Sub(ends[i-1]), i-1)
+	}
+}

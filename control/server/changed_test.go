@@ -32,7 +32,7 @@ func TestReportedCommitWakesTheDaemon(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	passes := make(chan control.Pass, 16)
-	d, err := control.NewDaemon(control.DaemonOptions{Scheduler: l.sched, Interval: time.Hour, WakeDelay: 10 * time.Millisecond,
+	d, err := control.NewDaemon(control.DaemonOptions{Scheduler: l.sched, Interval: time.Hour, WakeDelay: 10 * time.Millisecond, WakeGap: 10 * time.Millisecond,
 		Handler: h, Listener: ln, OnPass: func(p control.Pass, _ error) { passes <- p },
 		Observe: func(ctx context.Context, p control.Pass) error { return l.metrics.ObservePass(ctx, l.svc, p) }})
 	require.NoError(t, err)
