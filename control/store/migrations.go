@@ -395,6 +395,12 @@ CREATE TABLE table_deferrals (
 );
 CREATE INDEX table_deferrals_last ON table_deferrals (last_at);
 `, "", "", nil},
+	// The runs of every table, newest first, a page at a time (GET
+	// /api/v1/runs, floe runs): through this index rather than by sorting
+	// every run for each page.
+	{15, "runs by start", `
+CREATE INDEX runs_started ON runs (started_at, id);
+`, "", "", nil},
 }
 
 // SchemaVersion is the schema version this binary writes: the number of

@@ -85,7 +85,8 @@ func TestPagesSeeEveryRowOnce(t *testing.T) {
 }
 
 // TestPageQueriesUseTheirIndexes: a table's page of runs and of plans,
-// and the tables run since a time, are read through an index.
+// a page of every table's runs, and the tables run since a time, are read
+// through an index.
 func TestPageQueriesUseTheirIndexes(t *testing.T) {
 	ForEachDriver(t, func(t *testing.T, db TestDB) {
 		s := db.Open(t)
@@ -98,6 +99,7 @@ func TestPageQueriesUseTheirIndexes(t *testing.T) {
 			require.NoError(t, err)
 		}
 		runWhere, runArgs := runsPageWhere("local.db.t1", &RunCursor{StartedAt: at, ID: "r05"})
+		allWhere, allArgs := runsPageWhere("", &RunCursor{StartedAt: at, ID: "r05"})
 		plans, planArgs := plansQuery(PlanFilter{Table: "local.db.t1"}, &PlanCursor{CreatedAt: at, ID: "p05"}, 10)
 		scan := map[string]string{DriverSQLite: "SCAN runs", DriverPostgres: "Seq Scan on runs"}[db.Name]
 		planScan := map[string]string{DriverSQLite: "SCAN plans", DriverPostgres: "Seq Scan on plans"}[db.Name]
@@ -107,6 +109,7 @@ func TestPageQueriesUseTheirIndexes(t *testing.T) {
 			index, scan string
 		}{
 			{"a page of a table's runs", runsQuery(runWhere, 10), runArgs, "runs_table_key", scan},
+			{"a page of every table's runs", runsQuery(allWhere, 10), allArgs, "runs_started", scan},
 			{"a page of a table's plans", plans, planArgs, "plans_table_key", planScan},
 			{"tables run since", tablesRunSinceQuery, []any{at.UnixNano()}, "runs_ended", scan},
 		} {
