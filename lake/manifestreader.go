@@ -85,7 +85,7 @@ var errUnhandled = errors.New("manifest not handled by floe's reader")
 // when discardDeleted, sequence numbers, snapshot ids and first row ids
 // inherited from the manifest list. With a nil spec iceberg-go reads m.
 func (r *ManifestReader) Entries(fio iceio.IO, m iceberg.ManifestFile, spec *iceberg.PartitionSpec, discardDeleted bool) ([]iceberg.ManifestEntry, error) {
-	data, err := readAll(fio, m.FilePath())
+	data, err := readAll(fio, m.FilePath(), m.Length())
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +115,9 @@ func (r *ManifestReader) Delegated() int {
 	return r.delegated
 }
 
-func readAll(fio iceio.IO, path string) (_ []byte, err error) {
+// readAll reads the file at path, whose length the manifest list gives as
+// size (a hint: a wrong one costs only a copy).
+func readAll(fio iceio.IO, path string, size int64) (_ []byte, err error) {
 	f, err := fio.Open(path)
 	if err != nil {
 		return nil, err
@@ -125,7 +127,14 @@ func readAll(fio iceio.IO, path string) (_ []byte, err error) {
 			err = cerr
 		}
 	}()
-	return io.ReadAll(f)
+	var buf bytes.Buffer
+	if size > 0 && size < maxManifestBlock {
+		buf.Grow(int(size) + bytes.MinRead)
+	}
+	if _, err := buf.ReadFrom(f); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // avroEntry is a manifest entry as the Avro schema of every format
