@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/big"
 	"strconv"
 	"sync"
@@ -25,7 +26,8 @@ import (
 // reader does (ManifestFile.Entries), parsing each distinct Avro writer
 // schema once. iceberg-go parses the schema in every manifest's header,
 // builds its node tree and compiles a decoder for it, for every manifest it
-// opens: 85% of the CPU of reading a small manifest. The manifests of a
+// opens: two thirds of the CPU of reading a small manifest (bench/manifests
+// has the profile). The manifests of a
 // table, and of every table with the same partition type and format
 // version, carry the same schema text, so a ManifestReader parses it once
 // and decodes every such manifest with the same compiled schema.
@@ -36,17 +38,26 @@ import (
 // way. A ManifestReader is safe for concurrent use; the zero value is not
 // usable, use [NewManifestReader].
 type ManifestReader struct {
-	mu        sync.Mutex
-	schemas   map[string]*manifestSchema
+	mu      sync.Mutex
+	schemas map[string]*manifestSchema
+	// days are the logical types of a schema's partition fields under a
+	// manifest's partition spec: day transforms are dates.
+	days      map[daysKey]map[int]string
 	max       int
 	parses    int
 	delegated int
 }
 
+type daysKey struct {
+	schema *manifestSchema
+	spec   string
+}
+
 // DefaultManifestSchemas is how many distinct manifest schemas a
-// [ManifestReader] keeps by default: a schema is one partition type at
-// one format version, so a lake has a few per table at most.
-const DefaultManifestSchemas = 4096
+// [ManifestReader] keeps by default. A schema is one partition type (the
+// partition fields' names, ids and types) at one format version, so a lake
+// has a few per partition layout; a parsed one holds about 70 KB.
+const DefaultManifestSchemas = 256
 
 // NewManifestReader returns a reader that keeps up to maxSchemas parsed
 // schemas (0: [DefaultManifestSchemas]); when full, it forgets them all and
@@ -55,7 +66,7 @@ func NewManifestReader(maxSchemas int) *ManifestReader {
 	if maxSchemas <= 0 {
 		maxSchemas = DefaultManifestSchemas
 	}
-	return &ManifestReader{schemas: map[string]*manifestSchema{}, max: maxSchemas}
+	return &ManifestReader{schemas: map[string]*manifestSchema{}, days: map[daysKey]map[int]string{}, max: maxSchemas}
 }
 
 // manifestSchema is one parsed writer schema with what iceberg-go derives
@@ -64,8 +75,7 @@ type manifestSchema struct {
 	schema *avro.Schema
 	// nameToID maps the partition record's field names to field ids.
 	nameToID map[string]int
-	// logical maps partition field ids to their Avro logical types, with
-	// day transforms marked "date" as iceberg-go does.
+	// logical maps partition field ids to their Avro logical types.
 	logical map[int]string
 	scales  map[int]int
 }
@@ -232,10 +242,11 @@ func (r *ManifestReader) decode(data []byte, m iceberg.ManifestFile, spec iceber
 	if content != m.ManifestContent() {
 		return nil, fmt.Errorf("manifest file's 'content' metadata indicates %q, but entry from manifest list indicates %q", content, m.ManifestContent())
 	}
-	ms, err := r.schema(meta["avro.schema"], meta["partition-spec"])
+	ms, err := r.schema(meta["avro.schema"])
 	if err != nil {
 		return nil, err
 	}
+	logical := r.dayDates(ms, meta["partition-spec"])
 	var nextRowID int64
 	inheritRowIDs := content == iceberg.ManifestContentData && m.FirstRowID() != nil
 	if inheritRowIDs {
@@ -274,7 +285,7 @@ func (r *ManifestReader) decode(data []byte, m iceberg.ManifestFile, spec iceber
 			if block, err = ms.schema.Decode(block, &e); err != nil {
 				return nil, fmt.Errorf("decoding manifest entry: %w", err)
 			}
-			entry, err := ms.entry(&e, m, spec, content, inheritRowIDs, &nextRowID)
+			entry, err := ms.entry(&e, logical, m, spec, content, inheritRowIDs, &nextRowID)
 			if err != nil {
 				return nil, err
 			}
@@ -289,7 +300,7 @@ func (r *ManifestReader) decode(data []byte, m iceberg.ManifestFile, spec iceber
 
 // entry is e as iceberg-go's ManifestReader.ReadEntry returns it: checked,
 // with what it inherits from manifest m.
-func (ms *manifestSchema) entry(e *avroEntry, m iceberg.ManifestFile, spec iceberg.PartitionSpec, content iceberg.ManifestContent, inheritRowIDs bool, nextRowID *int64) (iceberg.ManifestEntry, error) {
+func (ms *manifestSchema) entry(e *avroEntry, logical map[int]string, m iceberg.ManifestFile, spec iceberg.PartitionSpec, content iceberg.ManifestContent, inheritRowIDs bool, nextRowID *int64) (iceberg.ManifestEntry, error) {
 	switch e.Status {
 	case iceberg.EntryStatusEXISTING, iceberg.EntryStatusADDED, iceberg.EntryStatusDELETED:
 	default:
@@ -340,10 +351,10 @@ func (ms *manifestSchema) entry(e *avroEntry, m iceberg.ManifestFile, spec icebe
 	}
 	for name, v := range d.Partition {
 		if id, ok := ms.nameToID[name]; ok {
-			partition[id] = ms.convert(v, id)
+			partition[id] = ms.convert(v, id, logical)
 		}
 	}
-	b, err := iceberg.NewDataFileBuilder(spec, d.Content, d.Path, d.Format, partition, ms.logical, nil, d.Records, d.Size)
+	b, err := iceberg.NewDataFileBuilder(spec, d.Content, d.Path, d.Format, partition, logical, nil, d.Records, d.Size)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errUnhandled, err)
 	}
@@ -397,13 +408,14 @@ func setMap[V any](set func(map[int]V) *iceberg.DataFileBuilder, kv *[]avroKV[V]
 
 // convert is iceberg-go's conversion of a decoded partition value of
 // field id to its Iceberg value (dataFile.convertAvroValueToIcebergType):
-// by the Avro logical type, the decoded value whichever Go type twmb/avro
+// by the Avro logical type (logical: the manifest's, see
+// [ManifestReader.dayDates]), the decoded value whichever Go type twmb/avro
 // gives it (rich with a logical type, raw without).
-func (ms *manifestSchema) convert(v any, id int) any {
+func (ms *manifestSchema) convert(v any, id int, logical map[int]string) any {
 	if v == nil {
 		return nil
 	}
-	switch ms.logical[id] {
+	switch logical[id] {
 	case atype.Date:
 		switch val := v.(type) {
 		case time.Time:
@@ -471,12 +483,10 @@ func avroInt(v any) (int64, bool) {
 	return 0, false
 }
 
-// schema returns the parsed writer schema text with the partition spec
-// JSON of a manifest's header, parsing it on first sight.
-func (r *ManifestReader) schema(text, specJSON []byte) (*manifestSchema, error) {
-	key := string(text) + "\x00" + string(specJSON)
+// schema returns the parsed writer schema text, parsing it on first sight.
+func (r *ManifestReader) schema(text []byte) (*manifestSchema, error) {
 	r.mu.Lock()
-	ms := r.schemas[key]
+	ms := r.schemas[string(text)]
 	r.mu.Unlock()
 	if ms != nil {
 		return ms, nil
@@ -510,27 +520,54 @@ func (r *ManifestReader) schema(text, specJSON []byte) (*manifestSchema, error) 
 			}
 		}
 	}
-	if len(specJSON) > 0 {
-		var fields []iceberg.PartitionField
-		if json.Unmarshal(specJSON, &fields) == nil {
-			for _, f := range fields {
-				if _, ok := f.Transform.(iceberg.DayTransform); ok {
-					ms.logical[f.FieldID] = atype.Date
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if cached := r.schemas[string(text)]; cached != nil {
+		return cached, nil
+	}
+	if len(r.schemas) >= r.max {
+		clear(r.schemas)
+		clear(r.days)
+	}
+	r.schemas[string(text)] = ms
+	r.parses++
+	return ms, nil
+}
+
+// dayDates is the logical types of ms's partition fields in a manifest
+// whose header carries the partition spec specJSON: a day transform's
+// field is a date, as iceberg-go reads it, also when a writer wrote it as a
+// plain int. A spec that cannot be read changes nothing, as in iceberg-go.
+func (r *ManifestReader) dayDates(ms *manifestSchema, specJSON []byte) map[int]string {
+	if len(specJSON) == 0 {
+		return ms.logical
+	}
+	r.mu.Lock()
+	logical, ok := r.days[daysKey{ms, string(specJSON)}]
+	r.mu.Unlock()
+	if ok {
+		return logical
+	}
+	logical = ms.logical
+	var fields []iceberg.PartitionField
+	if json.Unmarshal(specJSON, &fields) == nil {
+		cloned := false
+		for _, f := range fields {
+			if _, day := f.Transform.(iceberg.DayTransform); day && logical[f.FieldID] != atype.Date {
+				if !cloned {
+					logical, cloned = maps.Clone(ms.logical), true
 				}
+				logical[f.FieldID] = atype.Date
 			}
 		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if cached := r.schemas[key]; cached != nil {
-		return cached, nil
+	if len(r.days) >= 16*r.max {
+		clear(r.days)
 	}
-	if len(r.schemas) >= r.max {
-		clear(r.schemas)
-	}
-	r.schemas[key] = ms
-	r.parses++
-	return ms, nil
+	r.days[daysKey{ms, string(specJSON)}] = logical
+	return logical
 }
 
 // field is the type of the record field name of node, nil when node is

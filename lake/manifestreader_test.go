@@ -1,8 +1,11 @@
 package lake_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,6 +127,18 @@ func rewriteManifests(t *testing.T, tbl *table.Table) *table.Table {
 	return out
 }
 
+// appendsTo commits n appends of ten rows to tbl, alternating regions,
+// a day apart. An added column is left null: the batch has the first three
+// columns.
+func appendsTo(t *testing.T, tbl *table.Table, n int) *table.Table {
+	t.Helper()
+	sc := arrow.NewSchema(testlake.ArrowSchema(t, tbl).Fields()[:3], nil)
+	for f := range int64(n) {
+		tbl = testlake.Append(t, tbl, batch(t, sc, f*10, f*10+9, []string{"eu", "us"}[f%2], day0.Add(time.Duration(f)*24*time.Hour)))
+	}
+	return tbl
+}
+
 // addColumn evolves the schema: an optional column is added.
 func addColumn(t *testing.T, tbl *table.Table, name string) *table.Table {
 	t.Helper()
@@ -229,14 +244,6 @@ func everyTypeTable(t *testing.T, w *testlake.Warehouse, v int) *table.Table {
 // inherited by manifests carried into v3, evolved schemas and specs, and
 // rewritten manifests (existing entries).
 func TestManifestReaderReadsWhatIcebergGoReads(t *testing.T) {
-	appends := func(t *testing.T, tbl *table.Table, n int) *table.Table {
-		// The first three columns: an added column is left null.
-		sc := arrow.NewSchema(testlake.ArrowSchema(t, tbl).Fields()[:3], nil)
-		for f := range int64(n) {
-			tbl = testlake.Append(t, tbl, batch(t, sc, f*10, f*10+9, []string{"eu", "us"}[f%2], day0.Add(time.Duration(f)*24*time.Hour)))
-		}
-		return tbl
-	}
 	daySpec := func() *iceberg.PartitionSpec {
 		s := iceberg.NewPartitionSpec(
 			iceberg.PartitionField{SourceIDs: []int{3}, FieldID: 1000, Name: "ts_day", Transform: iceberg.DayTransform{}},
@@ -249,34 +256,34 @@ func TestManifestReaderReadsWhatIcebergGoReads(t *testing.T) {
 	}{
 		{"v1 partitioned, overwritten, schema evolved, manifests rewritten", func(t *testing.T, w *testlake.Warehouse) *table.Table {
 			tbl := w.CreateTable(t, "db", "v1", schema, daySpec(), iceberg.Properties{table.PropertyFormatVersion: "1"}, nil)
-			tbl = appends(t, tbl, 4)
+			tbl = appendsTo(t, tbl, 4)
 			tbl = deleteIDs(t, tbl, 3, 14)
 			tbl = addColumn(t, tbl, "extra")
-			tbl = appends(t, tbl, 2)
+			tbl = appendsTo(t, tbl, 2)
 			return rewriteManifests(t, tbl)
 		}},
 		{"v2 unpartitioned", func(t *testing.T, w *testlake.Warehouse) *table.Table {
-			return appends(t, morTable(t, w, "v2flat", 2, false), 3)
+			return appendsTo(t, morTable(t, w, "v2flat", 2, false), 3)
 		}},
 		{"v2 merge-on-read, position deletes, spec and schema evolved, manifests rewritten", func(t *testing.T, w *testlake.Warehouse) *table.Table {
-			tbl := appends(t, morTable(t, w, "v2", 2, true), 4)
+			tbl := appendsTo(t, morTable(t, w, "v2", 2, true), 4)
 			tbl = deleteIDs(t, tbl, 3, 14)
 			tbl = addIDBucket(t, tbl)
 			tbl = addColumn(t, tbl, "extra")
-			tbl = appends(t, tbl, 2)
+			tbl = appendsTo(t, tbl, 2)
 			tbl = deleteIDs(t, tbl, 0, 1)
 			return rewriteManifests(t, tbl)
 		}},
 		{"v3 deletion vectors", func(t *testing.T, w *testlake.Warehouse) *table.Table {
-			tbl := appends(t, morTable(t, w, "v3", 3, true), 4)
+			tbl := appendsTo(t, morTable(t, w, "v3", 3, true), 4)
 			tbl = deleteIDs(t, tbl, 3, 14)
 			return deleteIDs(t, tbl, 20, 21)
 		}},
 		{"v2 upgraded to v3: carried manifests inherit row ids", func(t *testing.T, w *testlake.Warehouse) *table.Table {
-			tbl := appends(t, morTable(t, w, "up", 2, true), 3)
+			tbl := appendsTo(t, morTable(t, w, "up", 2, true), 3)
 			tbl = deleteIDs(t, tbl, 3, 4)
 			tbl = upgradeTo3(t, tbl)
-			tbl = appends(t, tbl, 2)
+			tbl = appendsTo(t, tbl, 2)
 			return deleteIDs(t, tbl, 30, 31)
 		}},
 		{"v1 every partition type", func(t *testing.T, w *testlake.Warehouse) *table.Table { return everyTypeTable(t, w, 1) }},
@@ -332,4 +339,124 @@ func TestManifestReaderParsesEachSchemaOnce(t *testing.T) {
 	// iceberg-go writes data and delete manifests of one partition type
 	// with the same Avro schema: one parse for the 18 manifests.
 	require.Equal(t, 1, r.Parsed())
+}
+
+// withoutDateType rewrites the header of the Avro container data: the
+// "date" logical type is taken off the schema's fields, which leaves their
+// values plain ints of the same encoding, as some writers write day
+// partitions.
+func withoutDateType(t *testing.T, data []byte) []byte {
+	t.Helper()
+	long := func(b []byte) (int64, []byte) {
+		v, n := binary.Varint(b)
+		require.Positive(t, n)
+		return v, b[n:]
+	}
+	require.Equal(t, "Obj\x01", string(data[:4]))
+	rest := data[4:]
+	var keys, values [][]byte
+	for {
+		var n int64
+		n, rest = long(rest)
+		if n == 0 {
+			break
+		}
+		if n < 0 {
+			n = -n
+			_, rest = long(rest)
+		}
+		for range n {
+			var kl, vl int64
+			kl, rest = long(rest)
+			keys, rest = append(keys, rest[:kl]), rest[kl:]
+			vl, rest = long(rest)
+			values, rest = append(values, rest[:vl]), rest[vl:]
+		}
+	}
+	out := append([]byte("Obj\x01"), binary.AppendVarint(nil, int64(len(keys)))...)
+	changed := false
+	for i, k := range keys {
+		v := values[i]
+		if string(k) == "avro.schema" {
+			s := strings.ReplaceAll(string(v), `{"logicalType":"date","type":"int"}`, `"int"`)
+			changed = s != string(v)
+			v = []byte(s)
+		}
+		out = binary.AppendVarint(out, int64(len(k)))
+		out = append(out, k...)
+		out = binary.AppendVarint(out, int64(len(v)))
+		out = append(out, v...)
+	}
+	require.True(t, changed, "the schema has a date field")
+	out = binary.AppendVarint(out, 0)
+	return append(out, rest...) // the sync marker and the blocks
+}
+
+// A day partition written as a plain Avro int, without the date logical
+// type, is a date all the same: iceberg-go reads it so from the manifest's
+// partition spec, and so does floe's reader.
+func TestManifestReaderReadsPlainIntDaysAsDates(t *testing.T) {
+	w := testlake.New(t)
+	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{3}, FieldID: 1000, Name: "ts_day", Transform: iceberg.DayTransform{}})
+	tbl := w.CreateTable(t, "db", "days", schema, &spec, iceberg.Properties{table.PropertyFormatVersion: "2"}, nil)
+	tbl = testlake.Append(t, tbl, batch(t, testlake.ArrowSchema(t, tbl), 0, 9, "eu", day0))
+	fio, err := tbl.FS(t.Context())
+	require.NoError(t, err)
+	list, err := tbl.CurrentSnapshot().Manifests(fio)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	m := list[0]
+	data := withoutDateType(t, w.Read(t, m.FilePath()))
+	path := strings.TrimSuffix(m.FilePath(), ".avro") + "-plain-days.avro"
+	w.Plant(t, path, data, time.Now())
+	plain := iceberg.NewManifestFile(2, path, int64(len(data)), m.PartitionSpecID(), m.SnapshotID()).
+		SequenceNum(m.SequenceNum(), m.MinSequenceNum()).Content(m.ManifestContent()).
+		AddedFiles(m.AddedDataFiles()).AddedRows(m.AddedRows()).Build()
+
+	var want []iceberg.ManifestEntry
+	for e, err := range plain.Entries(fio, true) {
+		require.NoError(t, err)
+		want = append(want, e)
+	}
+	r := lake.NewManifestReader(0)
+	got, err := r.Entries(fio, plain, tbl.Metadata().PartitionSpecByID(int(m.PartitionSpecID())), true)
+	require.NoError(t, err)
+	require.Zero(t, r.Delegated())
+	require.Len(t, got, 1)
+	require.Len(t, want, 1)
+	requireSameEntry(t, want[0], got[0], path)
+	require.Equal(t, map[int]any{1000: iceberg.Date(day0.Unix() / 86400)}, got[0].DataFile().Partition())
+}
+
+// A manifest cut short anywhere is an error to floe's reader exactly when
+// it is one to iceberg-go's (a cut right after the header leaves a
+// container with no block, which both read as no entry), never a panic.
+func TestManifestReaderRefusesTruncatedManifests(t *testing.T) {
+	w := testlake.New(t)
+	tbl := appendsTo(t, morTable(t, w, "cut", 2, true), 3)
+	fio, err := tbl.FS(t.Context())
+	require.NoError(t, err)
+	list, err := tbl.CurrentSnapshot().Manifests(fio)
+	require.NoError(t, err)
+	m := list[0]
+	spec := tbl.Metadata().PartitionSpecByID(int(m.PartitionSpecID()))
+	data := w.Read(t, m.FilePath())
+	r := lake.NewManifestReader(0)
+	errs := 0
+	for cut := 0; cut < len(data); cut += 1 + cut/64 {
+		path := fmt.Sprintf("%s-cut%d.avro", strings.TrimSuffix(m.FilePath(), ".avro"), cut)
+		w.Plant(t, path, data[:cut], time.Now())
+		short := iceberg.NewManifestFile(2, path, int64(cut), m.PartitionSpecID(), m.SnapshotID()).
+			SequenceNum(m.SequenceNum(), m.MinSequenceNum()).Content(m.ManifestContent()).Build()
+		_, wantErr := iceberg.ReadManifest(short, bytes.NewReader(data[:cut]), true)
+		got, err := r.Entries(fio, short, spec, true)
+		if wantErr != nil {
+			require.Error(t, err, "cut at %d of %d: iceberg-go: %v", cut, len(data), wantErr)
+			errs++
+			continue
+		}
+		require.NoError(t, err, "cut at %d of %d", cut, len(data))
+		require.Empty(t, got, "cut at %d of %d", cut, len(data))
+	}
+	require.Greater(t, errs, 50)
 }
