@@ -6,7 +6,7 @@ PKGS      ?= ./...
 BIN       ?= bin/floe
 FUZZTIME  ?= 10s
 
-.PHONY: all build install test test-s3 versitygw goreleaser release-snapshot release-check image test-short demo bench bench-rewrite bench-rewrite-flat bench-layout bench-plan bench-health bench-scale bench-scale-dashboard bench-store fuzz fuzz-long lint clean
+.PHONY: all build install test test-s3 versitygw goreleaser release-snapshot release-check image test-short demo bench bench-rewrite bench-rewrite-flat bench-layout bench-plan bench-health bench-manifests bench-scale bench-scale-dashboard bench-store fuzz fuzz-long lint clean
 
 all: lint build test
 
@@ -82,7 +82,7 @@ demo: build
 	./$(BIN) demo --reset
 
 ## bench: the comparative benchmarks, one after the other; results land in bench/results/
-bench: bench-rewrite bench-rewrite-partitioned bench-layout bench-plan bench-health bench-scale
+bench: bench-rewrite bench-rewrite-partitioned bench-layout bench-plan bench-health bench-manifests bench-scale
 
 ## bench-rewrite: 10M rows compacted by sort, z-order and Hilbert, vs DuckDB
 bench-rewrite:
@@ -109,6 +109,11 @@ bench-plan:
 ## (FLOE_BENCH_COMMITS and FLOE_BENCH_FILES_PER_COMMIT change the shape)
 bench-health:
 	$(GO) test -run '^$$' -bench BenchmarkHealth -benchtime 1x -timeout 60m ./bench/health
+
+## bench-manifests: reading the manifests of 1,000 generated tables, iceberg-go's reader vs floe's
+## (FLOE_BENCH_MANIFESTS_TABLES changes the size)
+bench-manifests:
+	$(GO) test -run '^$$' -bench BenchmarkManifests -benchtime 1x -timeout 60m ./bench/manifests
 
 ## bench-scale: the daemon's passes (cold, nothing changed, 10% changed, after a restart) and the
 ## table list and dashboard at 1,000 and 10,000 generated tables (FLOE_BENCH_SCALE_TABLES changes the sizes)

@@ -26,5 +26,6 @@
 // scale (the daemon's passes over 1,000 and 10,000 generated tables —
 // first, nothing changed, a tenth changed, after a restart — against the
 // same daemon without change detection, and the table list and dashboard
-// at that size).
+// at that size); manifests (reading the manifests of 1,000 generated
+// tables with floe's lake.ManifestReader against iceberg-go's reader).
 package bench

@@ -159,7 +159,8 @@ func NewScheduler(opts SchedulerOptions) *Scheduler {
 	}
 	if opts.Service == nil {
 		opts.Service = &Service{cfg: opts.Config, catalog: opts.Catalog, store: opts.Store, engines: opts.Engines,
-			now: opts.Now, log: opts.Logger, runner: opts.Runner, leaseTTL: opts.LeaseTTL, states: newStateCache(DefaultStateCacheFiles)}
+			now: opts.Now, log: opts.Logger, runner: opts.Runner, leaseTTL: opts.LeaseTTL, states: newStateCache(DefaultStateCacheFiles),
+			manifests: lake.NewManifestReader(0)}
 	}
 	return &Scheduler{opts: opts, slots: make(chan struct{}, opts.MaxConcurrentRuns), tables: map[string]*tableSchedule{},
 		outages: map[string]*outage{}, changed: map[string]uint64{}, woken: make(chan struct{}, 1), q: runQueue{wake: make(chan struct{}, 1)}}

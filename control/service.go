@@ -72,6 +72,9 @@ type Service struct {
 	leaseTTL time.Duration
 	// states are the tables' states loaded for measuring their health.
 	states *stateCache
+	// manifests reads the manifests of those loads: each distinct
+	// manifest schema of the lake is parsed once.
+	manifests *lake.ManifestReader
 }
 
 // NewService builds the service from d, filling d's defaults.
@@ -107,6 +110,7 @@ func NewService(d Deps) (*Service, error) {
 		d.StateCacheFiles = DefaultStateCacheFiles
 	}
 	s.states = newStateCache(d.StateCacheFiles)
+	s.manifests = lake.NewManifestReader(0)
 	return s, nil
 }
 

@@ -142,7 +142,7 @@ func (s *Service) measuredState(ctx context.Context, cat catalog.Catalog, id lak
 	if st := s.states.get(key, loc); st != nil {
 		return st, nil
 	}
-	st, err := lake.LoadState(ctx, id, tbl, lake.LoadOptions{})
+	st, err := lake.LoadState(ctx, id, tbl, lake.LoadOptions{Manifests: s.manifests})
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,14 @@
 // delete is named by its [DeleteKey] (path, referenced data file, blob
 // offset), never by its path.
 //
+// Manifests are read by a [ManifestReader], which returns the entries
+// iceberg-go's reader returns but parses each distinct Avro schema once:
+// iceberg-go parses the schema in every manifest's header anew, most of the
+// CPU of reading a small manifest, while the manifests of a table, and of
+// tables of one partition type, carry the same schema text. A manifest it
+// does not handle (a codec other than null, deflate or snappy) is read by
+// iceberg-go's reader.
+//
 // iceberg-go's scan planning splits a Parquet file larger than
 // read.split.target-size into several tasks that share one DataFile; lake
 // never plans scans for metadata, it walks the manifests, so every data file

@@ -97,6 +97,9 @@ type ScanIndexOptions struct {
 	// Concurrency is the number of manifests read at once. Default:
 	// 4 × GOMAXPROCS, as [LoadOptions].
 	Concurrency int
+	// Manifests reads the manifests, as [LoadOptions.Manifests]. Default:
+	// a reader for this load alone.
+	Manifests *ManifestReader
 }
 
 // LoadScanIndex reads the data manifests of tbl's current snapshot once, in
@@ -104,6 +107,9 @@ type ScanIndexOptions struct {
 func LoadScanIndex(ctx context.Context, tbl *table.Table, opts ScanIndexOptions) (*ScanIndex, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 4 * runtime.GOMAXPROCS(0)
+	}
+	if opts.Manifests == nil {
+		opts.Manifests = NewManifestReader(0)
 	}
 	md := tbl.Metadata()
 	ix := &ScanIndex{schema: md.CurrentSchema(), specs: map[int]iceberg.PartitionSpec{}}
@@ -146,10 +152,11 @@ func LoadScanIndex(ctx context.Context, tbl *table.Table, opts ScanIndexOptions)
 		partType := spec.PartitionType(ix.schema)
 		g.Go(func() error {
 			r := read{m: scanManifest{path: m.FilePath(), specID: specID, summary: m.Partitions(), partType: partType}}
-			for e, err := range m.Entries(fio, true) {
-				if err != nil {
-					return fmt.Errorf("load scan index: manifest %s: %w", m.FilePath(), err)
-				}
+			entries, err := opts.Manifests.Entries(fio, m, &spec, true)
+			if err != nil {
+				return fmt.Errorf("load scan index: manifest %s: %w", m.FilePath(), err)
+			}
+			for _, e := range entries {
 				if err := gctx.Err(); err != nil {
 					return err
 				}

@@ -131,6 +131,11 @@ type LoadOptions struct {
 	// SkipBounds leaves File.Lower/Upper empty, for callers that need
 	// counts and sizes only. Default: bounds are decoded.
 	SkipBounds bool
+	// Manifests reads the manifests, parsing each distinct manifest schema
+	// once; a reader shared by the loads of many tables parses the schema
+	// their manifests share once for all. Default: a reader for this load
+	// alone.
+	Manifests *ManifestReader
 }
 
 // LoadState reads the current snapshot of tbl: every manifest once, in
@@ -141,6 +146,9 @@ type LoadOptions struct {
 func LoadState(ctx context.Context, id Ident, tbl *table.Table, opts LoadOptions) (*State, error) {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = 4 * runtime.GOMAXPROCS(0)
+	}
+	if opts.Manifests == nil {
+		opts.Manifests = NewManifestReader(0)
 	}
 	md := tbl.Metadata()
 	st := &State{Ident: canonical(id, tbl), Table: tbl, Metadata: md, Current: md.CurrentSnapshot(), Refs: map[string]int64{}}
@@ -221,11 +229,12 @@ func LoadState(ctx context.Context, id Ident, tbl *table.Table, opts LoadOptions
 }
 
 func readManifest(ctx context.Context, fio iceio.IO, m iceberg.ManifestFile, md table.Metadata, schema *iceberg.Schema, opts LoadOptions) ([]File, error) {
-	var out []File
-	for e, err := range m.Entries(fio, true) {
-		if err != nil {
-			return nil, err
-		}
+	entries, err := opts.Manifests.Entries(fio, m, md.PartitionSpecByID(int(m.PartitionSpecID())), true)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]File, 0, len(entries))
+	for _, e := range entries {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
