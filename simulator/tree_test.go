@@ -261,3 +261,52 @@ func TestTreeProjectionMatchesRewrite(t *testing.T) {
 	require.Positive(t, p.BoundRatio)
 	require.Greater(t, p.SkippedPct, projs[1].SkippedPct, "the tree beats z-order on the workload it was learned for")
 }
+
+// TestTreeCacheReusesTheLearnedTree projects a tree layout twice on the same table with
+// the same sample options and learning workload: the second projection learns nothing
+// and projects the same tree, as a projection without the cache does. Another learning
+// workload learns anew; a cache of one tree forgets the first when it learns the second.
+func TestTreeCacheReusesTheLearnedTree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a real table")
+	}
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(42, 1))
+	_, _, _, st, total := arrivalTable(t, rng)
+	train, other, eval := accuracyWorkload(rng), accuracyWorkload(rng), accuracyWorkload(rng)
+	tree := layout.Layout{Strategy: layout.StrategyTree, Columns: []layout.Column{{Name: "ts"}, {Name: "amount"}, {Name: "d"}}, TargetFileSizeBytes: total/16 + 1}
+	cache := simulator.NewTreeCache(0)
+	opts := simulator.ProjectOptions{Sample: simulator.SampleOptions{RowsPerProjectedFile: 1000, Seed: 7}, TreeWorkload: train, TreeCache: cache}
+	project := func(o simulator.ProjectOptions) simulator.Projection {
+		t.Helper()
+		ps, err := simulator.Project(ctx, st, []layout.Layout{tree}, eval, o)
+		require.NoError(t, err)
+		require.NotEmpty(t, ps[0].Tree)
+		return ps[0]
+	}
+	first := project(opts)
+	learned := cache.Stats().Misses
+	require.Positive(t, learned, "one tree per sample the projection took")
+	require.Zero(t, cache.Stats().Hits)
+
+	again := project(opts)
+	require.Equal(t, simulator.TreeCacheStats{Hits: learned, Misses: learned}, cache.Stats(), "the same samples and workload: every tree reused")
+	require.JSONEq(t, string(first.Tree), string(again.Tree))
+	require.Equal(t, first.SkippedPct, again.SkippedPct)
+
+	uncached := opts
+	uncached.TreeCache = nil
+	require.JSONEq(t, string(first.Tree), string(project(uncached).Tree), "a hit is the tree a miss learns")
+
+	opts.TreeWorkload = other
+	project(opts)
+	require.Equal(t, 2*learned, cache.Stats().Misses, "another learning workload learns anew")
+
+	small := simulator.NewTreeCache(1)
+	opts.TreeCache, opts.Sample.RowsPerProjectedFile = small, 20_000 // one sample: every row
+	for _, w := range [][]simulator.Query{train, other, train} {
+		opts.TreeWorkload = w
+		project(opts)
+	}
+	require.Equal(t, simulator.TreeCacheStats{Misses: 3}, small.Stats(), "a cache of one tree forgot the first")
+}

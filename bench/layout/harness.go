@@ -124,7 +124,9 @@ type Report struct {
 	// Templates names the template of each eval query, in query order.
 	Templates []string `json:"templates"`
 	// ProjectSeconds is the wall time of projecting every candidate for the eval
-	// workload (one sample, all layouts), to set against the rewrites' RewriteSeconds.
+	// workload (one sample, all layouts), to set against the rewrites' RewriteSeconds;
+	// the trees it projects were learned by the train projection on the same samples
+	// and are reused (simulator.TreeCache).
 	ProjectSeconds float64 `json:"project_seconds"`
 	// SampleSeconds is the wall time of taking that projection's sample alone (the
 	// workload's columns, sized for FilesAfter files), timed separately.
@@ -380,7 +382,10 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 	for j := range eval {
 		rep.Templates = append(rep.Templates, wl.Templates[j%len(wl.Templates)])
 	}
-	trainP, err := simulator.Project(ctx, states[0], layouts, train, simulator.ProjectOptions{ZOrderMode: cfg.ZOrderMode})
+	// The train projection learns each tree on the train draw; the eval projection,
+	// taking the same samples, reuses it.
+	trees := simulator.NewTreeCache(0)
+	trainP, err := simulator.Project(ctx, states[0], layouts, train, simulator.ProjectOptions{ZOrderMode: cfg.ZOrderMode, TreeCache: trees})
 	if err != nil {
 		return Report{}, fmt.Errorf("evaluate layouts: project train workload: %w", err)
 	}
@@ -402,7 +407,7 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 	start = time.Now()
 	// A tree is learned on the train draw and projected for the eval draw: the rewrite
 	// writes what the recommender, which never sees the eval parameters, would have.
-	evalP, err := simulator.Project(ctx, states[0], layouts, eval, simulator.ProjectOptions{ZOrderMode: cfg.ZOrderMode, TreeWorkload: train})
+	evalP, err := simulator.Project(ctx, states[0], layouts, eval, simulator.ProjectOptions{ZOrderMode: cfg.ZOrderMode, TreeWorkload: train, TreeCache: trees})
 	if err != nil {
 		return Report{}, fmt.Errorf("evaluate layouts: project eval workload: %w", err)
 	}
