@@ -101,6 +101,11 @@ type Row struct {
 	SizeRatioActual    float64 `json:"size_ratio_actual"`
 	// QueryErrorsPP are |projected − actual| skip per eval query, in percentage points.
 	QueryErrorsPP []float64 `json:"query_errors_pp"`
+	// QueryFilesRead are the files iceberg-go's planner reads per eval query on the
+	// rewritten table, and QueryBoundFiles the projection's bound for each
+	// (simulator.QueryResult.BoundFiles).
+	QueryFilesRead  []int `json:"query_files_read"`
+	QueryBoundFiles []int `json:"query_bound_files"`
 	// RewriteSeconds is the wall time of the real rewrite.
 	RewriteSeconds float64 `json:"rewrite_seconds"`
 }
@@ -171,6 +176,24 @@ func (r Report) TemplateErrors() map[string]float64 {
 		sum[t] /= float64(n[t])
 	}
 	return sum
+}
+
+// TemplateFiles returns, per template of the workload, the mean files row's eval
+// queries of that template read on the rewritten table and the mean of their bounds.
+func (r Report) TemplateFiles(row Row) (read, bound map[string]float64) {
+	read, bound = map[string]float64{}, map[string]float64{}
+	n := map[string]int{}
+	for j, f := range row.QueryFilesRead {
+		t := r.Templates[j]
+		read[t] += float64(f)
+		bound[t] += float64(row.QueryBoundFiles[j])
+		n[t]++
+	}
+	for t := range n {
+		read[t] /= float64(n[t])
+		bound[t] /= float64(n[t])
+	}
+	return read, bound
 }
 
 // Find returns the row of layout l, or false.
@@ -460,6 +483,8 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 			proj := pq.SkippedFraction()
 			act := 1 - float64(mq.FilesScanned)/float64(max(m.FilesTotal, 1))
 			row.QueryErrorsPP = append(row.QueryErrorsPP, 100*math.Abs(proj-act))
+			row.QueryFilesRead = append(row.QueryFilesRead, mq.FilesScanned)
+			row.QueryBoundFiles = append(row.QueryBoundFiles, pq.BoundFiles)
 		}
 		rep.Results = append(rep.Results, row)
 	}
