@@ -44,6 +44,11 @@ type CandidateOptions struct {
 	// files as they are). Zero means the table's
 	// write.target-file-size-bytes.
 	TargetFileSizeBytes int64
+	// Tree proposes a tree layout over the qualifying columns (up to
+	// [layout.MaxTreeColumns]) when at least two qualify: a layout learned
+	// from the workload's own predicates when it is projected, so only a
+	// caller that projects candidates with the workload should ask for it.
+	Tree bool
 }
 
 // DefaultCandidateOptions returns the options the zero value stands for,
@@ -103,9 +108,11 @@ type Candidate struct {
 // primitive type in the current schema. From the first MaxColumns of
 // them: sort(c1), sort(c1, c2), zorder(c1, c2), zorder(c1, c2, c3),
 // hilbert(c1, c2), hilbert(c1, c2, c3) — as many as the qualifying
-// columns allow — then current and binpack, which are always proposed.
-// Z-order leaves out columns its mode cannot encode. Layouts are
-// distinct.
+// columns allow — then, with opts.Tree and at least two qualifying columns
+// the tree learner can cut on (numbers, dates, timestamps, booleans,
+// strings), tree(c1, …) over up to [layout.MaxTreeColumns] of them, then
+// current and binpack, which are always proposed. Z-order leaves out
+// columns its mode cannot encode. Layouts are distinct.
 func Candidates(ranks []ColumnRank, st *lake.State, opts CandidateOptions) []Candidate {
 	opts = opts.withDefaults()
 	ranks = slices.Clone(ranks)
@@ -114,11 +121,8 @@ func Candidates(ranks []ColumnRank, st *lake.State, opts CandidateOptions) []Can
 	for _, r := range ranks {
 		total += r.Score
 	}
-	var keys []keyColumn
+	var keys, treeKeys []keyColumn
 	for _, r := range ranks {
-		if len(keys) == opts.MaxColumns {
-			break
-		}
 		if r.Score <= 0 || r.Share < opts.MinShare || (r.Partitioned && r.PartitionDiscount <= opts.PrunedDiscount) {
 			continue
 		}
@@ -126,7 +130,13 @@ func Candidates(ranks []ColumnRank, st *lake.State, opts CandidateOptions) []Can
 		if !ok {
 			continue
 		}
-		keys = append(keys, keyColumn{rank: r, typ: typ, scoreShare: r.Score / total})
+		k := keyColumn{rank: r, typ: typ, scoreShare: r.Score / total}
+		if len(keys) < opts.MaxColumns {
+			keys = append(keys, k)
+		}
+		if len(treeKeys) < layout.MaxTreeColumns && treeCuts(typ) {
+			treeKeys = append(treeKeys, k)
+		}
 	}
 	var out []Candidate
 	seen := map[string]bool{}
@@ -162,6 +172,10 @@ func Candidates(ranks []ColumnRank, st *lake.State, opts CandidateOptions) []Can
 	for n := 2; n <= min(3, len(keys)); n++ {
 		add(keyLayout(layout.StrategyHilbert, keys[:n]), fmt.Sprintf("Hilbert curve over %s: like z-order with more compact files, on quantile-normalized columns",
 			names(keys[:n])))
+	}
+	if opts.Tree && len(treeKeys) >= 2 {
+		add(keyLayout(layout.StrategyTree, treeKeys), fmt.Sprintf("a tree of cuts learned from the workload's own predicates on %s: each part of the table is cut and sorted for the queries that read it",
+			names(treeKeys)))
 	}
 	if len(keys) == 0 {
 		add(layout.Layout{Strategy: layout.StrategyCurrent}, "the table as it is today; no column is filtered on often and selectively enough to key a layout")
@@ -220,6 +234,18 @@ func columnType(st *lake.State, name string) (iceberg.Type, bool) {
 		}
 	}
 	return nil, false
+}
+
+// treeCuts reports whether the tree learner can cut on a column of type t
+// (the types replay bounds); without a state (nil) every column is taken.
+func treeCuts(t iceberg.Type) bool {
+	switch t.(type) {
+	case nil, iceberg.Int32Type, iceberg.Int64Type, iceberg.Float32Type, iceberg.Float64Type,
+		iceberg.DateType, iceberg.TimestampType, iceberg.TimestampTzType,
+		iceberg.TimestampNsType, iceberg.TimestampTzNsType, iceberg.BooleanType, iceberg.StringType:
+		return true
+	}
+	return false
 }
 
 // zorderEncodes reports whether the simulator's z-order in mode encodes

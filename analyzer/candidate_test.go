@@ -60,6 +60,13 @@ func TestCandidates(t *testing.T) {
 			[]string{"sort(amount)", "sort(amount, tenant_id)", "zorder(amount, tenant_id)", "hilbert(amount, tenant_id)", "current", "binpack"}},
 		{"target file size", []analyzer.ColumnRank{rank("tenant_id", 3, 0.5)}, analyzer.CandidateOptions{TargetFileSizeBytes: 128 << 20},
 			[]string{"sort(tenant_id) target 128MiB", "current", "binpack target 128MiB"}},
+		{"tree over every qualifying column", []analyzer.ColumnRank{rank("ts", 2, 0.4), rank("event_type", 1, 0.3), rank("tenant_id", 3, 0.5), rank("country", 0.5, 0.2)}, analyzer.CandidateOptions{Tree: true},
+			[]string{"sort(tenant_id)", "sort(tenant_id, ts)", "zorder(tenant_id, ts)", "zorder(tenant_id, ts, event_type)",
+				"hilbert(tenant_id, ts)", "hilbert(tenant_id, ts, event_type)", "tree(tenant_id, ts, event_type, country)", "current", "binpack"}},
+		{"no tree on one column", []analyzer.ColumnRank{rank("tenant_id", 3, 0.5), rank("ts", 2, 0.04)}, analyzer.CandidateOptions{Tree: true},
+			[]string{"sort(tenant_id)", "current", "binpack"}},
+		{"no tree on a column it cannot cut", []analyzer.ColumnRank{rank("amount", 3, 0.5), rank("tenant_id", 2, 0.4)}, analyzer.CandidateOptions{Tree: true},
+			[]string{"sort(amount)", "sort(amount, tenant_id)", "hilbert(amount, tenant_id)", "current", "binpack"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

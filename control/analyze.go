@@ -68,7 +68,7 @@ func Analyze(ctx context.Context, st *store.Store, state *lake.State, opts Analy
 	if a.Columns == nil {
 		a.Columns = []analyzer.ColumnRank{}
 	}
-	for _, c := range analyzer.Candidates(ranks, state, analyzer.CandidateOptions{}) {
+	for _, c := range analyzer.Candidates(ranks, state, analyzer.CandidateOptions{Tree: true}) {
 		a.Candidates = append(a.Candidates, Candidate{Layout: c.Layout, Why: c.Why})
 	}
 	return a, nil

@@ -16,6 +16,9 @@ import (
 // being projected: ranked from the statements of a SQL workload when one is
 // given (w, read from opts.Workload.SQL), else from the collected queries
 // ([Analyze] over opts.Workload.Since). st may be nil for a SQL workload.
+// When the workload filters on two columns or more, a tree over them is
+// among the candidates: learned from the workload when it is projected, and
+// judged by the same projection, bound and cost as the sorts and curves.
 func candidateLayouts(ctx context.Context, st *store.Store, state *lake.State, opts ProjectOptions, w Workload) ([]layout.Layout, error) {
 	id := state.Ident
 	var cands []Candidate
@@ -24,7 +27,7 @@ func candidateLayouts(ctx context.Context, st *store.Store, state *lake.State, o
 		if err != nil {
 			return nil, fmt.Errorf("analyze workload %s of %s: %w", opts.Workload.SQLName, id, err)
 		}
-		for _, c := range analyzer.Candidates(ranks, state, analyzer.CandidateOptions{ZOrderMode: opts.ZOrderMode}) {
+		for _, c := range analyzer.Candidates(ranks, state, analyzer.CandidateOptions{ZOrderMode: opts.ZOrderMode, Tree: true}) {
 			cands = append(cands, Candidate{Layout: c.Layout, Why: c.Why})
 		}
 	} else {

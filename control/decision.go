@@ -471,7 +471,7 @@ func (s *Service) policyLayout(ctx context.Context, t *Table, p policy.Policy, o
 		return binpack, "", nil, nil
 	}
 	po := PlanOptions{MinGainPP: s.cfg.MinGainPP(), By: "policy", Now: s.now, Policy: &p,
-		Project: ProjectOptions{TargetFileSizeBytes: opts.Compact.TargetFileSizeBytes, ZOrderMode: opts.Compact.ZOrderMode, Workload: WorkloadOptions{Since: DefaultQueryWindow, Now: s.now}}}
+		Project: ProjectOptions{TargetFileSizeBytes: opts.Compact.TargetFileSizeBytes, ZOrderMode: opts.Compact.ZOrderMode, Workload: WorkloadOptions{Since: DefaultQueryWindow, Now: s.now}, TreeCache: s.trees}}
 	var cand *Plan
 	if p.Layout == policy.LayoutAuto {
 		if s.store == nil {

@@ -37,6 +37,10 @@ type ProjectOptions struct {
 	// [Projections.TargetSource] (such as "--target-file-size" or "policy
 	// target_file_size"). Default: "requested".
 	TargetSource string
+	// TreeCache, when set, keeps the trees learned for tree candidates, so
+	// that projecting the same table for the same workload again (the
+	// daemon's next pass) reuses them ([simulator.ProjectOptions.TreeCache]).
+	TreeCache *simulator.TreeCache
 }
 
 // Projections is what [Project] returns: the workload replayed and one
@@ -98,7 +102,7 @@ func Project(ctx context.Context, st *store.Store, state *lake.State, opts Proje
 		}
 	}
 	res.Projections, err = simulator.Project(ctx, state, layouts, w.Queries,
-		simulator.ProjectOptions{ZOrderMode: opts.ZOrderMode, Sample: simulator.SampleOptions{Seed: opts.Seed}})
+		simulator.ProjectOptions{ZOrderMode: opts.ZOrderMode, Sample: simulator.SampleOptions{Seed: opts.Seed}, TreeCache: opts.TreeCache})
 	if err != nil {
 		return res, fmt.Errorf("simulate %s: %w", id, err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/floe-project/floe/control/policy"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/simulator"
 )
 
 // Backoff bounds after a table's runs fail: the first retry waits
@@ -160,7 +161,7 @@ func NewScheduler(opts SchedulerOptions) *Scheduler {
 	if opts.Service == nil {
 		opts.Service = &Service{cfg: opts.Config, catalog: opts.Catalog, store: opts.Store, engines: opts.Engines,
 			now: opts.Now, log: opts.Logger, runner: opts.Runner, leaseTTL: opts.LeaseTTL, states: newStateCache(DefaultStateCacheFiles),
-			manifests: lake.NewManifestReader(0)}
+			manifests: lake.NewManifestReader(0), trees: simulator.NewTreeCache(0)}
 	}
 	return &Scheduler{opts: opts, slots: make(chan struct{}, opts.MaxConcurrentRuns), tables: map[string]*tableSchedule{},
 		outages: map[string]*outage{}, changed: map[string]uint64{}, woken: make(chan struct{}, 1), q: runQueue{wake: make(chan struct{}, 1)}}

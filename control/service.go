@@ -14,6 +14,7 @@ import (
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/rewriter"
+	"github.com/floe-project/floe/simulator"
 )
 
 // Deps are what a [Service] is built from, once per process: a verb's
@@ -75,6 +76,8 @@ type Service struct {
 	// manifests reads the manifests of those loads: each distinct
 	// manifest schema of the lake is parsed once.
 	manifests *lake.ManifestReader
+	// trees keeps the trees learned for tree candidates across passes.
+	trees *simulator.TreeCache
 }
 
 // NewService builds the service from d, filling d's defaults.
@@ -90,7 +93,7 @@ func NewService(d Deps) (*Service, error) {
 		return nil, fmt.Errorf("new service: %w", err)
 	}
 	s := &Service{cfg: d.Config, catalog: d.Catalog, store: d.Store, engines: d.Engines, now: d.Now, log: d.Logger,
-		runner: d.Runner, leaseTTL: d.LeaseTTL}
+		runner: d.Runner, leaseTTL: d.LeaseTTL, trees: simulator.NewTreeCache(0)}
 	if s.engines == nil {
 		s.engines = NewEngines(d.Config, nil)
 	}

@@ -47,9 +47,16 @@ type TreeNode struct {
 	// Cut routes the node's rows to Left or Right; nil for a leaf.
 	Cut         *TreeCut
 	Left, Right *TreeNode
-	// SortColumn is the tree column a leaf's rows are sorted by (ascending, nulls first),
-	// so that the files of a leaf keep tight bounds on it. Leaves only.
+	// SortColumn is the tree column a leaf's rows are sorted by (ascending, nulls first,
+	// unless Descending), so that the files of a leaf keep tight bounds on it. Leaves
+	// only.
 	SortColumn string
+	// Descending sorts a leaf's rows by SortColumn descending, nulls last. A learner
+	// alternates it from leaf to leaf, so that the file a rewrite cuts across two
+	// neighbouring leaves (it cuts at the target size, not at leaves) holds the ends of
+	// both that lie near each other on their sort column, not its largest values beside
+	// the next leaf's smallest. Leaves only.
+	Descending bool
 	// Rows is how many sampled rows reached the node when the tree was learned, to
 	// explain the tree; the encoder does not use it.
 	Rows int64
@@ -80,8 +87,9 @@ type treeNode struct {
 	value       []byte
 	inclusive   bool
 	left, right int
-	leaf        int // leaf number, leaves only
-	sort        int // index into cols, leaves only
+	leaf        int  // leaf number, leaves only
+	sort        int  // index into cols, leaves only
+	desc        bool // sort descending, nulls last; leaves only
 	rows        int64
 }
 
@@ -157,9 +165,12 @@ func NewTree(schema *arrow.Schema, root *TreeNode) (*Tree, error) {
 			if n.SortColumn == "" {
 				errs = append(errs, fmt.Errorf("leaf %d has no sort column", t.leaves))
 			}
-			t.nodes = append(t.nodes, treeNode{col: -1, leaf: t.leaves, sort: colOf(n.SortColumn), rows: n.Rows})
+			t.nodes = append(t.nodes, treeNode{col: -1, leaf: t.leaves, sort: colOf(n.SortColumn), desc: n.Descending, rows: n.Rows})
 			t.leaves++
 			continue
+		}
+		if n.Descending {
+			errs = append(errs, errors.New("a node with a cut is marked descending"))
 		}
 		c := colOf(n.Cut.Column)
 		if c >= 0 {
@@ -231,7 +242,7 @@ func (t *Tree) Root() *TreeNode {
 	build = func(i int) *TreeNode {
 		n := t.nodes[i]
 		if n.col < 0 {
-			return &TreeNode{SortColumn: t.cols[n.sort].name, Rows: n.rows}
+			return &TreeNode{SortColumn: t.cols[n.sort].name, Descending: n.desc, Rows: n.rows}
 		}
 		return &TreeNode{
 			Cut:  &TreeCut{Column: t.cols[n.col].name, Value: bytes.Clone(n.value), Inclusive: n.inclusive},
@@ -262,8 +273,9 @@ type treeNodeJSON struct {
 	Value     []byte `json:"value,omitempty"`
 	Inclusive bool   `json:"inclusive,omitempty"`
 	Right     int    `json:"right,omitempty"`
-	// Leaves: the sort column's index.
+	// Leaves: the sort column's index, and whether the leaf is sorted descending.
 	Sort *int  `json:"sort,omitempty"`
+	Desc bool  `json:"desc,omitempty"`
 	Rows int64 `json:"rows"`
 }
 
@@ -277,7 +289,7 @@ func (t *Tree) MarshalJSON() ([]byte, error) {
 	for i, n := range t.nodes {
 		if n.col < 0 {
 			s := n.sort
-			out.Nodes[i] = treeNodeJSON{Sort: &s, Rows: n.rows}
+			out.Nodes[i] = treeNodeJSON{Sort: &s, Desc: n.desc, Rows: n.rows}
 			continue
 		}
 		c := n.col
@@ -339,12 +351,14 @@ func UnmarshalTree(data []byte, schema *arrow.Schema) (*Tree, error) {
 		switch {
 		case n.Column != nil && n.Sort != nil:
 			return nil, 0, fmt.Errorf("node %d is both a cut and a leaf", i)
+		case n.Column != nil && n.Desc:
+			return nil, 0, fmt.Errorf("node %d is a cut marked descending", i)
 		case n.Sort != nil:
 			s, err := name(n.Sort)
 			if err != nil {
 				return nil, 0, fmt.Errorf("node %d: %w", i, err)
 			}
-			return &TreeNode{SortColumn: s, Rows: n.Rows}, i + 1, nil
+			return &TreeNode{SortColumn: s, Descending: n.Desc, Rows: n.Rows}, i + 1, nil
 		case n.Column == nil:
 			return nil, 0, fmt.Errorf("node %d is neither a cut nor a leaf", i)
 		}
@@ -424,7 +438,9 @@ func newTreeEncoder(l Layout, schema *arrow.Schema, t *Tree) (*treeEncoder, erro
 }
 
 // AppendKey appends the row's leaf number (4 bytes, big-endian) and the memcomparable key
-// of the leaf's sort column (a marker byte, 0x00 for null, 0x01 and the value otherwise).
+// of the leaf's sort column (a marker byte, 0x00 for null, 0x01 and the value otherwise;
+// for a descending leaf 0xFF for null, and the complement of 0x01 and the value
+// otherwise, as a descending sort column's key is).
 func (e *treeEncoder) AppendKey(dst []byte, rec arrow.RecordBatch, row int) ([]byte, error) {
 	if err := e.check(rec, row); err != nil {
 		return dst, err
@@ -459,12 +475,19 @@ func (e *treeEncoder) AppendKey(dst []byte, rec arrow.RecordBatch, row int) ([]b
 	c := &t.cols[n.sort]
 	arr := rec.Column(e.idx[n.sort])
 	if nullAt(arr, row) {
+		if n.desc {
+			return append(dst, markNullLast), nil
+		}
 		return append(dst, markNullFirst), nil
 	}
+	start := len(dst)
 	dst = append(dst, markValue)
 	dst, err := c.fn(dst, arr, row)
 	if err != nil {
 		return dst[:base], fmt.Errorf("encode column %q row %d: %w", c.name, row, err)
+	}
+	if n.desc {
+		complement(dst[start:])
 	}
 	return dst, nil
 }

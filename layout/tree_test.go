@@ -31,7 +31,7 @@ func int64Key(t testing.TB, v int64) []byte {
 }
 
 // testTree cuts a < 10 (left: leaf 0 sorted by b), else b <= 5 (leaf 1 sorted by a, leaf 2
-// sorted by b).
+// sorted by b descending).
 func testTree(t testing.TB, schema *arrow.Schema) *layout.Tree {
 	t.Helper()
 	root := &layout.TreeNode{
@@ -40,7 +40,7 @@ func testTree(t testing.TB, schema *arrow.Schema) *layout.Tree {
 		Right: &layout.TreeNode{
 			Cut:   &layout.TreeCut{Column: "b", Value: int64Key(t, 5), Inclusive: true},
 			Left:  &layout.TreeNode{SortColumn: "a", Rows: 3},
-			Right: &layout.TreeNode{SortColumn: "b", Rows: 4},
+			Right: &layout.TreeNode{SortColumn: "b", Descending: true, Rows: 4},
 			Rows:  7,
 		},
 		Rows: 17,
@@ -85,7 +85,7 @@ func TestParseTree(t *testing.T) {
 
 // TestTreeKeys routes each row by hand through testTree and checks the key: the leaf
 // number, then the leaf's sort column; sorting by key groups leaves in order and orders
-// each leaf by its column, nulls first.
+// each leaf by its column, nulls first (descending, nulls last, in leaf 2).
 func TestTreeKeys(t *testing.T) {
 	a := []*int64{ptr(3), ptr(10), ptr(9), nil, ptr(50), ptr(11), ptr(12), ptr(10)}
 	b := []*int64{ptr(7), ptr(5), nil, ptr(1), ptr(6), ptr(100), ptr(-4), nil}
@@ -118,18 +118,27 @@ func TestTreeKeys(t *testing.T) {
 		got, ok := layout.LeafOfKey(k)
 		require.True(t, ok)
 		require.Equal(t, leaf, got, "row %d", row)
-		if v == nil {
-			require.Equal(t, []byte{0x00}, k[4:], "row %d: a null sorts first in its leaf", row)
-		} else {
-			require.Equal(t, append([]byte{0x01}, int64Key(t, *v)...), k[4:], "row %d", row)
+		want := []byte{0x00} // a null sorts first in its leaf
+		if v != nil {
+			want = append([]byte{0x01}, int64Key(t, *v)...)
 		}
+		if leaf == 2 { // descending: the complement, a null last
+			want = []byte{0xFF}
+			if v != nil {
+				want = append([]byte{0x01}, int64Key(t, *v)...)
+				for i := range want {
+					want[i] = ^want[i]
+				}
+			}
+		}
+		require.Equal(t, want, k[4:], "row %d", row)
 		keys[row] = k
 	}
 	order := []int{0, 1, 2, 3, 4, 5, 6, 7}
 	slices.SortStableFunc(order, func(x, y int) int { return bytes.Compare(keys[x], keys[y]) })
 	// leaf 0: rows 0 (b 7), 2 (b null), 3 (b 1) → 2, 3, 0; leaf 1: rows 1 (a 10), 6 (a 12),
-	// 7 (a 10, b null) → 1, 7, 6; leaf 2: rows 4 (b 6), 5 (b 100) → 4, 5.
-	require.Equal(t, []int{2, 3, 0, 1, 7, 6, 4, 5}, order)
+	// 7 (a 10, b null) → 1, 7, 6; leaf 2, descending: rows 4 (b 6), 5 (b 100) → 5, 4.
+	require.Equal(t, []int{2, 3, 0, 1, 7, 6, 5, 4}, order)
 }
 
 func ptr(v int64) *int64 { return &v }
@@ -178,6 +187,8 @@ func TestTreeErrors(t *testing.T) {
 		{"wrong width", short, []string{"a value of 2 bytes for a 8-byte int64"}},
 		{"leaf without a sort column", &layout.TreeNode{}, []string{"leaf 0 has no sort column"}},
 		{"leaf with children", &layout.TreeNode{SortColumn: "a", Left: &layout.TreeNode{SortColumn: "a"}}, []string{"without a cut has children"}},
+		{"descending cut", &layout.TreeNode{Cut: &layout.TreeCut{Column: "a", Value: int64Key(t, 1)}, Descending: true, Left: &layout.TreeNode{SortColumn: "a"}, Right: &layout.TreeNode{SortColumn: "a"}},
+			[]string{"a node with a cut is marked descending"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := layout.NewTree(schema, tc.root)
@@ -216,6 +227,8 @@ func TestTreeRoundTripJSON(t *testing.T) {
 	require.NoError(t, err)
 	require.JSONEq(t, string(data), string(again))
 	require.Equal(t, int64(17), back.Root().Rows)
+	require.True(t, back.Root().Right.Right.Descending)
+	require.Contains(t, string(data), `"desc":true`)
 
 	// Bound to a schema that spells the columns differently and holds others.
 	wide := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.BinaryTypes.String}, {Name: "B", Type: arrow.PrimitiveTypes.Int64}, {Name: "A", Type: arrow.PrimitiveTypes.Int64}}, nil)
@@ -234,6 +247,7 @@ func TestTreeRoundTripJSON(t *testing.T) {
 		{"column index out of range", `{"columns":[],"nodes":[{"sort":3}]}`, "column index 3 out of range"},
 		{"both", `{"columns":[],"nodes":[{"sort":0,"column":0}]}`, "both a cut and a leaf"},
 		{"neither", `{"columns":[],"nodes":[{}]}`, "neither a cut nor a leaf"},
+		{"descending cut", `{"columns":[A],"nodes":[{"column":0,"value":"gAAAAAAAAAE=","right":2,"desc":true},{"sort":0},{"sort":0}]}`, "node 0 is a cut marked descending"},
 		{"right child wrong", `{"columns":[A],"nodes":[{"column":0,"value":"gAAAAAAAAAE=","right":5},{"sort":0},{"sort":0}]}`, "right child 5, but its left subtree ends at 2"},
 		{"left out of range", `{"columns":[A],"nodes":[{"column":0,"value":"gAAAAAAAAAE=","right":1}]}`, "node 1 out of range"},
 		{"dangling nodes", `{"columns":[A],"nodes":[{"sort":0},{"sort":0}]}`, "nodes 1 to 1 are not in the tree"},

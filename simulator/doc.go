@@ -123,18 +123,22 @@
 //
 // A tree layout (`tree(ts, account_id, kind)`, [layout.Tree]) is learned from the workload
 // before it is projected: [LearnTree] partitions the sample's rows greedily, top down, by
-// cuts taken from the workload's own range and equality literals on the layout's columns,
-// each node taking the cut whose two sides let the (weighted) queries skip the most rows
-// by the same min/max rules replay applies to files, and stopping when a side would hold
-// fewer rows than one projected file or no cut gains; each leaf is sorted by the column
-// that lets its files skip the most. [ProjectSample] then orders the sample by the tree's
-// keys (leaf, then the leaf's column) and projects it like any other layout, bound and
-// error bars included (the bars hold the tree fixed: they do not count the variance of
-// learning it). The learned tree is in [Projection.Tree] for the plan to hand to the
-// rewrite. ProjectOptions.TreeWorkload learns it from another draw of the workload than
-// the one projected, as an honest evaluation does. The rewrite cuts files at the target
-// size as it does for every layout, not at leaf boundaries, so a file may hold the end
-// of one leaf and the start of the next.
+// cuts taken from the workload's own range and equality literals on the layout's columns
+// (a literal true of less than a file's rows stretched to one file's rows), each node
+// taking the cut whose two sides, each sorted on the node's best column and cut into
+// files, let the (weighted) queries skip the most rows beyond the node's own files, by
+// the same min/max rules replay applies to files; a node is never cut on its own sort
+// column, and stops when a side would hold fewer rows than one projected file or no cut
+// gains. Each leaf is sorted by the column that lets its files skip the most, ascending
+// or descending to start near where the leaf before it ended. [ProjectSample] then orders
+// the sample by the tree's keys (leaf, then the leaf's column) and projects it like any
+// other layout, bound and error bars included (the bars hold the tree fixed: they do not
+// count the variance of learning it). The learned tree is in [Projection.Tree] for the
+// plan to hand to the rewrite; a [TreeCache] reuses it for the same sampled rows and
+// learning workload. ProjectOptions.TreeWorkload learns it from another draw of the
+// workload than the one projected, as an honest evaluation does. The rewrite cuts files
+// at the target size as it does for every layout, not at leaf boundaries, so a file may
+// hold the end of one leaf and the start of the next.
 //
 // # File count after a rewrite
 //

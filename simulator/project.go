@@ -150,6 +150,10 @@ type ProjectOptions struct {
 	// Tree tunes the learner; its MinLeafRows is set to the sampled rows per projected
 	// file.
 	Tree TreeOptions
+	// TreeCache, when set, keeps the trees learned for tree layouts, so that projecting
+	// again on the same sampled rows for the same learning workload (the same table,
+	// sample options and queries) reuses them. Nil: every projection learns its tree.
+	TreeCache *TreeCache
 }
 
 func (o ProjectOptions) withDefaults() ProjectOptions {
@@ -692,7 +696,17 @@ func (s *Sample) learnTree(l layout.Layout, queries []Query, target int64, opts 
 	if opts.TreeWorkload != nil {
 		queries = opts.TreeWorkload
 	}
-	return LearnTree(s, l, queries, to)
+	if opts.TreeCache == nil {
+		return LearnTree(s, l, queries, to)
+	}
+	key, ok, err := treeKey(s, l, queries, to)
+	if err != nil {
+		return nil, err
+	}
+	if !ok { // a sample the cache cannot key
+		return LearnTree(s, l, queries, to)
+	}
+	return opts.TreeCache.learn(key, func() (*layout.Tree, error) { return LearnTree(s, l, queries, to) })
 }
 
 // sortSample returns the sample's row numbers grouped by partition and, within one,

@@ -92,6 +92,9 @@ type Sample struct {
 	mu        sync.Mutex
 	vals      map[int]*colVals
 	quantiles map[string]*layout.Quantiles
+	// digestSum is a digest of the sampled rows (see digest), built once.
+	digestOnce sync.Once
+	digestSum  []byte
 	// metrics maps a column (lower-case name) to its bounds truncation length: 0 means
 	// full bounds, -1 no bounds.
 	metrics func(column string) int

@@ -40,6 +40,10 @@ type treeCand struct {
 	lit       iceberg.Literal
 	weight    float64 // of the queries that name the literal
 	pos       int     // rows going left at the current node
+	// stretched is set for a cut moved off its literal to leave MinLeafRows rows on
+	// the literal's small side; row is then the sampled row whose value it cuts at.
+	stretched bool
+	row       int32
 }
 
 // treeLearner is the state of one learning run over a sample.
@@ -56,6 +60,10 @@ type treeLearner struct {
 	// (a value, ordered by key: its replay key, or a string's rank) or 2 (NaN).
 	class [][]uint8
 	key   [][]uint64
+	// mark is scratch for splitting a node's rows, one flag per sampled row.
+	mark []bool
+	// rank[c][r] is row r's position in the sample's order on tree column c.
+	rank [][]int32
 }
 
 // learnedNode is a node of the tree being learned.
@@ -70,22 +78,36 @@ type learnedNode struct {
 // LearnTree learns a tree for layout l (a tree layout: its columns are the ones the tree
 // may cut on) from the sample's rows and the workload's predicates, greedily, top down.
 //
+// Every node is judged as the rewrite will write it: its rows sorted on its sort column,
+// the tree column that lets the queries skip the most rows when the node's rows are
+// sorted on it and cut into MinLeafRows-row files (the first column on a tie), and cut
+// into such files. A cut is worth what its two sides, each sorted on the node's sort
+// column and cut into files, let the queries (weighted by how often they run) skip
+// beyond what the node's own files let them skip, replaying every query on each file's
+// min/max with the rules replay applies to real files. So a cut on a column the sort
+// already serves gains little, and a cut that gathers rows no sort would (amount > 900)
+// gains much.
+//
 // Candidate cuts come from the workload's own literals on the tree columns: for x < v and
 // x >= v the cut x < v, for x <= v and x > v the cut x <= v, for x = v and each value of
-// a short IN list both, BETWEEN as its two bounds. At each node every candidate that
-// leaves at least MinLeafRows rows on both sides is scored by replaying every query on
-// the min/max bounds of the node's rows and of each side's rows (the rules replay uses on
-// real files): its gain is, summed over queries with their weights, the rows of the sides
-// the query skips less the rows it already skipped at the node. The best cut (first in
-// column then value order on a tie) is taken, and its sides are learned in turn; a node
-// with no cut of positive gain, or with fewer than twice MinLeafRows rows, is a leaf. A
-// leaf's sort column is the tree column that, when the leaf's rows are sorted on it and
-// cut into MinLeafRows-row files, lets the queries skip the most rows (the first column
-// on a tie).
+// a short IN list both, BETWEEN as its two bounds. A node is never cut on its own sort
+// column: that would only move file boundaries onto the learning workload's literals. A
+// literal that leaves fewer than MinLeafRows rows on one side is stretched to the cut
+// that leaves that side exactly MinLeafRows rows (more where values tie), a value of the
+// sample: a rare predicate then reads one leaf of one file. The best cut (first in column
+// then value order on a tie) is taken and its sides are learned in turn; a node with no
+// cut of positive gain, or with fewer than twice MinLeafRows rows, is a leaf, sorted on
+// its sort column. A leaf sorted on the same column as the leaf before it runs in the
+// direction that starts nearest to where that one ended ([layout.TreeNode.Descending]),
+// so that the file the rewrite cuts across both stays narrow on that column.
 //
-// The work is bounded by tree columns × (rows × (log rows + predicate columns) +
-// MaxCutsPerColumn × queries) per level of the tree, the levels about log2(rows ÷
-// MinLeafRows). Deterministic: the same sample and workload give the same tree.
+// The work is bounded: the sample is sorted once per tree column (rows × log rows ×
+// tree columns); each level of the tree then partitions those orders (rows × tree
+// columns) and scores at most MaxCutsPerColumn cuts per tree column, each by filling
+// its sides' files (rows × predicate columns) and replaying every query on them (files
+// × queries), so a level costs about tree columns × MaxCutsPerColumn × (rows ×
+// predicate columns + files × queries); the levels are about log2(rows ÷ MinLeafRows)
+// at most. Deterministic: the same sample and workload give the same tree.
 func LearnTree(s *Sample, l layout.Layout, queries []Query, opts TreeOptions) (*layout.Tree, error) {
 	if l.Strategy != layout.StrategyTree {
 		return nil, fmt.Errorf("learn tree: layout %s is not a tree", l)
@@ -127,7 +149,17 @@ func LearnTree(s *Sample, l layout.Layout, queries []Query, opts TreeOptions) (*
 	for i := range all {
 		all[i] = int32(i)
 	}
-	root := tl.grow(all, 0)
+	sorted := make([][]int32, len(tl.cols))
+	tl.rank = make([][]int32, len(tl.cols))
+	for c := range tl.cols {
+		sorted[c] = tl.sortedOn(all, c)
+		tl.rank[c] = make([]int32, s.Rows)
+		for i, r := range sorted[c] {
+			tl.rank[c][r] = int32(i)
+		}
+	}
+	tl.mark = make([]bool, s.Rows)
+	root := tl.grow(sorted, 0)
 	tn, err := tl.export(root)
 	if err != nil {
 		return nil, fmt.Errorf("learn tree %s: %w", l, err)
@@ -280,69 +312,186 @@ func (tl *treeLearner) leftCount(sorted []int32, c int, thr uint64) int {
 	})
 }
 
-// split is one candidate split of a node: column, cut and the rows on its left.
+// split is one candidate split of a node: column, cut and how many of the node's rows
+// go left.
 type split struct {
-	col    int
-	cand   treeCand
-	sorted []int32
-	pos    int
+	col  int
+	cand treeCand
+	pos  int
 }
 
-func (tl *treeLearner) grow(rows []int32, depth int) *learnedNode {
+// grow learns the subtree of a node whose rows are given in the order of every tree
+// column (sorted[c] on column c): a split partitions each order stably, so that no node
+// sorts its rows again.
+func (tl *treeLearner) grow(sorted [][]int32, depth int) *learnedNode {
+	rows := sorted[0]
 	n := &learnedNode{rows: rows, col: -1}
+	sortCol := tl.bestSort(sorted)
 	if len(rows) >= 2*tl.minRows && depth < layout.MaxTreeDepth {
-		if best, ok := tl.bestSplit(rows); ok {
+		if best, ok := tl.bestSplit(sorted, sortCol); ok {
 			n.col, n.cand = best.col, best.cand
-			n.left = tl.grow(best.sorted[:best.pos], depth+1)
-			n.right = tl.grow(best.sorted[best.pos:], depth+1)
+			for _, r := range sorted[best.col][:best.pos] {
+				tl.mark[r] = true
+			}
+			left, right := make([][]int32, len(sorted)), make([][]int32, len(sorted))
+			for c, order := range sorted {
+				l, r := make([]int32, 0, best.pos), make([]int32, 0, len(rows)-best.pos)
+				for _, x := range order {
+					if tl.mark[x] {
+						l = append(l, x)
+					} else {
+						r = append(r, x)
+					}
+				}
+				left[c], right[c] = l, r
+			}
+			for _, r := range sorted[best.col][:best.pos] {
+				tl.mark[r] = false
+			}
+			n.left = tl.grow(left, depth+1)
+			n.right = tl.grow(right, depth+1)
 			return n
 		}
 	}
-	n.sort = tl.bestSort(rows)
+	n.sort = sortCol
 	return n
 }
 
 // bestSplit scores every candidate cut of the node and returns the one of greatest
-// positive gain.
-func (tl *treeLearner) bestSplit(rows []int32) (split, bool) {
-	var splits []split
-	var boxes [][]int32 // node, then each split's left and right
-	boxes = append(boxes, rows)
+// positive gain. A side is judged as it will be written: its rows in the order of the
+// node's best sort column ([treeLearner.bestSort]) cut into files of MinLeafRows rows,
+// against the node's own rows so cut. A cut on a column that sort already serves gains
+// little; one that isolates rows no sort would gather (amount > 900) gains much.
+func (tl *treeLearner) bestSplit(sortedBy [][]int32, sortCol int) (split, bool) {
+	byS := sortedBy[sortCol]
+	rows := byS
+	base := sum(tl.skippedRows(tl.fileBoxes(nil, byS)))
+	best, bestGain := split{}, 1e-9
+	found := false
 	for c := range tl.cols {
-		if len(tl.cands[c]) == 0 {
+		// A cut on the column the node is sorted by would only move the files'
+		// boundaries onto the learning workload's literals.
+		if len(tl.cands[c]) == 0 || c == sortCol {
 			continue
 		}
-		sorted := tl.sortedOn(rows, c)
+		sorted := sortedBy[c]
 		var valid []treeCand
-		last := -1
 		for _, cd := range tl.cands[c] {
 			cd.pos = tl.leftCount(sorted, c, cd.thr)
-			if cd.pos < tl.minRows || len(rows)-cd.pos < tl.minRows || cd.pos == last {
-				continue
+			if cd.pos < tl.minRows || len(rows)-cd.pos < tl.minRows {
+				var ok bool
+				if cd, ok = tl.stretch(sorted, c, cd); !ok {
+					continue
+				}
 			}
-			last = cd.pos
 			valid = append(valid, cd)
 		}
-		for _, cd := range tl.thin(valid, len(rows)) {
-			splits = append(splits, split{col: c, cand: cd, sorted: sorted, pos: cd.pos})
-			boxes = append(boxes, sorted[:cd.pos], sorted[cd.pos:])
+		// One candidate per position, in position order: the literal's own cut before a
+		// stretched one.
+		slices.SortStableFunc(valid, func(a, b treeCand) int {
+			if x := cmp.Compare(a.pos, b.pos); x != 0 {
+				return x
+			}
+			return cmp.Compare(boolInt(a.stretched), boolInt(b.stretched))
+		})
+		valid = slices.CompactFunc(valid, func(a, b treeCand) bool { return a.pos == b.pos })
+		valid = tl.thin(valid, len(rows))
+		if len(valid) == 0 {
+			continue
+		}
+		// Every candidate's sides, each in the sort column's order, cut into files.
+		var boxes [][]int32
+		ends := make([]int, len(valid))
+		for i, cd := range valid {
+			for _, r := range sorted[:cd.pos] {
+				tl.mark[r] = true
+			}
+			side := make([]int32, len(rows))
+			l, rt := 0, cd.pos
+			for _, r := range byS {
+				if tl.mark[r] {
+					side[l] = r
+					l++
+				} else {
+					side[rt] = r
+					rt++
+				}
+			}
+			for _, r := range sorted[:cd.pos] {
+				tl.mark[r] = false
+			}
+			boxes = tl.fileBoxes(boxes, side[:cd.pos])
+			boxes = tl.fileBoxes(boxes, side[cd.pos:])
+			ends[i] = len(boxes)
+		}
+		skipped := tl.skippedRows(boxes)
+		from := 0
+		for i, cd := range valid {
+			gain := sum(skipped[from:ends[i]]) - base
+			from = ends[i]
+			if gain > bestGain {
+				best, bestGain, found = split{col: c, cand: cd, pos: cd.pos}, gain, true
+			}
 		}
 	}
-	if len(splits) == 0 {
-		return split{}, false
+	return best, found
+}
+
+// fileBoxes appends the files rows (in write order) would be cut into: max(1, rows ÷
+// MinLeafRows) of equal rows.
+func (tl *treeLearner) fileBoxes(dst [][]int32, rows []int32) [][]int32 {
+	files := max(1, len(rows)/tl.minRows)
+	for f := range files {
+		dst = append(dst, rows[f*len(rows)/files:(f+1)*len(rows)/files])
 	}
-	skipped := tl.skippedRows(boxes)
-	best, bestGain := -1, 0.0
-	for i := range splits {
-		gain := skipped[1+2*i] + skipped[2+2*i] - skipped[0]
-		if gain > bestGain+1e-9 {
-			best, bestGain = i, gain
+	return dst
+}
+
+func sum(xs []float64) float64 {
+	var t float64
+	for _, x := range xs {
+		t += x
+	}
+	return t
+}
+
+// stretch moves candidate cd, whose literal leaves fewer than MinLeafRows of the
+// node's rows (sorted on c) on one side, to the nearest cut that leaves exactly that side
+// MinLeafRows rows (more where values tie): a query on the literal's small side (amount >
+// 900, true of 1% of the rows) then reads that side alone, which is at least a file
+// anyway. It fails when the other side would fall below MinLeafRows, or the row at the
+// new cut is a null or NaN.
+func (tl *treeLearner) stretch(sorted []int32, c int, cd treeCand) (treeCand, bool) {
+	n := len(sorted)
+	if n < 2*tl.minRows {
+		return cd, false
+	}
+	cl, k := tl.class[c], tl.key[c]
+	cd.stretched = true
+	if cd.pos < tl.minRows {
+		// Left: every row up to the MinLeafRows-th, and its ties.
+		r := sorted[tl.minRows-1]
+		if cl[r] != 1 || k[r] == math.MaxUint64 {
+			return cd, false
 		}
+		cd.row, cd.thr, cd.inclusive = r, k[r]+1, true
+	} else {
+		// Right: the last MinLeafRows rows, and their ties.
+		r := sorted[n-tl.minRows]
+		if cl[r] != 1 {
+			return cd, false
+		}
+		cd.row, cd.thr, cd.inclusive = r, k[r], false
 	}
-	if best < 0 {
-		return split{}, false
+	cd.pos = tl.leftCount(sorted, c, cd.thr)
+	return cd, cd.pos >= tl.minRows && n-cd.pos >= tl.minRows
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
 	}
-	return splits[best], true
+	return 0
 }
 
 // thin keeps at most maxCuts of valid (ordered by position): the node's rows are split
@@ -402,27 +551,24 @@ func (tl *treeLearner) skippedRows(boxes [][]int32) []float64 {
 
 // bestSort picks the leaf's sort column: the one whose MinLeafRows-row files, the leaf
 // sorted on it, let the queries skip the most rows.
-func (tl *treeLearner) bestSort(rows []int32) int {
-	files := max(1, len(rows)/tl.minRows)
-	if files == 1 || len(tl.cols) == 1 {
+func (tl *treeLearner) bestSort(sorted [][]int32) int {
+	if len(sorted[0]) < 2*tl.minRows || len(tl.cols) == 1 {
 		return 0
 	}
 	var boxes [][]int32
+	ends := make([]int, len(tl.cols))
 	for c := range tl.cols {
-		sorted := tl.sortedOn(rows, c)
-		for f := range files {
-			boxes = append(boxes, sorted[f*len(rows)/files:(f+1)*len(rows)/files])
-		}
+		boxes = tl.fileBoxes(boxes, sorted[c])
+		ends[c] = len(boxes)
 	}
 	skipped := tl.skippedRows(boxes)
 	best, bestSkip := 0, -1.0
+	from := 0
 	for c := range tl.cols {
-		var sum float64
-		for f := range files {
-			sum += skipped[c*files+f]
-		}
-		if sum > bestSkip+1e-9 {
-			best, bestSkip = c, sum
+		sk := sum(skipped[from:ends[c]])
+		from = ends[c]
+		if sk > bestSkip+1e-9 {
+			best, bestSkip = c, sk
 		}
 	}
 	return best
@@ -441,17 +587,33 @@ func (tl *treeLearner) export(n *learnedNode) (*layout.TreeNode, error) {
 		}
 		return "", nil, fmt.Errorf("sample has no column %q: %w", bc.name, layout.ErrColumnNotFound)
 	}
+	prevSort, prevEnd := -1, 0
 	var walk func(n *learnedNode) (*layout.TreeNode, error)
 	walk = func(n *learnedNode) (*layout.TreeNode, error) {
 		if n.col < 0 {
+			// A file the rewrite cuts across this leaf and the one before holds the
+			// other's last rows and this one's first: when both are sorted on the
+			// same column, this leaf starts at whichever of its ends lies nearer
+			// (in the sample's order on the column) to where the other ended.
 			col, _, err := name(n.sort)
-			return &layout.TreeNode{SortColumn: col, Rows: int64(len(n.rows))}, err
+			lo, hi := tl.rankRange(n.rows, n.sort)
+			desc := prevSort == n.sort && abs(prevEnd-hi) < abs(prevEnd-lo)
+			prevSort, prevEnd = n.sort, hi
+			if desc {
+				prevEnd = lo
+			}
+			return &layout.TreeNode{SortColumn: col, Descending: desc, Rows: int64(len(n.rows))}, err
 		}
 		col, typ, err := name(n.col)
 		if err != nil {
 			return nil, err
 		}
-		v, err := literalValueKey(n.cand.lit, typ)
+		var v []byte
+		if n.cand.stretched {
+			v, err = tl.rowValueKey(col, n.cand.row)
+		} else {
+			v, err = literalValueKey(n.cand.lit, typ)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("cut on %s: %w", col, err)
 		}
@@ -466,6 +628,41 @@ func (tl *treeLearner) export(n *learnedNode) (*layout.TreeNode, error) {
 		return &layout.TreeNode{Cut: &layout.TreeCut{Column: col, Value: v, Inclusive: n.cand.inclusive}, Left: left, Right: right, Rows: int64(len(n.rows))}, nil
 	}
 	return walk(n)
+}
+
+// rowValueKey is the sort-key encoding of column col's value in sampled row r.
+func (tl *treeLearner) rowValueKey(col string, r int32) ([]byte, error) {
+	at := int(r)
+	for _, rec := range tl.s.Records {
+		if n := int(rec.NumRows()); at >= n {
+			at -= n
+			continue
+		}
+		idx := rec.Schema().FieldIndices(col)
+		if len(idx) == 0 {
+			return nil, fmt.Errorf("sample has no column %q: %w", col, layout.ErrColumnNotFound)
+		}
+		return layout.ValueKey(rec.Column(idx[0]), at)
+	}
+	return nil, fmt.Errorf("sampled row %d out of range", r)
+}
+
+// rankRange is the least and greatest position of rows in the sample's order on tree
+// column c.
+func (tl *treeLearner) rankRange(rows []int32, c int) (lo, hi int) {
+	lo, hi = math.MaxInt, -1
+	for _, r := range rows {
+		p := int(tl.rank[c][r])
+		lo, hi = min(lo, p), max(hi, p)
+	}
+	return lo, hi
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
 
 // literalValueKey encodes a typed literal as a value of Arrow type dt in the sort-key

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -50,9 +51,9 @@ func wholeSample(t *testing.T, rows []eventRow, files int) (*lake.State, *simula
 	return st, s
 }
 
-// intKeyOf is the sort-key encoding of integer v as a value of type dt (int32 or
-// int64), as a tree cut holds it.
-func intKeyOf(t *testing.T, dt arrow.DataType, v int64) []byte {
+// numKeyOf is the sort-key encoding of number v as a value of type dt (int32, int64 or
+// float64), as a tree cut holds it.
+func numKeyOf[N int64 | float64](t *testing.T, dt arrow.DataType, v N) []byte {
 	t.Helper()
 	b := array.NewBuilder(memory.DefaultAllocator, dt)
 	defer b.Release()
@@ -60,9 +61,11 @@ func intKeyOf(t *testing.T, dt arrow.DataType, v int64) []byte {
 	case *array.Int32Builder:
 		bb.Append(int32(v))
 	case *array.Int64Builder:
-		bb.Append(v)
+		bb.Append(int64(v))
+	case *array.Float64Builder:
+		bb.Append(float64(v))
 	default:
-		t.Fatalf("intKeyOf: %s", dt)
+		t.Fatalf("numKeyOf: %s", dt)
 	}
 	arr := b.NewArray()
 	defer arr.Release()
@@ -71,11 +74,12 @@ func intKeyOf(t *testing.T, dt arrow.DataType, v int64) []byte {
 	return k
 }
 
-// TestLearnTreeFindsTheKnownCuts builds a workload whose best cuts are known: most of its
-// weight is on n < 30 and n >= 30 (the best root cut, which lets each of those queries
-// skip a side), then id < 500 (the best cut inside n >= 30), with decoy literals on
-// every column that a learner picking arbitrarily would take: n <= 95, n > 3, id > 3900,
-// amount > 10 (on a column the tree may not cut on) and region = 'eu-west'.
+// TestLearnTreeFindsTheKnownCuts builds a workload whose best cut is known: ranges of n
+// weigh the most, so every node is sorted on n and a cut on n would only move file
+// boundaries; the best cut is id < 2000, which lets the id < 2000 and id >= 2000
+// queries each skip half the table. Decoys: id > 3990 (a literal that leaves too few
+// rows on its side), amount > 10 (a column the tree may not cut on) and region =
+// 'eu-west'.
 func TestLearnTreeFindsTheKnownCuts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	rows := randomRows(rng, 4000, 0, 0, 29, false, regions)
@@ -84,36 +88,42 @@ func TestLearnTreeFindsTheKnownCuts(t *testing.T) {
 	add := func(w float64, f *expr.Node) {
 		qs = append(qs, simulator.Query{ID: fmt.Sprintf("q%d", len(qs)), Weight: w, Filter: f})
 	}
-	add(1, pred("n", "<=", num(95)))
-	add(1, pred("n", ">", num(3)))
-	add(1, pred("id", ">", num(3900)))
+	for i := range 10 {
+		add(1, pred("n", "between", num(int64(i*9)), num(int64(i*9+5))))
+	}
+	add(1, pred("id", ">", num(3990)))
 	add(1, pred("amount", ">", fnum(10)))
 	add(1, pred("region", "=", str("eu-west")))
-	add(10, pred("n", "<", num(30)))
-	add(10, pred("n", ">=", num(30)))
-	add(4, and(pred("id", "<", num(500)), pred("n", ">=", num(50))))
+	add(4, pred("id", "<", num(2000)))
+	add(4, pred("id", ">=", num(2000)))
 	l, err := layout.Parse("tree(region, id, n)")
 	require.NoError(t, err)
 
 	start := time.Now()
-	tr, err := simulator.LearnTree(s, l, qs, simulator.TreeOptions{MinLeafRows: 300})
+	tr, err := simulator.LearnTree(s, l, qs, simulator.TreeOptions{MinLeafRows: 500})
 	require.NoError(t, err)
 	t.Logf("learned %d leaves, depth %d, in %s", tr.Leaves(), tr.Depth(), time.Since(start))
 	root := tr.Root()
 	require.NotNil(t, root.Cut)
-	require.Equal(t, "n", root.Cut.Column)
-	require.Equal(t, intKeyOf(t, arrow.PrimitiveTypes.Int32, 30), root.Cut.Value)
-	require.False(t, root.Cut.Inclusive, "n < 30")
+	require.Equal(t, "id", root.Cut.Column, "n is what the nodes are sorted on: a cut on it gains nothing the sort does not")
+	require.Equal(t, numKeyOf(t, arrow.PrimitiveTypes.Int64, int64(2000)), root.Cut.Value)
+	require.False(t, root.Cut.Inclusive, "id < 2000")
 	require.Equal(t, int64(4000), root.Rows)
-	right := root.Right
-	require.NotNil(t, right.Cut, "n >= 30 holds 70%% of the rows: it is cut again")
-	require.Equal(t, "id", right.Cut.Column)
-	require.Equal(t, intKeyOf(t, arrow.PrimitiveTypes.Int64, 500), right.Cut.Value)
-	require.False(t, right.Cut.Inclusive, "id < 500")
-	require.Equal(t, root.Rows, root.Left.Rows+right.Rows)
+	require.Equal(t, int64(2000), root.Left.Rows)
+	var walk func(n *layout.TreeNode)
+	walk = func(n *layout.TreeNode) {
+		if n.Cut == nil {
+			require.Equal(t, "n", n.SortColumn)
+			return
+		}
+		require.NotEqual(t, "n", n.Cut.Column)
+		walk(n.Left)
+		walk(n.Right)
+	}
+	walk(root)
 
 	// Deterministic: the same sample and workload give the same tree.
-	again, err := simulator.LearnTree(s, l, qs, simulator.TreeOptions{MinLeafRows: 300})
+	again, err := simulator.LearnTree(s, l, qs, simulator.TreeOptions{MinLeafRows: 500})
 	require.NoError(t, err)
 	require.Equal(t, tr.Root(), again.Root())
 
@@ -128,9 +138,62 @@ func TestLearnTreeFindsTheKnownCuts(t *testing.T) {
 	require.Nil(t, none.Root().Cut)
 }
 
+// TestLearnTreeStretchesARareLiteral learns a tree for ranges of n and amount > 890,
+// true of about 1% of the rows, fewer than a file: the cut at 890 would leave a side
+// smaller than MinLeafRows, so the learner cuts where the top MinLeafRows amounts
+// begin, and the query reads that one leaf. The leaf beside it, sorted on n over the
+// same range, runs descending, so that a file cut across both holds the top of n from
+// each.
+func TestLearnTreeStretchesARareLiteral(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	rows := randomRows(rng, 4000, 0, 0, 29, false, regions)
+	_, s := wholeSample(t, rows, 4)
+	var qs []simulator.Query
+	for i := range 10 {
+		qs = append(qs, simulator.Query{ID: fmt.Sprint(i), Weight: 1, Filter: pred("n", "between", num(int64(i*9)), num(int64(i*9+5)))})
+	}
+	qs = append(qs, simulator.Query{ID: "rare", Weight: 3, Filter: pred("amount", ">", fnum(890))})
+	l, err := layout.Parse("tree(n, amount)")
+	require.NoError(t, err)
+	tr, err := simulator.LearnTree(s, l, qs, simulator.TreeOptions{MinLeafRows: 500})
+	require.NoError(t, err)
+	root := tr.Root()
+	require.NotNil(t, root.Cut)
+	require.Equal(t, "amount", root.Cut.Column)
+	require.False(t, root.Cut.Inclusive)
+	// The 500th largest amount: the right side holds it and every larger one.
+	amounts := make([]float64, len(rows))
+	for i, r := range rows {
+		amounts[i] = *r.amount
+	}
+	slices.Sort(amounts)
+	at := amounts[len(amounts)-500]
+	require.Less(t, at, 890.0, "the cut moved below the literal")
+	require.Equal(t, numKeyOf(t, arrow.PrimitiveTypes.Float64, at), root.Cut.Value)
+	var above int64
+	for _, a := range amounts {
+		if a >= at {
+			above++
+		}
+	}
+	require.Equal(t, above, root.Right.Rows)
+	require.Nil(t, root.Left.Cut, "ranges of n gain nothing from more cuts")
+	require.Nil(t, root.Right.Cut)
+	require.Equal(t, "n", root.Left.SortColumn)
+	require.Equal(t, "n", root.Right.SortColumn)
+	require.False(t, root.Left.Descending)
+	require.True(t, root.Right.Descending, "the second leaf starts where the first ends, at the top of n")
+
+	// Without the rare query, nothing pays for a cut.
+	plain, err := simulator.LearnTree(s, l, qs[:10], simulator.TreeOptions{MinLeafRows: 500})
+	require.NoError(t, err)
+	require.Equal(t, 1, plain.Leaves())
+}
+
 // TestLearnTreeSortsLeavesByTheirBestColumn learns a tree on a workload of amount ranges:
-// it cuts on amount only, and its leaves of several files are sorted by amount, not by the
-// first tree column.
+// sorting on amount serves it, so the tree is one leaf sorted on amount, not on n, the
+// first tree column, and not cut at the workload's literals (which would only move the
+// files' boundaries).
 func TestLearnTreeSortsLeavesByTheirBestColumn(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	rows := randomRows(rng, 2000, 0, 0, 29, false, regions)
@@ -142,28 +205,10 @@ func TestLearnTreeSortsLeavesByTheirBestColumn(t *testing.T) {
 	}
 	l, err := layout.Parse("tree(n, amount)")
 	require.NoError(t, err)
-	// Files of 250 rows: only amount cuts gain, and a leaf of two files or more is
-	// sorted by amount, where the ranges skip, not by n, the first tree column.
 	tr, err := simulator.LearnTree(s, l, qs, simulator.TreeOptions{MinLeafRows: 250})
 	require.NoError(t, err)
-	var leaves []*layout.TreeNode
-	var walk func(n *layout.TreeNode)
-	walk = func(n *layout.TreeNode) {
-		if n.Cut == nil {
-			leaves = append(leaves, n)
-			return
-		}
-		require.Equal(t, "amount", n.Cut.Column, "only amount cuts gain")
-		walk(n.Left)
-		walk(n.Right)
-	}
-	walk(tr.Root())
-	require.Greater(t, len(leaves), 2)
-	for _, lf := range leaves {
-		if lf.Rows >= 500 { // two files or more: the sort column decides what they skip
-			require.Equal(t, "amount", lf.SortColumn)
-		}
-	}
+	require.Equal(t, 1, tr.Leaves())
+	require.Equal(t, "amount", tr.Root().SortColumn)
 }
 
 func TestLearnTreeErrors(t *testing.T) {
@@ -215,4 +260,53 @@ func TestTreeProjectionMatchesRewrite(t *testing.T) {
 	require.LessOrEqual(t, math.Abs(m.SkippedPct-p.SkippedPct), p.ErrorPP+math.Abs(p.BiasPP)+1)
 	require.Positive(t, p.BoundRatio)
 	require.Greater(t, p.SkippedPct, projs[1].SkippedPct, "the tree beats z-order on the workload it was learned for")
+}
+
+// TestTreeCacheReusesTheLearnedTree projects a tree layout twice on the same table with
+// the same sample options and learning workload: the second projection learns nothing
+// and projects the same tree, as a projection without the cache does. Another learning
+// workload learns anew; a cache of one tree forgets the first when it learns the second.
+func TestTreeCacheReusesTheLearnedTree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a real table")
+	}
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(42, 1))
+	_, _, _, st, total := arrivalTable(t, rng)
+	train, other, eval := accuracyWorkload(rng), accuracyWorkload(rng), accuracyWorkload(rng)
+	tree := layout.Layout{Strategy: layout.StrategyTree, Columns: []layout.Column{{Name: "ts"}, {Name: "amount"}, {Name: "d"}}, TargetFileSizeBytes: total/16 + 1}
+	cache := simulator.NewTreeCache(0)
+	opts := simulator.ProjectOptions{Sample: simulator.SampleOptions{RowsPerProjectedFile: 1000, Seed: 7}, TreeWorkload: train, TreeCache: cache}
+	project := func(o simulator.ProjectOptions) simulator.Projection {
+		t.Helper()
+		ps, err := simulator.Project(ctx, st, []layout.Layout{tree}, eval, o)
+		require.NoError(t, err)
+		require.NotEmpty(t, ps[0].Tree)
+		return ps[0]
+	}
+	first := project(opts)
+	learned := cache.Stats().Misses
+	require.Positive(t, learned, "one tree per sample the projection took")
+	require.Zero(t, cache.Stats().Hits)
+
+	again := project(opts)
+	require.Equal(t, simulator.TreeCacheStats{Hits: learned, Misses: learned}, cache.Stats(), "the same samples and workload: every tree reused")
+	require.JSONEq(t, string(first.Tree), string(again.Tree))
+	require.Equal(t, first.SkippedPct, again.SkippedPct)
+
+	uncached := opts
+	uncached.TreeCache = nil
+	require.JSONEq(t, string(first.Tree), string(project(uncached).Tree), "a hit is the tree a miss learns")
+
+	opts.TreeWorkload = other
+	project(opts)
+	require.Equal(t, 2*learned, cache.Stats().Misses, "another learning workload learns anew")
+
+	small := simulator.NewTreeCache(1)
+	opts.TreeCache, opts.Sample.RowsPerProjectedFile = small, 20_000 // one sample: every row
+	for _, w := range [][]simulator.Query{train, other, train} {
+		opts.TreeWorkload = w
+		project(opts)
+	}
+	require.Equal(t, simulator.TreeCacheStats{Misses: 3}, small.Stats(), "a cache of one tree forgot the first")
 }

@@ -19,8 +19,10 @@
 //     manifests) and record projected, actual and |projected − actual| per query, and
 //     the projected and written bytes (the size model that decides the file count).
 //
-// Shapes: the lineitem shape (TPC-H and Mixed workloads) or [Stream], a skewed
-// streaming shape (Zipf tenants, events in time order, a tenth late); Config.Partitioned
+// Shapes: the lineitem shape (TPC-H and Mixed workloads), [Stream], a skewed
+// streaming shape (Zipf tenants, events in time order, a tenth late), and two skewed
+// multi-dimensional shapes with a tree candidate: [Skewed], the one the tree learner
+// was tuned on, and [Fleet], written after it and not tuned on; Config.Partitioned
 // partitions by month(l_shipdate) or day(event_ts), and Config.Compacted bin-packs the
 // table with the real rewriter first, to one file per partition or a few, the shape
 // most production tables have after routine maintenance. Each Row carries the
@@ -54,7 +56,8 @@
 // whether the measurement fell within it and within 2 pp, and the files and bytes
 // projected and written. It writes bench/results/layout.json (suffixed with the workload,
 // file count, z-order mode, partitioning and compaction when they are not the
-// defaults). The streaming shape by day compacted to a few files per day,
+// defaults). With a tree candidate it also prints and records, per template, the files
+// the tree and the best sort or curve read (measured) and the tree's bound. The streaming shape by day compacted to a few files per day,
 // bench/results/layout-stream-30files-by-day-compacted-few.json, comes from
 //
 //	FLOE_BENCH_WORKLOAD=stream FLOE_BENCH_ROWS=600000 FLOE_BENCH_FILES=60 \

@@ -101,6 +101,11 @@ type Row struct {
 	SizeRatioActual    float64 `json:"size_ratio_actual"`
 	// QueryErrorsPP are |projected − actual| skip per eval query, in percentage points.
 	QueryErrorsPP []float64 `json:"query_errors_pp"`
+	// QueryFilesRead are the files iceberg-go's planner reads per eval query on the
+	// rewritten table, and QueryBoundFiles the projection's bound for each
+	// (simulator.QueryResult.BoundFiles).
+	QueryFilesRead  []int `json:"query_files_read"`
+	QueryBoundFiles []int `json:"query_bound_files"`
 	// RewriteSeconds is the wall time of the real rewrite.
 	RewriteSeconds float64 `json:"rewrite_seconds"`
 }
@@ -124,7 +129,9 @@ type Report struct {
 	// Templates names the template of each eval query, in query order.
 	Templates []string `json:"templates"`
 	// ProjectSeconds is the wall time of projecting every candidate for the eval
-	// workload (one sample, all layouts), to set against the rewrites' RewriteSeconds.
+	// workload (one sample, all layouts), to set against the rewrites' RewriteSeconds;
+	// the trees it projects were learned by the train projection on the same samples
+	// and are reused (simulator.TreeCache).
 	ProjectSeconds float64 `json:"project_seconds"`
 	// SampleSeconds is the wall time of taking that projection's sample alone (the
 	// workload's columns, sized for FilesAfter files), timed separately.
@@ -169,6 +176,24 @@ func (r Report) TemplateErrors() map[string]float64 {
 		sum[t] /= float64(n[t])
 	}
 	return sum
+}
+
+// TemplateFiles returns, per template of the workload, the mean files row's eval
+// queries of that template read on the rewritten table and the mean of their bounds.
+func (r Report) TemplateFiles(row Row) (read, bound map[string]float64) {
+	read, bound = map[string]float64{}, map[string]float64{}
+	n := map[string]int{}
+	for j, f := range row.QueryFilesRead {
+		t := r.Templates[j]
+		read[t] += float64(f)
+		bound[t] += float64(row.QueryBoundFiles[j])
+		n[t]++
+	}
+	for t := range n {
+		read[t] /= float64(n[t])
+		bound[t] /= float64(n[t])
+	}
+	return read, bound
 }
 
 // Find returns the row of layout l, or false.
@@ -380,7 +405,10 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 	for j := range eval {
 		rep.Templates = append(rep.Templates, wl.Templates[j%len(wl.Templates)])
 	}
-	trainP, err := simulator.Project(ctx, states[0], layouts, train, simulator.ProjectOptions{ZOrderMode: cfg.ZOrderMode})
+	// The train projection learns each tree on the train draw; the eval projection,
+	// taking the same samples, reuses it.
+	trees := simulator.NewTreeCache(0)
+	trainP, err := simulator.Project(ctx, states[0], layouts, train, simulator.ProjectOptions{ZOrderMode: cfg.ZOrderMode, TreeCache: trees})
 	if err != nil {
 		return Report{}, fmt.Errorf("evaluate layouts: project train workload: %w", err)
 	}
@@ -402,7 +430,7 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 	start = time.Now()
 	// A tree is learned on the train draw and projected for the eval draw: the rewrite
 	// writes what the recommender, which never sees the eval parameters, would have.
-	evalP, err := simulator.Project(ctx, states[0], layouts, eval, simulator.ProjectOptions{ZOrderMode: cfg.ZOrderMode, TreeWorkload: train})
+	evalP, err := simulator.Project(ctx, states[0], layouts, eval, simulator.ProjectOptions{ZOrderMode: cfg.ZOrderMode, TreeWorkload: train, TreeCache: trees})
 	if err != nil {
 		return Report{}, fmt.Errorf("evaluate layouts: project eval workload: %w", err)
 	}
@@ -455,6 +483,8 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 			proj := pq.SkippedFraction()
 			act := 1 - float64(mq.FilesScanned)/float64(max(m.FilesTotal, 1))
 			row.QueryErrorsPP = append(row.QueryErrorsPP, 100*math.Abs(proj-act))
+			row.QueryFilesRead = append(row.QueryFilesRead, mq.FilesScanned)
+			row.QueryBoundFiles = append(row.QueryBoundFiles, pq.BoundFiles)
 		}
 		rep.Results = append(rep.Results, row)
 	}

@@ -95,7 +95,7 @@ func TestLayoutHarnessSmallMixed(t *testing.T) {
 
 func TestWorkloads(t *testing.T) {
 	id := lake.Ident{Catalog: "c", Namespace: []string{layout.Namespace}, Name: "lineitem"}
-	for _, w := range []layout.Workload{layout.TPCH, layout.Mixed, layout.Skewed} {
+	for _, w := range []layout.Workload{layout.TPCH, layout.Mixed, layout.Skewed, layout.Fleet} {
 		t.Run(w.Name, func(t *testing.T) {
 			a := w.SQL("lineitem", 200_000, 1, 3)
 			b := w.SQL("lineitem", 200_000, 2, 3)
@@ -159,9 +159,9 @@ func treeVsBest(rep layout.Report) (tree, best layout.Row, ok bool) {
 // TestLayoutHarnessSkewedTree runs issue 46's skewed multi-dimensional shape at test
 // size: the tree, learned on the train draw of the workload and rewritten by the real
 // rewriter, is projected within 2 pp of what iceberg-go's planner measures on the eval
-// draw, and within its error bar. Issue 46's quality targets (at most three times the
-// bound's files, 5 pp over the best sort or curve) are not met by this first learner;
-// BenchmarkLayout reports them.
+// draw, and within its error bar, and skips at least 5 pp more files than the best sort
+// or curve (issue 46's target; the first learner trailed Hilbert here). Issue 46's other
+// target, at most three times the bound's files, is not met; BenchmarkLayout reports it.
 func TestLayoutHarnessSkewedTree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes and rewrites 200k-row tables")
@@ -178,6 +178,7 @@ func TestLayoutHarnessSkewedTree(t *testing.T) {
 	require.True(t, tree.WithinError, "projected %.2f ± %.2f vs actual %.2f", tree.ProjectedPct, tree.ErrorPP, tree.ActualPct)
 	require.Greater(t, tree.TreeLeaves, 1, "the workload's predicates cut the table")
 	require.Greater(t, tree.ActualPct, 20.0, "the tree skips files")
+	require.GreaterOrEqual(t, tree.ActualPct, best.ActualPct+5, "the tree beats %s by 5 pp, measured", best.Layout)
 }
 
 func envInt(b *testing.B, name string, def int) int {
@@ -206,7 +207,7 @@ func BenchmarkLayout(b *testing.B) {
 	workload := layout.TPCH
 	if s := os.Getenv("FLOE_BENCH_WORKLOAD"); s != "" {
 		w, ok := layout.Workloads[s]
-		require.True(b, ok, "FLOE_BENCH_WORKLOAD=%q: want tpch, mixed, stream or skewed", s)
+		require.True(b, ok, "FLOE_BENCH_WORKLOAD=%q: want tpch, mixed, stream, skewed or fleet", s)
 		workload = w
 	}
 	// T4 compares rank-normalized curves; FLOE_BENCH_ZORDER=iceberg measures Spark's key.
@@ -257,6 +258,23 @@ func BenchmarkLayout(b *testing.B) {
 			hilbert = c
 		}
 	}
+	name := "layout"
+	if workload.Name != layout.TPCH.Name {
+		name += "-" + workload.Name
+	}
+	if filesAfter != 120 {
+		name += fmt.Sprintf("-%dfiles", filesAfter)
+	}
+	if zmode != floelayout.ZOrderRank {
+		name += "-" + zmode.String()
+	}
+	if partitioned {
+		name += "-by-" + workload.PartitionTransform()
+	}
+	if compacted != "" {
+		name += "-compacted-" + compacted
+	}
+	res := bench.NewResult(name)
 	type target struct {
 		name string
 		met  bool
@@ -277,6 +295,17 @@ func BenchmarkLayout(b *testing.B) {
 		targets = append(targets,
 			target{"tree reads <= 3x the bound's files", tree.BoundRatio <= 3},
 			target{"tree >= best sort or curve + 5 pp", tree.ActualPct >= best.ActualPct+5})
+		// Per template: where the tree gains and where it trails.
+		treeRead, bound := rep.TemplateFiles(tree)
+		bestRead, _ := rep.TemplateFiles(best)
+		out += fmt.Sprintf("%-22s %12s %12s %12s   (mean files read per query, measured; of %d and %d files)\n", "template", "tree", "best", "tree bound", tree.FilesActual, best.FilesActual)
+		for _, name := range slices.Compact(slices.Clone(workload.Templates)) {
+			out += fmt.Sprintf("%-22s %12.2f %12.2f %12.2f\n", name, treeRead[name], bestRead[name], bound[name])
+			res.Figures["tree.template."+name+".files_read"] = treeRead[name]
+			res.Figures["best.template."+name+".files_read"] = bestRead[name]
+			res.Figures["tree.template."+name+".bound_files"] = bound[name]
+		}
+		res.Notes = append(res.Notes, "best sort or curve: "+best.Layout)
 	}
 	// Issue 41: every candidate's projection within 2 pp of the measurement and within
 	// its own error bar.
@@ -288,23 +317,6 @@ func BenchmarkLayout(b *testing.B) {
 		target{"T7 mean |error| <= 2 pp", mean <= 2},
 		target{"T7 p95 |error| <= 5 pp", p95 <= 5},
 		target{"every candidate within 2 pp and its error bar", held})
-	name := "layout"
-	if workload.Name != layout.TPCH.Name {
-		name += "-" + workload.Name
-	}
-	if filesAfter != 120 {
-		name += fmt.Sprintf("-%dfiles", filesAfter)
-	}
-	if zmode != floelayout.ZOrderRank {
-		name += "-" + zmode.String()
-	}
-	if partitioned {
-		name += "-by-" + workload.PartitionTransform()
-	}
-	if compacted != "" {
-		name += "-compacted-" + compacted
-	}
-	res := bench.NewResult(name)
 	res.Params["rows"] = rows
 	res.Params["files"] = rep.Files
 	res.Params["target_file_size_bytes"] = rep.TargetFileSizeBytes

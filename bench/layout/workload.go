@@ -102,7 +102,7 @@ var Mixed = Workload{
 }
 
 // Workloads are the workloads the harness knows, by name.
-var Workloads = map[string]Workload{TPCH.Name: TPCH, Mixed.Name: Mixed, Stream.Name: Stream, Skewed.Name: Skewed}
+var Workloads = map[string]Workload{TPCH.Name: TPCH, Mixed.Name: Mixed, Stream.Name: Stream, Skewed.Name: Skewed, Fleet.Name: Fleet}
 
 // PartitionTransform names the transform Config.Partitioned partitions the shape's
 // table by: "month" (of l_shipdate) for the lineitem shape, "day" (of event_ts) for
