@@ -63,6 +63,11 @@ func lockRunDir(dir string) (*RunDir, error) {
 	}
 	lock := filepath.Join(dir, "lock")
 	f, err := os.OpenFile(lock, os.O_CREATE|os.O_RDWR, 0o600)
+	if errors.Is(err, os.ErrNotExist) {
+		// A sweep that took an earlier attempt's directory removed it
+		// between the MkdirAll and here.
+		return nil, fmt.Errorf("%s was removed while created: %w", dir, errRunDirTaken)
+	}
 	if err != nil {
 		return nil, err
 	}
