@@ -247,6 +247,13 @@ func (s *Service) decide(ctx context.Context, req Request, dry bool) (Decision, 
 		// The approval of a layout change nobody makes is moot.
 		d.Approvals = slices.DeleteFunc(d.Approvals, func(a Approval) bool { return a.Step == StepCompact && a.How != "asked" })
 	}
+	if slices.ContainsFunc(d.Steps, func(sd StepDecision) bool { return sd.Step == StepCompact && sd.Run }) {
+		// A tree layout with no plan (the policy's, a typed one, the
+		// table's own) routes rows by the tree the table records.
+		if err := recordedTree(t, &opts.Compact); err != nil {
+			return d, fmt.Errorf("decide %s: %w", id, err)
+		}
+	}
 	d.Layout = opts.Compact.Layout
 	opts.Decisions = d.Steps
 	opts.Steps = asked

@@ -1,6 +1,7 @@
 package control
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/floe-project/floe/lake"
@@ -32,4 +33,49 @@ func declares(state *lake.State, l layout.Layout) bool {
 	}
 	have, err := layout.Parse(md.Properties().Get(rewriter.PropLayout, ""))
 	return err == nil && strings.EqualFold(have.String(), l.String())
+}
+
+// recordedTree gives a compaction into a tree layout that has no learned
+// tree — the policy's layout, one typed at the CLI, the table's own in a
+// scheduled run: anything but a plan, which carries its tree — the tree
+// the table recorded when it was rewritten into that layout
+// ([rewriter.RecordedTree]), so that rows appended since are routed into
+// the same leaves. A table that records no tree for the layout is left to
+// the compaction's own refusal (it needs a plan); a recorded tree that no
+// longer fits the schema is an error naming the column, never another
+// layout in its place.
+func recordedTree(t *Table, co *rewriter.CompactOptions) error {
+	if co.Layout.Strategy != layout.StrategyTree || co.Tree != nil || t.State == nil {
+		return nil
+	}
+	tree, err := rewriter.RecordedTree(t.State.Metadata, co.Layout)
+	if err != nil {
+		return fmt.Errorf("%w: re-plan it: floe plan %s", err, ShellArg(t.Ident.String()))
+	}
+	co.Tree = tree
+	return nil
+}
+
+// treeDrift is how far the table in state has drifted from the tree it
+// records: nil when it declares no tree layout or records no tree for it
+// (then there is nothing to measure against); only a Problem when the tree
+// no longer fits the schema.
+func treeDrift(state *lake.State) *lake.LayoutDrift {
+	if state == nil || state.Metadata == nil {
+		return nil
+	}
+	l, err := layout.Parse(state.Metadata.Properties().Get(rewriter.PropLayout, ""))
+	if err != nil || l.Strategy != layout.StrategyTree {
+		return nil
+	}
+	tree, err := rewriter.RecordedTree(state.Metadata, l)
+	if err != nil {
+		return &lake.LayoutDrift{Layout: l.String(), Problem: fmt.Sprintf("%v: re-plan it: floe plan %s", err, ShellArg(state.Ident.String()))}
+	}
+	if tree == nil {
+		return nil
+	}
+	d := rewriter.LayoutDrift(state, l, tree)
+	return &lake.LayoutDrift{Layout: l.String(), Files: d.Files, Rows: d.Rows, Bytes: d.Bytes,
+		Command: "floe compact " + ShellArg(state.Ident.String()) + " --layout " + ShellArg(l.String())}
 }

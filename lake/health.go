@@ -63,6 +63,11 @@ type Thresholds struct {
 	// drifted; files sorted by (a, b) overlap on b by design), when
 	// the table has at least MinFilesForSmallFileCheck files. Default: 0.5.
 	OverlapWarning float64
+	// LayoutDriftWarning on the share of live rows in data files that are
+	// not in the learned tree the table records (see [LayoutDrift]):
+	// appended since the table was rewritten into it, by floe or another
+	// writer. Default: 0.2.
+	LayoutDriftWarning float64
 	// FreshnessSLA is the policy's freshness_sla: a table whose last
 	// successful compaction is older than this is warning ("last compaction
 	// 63 h ago, SLA 48 h"), as is one never compacted whose history is
@@ -80,6 +85,7 @@ func DefaultThresholds() Thresholds {
 		DeleteRatioWarning: 0.1, DeleteRatioCritical: 0.5,
 		PartitionSkewWarning: 10,
 		OverlapWarning:       0.5,
+		LayoutDriftWarning:   0.2,
 	}
 }
 
@@ -113,6 +119,10 @@ type HealthOptions struct {
 	// when expiring removes enough. Nil when unknown: the advice is then
 	// "expire them".
 	Expiry *Expiry
+	// LayoutDrift is how far the table's files have drifted from the
+	// learned tree it records, measured by the caller (which knows which
+	// files are in a layout); nil when the table records none.
+	LayoutDrift *LayoutDrift
 	// LastCompaction is when floe last compacted the table successfully,
 	// from its run records, zero when unknown. A compaction that found
 	// nothing to rewrite commits no snapshot but still counts as fresh, so
@@ -131,6 +141,30 @@ type Expiry struct {
 	// Command runs the expiry on the table ("floe expire local.web.events");
 	// the advice adds the flags that keep fewer snapshots to it.
 	Command string
+}
+
+// LayoutDrift is how far a table has drifted from the learned tree it
+// records (its floe.layout is a tree layout, its floe.layout.tree the tree):
+// the live data files, rows and bytes not routed by that tree — appended
+// since the table was rewritten into it (by floe or any other writer), or
+// written by a tree learned before it. A compaction into the layout
+// re-clusters exactly those files into the same leaves and keeps the rest.
+type LayoutDrift struct {
+	// Layout is the layout the table declares, such as "tree(ts, account_id)".
+	Layout string `json:"layout"`
+	// Files, Rows and Bytes count the live data files not in the tree.
+	Files int   `json:"files"`
+	Rows  int64 `json:"rows"`
+	Bytes int64 `json:"bytes"`
+	// RowsRatio is Rows over the table's live records (0 for an empty
+	// table): the share of rows a query filtering on the tree's columns
+	// cannot skip by its leaves.
+	RowsRatio float64 `json:"rows_ratio"`
+	// Command re-clusters the files into the tree.
+	Command string `json:"command,omitempty"`
+	// Problem, when set, is why the drift cannot be measured: the recorded
+	// tree no longer fits the table's schema. The table needs a new plan.
+	Problem string `json:"problem,omitempty"`
 }
 
 // Metrics are a table's health figures. SmallFiles counts the data files
@@ -180,6 +214,9 @@ type Metrics struct {
 	// OrphanBytes is filled in once an orphan scan has run; -1 unknown.
 	OrphanBytes int64        `json:"orphan_bytes"`
 	Clustering  []Clustering `json:"clustering,omitempty"`
+	// LayoutDrift is how far the table has drifted from the learned tree
+	// it records; absent when it records none.
+	LayoutDrift *LayoutDrift `json:"layout_drift,omitempty"`
 }
 
 // Health is a table's metrics and class with the reasons that crossed a
@@ -412,6 +449,13 @@ func ComputeHealth(st *State, opts HealthOptions) (Health, error) {
 	for _, c := range cols {
 		m.Clustering = append(m.Clustering, MeasureClustering(c.name, c.id, st.DataFiles))
 	}
+	if opts.LayoutDrift != nil {
+		d := *opts.LayoutDrift
+		if m.Records > 0 {
+			d.RowsRatio = float64(d.Rows) / float64(m.Records)
+		}
+		m.LayoutDrift = &d
+	}
 	classify(&h, th, sortOrderColumns(st), judged, opts.Expiry)
 	deleteIssueReasons(&h, st.DeleteIssues)
 	return h, nil
@@ -552,6 +596,19 @@ func classify(h *Health, th Thresholds, sortCols []string, judged int64, exp *Ex
 			raise(Warning, "freshness: writes have waited %s for a compaction (%s), SLA %s", hours(backlog), last, hours(sla))
 		}
 	}
+	if d := m.LayoutDrift; d != nil {
+		switch {
+		case d.Problem != "":
+			raise(Warning, "layout drift: the table's %s cannot take new rows into its leaves: %s", d.Layout, d.Problem)
+		case th.LayoutDriftWarning > 0 && d.Files > 0 && d.RowsRatio >= th.LayoutDriftWarning:
+			advice := ""
+			if d.Command != "" {
+				advice = fmt.Sprintf("; %s re-clusters %d %s into the tree", d.Command, d.Files, plural(d.Files, "file", "files"))
+			}
+			raise(Warning, "layout drift: %.0f%% of rows (%d of %d data files) are not in the table's %s (threshold %.0f%%), and queries cannot skip them by its leaves%s",
+				100*d.RowsRatio, d.Files, m.DataFiles, d.Layout, 100*th.LayoutDriftWarning, advice)
+		}
+	}
 	if th.OverlapWarning > 0 && m.DataFiles >= th.MinFilesForSmallFileCheck {
 		for _, c := range m.Clustering {
 			// Files sorted by (a, b) are ordered by a alone: their b ranges
@@ -626,4 +683,11 @@ func durStr(d time.Duration) string {
 		return fmt.Sprintf("%.0fm", d.Minutes())
 	}
 	return strings.TrimSuffix(d.Round(time.Second).String(), "0s")
+}
+
+func plural(n int, one, other string) string {
+	if n == 1 {
+		return one
+	}
+	return other
 }

@@ -2,6 +2,7 @@ package lake_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,4 +75,54 @@ func TestHealthJudgesSmallFilesByTheFloor(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, h.Metrics.SmallFiles, "accepted on purpose: judged by the target as it is")
 	require.Equal(t, lake.Healthy, h.Status, h.Reasons)
+}
+
+// TestHealthLayoutDrift: the drift a caller measured from the table's recorded tree is
+// reported with its share of the table's rows, and warns, naming the command that
+// re-clusters it, from health.layout_drift.warning on; a tree that no longer fits the
+// schema warns whatever the share.
+func TestHealthLayoutDrift(t *testing.T) {
+	w := testlake.New(t)
+	tbl := w.CreateTable(t, "db", "drift", schema, nil, nil, nil)
+	sc := testlake.ArrowSchema(t, tbl)
+	d0 := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for i := range int64(4) {
+		tbl = testlake.Append(t, tbl, batch(t, sc, i*100, i*100+99, "eu", d0))
+	}
+	st := loadState(t, w, tbl)
+	for _, tc := range []struct {
+		name   string
+		drift  lake.LayoutDrift
+		ratio  float64
+		reason string // "" for none
+	}{
+		{name: "below the threshold", drift: lake.LayoutDrift{Layout: "tree(id)", Files: 1, Rows: 60, Command: "floe compact t --layout 'tree(id)'"}, ratio: 0.15},
+		{name: "at the threshold", drift: lake.LayoutDrift{Layout: "tree(id)", Files: 1, Rows: 80, Command: "floe compact t --layout 'tree(id)'"}, ratio: 0.2,
+			reason: "warning: layout drift: 20% of rows (1 of 4 data files) are not in the table's tree(id) (threshold 20%), and queries cannot skip them by its leaves; floe compact t --layout 'tree(id)' re-clusters 1 file into the tree"},
+		{name: "stale tree", drift: lake.LayoutDrift{Layout: "tree(id)", Problem: `column "id" is gone`}, ratio: 0,
+			reason: `warning: layout drift: the table's tree(id) cannot take new rows into its leaves: column "id" is gone`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := tc.drift
+			h, err := lake.ComputeHealth(st, lake.HealthOptions{Now: d0, LayoutDrift: &d, TargetFileSizeBytes: 1024})
+			require.NoError(t, err)
+			require.NotNil(t, h.Metrics.LayoutDrift)
+			require.InDelta(t, tc.ratio, h.Metrics.LayoutDrift.RowsRatio, 1e-9)
+			var drift []string
+			for _, r := range h.Reasons {
+				if strings.Contains(r, "layout drift") {
+					drift = append(drift, r)
+				}
+			}
+			if tc.reason == "" {
+				require.Empty(t, drift)
+				return
+			}
+			require.Equal(t, []string{tc.reason}, drift)
+			require.Equal(t, lake.Warning, h.Status)
+		})
+	}
+	h, err := lake.ComputeHealth(st, lake.HealthOptions{Now: d0})
+	require.NoError(t, err)
+	require.Nil(t, h.Metrics.LayoutDrift, "no tree recorded, nothing measured")
 }

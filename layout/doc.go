@@ -109,7 +109,10 @@
 // ([Tree.MarshalJSON]) with each column's type fingerprint, and [UnmarshalTree] checks it
 // against the schema and refuses anything that is not a well-formed tree (at most
 // [MaxTreeLeaves] leaves and [MaxTreeDepth] levels) with an error, never a panic. The
-// learner lives in package simulator, where the workload and the sample meet.
+// rewriter records the same JSON with the table it rewrote, and names the tree its files
+// were routed by with [Tree.Fingerprint], so later compactions route new rows into the
+// same leaves. The learner lives in package simulator, where the workload and the sample
+// meet.
 //
 // # Invariants
 //

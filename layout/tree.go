@@ -2,7 +2,9 @@ package layout
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -296,6 +298,22 @@ func (t *Tree) MarshalJSON() ([]byte, error) {
 		out.Nodes[i] = treeNodeJSON{Column: &c, Value: n.value, Inclusive: n.inclusive, Right: n.right, Rows: n.rows}
 	}
 	return marshal(out)
+}
+
+// Fingerprint names the tree in 16 hex digits: a hash of its persisted form
+// ([Tree.MarshalJSON]: columns and their types, cuts, leaves with their sort columns and
+// sampled row counts). Two trees with the same fingerprint route every row to the same
+// leaf; a tree loaded back with [UnmarshalTree] keeps its fingerprint. A rewrite records
+// it with the files it writes, so that a later compaction tells the files of this tree
+// from those of a tree learned before it on the same columns.
+func (t *Tree) Fingerprint() string {
+	data, err := t.MarshalJSON()
+	if err != nil {
+		// Every field of the persisted form marshals: only a bug gets here.
+		panic(fmt.Sprintf("layout: marshal tree: %v", err))
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:8])
 }
 
 // UnmarshalTree loads a tree written by [Tree.MarshalJSON], binding its columns to the

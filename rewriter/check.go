@@ -89,6 +89,9 @@ func CheckCompaction(st *lake.State, opts CompactOptions) error {
 	if err := opts.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := needTree(opts); err != nil {
+		errs = append(errs, err)
+	}
 	if l := opts.Layout; st.Metadata != nil && l.Strategy != "" {
 		if err := CheckLayout(st.Metadata.CurrentSchema(), l, opts.ZOrderMode); err != nil {
 			errs = append(errs, err)
@@ -120,4 +123,14 @@ func examplePartition(st *lake.State) string {
 		}
 	}
 	return "(the table is unpartitioned: leave --partition out)"
+}
+
+// needTree refuses a tree layout without its learned tree: a rewrite has no
+// workload to learn one from. A plan carries the tree it projected, and a
+// table rewritten into a tree records it ([RecordedTree]).
+func needTree(opts CompactOptions) error {
+	if opts.Layout.Strategy != layout.StrategyTree || opts.Tree != nil {
+		return nil
+	}
+	return MarkInvalidOptions(fmt.Errorf("layout %s needs its learned tree, and the table records none for it: simulate or plan it with the workload (floe plan), then run the plan", opts.Layout))
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
 
@@ -27,7 +28,35 @@ const (
 	// back from its files and found equal to the rows of the files it
 	// replaced ("rows=… sum=… xor=…", see [ContentCheck]).
 	PropContent = "floe.content"
+	// PropLayoutTreeID is the [layout.Tree.Fingerprint] of the learned tree a
+	// tree layout's rewrite routed its rows by: the snapshot summary of a
+	// tree rewrite carries it next to floe.layout, so that a later
+	// compaction knows which files are in the tree the table records
+	// ([PropLayoutTree]) and which were written by a tree learned before it.
+	PropLayoutTreeID = "floe.layout.tree-id"
 )
+
+// Table properties floe declares a layout with, besides floe.layout
+// ([PropLayout], also a table property) and the Iceberg sort order.
+const (
+	// PropLayoutTree is the learned tree of a table whose floe.layout is a
+	// tree layout, as compact JSON ([layout.Tree.MarshalJSON]). It is set in
+	// the same commit as the files written in that tree, and removed by the
+	// commit that declares another layout (bin-pack declares none and keeps
+	// it). A compaction with no plan routes new rows into the same leaves
+	// with it ([RecordedTree]). At most [MaxTreePropertyBytes].
+	PropLayoutTree = "floe.layout.tree"
+)
+
+// MaxTreePropertyBytes bounds the JSON of a tree recorded in
+// [PropLayoutTree]: 256 KiB, about 2,500 leaves. Table properties live in
+// the table's metadata file, which every commit writes anew and every
+// reader parses, so a large tree would tax every writer of the table for
+// as long as the layout lasts. A tree too large is refused before the
+// rewrite reads anything (see [CompactOptions.Validate]), not trimmed: a
+// trimmed tree would route rows to other leaves than the ones projected.
+// Learn a coarser one (a larger target file size makes fewer leaves).
+const MaxTreePropertyBytes = 256 << 10
 
 // CommitGroup is one rewritten group of files, ready to replace its inputs in
 // one atomic replace snapshot.
@@ -98,6 +127,11 @@ type Declaration struct {
 	// whose sort_order_id names the wrong order.
 	SortOrder   *table.SortOrder
 	SortOrderID int
+	// Tree, with a tree Layout, is the learned tree's JSON, recorded as
+	// [PropLayoutTree]. With another Layout, a recorded tree is removed: it
+	// no longer describes the table's files. An empty Layout (bin-pack)
+	// keeps it.
+	Tree []byte
 }
 
 // stage adds the declaration's metadata updates to tx, made on head.
@@ -117,8 +151,23 @@ func (d *Declaration) stage(head *lake.State, tx *table.Transaction) error {
 		}
 	}
 	props := iceberg.Properties{}
-	if d.Layout != "" && head.Metadata.Properties().Get(PropLayout, "") != d.Layout {
+	have := head.Metadata.Properties()
+	if d.Layout != "" && have.Get(PropLayout, "") != d.Layout {
 		props[PropLayout] = d.Layout
+	}
+	var drop []string
+	switch {
+	case len(d.Tree) > 0 && have.Get(PropLayoutTree, "") != string(d.Tree):
+		props[PropLayoutTree] = string(d.Tree)
+	case len(d.Tree) == 0 && d.Layout != "":
+		if _, ok := have[PropLayoutTree]; ok {
+			drop = append(drop, PropLayoutTree)
+		}
+	}
+	if len(drop) > 0 {
+		if err := tx.RemoveProperties(drop); err != nil {
+			return fmt.Errorf("remove %v: %w", drop, err)
+		}
 	}
 	if d.TargetFileSizeBytes > 0 {
 		if v := strconv.FormatInt(d.TargetFileSizeBytes, 10); head.Metadata.Properties().Get(lake.PropRewriteTargetFileSize, "") != v {
@@ -129,9 +178,20 @@ func (d *Declaration) stage(head *lake.State, tx *table.Transaction) error {
 		return nil
 	}
 	if err := tx.SetProperties(props); err != nil {
-		return fmt.Errorf("declare %v: %w", props, err)
+		return fmt.Errorf("declare %v: %w", propNames(props), err)
 	}
 	return nil
+}
+
+// propNames lists the names of props, sorted, for an error: a tree's JSON is
+// too long to print.
+func propNames(props iceberg.Properties) []string {
+	out := make([]string, 0, len(props))
+	for k := range props {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // sortOrderIDIn is the id so has, or would get when added, in md: the id of

@@ -2,14 +2,17 @@ package rewriter_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
+	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/layout"
 	"github.com/floe-project/floe/rewriter"
 )
@@ -32,19 +35,7 @@ func TestCompactTree(t *testing.T) {
 
 	sc, err := table.SchemaToArrowSchema(st.Metadata.CurrentSchema(), nil, true, false)
 	require.NoError(t, err)
-	b := array.NewInt64Builder(memory.DefaultAllocator)
-	b.Append(10000)
-	arr := b.NewArray()
-	b.Release()
-	cut, err := layout.ValueKey(arr, 0)
-	arr.Release()
-	require.NoError(t, err)
-	opts.Tree, err = layout.NewTree(sc, &layout.TreeNode{
-		Cut:   &layout.TreeCut{Column: "id", Value: cut},
-		Left:  &layout.TreeNode{SortColumn: "v"},
-		Right: &layout.TreeNode{SortColumn: "id"},
-	})
-	require.NoError(t, err)
+	opts.Tree = idTree(t, sc, 10000)
 	plan, err := rewriter.PlanCompaction(st, opts)
 	require.NoError(t, err)
 	require.Len(t, plan.Groups, 2)
@@ -70,4 +61,227 @@ func TestCompactTree(t *testing.T) {
 	again, err := rewriter.PlanCompaction(after, opts)
 	require.NoError(t, err)
 	require.Empty(t, again.Groups, "%s", groupSummary(again))
+}
+
+// idTree is the tree that cuts id < at: the rows below sorted by v, the rest by id.
+func idTree(t *testing.T, sc *arrow.Schema, at int64) *layout.Tree {
+	t.Helper()
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	b.Append(at)
+	arr := b.NewArray()
+	b.Release()
+	cut, err := layout.ValueKey(arr, 0)
+	arr.Release()
+	require.NoError(t, err)
+	tree, err := layout.NewTree(sc, &layout.TreeNode{
+		Cut:   &layout.TreeCut{Column: "id", Value: cut},
+		Left:  &layout.TreeNode{SortColumn: "v"},
+		Right: &layout.TreeNode{SortColumn: "id"},
+	})
+	require.NoError(t, err)
+	return tree
+}
+
+// TestCompactTreeRecorded: a rewrite into a tree records the learned tree with the table
+// (floe.layout.tree) in the commit of its files, and each snapshot names it; a later
+// compaction with the tree read back from the table (as a policy's or scheduled one does,
+// with no plan) routes the rows appended since into the same leaves and keeps every row:
+// a few rows with the partition rewritten whole, many rows alone, the files in the tree
+// kept; a rewrite into a tree learned afterwards rewrites every file; a
+// rewrite into another layout removes the recorded tree; and dropping a column the tree
+// sorts on makes the recorded tree fail to load with an error naming the column.
+func TestCompactTreeRecorded(t *testing.T) {
+	ctx := context.Background()
+	tt := fillTwins(t)
+	st := tt.state(t, tt.tbl)
+	l, err := layout.Parse("tree(id, v)")
+	require.NoError(t, err)
+	sc, err := table.SchemaToArrowSchema(st.Metadata.CurrentSchema(), nil, true, false)
+	require.NoError(t, err)
+	tree := idTree(t, sc, 10000)
+	opts := rewriter.CompactOptions{Layout: l, Tree: tree, TargetFileSizeBytes: 16 << 10, Commit: rewriter.CommitOptions{Sleep: instantSleep}}
+	compact := func(st *lake.State, opts rewriter.CompactOptions) (rewriter.CompactPlan, rewriter.CompactResult) {
+		t.Helper()
+		plan, err := rewriter.PlanCompaction(st, opts)
+		require.NoError(t, err)
+		res, err := rewriter.Compact(ctx, st, plan, opts)
+		require.NoError(t, err)
+		require.Empty(t, res.Skipped)
+		tt.tbl = res.Table
+		tt.requireSameRows(t)
+		return plan, res
+	}
+	compact(st, opts)
+
+	after := tt.state(t, tt.tbl)
+	want, err := tree.MarshalJSON()
+	require.NoError(t, err)
+	require.JSONEq(t, string(want), after.Metadata.Properties()[rewriter.PropLayoutTree], "the tree is recorded with the table")
+	require.Equal(t, tree.Fingerprint(), after.Snapshots[len(after.Snapshots)-1].Summary[rewriter.PropLayoutTreeID])
+	recorded, err := rewriter.RecordedTree(after.Metadata, l)
+	require.NoError(t, err)
+	require.NotNil(t, recorded)
+	require.Equal(t, tree.Fingerprint(), recorded.Fingerprint(), "the tree read back is the tree written")
+	other, err := layout.Parse("tree(id, v, region)")
+	require.NoError(t, err)
+	none, err := rewriter.RecordedTree(after.Metadata, other)
+	require.NoError(t, err)
+	require.Nil(t, none, "the table records no tree for a layout it does not declare")
+	d := rewriter.LayoutDrift(after, l, recorded)
+	require.Zero(t, d.Files)
+	require.Equal(t, len(after.DataFiles), d.DataFiles)
+
+	// Appended by iceberg-go, not floe: rows of both leaves, in two files, fewer than
+	// TreeAppendFilesPerLeaf files' worth a leaf: the partition is rewritten whole.
+	tt.appendBoth(t, -3000, 3000, "eu")
+	tt.appendBoth(t, 30000, 3000, "eu")
+	appended := tt.state(t, tt.tbl)
+	d = rewriter.LayoutDrift(appended, l, recorded)
+	require.Equal(t, 2, d.Files)
+	require.Equal(t, int64(6000), d.Rows)
+	opts.Tree = recorded
+	plan, _ := compact(appended, opts)
+	require.Len(t, plan.Groups, 1, "only the partition appended to: %s", groupSummary(plan))
+	require.Equal(t, "region=eu", plan.Groups[0].Partition)
+	require.Contains(t, strings.Join(plan.Groups[0].Reasons, "; "), "not spread thin across leaves")
+	eu := 0
+	for _, f := range appended.DataFiles {
+		if f.PartitionKey == "region=eu" {
+			eu++
+		}
+	}
+	require.Equal(t, eu, plan.Groups[0].Files)
+	compacted := tt.state(t, tt.tbl)
+	require.Zero(t, rewriter.LayoutDrift(compacted, l, recorded).Files, "the appended rows are in the tree now")
+
+	// Many more rows: routed into the leaves alone, the files in the tree kept.
+	before := len(compacted.DataFiles)
+	tt.appendBoth(t, -40000, 40000, "eu")
+	tt.appendBoth(t, 30000, 40000, "eu")
+	appended = tt.state(t, tt.tbl)
+	plan, res := compact(appended, opts)
+	require.Len(t, plan.Groups, 1, "only the partition appended to: %s", groupSummary(plan))
+	require.Less(t, plan.Groups[0].Files, before/2+2, "the files in the tree are kept: %v", plan.Groups[0].Reasons)
+	require.Contains(t, strings.Join(plan.Groups[0].Reasons, "; "), "in the tree already, kept")
+	require.Positive(t, res.FilesOut)
+	compacted = tt.state(t, tt.tbl)
+	require.Zero(t, rewriter.LayoutDrift(compacted, l, recorded).Files, "the appended rows are in the tree now")
+	// The appended rows are grouped by leaf, as a rewrite of the whole table groups them:
+	// only the file the writer cuts across the boundary holds rows of both leaves.
+	var fresh, straddling int
+	for _, f := range compacted.DataFiles {
+		if f.SnapshotID != compacted.Current.SnapshotID {
+			continue
+		}
+		fresh++
+		lo, hi := f.Lower[1].(iceberg.Int64Literal), f.Upper[1].(iceberg.Int64Literal)
+		if lo < 10000 && hi >= 10000 {
+			straddling++
+		}
+	}
+	t.Logf("%d files in the tree, 2 files appended, rewritten into %d (%d straddle the cut)", before, fresh, straddling)
+	require.GreaterOrEqual(t, fresh, 2)
+	require.LessOrEqual(t, straddling, 1, "rows are routed to their leaves")
+	// What is left are the small files at the end of each rewrite's run of leaves: the
+	// next compaction merges them (two or more in a partition), and the one after has
+	// nothing to do.
+	again, err := rewriter.PlanCompaction(compacted, opts)
+	require.NoError(t, err)
+	for _, g := range again.Groups {
+		require.NotContains(t, strings.Join(g.Reasons, "; "), " not in ", "%s", groupSummary(again))
+		require.NotContains(t, strings.Join(g.Reasons, "; "), "unknown", "%s", groupSummary(again))
+	}
+	if len(again.Groups) > 0 {
+		_, res := compact(compacted, opts)
+		require.Positive(t, res.FilesIn)
+		compacted = tt.state(t, tt.tbl)
+		again, err = rewriter.PlanCompaction(compacted, opts)
+		require.NoError(t, err)
+	}
+	require.Empty(t, again.Groups, "%s", groupSummary(again))
+
+	// A tree learned afterwards on the same columns routes rows elsewhere: the files of
+	// the recorded one are not in it.
+	relearned := idTree(t, sc, 15000)
+	require.NotEqual(t, tree.Fingerprint(), relearned.Fingerprint())
+	ropts := opts
+	ropts.Tree = relearned
+	replan, err := rewriter.PlanCompaction(compacted, ropts)
+	require.NoError(t, err)
+	require.Len(t, replan.Groups, 2, "every partition is rewritten into the new tree")
+	require.Equal(t, len(compacted.DataFiles), replan.InputFiles)
+
+	// Another layout removes the recorded tree in the commit of its files.
+	sortOpts := opts
+	sortOpts.Layout, sortOpts.Tree = layout.Layout{Strategy: layout.StrategySort, Columns: []layout.Column{{Name: "id"}}}, nil
+	compact(compacted, sortOpts)
+	sorted := tt.state(t, tt.tbl)
+	require.Equal(t, "sort(id)", sorted.Metadata.Properties()[rewriter.PropLayout])
+	require.NotContains(t, sorted.Metadata.Properties(), rewriter.PropLayoutTree)
+	gone, err := rewriter.RecordedTree(sorted.Metadata, l)
+	require.NoError(t, err)
+	require.Nil(t, gone)
+
+	// Back in the tree, then v is dropped: the recorded tree sorts a leaf on it.
+	compact(sorted, opts)
+	tx := tt.tbl.NewTransaction()
+	u := tx.UpdateSchema(true, false)
+	u.DeleteColumn([]string{"v"})
+	require.NoError(t, u.Commit())
+	tt.tbl, err = tx.Commit(ctx)
+	require.NoError(t, err)
+	_, err = rewriter.RecordedTree(tt.tbl.Metadata(), l)
+	require.ErrorIs(t, err, rewriter.ErrStaleTree)
+	require.ErrorIs(t, err, rewriter.ErrInvalidOptions)
+	require.ErrorContains(t, err, `"v"`)
+	require.ErrorContains(t, err, "floe plan")
+}
+
+// TestCompactTreeTooLarge: a tree whose JSON would not fit the table property is refused
+// before anything is read, naming the bound.
+func TestCompactTreeTooLarge(t *testing.T) {
+	tt := fillTwins(t)
+	st := tt.state(t, tt.tbl)
+	sc, err := table.SchemaToArrowSchema(st.Metadata.CurrentSchema(), nil, true, false)
+	require.NoError(t, err)
+	small := wideTree(t, sc, 6)
+	data, err := small.MarshalJSON()
+	require.NoError(t, err)
+	require.Less(t, len(data), rewriter.MaxTreePropertyBytes)
+	l, err := layout.Parse("tree(id, v)")
+	require.NoError(t, err)
+	_, err = rewriter.PlanCompaction(st, rewriter.CompactOptions{Layout: l, Tree: small})
+	require.NoError(t, err, "64 leaves fit")
+
+	big := wideTree(t, sc, 12)
+	data, err = big.MarshalJSON()
+	require.NoError(t, err)
+	require.Greater(t, len(data), rewriter.MaxTreePropertyBytes)
+	_, err = rewriter.PlanCompaction(st, rewriter.CompactOptions{Layout: l, Tree: big})
+	require.ErrorIs(t, err, rewriter.ErrInvalidOptions)
+	require.ErrorContains(t, err, "4096 leaves")
+	require.ErrorContains(t, err, "floe.layout.tree")
+}
+
+// wideTree is a balanced tree of depth levels cutting id at evenly spaced values.
+func wideTree(t *testing.T, sc *arrow.Schema, depth int) *layout.Tree {
+	t.Helper()
+	var build func(lo, hi int64, d int) *layout.TreeNode
+	build = func(lo, hi int64, d int) *layout.TreeNode {
+		if d == 0 {
+			return &layout.TreeNode{SortColumn: "v"}
+		}
+		mid := (lo + hi) / 2
+		b := array.NewInt64Builder(memory.DefaultAllocator)
+		b.Append(mid)
+		arr := b.NewArray()
+		b.Release()
+		cut, err := layout.ValueKey(arr, 0)
+		arr.Release()
+		require.NoError(t, err)
+		return &layout.TreeNode{Cut: &layout.TreeCut{Column: "id", Value: cut}, Left: build(lo, mid, d-1), Right: build(mid, hi, d-1), Rows: 1000}
+	}
+	tree, err := layout.NewTree(sc, build(0, 1<<20, depth))
+	require.NoError(t, err)
+	return tree
 }

@@ -73,6 +73,15 @@ var ErrInvalidOptions = errors.New("rewriter: invalid options")
 // help. Test with errors.Is; check [Engine.CanWrite] first to avoid it.
 var ErrLayoutUnsupported = fmt.Errorf("%w: layout not supported by the engine", ErrInvalidOptions)
 
+// ErrStaleTree wraps [ErrInvalidOptions]: the learned tree a table records
+// ([PropLayoutTree]) no longer fits the table's schema — a column it cuts or
+// sorts on was dropped, renamed or changed type since it was learned.
+// [RecordedTree] returns it, naming the column. A compaction into the
+// table's tree layout cannot route rows into its leaves until the table is
+// planned again (floe plan), and floe never falls back to another layout
+// without saying so; retrying cannot help. Test with errors.Is.
+var ErrStaleTree = fmt.Errorf("%w: the table's recorded tree no longer fits its schema", ErrInvalidOptions)
+
 // MarkInvalidOptions marks err as [ErrInvalidOptions] without adding the
 // sentinel's text to its message: errors.Is(MarkInvalidOptions(err),
 // ErrInvalidOptions) holds, and the message is err's. Nil stays nil.

@@ -51,7 +51,9 @@ committed as one atomic 'replace' snapshot; on a concurrent commit floe
 reloads the table, re-validates that every input is still live and untouched
 by new deletes, and retries; a group whose inputs changed is skipped, never
 committed blindly. A sort becomes the table's sort order; z-order and Hilbert
-are recorded in the table property floe.layout.
+are recorded in the table property floe.layout, and a tree (written from a
+plan) with its learned tree in floe.layout.tree: --layout 'tree(…)' on a table
+that records one routes rows appended since into the same leaves.
 
 --max-bytes / --max-files-fraction bound one run (oldest data first), so a
 large backlog is worked down over several runs.

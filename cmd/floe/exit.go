@@ -163,7 +163,7 @@ func classify(err error) int {
 	case errors.Is(err, context.Canceled):
 		return exitCancel
 	case errors.As(err, &fe), errors.Is(err, config.ErrInvalid), errors.Is(err, rewriter.ErrUnsafeAge),
-		errors.Is(err, layout.ErrColumnNotFound), errors.Is(err, rewriter.ErrLayoutUnsupported), errors.Is(err, rewriter.ErrScopeUnsupported),
+		errors.Is(err, layout.ErrColumnNotFound), errors.Is(err, rewriter.ErrLayoutUnsupported), errors.Is(err, rewriter.ErrScopeUnsupported), errors.Is(err, rewriter.ErrStaleTree),
 		errors.Is(err, collectors.ErrUnknownSource):
 		return exitUsage
 	case errors.Is(err, lake.ErrNoSuchTable), errors.Is(err, catalog.ErrNoSuchTable),

@@ -181,6 +181,8 @@ var keys = []keySpec{
 	{name: "health.partition_skew.warning", kind: kindFloat, min: 1.5, max: 1_000_000, zeroOff: true, def: "10", doc: "max/median data files per partition (0: off; a skew is at least 1)",
 		set: func(p *Policy, v any) { p.Health.PartitionSkewWarning = v.(float64) }},
 	{name: "health.overlap.warning", kind: kindFloat, max: 1, def: "0.5", set: func(p *Policy, v any) { p.Health.OverlapWarning = v.(float64) }},
+	{name: "health.layout_drift.warning", kind: kindFloat, max: 1, def: "0.2", doc: "share of rows not in the learned tree the table records (0: off)",
+		set: func(p *Policy, v any) { p.Health.LayoutDriftWarning = v.(float64) }},
 }
 
 // spec returns the key called name.

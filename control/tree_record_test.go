@@ -1,0 +1,262 @@
+package control_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/table"
+	"github.com/stretchr/testify/require"
+
+	"github.com/floe-project/floe/analyzer/extract"
+	"github.com/floe-project/floe/control"
+	"github.com/floe-project/floe/control/store"
+	"github.com/floe-project/floe/internal/oracle"
+	"github.com/floe-project/floe/internal/testlake"
+	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
+	"github.com/floe-project/floe/rewriter"
+	"github.com/floe-project/floe/simulator"
+)
+
+// appendMixed appends a file of n rows written by iceberg-go (not floe): id ascending from
+// start, or, when start is negative, uniform in [0, 32000) (rows like the ones the tree
+// was learned on, arriving late); k uniform in [0, 1000), amount uniform in [0, 1000).
+func appendMixed(t *testing.T, tbl *table.Table, rng *rand.Rand, start, n int) *table.Table {
+	t.Helper()
+	b := array.NewRecordBuilder(memory.DefaultAllocator, testlake.ArrowSchema(t, tbl))
+	defer b.Release()
+	for j := range n {
+		id := int64(start + j)
+		if start < 0 {
+			id = rng.Int64N(32_000)
+		}
+		b.Field(0).(*array.Int64Builder).Append(id)
+		b.Field(1).(*array.Int64Builder).Append(rng.Int64N(1000))
+		b.Field(2).(*array.Float64Builder).Append(float64(rng.IntN(100_000)) / 100)
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	return testlake.Append(t, tbl, rec)
+}
+
+// TestTreeKeptThroughAppends is issue 46's "later appends compacted into the tree keep the
+// skip rate", on a real table: a plan rewrites it into a learned tree; iceberg-go appends
+// a quarter more rows; health measures the drift and warns; a scheduled run by the
+// table's policy (its layout the tree the table declares, no plan) routes the appended
+// rows into the same leaves — too few to fill files of their own in each leaf, with the
+// partition's files. Then more than rewriter.TreeAppendFilesPerLeaf files' worth a leaf
+// is appended and routed alone, the files in the tree left as they are. Each time the
+// files skipped for the workload, counted by iceberg-go's own planner, stay within 2 pp of
+// what the plan's rewrite reached, DuckDB reads every row back, and the drift goes back to
+// zero. Then a column the tree cuts on is dropped: the next compaction refuses, naming
+// it, and health says so.
+func TestTreeKeptThroughAppends(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes, plans and rewrites a real table several times")
+	}
+	ctx := t.Context()
+	w := testlake.New(t)
+	if c, ok := w.Catalog.(catalog.Closer); ok {
+		t.Cleanup(func() { require.NoError(t, c.Close()) })
+	}
+	schema := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "k", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 3, Name: "amount", Type: iceberg.PrimitiveTypes.Float64, Required: true})
+	tbl := w.CreateTable(t, "db", "mixed", schema, nil, nil, nil)
+	id := lake.Ident{Catalog: w.Name, Namespace: []string{"db"}, Name: "mixed"}
+	rng := rand.New(rand.NewPCG(46, 3))
+	for f := range 8 {
+		tbl = appendMixed(t, tbl, rng, f*4000, 4000)
+	}
+	st := openStore(t)
+	state, err := lake.LoadState(ctx, id, tbl, lake.LoadOptions{})
+	require.NoError(t, err)
+	var bytes int64
+	for _, f := range state.DataFiles {
+		bytes += f.SizeBytes
+	}
+
+	// The workload: ranges of id, lookups of k, and the largest amounts.
+	qrng := rand.New(rand.NewPCG(7, 46))
+	var stmts []string
+	for range 6 {
+		lo := qrng.IntN(30_500)
+		stmts = append(stmts,
+			fmt.Sprintf("SELECT * FROM db.mixed WHERE id BETWEEN %d AND %d", lo, lo+1500),
+			fmt.Sprintf("SELECT * FROM db.mixed WHERE k = %d", qrng.IntN(1000)),
+			fmt.Sprintf("SELECT * FROM db.mixed WHERE amount > %d", 985+qrng.IntN(10)))
+	}
+	trino, err := extract.ParseDialect("trino")
+	require.NoError(t, err)
+	treeLayout, err := layout.Parse("tree(id, k, amount)")
+	require.NoError(t, err)
+	prop, err := control.PlanBest(ctx, w.Catalog, st, state, control.PlanOptions{By: "ana", Force: true, Project: control.ProjectOptions{
+		Layouts: []layout.Layout{treeLayout}, Seed: 1, TargetFileSizeBytes: bytes/16 + 1,
+		Workload: control.WorkloadOptions{SQL: strings.NewReader(strings.Join(stmts, ";\n")), SQLName: "q.sql", Dialect: trino},
+	}})
+	require.NoError(t, err)
+	require.NotNil(t, prop.Plan)
+	require.Equal(t, layout.StrategyTree, prop.Plan.Layout.Strategy)
+	require.NotEmpty(t, prop.Plan.Projection.Tree)
+	queries := prop.Projections.Workload.Queries
+	require.Len(t, queries, len(stmts))
+	_, err = control.ApprovePlan(ctx, st, prop.Plan.ID, "bo", time.Now())
+	require.NoError(t, err)
+
+	svc := serviceOf(t, w, st, "default:\n  allow_small_target_file_size: true\n")
+	planned, err := svc.Run(ctx, control.Request{Table: id, PlanID: prop.Plan.ID, Steps: []string{control.StepCompact}})
+	require.NoError(t, err)
+	require.Equal(t, control.StatusDone, stepsOf(planned.Run)[control.StepCompact].Status)
+
+	load := func() *table.Table {
+		t.Helper()
+		tbl, err := lake.LoadTable(ctx, w.Catalog, id)
+		require.NoError(t, err)
+		return tbl
+	}
+	skipped := func(tbl *table.Table) (float64, int) {
+		t.Helper()
+		m, err := simulator.Measure(ctx, tbl, queries)
+		require.NoError(t, err)
+		return m.SkippedPct, m.FilesTotal
+	}
+	health := func() lake.Health {
+		t.Helper()
+		h, err := svc.Health(ctx, id, control.HealthRequest{})
+		require.NoError(t, err)
+		return h
+	}
+	tbl = load()
+	declared := tbl.Properties()[rewriter.PropLayout]
+	require.NotEmpty(t, tbl.Properties()[rewriter.PropLayoutTree], "the plan's rewrite records its tree")
+	inTree, filesInTree := skipped(tbl)
+	h := health()
+	require.NotNil(t, h.Metrics.LayoutDrift)
+	require.Zero(t, h.Metrics.LayoutDrift.Files, "every file is in the tree")
+	require.Equal(t, declared, h.Metrics.LayoutDrift.Layout)
+
+	// A quarter more rows like the first, appended by iceberg-go in three files.
+	for range 3 {
+		tbl = appendMixed(t, tbl, rng, -1, 4000)
+	}
+	appendedSkip, filesAppended := skipped(tbl)
+	h = health()
+	d := h.Metrics.LayoutDrift
+	require.NotNil(t, d)
+	require.Equal(t, 3, d.Files)
+	require.Equal(t, int64(12_000), d.Rows)
+	require.InDelta(t, 12.0/44, d.RowsRatio, 1e-9)
+	require.Equal(t, lake.Warning, h.Status)
+	require.Contains(t, strings.Join(h.Reasons, "\n"), "layout drift: 27% of rows (3 of ")
+	require.Contains(t, strings.Join(h.Reasons, "\n"), "re-clusters 3 files into the tree")
+	want, err := oracle.ChecksumPreferDuckDB(ctx, tbl)
+	require.NoError(t, err)
+
+	// The daemon's path: the policy's layout is the tree the table declares, no plan.
+	daemon := serviceOf(t, w, st, fmt.Sprintf("default:\n  allow_small_target_file_size: true\n  layout: %q\n", declared))
+	run, err := daemon.Run(ctx, control.Request{Table: id, Trigger: control.TriggerScheduled})
+	require.NoError(t, err)
+	require.Empty(t, run.Decision.Plan, "no plan runs")
+	compact := stepsOf(run.Run)[control.StepCompact]
+	require.Equal(t, control.StatusDone, compact.Status, compact.Reason)
+	require.Equal(t, declared, run.Decision.Layout.String())
+	require.NotNil(t, compact.Report.Compact)
+	cr := compact.Report.Compact
+	// A quarter more rows is less than two files' worth for each of the tree's leaves:
+	// routed alone, they would make files that each span several leaves, so the partition
+	// is rewritten whole, into the same leaves.
+	require.Len(t, cr.Plan.Groups, 1)
+	require.Contains(t, strings.Join(cr.Plan.Groups[0].Reasons, "; "), "not spread thin across leaves")
+	require.Equal(t, filesAppended, cr.FilesIn)
+
+	tbl = load()
+	got, err := oracle.ChecksumPreferDuckDB(ctx, tbl)
+	require.NoError(t, err)
+	require.Equal(t, want, got, "every row is kept")
+	kept, filesKept := skipped(tbl)
+	t.Logf("files skipped: %.1f%% of %d files in the tree, %.1f%% of %d after the append, %.1f%% of %d once compacted (%d files rewritten into %d)",
+		inTree, filesInTree, appendedSkip, filesAppended, kept, filesKept, cr.FilesIn, cr.FilesOut)
+	require.Less(t, appendedSkip, inTree-2, "the appended files are read by every query the tree served")
+	require.LessOrEqual(t, math.Abs(kept-inTree), 2.0, "compacted into the tree, the skip rate is kept")
+	h = health()
+	require.NotNil(t, h.Metrics.LayoutDrift)
+	require.Zero(t, h.Metrics.LayoutDrift.Files, "drift back to zero")
+	require.NotContains(t, strings.Join(h.Reasons, "\n"), "layout drift")
+	require.Equal(t, declared, tbl.Properties()[rewriter.PropLayout])
+
+	// Enough rows to fill more than two files per leaf are routed into the tree alone, the
+	// files already there kept.
+	recorded, err := rewriter.RecordedTree(tbl.Metadata(), treeLayout)
+	require.NoError(t, err)
+	state, err = lake.LoadState(ctx, id, tbl, lake.LoadOptions{})
+	require.NoError(t, err)
+	var rows, size int64
+	for _, f := range state.DataFiles {
+		rows += f.Records
+		size += f.SizeBytes
+	}
+	target, err := strconv.ParseInt(tbl.Properties()[lake.PropRewriteTargetFileSize], 10, 64)
+	require.NoError(t, err)
+	perFile := float64(target) * float64(rows) / float64(size)
+	files := int(math.Ceil(rewriter.TreeAppendFilesPerLeaf * float64(recorded.Leaves()) * perFile * 1.2 / 4000))
+	for range files {
+		tbl = appendMixed(t, tbl, rng, -1, 4000)
+	}
+	want, err = oracle.ChecksumPreferDuckDB(ctx, tbl)
+	require.NoError(t, err)
+	run, err = daemon.Run(ctx, control.Request{Table: id, Trigger: control.TriggerScheduled})
+	require.NoError(t, err)
+	compact = stepsOf(run.Run)[control.StepCompact]
+	require.Equal(t, control.StatusDone, compact.Status, compact.Reason)
+	cr = compact.Report.Compact
+	require.Equal(t, files, cr.FilesIn, "only the appended files are rewritten: %v", cr.Plan.Groups)
+	require.Contains(t, strings.Join(cr.Plan.Groups[0].Reasons, "; "), "in the tree already, kept")
+	tbl = load()
+	got, err = oracle.ChecksumPreferDuckDB(ctx, tbl)
+	require.NoError(t, err)
+	require.Equal(t, want, got, "every row is kept")
+	routed, filesRouted := skipped(tbl)
+	t.Logf("%d leaves, ~%.0f rows a file: %d files appended (%d rows) routed alone into %d files; %.1f%% of %d files skipped",
+		recorded.Leaves(), perFile, files, files*4000, cr.FilesOut, routed, filesRouted)
+	require.LessOrEqual(t, math.Abs(routed-inTree), 2.0, "routed into the tree, the skip rate is kept")
+	require.Zero(t, health().Metrics.LayoutDrift.Files)
+
+	// k is dropped: the tree cuts on it, so no compaction routes rows by it any more.
+	tx := tbl.NewTransaction()
+	u := tx.UpdateSchema(true, false)
+	u.DeleteColumn([]string{"k"})
+	require.NoError(t, u.Commit())
+	_, err = tx.Commit(ctx)
+	require.NoError(t, err)
+	typed := treeLayout
+	_, err = svc.Run(ctx, control.Request{Table: id, Steps: []string{control.StepCompact}, Layout: &typed})
+	require.ErrorIs(t, err, rewriter.ErrStaleTree)
+	require.ErrorContains(t, err, `"k"`)
+	require.ErrorContains(t, err, "floe plan "+id.String())
+	_, err = daemon.Run(ctx, control.Request{Table: id, Trigger: control.TriggerScheduled, Steps: []string{control.StepCompact}})
+	require.ErrorIs(t, err, rewriter.ErrStaleTree, "the daemon's compaction refuses too, never another layout")
+	h = health()
+	require.NotNil(t, h.Metrics.LayoutDrift)
+	require.Contains(t, h.Metrics.LayoutDrift.Problem, `"k"`)
+	require.Contains(t, strings.Join(h.Reasons, "\n"), "cannot take new rows into its leaves")
+}
+
+// openStore is a state store in memory, closed when the test ends.
+func openStore(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), ":memory:")
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, st.Close()) })
+	return st
+}
