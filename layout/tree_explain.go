@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -94,21 +95,78 @@ func (e TreeExplanation) Summary() string {
 }
 
 // Sentence says the cut in words: "l_shipdate < 1995-03-01: 2.9M rows left, 3.1M right;
-// 40% of queries skip a side (25% the left, 15% the right)".
-func (c TreeCutExplanation) Sentence() string {
-	return fmt.Sprintf("%s: %s rows left, %s right; %s of queries skip a side (%s the left, %s the right)",
-		c.Predicate, FormatCount(c.RowsLeft), FormatCount(c.RowsRight),
+// 40% of queries skip a side (25% the left, 15% the right)", the predicate then
+// [TreeCutExplanation.Detail].
+func (c TreeCutExplanation) Sentence() string { return c.Predicate + ": " + c.Detail() }
+
+// Detail is the sentence after the predicate: "2.9M rows left, 3.1M right; 40% of
+// queries skip a side (25% the left, 15% the right)".
+func (c TreeCutExplanation) Detail() string {
+	return fmt.Sprintf("%s rows left, %s right; %s of queries skip a side (%s the left, %s the right)",
+		FormatCount(c.RowsLeft), FormatCount(c.RowsRight),
 		FormatShare(c.QueryShare), FormatShare(c.QueryShareLeft), FormatShare(c.QueryShareRight))
 }
 
-// Lines is the whole explanation in words, one line each: the summary, then every cut,
-// indented two spaces a level.
-func (e TreeExplanation) Lines() []string {
-	out := []string{e.Summary()}
-	for _, c := range e.Cuts {
-		out = append(out, strings.Repeat("  ", c.Depth)+c.Sentence())
+// OutlineItem is one cut of [TreeExplanation.Outline] with its level in the outline.
+type OutlineItem struct {
+	Level int
+	Cut   TreeCutExplanation
+}
+
+// Outline orders the first maxCuts cuts (all when maxCuts <= 0; the first are the top
+// levels) as an outline: each cut right after the cut whose side it cuts, left side
+// first, its Level one more than that cut's.
+func (e TreeExplanation) Outline(maxCuts int) []OutlineItem {
+	n := len(e.Cuts)
+	if maxCuts > 0 {
+		n = min(n, maxCuts)
+	}
+	kids := make([][]int, n)
+	var roots []int
+	for i := range n {
+		if p := e.Cuts[i].Parent; p >= 0 && p < i {
+			kids[p] = append(kids[p], i)
+		} else {
+			roots = append(roots, i)
+		}
+	}
+	var out []OutlineItem
+	var walk func(i, level int)
+	walk = func(i, level int) {
+		out = append(out, OutlineItem{Level: level, Cut: e.Cuts[i]})
+		slices.SortStableFunc(kids[i], func(a, b int) int { return strings.Compare(e.Cuts[a].Side, e.Cuts[b].Side) })
+		for _, k := range kids[i] {
+			walk(k, level+1)
+		}
+	}
+	for _, r := range roots {
+		walk(r, 0)
 	}
 	return out
+}
+
+// Lines is the explanation in words, one line each: the summary, then the outline of
+// the first maxCuts cuts ([TreeExplanation.Outline]), each indented two spaces a level
+// and prefixed with the side of the cut above it:
+//
+//	3 leaves, 2 levels deep; 30 to 40 rows a leaf (median 30)
+//	id < 40: 40 rows left, 60 right; 50% of queries skip a side (17% the left, 33% the right)
+//	  right: n <= 4: 30 rows left, 30 right; 17% of queries skip a side (17% the left, 0% the right)
+func (e TreeExplanation) Lines(maxCuts int) []string {
+	out := []string{e.Summary()}
+	for _, it := range e.Outline(maxCuts) {
+		out = append(out, strings.Repeat("  ", it.Level)+it.Cut.SidePrefix()+it.Cut.Sentence())
+	}
+	return out
+}
+
+// SidePrefix is "left: " or "right: ", the side of the cut above this one, or "" for the
+// root.
+func (c TreeCutExplanation) SidePrefix() string {
+	if c.Side == "" {
+		return ""
+	}
+	return c.Side + ": "
 }
 
 // FormatShare prints a share of 0 to 1 as a whole percentage, "<1%" for a share above 0

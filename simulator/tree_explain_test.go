@@ -75,8 +75,9 @@ func TestExplainTreeByHand(t *testing.T) {
 	require.Equal(t, []string{
 		"3 leaves, 2 levels deep; 30 to 40 rows a leaf (median 30)",
 		"id < 40: 40 rows left, 60 right; 50% of queries skip a side (17% the left, 33% the right)",
-		"  n <= 4: 30 rows left, 30 right; 17% of queries skip a side (17% the left, 0% the right)",
-	}, e.Lines())
+		"  right: n <= 4: 30 rows left, 30 right; 17% of queries skip a side (17% the left, 0% the right)",
+	}, e.Lines(0))
+	require.Len(t, e.Lines(1), 2, "the summary and the root's cut")
 
 	// A tree that is one leaf has nothing to cut.
 	one, err := layout.NewTree(sc, &layout.TreeNode{SortColumn: "id"})
@@ -127,7 +128,7 @@ func TestTreeProjectionIsExplained(t *testing.T) {
 		require.GreaterOrEqual(t, c.QueryShare, max(c.QueryShareLeft, c.QueryShareRight))
 		require.LessOrEqual(t, c.QueryShare, 1.0)
 	}
-	t.Log(e.Lines())
+	t.Log(e.Lines(0))
 
 	// Other layouts carry none.
 	sl, err := layout.Parse("sort(n)")
