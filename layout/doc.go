@@ -109,7 +109,10 @@
 // ([Tree.MarshalJSON]) with each column's type fingerprint, and [UnmarshalTree] checks it
 // against the schema and refuses anything that is not a well-formed tree (at most
 // [MaxTreeLeaves] leaves and [MaxTreeDepth] levels) with an error, never a panic. The
-// learner lives in package simulator, where the workload and the sample meet.
+// learner lives in package simulator, where the workload and the sample meet; so does
+// simulator.ExplainTree, which fills the [TreeExplanation] every renderer prints (its
+// words from [TreeExplanation.Lines]; a cut's value printed as a literal by
+// [Tree.CutPredicate] and [FormatValueKey]).
 //
 // # Invariants
 //

@@ -190,9 +190,9 @@ func TestHTMLExplainsTheTree(t *testing.T) {
 	} {
 		require.Contains(t, words, w)
 	}
-	// The outline nests: the root's list holds its two sides' cuts, and the
-	// left one's list the third level.
-	depth := map[string]int{}
+	// The outline nests, each cut's list inside its item: the root, its left
+	// side's cut, that cut's right side's, then the root's right side's.
+	var depths []int
 	walk(tree, func(n *html.Node) {
 		if n.Data != "li" {
 			return
@@ -203,9 +203,14 @@ func TestHTMLExplainsTheTree(t *testing.T) {
 				d++
 			}
 		}
-		depth[strings.SplitN(text(n), ":", 3)[len(strings.SplitN(text(n), ":", 3))-2]] = d
+		depths = append(depths, d)
 	})
-	require.Len(t, depth, 4)
+	require.Equal(t, []int{1, 2, 3, 2}, depths)
+	walk(tree, func(n *html.Node) {
+		if n.Data == "ul" && n.Parent != tree {
+			require.Equal(t, "li", n.Parent.Data, "a nested list sits inside its cut's item")
+		}
+	})
 
 	var cuts, leaves int
 	var boxText []string

@@ -39,20 +39,26 @@ func (h *htmlWriter) tree(id, name string, e layout.TreeExplanation) {
 	h.raw(`<div class="tree" id="` + esc(id) + `">` + "\n")
 	h.raw("<h4>Learned tree of <code>" + esc(name) + "</code></h4>\n")
 	h.el("p", e.Summary()+".")
+	// A nested list: a cut's list of the cuts under it sits inside its item.
 	level := -1
 	for _, it := range e.Outline(0) {
-		for level < it.Level {
+		if it.Level > level {
 			h.raw("<ul>")
-			level++
+		} else {
+			h.raw("</li>")
+			for ; level > it.Level; level-- {
+				h.raw("</ul></li>")
+			}
 		}
-		for level > it.Level {
-			h.raw("</ul>")
-			level--
-		}
+		level = it.Level
 		c := it.Cut
-		h.raw("<li>" + esc(c.SidePrefix()) + "<code>" + esc(c.Predicate) + "</code>: " + esc(c.Detail()) + "</li>\n")
+		h.raw("\n<li>" + esc(c.SidePrefix()) + "<code>" + esc(c.Predicate) + "</code>: " + esc(c.Detail()))
 	}
-	for ; level >= 0; level-- {
+	if level >= 0 {
+		h.raw("</li>")
+		for ; level > 0; level-- {
+			h.raw("</ul></li>")
+		}
 		h.raw("</ul>")
 	}
 	h.raw("\n")
