@@ -292,6 +292,7 @@ func recommend(t *report.Table, state *lake.State, pr Projections, a Analysis, b
 		c := report.Candidate{
 			Layout: p.Layout, Why: why[untargeted(p.Layout)], SkippedPct: p.SkippedPct, BytesReadPct: p.BytesReadPct, ErrorPP: p.ErrorPP, BoundRatio: p.BoundRatio,
 			FilesAfter: p.FilesAfter, RewriteBytes: p.RewriteBytes, GainPP: p.SkippedPct - cur.SkippedPct, MeanFilesRead: p.MeanFilesRead,
+			TreeExplanation: p.TreeExplanation,
 		}
 		if p.Layout.Strategy == layout.StrategyCurrent {
 			c.Why, c.Verdict = "the table as it is", "baseline"
@@ -466,7 +467,8 @@ func reportRecords(ctx context.Context, st *store.Store, t *report.Table, nRuns 
 		}
 		t.Plans = append(t.Plans, report.Plan{
 			ID: p.ID, Layout: p.Layout, State: string(p.State), SkippedPct: p.Projection.SkippedPct,
-			CurrentSkippedPct: p.Projection.CurrentSkippedPct, RewriteBytes: p.Projection.RewriteBytes, CreatedBy: p.CreatedBy, CreatedAt: p.CreatedAt.UTC(),
+			CurrentSkippedPct: p.Projection.CurrentSkippedPct, RewriteBytes: p.Projection.RewriteBytes, TreeExplanation: p.Projection.TreeExplanation,
+			CreatedBy: p.CreatedBy, CreatedAt: p.CreatedAt.UTC(),
 		})
 		if t.Recommendation.PlanID == "" && t.Recommendation.Layout != nil && strings.EqualFold(p.Layout.String(), t.Recommendation.Layout.String()) {
 			t.Recommendation.PlanID = p.ID

@@ -112,7 +112,9 @@
 // rewriter records the same JSON with the table it rewrote, and names the tree its files
 // were routed by with [Tree.Fingerprint], so later compactions route new rows into the
 // same leaves. The learner lives in package simulator, where the workload and the sample
-// meet.
+// meet; so does simulator.ExplainTree, which fills the [TreeExplanation] every renderer
+// prints (its words from [TreeExplanation.Lines]; a cut's value printed as a literal by
+// [Tree.CutPredicate] and [FormatValueKey]).
 //
 // # Invariants
 //

@@ -140,6 +140,13 @@
 // at the target size as it does for every layout, not at leaf boundaries, so a file may
 // hold the end of one leaf and the start of the next.
 //
+// [ExplainTree] says the learned tree in words a person can check, once, into
+// [Projection.TreeExplanation], which every renderer prints: leaves, depth, rows per leaf
+// and the top cuts, each with the rows on its sides (every sampled row routed by the
+// tree's own key, scaled to the table) and the share of the projected workload's queries
+// that read the cut's rows as one file but skip one side's, replayed on those rows'
+// min/max as replay treats files.
+//
 // # File count after a rewrite
 //
 // A layout that clusters values compresses better: sorted by ship date, a lineitem

@@ -97,6 +97,10 @@ type Projection struct {
 	// given it (rewriter.CompactOptions.Tree, as 'floe optimize --plan' does) writes the
 	// leaves that were projected.
 	Tree json.RawMessage `json:"tree,omitempty"`
+	// TreeExplanation explains Tree in words a person can check ([ExplainTree]): leaf
+	// count, depth, rows per leaf and the top cuts with the share of the projected
+	// workload's queries each serves. Nil for every other layout.
+	TreeExplanation *layout.TreeExplanation `json:"tree_explanation,omitempty"`
 	// Quantiles are the bucket boundaries a rank z-order or Hilbert projection ordered
 	// the sample by ([Quantiles.MarshalJSON]; load with [UnmarshalQuantiles]). A rewrite
 	// given them (rewriter.CompactOptions.Quantiles, as 'floe optimize --plan' does)
@@ -397,6 +401,11 @@ func ProjectSample(s *Sample, l layout.Layout, queries []Query, targetFileSizeBy
 		if p.Tree, err = tree.MarshalJSON(); err != nil {
 			return Projection{}, fmt.Errorf("project %s: %w", l, err)
 		}
+		ex, err := ExplainTree(s, tree, queries)
+		if err != nil {
+			return Projection{}, fmt.Errorf("project %s: %w", l, err)
+		}
+		p.TreeExplanation = &ex
 	}
 	perm, q, err := sortSample(s, l, tree, opts)
 	if err != nil {

@@ -220,8 +220,17 @@ func printPlan(w io.Writer, p control.Plan) error {
 	if !p.DecidedAt.IsZero() {
 		t.row("  decided", p.DecidedAt.Local().Format(time.DateTime)+" by "+p.DecidedBy)
 	}
+	if e := pp.TreeExplanation; e != nil {
+		// The summary here, its cuts under the table.
+		t.row("  learned tree", e.Summary())
+	}
 	if err := t.flush(); err != nil {
 		return err
+	}
+	if e := pp.TreeExplanation; e != nil {
+		for _, l := range e.Lines(0)[1:] {
+			fmt.Fprintln(w, "    "+l)
+		}
 	}
 	switch p.State {
 	case control.PlanProposed:

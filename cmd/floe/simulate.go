@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
@@ -84,6 +85,22 @@ func runSimulate(ctx context.Context, opts *simulateOptions) error {
 	return renderSimulate(opts.f.IO, opts.Output, pr, opts.PerQuery)
 }
 
+// simulateTreeCuts is how many of a learned tree's cuts floe simulate spells out: the
+// root's and its children's. floe plan show prints them all.
+const simulateTreeCuts = 3
+
+// writeTreeLines prints a tree's explanation ([layout.TreeExplanation.Lines]): its summary
+// after first, every cut on a line of its own after indent.
+func writeTreeLines(w io.Writer, first, indent string, lines []string) {
+	for i, l := range lines {
+		if i == 0 {
+			fmt.Fprintln(w, first+l)
+			continue
+		}
+		fmt.Fprintln(w, indent+l)
+	}
+}
+
 // renderSimulate prints simulate's projections (simulate and demo); the
 // per-query detail only with perQuery.
 func renderSimulate(io *IOStreams, format outputFormat, pr control.Projections, perQuery bool) error {
@@ -117,6 +134,11 @@ func renderSimulate(io *IOStreams, format outputFormat, pr control.Projections, 
 	}
 	if err := t.flush(); err != nil {
 		return err
+	}
+	for _, p := range res.Candidates {
+		if p.TreeExplanation != nil {
+			writeTreeLines(w, "  "+p.Layout.String()+": ", "    ", p.TreeExplanation.Lines(simulateTreeCuts))
+		}
 	}
 	for _, n := range notes {
 		fmt.Fprintln(w, n)

@@ -89,3 +89,70 @@ func TestSimulatePrintsTarget(t *testing.T) {
 		})
 	}
 }
+
+// treeExplained is a tree projection's explanation of three cuts, the third
+// under the first's left side.
+func treeExplained() *layout.TreeExplanation {
+	return &layout.TreeExplanation{Leaves: 5, Depth: 3, RowsPerLeaf: layout.RowsPerLeaf{Min: 1200, Median: 2000, Max: 2600},
+		Cuts: []layout.TreeCutExplanation{
+			{Predicate: "l_shipdate < 1995-03-01", Column: "l_shipdate", Parent: -1, RowsLeft: 4000, RowsRight: 6000, LeavesLeft: 3, LeavesRight: 2, QueryShare: 0.4, QueryShareLeft: 0.25, QueryShareRight: 0.15},
+			{Predicate: "l_shipmode <= 'MAIL'", Column: "l_shipmode", Depth: 1, Parent: 0, Side: "right", RowsLeft: 2600, RowsRight: 3400, LeavesLeft: 1, LeavesRight: 1, QueryShare: 0.1, QueryShareLeft: 0.1},
+			{Predicate: "l_quantity < 25", Column: "l_quantity", Depth: 1, Parent: 0, Side: "left", RowsLeft: 2000, RowsRight: 2000, LeavesLeft: 2, LeavesRight: 1, QueryShare: 0.2, QueryShareRight: 0.2},
+			{Predicate: "l_orderkey < 100", Column: "l_orderkey", Depth: 2, Parent: 2, Side: "left", RowsLeft: 1200, RowsRight: 800, LeavesLeft: 1, LeavesRight: 1, QueryShare: 0.05, QueryShareLeft: 0.05},
+		}}
+}
+
+// TestSimulateExplainsTheTree: under the table, a tree candidate's learned
+// tree in words, its root's cut and its children's (the fourth cut is for
+// plan show); JSON carries the whole explanation.
+func TestSimulateExplainsTheTree(t *testing.T) {
+	l, err := layout.Parse("tree(l_shipdate, l_shipmode, l_quantity, l_orderkey)")
+	require.NoError(t, err)
+	p := simulator.Projection{Layout: l, FilesAfter: 5, SkippedPct: 40, TreeExplanation: treeExplained()}
+	sorted := simulator.Projection{Layout: layout.Layout{Strategy: layout.StrategySort, Columns: []layout.Column{{Name: "l_shipdate"}}}, FilesAfter: 5}
+	var out bytes.Buffer
+	io := &IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &out}
+	pr := control.Projections{Table: lake.Ident{Namespace: []string{"sales"}, Name: "lineitem"}, State: &lake.State{}, Projections: []simulator.Projection{sorted, p}}
+	require.NoError(t, renderSimulate(io, outputTable, pr, false))
+	require.Contains(t, out.String(), `
+  tree(l_shipdate, l_shipmode, l_quantity, l_orderkey): 5 leaves, 3 levels deep; 1200 to 2600 rows a leaf (median 2000)
+    l_shipdate < 1995-03-01: 4000 rows left, 6000 right; 40% of queries skip a side (25% the left, 15% the right)
+      left: l_quantity < 25: 2000 rows left, 2000 right; 20% of queries skip a side (0% the left, 20% the right)
+      right: l_shipmode <= 'MAIL': 2600 rows left, 3400 right; 10% of queries skip a side (10% the left, 0% the right)
+  READ/BOUND:`)
+	require.NotContains(t, out.String(), "l_orderkey < 100")
+
+	out.Reset()
+	require.NoError(t, renderSimulate(io, outputJSON, pr, false))
+	var res struct {
+		Candidates []struct {
+			TreeExplanation *layout.TreeExplanation `json:"tree_explanation"`
+		} `json:"candidates"`
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &res))
+	require.Nil(t, res.Candidates[0].TreeExplanation, "a sort has no tree")
+	require.Equal(t, treeExplained(), res.Candidates[1].TreeExplanation)
+}
+
+// TestPlanShowExplainsTheTree: plan show prints a tree plan's every cut
+// explained, under its figures.
+func TestPlanShowExplainsTheTree(t *testing.T) {
+	l, err := layout.Parse("tree(l_shipdate, l_shipmode, l_quantity, l_orderkey)")
+	require.NoError(t, err)
+	p := control.Plan{ID: "0b52644ab1d9", Table: "local.sales.lineitem", Layout: l, State: control.PlanProposed,
+		Projection: control.PlanProjection{Projection: simulator.Projection{Layout: l, SkippedPct: 40, TreeExplanation: treeExplained()}}}
+	var out bytes.Buffer
+	require.NoError(t, printPlan(&out, p))
+	require.Contains(t, out.String(), `
+  learned tree   5 leaves, 3 levels deep; 1200 to 2600 rows a leaf (median 2000)
+    l_shipdate < 1995-03-01: 4000 rows left, 6000 right; 40% of queries skip a side (25% the left, 15% the right)
+      left: l_quantity < 25: 2000 rows left, 2000 right; 20% of queries skip a side (0% the left, 20% the right)
+        left: l_orderkey < 100: 1200 rows left, 800 right; 5% of queries skip a side (5% the left, 0% the right)
+      right: l_shipmode <= 'MAIL': 2600 rows left, 3400 right; 10% of queries skip a side (10% the left, 0% the right)
+next: floe plan approve 0b52644ab1d9 (or reject)
+`)
+	p.Layout, p.Projection.TreeExplanation = layout.Layout{Strategy: layout.StrategyBinpack}, nil
+	out.Reset()
+	require.NoError(t, printPlan(&out, p))
+	require.NotContains(t, out.String(), "learned tree")
+}

@@ -27,6 +27,7 @@ code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:
 figure{margin:1em 0;background:#fff;border:1px solid #ddd;padding:8px;display:inline-block;max-width:100%}
 figcaption{font-size:.88em;color:#444;max-width:720px}
 svg.chart{max-width:100%;height:auto;display:block}
+h4{font-size:1em;margin:1.2em 0 .3em}.tree ul{margin:.2em 0;padding-left:1.4em}
 svg .tick{font-size:11px;fill:#333}svg .label{font-size:12px;fill:#1a1a1a}svg .value{font-size:11px;fill:#1a1a1a}
 svg .axis{font-size:12px;fill:#1a1a1a}svg .legend{font-size:12px;fill:#1a1a1a}
 `
@@ -265,6 +266,11 @@ func (h *htmlWriter) table(t Table) {
 	if len(t.Candidates) > 0 {
 		h.el("p", BoundText)
 		h.el("p", CostModelText(t))
+	}
+	for i, c := range t.Candidates {
+		if c.TreeExplanation != nil {
+			h.tree(fmt.Sprintf("%s-tree-%d", id, i), c.Layout.String(), *c.TreeExplanation)
+		}
 	}
 	h.el("h3", "Recommendation")
 	if c, ok := t.recommended(); ok {

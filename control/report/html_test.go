@@ -97,7 +97,7 @@ func TestHTMLStructure(t *testing.T) {
 	require.NotContains(t, ids, "t-local-sales-returns", "a table below the top has no section")
 	require.Contains(t, ids, "t-local-web-events")
 
-	// local.web.events draws all four charts; local.sales.orders, with no
+	// local.web.events draws all four charts and its tree candidate's; local.sales.orders, with no
 	// file sizes to compare, no queries' files read and no runs, only the
 	// files skipped per candidate.
 	var chartIDs []string
@@ -129,7 +129,7 @@ func TestHTMLStructure(t *testing.T) {
 		require.GreaterOrEqual(t, texts, 4, "%s: tick and axis labels", id)
 	}
 	require.Equal(t, []string{
-		"t-local-web-events-skipped", "t-local-web-events-sizes", "t-local-web-events-read", "t-local-web-events-history",
+		"t-local-web-events-skipped", "t-local-web-events-tree-3-chart", "t-local-web-events-sizes", "t-local-web-events-read", "t-local-web-events-history",
 		"t-local-sales-orders-skipped",
 	}, chartIDs)
 	require.True(t, strings.Contains(src, "Cost/benefit:"), "the recommendation's cost/benefit line")
@@ -160,4 +160,86 @@ func TestTableHTMLIsTheSection(t *testing.T) {
 		require.Contains(t, frag, "<svg")
 	}
 	require.Contains(t, string(report.Style()), "svg.chart")
+}
+
+// A tree candidate is explained in words and drawn: the summary and every
+// cut in a nested list, and a picture with a box per cut shown and one per
+// side whose cuts are not, every value escaped.
+func TestHTMLExplainsTheTree(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, report.HTML(&b, fixture()))
+	src := b.String()
+	require.NotContains(t, src, "<click>", "a value holding markup is escaped")
+	doc, err := html.Parse(strings.NewReader(src))
+	require.NoError(t, err)
+	var tree *html.Node
+	walk(doc, func(n *html.Node) {
+		if id, _ := attr(n, "id"); id == "t-local-web-events-tree-3" {
+			tree = n
+		}
+	})
+	require.NotNil(t, tree, "the tree candidate's explanation")
+	words := text(tree)
+	for _, w := range []string{
+		"9 leaves, 4 levels deep; 52.0k to 190k rows a leaf (median 110k).",
+		"tenant_id < 40: 500k rows left, 480k right; 62% of queries skip a side (31% the left, 31% the right)",
+		"left: ts < '2026-11-10 00:00:00': 210k rows left, 290k right; 18% of queries skip a side",
+		"right: event_type <= '<click>': 300k rows left, 180k right; <1% of queries skip a side (<1% the left, 0% the right)",
+		"right: ts <= '2026-11-20 06:00:00'",
+		report.TreeText,
+	} {
+		require.Contains(t, words, w)
+	}
+	// The outline nests, each cut's list inside its item: the root, its left
+	// side's cut, that cut's right side's, then the root's right side's.
+	var depths []int
+	walk(tree, func(n *html.Node) {
+		if n.Data != "li" {
+			return
+		}
+		d := 0
+		for p := n.Parent; p != tree; p = p.Parent {
+			if p.Data == "ul" {
+				d++
+			}
+		}
+		depths = append(depths, d)
+	})
+	require.Equal(t, []int{1, 2, 3, 2}, depths)
+	walk(tree, func(n *html.Node) {
+		if n.Data == "ul" && n.Parent != tree {
+			require.Equal(t, "li", n.Parent.Data, "a nested list sits inside its cut's item")
+		}
+	})
+
+	var cuts, leaves int
+	var boxText []string
+	walk(tree, func(n *html.Node) {
+		if n.Data != "g" {
+			return
+		}
+		class, _ := attr(n, "class")
+		switch class {
+		case "cut":
+			cuts++
+		case "leaves":
+			leaves++
+		}
+		boxText = append(boxText, text(n))
+	})
+	require.Equal(t, 4, cuts, "a box per cut shown")
+	require.Equal(t, 5, leaves, "the first cut's left leaf, the second's two sides, the fourth's two sides")
+	require.Contains(t, boxText, "left side of ts < '2026-11-10 00:00:00': a leaf, 210k rowsa leaf210k rows")
+	require.Contains(t, boxText, "left side of event_type <= '<click>': 3 leaves, 300k rows3 leaves300k rows")
+}
+
+// The Markdown explains the tree in the same words, as a nested list.
+func TestMarkdownExplainsTheTree(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, report.Markdown(&b, fixture()))
+	require.Contains(t, b.String(), "#### Learned tree of `tree(tenant_id, ts, event_type) target 4MiB`\n\n9 leaves, 4 levels deep; 52.0k to 190k rows a leaf (median 110k).\n\n"+
+		"- `tenant_id < 40`: 500k rows left, 480k right; 62% of queries skip a side (31% the left, 31% the right)\n"+
+		"  - left: `ts < '2026-11-10 00:00:00'`: 210k rows left, 290k right; 18% of queries skip a side (10% the left, 8% the right)\n"+
+		"    - right: `ts <= '2026-11-20 06:00:00'`: 100k rows left, 190k right; 5% of queries skip a side (5% the left, 0% the right)\n"+
+		"  - right: `event_type <= '<click>'`: 300k rows left, 180k right; <1% of queries skip a side (<1% the left, 0% the right)\n")
 }

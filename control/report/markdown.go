@@ -173,6 +173,11 @@ func (m *mdWriter) table(t Table) {
 		m.line("")
 		m.line("%s", CostModelText(t))
 	}
+	for _, c := range t.Candidates {
+		if c.TreeExplanation != nil {
+			m.tree(c.Layout.String(), *c.TreeExplanation)
+		}
+	}
 	m.line("")
 	m.line("### Recommendation")
 	m.line("")

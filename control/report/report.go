@@ -267,6 +267,9 @@ type Candidate struct {
 	Recommended bool `json:"recommended"`
 	// Verdict says why the candidate is or is not recommended.
 	Verdict string `json:"verdict"`
+	// TreeExplanation explains a tree candidate's learned tree
+	// (simulator.Projection.TreeExplanation); left out for other layouts.
+	TreeExplanation *layout.TreeExplanation `json:"tree_explanation,omitempty"`
 }
 
 // Recommendation is what the report recommends for the table.
@@ -291,8 +294,11 @@ type Plan struct {
 	SkippedPct        float64       `json:"skipped_pct"`
 	CurrentSkippedPct *float64      `json:"current_skipped_pct"`
 	RewriteBytes      int64         `json:"rewrite_bytes"`
-	CreatedBy         string        `json:"created_by"`
-	CreatedAt         time.Time     `json:"created_at"`
+	// TreeExplanation explains a tree plan's tree; left out for other
+	// layouts.
+	TreeExplanation *layout.TreeExplanation `json:"tree_explanation,omitempty"`
+	CreatedBy       string                  `json:"created_by"`
+	CreatedAt       time.Time               `json:"created_at"`
 }
 
 // Run is one recorded run with its steps' before/after health.
@@ -412,7 +418,14 @@ func (r Report) normalized() Report {
 				t.Columns[j].OpMix = map[string]float64{}
 			}
 		}
-		t.Candidates = orEmpty(t.Candidates)
+		t.Candidates = orEmpty(slices.Clone(t.Candidates))
+		for j, c := range t.Candidates {
+			if e := c.TreeExplanation; e != nil && e.Cuts == nil {
+				e2 := *e
+				e2.Cuts = []layout.TreeCutExplanation{}
+				t.Candidates[j].TreeExplanation = &e2
+			}
+		}
 		t.Plans = orEmpty(t.Plans)
 		t.Runs = orEmpty(t.Runs)
 		for j := range t.Runs {

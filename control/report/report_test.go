@@ -57,6 +57,10 @@ func fixture() report.Report {
 			{Layout: mustLayout("binpack target 4MiB"), Why: "fewer, larger files", SkippedPct: 3, BytesReadPct: 95, FilesAfter: 16, RewriteBytes: 64 << 20, RewriteIOBytes: 128 << 20,
 				RewriteVCPUHours: 0.0011, GainPP: -1, MeanFilesRead: 15.5, FilesSavedPerQuery: 906.1, SavedBytesPerDay: 152017756570, PaybackDays: ptr(0.00088),
 				Verdict: "not recommended: skips fewer files than sort(tenant_id, ts) target 4MiB"},
+			{Layout: mustLayout("tree(tenant_id, ts, event_type) target 4MiB"), Why: "a tree of cuts learned from the workload", SkippedPct: 64.5, BytesReadPct: 33.1, ErrorPP: 3.4,
+				BoundRatio: 1.6, FilesAfter: 16, RewriteBytes: 64 << 20, RewriteIOBytes: 120 << 20, RewriteVCPUHours: 0.001, GainPP: 60.5, MeanFilesRead: 5.7,
+				FilesSavedPerQuery: 915.9, SavedBytesPerDay: 150000000000, PaybackDays: ptr(0.0009),
+				Verdict: "not recommended: skips fewer files than sort(tenant_id, ts) target 4MiB", TreeExplanation: treeFixture()},
 		},
 		Recommendation: report.Recommendation{Layout: ptrLayout("sort(tenant_id, ts) target 4MiB"), PlanID: "3f2a9c1b7d4e",
 			Why: "the workload is projected to skip 71.2% of files", Next: "floe plan approve 3f2a9c1b7d4e"},
@@ -122,6 +126,23 @@ func fixture() report.Report {
 }
 
 func ptrInt(v int64) *int64 { return &v }
+
+// treeFixture explains a tree of 9 leaves whose top 4 cuts are shown: the
+// root's two sides are cut again, and the right side of its left cut once
+// more; a string literal holds markup, which every rendering must escape.
+func treeFixture() *layout.TreeExplanation {
+	return &layout.TreeExplanation{Leaves: 9, Depth: 4, RowsPerLeaf: layout.RowsPerLeaf{Min: 52_000, Median: 110_000, Max: 190_000},
+		Cuts: []layout.TreeCutExplanation{
+			{Predicate: "tenant_id < 40", Column: "tenant_id", Parent: -1, RowsLeft: 500_000, RowsRight: 480_000, LeavesLeft: 4, LeavesRight: 5,
+				QueryShare: 0.62, QueryShareLeft: 0.31, QueryShareRight: 0.31},
+			{Predicate: "ts < '2026-11-10 00:00:00'", Column: "ts", Depth: 1, Parent: 0, Side: "left", RowsLeft: 210_000, RowsRight: 290_000, LeavesLeft: 1, LeavesRight: 3,
+				QueryShare: 0.18, QueryShareLeft: 0.1, QueryShareRight: 0.08},
+			{Predicate: "event_type <= '<click>'", Column: "event_type", Depth: 1, Parent: 0, Side: "right", RowsLeft: 300_000, RowsRight: 180_000, LeavesLeft: 3, LeavesRight: 2,
+				QueryShare: 0.004, QueryShareLeft: 0.004},
+			{Predicate: "ts <= '2026-11-20 06:00:00'", Column: "ts", Depth: 2, Parent: 1, Side: "right", RowsLeft: 100_000, RowsRight: 190_000, LeavesLeft: 2, LeavesRight: 1,
+				QueryShare: 0.05, QueryShareLeft: 0.05},
+		}}
+}
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()

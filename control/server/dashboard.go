@@ -22,6 +22,7 @@ import (
 	"github.com/floe-project/floe/control/policy"
 	"github.com/floe-project/floe/control/report"
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
 )
 
 //go:embed templates/*.html
@@ -123,6 +124,13 @@ func (s *server) parseTemplates() (*template.Template, error) {
 			return strconv.FormatFloat(*v, 'f', 1, 64) + " pp"
 		},
 		"shellArg": control.ShellArg,
+		// treeHTML explains a tree plan's tree as the report does.
+		"treeHTML": func(id, name string, e *layout.TreeExplanation) template.HTML {
+			if e == nil {
+				return ""
+			}
+			return report.TreeHTML(id, name, *e)
+		},
 	}
 	t, err := template.New("dashboard").Funcs(funcs).ParseFS(templateFS, "templates/*.html")
 	if err != nil {
