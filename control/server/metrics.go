@@ -35,6 +35,7 @@ type Metrics struct {
 	healthStatus   *prometheus.GaugeVec
 	dataFiles      *prometheus.GaugeVec
 	smallFileRatio *prometheus.GaugeVec
+	layoutDrift    *prometheus.GaugeVec
 	snapshots      *prometheus.GaugeVec
 	deleteFiles    *prometheus.GaugeVec
 	compactionAge  *prometheus.GaugeVec
@@ -97,6 +98,8 @@ func NewMetrics() *Metrics {
 		healthStatus:   gauge("floe_table_health_status", "1 for the table's current health status (healthy, warning, critical), 0 for the others.", []string{"table", "status"}),
 		dataFiles:      gauge("floe_table_data_files", "Data files in the table's current snapshot.", table),
 		smallFileRatio: gauge("floe_table_small_file_ratio", "Share of the table's data files below 75% of its target file size.", table),
+		layoutDrift: gauge("floe_table_layout_drift_ratio",
+			"Share of the table's live rows in data files its recorded learned tree did not route (appended since its rewrite); absent for a table with no recorded tree.", table),
 		snapshots:      gauge("floe_table_snapshots", "Snapshots the table's metadata keeps.", table),
 		deleteFiles:    gauge("floe_table_delete_files", "Delete files (position, equality, deletion vectors) in the table's current snapshot.", table),
 		compactionAge:  gauge("floe_last_compaction_age_hours", "Hours since the table's last successful compaction; absent when it was never compacted.", table),
@@ -192,6 +195,11 @@ func (m *Metrics) ObserveHealth(h lake.Health, lastSuccess time.Time) {
 	mt := h.Metrics
 	m.dataFiles.WithLabelValues(t).Set(float64(mt.DataFiles))
 	m.smallFileRatio.WithLabelValues(t).Set(mt.SmallFileRatio)
+	if d := mt.LayoutDrift; d != nil && d.Problem == "" {
+		m.layoutDrift.WithLabelValues(t).Set(d.RowsRatio)
+	} else {
+		m.layoutDrift.DeleteLabelValues(t)
+	}
 	m.snapshots.WithLabelValues(t).Set(float64(mt.Snapshots))
 	m.deleteFiles.WithLabelValues(t).Set(float64(mt.DeleteFiles))
 	if mt.LastCompactionAgeSec >= 0 {
@@ -246,7 +254,7 @@ func (m *Metrics) noteSuccess(table string, at time.Time) {
 // ForgetTable drops a table's series (the table is gone).
 func (m *Metrics) ForgetTable(table string) {
 	l := prometheus.Labels{"table": table}
-	for _, g := range []*prometheus.GaugeVec{m.healthStatus, m.dataFiles, m.smallFileRatio, m.snapshots, m.deleteFiles, m.compactionAge,
+	for _, g := range []*prometheus.GaugeVec{m.healthStatus, m.dataFiles, m.smallFileRatio, m.layoutDrift, m.snapshots, m.deleteFiles, m.compactionAge,
 		m.lastCompaction, m.backlog, m.sla, m.lastSuccess, m.halted, m.projErr} {
 		g.DeletePartialMatch(l)
 	}

@@ -68,6 +68,8 @@ func TestMetricsMatchHealth(t *testing.T) {
 	require.Equal(t, 8.0, m[`floe_table_data_files{`+tl+`}`])
 	require.InDelta(t, h.Metrics.SmallFileRatio, m[`floe_table_small_file_ratio{`+tl+`}`], 1e-12)
 	require.Equal(t, float64(h.Metrics.Snapshots), m[`floe_table_snapshots{`+tl+`}`])
+	require.Nil(t, h.Metrics.LayoutDrift, "no tree recorded")
+	require.NotContains(t, m, `floe_table_layout_drift_ratio{`+tl+`}`, "no tree recorded: no drift series")
 	require.Equal(t, float64(h.Metrics.DeleteFiles), m[`floe_table_delete_files{`+tl+`}`])
 	require.Equal(t, float64(e.now.Unix()), m[`floe_last_successful_run_timestamp_seconds{`+tl+`}`])
 	if h.Metrics.LastCompactionAgeSec >= 0 {
@@ -96,10 +98,17 @@ func TestMetricsMatchHealth(t *testing.T) {
 	require.Equal(t, 1.0, m[`floe_plans{state="rejected"}`])
 
 	// A table that was compacted gets its age; a forgotten one has none.
+	// A table that records a tree gets its drift, and loses the series
+	// when the drift cannot be measured.
 	h.Metrics.LastCompactionAgeSec = 3 * 3600
+	h.Metrics.LayoutDrift = &lake.LayoutDrift{Layout: "tree(a, b)", Files: 3, Rows: 120, RowsRatio: 0.25}
 	e.metrics.ObserveHealth(h, time.Time{})
 	m = scrape(t, e)
 	require.Equal(t, 3.0, m[`floe_last_compaction_age_hours{`+tl+`}`])
+	require.Equal(t, 0.25, m[`floe_table_layout_drift_ratio{`+tl+`}`])
+	h.Metrics.LayoutDrift.Problem = `the tree's column "b" is gone`
+	e.metrics.ObserveHealth(h, time.Time{})
+	require.NotContains(t, scrape(t, e), `floe_table_layout_drift_ratio{`+tl+`}`)
 	require.Equal(t, float64(e.now.Unix()), m[`floe_last_successful_run_timestamp_seconds{`+tl+`}`], "a zero time keeps the last success")
 	e.metrics.ForgetTable("local.db.p")
 	m = scrape(t, e)
