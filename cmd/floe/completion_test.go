@@ -25,6 +25,7 @@ func complete(t *testing.T, dir string, args ...string) ([]string, string) {
 }
 
 func TestCompletion(t *testing.T) {
+	t.Parallel()
 	dir := flatWarehouse(t, 2, 10)
 	// A plan in the state store, as 'floe plan' stores it.
 	io, _, _ := testIO()

@@ -77,6 +77,7 @@ func shellWords(t *testing.T, line string) []string {
 // target, with the same projection and the same payback — the daemon must
 // not binpack a table the report says to sort.
 func TestDemoAgreesEverywhere(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the demo warehouse")
 	}
@@ -220,6 +221,7 @@ func TestDemoAgreesEverywhere(t *testing.T) {
 // measured after the rewrite is within it. Before, 14 files and 44.2% ± 10.4
 // were projected; 22 files were written and skipped 56.3%.
 func TestSmallTargetProjectionHolds(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds a demo warehouse")
 	}
@@ -263,6 +265,7 @@ func TestSmallTargetProjectionHolds(t *testing.T) {
 // logs (within their week before --as-of); reset back at the first --as-of,
 // floe queries counts exactly what the first demo counted.
 func TestDemoResetForgetsTelemetry(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the demo warehouse three times")
 	}

@@ -22,6 +22,7 @@ import (
 // of the catalog is printed in text or JSON, whose shape is pinned in
 // testdata/json/doctor.json (go test -run TestDoctor -update rewrites it).
 func TestDoctor(t *testing.T) {
+	t.Parallel()
 	const timeout = 2 * time.Second
 	silent := testlake.SilentCatalogURI(t)
 	embedded := func(t *testing.T) string {

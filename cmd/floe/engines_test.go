@@ -20,6 +20,7 @@ import (
 // table), a layout Trino cannot write refused before anything is sent, and
 // floe doctor's trivial query on each engine.
 func TestEnginesThroughTheCLI(t *testing.T) {
+	t.Parallel()
 	dir := policyWarehouse(t, "")
 	trino := trinotest.New(t)
 	spark := sparktest.Start(t)
@@ -104,6 +105,7 @@ func TestEnginesThroughTheCLI(t *testing.T) {
 // An engine that does not answer fails floe doctor (exit 1), naming the
 // engine, and its password is printed nowhere.
 func TestDoctorEngineDown(t *testing.T) {
+	t.Parallel()
 	dir := policyWarehouse(t, "")
 	f, err := os.OpenFile(filepath.Join(dir, "floe.yaml"), os.O_APPEND|os.O_WRONLY, 0)
 	require.NoError(t, err)

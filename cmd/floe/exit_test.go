@@ -146,6 +146,7 @@ func TestExitCodesWithoutTables(t *testing.T) {
 // table on a small demo warehouse: unknown tables exit 4 in every verb
 // that takes one, a missing column 2.
 func TestExitCodesOnTables(t *testing.T) {
+	t.Parallel()
 	dir := writeConfig(t)
 	_, errOut, code := run(t, dir, demoArgs("--event-commits", "3", "--orders", "20", "--queries", "20")...)
 	require.Equal(t, 0, code, errOut)
@@ -190,6 +191,7 @@ func TestExitCodesOnTables(t *testing.T) {
 // TestErrorMessagesStandAlone checks that an error which is a whole
 // sentence is printed without the chain that wrapped it.
 func TestErrorMessagesStandAlone(t *testing.T) {
+	t.Parallel()
 	id := lake.Ident{Catalog: "local", Namespace: []string{"nosuch"}, Name: "table"}
 	for _, tc := range []struct {
 		name string
@@ -215,6 +217,7 @@ func TestErrorMessagesStandAlone(t *testing.T) {
 // TestInterruptedSaysWhat checks the exit-130 line names the verb and what
 // was kept, never a bare "context canceled".
 func TestInterruptedSaysWhat(t *testing.T) {
+	t.Parallel()
 	root := &cobra.Command{Use: "floe"}
 	compact := &cobra.Command{Use: "compact"}
 	health := &cobra.Command{Use: "health"}
@@ -247,6 +250,7 @@ func TestInterruptedSaysWhat(t *testing.T) {
 // TestConfigAcceptsLakeProperties: config keeps its own copy of floe's
 // catalog property names (it does not import lake); they must agree.
 func TestConfigAcceptsLakeProperties(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "floe.yaml")
 	file := "data_dir: " + dir + "\ncatalogs:\n  a:\n    type: rest\n    uri: http://x\n    " + lake.PropCatalogTimeout + ": 1s\n"
@@ -258,6 +262,7 @@ func TestConfigAcceptsLakeProperties(t *testing.T) {
 // TestExitCodesOfTheBinary runs a few of the table's cases through the real
 // binary, so that Main (not only exitCode) is covered.
 func TestExitCodesOfTheBinary(t *testing.T) {
+	t.Parallel()
 	bin := buildFloe(t)
 	dir := writeConfig(t)
 	for _, tc := range []struct {

@@ -16,6 +16,7 @@ import (
 // and data files are reached, in flat's metadata, only by the expired
 // snapshots. They must stay, and twin must read the same rows.
 func TestExpireKeepsWhatAnEntrySharingTheLocationReferences(t *testing.T) {
+	t.Parallel()
 	s := newSharedLake(t)
 	ctx := context.Background()
 	want := mustSum(t, ctx, s.load(t, "local.db.flat"))
@@ -55,6 +56,7 @@ func TestExpireKeepsWhatAnEntrySharingTheLocationReferences(t *testing.T) {
 // naming it, and changes nothing; --keep-files expires the snapshots and
 // deletes no file.
 func TestExpireRefusesWhenAnEntryCannotBeRead(t *testing.T) {
+	t.Parallel()
 	s := newSharedLake(t)
 	ctx := context.Background()
 	flat := s.load(t, "local.db.flat")

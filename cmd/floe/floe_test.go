@@ -56,6 +56,7 @@ catalogs:
 }
 
 func TestNewCmdsParseArgs(t *testing.T) {
+	t.Parallel()
 	io, _, _ := testIO()
 	f := newTestFactory(t, io)
 	for _, tc := range []struct {
@@ -165,6 +166,7 @@ func TestNewCmdsParseArgs(t *testing.T) {
 }
 
 func TestDemoThenHealthMatchesSnapshotSummary(t *testing.T) {
+	t.Parallel()
 	dir := writeConfig(t)
 	out, errOut, code := run(t, dir, demoArgs("--event-commits", "110", "--orders", "2000", "--queries", "400")...)
 	require.Equal(t, 0, code, errOut)
@@ -334,6 +336,7 @@ func loadSummary(t *testing.T, dir, name string) map[string]string {
 }
 
 func TestPredicatesCommand(t *testing.T) {
+	t.Parallel()
 	io, out, _ := testIO()
 	io.In = stringsReader("SELECT count(*) FROM web.events e WHERE e.tenant_id IN (1, 2) AND date_trunc('day', ts) >= DATE '2026-11-01'")
 	f := newTestFactory(t, io)
@@ -364,6 +367,7 @@ func TestPredicatesCommand(t *testing.T) {
 // --schema reads CREATE TABLE statements and attributes unqualified columns
 // of a comma FROM list; the text output names self-join sides by alias.
 func TestPredicatesSchema(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ddl := filepath.Join(dir, "schema.sql")
 	require.NoError(t, os.WriteFile(ddl, []byte(`CREATE TABLE store_sales (ss_sold_date_sk INT, ss_item_sk INT);
@@ -381,6 +385,7 @@ WHERE s1.ss_sold_date_sk = d_date_sk AND s1.ss_item_sk = s2.ss_item_sk AND d_yea
 }
 
 func TestParseDuration(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{"30d": "720h0m0s", "12h": "12h0m0s", "1d12h": "36h0m0s", "90m": "1h30m0s"} {
 		d, err := parseDuration(in)
 		require.NoError(t, err, in)

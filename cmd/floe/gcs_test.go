@@ -25,6 +25,7 @@ import (
 // floe.io-timeouts naming the store, is recorded as failed, and commits
 // nothing.
 func TestVerbsOnGCS(t *testing.T) {
+	t.Parallel()
 	const files, rows = 6, 200
 	w, g := gcslake.New(t)
 	writeFlatTable(t, w, "flat", files, rows)

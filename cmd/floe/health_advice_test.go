@@ -23,6 +23,7 @@ import (
 // age the snapshots passed it says "expire them" with the count, and plain
 // floe expire clears it.
 func TestHealthSnapshotAdviceIsTrue(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds a demo warehouse")
 	}

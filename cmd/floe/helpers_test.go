@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,19 +47,54 @@ func newTestFactory(t testing.TB, io *IOStreams) *factory {
 	return f
 }
 
-// buildFloe builds the floe binary (pure Go) for tests that run it as a
-// real process.
+// buildFloe returns the floe binary (pure Go) for tests that run it as a
+// real process, built once per test binary (binOnce) into a directory
+// TestMain removes. It is built with make build's flags (-trimpath,
+// CGO_ENABLED=0), so that after make build — as in CI — only the link is
+// left to do; the seven tests that run the binary share that one link.
 func buildFloe(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the floe binary")
 	}
-	bin := filepath.Join(t.TempDir(), "floe")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, string(out))
+	bin, err := testBin.build()
+	require.NoError(t, err)
 	return bin
+}
+
+// floeBinary is the floe binary the tests share: built on first use into
+// dir, removed by TestMain after the tests.
+type floeBinary struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+// testBin is the package's one shared binary: a test-only cache, like the
+// go command's own build cache, not state a verb reads.
+var testBin floeBinary
+
+func (b *floeBinary) build() (string, error) {
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "floe-test-bin-"); b.err != nil {
+			return
+		}
+		b.bin = filepath.Join(b.dir, "floe")
+		build := exec.Command("go", "build", "-trimpath", "-o", b.bin, ".")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build floe: %w\n%s", err, out)
+		}
+	})
+	return b.bin, b.err
+}
+
+// remove deletes the binary's directory, if it was built.
+func (b *floeBinary) remove() {
+	if b.dir != "" {
+		_ = os.RemoveAll(b.dir)
+	}
 }
 
 func stringsReader(s string) io.Reader { return strings.NewReader(s) }

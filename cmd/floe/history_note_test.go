@@ -14,6 +14,7 @@ import (
 // goes on; within the history, or replaying a --workload file, it says
 // nothing.
 func TestTelemetryHistoryNote(t *testing.T) {
+	t.Parallel()
 	dir := writeConfig(t)
 	f, err := os.OpenFile(filepath.Join(dir, "floe.yaml"), os.O_APPEND|os.O_WRONLY, 0)
 	require.NoError(t, err)

@@ -135,6 +135,7 @@ func interruptAt(t *testing.T, bin, configPath, point string, args ...string) (i
 // partitions before the point, release its lease, and leave no data file
 // behind.
 func TestCompactInterruptedBySIGINT(t *testing.T) {
+	t.Parallel()
 	bin := buildFloe(t)
 	dir := writeConfig(t)
 	_, errOut, code := run(t, dir, demoArgs("--event-commits", "60", "--orders", "300", "--queries", "30")...)
@@ -212,6 +213,7 @@ func TestCompactInterruptedBySIGINT(t *testing.T) {
 // TestDemoInterruptedBySIGINT stops 'floe demo' with Ctrl-C while it builds
 // the warehouse and later: it must exit 130, promptly, saying so.
 func TestDemoInterruptedBySIGINT(t *testing.T) {
+	t.Parallel()
 	bin := buildFloe(t)
 	for _, delay := range []time.Duration{1500 * time.Millisecond, 6 * time.Second} {
 		dir := writeConfig(t)

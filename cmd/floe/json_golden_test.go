@@ -27,6 +27,7 @@ var updateGolden = flag.Bool("update", false, "rewrite cmd/floe/testdata/json/*.
 // became a number fails. An empty list matches a list of anything. Every
 // layout in every verb's output has the one shape ([checkLayouts]).
 func TestJSONShapeGolden(t *testing.T) {
+	t.Parallel()
 	dir := writeConfig(t)
 	_, errOut, code := run(t, dir, demoArgs("--event-commits", "20", "--orders", "300", "--queries", "40")...)
 	require.Equal(t, 0, code, errOut)
@@ -383,6 +384,7 @@ func sqlFile(t *testing.T, sql string) string {
 // the shapes floe printed before layouts were one object, and a layout
 // whose parts disagree with its spec.
 func TestLayoutShapeProblems(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		in   string

@@ -30,6 +30,7 @@ import (
 // those the point implies, and whatever the dead process wrote but did not
 // commit is an orphan that orphan removal finds once its lease lapsed.
 func TestCompactSurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
 	bin := buildFloe(t)
 	// The killed processes spill into their own temp dir, to check what they
 	// leave there.

@@ -11,6 +11,15 @@ import (
 // TestMain checks for leaked goroutines: verbs run in process here, and
 // serve, collect --listen and the telemetry sources start servers and
 // loops that must all be stopped when their command returns.
+// The floe binary the process tests share is removed after the tests.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, gcslake.IgnoreLeaks())
+	goleak.VerifyTestMain(removingBin{m}, gcslake.IgnoreLeaks())
+}
+
+// removingBin runs the tests, then removes the shared floe binary.
+type removingBin struct{ m *testing.M }
+
+func (r removingBin) Run() int {
+	defer testBin.remove()
+	return r.m.Run()
 }

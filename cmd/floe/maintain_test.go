@@ -13,6 +13,7 @@ import (
 )
 
 func TestMaintenanceVerbs(t *testing.T) {
+	t.Parallel()
 	dir := writeConfig(t)
 	_, errOut, code := run(t, dir, demoArgs("--event-commits", "30", "--orders", "400", "--queries", "60")...)
 	require.Equal(t, 0, code, errOut)

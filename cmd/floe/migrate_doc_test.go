@@ -15,6 +15,7 @@ import (
 // command blocks and its mapping table — names a verb and flags floe has,
 // with values they accept.
 func TestMigrateFromAirflowDoc(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "migrate-from-airflow.md"))
 	require.NoError(t, err)
 	text := string(doc)

@@ -53,6 +53,7 @@ func trinoEvent(id, schema, tbl, sql string, at time.Time) map[string]any {
 // the table whose dotted path reads the same (db.a.b); the canonical form
 // is what verbs print and what runs, plans and queries are kept under.
 func TestVerbsAddressDottedNames(t *testing.T) {
+	t.Parallel()
 	dir := dottedWarehouse(t)
 	const dotted, nested, dottedNS = `local.db."a.b"`, "local.db.a.b", `local."x.y".t`
 

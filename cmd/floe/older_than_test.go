@@ -18,6 +18,7 @@ import (
 // the default, and the cut-off printed is the one used.
 
 func TestOlderThanFlagsParse(t *testing.T) {
+	t.Parallel()
 	io, _, _ := testIO()
 	f := newTestFactory(t, io)
 	type age struct {
@@ -87,6 +88,7 @@ func textCutoff(t *testing.T, out, before string) time.Time {
 }
 
 func TestOlderThanZeroMeansZero(t *testing.T) {
+	t.Parallel()
 	dir := writeConfig(t)
 	_, errOut, code := run(t, dir, demoArgs("--event-commits", "3", "--orders", "10", "--queries", "10")...)
 	require.Equal(t, 0, code, errOut)

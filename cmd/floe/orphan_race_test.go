@@ -24,6 +24,7 @@ import (
 // location must keep every file it wrote, so it commits, exits 0 and no row
 // is lost; and orphan removal must say what it kept.
 func TestOrphansRaceCompaction(t *testing.T) {
+	t.Parallel()
 	bin := buildFloe(t)
 	home := writeConfig(t)
 	_, errOut, code := run(t, home, demoArgs("--event-commits", "60", "--orders", "300", "--queries", "30")...)

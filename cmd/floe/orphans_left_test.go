@@ -35,6 +35,7 @@ func recordRun(t *testing.T, dir, id, table, status string) {
 // --force; --apply removes them. Which table the run was on comes from its
 // record: files of a run nothing records are judged by their age.
 func TestOrphansReportsFilesLeftByARun(t *testing.T) {
+	t.Parallel()
 	dir := flatWarehouse(t, 3, 100)
 	ctx := context.Background()
 	cat, id, _ := openDemoTable(t, dir, "db.flat")

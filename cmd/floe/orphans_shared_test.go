@@ -72,6 +72,7 @@ func (s *sharedLake) registerDamaged(t *testing.T, tbl *table.Table) (string, []
 // read the same rows. Then the same with a copied catalog configured beside
 // the original.
 func TestOrphansApplyKeepsWhatAnEntrySharingTheLocationCommitted(t *testing.T) {
+	t.Parallel()
 	s := newSharedLake(t)
 	ctx := context.Background()
 	want, err := oracle.ChecksumIceberg(ctx, s.load(t, "local.db.flat"))
@@ -136,6 +137,7 @@ func TestOrphansApplyKeepsWhatAnEntrySharingTheLocationCommitted(t *testing.T) {
 // An entry floe cannot load, or a catalog it cannot list, may share the
 // location: floe orphans refuses, naming it, and deletes nothing.
 func TestOrphansRefuseWhenAnEntryOrACatalogCannotBeRead(t *testing.T) {
+	t.Parallel()
 	s := newSharedLake(t)
 	ctx := context.Background()
 	flat := s.load(t, "local.db.flat")

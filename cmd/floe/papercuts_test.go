@@ -13,6 +13,7 @@ import (
 // their words — the argument a verb needs, an empty list said so, a table
 // name in another case, a near miss with a suggestion.
 func TestFirstHourPapercuts(t *testing.T) {
+	t.Parallel()
 	dir := flatWarehouse(t, 2, 20) // local.db.flat
 
 	for _, tc := range []struct {
@@ -54,6 +55,7 @@ func TestFirstHourPapercuts(t *testing.T) {
 // that only read say so and leave no catalog, warehouse or state store
 // behind; a verb that writes still creates them.
 func TestReadOnlyVerbsCreateNothing(t *testing.T) {
+	t.Parallel()
 	dir := writeConfig(t) // data_dir: <dir>/data, not created
 	data := filepath.Join(dir, "data")
 	for _, args := range [][]string{{"tables"}, {"health"}, {"runs"}, {"queries"}, {"plans"}, {"simulate", "web.events"}, {"report"}} {
@@ -76,6 +78,7 @@ func TestReadOnlyVerbsCreateNothing(t *testing.T) {
 // error (exit 2), and collect --listen follows
 // floe serve's rule: beyond loopback only with server.token.
 func TestCollectPapercuts(t *testing.T) {
+	t.Parallel()
 	dir := flatWarehouse(t, 1, 5)
 	junk := filepath.Join(dir, "notes.log")
 	require.NoError(t, os.WriteFile(junk, []byte("hello, this is no query log\n"), 0o644))

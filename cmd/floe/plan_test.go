@@ -15,6 +15,7 @@ import (
 )
 
 func TestNewPlanCmdsParseArgs(t *testing.T) {
+	t.Parallel()
 	io, _, _ := testIO()
 	f := newTestFactory(t, io)
 	for _, tc := range []struct {
@@ -157,6 +158,7 @@ type planJSON struct {
 }
 
 func TestPlanApproveOptimizeFlow(t *testing.T) {
+	t.Parallel()
 	dir := writeConfig(t)
 	_, errOut, code := run(t, dir, demoArgs("--event-commits", "30", "--orders", "400", "--queries", "60")...)
 	require.Equal(t, 0, code, errOut)

@@ -54,6 +54,7 @@ const flatPolicies = `policies:
 `
 
 func TestPolicyShow(t *testing.T) {
+	t.Parallel()
 	dir := policyWarehouse(t, flatPolicies)
 	cfg := filepath.Join(dir, "floe.yaml")
 	out, errOut, code := run(t, dir, "policy", "show", "db.flat")
@@ -94,6 +95,7 @@ func TestPolicyShow(t *testing.T) {
 }
 
 func TestPolicyValidate(t *testing.T) {
+	t.Parallel()
 	dir := policyWarehouse(t, flatPolicies)
 	out, errOut, code := run(t, dir, "policy", "validate")
 	require.Equal(t, 0, code, errOut)
@@ -122,6 +124,7 @@ func TestPolicyValidate(t *testing.T) {
 // TestVerbsTakePolicyDefaults: compact, expire and orphans take the
 // table's policy values where no flag is given, and a flag overrides.
 func TestVerbsTakePolicyDefaults(t *testing.T) {
+	t.Parallel()
 	dir := policyWarehouse(t, flatPolicies)
 	out, errOut, code := run(t, dir, "compact", "db.flat", "--dry-run", "-o", "json")
 	require.Equal(t, 0, code, errOut)
@@ -153,6 +156,7 @@ func TestVerbsTakePolicyDefaults(t *testing.T) {
 // policy and health call for, and a fixed layout that needs approval is
 // proposed with its approve command while the compaction waits.
 func TestOptimizeFollowsPolicy(t *testing.T) {
+	t.Parallel()
 	dir := policyWarehouse(t, "policies:\n  tables:\n    local.db.flat: {layout: 'sort(id)', enabled: {manifests: false}}\n")
 	out, errOut, code := run(t, dir, "optimize", "db.flat")
 	require.Equal(t, 0, code, errOut)
@@ -177,6 +181,7 @@ func TestOptimizeFollowsPolicy(t *testing.T) {
 // (config.CheckPolicies), so each is refused with file:line and key, and
 // the same policies in floe.yaml stop every verb with the same message.
 func TestPolicyValidateRefusesWhatCannotRun(t *testing.T) {
+	t.Parallel()
 	dir := policyWarehouse(t, "")
 	for _, tc := range []struct {
 		name, policies string
@@ -238,6 +243,7 @@ func indent(s string) string {
 // with the rule's file:line, while the run says the same. A table that
 // does not exist yet is a note; --offline checks the file alone.
 func TestPolicyValidateChecksNamedTablesLayouts(t *testing.T) {
+	t.Parallel()
 	dir := policyWarehouse(t, "")
 	file := filepath.Join(t.TempDir(), "policies.yaml")
 	require.NoError(t, os.WriteFile(file, []byte("tables:\n  local.db.flat: {layout: \"sort(nosuch)\", approval: {layout: auto}}\n  local.db.later: {layout: \"sort(id)\"}\n"), 0o644))

@@ -11,6 +11,7 @@ import (
 // The table form keeps the AND, OR and NOT of a filter: it prints each
 // scan's filter as a tree.
 func TestPredicatesPrintsTheTree(t *testing.T) {
+	t.Parallel()
 	dir := writeConfig(t)
 	io, out, errOut := testIO()
 	io.In = bytes.NewBufferString(`SELECT * FROM web.events e WHERE e.ts >= DATE '2026-11-01' AND (tenant_id IN (1, 2) OR NOT (country = 'US'))`)

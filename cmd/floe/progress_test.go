@@ -15,6 +15,7 @@ import (
 // for an unpartitioned table (one partition group), with a time estimate
 // from a clock started before the work.
 func TestCompactHeaderBeforeByteProgress(t *testing.T) {
+	t.Parallel()
 	dir := flatWarehouse(t, 12, 4000)
 	io, buf := ttyIO()
 	code := runWith(t, io, dir, "compact", "db.flat", "--layout", "sort(id)", "--target-file-size", "64KiB", "--allow-small-target-file-size")
@@ -41,6 +42,7 @@ func TestCompactHeaderBeforeByteProgress(t *testing.T) {
 
 // With -o json the bar stays on stderr: stdout is one JSON document.
 func TestCompactJSONStdoutClean(t *testing.T) {
+	t.Parallel()
 	dir := flatWarehouse(t, 6, 2000)
 	var out, errOut bytes.Buffer
 	io := &IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut, ErrTTY: true}

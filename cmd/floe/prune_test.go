@@ -20,6 +20,7 @@ import (
 // output is the same byte for byte, and no raw event older than the
 // retention is left.
 func TestPruneLeavesAnalyzeUnchanged(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the demo warehouse")
 	}

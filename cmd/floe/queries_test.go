@@ -8,6 +8,7 @@ import (
 )
 
 func TestQueriesEventsJSONEmpty(t *testing.T) {
+	t.Parallel()
 	dir := writeConfig(t)
 	out, errOut, code := run(t, dir, "queries", "--events", "-o", "json")
 	require.Equal(t, 0, code, errOut)

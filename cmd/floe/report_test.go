@@ -12,6 +12,7 @@ import (
 )
 
 func TestNewReportCmdParseArgs(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		args    []string
@@ -56,6 +57,7 @@ func TestNewReportCmdParseArgs(t *testing.T) {
 // lake-wide JSON ranks the table and says why nothing is projected, and -o
 // writes a self-contained HTML file.
 func TestReportVerb(t *testing.T) {
+	t.Parallel()
 	dir := flatWarehouse(t, 3, 20)
 	io, out, errOut := testIO()
 	require.Equal(t, 0, runWith(t, io, dir, "report", "-o", "json"), errOut.String())

@@ -13,6 +13,7 @@ import (
 )
 
 func TestNewResumeCmdParsesArgs(t *testing.T) {
+	t.Parallel()
 	io, _, _ := testIO()
 	f := newTestFactory(t, io)
 	for _, tc := range []struct {
@@ -50,6 +51,7 @@ func TestNewResumeCmdParsesArgs(t *testing.T) {
 // change it, saying why and how to resume; floe resume lists and resumes
 // it, recorded with who did it; then the verbs run it again.
 func TestResumeAHaltedTable(t *testing.T) {
+	t.Parallel()
 	dir := flatWarehouse(t, 4, 20)
 	// A run of it failed an invariant check (the control package's tests
 	// make one fail for real; here the hold it leaves is placed as such).

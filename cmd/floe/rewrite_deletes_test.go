@@ -19,6 +19,7 @@ import (
 // (the oracle applies the deletes itself) and the format version as they
 // were; a second run finds nothing to do. Bad flags exit 2.
 func TestRewriteDeletesVerb(t *testing.T) {
+	t.Parallel()
 	dir := writeConfig(t)
 	_, errOut, code := run(t, dir, demoArgs("--event-commits", "3", "--orders", "20", "--queries", "20")...)
 	require.Equal(t, 0, code, errOut)

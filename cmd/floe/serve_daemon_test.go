@@ -28,6 +28,7 @@ import (
 // is logged at info with no log level configured, and SIGTERM stops it
 // with exit 0 and the table intact.
 func TestServeDaemon(t *testing.T) {
+	t.Parallel()
 	bin := buildFloe(t)
 	dir := policyWarehouse(t, "policies:\n  default: {layout: none}\n")
 	ctx := context.Background()

@@ -77,6 +77,7 @@ func (r *replica) runner() string {
 // replica killed with SIGKILL mid-run has its table taken over once its
 // lease expires, and an independent checksum shows every table intact.
 func TestServeReplicas(t *testing.T) {
+	t.Parallel()
 	bin := buildFloe(t)
 	pg := pgtest.Start(t)
 	dsn := pg.NewDatabase(t)

@@ -10,6 +10,7 @@ import (
 // TestServeOnce: one scheduling pass over the warehouse runs what each
 // table's policy calls for and exits 0; a manual table is left alone.
 func TestServeOnce(t *testing.T) {
+	t.Parallel()
 	dir := policyWarehouse(t, "policies:\n  default: {layout: none}\n")
 	out, errOut, code := run(t, dir, "serve", "--once", "-o", "json")
 	require.Equal(t, 0, code, errOut)
@@ -44,6 +45,7 @@ func TestServeOnce(t *testing.T) {
 // Beyond loopback floe serve refuses a weak token before it listens: the
 // error names the key and where it was set, never the token.
 func TestServeRefusesWeakTokenBeyondLoopback(t *testing.T) {
+	t.Parallel()
 	dir := policyWarehouse(t, "server:\n  token: letmein\n")
 	out, errOut, code := run(t, dir, "serve", "--listen", "0.0.0.0:0")
 	require.Equal(t, exitUsage, code, errOut)

@@ -19,6 +19,7 @@ import (
 // TestSimulateRenderThinAndBound: a projection whose sample is too thin says so
 // instead of printing ± 0.0, and every projection prints files read ÷ the bound.
 func TestSimulateRenderThinAndBound(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		p    simulator.Projection
@@ -52,6 +53,7 @@ func TestSimulateRenderThinAndBound(t *testing.T) {
 // table that sets none, the policy's target_file_size, --target-file-size
 // — in text and JSON.
 func TestSimulatePrintsTarget(t *testing.T) {
+	t.Parallel()
 	dir := flatWarehouse(t, 4, 50)
 	sql := filepath.Join(t.TempDir(), "w.sql")
 	require.NoError(t, os.WriteFile(sql, []byte("SELECT * FROM db.flat WHERE id = 7;\n"), 0o644))
@@ -106,6 +108,7 @@ func treeExplained() *layout.TreeExplanation {
 // tree in words, its root's cut and its children's (the fourth cut is for
 // plan show); JSON carries the whole explanation.
 func TestSimulateExplainsTheTree(t *testing.T) {
+	t.Parallel()
 	l, err := layout.Parse("tree(l_shipdate, l_shipmode, l_quantity, l_orderkey)")
 	require.NoError(t, err)
 	p := simulator.Projection{Layout: l, FilesAfter: 5, SkippedPct: 40, TreeExplanation: treeExplained()}
@@ -137,6 +140,7 @@ func TestSimulateExplainsTheTree(t *testing.T) {
 // TestPlanShowExplainsTheTree: plan show prints a tree plan's every cut
 // explained, under its figures.
 func TestPlanShowExplainsTheTree(t *testing.T) {
+	t.Parallel()
 	l, err := layout.Parse("tree(l_shipdate, l_shipmode, l_quantity, l_orderkey)")
 	require.NoError(t, err)
 	p := control.Plan{ID: "0b52644ab1d9", Table: "local.sales.lineitem", Layout: l, State: control.PlanProposed,

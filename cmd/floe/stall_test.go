@@ -23,6 +23,7 @@ import (
 // names the store; nothing is committed.
 // Before the bound, each waited for the store to answer again.
 func TestVerbsFailWithinIOTimeoutOnAStalledStore(t *testing.T) {
+	t.Parallel()
 	const timeout = stallTimeout
 	w, dir, store := stallLake(t, timeout)
 	before := snapshotOf(t, w)
@@ -94,6 +95,7 @@ func snapshotOf(t *testing.T, w *testlake.Warehouse) int64 {
 // a few floe.io-timeouts, exits non-zero naming the store, records a failed
 // run that names it too, and commits nothing.
 func TestCompactStalledMidRunFailsAndIsRecorded(t *testing.T) {
+	t.Parallel()
 	const timeout = stallTimeout
 	w, dir, store := stallLake(t, timeout)
 	before := snapshotOf(t, w)

@@ -16,6 +16,7 @@ import (
 // floe: its calls run out of their floe.timeout, it is reported, and the
 // other catalogs' tables are still listed.
 func TestTablesReportsUnansweringCatalog(t *testing.T) {
+	t.Parallel()
 	hang := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {

@@ -15,6 +15,7 @@ import (
 // FLOE_TEST_PAUSE_AT is set, and then a stop at that point only, said on
 // stderr, until the context ends.
 func TestPauseAt(t *testing.T) {
+	t.Parallel()
 	env := func(v string) func(string) string {
 		return func(k string) string {
 			require.Equal(t, envPauseAt, k)

@@ -16,6 +16,7 @@ import (
 // would, a dry run of optimize records nothing, and a workload file's
 // filters choose the candidates simulate projects.
 func TestValidateBeforeWork(t *testing.T) {
+	t.Parallel()
 	dir := writeConfig(t)
 	_, errOut, code := run(t, dir, demoArgs("--event-commits", "30", "--orders", "400", "--queries", "60")...)
 	require.Equal(t, 0, code, errOut)

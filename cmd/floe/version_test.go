@@ -9,6 +9,7 @@ import (
 )
 
 func TestBuildVersion(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		info *debug.BuildInfo
@@ -33,6 +34,7 @@ func TestBuildVersion(t *testing.T) {
 }
 
 func TestVersionFlagAndVerb(t *testing.T) {
+	t.Parallel()
 	dir := writeConfig(t)
 	out, errOut, code := run(t, dir, "--version")
 	require.Equal(t, 0, code, errOut)
