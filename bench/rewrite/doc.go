@@ -72,7 +72,10 @@
 // order on each function, the leaf-most function some rule names deciding
 // (so memmove or the allocator count for the phase that called them), except
 // that a sample under floe's content check counts for the check whatever
-// it does. A phase's CPU-seconds per million rows are its share of the
+// it does, and so does one of a goroutine the check started (iceberg-go's
+// scan workers reading the output back), which carries the rewriter's
+// pprof label (rewriter.ProfileLabelPhase) instead of the check on its
+// stack. A phase's CPU-seconds per million rows are its share of the
 // samples times the engine's median CPU-seconds per million rows.
 // docs/rewriter-profile.md is generated from the committed result
 // ([WriteProfileDoc]); TestProfileDocIsCurrent keeps it current.

@@ -3,9 +3,12 @@ package rewrite
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/google/pprof/profile"
+
+	"github.com/floe-project/floe/rewriter"
 )
 
 // Phase is a part of a rewrite's CPU time, as [ClassifyStack] tells it
@@ -35,7 +38,8 @@ const (
 	// codecs). Decompressing input pages is decode.
 	PhaseCompress Phase = "compression"
 	// PhaseVerify is floe's content check: the digest of every row read
-	// and the read back of every file written with its digest.
+	// and the read back of every file written with its digest (on the
+	// scan workers it starts too, by their pprof label).
 	PhaseVerify Phase = "verify"
 	// PhaseOther is the rest: the garbage collector's own workers, the
 	// scheduler, system calls outside any phase.
@@ -202,7 +206,8 @@ func (r phaseRule) matches(name string) bool {
 }
 
 // ClassifyStack is the phase of a sample whose stack holds funcs, the
-// leaf (where the CPU was) first. A function of an enclosing rule
+// leaf (where the CPU was) first ([SplitProfile] first looks for the
+// rewriter's phase label on the sample). A function of an enclosing rule
 // (floe's content check) anywhere on the stack claims the sample;
 // otherwise the leaf-most function a rule names gives the phase, so time
 // in a helper (memmove, the allocator, an Arrow builder) counts for the
@@ -221,6 +226,18 @@ func ClassifyStack(funcs []string) Phase {
 		}
 	}
 	return PhaseOther
+}
+
+// classifySample is [ClassifyStack] of funcs, unless the sample carries
+// the rewriter's phase label (rewriter.ProfileLabelPhase) naming a phase:
+// goroutines that floe's content check starts (iceberg-go's scan workers
+// reading the output back) inherit the label but not the stack that shows
+// the check.
+func classifySample(funcs []string, labels map[string][]string) Phase {
+	if v := labels[rewriter.ProfileLabelPhase]; len(v) == 1 && slices.Contains(Phases, Phase(v[0])) {
+		return Phase(v[0])
+	}
+	return ClassifyStack(funcs)
 }
 
 // PhaseSplit is a CPU profile's time by phase.
@@ -277,7 +294,7 @@ func SplitProfile(r io.Reader) (PhaseSplit, error) {
 			}
 		}
 		sec := float64(s.Value[vi]) / 1e9
-		split.Seconds[ClassifyStack(funcs)] += sec
+		split.Seconds[classifySample(funcs, s.Label)] += sec
 		split.Total += sec
 	}
 	return split, nil

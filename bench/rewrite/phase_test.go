@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/bench/rewrite"
+	"github.com/floe-project/floe/rewriter"
 )
 
 const (
@@ -108,6 +109,7 @@ func TestSplitProfile(t *testing.T) {
 	add := loc(floe + "rewriter.(*memRun).add")
 	gc := loc("runtime.gcBgMarkWorker")
 	verify := loc(floe+"internal/rowsum.(*Digest).Add", floe+"rewriter.verifyContent")
+	decode := loc(arrowGo+"parquet/file.(*columnChunkReader).ReadBatch", "github.com/apache/iceberg-go/table.(*arrowScan).GetRecords.func1")
 	p := &profile.Profile{
 		SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}},
 		PeriodType: &profile.ValueType{Type: "cpu", Unit: "nanoseconds"},
@@ -117,6 +119,11 @@ func TestSplitProfile(t *testing.T) {
 			{Location: []*profile.Location{key, add}, Value: []int64{50, 500_000_000}},
 			{Location: []*profile.Location{gc}, Value: []int64{10, 100_000_000}},
 			{Location: []*profile.Location{verify}, Value: []int64{10, 100_000_000}},
+			// A scan worker the content check started: its stack shows
+			// decoding only, its label says whose it is.
+			{Location: []*profile.Location{decode}, Value: []int64{20, 200_000_000}, Label: map[string][]string{rewriter.ProfileLabelPhase: {rewriter.ProfilePhaseVerify}}},
+			{Location: []*profile.Location{decode}, Value: []int64{5, 50_000_000}},
+			{Location: []*profile.Location{decode}, Value: []int64{5, 50_000_000}, Label: map[string][]string{rewriter.ProfileLabelPhase: {"not a phase"}}},
 		},
 		Location: locs,
 		Function: fns,
@@ -125,15 +132,16 @@ func TestSplitProfile(t *testing.T) {
 	require.NoError(t, p.Write(&buf))
 	split, err := rewrite.SplitProfile(&buf)
 	require.NoError(t, err)
-	require.InDelta(t, 1.0, split.Total, 1e-9)
+	require.InDelta(t, 1.3, split.Total, 1e-9)
 	require.InDelta(t, 0.3, split.Seconds[rewrite.PhaseSort], 1e-9)
 	require.InDelta(t, 0.5, split.Seconds[rewrite.PhaseKey], 1e-9)
 	require.InDelta(t, 0.1, split.Seconds[rewrite.PhaseOther], 1e-9)
-	require.InDelta(t, 0.1, split.Seconds[rewrite.PhaseVerify], 1e-9)
-	require.InDelta(t, 0.5, split.Share(rewrite.PhaseKey), 1e-9)
-	require.Zero(t, split.Share(rewrite.PhaseDecode))
+	require.InDelta(t, 0.3, split.Seconds[rewrite.PhaseVerify], 1e-9, "the labelled sample is the check's")
+	require.InDelta(t, 0.1, split.Seconds[rewrite.PhaseDecode], 1e-9, "unlabelled, or labelled with no phase")
+	require.InDelta(t, 0.5/1.3, split.Share(rewrite.PhaseKey), 1e-9)
+	require.Zero(t, split.Share(rewrite.PhaseGather))
 
-	m := rewrite.Measure{CPU: 4_000_000_000, Rows: 2_000_000} // 2 CPU-s per million rows
+	m := rewrite.Measure{CPU: 2_600_000_000, Rows: 1_000_000} // 2.6 CPU-s per million rows
 	require.InDelta(t, 1.0, rewrite.PhaseCPUPerMillionRows(m, split, rewrite.PhaseKey), 1e-9)
 
 	_, err = rewrite.SplitProfile(bytes.NewReader([]byte("not a profile")))

@@ -77,8 +77,9 @@ func WriteProfileDoc(w io.Writer, res bench.Result) error {
 	p("million rows, which depends on the CPU and not on the core count.\n\n")
 	p("The phases split a CPU profile (runtime/pprof, in the child process) of each engine's first run by the functions on\n")
 	p("each sample's stack (bench/rewrite's ClassifyStack): the leaf-most function a rule names gives the phase, so time in\n")
-	p("memmove, the allocator or an Arrow builder counts for the phase that called it; a sample under floe's content check\n")
-	p("counts for it whatever it does (the check's read back decodes). Decompressing input pages is decode; compressing\n")
+	p("memmove, the allocator or an Arrow builder counts for the phase that called it; a sample under floe's content check,\n")
+	p("or of a scan worker it started (by the rewriter's pprof label), counts for the check whatever it does (the check's\n")
+	p("read back decodes). Decompressing input pages is decode; compressing\n")
 	p("output pages is compression; dictionaries, levels, statistics and page assembly are encode. The shares are scaled\n")
 	p("to the median CPU figure, so each column adds up to it.\n\n")
 
