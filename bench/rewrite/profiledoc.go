@@ -79,9 +79,11 @@ func WriteProfileDoc(w io.Writer, res bench.Result) error {
 	p("each sample's stack (bench/rewrite's ClassifyStack): the leaf-most function a rule names gives the phase, so time in\n")
 	p("memmove, the allocator or an Arrow builder counts for the phase that called it; a sample under floe's content check,\n")
 	p("or of a scan worker it started (by the rewriter's pprof label), counts for the check whatever it does (the check's\n")
-	p("read back decodes). Decompressing input pages is decode; compressing\n")
-	p("output pages is compression; dictionaries, levels, statistics and page assembly are encode. The shares are scaled\n")
-	p("to the median CPU figure, so each column adds up to it.\n\n")
+	p("read back decodes). Decompressing input pages is decode; compressing output pages is compression; dictionaries,\n")
+	p("levels, statistics and page assembly are encode. The shares are scaled to the median CPU figure, so each column adds\n")
+	p("up to it. floe can spend less than the floor in a phase: it carries low-cardinality strings as dictionary codes from\n")
+	p("the scan to its writer, where the floor's writer hashes every value into its dictionaries (encode), and its sorted\n")
+	p("rows compress into fewer bytes than the floor's unsorted ones (compression; output MiB below).\n\n")
 
 	layouts := paramStrings(res, "layouts")
 	if len(layouts) == 0 {
