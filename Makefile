@@ -6,7 +6,7 @@ PKGS      ?= ./...
 BIN       ?= bin/floe
 FUZZTIME  ?= 10s
 
-.PHONY: all build install test test-s3 versitygw goreleaser release-snapshot release-check image test-short demo bench bench-rewrite bench-rewrite-flat bench-layout bench-plan bench-health bench-manifests bench-scale bench-scale-dashboard bench-store fuzz fuzz-long lint clean
+.PHONY: all build install test test-s3 versitygw goreleaser release-snapshot release-check image test-short demo bench bench-rewrite profile-doc bench-rewrite-flat bench-layout bench-plan bench-health bench-manifests bench-scale bench-scale-dashboard bench-store fuzz fuzz-long lint clean
 
 all: lint build test
 
@@ -87,6 +87,10 @@ bench: bench-rewrite bench-rewrite-partitioned bench-layout bench-plan bench-hea
 ## bench-rewrite: 10M rows compacted by sort, z-order and Hilbert, vs DuckDB
 bench-rewrite:
 	$(GO) test -tags '$(TAGS)' -run '^$$' -bench 'BenchmarkRewrite$$' -benchtime 1x -timeout 90m ./bench/rewrite
+
+## profile-doc: regenerate docs/rewriter-profile.md from bench/results/rewrite.json (after make bench-rewrite)
+profile-doc:
+	$(GO) test -tags '$(TAGS)' -count=1 -run 'TestProfileDocIsCurrent$$' ./bench/rewrite -args -update-profile-doc
 
 ## bench-rewrite-partitioned: the same 10M rows in 30 daily partitions, one group per partition, vs DuckDB
 bench-rewrite-partitioned:

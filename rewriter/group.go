@@ -1,6 +1,7 @@
 package rewriter
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"golang.org/x/sync/errgroup"
@@ -405,27 +407,15 @@ func rewriteGroupOnce(ctx context.Context, tbl *table.Table, tasks []table.FileS
 			return nil, err
 		}
 	}
-	wopts := WriterOptions{
-		TargetFileSizeBytes: opts.TargetFileSizeBytes,
-		MemoryBytes:         opts.MemoryBytes / 8,
-		PartitionValues:     run.partition,
-		SortOrderID:         opts.SortOrderID,
-		NameTag:             opts.NameTag,
-		RunID:               opts.RunID,
-		Parallelism:         run.par,
-		Allocator:           run.alloc,
-		RowLineage:          rowLineage(tbl),
-	}
+	wopts := groupWriterOptions(tbl, tasks, opts, run.partition, run.par, run.alloc)
 	var (
 		w  groupWriter
 		cw *Writer // the writer columns are coded for; nil when split
 	)
 	if run.split != nil {
+		wopts.ExpectedRows = 0
 		w = newSpecWriter(tbl, run.split, wopts)
 	} else {
-		for _, t := range tasks {
-			wopts.ExpectedRows += t.File.Count()
-		}
 		if cw, err = NewWriter(ctx, tbl, wopts); err != nil {
 			return nil, err
 		}
@@ -511,6 +501,59 @@ func rewriteGroupOnce(ctx context.Context, tbl *table.Table, tasks []table.FileS
 		return nil, errors.Join(err, w.Abort())
 	}
 	return files, nil
+}
+
+// groupWriterOptions is what a group of tasks, in partition, is written
+// with: an eighth of the group's budget for the buffered row group, and
+// the rest of opts that concerns files.
+func groupWriterOptions(tbl *table.Table, tasks []table.FileScanTask, opts GroupOptions, partition map[int]any, par int, alloc memory.Allocator) WriterOptions {
+	wopts := WriterOptions{
+		TargetFileSizeBytes: opts.TargetFileSizeBytes,
+		MemoryBytes:         opts.MemoryBytes / 8,
+		PartitionValues:     partition,
+		SortOrderID:         opts.SortOrderID,
+		NameTag:             opts.NameTag,
+		RunID:               opts.RunID,
+		Parallelism:         par,
+		Allocator:           alloc,
+		RowLineage:          rowLineage(tbl),
+	}
+	for _, t := range tasks {
+		wopts.ExpectedRows += t.File.Count()
+	}
+	return wopts
+}
+
+// WriterOptions are the options [RewriteGroup] gives its [Writer] for the
+// group of tasks (their partition, their record count, an eighth of
+// MemoryBytes for the row group, the column parallelism), with
+// o.Allocator when set. They let other code write the rows of a group into
+// the very files the rewrite would cut, with the same row groups, codec and
+// dictionary choices: bench/rewrite's floor writes a group's rows unsorted
+// through them, to measure what decoding and encoding those bytes costs
+// without a sort. A group of an older partition spec is written row by row
+// into the current spec's partitions, by no single writer: an error.
+func (o GroupOptions) WriterOptions(tbl *table.Table, tasks []table.FileScanTask) (WriterOptions, error) {
+	if err := o.Validate(); err != nil {
+		return WriterOptions{}, fmt.Errorf("writer options: %w", err)
+	}
+	tasks = CollapseTasks(tasks)
+	if len(tasks) == 0 {
+		return WriterOptions{}, errors.New("writer options: no tasks")
+	}
+	spec, partition, _, err := groupPartition(tbl, tasks)
+	if err != nil {
+		return WriterOptions{}, fmt.Errorf("writer options: %w", err)
+	}
+	if cur := tbl.Spec(); spec.ID() != cur.ID() {
+		return WriterOptions{}, fmt.Errorf("writer options: files of spec %d are written into the current spec %d row by row", spec.ID(), cur.ID())
+	}
+	par := cmp.Or(o.Parallelism, runtime.GOMAXPROCS(0))
+	var alloc memory.Allocator
+	if o.Allocator != nil {
+		alloc = o.Allocator
+	}
+	return groupWriterOptions(tbl, tasks, o, partition, par, alloc), nil
 }
 
 // produce reads the tasks, sorts them when sorter is set, and sends the
@@ -873,6 +916,21 @@ type GroupResult struct {
 	Err   error
 }
 
+// Share is how [RewriteGroups] runs n groups: workers of them at once (up
+// to o.Parallelism, at least one), each with per: an equal share of
+// MemoryBytes (at least 1 MiB), GOMAXPROCS/workers for its own
+// parallelism, and no Allocator (each group tracks its own).
+func (o GroupOptions) Share(n int) (per GroupOptions, workers int) {
+	workers = max(min(cmp.Or(o.Parallelism, runtime.GOMAXPROCS(0)), n), 1)
+	per = o
+	per.Allocator = nil
+	if o.MemoryBytes > 0 {
+		per.MemoryBytes = max(o.MemoryBytes/int64(workers), 1<<20)
+	}
+	per.Parallelism = max(runtime.GOMAXPROCS(0)/workers, 1)
+	return per, workers
+}
+
 // RewriteGroups rewrites several groups, up to opts.Parallelism at once, each
 // with an equal share of opts.MemoryBytes. Every group succeeds or fails on
 // its own, so the caller can commit the groups that succeeded (partial
@@ -885,21 +943,11 @@ func RewriteGroups(ctx context.Context, tbl *table.Table, groups [][]table.FileS
 		}
 		return out
 	}
-	par := opts.Parallelism
-	if par == 0 {
-		par = runtime.GOMAXPROCS(0)
-	}
-	par = max(min(par, len(groups)), 1)
-	per := opts
-	per.Allocator = nil
+	per, par := opts.Share(len(groups))
 	if per.Pages == nil {
 		per.Pages = NewPagePool()
 		defer func() { _ = per.Pages.Close() }() // as in RewriteGroup
 	}
-	if opts.MemoryBytes > 0 {
-		per.MemoryBytes = max(opts.MemoryBytes/int64(par), 1<<20)
-	}
-	per.Parallelism = max(runtime.GOMAXPROCS(0)/par, 1)
 	// par workers take the groups in order; each lends its sort buffers
 	// from one group to its next.
 	var (

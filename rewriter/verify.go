@@ -8,6 +8,7 @@ import (
 	iofs "io/fs"
 	"iter"
 	"path"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -170,6 +171,16 @@ func DigestTasks(ctx context.Context, tbl *table.Table, tasks []table.FileScanTa
 // digest of the rows the group read. On a mismatch it leaves an evidence
 // record under the table's location and returns [ErrContentMismatch]
 // naming the files; the caller keeps them.
+// ProfileLabelPhase is the pprof label the rewriter sets, with the value
+// ProfilePhaseVerify, on the goroutines that read a group's output back
+// for its content check, and that the goroutines they start (iceberg-go's
+// scan workers) inherit: in a CPU profile their samples are the check's,
+// whatever their stacks show (bench/rewrite splits its profiles by it).
+const (
+	ProfileLabelPhase  = "floe_phase"
+	ProfilePhaseVerify = "verify"
+)
+
 func verifyContent(ctx context.Context, tbl *table.Table, tasks []table.FileScanTask, files []iceberg.DataFile, read rowsum.Sum, opts GroupOptions, run groupRun) (ContentCheck, error) {
 	start := time.Now()
 	check := ContentCheck{Read: read}
@@ -180,7 +191,16 @@ func verifyContent(ctx context.Context, tbl *table.Table, tasks []table.FileScan
 	for _, f := range files {
 		maxOut = max(maxOut, f.FileSizeBytes())
 	}
-	written, err := readBack(ctx, tbl, files, readWorkers(maxOut, run.par, opts.MemoryBytes), run.batchRows)
+	var (
+		written rowsum.Sum
+		err     error
+	)
+	// Labelled for CPU profiles: the scan's workers that decode the
+	// outputs inherit the label, where their stacks do not show this
+	// function (see [ProfileLabelPhase]).
+	pprof.Do(ctx, pprof.Labels(ProfileLabelPhase, ProfilePhaseVerify), func(ctx context.Context) {
+		written, err = readBack(ctx, tbl, files, readWorkers(maxOut, run.par, opts.MemoryBytes), run.batchRows)
+	})
 	check.Duration = time.Since(start)
 	if err != nil {
 		return check, err

@@ -49,8 +49,17 @@ type Config struct {
 	// FloeOnly skips DuckDB.
 	FloeOnly bool
 	// CPUProfileDir, when set, receives a CPU profile of floe's first run
-	// per layout.
+	// per layout (and of the floor's, with Floor).
 	CPUProfileDir string
+	// Floor also runs the Parquet floor ([EngineFloor]) after floe in each
+	// repetition: floe's input read with arrow-go and written unsorted
+	// through floe's writer. Its output is checked to hold the input's
+	// rows.
+	Floor bool
+	// Phases profiles floe's first run per layout (and the floor's, with
+	// Floor) and splits its CPU by phase ([SplitProfile]), into
+	// CPUProfileDir when set, else into the run's scratch directory.
+	Phases bool
 }
 
 func (cfg Config) floeExe() string {
@@ -118,6 +127,35 @@ type LayoutResult struct {
 	Input, FloeSum, DuckDBSum oracle.Sum
 	// FloeOrder and DuckDBOrder are the order checks of the first run.
 	FloeOrder, DuckDBOrder OrderCheck
+	// Floor and FloorRuns are the Parquet floor's figures (zero without
+	// Config.Floor), FloorSum the digest of its first run's files.
+	Floor     Measure
+	FloorRuns []Measure
+	FloorSum  oracle.Sum
+	// FloePhases and FloorPhases split the CPU profile of each one's first
+	// run by phase (empty without Config.Phases).
+	FloePhases, FloorPhases PhaseSplit
+	// FloeProfiledCPU and FloorProfiledCPU are the user+system CPU of the
+	// profiled runs, which the phase shares are taken of.
+	FloeProfiledCPU, FloorProfiledCPU time.Duration
+}
+
+// FloorCPURatio is floe's CPU-seconds per million rows over the floor's:
+// how far above decoding and encoding the same rows floe's rewrite is. 0
+// without a floor.
+func (r LayoutResult) FloorCPURatio() float64 {
+	if f := r.Floor.CPUPerMillionRows(); f > 0 {
+		return r.Floe.CPUPerMillionRows() / f
+	}
+	return 0
+}
+
+// FloorWallRatio is floe's wall time over the floor's (0 without a floor).
+func (r LayoutResult) FloorWallRatio() float64 {
+	if r.Floor.Wall > 0 && r.Floor.Rows > 0 {
+		return r.Floe.Wall.Seconds() / r.Floor.Wall.Seconds()
+	}
+	return 0
 }
 
 // ThroughputRatio is floe's rows/s over DuckDB's.
@@ -227,14 +265,23 @@ func compareLayout(ctx context.Context, cfg Config, layout string, input oracle.
 			Engine: EngineFloe, Layout: layout, QuantilesFile: ds.QuantilesFile, TempDir: tmp,
 			Warehouse: ds.Dir, MemoryBytes: cfg.MemoryBytes, TargetFileSizeBytes: cfg.TargetFileSizeBytes,
 		}
-		if rep == 0 && cfg.CPUProfileDir != "" {
-			job.CPUProfile = filepath.Join(cfg.CPUProfileDir, "floe-"+slug(layout)+".pprof")
-		}
+		job.CPUProfile = cfg.profilePath(rep, tmp, "floe-"+slug(layout))
 		fres, fu, err := Run(ctx, cfg.floeExe(), job)
 		if err != nil {
 			return res, errors.Join(err, os.RemoveAll(tmp))
 		}
 		res.FloeRuns = append(res.FloeRuns, measure(fres, fu))
+		if rep == 0 && cfg.Phases {
+			res.FloeProfiledCPU = fu.CPU
+			if res.FloePhases, err = splitProfileFile(job.CPUProfile); err != nil {
+				return res, errors.Join(err, removeFiles(fres.Files), os.RemoveAll(tmp))
+			}
+		}
+		if cfg.Floor {
+			if err := runFloorRep(ctx, cfg, &res, job, rep, tmp); err != nil {
+				return res, errors.Join(fmt.Errorf("compare %s: %w", layout, err), removeFiles(fres.Files), os.RemoveAll(tmp))
+			}
+		}
 		checkErr := func() error {
 			if rep > 0 {
 				return nil
@@ -267,18 +314,85 @@ func compareLayout(ctx context.Context, cfg Config, layout string, input oracle.
 		}
 		// floe's files are written into the table's data directory,
 		// uncommitted: remove them with the run's scratch directory.
-		var rmErr []error
-		for _, p := range fres.Files {
-			rmErr = append(rmErr, os.Remove(p))
-		}
-		rmErr = append(rmErr, os.RemoveAll(tmp))
-		if err := errors.Join(append([]error{checkErr}, rmErr...)...); err != nil {
+		if err := errors.Join(checkErr, removeFiles(fres.Files), os.RemoveAll(tmp)); err != nil {
 			return res, fmt.Errorf("compare %s: %w", layout, err)
 		}
 	}
 	res.Floe = median(res.FloeRuns)
 	res.DuckDB = median(res.DuckDBRuns)
+	res.Floor = median(res.FloorRuns)
 	return res, nil
+}
+
+// profilePath is where a run's CPU profile goes: the first run's only,
+// into CPUProfileDir when set, else (for Phases) into the run's scratch
+// directory tmp; "" for no profile.
+func (cfg Config) profilePath(rep int, tmp, name string) string {
+	switch {
+	case rep > 0:
+		return ""
+	case cfg.CPUProfileDir != "":
+		return filepath.Join(cfg.CPUProfileDir, name+".pprof")
+	case cfg.Phases:
+		return filepath.Join(tmp, name+".pprof")
+	}
+	return ""
+}
+
+// runFloorRep runs the floor on floe's job (the same input, budget and
+// target) in a child of the floe executable, records it in res, checks the
+// first run's files hold the input's rows, and removes its files.
+func runFloorRep(ctx context.Context, cfg Config, res *LayoutResult, floeJob Job, rep int, tmp string) error {
+	job := floeJob
+	job.Engine = EngineFloor
+	job.CPUProfile = cfg.profilePath(rep, tmp, "floor-"+slug(floeJob.Layout))
+	r, u, err := Run(ctx, cfg.floeExe(), job)
+	if err != nil {
+		return err
+	}
+	res.FloorRuns = append(res.FloorRuns, measure(r, u))
+	var checkErr error
+	if rep == 0 {
+		checkErr = func() error {
+			if cfg.Phases {
+				res.FloorProfiledCPU = u.CPU
+				if res.FloorPhases, err = splitProfileFile(job.CPUProfile); err != nil {
+					return err
+				}
+			}
+			if res.FloorSum, err = Checksum(ctx, r.Files); err != nil {
+				return err
+			}
+			if res.FloorSum != res.Input || r.Rows != cfg.Dataset.Rows {
+				return fmt.Errorf("floor: wrote %d rows, digest %s, the input %s", r.Rows, res.FloorSum, res.Input)
+			}
+			return nil
+		}()
+	}
+	return errors.Join(checkErr, removeFiles(r.Files))
+}
+
+func splitProfileFile(path string) (PhaseSplit, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return PhaseSplit{}, err
+	}
+	defer f.Close()
+	split, err := SplitProfile(f)
+	if err != nil {
+		return split, fmt.Errorf("%s: %w", path, err)
+	}
+	return split, nil
+}
+
+// removeFiles removes the files an engine wrote into the table's data
+// directory, uncommitted.
+func removeFiles(paths []string) error {
+	var errs []error
+	for _, p := range paths {
+		errs = append(errs, os.Remove(p))
+	}
+	return errors.Join(errs...)
 }
 
 // duckGroups turns floe's groups into DuckDB's: the same partitions, the
@@ -414,10 +528,13 @@ func WriteTable(w io.Writer, results []LayoutResult) error {
 		}
 		if r.DuckDB.Rows == 0 {
 			row("floe", r.Floe, "-\t-\t-")
-			continue
+		} else {
+			row("floe", r.Floe, fmt.Sprintf("%.2f\t%.2f\t%.3f", r.ThroughputRatio(), r.RSSRatio(), r.OutputBytesRatio()))
+			row("duckdb", r.DuckDB, "\t\t")
 		}
-		row("floe", r.Floe, fmt.Sprintf("%.2f\t%.2f\t%.3f", r.ThroughputRatio(), r.RSSRatio(), r.OutputBytesRatio()))
-		row("duckdb", r.DuckDB, "\t\t")
+		if r.Floor.Rows > 0 {
+			row("floor", r.Floor, "\t\t")
+		}
 	}
 	return tw.Flush()
 }

@@ -41,6 +41,45 @@
 // does not pay for computing z-order or Hilbert keys, floe does, and DuckDB
 // reads one more column. For the sort layout both read the same files.
 //
+// # The Parquet floor
+//
+// With [Config.Floor] each repetition also runs a third engine,
+// [EngineFloor], in floe's pure-Go child right after floe: it reads the
+// table's files with arrow-go's Parquet reader (pqarrow) and writes their
+// rows in file order, unsorted, through floe's own rewriter.Writer, with
+// the options floe's rewrite of the same group would give it
+// (rewriter.GroupOptions.WriterOptions: codec and level, row-group bytes,
+// file target and cuts by the same rule, the same dictionary rule), and
+// partitions spread over workers as rewriter.RewriteGroups spreads them
+// (rewriter.GroupOptions.Share). It is the cost of decoding and encoding
+// these rows, which floe cannot go below without changing the bytes it
+// writes; what floe spends above it is the layout's work (keys, sort,
+// spills, gathers) and the content check. Its files are checked to hold
+// the input's rows (digest); being unsorted they compress less, so they
+// are bigger and cut after fewer rows than floe's. One difference favours
+// floe: floe carries low-cardinality strings as dictionary codes from the
+// scan to its writer, while the floor's writer hashes every value into
+// its dictionaries (see runFloor).
+//
+// # CPU by phase
+//
+// With [Config.Phases] the first run of floe and of the floor per layout
+// writes a runtime/pprof CPU profile, read with github.com/google/pprof's
+// profile package ([SplitProfile]). Each sample is given a [Phase] by the
+// functions on its stack ([ClassifyStack]): Parquet decode, key encoding,
+// sort (with spills), gather, encode, compression, the content check
+// (verify) and other, from rules over package and function names tried in
+// order on each function, the leaf-most function some rule names deciding
+// (so memmove or the allocator count for the phase that called them), except
+// that a sample under floe's content check counts for the check whatever
+// it does, and so does one of a goroutine the check started (iceberg-go's
+// scan workers reading the output back), which carries the rewriter's
+// pprof label (rewriter.ProfileLabelPhase) instead of the check on its
+// stack. A phase's CPU-seconds per million rows are its share of the
+// samples times the engine's median CPU-seconds per million rows.
+// docs/rewriter-profile.md is generated from the committed result
+// ([WriteProfileDoc]); TestProfileDocIsCurrent keeps it current.
+//
 // # How it is measured
 //
 // Each engine runs in a child process. floe's is a pure-Go executable,
@@ -66,8 +105,8 @@
 //
 // # What is recorded
 //
-// Each layout runs FLOE_BENCH_REPS times (3 by default), floe then DuckDB in
-// each repetition. The result holds the medians, the min and max of both
+// Each layout runs FLOE_BENCH_REPS times (3 by default), floe, the floor,
+// then DuckDB in each repetition. The result holds the medians, the min and max of both
 // engines' wall times and of the per-repetition throughput ratio (a ratio
 // taken within one repetition sees the same machine load on both sides),
 // each engine's CPU-seconds per million rows (it depends on the CPU, not on

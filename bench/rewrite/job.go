@@ -36,6 +36,11 @@ const (
 	// EngineDuckDB runs DuckDB's sorted temp table and COPY per file (needs
 	// the duckdb build tag).
 	EngineDuckDB Engine = "duckdb"
+	// EngineFloor reads floe's input with arrow-go and writes its rows
+	// unsorted through floe's Parquet writer, as floe would cut its files:
+	// the Parquet floor under a floe job (see runFloor). It takes a floe
+	// job's fields.
+	EngineFloor Engine = "floor"
 	// EngineIdle does nothing: it measures the child binary's baseline.
 	EngineIdle Engine = "idle"
 )
@@ -64,7 +69,8 @@ type Job struct {
 	MemoryBytes int64 `json:"memory_bytes,omitempty"`
 	// TargetFileSizeBytes is floe's output file size.
 	TargetFileSizeBytes int64 `json:"target_file_size_bytes,omitempty"`
-	// CPUProfile, when set, is where floe writes a CPU profile.
+	// CPUProfile, when set, is where floe (or the floor) writes a CPU
+	// profile of its run.
 	CPUProfile string `json:"cpu_profile,omitempty"`
 
 	// Groups are what DuckDB rewrites, one sort each, in order: the
@@ -200,6 +206,8 @@ func ServeChild(ctx context.Context, out io.Writer) (bool, error) {
 	switch job.Engine {
 	case EngineFloe:
 		res, err = runFloe(ctx, job)
+	case EngineFloor:
+		res, err = runFloor(ctx, job)
 	case EngineDuckDB:
 		res, err = runDuckDB(ctx, job)
 	case EngineIdle:
@@ -241,19 +249,11 @@ func runFloe(ctx context.Context, job Job) (res JobResult, err error) {
 	if err != nil {
 		return res, err
 	}
-	if job.CPUProfile != "" {
-		f, err := os.Create(job.CPUProfile)
-		if err != nil {
-			return res, fmt.Errorf("cpu profile: %w", err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return res, errors.Join(fmt.Errorf("cpu profile: %w", err), f.Close())
-		}
-		defer func() {
-			pprof.StopCPUProfile()
-			err = errors.Join(err, f.Close())
-		}()
+	stop, err := startCPUProfile(job.CPUProfile)
+	if err != nil {
+		return res, err
 	}
+	defer func() { err = errors.Join(err, stop()) }()
 	if job.MemoryBytes > 0 {
 		// As floe compact --memory does: the benchmark measures the
 		// process a user runs.
@@ -307,6 +307,26 @@ func runFloe(ctx context.Context, job Job) (res JobResult, err error) {
 		return res, err
 	}
 	return res, nil
+}
+
+// startCPUProfile starts a CPU profile of this process into path (nothing
+// when path is empty) and returns what stops it: the timed part of a job,
+// after the table is loaded and before its rows are read.
+func startCPUProfile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return nil, errors.Join(fmt.Errorf("cpu profile: %w", err), f.Close())
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
 
 // partitionGroups groups the scan tasks by partition, one group per

@@ -106,7 +106,7 @@ func TestCompareSmall(t *testing.T) {
 
 	results, err := rewrite.Compare(ctx, rewrite.Config{
 		Exe: exe(t), FloeExe: floeExe(t), Dataset: ds, Layouts: defaultLayouts, WorkDir: t.TempDir(),
-		MemoryBytes: 16 << 20, TargetFileSizeBytes: 2 << 20, FloeOnly: !rewrite.DuckDBAvailable,
+		MemoryBytes: 16 << 20, TargetFileSizeBytes: 2 << 20, FloeOnly: !rewrite.DuckDBAvailable, Floor: true, Phases: true,
 	})
 	require.NoError(t, err)
 	require.Len(t, results, len(defaultLayouts))
@@ -119,6 +119,27 @@ func TestCompareSmall(t *testing.T) {
 			require.Zero(t, r.FloeOrder.Violations)
 			require.Positive(t, r.Floe.MaxRSSBytes)
 			require.Positive(t, r.Floe.CPU)
+
+			// The floor: every input row once, in a process measured as
+			// floe's is; its profile has none of a layout's work, floe's
+			// has some.
+			require.Equal(t, int64(100_000), r.Floor.Rows)
+			require.Equal(t, r.Input, r.FloorSum)
+			require.Positive(t, r.Floor.CPU)
+			require.Positive(t, r.Floor.MaxRSSBytes)
+			require.Positive(t, r.FloorCPURatio())
+			require.Positive(t, r.FloePhases.Total)
+			require.Positive(t, r.FloorPhases.Total)
+			layoutWork := func(s rewrite.PhaseSplit) float64 {
+				return s.Seconds[rewrite.PhaseKey] + s.Seconds[rewrite.PhaseSort] + s.Seconds[rewrite.PhaseGather] + s.Seconds[rewrite.PhaseVerify]
+			}
+			require.Zero(t, layoutWork(r.FloorPhases), "the floor neither keys, sorts, gathers nor verifies: %v", r.FloorPhases.Seconds)
+			require.Positive(t, layoutWork(r.FloePhases), "floe's profile: %v", r.FloePhases.Seconds)
+			var sum float64
+			for _, p := range rewrite.Phases {
+				sum += rewrite.PhaseCPUPerMillionRows(r.Floe, r.FloePhases, p)
+			}
+			require.InDelta(t, r.Floe.CPUPerMillionRows(), sum, 1e-9, "the phases add up to the measured CPU")
 			if !rewrite.DuckDBAvailable {
 				t.Log("DuckDB side skipped: build with -tags duckdb")
 				return
@@ -282,9 +303,12 @@ func envInt(b *testing.B, name string, def int64) int64 {
 // the system temp dir), FLOE_BENCH_REPS (default 3; medians, with min and max),
 // FLOE_BENCH_MEMORY (floe's budget, bytes; default 512 MiB),
 // FLOE_BENCH_LAYOUTS (';'-separated), FLOE_BENCH_CPUPROFILE (a directory
-// for floe's CPU profiles), FLOE_BENCH_FLOE_ONLY (non-empty: skip DuckDB and
-// write no result file, for quick before/after figures of floe alone). The table is printed and the figures are
-// written to bench/results/rewrite.json.
+// for floe's and the floor's CPU profiles, kept), FLOE_BENCH_FLOE_ONLY (non-empty:
+// skip DuckDB and write no result file, for quick before/after figures of
+// floe alone), FLOE_BENCH_NO_FLOOR (non-empty: skip the Parquet floor and
+// the phase split). The table is printed and the figures are written to
+// bench/results/rewrite.json; docs/rewriter-profile.md is generated from
+// that file (TestProfileDocIsCurrent).
 func BenchmarkRewrite(b *testing.B) {
 	benchRewrite(b, "rewrite", 0)
 }
@@ -324,7 +348,11 @@ func benchRewrite(b *testing.B, name string, partitions int) {
 	}
 	dir, work := benchDirs(b)
 	profiles := os.Getenv("FLOE_BENCH_CPUPROFILE")
+	if profiles != "" {
+		require.NoError(b, os.MkdirAll(profiles, 0o755))
+	}
 	floeOnly := os.Getenv("FLOE_BENCH_FLOE_ONLY") != ""
+	noFloor := os.Getenv("FLOE_BENCH_NO_FLOOR") != ""
 
 	start := time.Now()
 	ds, err := rewrite.PrepareDataset(ctx, rewrite.DatasetOptions{Dir: dir, Rows: rows, Files: int(files), Seed: 1, Partitions: partitions})
@@ -359,6 +387,11 @@ func benchRewrite(b *testing.B, name string, partitions int) {
 		"figures are medians over the reps; *_median/_min/_max give the spread of wall times and of the per-rep throughput ratio (floe's run over the DuckDB run after it); cpu_s_per_mrows is user+sys CPU per million rows, which depends on the CPU, not the core count; output_bytes_ratio is floe's output size over DuckDB's for the same files",
 		fmt.Sprintf("baseline RSS of each child doing nothing: floe's %.0f MiB, DuckDB's %.0f MiB (each engine's peak includes its own)", mib(floeIdle.MaxRSSBytes), mib(idleUsage.MaxRSSBytes)))
 
+	if !noFloor {
+		res.Notes = append(res.Notes,
+			"floor: floe's input read with arrow-go (pqarrow) and written unsorted through floe's own Parquet writer with the options floe's rewrite gives it (rewriter.GroupOptions.WriterOptions: codec and level, row-group size, file target, dictionary rule; partitions spread as rewriter.RewriteGroups spreads them), in floe's pure-Go child; its files are checked to hold the input's rows; *.floe_floor_cpu_ratio is floe's CPU per million rows over the floor's",
+			"phases: a CPU profile (runtime/pprof) of floe's and the floor's first run per layout, each sample given a phase by the functions on its stack (bench/rewrite ClassifyStack: the leaf-most named function wins; the content check claims what runs under it); *.phase.<phase>.cpu_s_per_mrows is the phase's share of the samples times the engine's median cpu_s_per_mrows; *.profiled_cpu_share is the sampled CPU over the profiled run's rusage CPU")
+	}
 	if partitions > 0 {
 		res.Notes = append(res.Notes, "partitioned: each of the table's files holds one day's rows (day(l_receiptdate)); floe rewrites one group per partition with rewriter.RewriteGroups (GOMAXPROCS groups at once, the memory budget split between them); DuckDB rewrites the partitions one after the other, each sort with all its threads, cut at floe's file row counts of that partition; both engines' files are checked for order within each partition")
 	}
@@ -370,7 +403,7 @@ func benchRewrite(b *testing.B, name string, partitions int) {
 				var err error
 				r, err = rewrite.Compare(ctx, rewrite.Config{
 					Exe: exe(b), FloeExe: floeExe(b), Dataset: ds, Layouts: []string{layout}, Reps: int(reps), MemoryBytes: memory,
-					WorkDir: work, CPUProfileDir: profiles, FloeOnly: floeOnly,
+					WorkDir: work, CPUProfileDir: profiles, FloeOnly: floeOnly, Floor: !noFloor, Phases: !noFloor,
 				})
 				require.NoError(b, err)
 			}
@@ -417,6 +450,7 @@ func benchRewrite(b *testing.B, name string, partitions int) {
 			}
 			res.Figures[s+".throughput_ratio"] = lr.ThroughputRatio()
 			res.Figures[s+".rss_ratio"] = lr.RSSRatio()
+			recordFloor(res, s, lr)
 		})
 	}
 
@@ -435,6 +469,53 @@ func benchRewrite(b *testing.B, name string, partitions int) {
 }
 
 func mib(n int64) float64 { return float64(n) / (1 << 20) }
+
+// recordFloor adds the floor's figures of layout slug s to res, with the
+// floe/floor ratios and both engines' CPU by phase; nothing when lr has no
+// floor.
+func recordFloor(res *bench.Result, s string, lr rewrite.LayoutResult) {
+	if lr.Floor.Rows == 0 {
+		return
+	}
+	m := lr.Floor
+	k := s + "." + rewrite.EngineKeyFloor + "."
+	res.Figures[k+"wall_s"] = m.Wall.Seconds()
+	res.Figures[k+"cpu_s"] = m.CPU.Seconds()
+	res.Figures[k+"cpu_s_per_mrows"] = m.CPUPerMillionRows()
+	res.Figures[k+"peak_rss_mib"] = mib(m.MaxRSSBytes)
+	res.Figures[k+"rusage_maxrss_mib"] = mib(m.RusageMaxRSSBytes)
+	res.Figures[k+"minor_faults"] = float64(m.MinorFaults)
+	res.Figures[k+"rows_per_s"] = m.RowsPerSecond()
+	res.Figures[k+"files"] = float64(m.Files)
+	res.Figures[k+"groups"] = float64(m.Groups)
+	res.Figures[k+"output_bytes"] = float64(m.OutputBytes)
+	res.Figures[k+"peak_arrow_mib"] = mib(m.PeakArrowBytes)
+	res.Figures[k+"peak_pool_mib"] = mib(m.PeakPoolBytes)
+	var walls []float64
+	for _, r := range lr.FloorRuns {
+		walls = append(walls, r.Wall.Seconds())
+	}
+	res.SetSpread(k+"wall_s", walls)
+	res.Figures[s+"."+rewrite.FloorCPURatioKey] = lr.FloorCPURatio()
+	res.Figures[s+"."+rewrite.FloorWallRatioKey] = lr.FloorWallRatio()
+	for engine, ph := range map[string]struct {
+		m     rewrite.Measure
+		split rewrite.PhaseSplit
+		cpu   time.Duration
+	}{"floe": {lr.Floe, lr.FloePhases, lr.FloeProfiledCPU}, rewrite.EngineKeyFloor: {lr.Floor, lr.FloorPhases, lr.FloorProfiledCPU}} {
+		if ph.split.Total <= 0 {
+			continue
+		}
+		for _, p := range rewrite.Phases {
+			res.Figures[rewrite.PhaseFigureKey(s, engine, p)] = rewrite.PhaseCPUPerMillionRows(ph.m, ph.split, p)
+		}
+		if ph.cpu > 0 {
+			// How much of the profiled run's CPU the profile sampled:
+			// the rest is start-up before the profile and sampling error.
+			res.Figures[s+"."+engine+".profiled_cpu_share"] = ph.split.Total / ph.cpu.Seconds()
+		}
+	}
+}
 
 // benchDirs returns the dataset cache ($FLOE_BENCH_DIR or a directory under
 // the system temp dir) and a scratch directory in it.
