@@ -33,4 +33,12 @@
 // The hashes are fixed (xxhash64 for bytes, splitmix64 finalizers), so a Sum
 // is the same in every process, on every machine: it can be recorded and
 // compared later.
+//
+// A batch is hashed a column at a time, from the columns' buffers (values,
+// offsets, validity bitmaps, dictionary indices) rather than through
+// arrow's per-value accessors, and short byte strings are hashed by an
+// inlined copy of xxhash64: the rewriter digests every row twice (as read,
+// and as read back from its output), so this is on its critical path.
+// TestDigestMatchesRowWiseReference holds it to the plain row-by-row
+// definition on every type.
 package rowsum

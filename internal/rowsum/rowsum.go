@@ -2,8 +2,10 @@ package rowsum
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/cespare/xxhash/v2"
 )
 
@@ -255,7 +258,7 @@ func mix(z uint64) uint64 {
 // combine folds v into h, order-dependently.
 func combine(h, v uint64) uint64 { return mix(h*0x9e3779b97f4a7c15 + v) }
 
-func hashBytes(b []byte) uint64 { return mix(xxhash.Sum64(b) ^ strTag + uint64(len(b))) }
+func hashBytes(b []byte) uint64 { return mix(sum64(b) ^ strTag + uint64(len(b))) }
 
 func hashString(s string) uint64 {
 	return hashBytes(unsafe.Slice(unsafe.StringData(s), len(s)))
@@ -271,12 +274,14 @@ func hashArray(arr arrow.Array, out []uint64) error {
 		}
 		return nil
 	case *array.Boolean:
+		f, t := mix(0^boolTag), mix(1^boolTag)
+		bits, off := bitmap(a.Data(), 1)
 		for i := range out {
-			v := uint64(0)
-			if a.Value(i) {
-				v = 1
+			if bitutil.BitIsSet(bits, off+i) {
+				out[i] = t
+			} else {
+				out[i] = f
 			}
-			out[i] = mix(v ^ boolTag)
 		}
 	case *array.Int8:
 		ints(a.Values(), out)
@@ -328,8 +333,7 @@ func hashArray(arr arrow.Array, out []uint64) error {
 		}
 	case *array.Decimal128:
 		scale := uint64(a.DataType().(*arrow.Decimal128Type).Scale)
-		for i := range out {
-			v := a.Value(i)
+		for i, v := range a.Values()[:len(out)] {
 			out[i] = combine(combine(decTag^scale, uint64(v.HighBits())), v.LowBits())
 		}
 	case *array.Decimal256:
@@ -343,15 +347,15 @@ func hashArray(arr arrow.Array, out []uint64) error {
 			out[i] = h
 		}
 	case *array.String:
-		strs(a, out)
+		varBytes(a.ValueOffsets(), a.ValueBytes(), out)
 	case *array.LargeString:
-		strs(a, out)
+		varBytes(a.ValueOffsets(), a.ValueBytes(), out)
 	case *array.StringView:
 		strs(a, out)
 	case *array.Binary:
-		byts(a, out)
+		varBytes(a.ValueOffsets(), a.ValueBytes(), out)
 	case *array.LargeBinary:
-		byts(a, out)
+		varBytes(a.ValueOffsets(), a.ValueBytes(), out)
 	case *array.BinaryView:
 		byts(a, out)
 	case *array.FixedSizeBinary:
@@ -362,10 +366,8 @@ func hashArray(arr arrow.Array, out []uint64) error {
 		if err := hashArray(dict, dh); err != nil {
 			return err
 		}
-		for i := range out {
-			if a.IsValid(i) {
-				out[i] = dh[a.GetValueIndex(i)]
-			}
+		if err := lookup(a.Indices(), dh, out); err != nil {
+			return err
 		}
 	case array.ExtensionArray:
 		return hashArray(a.Storage(), out)
@@ -410,10 +412,105 @@ func hashArray(arr arrow.Array, out []uint64) error {
 		}
 	}
 	if arr.NullN() > 0 {
-		for i := range out {
-			if arr.IsNull(i) {
-				out[i] = nullHash
+		nulls(arr.Data(), out)
+	}
+	return nil
+}
+
+// bitmap is the bitmap of buffer i of d and the bit offset of d's first
+// element in it (nil when the buffer is absent).
+func bitmap(d arrow.ArrayData, i int) ([]byte, int) {
+	b := d.Buffers()[i]
+	if b == nil {
+		return nil, 0
+	}
+	return b.Bytes(), d.Offset()
+}
+
+// nulls sets out[i] to nullHash where d's element i is null, a byte of the
+// validity bitmap at a time where it can.
+func nulls(d arrow.ArrayData, out []uint64) {
+	bits, off := bitmap(d, 0)
+	if len(bits) == 0 {
+		// No validity bitmap (unions, run-end encoded): no value is null
+		// by it, as arrow's IsNull has it.
+		return
+	}
+	i := 0
+	for ; i < len(out) && (off+i)%8 != 0; i++ {
+		if !bitutil.BitIsSet(bits, off+i) {
+			out[i] = nullHash
+		}
+	}
+	for ; i+8 <= len(out); i += 8 {
+		b := bits[(off+i)/8]
+		if b == 0xff {
+			continue
+		}
+		for j := range 8 {
+			if b&(1<<j) == 0 {
+				out[i+j] = nullHash
 			}
+		}
+	}
+	for ; i < len(out); i++ {
+		if !bitutil.BitIsSet(bits, off+i) {
+			out[i] = nullHash
+		}
+	}
+}
+
+// varBytes hashes the values of a string or binary array from its offsets
+// (len(out)+1 of them) and its value bytes, which start at offs[0].
+func varBytes[O int32 | int64](offs []O, data []byte, out []uint64) {
+	offs = offs[:len(out)+1]
+	base := offs[0]
+	for i := range out {
+		out[i] = hashBytes(data[offs[i]-base : offs[i+1]-base])
+	}
+}
+
+// lookup sets out[i] to the dictionary hash dh of index i of indices; a
+// null index's out[i] is left for the null pass.
+func lookup(indices arrow.Array, dh []uint64, out []uint64) error {
+	switch ix := indices.(type) {
+	case *array.Int8:
+		return look(ix, ix.Values(), dh, out)
+	case *array.Int16:
+		return look(ix, ix.Values(), dh, out)
+	case *array.Int32:
+		return look(ix, ix.Values(), dh, out)
+	case *array.Int64:
+		return look(ix, ix.Values(), dh, out)
+	case *array.Uint8:
+		return look(ix, ix.Values(), dh, out)
+	case *array.Uint16:
+		return look(ix, ix.Values(), dh, out)
+	case *array.Uint32:
+		return look(ix, ix.Values(), dh, out)
+	case *array.Uint64:
+		return look(ix, ix.Values(), dh, out)
+	}
+	return fmt.Errorf("dictionary index type %s", indices.DataType())
+}
+
+func look[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64](ix arrow.Array, vals []T, dh []uint64, out []uint64) error {
+	vals = vals[:len(out)]
+	if ix.NullN() == 0 {
+		for i, v := range vals {
+			if uint64(v) >= uint64(len(dh)) {
+				return fmt.Errorf("dictionary index %d out of range (%d values)", v, len(dh))
+			}
+			out[i] = dh[v]
+		}
+		return nil
+	}
+	for i, v := range vals {
+		if ix.IsValid(i) {
+			if uint64(v) >= uint64(len(dh)) {
+				return fmt.Errorf("dictionary index %d out of range (%d values)", v, len(dh))
+			}
+			out[i] = dh[v]
 		}
 	}
 	return nil
@@ -451,4 +548,45 @@ func instant(v int64, unit arrow.TimeUnit) uint64 {
 		unit--
 	}
 	return combine(timeTag^uint64(unit), uint64(v))
+}
+
+// xxhash64's primes, for [sum64].
+const (
+	prime1 uint64 = 11400714785074694791
+	prime2 uint64 = 14029467366897019727
+	prime3 uint64 = 1609587929392839161
+	prime4 uint64 = 9650029242287828579
+	prime5 uint64 = 2870177450012600261
+)
+
+// sum64 is xxhash.Sum64(b), computed here in Go for values under 32 bytes:
+// most values of a table's string columns are that short, and for them the
+// call into the library's assembly costs about as much as the hash.
+func sum64(b []byte) uint64 {
+	n := len(b)
+	if n >= 32 {
+		return xxhash.Sum64(b)
+	}
+	h := prime5 + uint64(n)
+	for ; len(b) >= 8; b = b[8:] {
+		k := binary.LittleEndian.Uint64(b) * prime2
+		k = bits.RotateLeft64(k, 31) * prime1
+		h ^= k
+		h = bits.RotateLeft64(h, 27)*prime1 + prime4
+	}
+	if len(b) >= 4 {
+		h ^= uint64(binary.LittleEndian.Uint32(b)) * prime1
+		h = bits.RotateLeft64(h, 23)*prime2 + prime3
+		b = b[4:]
+	}
+	for _, c := range b {
+		h ^= uint64(c) * prime5
+		h = bits.RotateLeft64(h, 11) * prime1
+	}
+	h ^= h >> 33
+	h *= prime2
+	h ^= h >> 29
+	h *= prime3
+	h ^= h >> 32
+	return h
 }
