@@ -9,7 +9,6 @@ package collectstore_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -26,13 +25,6 @@ import (
 	"github.com/floe-project/floe/expr"
 	"github.com/floe-project/floe/internal/pgtest"
 )
-
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
-		return v
-	}
-	return def
-}
 
 // events builds n events like a Trino log's: eight tables, every other
 // query joining a second one, a three-leaf filter and two column uses per
@@ -98,7 +90,7 @@ func median(xs []float64) float64 {
 // FLOE_BENCH_REPS times each (default 5, the drivers taking turns), and
 // writes the medians and their ratio to bench/results/collect-store.json.
 func BenchmarkCollectStore(b *testing.B) {
-	n, reps, batch := envInt("FLOE_BENCH_EVENTS", 20000), envInt("FLOE_BENCH_REPS", 5), ingest.DefaultBatchSize
+	n, reps, batch := bench.EnvInt(b, "FLOE_BENCH_EVENTS", 20000), bench.EnvInt(b, "FLOE_BENCH_REPS", 5), ingest.DefaultBatchSize
 	ctx := b.Context()
 	pg := pgtest.Start(b)
 	evs := events(n)

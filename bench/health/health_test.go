@@ -139,17 +139,10 @@ func build(b *testing.B, commits, perCommit int) *table.Table {
 	return tbl
 }
 
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
-		return v
-	}
-	return def
-}
-
 func BenchmarkHealth(b *testing.B) {
 	// FLOE_BENCH_COMMITS and FLOE_BENCH_FILES_PER_COMMIT override the
 	// shape (snapshots, and data files per snapshot).
-	commits, perCommit := envInt("FLOE_BENCH_COMMITS", 2000), envInt("FLOE_BENCH_FILES_PER_COMMIT", 25)
+	commits, perCommit := bench.EnvInt(b, "FLOE_BENCH_COMMITS", 2000), bench.EnvInt(b, "FLOE_BENCH_FILES_PER_COMMIT", 25)
 	if testing.Short() {
 		commits, perCommit = 40, 25
 	}

@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -181,16 +180,6 @@ func TestLayoutHarnessSkewedTree(t *testing.T) {
 	require.GreaterOrEqual(t, tree.ActualPct, best.ActualPct+5, "the tree beats %s by 5 pp, measured", best.Layout)
 }
 
-func envInt(b *testing.B, name string, def int) int {
-	s := os.Getenv(name)
-	if s == "" {
-		return def
-	}
-	n, err := strconv.Atoi(s)
-	require.NoError(b, err, name)
-	return n
-}
-
 // boolFigure records a yes/no outcome among a result's figures: 1 or 0.
 func boolFigure(ok bool) float64 {
 	if ok {
@@ -200,10 +189,10 @@ func boolFigure(ok bool) float64 {
 }
 
 func BenchmarkLayout(b *testing.B) {
-	rows := envInt(b, "FLOE_BENCH_ROWS", 6_000_000)
-	files := envInt(b, "FLOE_BENCH_FILES", 240)
+	rows := bench.EnvInt(b, "FLOE_BENCH_ROWS", 6_000_000)
+	files := bench.EnvInt(b, "FLOE_BENCH_FILES", 240)
 	// The research targets are set at about 120 files per 6M rows (≥ 60%) and about 30 (≥ 58%).
-	filesAfter := envInt(b, "FLOE_BENCH_FILES_AFTER", 120)
+	filesAfter := bench.EnvInt(b, "FLOE_BENCH_FILES_AFTER", 120)
 	workload := layout.TPCH
 	if s := os.Getenv("FLOE_BENCH_WORKLOAD"); s != "" {
 		w, ok := layout.Workloads[s]

@@ -23,7 +23,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
-	"strconv"
 	"testing"
 	"time"
 
@@ -44,17 +43,6 @@ type lakeTable struct {
 	fio       iceio.IO
 	md        table.Metadata
 	manifests []iceberg.ManifestFile
-}
-
-func envInt(b *testing.B, name string, def int) int {
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	require.NoError(b, err, name)
-	require.Positive(b, n, name)
-	return n
 }
 
 // phase reads every manifest of tables and returns how many entries it
@@ -98,8 +86,8 @@ func floe(shared func() *lake.ManifestReader) func(tables []lakeTable) (int, err
 }
 
 func BenchmarkManifests(b *testing.B) {
-	n := envInt(b, "FLOE_BENCH_MANIFESTS_TABLES", 1000)
-	rounds := envInt(b, "FLOE_BENCH_MANIFESTS_ROUNDS", 5)
+	n := bench.EnvInt(b, "FLOE_BENCH_MANIFESTS_TABLES", 1000)
+	rounds := bench.EnvInt(b, "FLOE_BENCH_MANIFESTS_ROUNDS", 5)
 	for b.Loop() {
 		r := bench.NewResult("manifests")
 		w := testlake.NewLocal(b)

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -26,13 +25,6 @@ import (
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/simulator"
 )
-
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
-		return v
-	}
-	return def
-}
 
 func BenchmarkMeasure(b *testing.B) {
 	ctx := context.Background()
@@ -65,7 +57,7 @@ func BenchmarkMeasure(b *testing.B) {
 	// path runs on an evenly spaced sample (FLOE_BENCH_MEASURE_SAMPLE, all
 	// queries when it is at least their number) and is scaled to the whole
 	// workload; the new path runs on both.
-	k := min(envInt("FLOE_BENCH_MEASURE_SAMPLE", 100), len(queries))
+	k := min(bench.EnvInt(b, "FLOE_BENCH_MEASURE_SAMPLE", 100), len(queries))
 	sample := make([]simulator.Query, 0, k)
 	for i := range k {
 		sample = append(sample, queries[i*len(queries)/k])

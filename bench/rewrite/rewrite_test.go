@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -283,16 +282,6 @@ func TestPrepareDatasetReusesAndIsDeterministic(t *testing.T) {
 	require.Equal(t, sc, sc2)
 }
 
-func envInt(b *testing.B, name string, def int64) int64 {
-	s := os.Getenv(name)
-	if s == "" {
-		return def
-	}
-	v, err := strconv.ParseInt(strings.ReplaceAll(s, "_", ""), 10, 64)
-	require.NoError(b, err, "%s", name)
-	return v
-}
-
 // BenchmarkRewrite compares floe's compaction with DuckDB's on the same
 // table (FLOE_BENCH_ROWS rows in FLOE_BENCH_FILES files, default 10,000,000
 // in 400; 200,000 in 40 with -short). Run it with
@@ -322,7 +311,7 @@ func BenchmarkRewrite(b *testing.B) {
 // partition's files at floe's row counts. The figures are written to
 // bench/results/rewrite-partitioned.json.
 func BenchmarkRewritePartitioned(b *testing.B) {
-	parts := envInt(b, "FLOE_BENCH_PARTITIONS", 30)
+	parts := int64(bench.EnvInt(b, "FLOE_BENCH_PARTITIONS", 30))
 	if testing.Short() {
 		parts = 6
 	}
@@ -336,12 +325,12 @@ func benchRewrite(b *testing.B, name string, partitions int) {
 		b.Skip("needs DuckDB: run with -tags duckdb")
 	}
 	ctx := b.Context()
-	rows, files := envInt(b, "FLOE_BENCH_ROWS", 10_000_000), envInt(b, "FLOE_BENCH_FILES", 400)
+	rows, files := int64(bench.EnvInt(b, "FLOE_BENCH_ROWS", 10_000_000)), int64(bench.EnvInt(b, "FLOE_BENCH_FILES", 400))
 	if testing.Short() {
 		rows, files = 200_000, 40
 	}
-	reps := envInt(b, "FLOE_BENCH_REPS", 3)
-	memory := envInt(b, "FLOE_BENCH_MEMORY", rewrite.DefaultMemoryBytes)
+	reps := int64(bench.EnvInt(b, "FLOE_BENCH_REPS", 3))
+	memory := int64(bench.EnvInt(b, "FLOE_BENCH_MEMORY", rewrite.DefaultMemoryBytes))
 	layouts := defaultLayouts
 	if s := os.Getenv("FLOE_BENCH_LAYOUTS"); s != "" {
 		layouts = strings.Split(s, ";")
@@ -537,13 +526,13 @@ func benchDirs(b *testing.B) (dir, work string) {
 // to bench/results/rewrite-flat.json.
 func BenchmarkRewriteFlat(b *testing.B) {
 	ctx := b.Context()
-	small := envInt(b, "FLOE_BENCH_FLAT_ROWS", 10_000_000)
-	files := envInt(b, "FLOE_BENCH_FILES", 400)
-	rowsPerFile := envInt(b, "FLOE_BENCH_ROWS", 10_000_000) / files
+	small := int64(bench.EnvInt(b, "FLOE_BENCH_FLAT_ROWS", 10_000_000))
+	files := int64(bench.EnvInt(b, "FLOE_BENCH_FILES", 400))
+	rowsPerFile := int64(bench.EnvInt(b, "FLOE_BENCH_ROWS", 10_000_000)) / files
 	if testing.Short() {
 		small, rowsPerFile = 50_000, 5_000
 	}
-	memory := envInt(b, "FLOE_BENCH_MEMORY", rewrite.DefaultMemoryBytes)
+	memory := int64(bench.EnvInt(b, "FLOE_BENCH_MEMORY", rewrite.DefaultMemoryBytes))
 	dir, work := benchDirs(b)
 	layout := defaultLayouts[0]
 

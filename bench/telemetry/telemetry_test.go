@@ -19,7 +19,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -35,13 +34,6 @@ import (
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/internal/demo"
 )
-
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
-		return v
-	}
-	return def
-}
 
 // demoResolver knows the demo tables in the floe catalog "local".
 type demoResolver map[string]*iceberg.Schema
@@ -183,7 +175,7 @@ func flatRun(ctx context.Context, b *testing.B, cfg *config.Config, dir string, 
 // 90 and 120 days (two, three and four histories) is the same; kept for
 // years instead, it grows with the days. It writes bench/results/telemetry-store.json.
 func BenchmarkTelemetry(b *testing.B) {
-	n := envInt("FLOE_BENCH_QUERIES", 20000)
+	n := bench.EnvInt(b, "FLOE_BENCH_QUERIES", 20000)
 	ctx := b.Context()
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	cfg, err := config.Parse("default.yaml", config.DefaultYAML())
