@@ -35,10 +35,14 @@ type Hold struct {
 	ResumedAt time.Time `json:"resumed_at,omitzero"`
 	// Note is what the person who resumed it said.
 	Note string `json:"note,omitempty"`
+	// ID numbers the holds in the order they were placed: the last
+	// tie-break of their order, for a caller that pages through them. Not
+	// printed.
+	ID int64 `json:"-"`
 }
 
 func holdFromRecord(r store.HoldRecord) Hold {
-	return Hold{Table: r.Table, RunID: r.RunID, Reason: r.Reason, HeldAt: r.HeldAt, ResumedBy: r.ResumedBy, ResumedAt: r.ResumedAt, Note: r.Note}
+	return Hold{ID: r.ID, Table: r.Table, RunID: r.RunID, Reason: r.Reason, HeldAt: r.HeldAt, ResumedBy: r.ResumedBy, ResumedAt: r.ResumedAt, Note: r.Note}
 }
 
 // IsInvariantFailure reports whether err is a failure that halts its table

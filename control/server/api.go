@@ -600,15 +600,20 @@ func (s *server) listHolds(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	// The store's order: by table key, then newest first. (A hold of the
-	// same table placed in the same nanosecond as the cursor's would be
-	// skipped; a table has one active hold at a time.)
+	// The store's order: by table key, then newest first, then the newer
+	// of two holds placed in the same nanosecond (the higher id).
 	key := func(h control.Hold) pageToken {
-		return pageToken{Kind: "holds", Query: page.query, Str: strings.ToLower(h.Table), Nanos: h.HeldAt.UnixNano()}
+		return pageToken{Kind: "holds", Query: page.query, Str: strings.ToLower(h.Table), Nanos: h.HeldAt.UnixNano(), Num: float64(h.ID)}
 	}
 	after := func(h control.Hold, t pageToken) bool {
 		k := key(h)
-		return k.Str > t.Str || (k.Str == t.Str && k.Nanos < t.Nanos)
+		switch {
+		case k.Str != t.Str:
+			return k.Str > t.Str
+		case k.Nanos != t.Nanos:
+			return k.Nanos < t.Nanos
+		}
+		return k.Num < t.Num
 	}
 	return http.StatusOK, pageSlice(holds, page, key, after), nil
 }

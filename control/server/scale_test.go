@@ -384,3 +384,51 @@ func dashboardTables(t testing.TB) int {
 	require.Positive(t, n, "FLOE_DASHBOARD_TABLES")
 	return n
 }
+
+// GET /api/v1/holds?all=true pages through every hold once, even holds of
+// one table placed in the same nanosecond (a hold resumed and the next one
+// placed at once), which the page token tells apart by their order.
+func TestHoldPagesKeepSameInstantHolds(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	ctx := t.Context()
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for i, table := range []string{"local.db.p", "local.db.p", "local.db.p", "local.db.q", "local.db.q"} {
+		_, placed, err := e.st.HoldTable(ctx, store.HoldRecord{Table: table, RunID: fmt.Sprintf("r%d", i), Reason: "invariant", HeldAt: at})
+		require.NoError(t, err)
+		require.True(t, placed)
+		if i != 2 && i != 4 {
+			_, err = e.st.ResumeTable(ctx, table, "alice", "looked", at)
+			require.NoError(t, err)
+		}
+	}
+	runIDs := func(rec *httptest.ResponseRecorder) []string {
+		var holds []struct {
+			RunID string `json:"run_id"`
+		}
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &holds), rec.Body.String())
+		var out []string
+		for _, h := range holds {
+			out = append(out, h.RunID)
+		}
+		return out
+	}
+	rec := e.do("GET", "/api/v1/holds?all=true&limit=1000", "", "")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	want := runIDs(rec)
+	require.Equal(t, []string{"r2", "r1", "r0", "r4", "r3"}, want, "by table, newest first: the later id first at one instant")
+
+	var seen []string
+	path := "/api/v1/holds?all=true&limit=1"
+	for pages := 0; ; pages++ {
+		require.Less(t, pages, 10)
+		rec := e.do("GET", path, "", "")
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		seen = append(seen, runIDs(rec)...)
+		next := rec.Header().Get(server.NextPageHeader)
+		if next == "" {
+			break
+		}
+		path = "/api/v1/holds?all=true&limit=1&page_token=" + url.QueryEscape(next)
+	}
+	require.Equal(t, want, seen)
+}
