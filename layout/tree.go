@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -54,14 +53,7 @@ type TreeNode struct {
 	// unless Descending), so that the files of a leaf keep tight bounds on it. Leaves
 	// only.
 	SortColumn string
-	// CurveColumn, when set, orders a leaf's rows along the 2-D Hilbert curve through
-	// SortColumn and CurveColumn instead of SortColumn alone: each value is replaced by
-	// its bucket of the tree's quantiles ([NewCurveTree]), as a hilbert(SortColumn,
-	// CurveColumn) layout keys rows, so that the leaf's files keep bounds on both
-	// columns (a leaf reached by time ranges and by account lookups). Leaves only.
-	CurveColumn string
-	// Descending sorts a leaf's rows by SortColumn descending, nulls last (along the
-	// curve backwards, for a curve leaf). A learner
+	// Descending sorts a leaf's rows by SortColumn descending, nulls last. A learner
 	// alternates it from leaf to leaf, so that the file a rewrite cuts across two
 	// neighbouring leaves (it cuts at the target size, not at leaves) holds the ends of
 	// both that lie near each other on their sort column, not its largest values beside
@@ -80,14 +72,10 @@ type TreeNode struct {
 // [Tree.MarshalJSON] and load it with [UnmarshalTree]. A Tree is immutable and safe for
 // concurrent use.
 type Tree struct {
-	cols []treeCol
-	// quantiles map the curve leaves' columns to coordinates; nil when no leaf is a
-	// curve.
-	quantiles *Quantiles
-	nodes     []treeNode // pre-order: the root is 0, a left child follows its parent
-	leafNode  []int      // leafNode[i] is leaf i's index in nodes
-	leaves    int
-	depth     int
+	cols   []treeCol
+	nodes  []treeNode // pre-order: the root is 0, a left child follows its parent
+	leaves int
+	depth  int
 }
 
 type treeCol struct {
@@ -103,7 +91,6 @@ type treeNode struct {
 	left, right int
 	leaf        int  // leaf number, leaves only
 	sort        int  // index into cols, leaves only
-	curve       int  // index into cols, -1 unless the leaf is a curve; leaves only
 	desc        bool // sort descending, nulls last; leaves only
 	rows        int64
 }
@@ -111,17 +98,8 @@ type treeNode struct {
 // NewTree checks root against schema and returns the tree: every cut and sort column must
 // be a column of schema whose type the sort key encodes, every cut value a valid encoding
 // of that type's width, and the tree at most [MaxTreeLeaves] leaves and [MaxTreeDepth]
-// deep. Every problem is reported at once, wrapped in [ErrInvalidTree]. A tree with curve
-// leaves ([TreeNode.CurveColumn]) is built with [NewCurveTree].
+// deep. Every problem is reported at once, wrapped in [ErrInvalidTree].
 func NewTree(schema *arrow.Schema, root *TreeNode) (*Tree, error) {
-	return NewCurveTree(schema, root, nil)
-}
-
-// NewCurveTree is [NewTree] for a tree whose leaves may be curves: q holds the bucket
-// boundaries ([FitQuantiles]) of every column a curve leaf orders by, fitted on the
-// schema's types. q may be nil when no leaf is a curve; its columns the curves do not
-// use are ignored (and not persisted).
-func NewCurveTree(schema *arrow.Schema, root *TreeNode, q *Quantiles) (*Tree, error) {
 	if schema == nil {
 		return nil, fmt.Errorf("%w: nil schema", ErrInvalidTree)
 	}
@@ -189,23 +167,12 @@ func NewCurveTree(schema *arrow.Schema, root *TreeNode, q *Quantiles) (*Tree, er
 			if n.SortColumn == "" {
 				errs = append(errs, fmt.Errorf("leaf %d has no sort column", t.leaves))
 			}
-			curve := -1
-			if n.CurveColumn != "" {
-				if strings.EqualFold(n.CurveColumn, n.SortColumn) {
-					errs = append(errs, fmt.Errorf("leaf %d is a curve through %q twice", t.leaves, n.SortColumn))
-				}
-				curve = colOf(n.CurveColumn)
-			}
-			t.leafNode = append(t.leafNode, len(t.nodes))
-			t.nodes = append(t.nodes, treeNode{col: -1, leaf: t.leaves, sort: colOf(n.SortColumn), curve: curve, desc: n.Descending, rows: n.Rows})
+			t.nodes = append(t.nodes, treeNode{col: -1, leaf: t.leaves, sort: colOf(n.SortColumn), desc: n.Descending, rows: n.Rows})
 			t.leaves++
 			continue
 		}
 		if n.Descending {
 			errs = append(errs, errors.New("a node with a cut is marked descending"))
-		}
-		if n.CurveColumn != "" {
-			errs = append(errs, errors.New("a node with a cut names a curve column"))
 		}
 		c := colOf(n.Cut.Column)
 		if c >= 0 {
@@ -221,54 +188,10 @@ func NewCurveTree(schema *arrow.Schema, root *TreeNode, q *Quantiles) (*Tree, er
 	if t.leaves > MaxTreeLeaves {
 		errs = append(errs, fmt.Errorf("%d leaves, at most %d", t.leaves, MaxTreeLeaves))
 	}
-	if len(errs) == 0 {
-		errs = t.bindQuantiles(q)
-	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidTree, errors.Join(errs...))
 	}
 	return t, nil
-}
-
-// bindQuantiles keeps, of q, the columns the curve leaves order by, checking that q
-// covers them with their types.
-func (t *Tree) bindQuantiles(q *Quantiles) []error {
-	var names []string
-	seen := map[int]bool{}
-	for _, n := range t.nodes {
-		if n.col >= 0 || n.curve < 0 {
-			continue
-		}
-		for _, c := range []int{n.sort, n.curve} {
-			if !seen[c] {
-				seen[c] = true
-				names = append(names, t.cols[c].name)
-			}
-		}
-	}
-	if len(names) == 0 {
-		return nil
-	}
-	if q == nil {
-		return []error{errors.New("curve leaves need the quantiles of their columns")}
-	}
-	var errs []error
-	kept := &Quantiles{}
-	for _, name := range names {
-		qc, err := q.column(name)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("curve column: %w", err))
-			continue
-		}
-		c := t.cols[slices.IndexFunc(t.cols, func(c treeCol) bool { return c.name == name })]
-		if !arrow.TypeEqual(qc.typ, c.typ) {
-			errs = append(errs, fmt.Errorf("quantiles of curve column %q were fitted on %s, schema has %s", name, qc.typ, c.typ))
-			continue
-		}
-		kept.cols = append(kept.cols, qc)
-	}
-	t.quantiles = kept
-	return errs
 }
 
 // checkKeyValue reports whether v can be the ascending encoding of a value of type dt: of
@@ -306,20 +229,6 @@ func (t *Tree) Leaves() int { return t.leaves }
 // Depth returns the depth of the deepest leaf (0 for a tree that is one leaf).
 func (t *Tree) Depth() int { return t.depth }
 
-// Quantiles returns the bucket boundaries of the columns the tree's curve leaves order
-// by, or nil when no leaf is a curve.
-func (t *Tree) Quantiles() *Quantiles { return t.quantiles }
-
-// LeafOrder returns how leaf i orders its rows: its sort column, and its curve column
-// ("" unless the leaf is a curve, [TreeNode.CurveColumn]). It panics for i out of range.
-func (t *Tree) LeafOrder(i int) (sortColumn, curveColumn string) {
-	n := t.nodes[t.leafNode[i]]
-	if n.curve >= 0 {
-		return t.cols[n.sort].name, t.cols[n.curve].name
-	}
-	return t.cols[n.sort].name, ""
-}
-
 // Columns returns the columns the tree cuts or sorts on, as the schema spells them.
 func (t *Tree) Columns() []string {
 	out := make([]string, len(t.cols))
@@ -335,11 +244,7 @@ func (t *Tree) Root() *TreeNode {
 	build = func(i int) *TreeNode {
 		n := t.nodes[i]
 		if n.col < 0 {
-			leaf := &TreeNode{SortColumn: t.cols[n.sort].name, Descending: n.desc, Rows: n.rows}
-			if n.curve >= 0 {
-				leaf.CurveColumn = t.cols[n.curve].name
-			}
-			return leaf
+			return &TreeNode{SortColumn: t.cols[n.sort].name, Descending: n.desc, Rows: n.rows}
 		}
 		return &TreeNode{
 			Cut:  &TreeCut{Column: t.cols[n.col].name, Value: bytes.Clone(n.value), Inclusive: n.inclusive},
@@ -355,9 +260,6 @@ func (t *Tree) Root() *TreeNode {
 type treeJSON struct {
 	Columns []treeColumnJSON `json:"columns"`
 	Nodes   []treeNodeJSON   `json:"nodes"`
-	// Quantiles are the curve leaves' bucket boundaries ([Quantiles.MarshalJSON]);
-	// absent when no leaf is a curve (and in trees written before curves were).
-	Quantiles json.RawMessage `json:"quantiles,omitempty"`
 }
 
 type treeColumnJSON struct {
@@ -373,12 +275,10 @@ type treeNodeJSON struct {
 	Value     []byte `json:"value,omitempty"`
 	Inclusive bool   `json:"inclusive,omitempty"`
 	Right     int    `json:"right,omitempty"`
-	// Leaves: the sort column's index, the curve column's for a curve leaf, and
-	// whether the leaf is sorted descending.
-	Sort  *int  `json:"sort,omitempty"`
-	Curve *int  `json:"curve,omitempty"`
-	Desc  bool  `json:"desc,omitempty"`
-	Rows  int64 `json:"rows"`
+	// Leaves: the sort column's index, and whether the leaf is sorted descending.
+	Sort *int  `json:"sort,omitempty"`
+	Desc bool  `json:"desc,omitempty"`
+	Rows int64 `json:"rows"`
 }
 
 // MarshalJSON persists the tree, so that a plan approved on a simulation is rewritten with
@@ -392,28 +292,17 @@ func (t *Tree) MarshalJSON() ([]byte, error) {
 		if n.col < 0 {
 			s := n.sort
 			out.Nodes[i] = treeNodeJSON{Sort: &s, Desc: n.desc, Rows: n.rows}
-			if n.curve >= 0 {
-				c := n.curve
-				out.Nodes[i].Curve = &c
-			}
 			continue
 		}
 		c := n.col
 		out.Nodes[i] = treeNodeJSON{Column: &c, Value: n.value, Inclusive: n.inclusive, Right: n.right, Rows: n.rows}
 	}
-	if t.quantiles != nil {
-		q, err := t.quantiles.MarshalJSON()
-		if err != nil {
-			return nil, err
-		}
-		out.Quantiles = q
-	}
 	return marshal(out)
 }
 
 // Fingerprint names the tree in 16 hex digits: a hash of its persisted form
-// ([Tree.MarshalJSON]: columns and their types, cuts, leaves with their sort and curve
-// columns and sampled row counts, the curves' quantiles). Two trees with the same fingerprint route every row to the same
+// ([Tree.MarshalJSON]: columns and their types, cuts, leaves with their sort columns and
+// sampled row counts). Two trees with the same fingerprint route every row to the same
 // leaf; a tree loaded back with [UnmarshalTree] keeps its fingerprint. A rewrite records
 // it with the files it writes, so that a later compaction tells the files of this tree
 // from those of a tree learned before it on the same columns.
@@ -452,13 +341,6 @@ func UnmarshalTree(data []byte, schema *arrow.Schema) (*Tree, error) {
 	case len(in.Nodes) >= 2*MaxTreeLeaves:
 		errs = append(errs, fmt.Errorf("%d nodes, at most %d", len(in.Nodes), 2*MaxTreeLeaves-1))
 	}
-	var q *Quantiles
-	if len(in.Quantiles) > 0 {
-		var err error
-		if q, err = UnmarshalQuantiles(in.Quantiles, schema); err != nil {
-			errs = append(errs, fmt.Errorf("curve quantiles: %w", err))
-		}
-	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("load tree: %w: %w", ErrInvalidTree, errors.Join(errs...))
 	}
@@ -489,20 +371,12 @@ func UnmarshalTree(data []byte, schema *arrow.Schema) (*Tree, error) {
 			return nil, 0, fmt.Errorf("node %d is both a cut and a leaf", i)
 		case n.Column != nil && n.Desc:
 			return nil, 0, fmt.Errorf("node %d is a cut marked descending", i)
-		case n.Column != nil && n.Curve != nil:
-			return nil, 0, fmt.Errorf("node %d is a cut with a curve column", i)
 		case n.Sort != nil:
 			s, err := name(n.Sort)
 			if err != nil {
 				return nil, 0, fmt.Errorf("node %d: %w", i, err)
 			}
-			leaf := &TreeNode{SortColumn: s, Descending: n.Desc, Rows: n.Rows}
-			if n.Curve != nil {
-				if leaf.CurveColumn, err = name(n.Curve); err != nil {
-					return nil, 0, fmt.Errorf("node %d: %w", i, err)
-				}
-			}
-			return leaf, i + 1, nil
+			return &TreeNode{SortColumn: s, Descending: n.Desc, Rows: n.Rows}, i + 1, nil
 		case n.Column == nil:
 			return nil, 0, fmt.Errorf("node %d is neither a cut nor a leaf", i)
 		}
@@ -530,22 +404,19 @@ func UnmarshalTree(data []byte, schema *arrow.Schema) (*Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load tree: %w: %w", ErrInvalidTree, err)
 	}
-	t, err := NewCurveTree(schema, root, q)
+	t, err := NewTree(schema, root)
 	if err != nil {
 		return nil, fmt.Errorf("load tree: %w", err)
 	}
 	return t, nil
 }
 
-// treeEncoder keys rows by leaf number, then by the leaf's sort column or curve.
+// treeEncoder keys rows by leaf number, then by the leaf's sort column.
 type treeEncoder struct {
 	keyBase
 	tree *Tree
 	// idx maps the tree's columns to the record's columns (the schema's indexes).
 	idx []int
-	// curves[leaf] keys a curve leaf's rows (a Hilbert encoder of its two columns);
-	// nil for a leaf sorted on one column. Nil when no leaf is a curve.
-	curves []*hilbertEncoder
 }
 
 func newTreeEncoder(l Layout, schema *arrow.Schema, t *Tree) (*treeEncoder, error) {
@@ -581,36 +452,13 @@ func newTreeEncoder(l Layout, schema *arrow.Schema, t *Tree) (*treeEncoder, erro
 		return nil, errors.Join(errs...)
 	}
 	e.keyBase = keyBase{schema: schema, cols: cols, checked: new(atomic.Pointer[arrow.Schema])}
-	// One Hilbert encoder per pair of columns a curve leaf orders by, shared by the
-	// leaves of that pair.
-	byPair := map[[2]int]*hilbertEncoder{}
-	for _, n := range t.nodes {
-		if n.col >= 0 || n.curve < 0 {
-			continue
-		}
-		pair := [2]int{n.sort, n.curve}
-		h, ok := byPair[pair]
-		if !ok {
-			b := keyBase{schema: schema, cols: []keyCol{cols[n.sort], cols[n.curve]}, checked: new(atomic.Pointer[arrow.Schema])}
-			var err error
-			if h, err = newHilbertEncoder(b, t.quantiles); err != nil {
-				return nil, fmt.Errorf("curve leaf %d: %w", n.leaf, err)
-			}
-			byPair[pair] = h
-		}
-		if e.curves == nil {
-			e.curves = make([]*hilbertEncoder, t.leaves)
-		}
-		e.curves[n.leaf] = h
-	}
 	return e, nil
 }
 
 // AppendKey appends the row's leaf number (4 bytes, big-endian) and the memcomparable key
 // of the leaf's sort column (a marker byte, 0x00 for null, 0x01 and the value otherwise;
 // for a descending leaf 0xFF for null, and the complement of 0x01 and the value
-// otherwise, as a descending sort column's key is), or for a curve leaf the Hilbert key
-// of its two columns (complemented for a descending leaf).
+// otherwise, as a descending sort column's key is).
 func (e *treeEncoder) AppendKey(dst []byte, rec arrow.RecordBatch, row int) ([]byte, error) {
 	if err := e.check(rec, row); err != nil {
 		return dst, err
@@ -642,17 +490,6 @@ func (e *treeEncoder) AppendKey(dst []byte, rec arrow.RecordBatch, row int) ([]b
 	}
 	n := &t.nodes[i]
 	dst = binary.BigEndian.AppendUint32(dst, uint32(n.leaf))
-	if n.curve >= 0 {
-		start := len(dst)
-		dst, err := e.curves[n.leaf].AppendKey(dst, rec, row)
-		if err != nil {
-			return dst[:base], fmt.Errorf("curve leaf %d: %w", n.leaf, err)
-		}
-		if n.desc {
-			complement(dst[start:])
-		}
-		return dst, nil
-	}
 	c := &t.cols[n.sort]
 	arr := rec.Column(e.idx[n.sort])
 	if nullAt(arr, row) {

@@ -37,19 +37,6 @@ type TreeExplanation struct {
 	// Cuts are the top cuts, breadth first (the root first, then its children left to
 	// right, …), at most [MaxExplainedCuts]; empty for a tree that is one leaf.
 	Cuts []TreeCutExplanation `json:"cuts"`
-	// Curves are the inner orders of the leaves that are curves
-	// ([TreeNode.CurveColumn]), each with how many leaves follow it, in the order
-	// first met from the left; absent when every leaf is sorted on one column.
-	Curves []LeafCurve `json:"curves,omitempty"`
-}
-
-// LeafCurve is an inner order some leaves of a tree follow: the Hilbert curve through
-// two columns.
-type LeafCurve struct {
-	// Order names the curve as a layout would: "hilbert(event_ts, account_id)".
-	Order string `json:"order"`
-	// Leaves is how many leaves follow it.
-	Leaves int `json:"leaves"`
 }
 
 // RowsPerLeaf is the least, median and greatest rows of a tree's leaves (the median of
@@ -92,8 +79,7 @@ type TreeCutExplanation struct {
 }
 
 // Summary is the explanation's first line: "12 leaves, 4 levels deep; 480k to 520k rows
-// a leaf (median 500k)", followed by the leaves' curves when some are ("; 5 leaves along
-// hilbert(event_ts, account_id)").
+// a leaf (median 500k)".
 func (e TreeExplanation) Summary() string {
 	levels := "levels"
 	if e.Depth == 1 {
@@ -104,20 +90,8 @@ func (e TreeExplanation) Summary() string {
 		leaves = "leaf"
 	}
 	r := e.RowsPerLeaf
-	out := fmt.Sprintf("%d %s, %d %s deep; %s to %s rows a leaf (median %s)",
+	return fmt.Sprintf("%d %s, %d %s deep; %s to %s rows a leaf (median %s)",
 		e.Leaves, leaves, e.Depth, levels, FormatCount(r.Min), FormatCount(r.Max), FormatCount(r.Median))
-	for i, c := range e.Curves {
-		sep := ", "
-		if i == 0 {
-			sep = "; "
-		}
-		noun := "leaves"
-		if c.Leaves == 1 {
-			noun = "leaf"
-		}
-		out += fmt.Sprintf("%s%d %s along %s", sep, c.Leaves, noun, c.Order)
-	}
-	return out
 }
 
 // Sentence says the cut in words: "l_shipdate < 1995-03-01: 2.9M rows left, 3.1M right;

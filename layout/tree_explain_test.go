@@ -1,7 +1,6 @@
 package layout_test
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -105,14 +104,4 @@ func TestFormatCountAndShare(t *testing.T) {
 	e := layout.TreeExplanation{Leaves: 1, RowsPerLeaf: layout.RowsPerLeaf{Min: 5, Median: 5, Max: 5}}
 	require.Equal(t, "1 leaf, 0 levels deep; 5 to 5 rows a leaf (median 5)", e.Summary())
 	require.False(t, strings.Contains(e.Summary(), "leaves"))
-	e = layout.TreeExplanation{Leaves: 6, Depth: 3, RowsPerLeaf: layout.RowsPerLeaf{Min: 20_000, Median: 100_000, Max: 140_000},
-		Curves: []layout.LeafCurve{{Order: "hilbert(event_ts, account_id)", Leaves: 4}, {Order: "hilbert(lat, lon)", Leaves: 1}}}
-	require.Equal(t, "6 leaves, 3 levels deep; 20.0k to 140k rows a leaf (median 100k); 4 leaves along hilbert(event_ts, account_id), 1 leaf along hilbert(lat, lon)", e.Summary())
-	data, err := json.Marshal(e)
-	require.NoError(t, err)
-	require.Contains(t, string(data), `"curves":[{"order":"hilbert(event_ts, account_id)","leaves":4},{"order":"hilbert(lat, lon)","leaves":1}]`)
-	e.Curves = nil
-	data, err = json.Marshal(e)
-	require.NoError(t, err)
-	require.NotContains(t, string(data), "curves", "absent when no leaf is a curve")
 }

@@ -2,7 +2,6 @@ package simulator
 
 import (
 	"cmp"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -28,23 +27,10 @@ type TreeOptions struct {
 	// workload's literals give more, the node's rows are split into this many equal ranges
 	// and the candidate used by the most (weighted) queries is kept in each. Default: 32.
 	MaxCutsPerColumn int
-	// SingleColumnLeaves orders every node by one column, as trees were learned before
-	// curve leaves: no node is judged along a curve ([layout.TreeNode.CurveColumn]).
-	SingleColumnLeaves bool
 }
 
 // DefaultMaxCutsPerColumn is [TreeOptions.MaxCutsPerColumn]'s default.
 const DefaultMaxCutsPerColumn = 32
-
-// TreeCurveBuckets is the number of quantile buckets per column a curve leaf's Hilbert
-// key maps values to ([layout.FitQuantiles] on the whole sample): 256 give a leaf of a
-// thirtieth of the rows some eight buckets on each column, and keep the tree's JSON
-// (which carries their boundaries) a few KiB a column.
-const TreeCurveBuckets = 256
-
-// treeCurveCandidates is how many of a node's best single columns are paired into the
-// curves it judges (the pairs among them, each in the order of the better column first).
-const treeCurveCandidates = 3
 
 // treeCand is one candidate cut on a tree column: rows whose key compares below thr
 // go left (nulls always, NaN never); lit is the workload's literal it comes from.
@@ -78,17 +64,7 @@ type treeLearner struct {
 	mark []bool
 	// rank[c][r] is row r's position in the sample's order on tree column c.
 	rank [][]int32
-	// q are the quantiles of the tree columns a curve may order by (nil when curves are
-	// off); curveKey[o][r] is row r's key along curve o, computed when first judged.
-	q        *layout.Quantiles
-	curveKey map[leafOrder][]uint64
 }
-
-// leafOrder is how a node orders its rows: on tree column a alone (b = -1), or along the
-// 2-D Hilbert curve through tree columns a and b.
-type leafOrder struct{ a, b int }
-
-func (o leafOrder) curve() bool { return o.b >= 0 }
 
 // learnedNode is a node of the tree being learned.
 type learnedNode struct {
@@ -96,7 +72,7 @@ type learnedNode struct {
 	col         int // tree column index; -1 for a leaf
 	cand        treeCand
 	left, right *learnedNode
-	sort        leafOrder
+	sort        int
 }
 
 // LearnTree learns a tree for layout l (a tree layout: its columns are the ones the tree
@@ -125,22 +101,13 @@ type learnedNode struct {
 // direction that starts nearest to where that one ended ([layout.TreeNode.Descending]),
 // so that the file the rewrite cuts across both stays narrow on that column.
 //
-// A leaf of two files or more is ordered along the 2-D Hilbert curve through two of its
-// best [treeCurveCandidates] columns instead ([layout.TreeNode.CurveColumn]; each value
-// mapped to its bucket of [TreeCurveBuckets] quantiles of the sample) when that curve's
-// files let the queries skip more rows than its best column's do, judged as cuts are
-// (unless opts.SingleColumnLeaves): a leaf reached by time ranges and by account lookups
-// then keeps both in a few of its files, where a sort on time reads every file of the
-// leaf for one account. Cuts are still judged on single-column orders.
-//
 // The work is bounded: the sample is sorted once per tree column (rows × log rows ×
 // tree columns); each level of the tree then partitions those orders (rows × tree
 // columns) and scores at most MaxCutsPerColumn cuts per tree column, each by filling
 // its sides' files (rows × predicate columns) and replaying every query on them (files
 // × queries), so a level costs about tree columns × MaxCutsPerColumn × (rows ×
 // predicate columns + files × queries); the levels are about log2(rows ÷ MinLeafRows)
-// at most. A leaf then costs at most three curve sorts of its rows and one replay of
-// their files. Deterministic: the same sample and workload give the same tree.
+// at most. Deterministic: the same sample and workload give the same tree.
 func LearnTree(s *Sample, l layout.Layout, queries []Query, opts TreeOptions) (*layout.Tree, error) {
 	if l.Strategy != layout.StrategyTree {
 		return nil, fmt.Errorf("learn tree: layout %s is not a tree", l)
@@ -178,9 +145,6 @@ func LearnTree(s *Sample, l layout.Layout, queries []Query, opts TreeOptions) (*
 	tl.vals = vals
 	tl.keys()
 	tl.candidates()
-	if !opts.SingleColumnLeaves && len(tl.cols) > 1 {
-		tl.fitCurves()
-	}
 	all := make([]int32, s.Rows)
 	for i := range all {
 		all[i] = int32(i)
@@ -200,70 +164,11 @@ func LearnTree(s *Sample, l layout.Layout, queries []Query, opts TreeOptions) (*
 	if err != nil {
 		return nil, fmt.Errorf("learn tree %s: %w", l, err)
 	}
-	t, err := layout.NewCurveTree(s.Records[0].Schema(), tn, tl.q)
+	t, err := layout.NewTree(s.Records[0].Schema(), tn)
 	if err != nil {
 		return nil, fmt.Errorf("learn tree %s: %w", l, err)
 	}
 	return t, nil
-}
-
-// fitCurves fits the quantiles a curve leaf's key maps the tree columns to, leaving out
-// a column they cannot be fitted on (it is never part of a curve).
-func (tl *treeLearner) fitCurves() {
-	var names []string
-	for c := range tl.cols {
-		name, _, err := tl.colName(c)
-		if err != nil {
-			continue
-		}
-		if _, err := layout.FitQuantiles(tl.s.Records, []string{name}, TreeCurveBuckets); err == nil {
-			names = append(names, name)
-		}
-	}
-	if len(names) < 2 {
-		return
-	}
-	q, err := layout.FitQuantiles(tl.s.Records, names, TreeCurveBuckets)
-	if err != nil {
-		return
-	}
-	tl.q, tl.curveKey = q, map[leafOrder][]uint64{}
-}
-
-// curveKeys returns every sampled row's key along curve o (the first 8 bytes of its
-// Hilbert key, which holds all of it at [TreeCurveBuckets]), computed by the encoder
-// the rewrite uses, so that the learner orders a node exactly as the rewrite will; nil
-// when a column of o has no quantiles.
-func (tl *treeLearner) curveKeys(o leafOrder) []uint64 {
-	if k, ok := tl.curveKey[o]; ok {
-		return k
-	}
-	tl.curveKey[o] = nil
-	a, _, errA := tl.colName(o.a)
-	b, _, errB := tl.colName(o.b)
-	if errA != nil || errB != nil {
-		return nil
-	}
-	l := layout.Layout{Strategy: layout.StrategyHilbert, Columns: []layout.Column{{Name: a}, {Name: b}}}
-	enc, err := layout.NewEncoder(l, tl.s.Records[0].Schema(), layout.EncoderOptions{Quantiles: tl.q})
-	if err != nil {
-		return nil
-	}
-	keys := make([]uint64, 0, tl.s.Rows)
-	var buf []byte
-	for _, rec := range tl.s.Records {
-		for row := range int(rec.NumRows()) {
-			buf, err = enc.AppendKey(buf[:0], rec, row)
-			if err != nil {
-				return nil
-			}
-			var k [8]byte
-			copy(k[:], buf)
-			keys = append(keys, binary.BigEndian.Uint64(k[:]))
-		}
-	}
-	tl.curveKey[o] = keys
-	return keys
 }
 
 // keys fills class and key for every tree column: strings by their rank.
@@ -421,7 +326,7 @@ type split struct {
 func (tl *treeLearner) grow(sorted [][]int32, depth int) *learnedNode {
 	rows := sorted[0]
 	n := &learnedNode{rows: rows, col: -1}
-	sortCol, skips := tl.bestSort(sorted)
+	sortCol := tl.bestSort(sorted)
 	if len(rows) >= 2*tl.minRows && depth < layout.MaxTreeDepth {
 		if best, ok := tl.bestSplit(sorted, sortCol); ok {
 			n.col, n.cand = best.col, best.cand
@@ -448,7 +353,7 @@ func (tl *treeLearner) grow(sorted [][]int32, depth int) *learnedNode {
 			return n
 		}
 	}
-	n.sort = tl.leafOrder(sorted, sortCol, skips)
+	n.sort = sortCol
 	return n
 }
 
@@ -644,72 +549,11 @@ func (tl *treeLearner) skippedRows(boxes [][]int32) []float64 {
 	return out
 }
 
-// leafOrder picks how a leaf orders its rows: along the 2-D Hilbert curve through a pair
-// of its best [treeCurveCandidates] single columns (by skips, the rows each lets the
-// queries skip, [treeLearner.bestSort]; the better column first) when that curve's
-// MinLeafRows-row files let the queries skip more rows than the best column alone
-// (sortCol) does, judged as cuts are; else on sortCol. A leaf that time ranges and
-// account lookups both reach then keeps each in a few of its files, where a sort on
-// time reads every file of the leaf for one account. Cuts are judged on single columns
-// alone: the curve is the order of what no cut could separate.
-func (tl *treeLearner) leafOrder(sorted [][]int32, sortCol int, skips []float64) leafOrder {
-	order := leafOrder{a: sortCol, b: -1}
-	if tl.q == nil || skips == nil {
-		return order
-	}
-	top := make([]int, len(tl.cols))
-	for c := range top {
-		top[c] = c
-	}
-	slices.SortStableFunc(top, func(x, y int) int { return cmp.Compare(skips[y], skips[x]) })
-	top = top[:min(len(top), treeCurveCandidates)]
-	var (
-		boxes  [][]int32
-		ends   []int
-		orders []leafOrder
-	)
-	for i, a := range top {
-		for _, b := range top[i+1:] {
-			o := leafOrder{a: a, b: b}
-			keys := tl.curveKeys(o)
-			if keys == nil {
-				continue
-			}
-			r := slices.Clone(sorted[0])
-			slices.SortFunc(r, func(x, y int32) int {
-				if c := cmp.Compare(keys[x], keys[y]); c != 0 {
-					return c
-				}
-				return cmp.Compare(x, y)
-			})
-			boxes = tl.fileBoxes(boxes, r)
-			ends = append(ends, len(boxes))
-			orders = append(orders, o)
-		}
-	}
-	if len(orders) == 0 {
-		return order
-	}
-	skipped := tl.skippedRows(boxes)
-	bestSkip := skips[sortCol]
-	from := 0
-	for i, o := range orders {
-		sk := sum(skipped[from:ends[i]])
-		from = ends[i]
-		if sk > bestSkip+1e-9 {
-			order, bestSkip = o, sk
-		}
-	}
-	return order
-}
-
-// bestSort picks the node's best sort column: the one whose MinLeafRows-row files, the
-// node sorted on it, let the queries skip the most rows. It returns, per tree column,
-// the weighted rows skipped so (nil for a node too small to cut into two files, or a
-// tree of one column).
-func (tl *treeLearner) bestSort(sorted [][]int32) (int, []float64) {
+// bestSort picks the leaf's sort column: the one whose MinLeafRows-row files, the leaf
+// sorted on it, let the queries skip the most rows.
+func (tl *treeLearner) bestSort(sorted [][]int32) int {
 	if len(sorted[0]) < 2*tl.minRows || len(tl.cols) == 1 {
-		return 0, nil
+		return 0
 	}
 	var boxes [][]int32
 	ends := make([]int, len(tl.cols))
@@ -719,58 +563,42 @@ func (tl *treeLearner) bestSort(sorted [][]int32) (int, []float64) {
 	}
 	skipped := tl.skippedRows(boxes)
 	best, bestSkip := 0, -1.0
-	skips := make([]float64, len(tl.cols))
 	from := 0
 	for c := range tl.cols {
 		sk := sum(skipped[from:ends[c]])
-		skips[c] = sk
 		from = ends[c]
 		if sk > bestSkip+1e-9 {
 			best, bestSkip = c, sk
 		}
 	}
-	return best, skips
-}
-
-// colName is tree column c's field in the sample's schema.
-func (tl *treeLearner) colName(c int) (string, arrow.DataType, error) {
-	schema := tl.s.Records[0].Schema()
-	bc := tl.b.cols[tl.cols[c]]
-	for _, f := range schema.Fields() {
-		if strings.EqualFold(f.Name, bc.name) || strings.EqualFold(f.Name, lastPart(bc.name)) {
-			return f.Name, f.Type, nil
-		}
-	}
-	return "", nil, fmt.Errorf("sample has no column %q: %w", bc.name, layout.ErrColumnNotFound)
+	return best
 }
 
 // export turns the learned nodes into [layout.TreeNode] values, each cut's literal in
 // its column's sort-key encoding.
 func (tl *treeLearner) export(n *learnedNode) (*layout.TreeNode, error) {
-	name := tl.colName
+	schema := tl.s.Records[0].Schema()
+	name := func(c int) (string, arrow.DataType, error) {
+		bc := tl.b.cols[tl.cols[c]]
+		for _, f := range schema.Fields() {
+			if strings.EqualFold(f.Name, bc.name) || strings.EqualFold(f.Name, lastPart(bc.name)) {
+				return f.Name, f.Type, nil
+			}
+		}
+		return "", nil, fmt.Errorf("sample has no column %q: %w", bc.name, layout.ErrColumnNotFound)
+	}
 	prevSort, prevEnd := -1, 0
 	var walk func(n *learnedNode) (*layout.TreeNode, error)
 	walk = func(n *learnedNode) (*layout.TreeNode, error) {
-		if n.col < 0 && n.sort.curve() {
-			// A curve leaf runs along its curve from the start: a file cut across it
-			// and the leaf before is as wide on its columns either way.
-			prevSort = -1
-			a, _, err := name(n.sort.a)
-			if err != nil {
-				return nil, err
-			}
-			b, _, err := name(n.sort.b)
-			return &layout.TreeNode{SortColumn: a, CurveColumn: b, Rows: int64(len(n.rows))}, err
-		}
 		if n.col < 0 {
 			// A file the rewrite cuts across this leaf and the one before holds the
 			// other's last rows and this one's first: when both are sorted on the
 			// same column, this leaf starts at whichever of its ends lies nearer
 			// (in the sample's order on the column) to where the other ended.
-			col, _, err := name(n.sort.a)
-			lo, hi := tl.rankRange(n.rows, n.sort.a)
-			desc := prevSort == n.sort.a && abs(prevEnd-hi) < abs(prevEnd-lo)
-			prevSort, prevEnd = n.sort.a, hi
+			col, _, err := name(n.sort)
+			lo, hi := tl.rankRange(n.rows, n.sort)
+			desc := prevSort == n.sort && abs(prevEnd-hi) < abs(prevEnd-lo)
+			prevSort, prevEnd = n.sort, hi
 			if desc {
 				prevEnd = lo
 			}

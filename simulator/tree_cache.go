@@ -97,7 +97,7 @@ func treeKey(s *Sample, l layout.Layout, queries []Query, opts TreeOptions) (str
 	for _, c := range l.Columns {
 		fmt.Fprintf(h, "col %s\n", strings.ToLower(c.Name))
 	}
-	fmt.Fprintf(h, "opts %d %d %t\n", opts.MinLeafRows, opts.MaxCutsPerColumn, opts.SingleColumnLeaves)
+	fmt.Fprintf(h, "opts %d %d\n", opts.MinLeafRows, opts.MaxCutsPerColumn)
 	for _, q := range queries {
 		f, err := json.Marshal(q.Filter)
 		if err != nil {

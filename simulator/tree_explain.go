@@ -47,19 +47,6 @@ func ExplainTree(s *Sample, t *layout.Tree, queries []Query) (layout.TreeExplana
 		RowsPerLeaf: layout.RowsPerLeaf{Min: scaled(sorted[0]), Median: scaled(sorted[(len(sorted)-1)/2]), Max: scaled(sorted[len(sorted)-1])},
 		Cuts:        []layout.TreeCutExplanation{},
 	}
-	for i := range t.Leaves() {
-		a, b := t.LeafOrder(i)
-		if b == "" {
-			continue
-		}
-		order := "hilbert(" + a + ", " + b + ")"
-		j := slices.IndexFunc(e.Curves, func(c layout.LeafCurve) bool { return c.Order == order })
-		if j < 0 {
-			e.Curves = append(e.Curves, layout.LeafCurve{Order: order})
-			j = len(e.Curves) - 1
-		}
-		e.Curves[j].Leaves++
-	}
 
 	// The top cuts, breadth first, each with the leaves its sides span (leaves are
 	// numbered left to right, so a subtree's leaves are a range).

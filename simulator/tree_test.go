@@ -209,7 +209,6 @@ func TestLearnTreeSortsLeavesByTheirBestColumn(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, tr.Leaves())
 	require.Equal(t, "amount", tr.Root().SortColumn)
-	require.Empty(t, tr.Root().CurveColumn, "no curve serves amount ranges better than amount alone")
 }
 
 func TestLearnTreeErrors(t *testing.T) {

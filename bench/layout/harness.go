@@ -51,9 +51,6 @@ type Config struct {
 	// Partitioned partitions the table by the workload's partition field
 	// (lineitem: month(l_shipdate); stream: day(event_ts)).
 	Partitioned bool
-	// Tree tunes the tree learner of tree candidates (zero: its defaults; MinLeafRows is
-	// always the projection's).
-	Tree simulator.TreeOptions
 	// Compacted bin-packs the table with the real rewriter before anything is projected,
 	// as routine maintenance leaves production tables: "one" file per partition, or
 	// "few" (about three per partition, eight when unpartitioned). Default: the
@@ -93,10 +90,8 @@ type Row struct {
 	// BoundPct is the skip the bound allows at the projection's file count: each query
 	// reading only ceil(matching rows ÷ rows per file) files (simulator.Projection.MeanBoundFiles).
 	BoundPct float64 `json:"bound_pct"`
-	// TreeLeaves is the leaves of the tree a tree layout learned (0 for the others), and
-	// Tree the tree (nil for the others).
-	TreeLeaves int              `json:"tree_leaves,omitempty"`
-	Tree       *floelayout.Tree `json:"-"`
+	// TreeLeaves is the leaves of the tree a tree layout learned (0 for the others).
+	TreeLeaves int `json:"tree_leaves,omitempty"`
 	// FilesProjected and FilesActual are the data files after the rewrite, projected and real.
 	FilesProjected int `json:"files_projected"`
 	FilesActual    int `json:"files_actual"`
@@ -413,7 +408,7 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 	// The train projection learns each tree on the train draw; the eval projection,
 	// taking the same samples, reuses it.
 	trees := simulator.NewTreeCache(0)
-	trainP, err := simulator.Project(ctx, states[0], layouts, train, simulator.ProjectOptions{ZOrderMode: cfg.ZOrderMode, TreeCache: trees, Tree: cfg.Tree})
+	trainP, err := simulator.Project(ctx, states[0], layouts, train, simulator.ProjectOptions{ZOrderMode: cfg.ZOrderMode, TreeCache: trees})
 	if err != nil {
 		return Report{}, fmt.Errorf("evaluate layouts: project train workload: %w", err)
 	}
@@ -435,7 +430,7 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 	start = time.Now()
 	// A tree is learned on the train draw and projected for the eval draw: the rewrite
 	// writes what the recommender, which never sees the eval parameters, would have.
-	evalP, err := simulator.Project(ctx, states[0], layouts, eval, simulator.ProjectOptions{ZOrderMode: cfg.ZOrderMode, TreeWorkload: train, TreeCache: trees, Tree: cfg.Tree})
+	evalP, err := simulator.Project(ctx, states[0], layouts, eval, simulator.ProjectOptions{ZOrderMode: cfg.ZOrderMode, TreeWorkload: train, TreeCache: trees})
 	if err != nil {
 		return Report{}, fmt.Errorf("evaluate layouts: project eval workload: %w", err)
 	}
@@ -461,7 +456,7 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 				if opts.Tree, err = floelayout.UnmarshalTree(evalP[i].Tree, aschema); err != nil {
 					return Report{}, fmt.Errorf("evaluate layout %s: %w", l, err)
 				}
-				row.TreeLeaves, row.Tree = opts.Tree.Leaves(), opts.Tree
+				row.TreeLeaves = opts.Tree.Leaves()
 			}
 			plan, err := rewriter.PlanCompaction(states[i], opts)
 			if err != nil {
