@@ -6,14 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/collectors/snowflake/snowfake"
@@ -93,7 +96,13 @@ func TestServeCollectsSources(t *testing.T) {
 	snow, snowItem := snowflakeSource(t, "snow", ", silence: 1m")
 	snow.AddQueries(snowQuery("sq1", t0.Add(-time.Minute)))
 	dir := t.TempDir()
+	// The Spark log's queries ran in May 2024: a retention and history
+	// that reach them, or the daemon's prune at start folds and deletes
+	// them whenever the files source stores them first (a race the test
+	// lost on a loaded machine, never seeing the Spark queries).
 	writeWarehouseConfig(t, dir, w, `telemetry:
+  retention: 3650d
+  history: 3650d
   sources:
     - {name: spark, kind: files, paths: ['`+history+`'], interval: 1s}
     - {name: trino, kind: trino, dsn: '`+trino.DSN("floe")+`', interval: 1s, silence: 1m}
@@ -139,10 +148,13 @@ func TestServeCollectsSources(t *testing.T) {
 		}
 	}
 	base, stop := serve()
-	require.Eventually(t, func() bool {
-		ids := collectedIDs(t, dir)
-		return ids["tq1"] && ids["application_1714560000000_0042/7"] && ids["sq1"]
-	}, 30*time.Second, 200*time.Millisecond, "the first collection stores every source's queries")
+	var seen map[string]bool
+	if !assert.Eventually(t, func() bool {
+		seen = collectedIDs(t, dir)
+		return seen["tq1"] && seen["application_1714560000000_0042/7"] && seen["sq1"]
+	}, 30*time.Second, 200*time.Millisecond, "the first collection stores every source's queries") {
+		t.Fatalf("collected so far: %v", slices.Sorted(maps.Keys(seen)))
+	}
 
 	// The sources grow; no command is run.
 	sparkLog(t, history, "local-1714650000000.inprogress")
