@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime/debug"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet"
@@ -47,14 +46,11 @@ func runFloor(ctx context.Context, job Job) (res JobResult, err error) {
 	if err != nil {
 		return res, fmt.Errorf("plan files: %w", err)
 	}
-	stop, err := startCPUProfile(job.CPUProfile)
+	stop, err := startTimedPart(job)
 	if err != nil {
 		return res, err
 	}
 	defer func() { err = errors.Join(err, stop()) }()
-	if job.MemoryBytes > 0 {
-		debug.SetMemoryLimit(rewriter.HeapLimit(job.MemoryBytes))
-	}
 	groups, parts := partitionGroups(tasks)
 	pages := rewriter.NewPagePool()
 	per, workers := rewriter.GroupOptions{

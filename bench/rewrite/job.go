@@ -249,16 +249,11 @@ func runFloe(ctx context.Context, job Job) (res JobResult, err error) {
 	if err != nil {
 		return res, err
 	}
-	stop, err := startCPUProfile(job.CPUProfile)
+	stop, err := startTimedPart(job)
 	if err != nil {
 		return res, err
 	}
 	defer func() { err = errors.Join(err, stop()) }()
-	if job.MemoryBytes > 0 {
-		// As floe compact --memory does: the benchmark measures the
-		// process a user runs.
-		debug.SetMemoryLimit(rewriter.HeapLimit(job.MemoryBytes))
-	}
 	groups, parts := partitionGroups(tasks)
 	pages := rewriter.NewPagePool()
 	out := rewriter.RewriteGroups(ctx, tbl, groups, rewriter.GroupOptions{
@@ -307,6 +302,20 @@ func runFloe(ctx context.Context, job Job) (res JobResult, err error) {
 		return res, err
 	}
 	return res, nil
+}
+
+// startTimedPart begins the timed part of a job in its child process: the
+// CPU profile the job asks for, and the heap limit of its memory budget,
+// as floe compact --memory sets it (the benchmark measures the process a
+// user runs). The returned func stops the profile.
+func startTimedPart(job Job) (stop func() error, err error) {
+	if stop, err = startCPUProfile(job.CPUProfile); err != nil {
+		return nil, err
+	}
+	if job.MemoryBytes > 0 {
+		debug.SetMemoryLimit(rewriter.HeapLimit(job.MemoryBytes))
+	}
+	return stop, nil
 }
 
 // startCPUProfile starts a CPU profile of this process into path (nothing
