@@ -56,16 +56,43 @@ func recordedTree(t *Table, co *rewriter.CompactOptions) error {
 	return nil
 }
 
+// recordedTreeOf is the tree state's table records for the tree layout it
+// declares, to project beside a re-learned tree
+// ([simulator.ProjectOptions.Recorded]); nil when it declares no tree
+// layout, records no tree for it, or records one that no longer fits the
+// schema (health says so: [treeDrift]).
+func recordedTreeOf(state *lake.State) *simulator.RecordedTree {
+	l, ok := declaredTree(state)
+	if !ok {
+		return nil
+	}
+	tree, err := rewriter.RecordedTree(state.Metadata, l)
+	if err != nil || tree == nil {
+		return nil
+	}
+	return &simulator.RecordedTree{Layout: l, Tree: tree}
+}
+
+// declaredTree is the tree layout state's table declares (floe.layout), if
+// it declares one.
+func declaredTree(state *lake.State) (layout.Layout, bool) {
+	if state == nil || state.Metadata == nil {
+		return layout.Layout{}, false
+	}
+	l, err := layout.Parse(state.Metadata.Properties().Get(rewriter.PropLayout, ""))
+	if err != nil || l.Strategy != layout.StrategyTree {
+		return layout.Layout{}, false
+	}
+	return l, true
+}
+
 // treeDrift is how far the table in state has drifted from the tree it
 // records: nil when it declares no tree layout or records no tree for it
 // (then there is nothing to measure against); only a Problem when the tree
 // no longer fits the schema.
 func treeDrift(state *lake.State) *lake.LayoutDrift {
-	if state == nil || state.Metadata == nil {
-		return nil
-	}
-	l, err := layout.Parse(state.Metadata.Properties().Get(rewriter.PropLayout, ""))
-	if err != nil || l.Strategy != layout.StrategyTree {
+	l, ok := declaredTree(state)
+	if !ok {
 		return nil
 	}
 	tree, err := rewriter.RecordedTree(state.Metadata, l)

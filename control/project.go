@@ -62,8 +62,11 @@ type Projections struct {
 
 // Project replays the table's workload against each layout without moving
 // any data: candidates → projections, the common core of simulate, plan and
-// an adaptive trigger. st holds the collected queries; it may be nil only
-// when both opts.Workload.SQL and opts.Layouts are given. Without a workload
+// an adaptive trigger. A table that records a learned tree has it projected
+// beside every tree layout's re-learned one
+// ([simulator.Projection.RecordedTree]). st holds the collected queries; it
+// may be nil only when both opts.Workload.SQL and opts.Layouts are given.
+// Without a workload
 // file and with no collected query of the table it returns a
 // [*NoQueriesError]. Each layout is checked against the table's schema
 // first ([rewriter.CheckLayout]): a column it lacks or cannot order by is
@@ -102,7 +105,8 @@ func Project(ctx context.Context, st *store.Store, state *lake.State, opts Proje
 		}
 	}
 	res.Projections, err = simulator.Project(ctx, state, layouts, w.Queries,
-		simulator.ProjectOptions{ZOrderMode: opts.ZOrderMode, Sample: simulator.SampleOptions{Seed: opts.Seed}, TreeCache: opts.TreeCache})
+		simulator.ProjectOptions{ZOrderMode: opts.ZOrderMode, Sample: simulator.SampleOptions{Seed: opts.Seed}, TreeCache: opts.TreeCache,
+			Recorded: recordedTreeOf(state)})
 	if err != nil {
 		return res, fmt.Errorf("simulate %s: %w", id, err)
 	}

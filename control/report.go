@@ -292,7 +292,7 @@ func recommend(t *report.Table, state *lake.State, pr Projections, a Analysis, b
 		c := report.Candidate{
 			Layout: p.Layout, Why: why[untargeted(p.Layout)], SkippedPct: p.SkippedPct, BytesReadPct: p.BytesReadPct, ErrorPP: p.ErrorPP, BoundRatio: p.BoundRatio,
 			FilesAfter: p.FilesAfter, RewriteBytes: p.RewriteBytes, GainPP: p.SkippedPct - cur.SkippedPct, MeanFilesRead: p.MeanFilesRead,
-			TreeExplanation: p.TreeExplanation,
+			TreeExplanation: p.TreeExplanation, RecordedTree: p.RecordedTree,
 		}
 		if p.Layout.Strategy == layout.StrategyCurrent {
 			c.Why, c.Verdict = "the table as it is", "baseline"

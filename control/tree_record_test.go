@@ -65,59 +65,10 @@ func TestTreeKeptThroughAppends(t *testing.T) {
 		t.Skip("writes, plans and rewrites a real table several times")
 	}
 	ctx := t.Context()
-	w := testlake.New(t)
-	if c, ok := w.Catalog.(catalog.Closer); ok {
-		t.Cleanup(func() { require.NoError(t, c.Close()) })
-	}
-	schema := iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-		iceberg.NestedField{ID: 2, Name: "k", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-		iceberg.NestedField{ID: 3, Name: "amount", Type: iceberg.PrimitiveTypes.Float64, Required: true})
-	tbl := w.CreateTable(t, "db", "mixed", schema, nil, nil, nil)
-	id := lake.Ident{Catalog: w.Name, Namespace: []string{"db"}, Name: "mixed"}
-	rng := rand.New(rand.NewPCG(46, 3))
-	for f := range 8 {
-		tbl = appendMixed(t, tbl, rng, f*4000, 4000)
-	}
-	st := openStore(t)
-	state, err := lake.LoadState(ctx, id, tbl, lake.LoadOptions{})
-	require.NoError(t, err)
-	var bytes int64
-	for _, f := range state.DataFiles {
-		bytes += f.SizeBytes
-	}
-
-	// The workload: ranges of id, lookups of k, and the largest amounts.
-	qrng := rand.New(rand.NewPCG(7, 46))
-	var stmts []string
-	for range 6 {
-		lo := qrng.IntN(30_500)
-		stmts = append(stmts,
-			fmt.Sprintf("SELECT * FROM db.mixed WHERE id BETWEEN %d AND %d", lo, lo+1500),
-			fmt.Sprintf("SELECT * FROM db.mixed WHERE k = %d", qrng.IntN(1000)),
-			fmt.Sprintf("SELECT * FROM db.mixed WHERE amount > %d", 985+qrng.IntN(10)))
-	}
-	trino, err := extract.ParseDialect("trino")
-	require.NoError(t, err)
-	treeLayout, err := layout.Parse("tree(id, k, amount)")
-	require.NoError(t, err)
-	prop, err := control.PlanBest(ctx, w.Catalog, st, state, control.PlanOptions{By: "ana", Force: true, Project: control.ProjectOptions{
-		Layouts: []layout.Layout{treeLayout}, Seed: 1, TargetFileSizeBytes: bytes/16 + 1,
-		Workload: control.WorkloadOptions{SQL: strings.NewReader(strings.Join(stmts, ";\n")), SQLName: "q.sql", Dialect: trino},
-	}})
-	require.NoError(t, err)
-	require.NotNil(t, prop.Plan)
-	require.Equal(t, layout.StrategyTree, prop.Plan.Layout.Strategy)
-	require.NotEmpty(t, prop.Plan.Projection.Tree)
-	queries := prop.Projections.Workload.Queries
-	require.Len(t, queries, len(stmts))
-	_, err = control.ApprovePlan(ctx, st, prop.Plan.ID, "bo", time.Now())
-	require.NoError(t, err)
-
-	svc := serviceOf(t, w, st, "default:\n  allow_small_target_file_size: true\n")
-	planned, err := svc.Run(ctx, control.Request{Table: id, PlanID: prop.Plan.ID, Steps: []string{control.StepCompact}})
-	require.NoError(t, err)
-	require.Equal(t, control.StatusDone, stepsOf(planned.Run)[control.StepCompact].Status)
+	fx := plannedTree(t)
+	w, st, id, treeLayout, rng, svc := fx.w, fx.st, fx.id, fx.layout, fx.rng, fx.svc
+	queries := fx.queries
+	var tbl *table.Table
 
 	load := func() *table.Table {
 		t.Helper()
@@ -199,7 +150,7 @@ func TestTreeKeptThroughAppends(t *testing.T) {
 	// files already there kept.
 	recorded, err := rewriter.RecordedTree(tbl.Metadata(), treeLayout)
 	require.NoError(t, err)
-	state, err = lake.LoadState(ctx, id, tbl, lake.LoadOptions{})
+	state, err := lake.LoadState(ctx, id, tbl, lake.LoadOptions{})
 	require.NoError(t, err)
 	var rows, size int64
 	for _, f := range state.DataFiles {
@@ -250,6 +201,83 @@ func TestTreeKeptThroughAppends(t *testing.T) {
 	require.NotNil(t, h.Metrics.LayoutDrift)
 	require.Contains(t, h.Metrics.LayoutDrift.Problem, `"k"`)
 	require.Contains(t, strings.Join(h.Reasons, "\n"), "cannot take new rows into its leaves")
+}
+
+// treeFixture is a real table planned and rewritten into a learned tree: the start of
+// the tree tests.
+type treeFixture struct {
+	w       *testlake.Warehouse
+	st      *store.Store
+	id      lake.Ident
+	layout  layout.Layout
+	stmts   []string
+	queries []simulator.Query
+	// rng appends rows like the table's (appendMixed).
+	rng *rand.Rand
+	svc *control.Service
+}
+
+// plannedTree writes 32,000 rows in 8 files by iceberg-go, plans tree(id, k, amount)
+// for a workload of id ranges, k lookups and the largest amounts (the plan's tree learned
+// from it, at a sixteenth of the table a file), approves the plan and runs it.
+func plannedTree(t *testing.T) treeFixture {
+	t.Helper()
+	ctx := t.Context()
+	w := testlake.New(t)
+	if c, ok := w.Catalog.(catalog.Closer); ok {
+		t.Cleanup(func() { require.NoError(t, c.Close()) })
+	}
+	schema := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "k", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 3, Name: "amount", Type: iceberg.PrimitiveTypes.Float64, Required: true})
+	tbl := w.CreateTable(t, "db", "mixed", schema, nil, nil, nil)
+	id := lake.Ident{Catalog: w.Name, Namespace: []string{"db"}, Name: "mixed"}
+	rng := rand.New(rand.NewPCG(46, 3))
+	for f := range 8 {
+		tbl = appendMixed(t, tbl, rng, f*4000, 4000)
+	}
+	st := openStore(t)
+	state, err := lake.LoadState(ctx, id, tbl, lake.LoadOptions{})
+	require.NoError(t, err)
+	var bytes int64
+	for _, f := range state.DataFiles {
+		bytes += f.SizeBytes
+	}
+
+	// The workload: ranges of id, lookups of k, and the largest amounts.
+	qrng := rand.New(rand.NewPCG(7, 46))
+	var stmts []string
+	for range 6 {
+		lo := qrng.IntN(30_500)
+		stmts = append(stmts,
+			fmt.Sprintf("SELECT * FROM db.mixed WHERE id BETWEEN %d AND %d", lo, lo+1500),
+			fmt.Sprintf("SELECT * FROM db.mixed WHERE k = %d", qrng.IntN(1000)),
+			fmt.Sprintf("SELECT * FROM db.mixed WHERE amount > %d", 985+qrng.IntN(10)))
+	}
+	trino, err := extract.ParseDialect("trino")
+	require.NoError(t, err)
+	treeLayout, err := layout.Parse("tree(id, k, amount)")
+	require.NoError(t, err)
+	prop, err := control.PlanBest(ctx, w.Catalog, st, state, control.PlanOptions{By: "ana", Force: true, Project: control.ProjectOptions{
+		Layouts: []layout.Layout{treeLayout}, Seed: 1, TargetFileSizeBytes: bytes/16 + 1,
+		Workload: control.WorkloadOptions{SQL: strings.NewReader(strings.Join(stmts, ";\n")), SQLName: "q.sql", Dialect: trino},
+	}})
+	require.NoError(t, err)
+	require.NotNil(t, prop.Plan)
+	require.Equal(t, layout.StrategyTree, prop.Plan.Layout.Strategy)
+	require.NotEmpty(t, prop.Plan.Projection.Tree)
+	require.Nil(t, prop.Plan.Projection.RecordedTree, "the table records no tree yet")
+	queries := prop.Projections.Workload.Queries
+	require.Len(t, queries, len(stmts))
+	_, err = control.ApprovePlan(ctx, st, prop.Plan.ID, "bo", time.Now())
+	require.NoError(t, err)
+
+	svc := serviceOf(t, w, st, "default:\n  allow_small_target_file_size: true\n")
+	planned, err := svc.Run(ctx, control.Request{Table: id, PlanID: prop.Plan.ID, Steps: []string{control.StepCompact}})
+	require.NoError(t, err)
+	require.Equal(t, control.StatusDone, stepsOf(planned.Run)[control.StepCompact].Status)
+	return treeFixture{w: w, st: st, id: id, layout: treeLayout, stmts: stmts, queries: queries, rng: rng, svc: svc}
 }
 
 // openStore is a state store in memory, closed when the test ends.

@@ -101,6 +101,10 @@ type Projection struct {
 	// count, depth, rows per leaf and the top cuts with the share of the projected
 	// workload's queries each serves. Nil for every other layout.
 	TreeExplanation *layout.TreeExplanation `json:"tree_explanation,omitempty"`
+	// RecordedTree is the tree the table records (ProjectOptions.Recorded) projected on
+	// the same sample and workload as this tree layout's re-learned one, so that the two
+	// can be compared; nil for other layouts and tables that record no tree.
+	RecordedTree *RecordedProjection `json:"recorded_tree,omitempty"`
 	// Quantiles are the bucket boundaries a rank z-order or Hilbert projection ordered
 	// the sample by ([Quantiles.MarshalJSON]; load with [UnmarshalQuantiles]). A rewrite
 	// given them (rewriter.CompactOptions.Quantiles, as 'floe optimize --plan' does)
@@ -158,6 +162,13 @@ type ProjectOptions struct {
 	// again on the same sampled rows for the same learning workload (the same table,
 	// sample options and queries) reuses them. Nil: every projection learns its tree.
 	TreeCache *TreeCache
+	// Recorded is the tree the table records for its tree layout, if any: every tree
+	// layout's projection projects it too ([Projection.RecordedTree]).
+	Recorded *RecordedTree
+
+	// fixedTree, when set, is the tree a tree layout is projected with instead of a
+	// learned one (the recorded tree's own projection).
+	fixedTree *layout.Tree
 }
 
 func (o ProjectOptions) withDefaults() ProjectOptions {
@@ -214,6 +225,17 @@ func Project(ctx context.Context, st *lake.State, layouts []layout.Layout, queri
 	for _, c := range WorkloadColumns(schema, opts.TreeWorkload) {
 		if !slices.Contains(cols, c) {
 			cols = append(cols, c)
+		}
+	}
+	if r := opts.Recorded; r != nil && r.Tree != nil && slices.ContainsFunc(layouts, func(l layout.Layout) bool { return l.Strategy == layout.StrategyTree }) {
+		for _, name := range r.Tree.Columns() {
+			f, ok := schema.FindFieldByNameCaseInsensitive(name)
+			if !ok {
+				return nil, fmt.Errorf("project the recorded tree of %s: column %q: %w", r.Layout, name, layout.ErrColumnNotFound)
+			}
+			if n, _ := schema.FindColumnName(f.ID); !slices.Contains(cols, n) {
+				cols = append(cols, n)
+			}
 		}
 	}
 	needSample := false
@@ -395,8 +417,13 @@ func ProjectSample(s *Sample, l layout.Layout, queries []Query, targetFileSizeBy
 	}
 	var tree *layout.Tree
 	if l.Strategy == layout.StrategyTree {
-		if tree, err = s.learnTree(l, queries, targetFileSizeBytes, opts); err != nil {
-			return Projection{}, fmt.Errorf("project %s: %w", l, err)
+		if tree = opts.fixedTree; tree == nil {
+			if tree, err = s.learnTree(l, queries, targetFileSizeBytes, opts); err != nil {
+				return Projection{}, fmt.Errorf("project %s: %w", l, err)
+			}
+			if p.RecordedTree, err = s.projectRecorded(tree, queries, targetFileSizeBytes, opts); err != nil {
+				return Projection{}, fmt.Errorf("project %s: %w", l, err)
+			}
 		}
 		if p.Tree, err = tree.MarshalJSON(); err != nil {
 			return Projection{}, fmt.Errorf("project %s: %w", l, err)

@@ -232,6 +232,9 @@ func printPlan(w io.Writer, p control.Plan) error {
 			fmt.Fprintln(w, "    "+l)
 		}
 	}
+	if r := pp.RecordedTree; r != nil {
+		fmt.Fprintln(w, "  beside it: "+r.Compare(pp.SkippedPct))
+	}
 	switch p.State {
 	case control.PlanProposed:
 		fmt.Fprintf(w, "next: floe plan approve %s (or reject)\n", p.ID)

@@ -139,6 +139,9 @@ func renderSimulate(io *IOStreams, format outputFormat, pr control.Projections, 
 		if p.TreeExplanation != nil {
 			writeTreeLines(w, "  "+p.Layout.String()+": ", "    ", p.TreeExplanation.Lines(simulateTreeCuts))
 		}
+		if r := p.RecordedTree; r != nil {
+			fmt.Fprintln(w, "    beside it: "+r.Compare(p.SkippedPct))
+		}
 	}
 	for _, n := range notes {
 		fmt.Fprintln(w, n)

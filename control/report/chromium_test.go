@@ -39,8 +39,9 @@ func TestHTMLRendersInChromium(t *testing.T) {
 	boxes := browser.SVGBoxes(t, b, "svg")
 	img := browser.Screenshot(t, b, dir, "report.png")
 	if os.Getenv("FLOE_REPORT_HTML") == "" {
-		require.Len(t, boxes, 6, "the fixture's charts")
+		require.Len(t, boxes, 7, "the fixture's charts")
 		requireTreeReadable(t, b, "t-local-web-events-tree-3-chart", 4, 5)
+		requireTreeReadable(t, b, "t-local-web-events-recorded-tree-3-chart", 1, 2)
 	}
 	for _, x := range boxes {
 		if strings.Contains(x.ID, "-tree-") {

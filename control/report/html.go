@@ -269,7 +269,10 @@ func (h *htmlWriter) table(t Table) {
 	}
 	for i, c := range t.Candidates {
 		if c.TreeExplanation != nil {
-			h.tree(fmt.Sprintf("%s-tree-%d", id, i), c.Layout.String(), *c.TreeExplanation)
+			h.tree(fmt.Sprintf("%s-tree-%d", id, i), "Learned tree", c.Layout.String(), *c.TreeExplanation)
+		}
+		if r := c.RecordedTree; r != nil {
+			h.recordedTree(fmt.Sprintf("%s-recorded-tree-%d", id, i), c, *r)
 		}
 	}
 	h.el("h3", "Recommendation")

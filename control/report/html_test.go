@@ -129,7 +129,8 @@ func TestHTMLStructure(t *testing.T) {
 		require.GreaterOrEqual(t, texts, 4, "%s: tick and axis labels", id)
 	}
 	require.Equal(t, []string{
-		"t-local-web-events-skipped", "t-local-web-events-tree-3-chart", "t-local-web-events-sizes", "t-local-web-events-read", "t-local-web-events-history",
+		"t-local-web-events-skipped", "t-local-web-events-tree-3-chart", "t-local-web-events-recorded-tree-3-chart",
+		"t-local-web-events-sizes", "t-local-web-events-read", "t-local-web-events-history",
 		"t-local-sales-orders-skipped",
 	}, chartIDs)
 	require.True(t, strings.Contains(src, "Cost/benefit:"), "the recommendation's cost/benefit line")

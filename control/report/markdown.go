@@ -175,7 +175,10 @@ func (m *mdWriter) table(t Table) {
 	}
 	for _, c := range t.Candidates {
 		if c.TreeExplanation != nil {
-			m.tree(c.Layout.String(), *c.TreeExplanation)
+			m.tree("Learned tree", c.Layout.String(), *c.TreeExplanation)
+		}
+		if r := c.RecordedTree; r != nil {
+			m.recordedTree(c, *r)
 		}
 	}
 	m.line("")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/floe-project/floe/layout"
+	"github.com/floe-project/floe/simulator"
 )
 
 // Report is the whole report: one [Table] per table, and for a lake-wide
@@ -270,6 +271,10 @@ type Candidate struct {
 	// TreeExplanation explains a tree candidate's learned tree
 	// (simulator.Projection.TreeExplanation); left out for other layouts.
 	TreeExplanation *layout.TreeExplanation `json:"tree_explanation,omitempty"`
+	// RecordedTree is the tree the table records, projected beside a tree
+	// candidate's re-learned one (simulator.Projection.RecordedTree): the
+	// old and the new; left out when the table records no tree.
+	RecordedTree *simulator.RecordedProjection `json:"recorded_tree,omitempty"`
 }
 
 // Recommendation is what the report recommends for the table.
@@ -424,6 +429,12 @@ func (r Report) normalized() Report {
 				e2 := *e
 				e2.Cuts = []layout.TreeCutExplanation{}
 				t.Candidates[j].TreeExplanation = &e2
+			}
+			if r := c.RecordedTree; r != nil && r.TreeExplanation != nil && r.TreeExplanation.Cuts == nil {
+				r2, e2 := *r, *r.TreeExplanation
+				e2.Cuts = []layout.TreeCutExplanation{}
+				r2.TreeExplanation = &e2
+				t.Candidates[j].RecordedTree = &r2
 			}
 		}
 		t.Plans = orEmpty(t.Plans)

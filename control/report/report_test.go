@@ -12,6 +12,7 @@ import (
 
 	"github.com/floe-project/floe/control/report"
 	"github.com/floe-project/floe/layout"
+	"github.com/floe-project/floe/simulator"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -60,7 +61,9 @@ func fixture() report.Report {
 			{Layout: mustLayout("tree(tenant_id, ts, event_type) target 4MiB"), Why: "a tree of cuts learned from the workload", SkippedPct: 64.5, BytesReadPct: 33.1, ErrorPP: 3.4,
 				BoundRatio: 1.6, FilesAfter: 16, RewriteBytes: 64 << 20, RewriteIOBytes: 120 << 20, RewriteVCPUHours: 0.001, GainPP: 60.5, MeanFilesRead: 5.7,
 				FilesSavedPerQuery: 915.9, SavedBytesPerDay: 150000000000, PaybackDays: ptr(0.0009),
-				Verdict: "not recommended: skips fewer files than sort(tenant_id, ts) target 4MiB", TreeExplanation: treeFixture()},
+				Verdict: "not recommended: skips fewer files than sort(tenant_id, ts) target 4MiB", TreeExplanation: treeFixture(),
+				RecordedTree: &simulator.RecordedProjection{Layout: mustLayout("tree(tenant_id, ts) target 4MiB"), TreeID: "3f0c9a7d21be4410", SkippedPct: 41.2, ErrorPP: 3.1,
+					MeanFilesRead: 9.4, BoundRatio: 2.6, FilesAfter: 16, TreeExplanation: recordedTreeFixture()}},
 		},
 		Recommendation: report.Recommendation{Layout: ptrLayout("sort(tenant_id, ts) target 4MiB"), PlanID: "3f2a9c1b7d4e",
 			Why: "the workload is projected to skip 71.2% of files", Next: "floe plan approve 3f2a9c1b7d4e"},
@@ -141,6 +144,15 @@ func treeFixture() *layout.TreeExplanation {
 				QueryShare: 0.004, QueryShareLeft: 0.004},
 			{Predicate: "ts <= '2026-11-20 06:00:00'", Column: "ts", Depth: 2, Parent: 1, Side: "right", RowsLeft: 100_000, RowsRight: 190_000, LeavesLeft: 2, LeavesRight: 1,
 				QueryShare: 0.05, QueryShareLeft: 0.05},
+		}}
+}
+
+// recordedTreeFixture explains the tree a table records: one cut, two leaves.
+func recordedTreeFixture() *layout.TreeExplanation {
+	return &layout.TreeExplanation{Leaves: 2, Depth: 1, RowsPerLeaf: layout.RowsPerLeaf{Min: 400_000, Median: 490_000, Max: 580_000},
+		Cuts: []layout.TreeCutExplanation{
+			{Predicate: "tenant_id < 25", Column: "tenant_id", Parent: -1, RowsLeft: 400_000, RowsRight: 580_000, LeavesLeft: 1, LeavesRight: 1,
+				QueryShare: 0.4, QueryShareLeft: 0.2, QueryShareRight: 0.2},
 		}}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/floe-project/floe/layout"
+	"github.com/floe-project/floe/simulator"
 )
 
 // TreeText heads a learned tree's explanation in every rendering.
@@ -15,11 +16,11 @@ const TreeText = "How to read it: a row goes left when the cut's predicate is tr
 	"A cut's share is the queries, weighted by how often they run, that would read the cut's rows but can skip one of its sides, " +
 	"replayed on the sample's min/max; rows are the sample's, scaled to the table."
 
-// markdownTree writes a tree candidate's explanation: its summary, then its
-// top cuts as a nested list.
-func (m *mdWriter) tree(name string, e layout.TreeExplanation) {
+// tree writes a tree's explanation under a heading of kind ("Learned tree",
+// "Recorded tree"): its summary, then its top cuts as a nested list.
+func (m *mdWriter) tree(kind, name string, e layout.TreeExplanation) {
 	m.line("")
-	m.line("#### Learned tree of `%s`", name)
+	m.line("#### %s of `%s`", kind, name)
 	m.line("")
 	m.line("%s.", e.Summary())
 	if len(e.Cuts) > 0 {
@@ -33,11 +34,11 @@ func (m *mdWriter) tree(name string, e layout.TreeExplanation) {
 	m.line("%s", TreeText)
 }
 
-// tree writes a tree candidate's explanation: the words, then the picture of
-// its top levels.
-func (h *htmlWriter) tree(id, name string, e layout.TreeExplanation) {
+// tree writes a tree's explanation under a heading of kind ("Learned tree",
+// "Recorded tree"): the words, then the picture of its top levels.
+func (h *htmlWriter) tree(id, kind, name string, e layout.TreeExplanation) {
 	h.raw(`<div class="tree" id="` + esc(id) + `">` + "\n")
-	h.raw("<h4>Learned tree of <code>" + esc(name) + "</code></h4>\n")
+	h.raw("<h4>" + esc(kind) + " of <code>" + esc(name) + "</code></h4>\n")
 	h.el("p", e.Summary()+".")
 	// A nested list: a cut's list of the cuts under it sits inside its item.
 	level := -1
@@ -77,7 +78,7 @@ func (h *htmlWriter) tree(id, name string, e layout.TreeExplanation) {
 func TreeHTML(id, name string, e layout.TreeExplanation) template.HTML {
 	var b strings.Builder
 	bw := bufio.NewWriter(&b)
-	(&htmlWriter{w: bw}).tree(id, name, e)
+	(&htmlWriter{w: bw}).tree(id, "Learned tree", name, e)
 	// A bufio.Writer over a strings.Builder cannot fail to flush.
 	_ = bw.Flush()
 	return template.HTML(b.String()) //nolint:gosec // every value in it went through esc
@@ -194,4 +195,22 @@ func childOf(boxes []*treeBox, parent int, side string) *treeBox {
 		}
 	}
 	return nil
+}
+
+// recordedTree writes, under tree candidate c, the tree the table records
+// beside the one re-learned for c: the sentence comparing them, then, when
+// they differ, the recorded tree's explanation.
+func (m *mdWriter) recordedTree(c Candidate, r simulator.RecordedProjection) {
+	m.line("")
+	m.line("Beside it: %s.", r.Compare(c.SkippedPct))
+	if !r.SameAsLearned && r.TreeExplanation != nil {
+		m.tree("Recorded tree", r.Layout.String(), *r.TreeExplanation)
+	}
+}
+
+func (h *htmlWriter) recordedTree(id string, c Candidate, r simulator.RecordedProjection) {
+	h.el("p", "Beside it: "+r.Compare(c.SkippedPct)+".")
+	if !r.SameAsLearned && r.TreeExplanation != nil {
+		h.tree(id, "Recorded tree", r.Layout.String(), *r.TreeExplanation)
+	}
 }

@@ -7,12 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/floe-project/floe/collectors"
 	"github.com/floe-project/floe/control/server"
 	"github.com/floe-project/floe/expr"
+	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/layout"
+	"github.com/floe-project/floe/rewriter"
 )
 
 // A tree plan is explained on its table's page as the report explains a tree
@@ -61,4 +64,24 @@ func TestDashboardExplainsATreePlan(t *testing.T) {
 	require.Len(t, elements(svg, "g", "class", "cut"), len(ex.Cuts), "a box per cut")
 	require.Equal(t, layout.FormatCount(ex.Cuts[0].RowsLeft+ex.Cuts[0].RowsRight)+" rows · "+layout.FormatShare(ex.Cuts[0].QueryShare),
 		textOf(elements(elements(svg, "g", "class", "cut")[len(ex.Cuts)-1], "text", "", "")[2]), "the root's box, drawn last")
+	require.Empty(t, elements(plans, "p", "class", "recorded-tree"), "the table records no tree yet")
+
+	// The table records that plan's tree, as its rewrite would: the next tree plan is
+	// shown beside it. (Its target differs: a plan of the same layout on the same
+	// snapshot is the plan already stored.)
+	tbl, err := lake.LoadTable(t.Context(), e.w.Catalog, e.id)
+	require.NoError(t, err)
+	tx := tbl.NewTransaction()
+	require.NoError(t, tx.SetProperties(iceberg.Properties{rewriter.PropLayout: resp.Plan.Layout.String(), rewriter.PropLayoutTree: string(resp.Plan.Projection.Tree)}))
+	_, err = tx.Commit(t.Context())
+	require.NoError(t, err)
+	rec = e.do("POST", "/api/v1/tables/db.p/plans", writeToken, `{"by":"carol","layouts":["tree(v, id) target 8KiB"],"force":true}`)
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	again := decode[server.ProposeResponse](t, rec)
+	r := again.Plan.Projection.RecordedTree
+	require.NotNil(t, r, "the API carries the recorded tree beside the re-learned one")
+	doc = e.browser().page("/tables/db.p")
+	beside := elements(one(t, doc, "section", "id", "plans"), "p", "class", "recorded-tree")
+	require.NotEmpty(t, beside)
+	require.Contains(t, textOf(beside[len(beside)-1]), "Beside it: "+r.Compare(again.Plan.Projection.SkippedPct))
 }
