@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/control/policy"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
 )
@@ -22,23 +24,37 @@ const historyRuns = 200
 // first ask). A lake of 10,000 unchanged tables is then decided with one
 // store read per table, not the seven it took when each use read its own.
 //
+// Each table's effective policy is resolved once a pass too
+// ([passRecords.policy]): with policies read from the catalog (Polaris),
+// resolving one is a request to it, and the decision, the triggers, the
+// alerts and the gauges each asked for it.
+//
 // A table that runs during the pass is forgotten once its run ends
 // ([passRecords.forget]), so its alerts and gauges read what the run
 // recorded. Holds and plans changed by another process during the pass
 // are seen by the next pass, as a table's changes are.
 type passRecords struct {
-	st *store.Store
+	st  *store.Store
+	cfg *config.Config
 
 	mu       sync.Mutex
 	held     map[string]Hold   // by lower-cased table
 	approved map[string][]Plan // by lower-cased table, newest first
 	runs     map[string][]Run  // by lower-cased table, newest first
+	policies map[string]policyResult
+}
+
+// policyResult is a table's effective policy as [ResolvePolicy] gave it,
+// or its error.
+type policyResult struct {
+	eff policy.Effective
+	err error
 }
 
 // readPassRecords reads the holds and the approved plans of every table.
 // With no store there are none.
-func readPassRecords(ctx context.Context, st *store.Store) (*passRecords, error) {
-	r := &passRecords{st: st, held: map[string]Hold{}, approved: map[string][]Plan{}, runs: map[string][]Run{}}
+func readPassRecords(ctx context.Context, cfg *config.Config, st *store.Store) (*passRecords, error) {
+	r := &passRecords{st: st, cfg: cfg, held: map[string]Hold{}, approved: map[string][]Plan{}, runs: map[string][]Run{}, policies: map[string]policyResult{}}
 	if st == nil {
 		return r, nil
 	}
@@ -92,6 +108,27 @@ func (r *passRecords) tableRuns(ctx context.Context, id lake.Ident) ([]Run, erro
 	r.runs[k] = runs
 	r.mu.Unlock()
 	return runs, nil
+}
+
+// policy is table id's effective policy ([ResolvePolicy]), resolved at the
+// first ask in the pass; an error is kept too, so that a catalog that
+// refuses is asked once a pass, not once a use.
+func (r *passRecords) policy(ctx context.Context, id lake.Ident) (policy.Effective, error) {
+	k := strings.ToLower(id.String())
+	r.mu.Lock()
+	res, ok := r.policies[k]
+	r.mu.Unlock()
+	if ok {
+		return res.eff, res.err
+	}
+	res.eff, res.err = ResolvePolicy(ctx, r.cfg, id)
+	if ctx.Err() != nil {
+		return res.eff, res.err // a pass cut short is no answer to keep
+	}
+	r.mu.Lock()
+	r.policies[k] = res
+	r.mu.Unlock()
+	return res.eff, res.err
 }
 
 // forget drops what the pass read of table's runs: it ran.

@@ -282,7 +282,7 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 	if _, err := s.opts.Store.RecoverAbandoned(ctx, now); err != nil {
 		return pass, fmt.Errorf("scheduling pass: %w", err)
 	}
-	rec, err := readPassRecords(ctx, s.opts.Store)
+	rec, err := readPassRecords(ctx, s.opts.Config, s.opts.Store)
 	if err != nil {
 		return pass, fmt.Errorf("scheduling pass: %w", err)
 	}
@@ -311,10 +311,10 @@ func (s *Scheduler) runPass(ctx, runCtx context.Context) (Pass, error) {
 		for _, t := range tables {
 			id := t.Ident
 			listed = append(listed, id)
-			eff, err := ResolvePolicy(ctx, s.opts.Config, id)
+			eff, err := rec.policy(ctx, id)
 			var d TableDecision
 			if err == nil {
-				d, err = s.decide(ctx, rec, id, t.MetadataLocation, eff.Policy, now)
+				d, err = s.decide(ctx, rec, id, t.MetadataLocation, eff, now)
 			}
 			// Without a listed location, an adaptive table is taken to
 			// be where it was last read until its next poll (or a
@@ -456,7 +456,7 @@ func (s *Scheduler) alert(ctx context.Context, now time.Time, listed []lake.Iden
 	measured := map[string]*Measured{}
 	alerts := []alert.Alert{}
 	for _, id := range ids {
-		eff, err := ResolvePolicy(ctx, s.opts.Config, id)
+		eff, err := rec.policy(ctx, id)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("alerts of %s: %w", id, err))
 			continue
@@ -470,7 +470,7 @@ func (s *Scheduler) alert(ctx context.Context, now time.Time, listed []lake.Iden
 		if seen[id.String()] {
 			// The backlog, from the table's own metadata: it fires for a
 			// table floe never ran on, and never for one nobody writes.
-			h, err := s.opts.Service.Health(ctx, id, HealthRequest{MetadataLocation: known[id.String()], Runs: runs})
+			h, err := s.opts.Service.Health(ctx, id, HealthRequest{MetadataLocation: known[id.String()], Runs: runs, Policy: &eff})
 			if ctx.Err() == nil {
 				s.noteOutage(id.String(), id, unreadable(err), now)
 			}
@@ -697,7 +697,8 @@ func alertInputOf(id lake.Ident, p policy.Policy, runs []Run) alert.Input {
 
 // decide says whether table id, listed at metadata location loc ("": its
 // catalog lists none), is due now under policy p.
-func (s *Scheduler) decide(ctx context.Context, rec *passRecords, id lake.Ident, loc string, p policy.Policy, now time.Time) (TableDecision, error) {
+func (s *Scheduler) decide(ctx context.Context, rec *passRecords, id lake.Ident, loc string, eff policy.Effective, now time.Time) (TableDecision, error) {
+	p := eff.Policy
 	d := TableDecision{Table: id.String()}
 	not := func(format string, args ...any) (TableDecision, error) {
 		d.Reason = fmt.Sprintf(format, args...)
@@ -765,7 +766,7 @@ func (s *Scheduler) decide(ctx context.Context, rec *passRecords, id lake.Ident,
 		loc = ""
 	}
 	ts.polled, ts.read = now, changes
-	steps, err := s.opts.Service.triggers(ctx, id, HealthRequest{MetadataLocation: loc, Runs: runs})
+	steps, err := s.opts.Service.triggers(ctx, id, HealthRequest{MetadataLocation: loc, Runs: runs, Policy: &eff})
 	if err != nil {
 		return d, err
 	}

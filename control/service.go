@@ -148,6 +148,15 @@ func (s *Service) Policy(ctx context.Context, id lake.Ident) (policy.Effective, 
 	return ResolvePolicy(ctx, s.cfg, id)
 }
 
+// policyOf is table id's effective policy: the caller's (hr.Policy), else
+// resolved now.
+func (s *Service) policyOf(ctx context.Context, id lake.Ident, hr HealthRequest) (policy.Effective, error) {
+	if hr.Policy != nil {
+		return *hr.Policy, nil
+	}
+	return s.Policy(ctx, id)
+}
+
 // Table is what the use cases know of one table, loaded once per call: its
 // catalog, its state (every manifest read), its effective policy, and its
 // health measured under that policy.
@@ -186,6 +195,10 @@ type HealthRequest struct {
 	// health's history is judged by them and the store is not read. Nil:
 	// the service reads them.
 	Runs []Run
+	// Policy, when not nil, is the table's effective policy as the caller
+	// resolved it (the scheduler's pass, once for all its uses of the
+	// table): it is not resolved again. Nil: the service resolves it.
+	Policy *policy.Effective
 }
 
 // Table loads table id with its policy and measures its health under it.
@@ -201,7 +214,7 @@ func (s *Service) table(ctx context.Context, id lake.Ident, hr HealthRequest,
 	if err != nil {
 		return nil, err
 	}
-	eff, err := s.Policy(ctx, id)
+	eff, err := s.policyOf(ctx, id, hr)
 	if err != nil {
 		return nil, err
 	}
@@ -260,7 +273,7 @@ func (s *Service) Health(ctx context.Context, id lake.Ident, hr HealthRequest) (
 
 // HealthOf is [Service.Health] of a table whose state the caller loaded.
 func (s *Service) HealthOf(ctx context.Context, state *lake.State, hr HealthRequest) (lake.Health, error) {
-	eff, err := s.Policy(ctx, state.Ident)
+	eff, err := s.policyOf(ctx, state.Ident, hr)
 	if err != nil {
 		return lake.Health{}, err
 	}
