@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -22,24 +23,40 @@ const (
 	// MaxTreeDepth is the deepest a leaf may lie below the root: every row walks from the
 	// root to its leaf, one comparison a level.
 	MaxTreeDepth = 64
+	// MaxTreeSetValues is the most values a set cut ([TreeCut.Set]) may hold: a row's
+	// value is looked up by binary search, at most 8 comparisons, and a set cut is meant
+	// for a low-cardinality column (a workload's IN list), not a lookup table.
+	MaxTreeSetValues = 256
 )
 
 // ErrInvalidTree is returned (wrapped) by [NewTree] and [UnmarshalTree] for a tree that
 // cannot be used; test with errors.Is.
 var ErrInvalidTree = errors.New("invalid tree")
 
-// TreeCut is the cut of an internal [TreeNode]: a row goes left when its value of Column,
-// in the ascending sort-key encoding ([ValueKey]), compares below Value under
-// bytes.Compare (at or below when Inclusive), and right otherwise. A null goes left (it
-// sorts below every value); a NaN goes right (it sorts above +Inf).
+// TreeCut is the cut of an internal [TreeNode], in one of two forms.
+//
+// A range cut (Set empty): a row goes left when its value of Column, in the ascending
+// sort-key encoding ([ValueKey]), compares below Value under bytes.Compare (at or below
+// when Inclusive), and right otherwise. A null goes left (it sorts below every value); a
+// NaN goes right (it sorts above +Inf).
+//
+// A set cut (Set not empty, Value empty): a row goes left when its value of Column, so
+// encoded, is one of Set, and right otherwise. A null goes right: `kind IN ('a', 'b')` is
+// not true of a null, and the left side then holds exactly the set's values, which is
+// what lets a query on them (or on nulls) skip the other side's files. A set cut gathers
+// values a range cut cannot without the values between them.
 type TreeCut struct {
 	// Column is a tree column (matched case-insensitively).
 	Column string
-	// Value is the ascending sort-key encoding of the cut's literal ([ValueKey]).
+	// Value is the ascending sort-key encoding of a range cut's literal ([ValueKey]).
 	Value []byte
 	// Inclusive sends rows equal to Value left: the cut is "column <= literal" instead of
-	// "column < literal".
+	// "column < literal". Range cuts only.
 	Inclusive bool
+	// Set holds a set cut's values, each in the ascending sort-key encoding, at most
+	// [MaxTreeSetValues]. [NewTree] keeps them sorted (by bytes.Compare) and without
+	// duplicates, so [Tree.Root] returns them so.
+	Set [][]byte
 }
 
 // TreeNode is one node of a tree as a learner builds it, or as [Tree.Root] returns it: an
@@ -85,9 +102,14 @@ type treeCol struct {
 }
 
 type treeNode struct {
-	col         int // index into cols; -1 for a leaf
-	value       []byte
-	inclusive   bool
+	col       int // index into cols; -1 for a leaf
+	value     []byte
+	inclusive bool
+	set       [][]byte // a set cut's values, sorted and distinct; nil for a range cut
+	// setU holds the set as big-endian numbers (in the same order) when the column's
+	// encoding is of a fixed width up to 8 bytes, so that a row is looked up by
+	// comparing integers, not byte slices.
+	setU        []uint64
 	left, right int
 	leaf        int  // leaf number, leaves only
 	sort        int  // index into cols, leaves only
@@ -96,9 +118,10 @@ type treeNode struct {
 }
 
 // NewTree checks root against schema and returns the tree: every cut and sort column must
-// be a column of schema whose type the sort key encodes, every cut value a valid encoding
-// of that type's width, and the tree at most [MaxTreeLeaves] leaves and [MaxTreeDepth]
-// deep. Every problem is reported at once, wrapped in [ErrInvalidTree].
+// be a column of schema whose type the sort key encodes, every cut value (and set value)
+// a valid encoding of that type's width, a cut either a range or a set of at most
+// [MaxTreeSetValues] values, and the tree at most [MaxTreeLeaves] leaves and
+// [MaxTreeDepth] deep. Every problem is reported at once, wrapped in [ErrInvalidTree].
 func NewTree(schema *arrow.Schema, root *TreeNode) (*Tree, error) {
 	if schema == nil {
 		return nil, fmt.Errorf("%w: nil schema", ErrInvalidTree)
@@ -175,12 +198,26 @@ func NewTree(schema *arrow.Schema, root *TreeNode) (*Tree, error) {
 			errs = append(errs, errors.New("a node with a cut is marked descending"))
 		}
 		c := colOf(n.Cut.Column)
-		if c >= 0 {
-			if err := checkKeyValue(t.cols[c].typ, n.Cut.Value); err != nil {
-				errs = append(errs, fmt.Errorf("cut on %q: %w", t.cols[c].name, err))
+		node := treeNode{col: c, rows: n.Rows}
+		if len(n.Cut.Set) == 0 {
+			node.value, node.inclusive = bytes.Clone(n.Cut.Value), n.Cut.Inclusive
+			if c >= 0 {
+				if err := checkKeyValue(t.cols[c].typ, n.Cut.Value); err != nil {
+					errs = append(errs, fmt.Errorf("cut on %q: %w", t.cols[c].name, err))
+				}
+			}
+		} else {
+			var err error
+			if node.set, err = checkSet(n.Cut, c, t.cols); err != nil {
+				errs = append(errs, fmt.Errorf("set cut on %q: %w", n.Cut.Column, err))
+			} else if c >= 0 && fixedEncodingWidth(t.cols[c].typ) > 0 && fixedEncodingWidth(t.cols[c].typ) <= 8 {
+				node.setU = make([]uint64, len(node.set))
+				for i, v := range node.set {
+					node.setU[i] = be64(v)
+				}
 			}
 		}
-		t.nodes = append(t.nodes, treeNode{col: c, value: bytes.Clone(n.Cut.Value), inclusive: n.Cut.Inclusive, rows: n.Rows})
+		t.nodes = append(t.nodes, node)
 		// Right is pushed first so that the left subtree is laid out (and its leaves
 		// numbered) first.
 		stack = append(stack, item{n: n.Right, parent: i, right: true, depth: it.depth + 1}, item{n: n.Left, parent: i, depth: it.depth + 1})
@@ -204,6 +241,30 @@ func checkKeyValue(dt arrow.DataType, v []byte) error {
 		return errors.New("an empty cut value")
 	}
 	return nil
+}
+
+// checkSet checks a set cut on tree column c (-1 when the column is unknown) and returns
+// its values sorted and distinct.
+func checkSet(cut *TreeCut, c int, cols []treeCol) ([][]byte, error) {
+	var errs []error
+	if len(cut.Value) > 0 || cut.Inclusive {
+		errs = append(errs, errors.New("a cut is either a range (a value) or a set, not both"))
+	}
+	if len(cut.Set) > MaxTreeSetValues {
+		return nil, errors.Join(append(errs, fmt.Errorf("%d values, at most %d", len(cut.Set), MaxTreeSetValues))...)
+	}
+	set := make([][]byte, len(cut.Set))
+	for i, v := range cut.Set {
+		if c >= 0 {
+			if err := checkKeyValue(cols[c].typ, v); err != nil && len(errs) < 4 {
+				errs = append(errs, fmt.Errorf("value %d: %w", i, err))
+			}
+		}
+		set[i] = bytes.Clone(v)
+	}
+	slices.SortFunc(set, bytes.Compare)
+	set = slices.CompactFunc(set, bytes.Equal)
+	return set, errors.Join(errs...)
 }
 
 // ValueKey returns the ascending sort-key encoding of the non-null value at row of arr
@@ -246,10 +307,14 @@ func (t *Tree) Root() *TreeNode {
 		if n.col < 0 {
 			return &TreeNode{SortColumn: t.cols[n.sort].name, Descending: n.desc, Rows: n.rows}
 		}
-		return &TreeNode{
-			Cut:  &TreeCut{Column: t.cols[n.col].name, Value: bytes.Clone(n.value), Inclusive: n.inclusive},
-			Left: build(n.left), Right: build(n.right), Rows: n.rows,
+		cut := &TreeCut{Column: t.cols[n.col].name, Value: bytes.Clone(n.value), Inclusive: n.inclusive}
+		if n.set != nil {
+			cut.Set = make([][]byte, len(n.set))
+			for i, v := range n.set {
+				cut.Set[i] = bytes.Clone(v)
+			}
 		}
+		return &TreeNode{Cut: cut, Left: build(n.left), Right: build(n.right), Rows: n.rows}
 	}
 	return build(0)
 }
@@ -270,11 +335,13 @@ type treeColumnJSON struct {
 
 type treeNodeJSON struct {
 	// Cut nodes: the column index, the value (base64 in JSON), <= instead of <, and the
-	// index of the right child.
-	Column    *int   `json:"column,omitempty"`
-	Value     []byte `json:"value,omitempty"`
-	Inclusive bool   `json:"inclusive,omitempty"`
-	Right     int    `json:"right,omitempty"`
+	// index of the right child; a set cut has its values (each base64) instead of a
+	// value. A tree without set cuts has no "set" field, as before set cuts existed.
+	Column    *int     `json:"column,omitempty"`
+	Value     []byte   `json:"value,omitempty"`
+	Inclusive bool     `json:"inclusive,omitempty"`
+	Set       [][]byte `json:"set,omitempty"`
+	Right     int      `json:"right,omitempty"`
 	// Leaves: the sort column's index, and whether the leaf is sorted descending.
 	Sort *int  `json:"sort,omitempty"`
 	Desc bool  `json:"desc,omitempty"`
@@ -295,13 +362,13 @@ func (t *Tree) MarshalJSON() ([]byte, error) {
 			continue
 		}
 		c := n.col
-		out.Nodes[i] = treeNodeJSON{Column: &c, Value: n.value, Inclusive: n.inclusive, Right: n.right, Rows: n.rows}
+		out.Nodes[i] = treeNodeJSON{Column: &c, Value: n.value, Inclusive: n.inclusive, Set: n.set, Right: n.right, Rows: n.rows}
 	}
 	return marshal(out)
 }
 
 // Fingerprint names the tree in 16 hex digits: a hash of its persisted form
-// ([Tree.MarshalJSON]: columns and their types, cuts, leaves with their sort columns and
+// ([Tree.MarshalJSON]: columns and their types, cuts with their values or sets, leaves with their sort columns and
 // sampled row counts). Two trees with the same fingerprint route every row to the same
 // leaf; a tree loaded back with [UnmarshalTree] keeps its fingerprint. A rewrite records
 // it with the files it writes, so that a later compaction tells the files of this tree
@@ -320,7 +387,9 @@ func (t *Tree) Fingerprint() string {
 // fields of the same name (case-insensitive) in schema. It fails, never panics, on JSON
 // that is not such a tree: a column missing from schema or whose type changed since the
 // tree was learned, a node index out of order or range, a node both cut and leaf or
-// neither, a value of the wrong width, or more than [MaxTreeLeaves] leaves.
+// neither, a value of the wrong width, a set cut with a value too or with more than
+// [MaxTreeSetValues] values, or more than [MaxTreeLeaves] leaves. A tree written before
+// set cuts existed loads as it did.
 func UnmarshalTree(data []byte, schema *arrow.Schema) (*Tree, error) {
 	var in treeJSON
 	if err := json.Unmarshal(data, &in); err != nil {
@@ -395,7 +464,11 @@ func UnmarshalTree(data []byte, schema *arrow.Schema) (*Tree, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		return &TreeNode{Cut: &TreeCut{Column: c, Value: n.Value, Inclusive: n.Inclusive}, Left: left, Right: right, Rows: n.Rows}, next, nil
+		if len(n.Set) > MaxTreeSetValues {
+			// Refused here too, before a hostile set is copied.
+			return nil, 0, fmt.Errorf("node %d: a set cut of %d values, at most %d", i, len(n.Set), MaxTreeSetValues)
+		}
+		return &TreeNode{Cut: &TreeCut{Column: c, Value: n.Value, Inclusive: n.Inclusive, Set: n.Set}, Left: left, Right: right, Rows: n.Rows}, next, nil
 	}
 	root, end, err := build(0, 0)
 	if err == nil && end != len(in.Nodes) {
@@ -455,7 +528,9 @@ func newTreeEncoder(l Layout, schema *arrow.Schema, t *Tree) (*treeEncoder, erro
 	return e, nil
 }
 
-// AppendKey appends the row's leaf number (4 bytes, big-endian) and the memcomparable key
+// AppendKey routes the row from the root to its leaf (a range cut is one bytes.Compare of
+// the row's value key, a set cut a binary search of the set for it) and appends the
+// leaf's number (4 bytes, big-endian) and the memcomparable key
 // of the leaf's sort column (a marker byte, 0x00 for null, 0x01 and the value otherwise;
 // for a descending leaf 0xFF for null, and the complement of 0x01 and the value
 // otherwise, as a descending sort column's key is).
@@ -470,7 +545,9 @@ func (e *treeEncoder) AppendKey(dst []byte, rec arrow.RecordBatch, row int) ([]b
 		n := &t.nodes[i]
 		c := &t.cols[n.col]
 		arr := rec.Column(e.idx[n.col])
-		left := true
+		// A null goes left of a range cut (it sorts first) and right of a set cut (it
+		// is in no set).
+		left := n.set == nil
 		if !nullAt(arr, row) {
 			var err error
 			mark := len(dst)
@@ -478,8 +555,15 @@ func (e *treeEncoder) AppendKey(dst []byte, rec arrow.RecordBatch, row int) ([]b
 			if err != nil {
 				return dst[:base], fmt.Errorf("encode column %q row %d: %w", c.name, row, err)
 			}
-			cmp := bytes.Compare(dst[mark:], n.value)
-			left = cmp < 0 || cmp == 0 && n.inclusive
+			switch {
+			case n.setU != nil:
+				_, left = slices.BinarySearch(n.setU, be64(dst[mark:]))
+			case n.set != nil:
+				_, left = slices.BinarySearchFunc(n.set, dst[mark:], bytes.Compare)
+			default:
+				cmp := bytes.Compare(dst[mark:], n.value)
+				left = cmp < 0 || cmp == 0 && n.inclusive
+			}
 			dst = dst[:mark]
 		}
 		if left {

@@ -1,6 +1,7 @@
 package layout
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -51,7 +52,8 @@ type RowsPerLeaf struct {
 type TreeCutExplanation struct {
 	// Predicate is the cut as a person writes it: the rows it is true of go left
 	// (`l_shipdate < 1995-03-01`, `region <= 'eu-west'`; nulls go left too, NaN
-	// right).
+	// right), or, for a set cut, `kind IN ('a', 'b')` (nulls go right, as the
+	// predicate is not true of them).
 	Predicate string `json:"predicate"`
 	// Column is the column cut on, as the schema spells it.
 	Column string `json:"column"`
@@ -209,8 +211,14 @@ func FormatCount(n int64) string {
 	return strconv.FormatInt(n, 10)
 }
 
+// MaxPrintedSetValues is how many of a set cut's values [Tree.CutPredicate] prints; the
+// rest are counted: `kind IN ('a', 'b', …, 'h', and 4 more)`.
+const MaxPrintedSetValues = 8
+
 // CutPredicate is cut c as a person writes it, with its value as a literal of the cut
-// column's type: `l_shipdate < 1995-03-01`, `amount <= 90.5`, `region < 'eu-west'`.
+// column's type: `l_shipdate < 1995-03-01`, `amount <= 90.5`, `region < 'eu-west'`; a set
+// cut as `kind IN ('a', 'b')` (`kind = 'a'` for a set of one), its values in the sort
+// key's order, at most [MaxPrintedSetValues] of them and then how many more.
 func (t *Tree) CutPredicate(c TreeCut) (string, error) {
 	var typ arrow.DataType
 	for _, col := range t.cols {
@@ -220,6 +228,26 @@ func (t *Tree) CutPredicate(c TreeCut) (string, error) {
 	}
 	if typ == nil {
 		return "", fmt.Errorf("cut on %q: not a column of the tree", c.Column)
+	}
+	if len(c.Set) > 0 {
+		set := slices.Clone(c.Set)
+		slices.SortFunc(set, bytes.Compare)
+		set = slices.CompactFunc(set, bytes.Equal)
+		vals := make([]string, 0, min(len(set), MaxPrintedSetValues)+1)
+		for _, k := range set[:min(len(set), MaxPrintedSetValues)] {
+			v, err := FormatValueKey(typ, k)
+			if err != nil {
+				return "", fmt.Errorf("set cut on %q: %w", c.Column, err)
+			}
+			vals = append(vals, v)
+		}
+		if len(set) == 1 {
+			return c.Column + " = " + vals[0], nil
+		}
+		if n := len(set) - MaxPrintedSetValues; n > 0 {
+			vals = append(vals, fmt.Sprintf("… and %d more", n))
+		}
+		return c.Column + " IN (" + strings.Join(vals, ", ") + ")", nil
 	}
 	v, err := FormatValueKey(typ, c.Value)
 	if err != nil {

@@ -278,6 +278,10 @@ func FuzzUnmarshalTree(f *testing.F) {
 	f.Add([]byte(`{"columns":[{"name":"a","type":"int64","fingerprint":"x"}],"nodes":[{"sort":0}]}`))
 	f.Add([]byte(`{"columns":[],"nodes":[{"column":0,"right":2},{"sort":0},{"sort":0}]}`))
 	f.Add([]byte(`{"nodes":null}`))
+	set, err := json.Marshal(setTree(f, rec.Schema(), "b", [][]byte{int64Key(f, 3), int64Key(f, -7)}))
+	require.NoError(f, err)
+	f.Add(set)
+	f.Add([]byte(`{"columns":[],"nodes":[{"column":0,"set":["gAAAAAAAAAE=",""],"value":"","right":2},{"sort":0},{"sort":0}]}`))
 	l, err := layout.Parse("tree(a, b)")
 	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, data []byte) {
