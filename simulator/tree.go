@@ -64,6 +64,12 @@ type treeLearner struct {
 	mark []bool
 	// rank[c][r] is row r's position in the sample's order on tree column c.
 	rank [][]int32
+	// Set cuts (tree_set.go): dv[c][r] is row r's distinct value on tree column c (an
+	// index into dvKeys[c], -1 for a null or NaN), nil for a column set cuts are not
+	// tried on; sets[c] are the column's candidate sets.
+	dv     [][]int32
+	dvKeys [][]uint64
+	sets   [][]setCand
 }
 
 // learnedNode is a node of the tree being learned.
@@ -71,6 +77,7 @@ type learnedNode struct {
 	rows        []int32
 	col         int // tree column index; -1 for a leaf
 	cand        treeCand
+	set         *setCand // a set cut's; nil for a range cut (cand)
 	left, right *learnedNode
 	sort        int
 }
@@ -145,6 +152,8 @@ func LearnTree(s *Sample, l layout.Layout, queries []Query, opts TreeOptions) (*
 	tl.vals = vals
 	tl.keys()
 	tl.candidates()
+	tl.setValues()
+	tl.setCandidates()
 	all := make([]int32, s.Rows)
 	for i := range all {
 		all[i] = int32(i)
@@ -317,6 +326,7 @@ func (tl *treeLearner) leftCount(sorted []int32, c int, thr uint64) int {
 type split struct {
 	col  int
 	cand treeCand
+	set  *setCand // a set cut's; nil for a range cut (cand)
 	pos  int
 }
 
@@ -329,11 +339,17 @@ func (tl *treeLearner) grow(sorted [][]int32, depth int) *learnedNode {
 	sortCol := tl.bestSort(sorted)
 	if len(rows) >= 2*tl.minRows && depth < layout.MaxTreeDepth {
 		if best, ok := tl.bestSplit(sorted, sortCol); ok {
-			n.col, n.cand = best.col, best.cand
-			for _, r := range sorted[best.col][:best.pos] {
+			n.col, n.cand, n.set = best.col, best.cand, best.set
+			left := sorted[best.col][:best.pos]
+			if best.set != nil {
+				side := make([]int32, len(rows))
+				tl.setSides(side, rows, best.col, best.set)
+				left = side[:best.pos]
+			}
+			for _, r := range left {
 				tl.mark[r] = true
 			}
-			left, right := make([][]int32, len(sorted)), make([][]int32, len(sorted))
+			lefts, rights := make([][]int32, len(sorted)), make([][]int32, len(sorted))
 			for c, order := range sorted {
 				l, r := make([]int32, 0, best.pos), make([]int32, 0, len(rows)-best.pos)
 				for _, x := range order {
@@ -343,13 +359,13 @@ func (tl *treeLearner) grow(sorted [][]int32, depth int) *learnedNode {
 						r = append(r, x)
 					}
 				}
-				left[c], right[c] = l, r
+				lefts[c], rights[c] = l, r
 			}
-			for _, r := range sorted[best.col][:best.pos] {
+			for _, r := range left {
 				tl.mark[r] = false
 			}
-			n.left = tl.grow(left, depth+1)
-			n.right = tl.grow(right, depth+1)
+			n.left = tl.grow(lefts, depth+1)
+			n.right = tl.grow(rights, depth+1)
 			return n
 		}
 	}
@@ -371,7 +387,7 @@ func (tl *treeLearner) bestSplit(sortedBy [][]int32, sortCol int) (split, bool) 
 	for c := range tl.cols {
 		// A cut on the column the node is sorted by would only move the files'
 		// boundaries onto the learning workload's literals.
-		if len(tl.cands[c]) == 0 || c == sortCol {
+		if len(tl.cands[c])+len(tl.sets[c]) == 0 || c == sortCol {
 			continue
 		}
 		sorted := sortedBy[c]
@@ -396,9 +412,6 @@ func (tl *treeLearner) bestSplit(sortedBy [][]int32, sortCol int) (split, bool) 
 		})
 		valid = slices.CompactFunc(valid, func(a, b treeCand) bool { return a.pos == b.pos })
 		valid = tl.thin(valid, len(rows))
-		if len(valid) == 0 {
-			continue
-		}
 		// Every candidate's sides, each in the sort column's order, cut into files.
 		var boxes [][]int32
 		ends := make([]int, len(valid))
@@ -424,13 +437,35 @@ func (tl *treeLearner) bestSplit(sortedBy [][]int32, sortCol int) (split, bool) 
 			boxes = tl.fileBoxes(boxes, side[cd.pos:])
 			ends[i] = len(boxes)
 		}
+		// Then the column's set cuts that leave both sides a file, judged alike.
+		var sets []*setCand
+		for i := range tl.sets[c] {
+			sc := &tl.sets[c][i]
+			side := make([]int32, len(rows))
+			pos := tl.setSides(side, byS, c, sc)
+			if pos < tl.minRows || len(rows)-pos < tl.minRows {
+				continue
+			}
+			sets = append(sets, sc)
+			valid = append(valid, treeCand{pos: pos})
+			boxes = tl.fileBoxes(boxes, side[:pos])
+			boxes = tl.fileBoxes(boxes, side[pos:])
+			ends = append(ends, len(boxes))
+		}
+		if len(valid) == 0 {
+			continue
+		}
 		skipped := tl.skippedRows(boxes)
 		from := 0
+		ranges := len(valid) - len(sets)
 		for i, cd := range valid {
 			gain := sum(skipped[from:ends[i]]) - base
 			from = ends[i]
 			if gain > bestGain {
 				best, bestGain, found = split{col: c, cand: cd, pos: cd.pos}, gain, true
+				if i >= ranges {
+					best.set = sets[i-ranges]
+				}
 			}
 		}
 	}
@@ -609,9 +644,20 @@ func (tl *treeLearner) export(n *learnedNode) (*layout.TreeNode, error) {
 			return nil, err
 		}
 		var v []byte
-		if n.cand.stretched {
+		var set [][]byte
+		switch {
+		case n.set != nil:
+			for _, lit := range n.set.lits {
+				k, kerr := literalValueKey(lit, typ)
+				if kerr != nil {
+					err = kerr
+					break
+				}
+				set = append(set, k)
+			}
+		case n.cand.stretched:
 			v, err = tl.rowValueKey(col, n.cand.row)
-		} else {
+		default:
 			v, err = literalValueKey(n.cand.lit, typ)
 		}
 		if err != nil {
@@ -625,7 +671,11 @@ func (tl *treeLearner) export(n *learnedNode) (*layout.TreeNode, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &layout.TreeNode{Cut: &layout.TreeCut{Column: col, Value: v, Inclusive: n.cand.inclusive}, Left: left, Right: right, Rows: int64(len(n.rows))}, nil
+		cut := &layout.TreeCut{Column: col, Value: v, Inclusive: n.cand.inclusive}
+		if n.set != nil {
+			cut = &layout.TreeCut{Column: col, Set: set}
+		}
+		return &layout.TreeNode{Cut: cut, Left: left, Right: right, Rows: int64(len(n.rows))}, nil
 	}
 	return walk(n)
 }
