@@ -165,7 +165,7 @@ func TestTableHTMLIsTheSection(t *testing.T) {
 
 // A tree candidate is explained in words and drawn: the summary and every
 // cut in a nested list, and a picture with a box per cut shown and one per
-// side whose cuts are not, every value escaped.
+// side whose cuts are not, every value escaped (a set cut's too).
 func TestHTMLExplainsTheTree(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, report.HTML(&b, fixture()))
@@ -185,7 +185,7 @@ func TestHTMLExplainsTheTree(t *testing.T) {
 		"9 leaves, 4 levels deep; 52.0k to 190k rows a leaf (median 110k).",
 		"tenant_id < 40: 500k rows left, 480k right; 62% of queries skip a side (31% the left, 31% the right)",
 		"left: ts < '2026-11-10 00:00:00': 210k rows left, 290k right; 18% of queries skip a side",
-		"right: event_type <= '<click>': 300k rows left, 180k right; <1% of queries skip a side (<1% the left, 0% the right)",
+		"right: event_type IN ('<click>', 'purchase'): 300k rows left, 180k right; <1% of queries skip a side (<1% the left, 0% the right)",
 		"right: ts <= '2026-11-20 06:00:00'",
 		report.TreeText,
 	} {
@@ -231,7 +231,9 @@ func TestHTMLExplainsTheTree(t *testing.T) {
 	require.Equal(t, 4, cuts, "a box per cut shown")
 	require.Equal(t, 5, leaves, "the first cut's left leaf, the second's two sides, the fourth's two sides")
 	require.Contains(t, boxText, "left side of ts < '2026-11-10 00:00:00': a leaf, 210k rowsa leaf210k rows")
-	require.Contains(t, boxText, "left side of event_type <= '<click>': 3 leaves, 300k rows3 leaves300k rows")
+	require.Contains(t, boxText, "left side of event_type IN ('<click>', 'purchase'): 3 leaves, 300k rows3 leaves300k rows")
+	// A set cut's box holds its predicate, long ones cut short.
+	require.Contains(t, boxText, "event_type IN ('<click>', 'purchase'): 300k rows left, 180k right; <1% of queries skip a side (<1% the left, 0% the right)event_typeIN ('<click>', 'purc…480k rows · <1%")
 }
 
 // The Markdown explains the tree in the same words, as a nested list.
@@ -242,5 +244,5 @@ func TestMarkdownExplainsTheTree(t *testing.T) {
 		"- `tenant_id < 40`: 500k rows left, 480k right; 62% of queries skip a side (31% the left, 31% the right)\n"+
 		"  - left: `ts < '2026-11-10 00:00:00'`: 210k rows left, 290k right; 18% of queries skip a side (10% the left, 8% the right)\n"+
 		"    - right: `ts <= '2026-11-20 06:00:00'`: 100k rows left, 190k right; 5% of queries skip a side (5% the left, 0% the right)\n"+
-		"  - right: `event_type <= '<click>'`: 300k rows left, 180k right; <1% of queries skip a side (<1% the left, 0% the right)\n")
+		"  - right: `event_type IN ('<click>', 'purchase')`: 300k rows left, 180k right; <1% of queries skip a side (<1% the left, 0% the right)\n")
 }

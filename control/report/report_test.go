@@ -132,7 +132,8 @@ func ptrInt(v int64) *int64 { return &v }
 
 // treeFixture explains a tree of 9 leaves whose top 4 cuts are shown: the
 // root's two sides are cut again, and the right side of its left cut once
-// more; a string literal holds markup, which every rendering must escape.
+// more; the root's right side is a set cut, and a string literal in it holds
+// markup, which every rendering must escape.
 func treeFixture() *layout.TreeExplanation {
 	return &layout.TreeExplanation{Leaves: 9, Depth: 4, RowsPerLeaf: layout.RowsPerLeaf{Min: 52_000, Median: 110_000, Max: 190_000},
 		Cuts: []layout.TreeCutExplanation{
@@ -140,7 +141,7 @@ func treeFixture() *layout.TreeExplanation {
 				QueryShare: 0.62, QueryShareLeft: 0.31, QueryShareRight: 0.31},
 			{Predicate: "ts < '2026-11-10 00:00:00'", Column: "ts", Depth: 1, Parent: 0, Side: "left", RowsLeft: 210_000, RowsRight: 290_000, LeavesLeft: 1, LeavesRight: 3,
 				QueryShare: 0.18, QueryShareLeft: 0.1, QueryShareRight: 0.08},
-			{Predicate: "event_type <= '<click>'", Column: "event_type", Depth: 1, Parent: 0, Side: "right", RowsLeft: 300_000, RowsRight: 180_000, LeavesLeft: 3, LeavesRight: 2,
+			{Predicate: "event_type IN ('<click>', 'purchase')", Column: "event_type", Depth: 1, Parent: 0, Side: "right", RowsLeft: 300_000, RowsRight: 180_000, LeavesLeft: 3, LeavesRight: 2,
 				QueryShare: 0.004, QueryShareLeft: 0.004},
 			{Predicate: "ts <= '2026-11-20 06:00:00'", Column: "ts", Depth: 2, Parent: 1, Side: "right", RowsLeft: 100_000, RowsRight: 190_000, LeavesLeft: 2, LeavesRight: 1,
 				QueryShare: 0.05, QueryShareLeft: 0.05},
