@@ -484,6 +484,10 @@ func UnmarshalTree(data []byte, schema *arrow.Schema) (*Tree, error) {
 	return t, nil
 }
 
+// shortSet is the largest set cut whose values a row is compared with one by one (for
+// equality) rather than by binary search.
+const shortSet = 8
+
 // treeEncoder keys rows by leaf number, then by the leaf's sort column.
 type treeEncoder struct {
 	keyBase
@@ -558,6 +562,15 @@ func (e *treeEncoder) AppendKey(dst []byte, rec arrow.RecordBatch, row int) ([]b
 			switch {
 			case n.setU != nil:
 				_, left = slices.BinarySearch(n.setU, be64(dst[mark:]))
+			case n.set != nil && len(n.set) <= shortSet:
+				// A few values: compared for equality, cheaper than ordering them.
+				left = false
+				for _, v := range n.set {
+					if bytes.Equal(v, dst[mark:]) {
+						left = true
+						break
+					}
+				}
 			case n.set != nil:
 				_, left = slices.BinarySearchFunc(n.set, dst[mark:], bytes.Compare)
 			default:

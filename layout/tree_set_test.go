@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -283,4 +284,48 @@ func TestTreeSetCutPredicate(t *testing.T) {
 	require.Equal(t, "Kind IN ('api', 'o''brien', 'web')", got)
 	_, err = tr.CutPredicate(layout.TreeCut{Column: "kind", Set: [][]byte{[]byte("abc")}})
 	require.Error(t, err, "a string key without its terminator")
+}
+
+// TestTreeSetCutLongSets routes rows through sets longer than a few values, looked up by
+// binary search rather than one by one: every other of 40 strings, and every third of
+// 300 int64s (as integers).
+func TestTreeSetCutLongSets(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	for _, tc := range []struct {
+		dt    arrow.DataType
+		n     int
+		every int
+		value func(i int) string
+	}{
+		{arrow.BinaryTypes.String, 40, 2, func(i int) string { return `"v` + strings.Repeat("x", i%7) + strconv.Itoa(i) + `"` }},
+		{arrow.PrimitiveTypes.Int64, 300, 3, func(i int) string { return strconv.Itoa(i*7919 - 1_000_000) }},
+	} {
+		t.Run(tc.dt.String(), func(t *testing.T) {
+			vals := make([]string, tc.n)
+			for i := range vals {
+				vals[i] = tc.value(i)
+			}
+			arr, _, err := array.FromJSON(mem, tc.dt, strings.NewReader("["+strings.Join(vals, ",")+",null]"))
+			require.NoError(t, err)
+			defer arr.Release()
+			schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: tc.dt, Nullable: true}}, nil)
+			rec := array.NewRecordBatch(schema, []arrow.Array{arr}, int64(arr.Len()))
+			defer rec.Release()
+			var set [][]byte
+			for i := 0; i < tc.n && len(set) < layout.MaxTreeSetValues; i += tc.every {
+				k, err := layout.ValueKey(arr, i)
+				require.NoError(t, err)
+				set = append(set, k)
+			}
+			require.Greater(t, len(set), 8)
+			got := leavesOf(t, setTree(t, schema, "x", set), rec)
+			for row, leaf := range got {
+				want := 1
+				if row < tc.n && row%tc.every == 0 {
+					want = 0
+				}
+				require.Equal(t, want, leaf, "row %d", row)
+			}
+		})
+	}
 }
