@@ -103,9 +103,9 @@
 // `col <= v` ([TreeCut], v in the column's ascending sort-key encoding, [ValueKey], so a cut
 // is one bytes.Compare on the same memcomparable bytes the sort keys use; nulls go left,
 // NaN right) or a set cut `col IN (v1, v2, …)` (the values so encoded, sorted, at most
-// [MaxTreeSetValues]; a row's value key is looked up by binary search, as integers when the
-// encoding is at most 8 bytes wide; nulls go right, as the predicate is not true of
-// them), leaves numbered from left to right, each with a sort column. The key of a
+// [MaxTreeSetValues]; a row's value key is looked up by binary search, over integers when
+// the encoding is at most 8 bytes wide, or compared with each value of a set of up to 8;
+// nulls go right, as the predicate is not true of them), leaves numbered from left to right, each with a sort column. The key of a
 // row is its leaf's number, 4 bytes big-endian, then the sort key of that leaf's column, so
 // the rewriter's external sort groups rows by leaf, in leaf order, and orders each leaf
 // by its column without knowing about trees. The tree is persisted in a plan

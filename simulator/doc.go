@@ -124,7 +124,9 @@
 // A tree layout (`tree(ts, account_id, kind)`, [layout.Tree]) is learned from the workload
 // before it is projected: [LearnTree] partitions the sample's rows greedily, top down, by
 // cuts taken from the workload's own range and equality literals on the layout's columns
-// (a literal true of less than a file's rows stretched to one file's rows), each node
+// (a literal true of less than a file's rows stretched to one file's rows) and, on
+// low-cardinality columns, set cuts of the values the workload names with = and IN
+// (`status IN ('error', 'timeout')`, see tree_set.go for which sets), each node
 // taking the cut whose two sides, each sorted on the node's best column and cut into
 // files, let the (weighted) queries skip the most rows beyond the node's own files, by
 // the same min/max rules replay applies to files; a node is never cut on its own sort

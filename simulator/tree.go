@@ -97,9 +97,12 @@ type learnedNode struct {
 //
 // Candidate cuts come from the workload's own literals on the tree columns: for x < v and
 // x >= v the cut x < v, for x <= v and x > v the cut x <= v, for x = v and each value of
-// a short IN list both, BETWEEN as its two bounds. A node is never cut on its own sort
-// column: that would only move file boundaries onto the learning workload's literals. A
-// literal that leaves fewer than MinLeafRows rows on one side is stretched to the cut
+// a short IN list both, BETWEEN as its two bounds. On a column of strings, booleans or
+// integers of at most maxSetDistinct sampled values, set cuts x IN (…) of values the
+// workload names with = and IN are candidates too, judged alike (see setCandidates for
+// which sets: on min/max, a set cut pays where the other values lie between the set's).
+// A node is never cut on its own sort column: that would only move file boundaries onto
+// the learning workload's literals. A literal that leaves fewer than MinLeafRows rows on one side is stretched to the cut
 // that leaves that side exactly MinLeafRows rows (more where values tie), a value of the
 // sample: a rare predicate then reads one leaf of one file. The best cut (first in column
 // then value order on a tie) is taken and its sides are learned in turn; a node with no
@@ -110,11 +113,12 @@ type learnedNode struct {
 //
 // The work is bounded: the sample is sorted once per tree column (rows × log rows ×
 // tree columns); each level of the tree then partitions those orders (rows × tree
-// columns) and scores at most MaxCutsPerColumn cuts per tree column, each by filling
-// its sides' files (rows × predicate columns) and replaying every query on them (files
-// × queries), so a level costs about tree columns × MaxCutsPerColumn × (rows ×
-// predicate columns + files × queries); the levels are about log2(rows ÷ MinLeafRows)
-// at most. Deterministic: the same sample and workload give the same tree.
+// columns) and scores at most MaxCutsPerColumn range cuts and maxSetCutsPerColumn (8) set
+// cuts per tree column, each by filling its sides' files (rows × predicate columns) and
+// replaying every query on them (files × queries), so a level costs about tree columns ×
+// (MaxCutsPerColumn + maxSetCutsPerColumn) × (rows × predicate columns + files ×
+// queries); the levels are about log2(rows ÷ MinLeafRows) at most. Deterministic: the
+// same sample and workload give the same tree.
 func LearnTree(s *Sample, l layout.Layout, queries []Query, opts TreeOptions) (*layout.Tree, error) {
 	if l.Strategy != layout.StrategyTree {
 		return nil, fmt.Errorf("learn tree: layout %s is not a tree", l)
