@@ -3,6 +3,7 @@ package simulator
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/floe-project/floe/layout"
@@ -75,7 +76,7 @@ func sameRouting(a, b *layout.TreeNode) bool {
 		return strings.EqualFold(a.SortColumn, b.SortColumn) && a.Descending == b.Descending
 	}
 	return strings.EqualFold(a.Cut.Column, b.Cut.Column) && bytes.Equal(a.Cut.Value, b.Cut.Value) && a.Cut.Inclusive == b.Cut.Inclusive &&
-		sameRouting(a.Left, b.Left) && sameRouting(a.Right, b.Right)
+		slices.EqualFunc(a.Cut.Set, b.Cut.Set, bytes.Equal) && sameRouting(a.Left, b.Left) && sameRouting(a.Right, b.Right)
 }
 
 // Compare says, in one sentence a person can check, how the recorded tree stands beside
