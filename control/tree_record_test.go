@@ -56,8 +56,8 @@ func appendMixed(t *testing.T, tbl *table.Table, rng *rand.Rand, start, n int) *
 // rows into the same leaves — too few to fill files of their own in each leaf, with the
 // partition's files. Then more than rewriter.TreeAppendFilesPerLeaf files' worth a leaf
 // is appended and routed alone, the files in the tree left as they are. Each time the
-// files skipped for the workload, counted by iceberg-go's own planner, stay within 2 pp of
-// what the plan's rewrite reached, DuckDB reads every row back, and the drift goes back to
+// files skipped for the workload, counted by iceberg-go's own planner, lose no more than
+// 2 pp of what the plan's rewrite reached, DuckDB reads every row back, and the drift goes back to
 // zero. Then a column the tree cuts on is dropped: the next compaction refuses, naming
 // it, and health says so.
 func TestTreeKeptThroughAppends(t *testing.T) {
@@ -188,7 +188,10 @@ func TestTreeKeptThroughAppends(t *testing.T) {
 	t.Logf("files skipped: %.1f%% of %d files in the tree, %.1f%% of %d after the append, %.1f%% of %d once compacted (%d files rewritten into %d)",
 		inTree, filesInTree, appendedSkip, filesAppended, kept, filesKept, cr.FilesIn, cr.FilesOut)
 	require.Less(t, appendedSkip, inTree-2, "the appended files are read by every query the tree served")
-	require.LessOrEqual(t, math.Abs(kept-inTree), 2.0, "compacted into the tree, the skip rate is kept")
+	// Kept, or bettered: the table has more files now, each leaf more of them, and a
+	// query that reads a leaf skips a larger share of them (with each leaf's files its
+	// own, 82.8% of 29 files became 84.8% of 38).
+	require.GreaterOrEqual(t, kept, inTree-2, "compacted into the tree, the skip rate is kept")
 	h = health()
 	require.NotNil(t, h.Metrics.LayoutDrift)
 	require.Zero(t, h.Metrics.LayoutDrift.Files, "drift back to zero")
@@ -229,7 +232,7 @@ func TestTreeKeptThroughAppends(t *testing.T) {
 	routed, filesRouted := skipped(tbl)
 	t.Logf("%d leaves, ~%.0f rows a file: %d files appended (%d rows) routed alone into %d files; %.1f%% of %d files skipped",
 		recorded.Leaves(), perFile, files, files*4000, cr.FilesOut, routed, filesRouted)
-	require.LessOrEqual(t, math.Abs(routed-inTree), 2.0, "routed into the tree, the skip rate is kept")
+	require.GreaterOrEqual(t, routed, inTree-2, "routed into the tree, the skip rate is kept")
 	require.Zero(t, health().Metrics.LayoutDrift.Files)
 
 	// k is dropped: the tree cuts on it, so no compaction routes rows by it any more.

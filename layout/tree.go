@@ -419,6 +419,10 @@ type treeEncoder struct {
 	idx []int
 }
 
+// Tree returns the tree the encoder routes rows by: every key it appends begins with the
+// row's leaf number ([LeafOfKey]), so that a sorter can tell where one leaf's rows end.
+func (e *treeEncoder) Tree() *Tree { return e.tree }
+
 func newTreeEncoder(l Layout, schema *arrow.Schema, t *Tree) (*treeEncoder, error) {
 	if t == nil {
 		return nil, errors.New("a tree layout needs the learned tree (EncoderOptions.Tree): learn it with a simulation of the workload (floe simulate, floe plan)")
