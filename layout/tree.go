@@ -53,11 +53,12 @@ type TreeNode struct {
 	// unless Descending), so that the files of a leaf keep tight bounds on it. Leaves
 	// only.
 	SortColumn string
-	// Descending sorts a leaf's rows by SortColumn descending, nulls last. A learner
-	// alternates it from leaf to leaf, so that the file a rewrite cuts across two
-	// neighbouring leaves (it cuts at the target size, not at leaves) holds the ends of
-	// both that lie near each other on their sort column, not its largest values beside
-	// the next leaf's smallest. Leaves only.
+	// Descending sorts a leaf's rows by SortColumn descending, nulls last. Learners
+	// once alternated it from leaf to leaf, while the rewrite cut files at the target
+	// size and a file could hold the end of one leaf and the start of the next; the
+	// rewrite now writes each leaf into files of its own, which hold the same rows
+	// either way (but for a row at a file's edge), and the learner leaves it false.
+	// Trees recorded with it load and route as they did. Leaves only.
 	Descending bool
 	// Rows is how many sampled rows reached the node when the tree was learned, to
 	// explain the tree; the encoder does not use it.
