@@ -173,9 +173,10 @@ func TestTreeKeptThroughAppends(t *testing.T) {
 	require.Equal(t, declared, run.Decision.Layout.String())
 	require.NotNil(t, compact.Report.Compact)
 	cr := compact.Report.Compact
-	// A quarter more rows is less than two files' worth for each of the tree's leaves:
-	// routed alone, they would make files that each span several leaves, so the partition
-	// is rewritten whole, into the same leaves.
+	// A quarter more rows is about two files' worth for each of the tree's leaves, fewer
+	// than rewriter.TreeAppendFilesPerLeaf: routed alone, they would add a file to every
+	// leaf that each query reading the leaf reads too, so the partition is rewritten
+	// whole, into the same leaves.
 	require.Len(t, cr.Plan.Groups, 1)
 	require.Contains(t, strings.Join(cr.Plan.Groups[0].Reasons, "; "), "not spread thin across leaves")
 	require.Equal(t, filesAppended, cr.FilesIn)
@@ -198,8 +199,8 @@ func TestTreeKeptThroughAppends(t *testing.T) {
 	require.NotContains(t, strings.Join(h.Reasons, "\n"), "layout drift")
 	require.Equal(t, declared, tbl.Properties()[rewriter.PropLayout])
 
-	// Enough rows to fill more than two files per leaf are routed into the tree alone, the
-	// files already there kept.
+	// Enough rows to fill more than rewriter.TreeAppendFilesPerLeaf files per leaf are
+	// routed into the tree alone, the files already there kept.
 	recorded, err := rewriter.RecordedTree(tbl.Metadata(), treeLayout)
 	require.NoError(t, err)
 	state, err = lake.LoadState(ctx, id, tbl, lake.LoadOptions{})
