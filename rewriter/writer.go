@@ -165,7 +165,9 @@ type WriterStats struct {
 // and estimates the buffered one from the bytes per row measured so far; it
 // sizes row groups to RowGroupBytes and closes a file at a row-group boundary
 // once the flushed plus estimated bytes come within half a row group of the
-// target.
+// target. The writer [RewriteGroup] gives a tree's sorted rows ends its
+// files at the tree's leaves instead, each leaf split into files of equal
+// rows (see startLeaf and settleCap).
 //
 // A Writer is not safe for concurrent use.
 type Writer struct {
