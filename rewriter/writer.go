@@ -250,7 +250,7 @@ type openFile struct {
 	// leafRest, when positive, is the rows of the leaf being written that
 	// were not written yet when the file opened: the file is one of the
 	// files they are split into, and takes cap rows of them (see
-	// Writer.fileCap; 0 until the bytes per row are measured). Zero
+	// Writer.settleCap; 0 until the bytes per row are measured). Zero
 	// outside a tree.
 	leafRest int64
 	cap      int64
@@ -577,9 +577,9 @@ func (w *Writer) startLeaf(leaf int32) error {
 // the leaf left when f opened (f.leafRest), split into as many files of
 // equal rows as make a file's size nearest the target (layout.LeafFilesFor,
 // the rule the simulator projects), with the footer and page-header
-// overhead of a file of the target's row groups taken from the room. Every
-// file but a leaf's last is at least two thirds of the target, so the cap
-// is settled before any file could need it. Each later file of the leaf
+// overhead of a file of the target's row groups taken from the room. A
+// file that is not its leaf's only one is at least two thirds of the
+// target, so the cap is settled before any file could need it. Each later file of the leaf
 // splits what is left again: at the same bytes per row, into the same
 // rows.
 //
