@@ -56,8 +56,8 @@ func appendMixed(t *testing.T, tbl *table.Table, rng *rand.Rand, start, n int) *
 // rows into the same leaves — too few to fill files of their own in each leaf, with the
 // partition's files. Then more than rewriter.TreeAppendFilesPerLeaf files' worth a leaf
 // is appended and routed alone, the files in the tree left as they are. Each time the
-// files skipped for the workload, counted by iceberg-go's own planner, stay within 2 pp of
-// what the plan's rewrite reached, DuckDB reads every row back, and the drift goes back to
+// files skipped for the workload, counted by iceberg-go's own planner, lose no more than
+// 2 pp of what the plan's rewrite reached, DuckDB reads every row back, and the drift goes back to
 // zero. Then a column the tree cuts on is dropped: the next compaction refuses, naming
 // it, and health says so.
 func TestTreeKeptThroughAppends(t *testing.T) {
@@ -124,9 +124,10 @@ func TestTreeKeptThroughAppends(t *testing.T) {
 	require.Equal(t, declared, run.Decision.Layout.String())
 	require.NotNil(t, compact.Report.Compact)
 	cr := compact.Report.Compact
-	// A quarter more rows is less than two files' worth for each of the tree's leaves:
-	// routed alone, they would make files that each span several leaves, so the partition
-	// is rewritten whole, into the same leaves.
+	// A quarter more rows is about two files' worth for each of the tree's leaves, fewer
+	// than rewriter.TreeAppendFilesPerLeaf: routed alone, they would add a file to every
+	// leaf that each query reading the leaf reads too, so the partition is rewritten
+	// whole, into the same leaves.
 	require.Len(t, cr.Plan.Groups, 1)
 	require.Contains(t, strings.Join(cr.Plan.Groups[0].Reasons, "; "), "not spread thin across leaves")
 	require.Equal(t, filesAppended, cr.FilesIn)
@@ -139,15 +140,18 @@ func TestTreeKeptThroughAppends(t *testing.T) {
 	t.Logf("files skipped: %.1f%% of %d files in the tree, %.1f%% of %d after the append, %.1f%% of %d once compacted (%d files rewritten into %d)",
 		inTree, filesInTree, appendedSkip, filesAppended, kept, filesKept, cr.FilesIn, cr.FilesOut)
 	require.Less(t, appendedSkip, inTree-2, "the appended files are read by every query the tree served")
-	require.LessOrEqual(t, math.Abs(kept-inTree), 2.0, "compacted into the tree, the skip rate is kept")
+	// Kept, or bettered: the table has more files now, each leaf more of them, and a
+	// query that reads a leaf skips a larger share of them (with each leaf's files its
+	// own, 82.8% of 29 files became 84.8% of 38).
+	require.GreaterOrEqual(t, kept, inTree-2, "compacted into the tree, the skip rate is kept")
 	h = health()
 	require.NotNil(t, h.Metrics.LayoutDrift)
 	require.Zero(t, h.Metrics.LayoutDrift.Files, "drift back to zero")
 	require.NotContains(t, strings.Join(h.Reasons, "\n"), "layout drift")
 	require.Equal(t, declared, tbl.Properties()[rewriter.PropLayout])
 
-	// Enough rows to fill more than two files per leaf are routed into the tree alone, the
-	// files already there kept.
+	// Enough rows to fill more than rewriter.TreeAppendFilesPerLeaf files per leaf are
+	// routed into the tree alone, the files already there kept.
 	recorded, err := rewriter.RecordedTree(tbl.Metadata(), treeLayout)
 	require.NoError(t, err)
 	state, err := lake.LoadState(ctx, id, tbl, lake.LoadOptions{})
@@ -180,7 +184,7 @@ func TestTreeKeptThroughAppends(t *testing.T) {
 	routed, filesRouted := skipped(tbl)
 	t.Logf("%d leaves, ~%.0f rows a file: %d files appended (%d rows) routed alone into %d files; %.1f%% of %d files skipped",
 		recorded.Leaves(), perFile, files, files*4000, cr.FilesOut, routed, filesRouted)
-	require.LessOrEqual(t, math.Abs(routed-inTree), 2.0, "routed into the tree, the skip rate is kept")
+	require.GreaterOrEqual(t, routed, inTree-2, "routed into the tree, the skip rate is kept")
 	require.Zero(t, health().Metrics.LayoutDrift.Files)
 
 	// k is dropped: the tree cuts on it, so no compaction routes rows by it any more.

@@ -23,3 +23,25 @@ func FilesFor(data, room float64) int {
 	}
 	return max(1, int(math.Ceil(data/room-TailAllowance-1e-9)))
 }
+
+// LeafFilesFor is how many files a rewrite into a tree writes for one leaf of data
+// bytes, files of room bytes each: the leaf's rows are written alone and split into
+// files of equal rows, as many as make a file's size nearest to room (a leaf of 2.3
+// files' bytes is 2 files of 1.15, one of 2.6 is 3 of 0.87), and at least one. A tree's
+// files never hold rows of two leaves, so a leaf is never left a small file of its own
+// rest beside full ones, and [TailAllowance] does not apply: the switch from n to n+1
+// files lies where a file of n is as far above room as one of n+1 is below it
+// (leaf ÷ room = 2n(n+1)/(2n+1): 1.33, 2.4, 3.43, …), so files lie between two thirds
+// and four thirds of room, closer to it the larger the leaf.
+func LeafFilesFor(data, room float64) int {
+	if room <= 0 || data <= room {
+		return 1
+	}
+	x := data / room
+	n := math.Floor(x)
+	// n files of x/n each (x/n ≥ 1) or n+1 of x/(n+1) each (< 1): the nearer to 1.
+	if x/n-1 > 1-x/(n+1) {
+		n++
+	}
+	return int(n)
+}

@@ -70,11 +70,12 @@ type TreeNode struct {
 	// unless Descending), so that the files of a leaf keep tight bounds on it. Leaves
 	// only.
 	SortColumn string
-	// Descending sorts a leaf's rows by SortColumn descending, nulls last. A learner
-	// alternates it from leaf to leaf, so that the file a rewrite cuts across two
-	// neighbouring leaves (it cuts at the target size, not at leaves) holds the ends of
-	// both that lie near each other on their sort column, not its largest values beside
-	// the next leaf's smallest. Leaves only.
+	// Descending sorts a leaf's rows by SortColumn descending, nulls last. Learners
+	// once alternated it from leaf to leaf, while the rewrite cut files at the target
+	// size and a file could hold the end of one leaf and the start of the next; the
+	// rewrite now writes each leaf into files of its own, which hold the same rows
+	// either way (but for a row at a file's edge), and the learner leaves it false.
+	// Trees recorded with it load and route as they did. Leaves only.
 	Descending bool
 	// Rows is how many sampled rows reached the node when the tree was learned, to
 	// explain the tree; the encoder does not use it.
@@ -495,6 +496,10 @@ type treeEncoder struct {
 	// idx maps the tree's columns to the record's columns (the schema's indexes).
 	idx []int
 }
+
+// Tree returns the tree the encoder routes rows by: every key it appends begins with the
+// row's leaf number ([LeafOfKey]), so that a sorter can tell where one leaf's rows end.
+func (e *treeEncoder) Tree() *Tree { return e.tree }
 
 func newTreeEncoder(l Layout, schema *arrow.Schema, t *Tree) (*treeEncoder, error) {
 	if t == nil {

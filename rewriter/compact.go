@@ -104,17 +104,21 @@ type CompactOptions struct {
 // TreeAppendFilesPerLeaf is how many target-size files' worth of rows per
 // leaf of its tree a partition's files not in the tree must hold for
 // [PlanCompaction] to rewrite them alone, routed into the leaves beside the
-// files already there. Routed alone, a leaf's new rows make a second sorted
-// run beside its old files, and the writer cuts files at the target size,
-// not at leaves: the fewer the new rows a leaf, the wider each new file's
-// range and the more of them span two leaves, and queries that skipped most
-// of a leaf's files read them. With fewer rows than this the partition is
-// rewritten whole instead, as a sort's is. Measured on
-// TestTreeKeptThroughAppends (25 files in a tree of 5 leaves, 5 files a
-// leaf): a quarter more rows (1.9 files a leaf) routed alone cost 3.8 pp of
-// files skipped and the partition rewritten whole 0.9 pp; 2.5 files a leaf
-// routed alone cost 3.2 pp, 5 files a leaf 0.3 pp.
-const TreeAppendFilesPerLeaf = 4
+// files already there. Routed alone, a leaf's new rows are written into
+// files of their own, beside its old files and sorted apart from them: the
+// leaf's files no longer span its range once each, and a query that read
+// one of them reads one of the new ones too; the fewer the new rows a leaf,
+// the more that extra file costs against the files the query skips. With
+// fewer rows than this the partition is rewritten whole instead, as a
+// sort's is. Measured on TestTreeKeptThroughAppends' table (29 files in a
+// tree of 5 leaves, each leaf's files its own), the files skipped lost,
+// routed alone, against the tree before the append: 0.7 files a leaf 4.7
+// pp, 1.4 3.5 pp, 2.1 2.1 pp, 2.8 1.3 pp, 3.5 0.8 pp, 5.5 0.2 pp, 8.3 none
+// (the more files, the more of them a query skips); the partition rewritten
+// whole lost none. When the writer cut files at the target size, not at
+// leaves, 2.5 files a leaf routed alone lost 3.2 pp and 5 files 0.3 pp,
+// and this was 4.
+const TreeAppendFilesPerLeaf = 3
 
 // PauseBeforeCommit is the [CompactOptions.Pause] point before the
 // commit of batch n (from 1): batches before it are committed, its groups
@@ -362,13 +366,11 @@ func PlanCompaction(st *lake.State, opts CompactOptions) (CompactPlan, error) {
 			if len(pick) == 0 {
 				continue
 			}
-			// Unless they are too few: the writer cuts files at the target
-			// size, not at leaves, so rows that fill less than
-			// [TreeAppendFilesPerLeaf] files per leaf would make files that
-			// each span several leaves, and queries that skipped a leaf's
-			// files would read them. The partition is then rewritten whole,
-			// as a sort's is, its files cut across leaf boundaries only
-			// where one leaf ends.
+			// Unless they are too few: rows that fill less than
+			// [TreeAppendFilesPerLeaf] files per leaf would add a small
+			// file of their own to each leaf, which every query that reads
+			// the leaf reads too. The partition is then rewritten whole,
+			// as a sort's is, each leaf into files of its own.
 			if perFile := float64(opts.TargetFileSizeBytes) * float64(rows) / float64(max(bytes, 1)); kept > 0 && (drift > 0 || unknown > 0) &&
 				float64(picked) < TreeAppendFilesPerLeaf*float64(opts.Tree.Leaves())*perFile {
 				reasons = append(reasons, fmt.Sprintf("%d rows to route into the tree's %d leaves, fewer than %d files' worth a leaf (~%.0f rows a file): rewritten with the partition's files in the tree, not spread thin across leaves",

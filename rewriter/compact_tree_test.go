@@ -2,12 +2,14 @@ package rewriter_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
@@ -284,4 +286,130 @@ func wideTree(t *testing.T, sc *arrow.Schema, depth int) *layout.Tree {
 	tree, err := layout.NewTree(sc, build(0, 1<<20, depth))
 	require.NoError(t, err)
 	return tree
+}
+
+// TestCompactTreeFilesAtLeaves rewrites a real table into a tree of three leaves whose
+// rows fill no whole number of files (in one partition about 1 and 2.3 files' bytes, in
+// the other 0.2 and 1.8), with the memory unbounded and bounded so that the sort spills
+// and merges: every file written holds the rows of one leaf only (read back and keyed
+// again by the tree's encoder), a leaf's files hold equal rows (to the row) rather than
+// full files and a small rest, as many as make a file nearest the target size (within
+// one: the writer counts from the bytes per row measured on the rows before), and the
+// table keeps every row (DuckDB's checksum against a twin given the same appends).
+func TestCompactTreeFilesAtLeaves(t *testing.T) {
+	for _, mem := range []int64{0, 1 << 20} {
+		t.Run(fmt.Sprintf("memory=%d", mem), func(t *testing.T) {
+			ctx := context.Background()
+			tt := fillTwins(t)
+			st := tt.state(t, tt.tbl)
+			l, err := layout.Parse("tree(id, v)")
+			require.NoError(t, err)
+			sc, err := table.SchemaToArrowSchema(st.Metadata.CurrentSchema(), nil, true, false)
+			require.NoError(t, err)
+			key := func(v int64) []byte {
+				b := array.NewInt64Builder(memory.DefaultAllocator)
+				defer b.Release()
+				b.Append(v)
+				arr := b.NewArray()
+				defer arr.Release()
+				k, err := layout.ValueKey(arr, 0)
+				require.NoError(t, err)
+				return k
+			}
+			// eu holds ids 0-19999 (1200-1299 deleted), us 100000-111999.
+			tree, err := layout.NewTree(sc, &layout.TreeNode{
+				Cut:  &layout.TreeCut{Column: "id", Value: key(6300)},
+				Left: &layout.TreeNode{SortColumn: "v"},
+				Right: &layout.TreeNode{
+					Cut:   &layout.TreeCut{Column: "id", Value: key(100700)},
+					Left:  &layout.TreeNode{SortColumn: "v"},
+					Right: &layout.TreeNode{SortColumn: "id"},
+				},
+			})
+			require.NoError(t, err)
+			opts := rewriter.CompactOptions{Layout: l, Tree: tree, TargetFileSizeBytes: 16 << 10,
+				Commit: rewriter.CommitOptions{Sleep: instantSleep}}
+			opts.Group.MemoryBytes = mem
+			plan, err := rewriter.PlanCompaction(st, opts)
+			require.NoError(t, err)
+			res, err := rewriter.Compact(ctx, st, plan, opts)
+			require.NoError(t, err)
+			require.Empty(t, res.Skipped)
+			tt.tbl = res.Table
+			tt.requireSameRows(t)
+
+			after := tt.state(t, tt.tbl)
+			type leafKey struct {
+				part string
+				leaf int
+			}
+			files := map[leafKey][]lake.File{}
+			for _, f := range after.DataFiles {
+				leaves := fileLeaves(t, f.Path, l, tree)
+				require.Len(t, leaves, 1, "%s holds rows of leaves %v", f.Path, leaves)
+				for leaf := range leaves {
+					k := leafKey{f.PartitionKey, leaf}
+					files[k] = append(files[k], f)
+				}
+			}
+			for k, fs := range files {
+				var rows, sizes []int64
+				var lo, hi int64
+				for i, f := range fs {
+					rows = append(rows, f.Records)
+					sizes = append(sizes, f.SizeBytes)
+					if i == 0 || f.Records < lo {
+						lo = f.Records
+					}
+					hi = max(hi, f.Records)
+				}
+				t.Logf("%s leaf %d: %d files of %v rows, %v bytes", k.part, k.leaf, len(fs), rows, sizes)
+				// Equal rows: the files after the first split what is left
+				// equally; the first may differ by what its estimate of bytes
+				// per row was off before its first row group was flushed.
+				require.LessOrEqual(t, float64(hi), float64(lo)+1, "%s leaf %d: %v rows", k.part, k.leaf, rows)
+				// As many as make a file nearest the target, but for what the
+				// writer's bytes per row, measured on the rows before, missed.
+				var bytes int64
+				for _, b := range sizes {
+					bytes += b
+				}
+				want := layout.LeafFilesFor(float64(bytes), float64(opts.TargetFileSizeBytes))
+				require.InDelta(t, want, len(fs), 1, "%s leaf %d: %v bytes", k.part, k.leaf, sizes)
+			}
+			require.Len(t, files, 4, "two leaves in eu, two in us")
+			require.Greater(t, len(files[leafKey{"region=eu", 1}]), 1, "a leaf of more than a file's rows is split")
+		})
+	}
+}
+
+// fileLeaves reads the data file at path and returns the tree's leaves its rows are
+// routed to, keyed again by the tree layout's encoder, with their rows.
+func fileLeaves(t *testing.T, path string, l layout.Layout, tree *layout.Tree) map[int]int {
+	t.Helper()
+	pf := openParquet(t, strings.TrimPrefix(path, "file://"))
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 4096}, memory.DefaultAllocator)
+	require.NoError(t, err)
+	rr, err := fr.GetRecordReader(t.Context(), nil, nil)
+	require.NoError(t, err)
+	defer rr.Release()
+	out := map[int]int{}
+	var enc layout.Encoder
+	var buf []byte
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		if enc == nil {
+			enc, err = layout.NewEncoder(l, rec.Schema(), layout.EncoderOptions{Tree: tree})
+			require.NoError(t, err)
+		}
+		for row := range int(rec.NumRows()) {
+			buf, err = enc.AppendKey(buf[:0], rec, row)
+			require.NoError(t, err)
+			leaf, ok := layout.LeafOfKey(buf)
+			require.True(t, ok)
+			out[leaf]++
+		}
+	}
+	require.NoError(t, rr.Err())
+	return out
 }

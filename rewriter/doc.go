@@ -32,6 +32,23 @@
 // encode overlap after; [RewriteGroups] runs several groups at once,
 // splitting the memory budget.
 //
+// Files end at the target size: the writer closes a file at a row-group
+// boundary once its bytes come within half a row group of the target, and
+// the last file of a group takes the rest when that keeps it within
+// [layout.TailAllowance] over the target. A tree's files end at its
+// leaves instead: the tree encoder's keys begin with the row's leaf number
+// ([layout.LeafOfKey]), so the sorter counts each leaf's rows as it keys
+// them and cuts its output batches where a leaf ends (the final merge and
+// the single run alike; nothing more is held), and the writer closes its
+// file when a new leaf's rows begin and splits each leaf into files of
+// equal rows, as many as make a file's size nearest the target at the
+// bytes per row measured so far ([layout.LeafFilesFor]: a leaf of 2.3
+// files' bytes is two files of 1.15, not two full ones and a small rest).
+// No file holds rows of two leaves, so every file's min/max lie inside its
+// leaf's cuts. A group of an older partition spec, whose keys begin with
+// the row's new partition, is cut at the target size as before. The
+// simulator projects the same cut.
+//
 // Row counts are checked, so nothing is lost silently: the live rows read
 // from every chunk of inputs must equal the sum of their manifest
 // record_count when no delete applies, and otherwise lie between that sum

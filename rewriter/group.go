@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/floe-project/floe/internal/rowsum"
+	"github.com/floe-project/floe/layout"
 )
 
 // Defaults of [GroupOptions].
@@ -394,7 +395,7 @@ func rewriteGroupOnce(ctx context.Context, tbl *table.Table, tasks []table.FileS
 		for _, t := range tasks {
 			records += t.File.Count()
 		}
-		sorter, err = NewSorter(opts.Keyer, SortOptions{
+		so := SortOptions{
 			MemoryBytes:  opts.MemoryBytes * 3 / 4,
 			TempDir:      opts.TempDir,
 			BatchRows:    run.batchRows,
@@ -402,7 +403,13 @@ func rewriteGroupOnce(ctx context.Context, tbl *table.Table, tasks []table.FileS
 			Allocator:    run.alloc,
 			ExpectedRows: records,
 			Buffers:      opts.Buffers,
-		})
+		}
+		// A tree's rows are written leaf by leaf, each leaf in files of its
+		// own. Not in a group of an older spec: its keys begin with the
+		// row's partition, and each partition's rows go to a writer of
+		// their own (specWriter), cut at the target size.
+		so.leaves = run.split == nil && treeKeys(opts.Keyer)
+		sorter, err = NewSorter(opts.Keyer, so)
 		if err != nil {
 			return nil, err
 		}
@@ -418,6 +425,11 @@ func rewriteGroupOnce(ctx context.Context, tbl *table.Table, tasks []table.FileS
 	} else {
 		if cw, err = NewWriter(ctx, tbl, wopts); err != nil {
 			return nil, err
+		}
+		if sorter != nil && sorter.opts.leaves {
+			// Read once the first sorted rows arrive: the sort has
+			// keyed, and counted, every row by then.
+			cw.leafRows = func() []int64 { return sorter.leafRows }
 		}
 		w = cw
 	}
@@ -501,6 +513,13 @@ func rewriteGroupOnce(ctx context.Context, tbl *table.Table, tasks []table.FileS
 		return nil, errors.Join(err, w.Abort())
 	}
 	return files, nil
+}
+
+// treeKeys reports whether keyer's keys begin with a tree's leaf number
+// ([layout.LeafOfKey]): a tree layout's encoder.
+func treeKeys(keyer Keyer) bool {
+	_, ok := keyer.(interface{ Tree() *layout.Tree })
+	return ok
 }
 
 // groupWriterOptions is what a group of tasks, in partition, is written

@@ -29,6 +29,9 @@ type pickBatch struct {
 	spans []span
 	n     int
 	refs  atomic.Int32
+	// leaf is the tree leaf all the rows belong to, when the sorter cut its
+	// output at leaves (SortOptions.leaves); -1 otherwise.
+	leaf int32
 }
 
 // newPickBatch returns the n rows spans names in srcs, with the columns of
@@ -57,7 +60,7 @@ func pickOf(sch *arrow.Schema, nsrc int, spans []span, n int, column func(c, src
 			cols[c][sp.src] = a
 		}
 	}
-	p := &pickBatch{sch: sch, cols: cols, nsrc: nsrc, spans: append([]span(nil), spans...), n: n}
+	p := &pickBatch{sch: sch, cols: cols, nsrc: nsrc, spans: append([]span(nil), spans...), n: n, leaf: -1}
 	p.refs.Store(1)
 	return p
 }
@@ -113,7 +116,9 @@ func (p *pickBatch) slice(off, n int) *pickBatch {
 			break
 		}
 	}
-	return pickOf(p.sch, p.nsrc, spans, n, func(c, src int) arrow.Array { return p.cols[c][src] })
+	out := pickOf(p.sch, p.nsrc, spans, n, func(c, src int) arrow.Array { return p.cols[c][src] })
+	out.leaf = p.leaf
+	return out
 }
 
 // contiguous returns the rows as a zero-copy slice of one source when they

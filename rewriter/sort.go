@@ -78,6 +78,15 @@ type SortOptions struct {
 	// given the same Buffers (see [RunBuffers]). Nil: each sort starts with
 	// fresh ones.
 	Buffers *RunBuffers
+
+	// leaves says the keys begin with a tree's leaf number, 4 bytes
+	// big-endian ([layout.LeafOfKey]; a tree layout's encoder): the sort
+	// counts each leaf's rows as they are keyed (Sorter.leafRows) and never
+	// yields a batch that holds rows of two leaves, each batch tagged with
+	// its leaf (pickBatch.leaf), so that the writer can close its file where
+	// a leaf ends and split each leaf into files of equal rows (see
+	// [Writer]). RewriteGroup sets it for a tree layout's group.
+	leaves bool
 }
 
 // RunBuffers keeps the key and entry buffers of a sort's runs for the next
@@ -173,6 +182,10 @@ type Sorter struct {
 	opts      SortOptions
 	stats     SortStats
 	spillRows int // rows per spilled batch of the current sort
+	// leafRows counts the rows of each leaf (SortOptions.leaves), complete
+	// once the sort yields its first batch: every row is keyed before any
+	// is yielded.
+	leafRows []int64
 }
 
 // NewSorter returns a sorter ordering rows by keyer.
@@ -221,6 +234,7 @@ func (s *Sorter) sortRows(ctx context.Context, schema *arrow.Schema, input iter.
 	return func(yield func(*pickBatch, error) bool) {
 		s.stats = SortStats{}
 		s.spillRows = 0
+		s.leafRows = nil
 		sp := &spillSet{dir: s.opts.TempDir, mem: s.opts.Allocator}
 		defer sp.removeAll()
 		ctx = compute.WithAllocator(ctx, s.opts.Allocator)
@@ -249,6 +263,7 @@ func (s *Sorter) sortRows(ctx context.Context, schema *arrow.Schema, input iter.
 			s.stats.FanIn = 1
 			src := last.source(ctx, s.opts.BatchRows, s.opts.Parallelism, s.opts.Allocator)
 			src.keys = false // nothing merges them
+			src.leaves = s.opts.leaves
 			for {
 				rec, err := src.next()
 				if err != nil {
@@ -258,7 +273,11 @@ func (s *Sorter) sortRows(ctx context.Context, schema *arrow.Schema, input iter.
 				if rec == nil {
 					return
 				}
-				if !yield(wholeBatch(schema, rec), nil) {
+				p := wholeBatch(schema, rec)
+				if s.opts.leaves {
+					p.leaf = src.leaf()
+				}
+				if !yield(p, nil) {
 					return
 				}
 			}
@@ -311,6 +330,7 @@ func (s *Sorter) sortRows(ctx context.Context, schema *arrow.Schema, input iter.
 		}
 		defer m.release()
 		m.out = schema // the last merge need not copy the keys
+		m.leaves = s.opts.leaves
 		for {
 			if err := ctx.Err(); err != nil {
 				yield(nil, err)
@@ -328,6 +348,18 @@ func (s *Sorter) sortRows(ctx context.Context, schema *arrow.Schema, input iter.
 				return
 			}
 		}
+	}
+}
+
+// countLeaves adds the rows of ents to their leaves' counts. A tree key's
+// leaf number is its first 4 bytes, the top half of an entry's prefix.
+func (s *Sorter) countLeaves(ents []rowEnt) {
+	for i := range ents {
+		leaf := int(ents[i].p0 >> 32)
+		if leaf >= len(s.leafRows) {
+			s.leafRows = append(s.leafRows, make([]int64, leaf+1-len(s.leafRows))...)
+		}
+		s.leafRows[leaf]++
 	}
 }
 
@@ -410,6 +442,9 @@ func (s *Sorter) formRuns(ctx context.Context, sch *arrow.Schema, input iter.Seq
 			}
 			if err := cur.add(s.keyer, rec); err != nil {
 				return err
+			}
+			if s.opts.leaves {
+				s.countLeaves(cur.ents[len(cur.ents)-int(rec.NumRows()):])
 			}
 			if !reserved {
 				cur.reserve(budget, s.opts.ExpectedRows)
@@ -850,6 +885,9 @@ type memRun struct {
 	// sorted holds the run's rows in key order, as keyed batches, once
 	// materialize has run; batches, keys and ents are then released.
 	sorted []arrow.RecordBatch
+	// sortedLeaf is the leaf of each batch of sorted, when materialize cut
+	// them at leaves.
+	sortedLeaf []int32
 	// bytes is the accounted size: Arrow buffers plus keys plus entries.
 	bytes int64
 	// rowBytes is the accounted bytes per row (keys included).
@@ -993,13 +1031,32 @@ func (r *memRun) giveBack() {
 // columns are copied at once, and each input column is released once it has
 // been copied, so the run's memory grows by at most workers columns
 // meanwhile.
-func (r *memRun) materialize(ctx context.Context, mem memory.Allocator, rows, workers int, keys bool) error {
+func (r *memRun) materialize(ctx context.Context, mem memory.Allocator, rows, workers int, keys, leaves bool) error {
 	if r.sorted != nil || len(r.ents) == 0 {
 		return nil
 	}
 	sch := r.batches[0].Schema()
 	ncols := sch.NumFields()
-	nchunks := (len(r.ents) + rows - 1) / rows
+	// Chunk k holds entries [bounds[k], bounds[k+1]): rows of them, and with
+	// leaves set a chunk also ends where a leaf does.
+	bounds := make([]int, 0, (len(r.ents)+rows-1)/rows+1)
+	for lo := 0; lo < len(r.ents); {
+		bounds = append(bounds, lo)
+		hi := min(lo+rows, len(r.ents))
+		if leaves {
+			leaf := r.ents[lo].p0 >> 32
+			for i := lo + 1; i < hi; i++ {
+				if r.ents[i].p0>>32 != leaf {
+					hi = i
+					break
+				}
+			}
+		}
+		lo = hi
+	}
+	bounds = append(bounds, len(r.ents))
+	nchunks := len(bounds) - 1
+	chunk := func(k int) []rowEnt { return r.ents[bounds[k]:bounds[k+1]] }
 	chunkSpans := make([][]span, nchunks)
 	var refs []rowRef
 	// A row makes at most one span, so all of them fit one buffer, kept
@@ -1008,7 +1065,7 @@ func (r *memRun) materialize(ctx context.Context, mem memory.Allocator, rows, wo
 	all := growRunBuf(r.pool, r.spans[:0], len(r.ents))
 	for k := range chunkSpans {
 		refs = refs[:0]
-		for _, e := range r.ents[k*rows : min((k+1)*rows, len(r.ents))] {
+		for _, e := range chunk(k) {
 			refs = append(refs, rowRef{src: e.b, row: e.r})
 		}
 		start := len(all)
@@ -1057,7 +1114,7 @@ func (r *memRun) materialize(ctx context.Context, mem memory.Allocator, rows, wo
 				return err
 			}
 			for k, spans := range chunkSpans {
-				a, err := gatherArray(gctx, mem, sch.Field(c).Type, cols[c], spans, min(rows, len(r.ents)-k*rows))
+				a, err := gatherArray(gctx, mem, sch.Field(c).Type, cols[c], spans, bounds[k+1]-bounds[k])
 				if err != nil {
 					return fmt.Errorf("gather column %s: %w", sch.Field(c).Name, err)
 				}
@@ -1075,8 +1132,14 @@ func (r *memRun) materialize(ctx context.Context, mem memory.Allocator, rows, wo
 	}
 	keyed := keyedSchema(sch)
 	r.sorted = make([]arrow.RecordBatch, nchunks)
+	if leaves {
+		r.sortedLeaf = make([]int32, nchunks)
+		for k := range nchunks {
+			r.sortedLeaf[k] = int32(chunk(k)[0].p0 >> 32)
+		}
+	}
 	for k := range out {
-		ents := r.ents[k*rows : min((k+1)*rows, len(r.ents))]
+		ents := chunk(k)
 		if !keys {
 			r.sorted[k] = array.NewRecordBatch(sch, out[k][:ncols], int64(len(ents)))
 			continue
@@ -1122,10 +1185,16 @@ type memSource struct {
 	pos     int
 	mem     memory.Allocator
 	keys    bool
+	// leaves cuts the batches at leaves too (SortOptions.leaves); leaf
+	// then tells the leaf of the batch next returned last.
+	leaves bool
 }
 
+// leaf is the leaf of the rows next returned last, when leaves is set.
+func (m *memSource) leaf() int32 { return m.run.sortedLeaf[m.pos-1] }
+
 func (m *memSource) next() (arrow.RecordBatch, error) {
-	if err := m.run.materialize(m.ctx, m.mem, m.rows, m.workers, m.keys); err != nil {
+	if err := m.run.materialize(m.ctx, m.mem, m.rows, m.workers, m.keys, m.leaves); err != nil {
 		return nil, err
 	}
 	if m.pos >= len(m.run.sorted) {

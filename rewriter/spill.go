@@ -397,6 +397,9 @@ type merger struct {
 	// runs' columns (the runs' schema without the key column). Nil: the
 	// runs' schema.
 	out *arrow.Schema
+	// leaves ends a merged batch where the leaf its keys begin with changes
+	// and tags it with its leaf (SortOptions.leaves).
+	leaves bool
 }
 
 func newMerger(ctx context.Context, srcs []batchSource, rows, workers int, mem memory.Allocator) (*merger, error) {
@@ -473,11 +476,21 @@ func (m *merger) nextPick() (*pickBatch, error) {
 		m.spent = m.spent[:0]
 		clear(m.slots)
 	}()
+	leaf := uint64(0)
 	for len(m.pending) < m.rows && len(m.cursors) > 0 {
 		w := m.tree[0]
 		c := m.cursors[w]
 		if c.done {
 			break // the winner is done: all are
+		}
+		if m.leaves {
+			// A tree key's leaf number is its first 4 bytes, the top
+			// half of the prefix.
+			if len(m.pending) == 0 {
+				leaf = c.p0 >> 32
+			} else if c.p0>>32 != leaf {
+				break
+			}
 		}
 		m.pending = append(m.pending, rowRef{src: c.slot, row: int32(c.row)})
 		c.row++
@@ -514,7 +527,11 @@ func (m *merger) nextPick() (*pickBatch, error) {
 		sch = m.out
 	}
 	m.spans = appendSpans(m.spans[:0], m.pending)
-	return newPickBatch(sch, m.slots, m.spans, len(m.pending)), nil
+	p := newPickBatch(sch, m.slots, m.spans, len(m.pending))
+	if m.leaves {
+		p.leaf = int32(leaf)
+	}
+	return p, nil
 }
 
 func (m *merger) release() {

@@ -165,7 +165,9 @@ type WriterStats struct {
 // and estimates the buffered one from the bytes per row measured so far; it
 // sizes row groups to RowGroupBytes and closes a file at a row-group boundary
 // once the flushed plus estimated bytes come within half a row group of the
-// target.
+// target. The writer [RewriteGroup] gives a tree's sorted rows ends its
+// files at the tree's leaves instead, each leaf split into files of equal
+// rows (see startLeaf and settleCap).
 //
 // A Writer is not safe for concurrent use.
 type Writer struct {
@@ -212,6 +214,16 @@ type Writer struct {
 	// scratch is what the files' columns gather picked values into.
 	scratch scratchPool
 
+	// leafRows, when set, gives the rows of each leaf of a tree (the
+	// sorter's count, complete once the first rows arrive): rows then come
+	// in batches of one leaf each (pickBatch.leaf), and the writer closes
+	// its file where a leaf ends and splits each leaf into files of equal
+	// rows (see startLeaf). leaf is the leaf being written (-1 before the
+	// first), leafLeft its rows not written yet.
+	leafRows func() []int64
+	leaf     int32
+	leafLeft int64
+
 	// codes, when set (useCodes), are the columns that reach the writer
 	// as dictionary codes; codedSch is arrowSch with those columns int32.
 	codes    *columnCodes
@@ -235,6 +247,13 @@ type openFile struct {
 	rgQuota int64 // rows the buffered row group is allowed
 	rows    int64
 	rgs     int
+	// leafRest, when positive, is the rows of the leaf being written that
+	// were not written yet when the file opened: the file is one of the
+	// files they are split into, and takes cap rows of them (see
+	// Writer.settleCap; 0 until the bytes per row are measured). Zero
+	// outside a tree.
+	leafRest int64
+	cap      int64
 }
 
 // NewWriter prepares a writer for tbl. It opens no file until the first
@@ -343,6 +362,7 @@ func NewWriter(ctx context.Context, tbl *table.Table, opts WriterOptions) (*Writ
 		target:    opts.TargetFileSizeBytes,
 		rgBytes:   opts.RowGroupBytes,
 		scratch:   newScratchPool(opts.Parallelism),
+		leaf:      -1,
 	}, nil
 }
 
@@ -405,6 +425,11 @@ const sampleRows = DefaultBatchRows
 func (w *Writer) writeRows(ctx context.Context, p *pickBatch) error {
 	if p.numRows() == 0 {
 		return nil
+	}
+	if w.leafRows != nil {
+		if err := w.startLeaf(p.leaf); err != nil {
+			return err
+		}
 	}
 	if rec, ok := p.contiguous(); ok {
 		defer rec.Release()
@@ -507,8 +532,80 @@ func (w *Writer) write(ctx context.Context, rows int64, put func(pw parquetFile,
 		f.rgRows += n
 		f.rows += n
 		off += n
+		if w.leaf >= 0 {
+			w.leafLeft -= n
+		}
 	}
 	return nil
+}
+
+// startLeaf is called before rows of leaf are written, in a tree's
+// writer (leafRows set): when they begin a new leaf, the open file is
+// closed, so that no file holds rows of two leaves, and the leaf's rows
+// are counted down from the sorter's count as files take them.
+func (w *Writer) startLeaf(leaf int32) error {
+	if leaf < 0 {
+		return fmt.Errorf("%w: rows of no known leaf reached a tree's writer", ErrInvariant)
+	}
+	if leaf == w.leaf {
+		return nil
+	}
+	if leaf < w.leaf {
+		return fmt.Errorf("%w: rows of leaf %d came after leaf %d", ErrInvariant, leaf, w.leaf)
+	}
+	if w.cur != nil && w.cur.rows > 0 {
+		if err := w.closeFile(); err != nil {
+			return err
+		}
+	}
+	counts := w.leafRows()
+	if int(leaf) >= len(counts) || counts[leaf] <= 0 {
+		return fmt.Errorf("%w: rows of leaf %d, which the sort counted no rows in", ErrInvariant, leaf)
+	}
+	if w.leaf >= 0 && w.leafLeft != 0 {
+		return fmt.Errorf("%w: leaf %d ended with %d of the rows the sort counted in it not written", ErrInvariant, w.leaf, w.leafLeft)
+	}
+	w.leaf, w.leafLeft = leaf, counts[leaf]
+	return nil
+}
+
+// settleCap decides the rows the open file f of a tree's leaf takes
+// (f.cap), once the writer has flushed half a target file's bytes, so
+// that its bytes per row are measured, not guessed from the Arrow size
+// (several times the encoded one) or from the first small row groups
+// (their pages' headers and dictionaries weigh on few rows): the rows of
+// the leaf left when f opened (f.leafRest), split into as many files of
+// equal rows as make a file's size nearest the target (layout.LeafFilesFor,
+// the rule the simulator projects), with the footer and page-header
+// overhead of a file of the target's row groups taken from the room. A
+// file that is not its leaf's only one is at least two thirds of the
+// target, so the cap is settled before any file could need it. Each later file of the leaf
+// splits what is left again: at the same bytes per row, into the same
+// rows.
+//
+// The bytes per row vary within a leaf (sorted nulls first, a leaf's first
+// rows are nearly free) and from leaf to leaf, so a leaf whose rows encode
+// larger than those measured before it makes files larger than the
+// target, and one whose rows encode smaller makes smaller ones: each file
+// of a leaf still holds its equal share of the leaf's rows.
+func (w *Writer) settleCap(f *openFile) {
+	if f.leafRest <= 0 || f.cap > 0 || w.flushedBytes < w.target/2 {
+		return
+	}
+	over := w.overheadPerRG * float64(max(w.target/max(w.rgBytes, 1), 1))
+	room := max(float64(w.target)-over, float64(w.target)/2)
+	n := int64(layout.LeafFilesFor(float64(f.leafRest)*w.perRow(), room))
+	f.cap = (f.leafRest + n - 1) / n
+}
+
+// rowGroupQuota is the row count of f's next row group, f at fileBytes:
+// quota's, and in a tree's leaf no more than the file has left to take.
+func (w *Writer) rowGroupQuota(f *openFile, fileBytes int64) int64 {
+	q := w.quota(fileBytes)
+	if f.cap > 0 {
+		q = min(q, max(f.cap-f.rows, 1))
+	}
+	return q
 }
 
 // fileNames maps each top-level column name of sch to the name it has in
@@ -631,8 +728,13 @@ func (w *Writer) quota(fileBytes int64) int64 {
 func (w *Writer) endRowGroup() error {
 	f := w.cur
 	flushed := f.counter.n
-	est := flushed + int64(float64(f.rgRows)*w.perRow()+w.overheadPerRG*float64(f.rgs+1))
-	if est >= w.target-w.rgBytes/2 && !w.takesTail(est) {
+	if f.leafRest > 0 {
+		// A tree's leaf: the file ends at its share of the leaf's rows.
+		w.settleCap(f)
+		if f.cap > 0 && f.rows >= f.cap {
+			return w.closeFile()
+		}
+	} else if est := flushed + int64(float64(f.rgRows)*w.perRow()+w.overheadPerRG*float64(f.rgs+1)); est >= w.target-w.rgBytes/2 && !w.takesTail(est) {
 		return w.closeFile()
 	}
 	if err := f.pw.NewBufferedRowGroupChecked(); err != nil {
@@ -642,7 +744,7 @@ func (w *Writer) endRowGroup() error {
 	w.flushedBytes += f.counter.n - flushed
 	f.rgs++
 	f.rgRows = 0
-	f.rgQuota = w.quota(f.counter.n)
+	f.rgQuota = w.rowGroupQuota(f, f.counter.n)
 	return nil
 }
 
@@ -695,7 +797,12 @@ func (w *Writer) open() error {
 	if err != nil {
 		return errors.Join(fmt.Errorf("start parquet file %s: %w", p, err), out.Close(), w.remove(p))
 	}
-	w.cur = &openFile{path: p, out: out, counter: cw, pw: pw, rgQuota: w.quota(0)}
+	w.cur = &openFile{path: p, out: out, counter: cw, pw: pw}
+	if w.leaf >= 0 {
+		w.cur.leafRest = w.leafLeft
+		w.settleCap(w.cur)
+	}
+	w.cur.rgQuota = w.rowGroupQuota(w.cur, 0)
 	if cf != nil {
 		cf.expectRows(w.cur.rgQuota)
 	}

@@ -131,16 +131,19 @@
 // files, let the (weighted) queries skip the most rows beyond the node's own files, by
 // the same min/max rules replay applies to files; a node is never cut on its own sort
 // column, and stops when a side would hold fewer rows than one projected file or no cut
-// gains. Each leaf is sorted by the column that lets its files skip the most, ascending
-// or descending to start near where the leaf before it ended. [ProjectSample] then orders
-// the sample by the tree's keys (leaf, then the leaf's column) and projects it like any
-// other layout, bound and error bars included (the bars hold the tree fixed: they do not
-// count the variance of learning it). The learned tree is in [Projection.Tree] for the
+// gains. Each leaf is sorted by the column that lets its files skip the most. [ProjectSample]
+// then orders the sample by the tree's keys (leaf, then the leaf's column) and cuts it as
+// the rewrite writes a tree: each leaf of each partition alone, into as many files of
+// equal rows as make a file nearest the target ([layout.LeafFilesFor]; a leaf of 2.3
+// files' bytes is two files), so no projected file holds rows of two leaves and the file
+// count is the leaves' sum. It projects that like any other layout, bound (at that file
+// count) and error bars included (the bars hold the tree fixed: they do not count the
+// variance of learning it; the size model's part counts the leaves whose file count the
+// bytes could change, and there is no slack of where a file ends, which the writer
+// settles by rows). The learned tree is in [Projection.Tree] for the
 // plan to hand to the rewrite; a [TreeCache] reuses it for the same sampled rows and
 // learning workload. ProjectOptions.TreeWorkload learns it from another draw of the
-// workload than the one projected, as an honest evaluation does. The rewrite cuts files
-// at the target size as it does for every layout, not at leaf boundaries, so a file may
-// hold the end of one leaf and the start of the next.
+// workload than the one projected, as an honest evaluation does.
 //
 // [ExplainTree] says the learned tree in words a person can check, once, into
 // [Projection.TreeExplanation], which every renderer prints: leaves, depth, rows per leaf

@@ -434,7 +434,7 @@ func ProjectSample(s *Sample, l layout.Layout, queries []Query, targetFileSizeBy
 		}
 		p.TreeExplanation = &ex
 	}
-	perm, q, err := sortSample(s, l, tree, opts)
+	perm, q, rowLeaf, err := sortSample(s, l, tree, opts)
 	if err != nil {
 		return Projection{}, fmt.Errorf("project %s: %w", l, err)
 	}
@@ -448,7 +448,19 @@ func ProjectSample(s *Sample, l layout.Layout, queries []Query, targetFileSizeBy
 	if err != nil {
 		return Projection{}, fmt.Errorf("project %s: %w", l, err)
 	}
-	cuts := s.cuts(dataRatio, targetFileSizeBytes)
+	// A tree's files are cut at its leaves: each leaf of each partition is written
+	// alone, in files of equal rows (see leafCuts).
+	cutsAt := func(ratio float64) []cut { return s.cuts(ratio, targetFileSizeBytes) }
+	var leafOf []int32 // the leaf of each row, in the layout's order
+	if rowLeaf != nil {
+		leaves := s.leafRows(perm, rowLeaf)
+		cutsAt = func(ratio float64) []cut { return s.leafCuts(ratio, targetFileSizeBytes, leaves) }
+		leafOf = make([]int32, len(perm))
+		for i, r := range perm {
+			leafOf[i] = rowLeaf[r]
+		}
+	}
+	cuts := cutsAt(dataRatio)
 	p.SizeRatio = s.writtenRatio(dataRatio, targetFileSizeBytes, cuts)
 	for _, c := range cuts {
 		p.FilesAfter += c.files
@@ -461,7 +473,7 @@ func ProjectSample(s *Sample, l layout.Layout, queries []Query, targetFileSizeBy
 	for i := range pos {
 		pos[i] = int32(i)
 	}
-	fs := cutFiles(s, b, ordered, rowPart, pos, cuts, !exact)
+	fs := cutFiles(s, b, ordered, rowPart, leafOf, pos, cuts, !exact)
 	rs := fs.replay(bq)
 	p.PerQuery = rs
 	p.SkippedPct, p.BytesReadPct = summarize(bq, rs, fs.totalBytes)
@@ -474,11 +486,11 @@ func ProjectSample(s *Sample, l layout.Layout, queries []Query, targetFileSizeBy
 		return Projection{}, fmt.Errorf("project %s: %w", l, err)
 	}
 	skipAt := func(c []cut) float64 {
-		fs := cutFiles(s, b, ordered, rowPart, pos, c, !exact)
+		fs := cutFiles(s, b, ordered, rowPart, leafOf, pos, c, !exact)
 		skip, _ := summarize(bq, fs.replay(bq), fs.totalBytes)
 		return skip
 	}
-	p.SizeErrorPP = sizeSensitivity(s, p.SkippedPct, dataRatio, targetFileSizeBytes, skipAt)
+	p.SizeErrorPP = sizeSensitivity(s, p.SkippedPct, dataRatio, targetFileSizeBytes, cutsAt, skipAt)
 	cutErr := cutSensitivity(p.SkippedPct, cuts, skipAt) + p.SizeErrorPP
 	p.ErrorPP = cutErr
 	if exact {
@@ -488,11 +500,11 @@ func ProjectSample(s *Sample, l layout.Layout, queries []Query, targetFileSizeBy
 		p.SampleThin = true
 		p.SampleNote = fmt.Sprintf("sample too thin: %.1f sampled rows per projected file, fewer than %d; the error bar is not reliable (sample more rows: --seed does not help, a larger sample does)", perFile, opts.ThinRowsPerFile)
 	}
-	naive := cutFiles(s, b, ordered, rowPart, pos, cuts, false)
+	naive := cutFiles(s, b, ordered, rowPart, leafOf, pos, cuts, false)
 	naiveSkip, _ := summarize(bq, naive.replay(bq), naive.totalBytes)
 	p.BiasPP = naiveSkip - p.SkippedPct
 	reps := s.bootstrap(perm, opts.Replicates, func(sub []int32) float64 {
-		rep := cutFiles(s, b, ordered, rowPart, sub, cuts, true)
+		rep := cutFiles(s, b, ordered, rowPart, leafOf, sub, cuts, true)
 		skip, _ := summarize(bq, rep.replay(bq), rep.totalBytes)
 		return skip
 	})
@@ -520,19 +532,22 @@ const sizeModelError = 0.10
 // (rowGroupShare) more bytes than projected, which changes the file count
 // where a partition's bytes lie near a multiple of the target: the part of the
 // error that comes from the size model.
-func sizeSensitivity(s *Sample, est, sizeRatio float64, target int64, skip func([]cut) float64) float64 {
+func sizeSensitivity(s *Sample, est, sizeRatio float64, target int64, cutsAt func(float64) []cut, skip func([]cut) float64) float64 {
 	var worst float64
-	base := s.cuts(sizeRatio, target)
+	base := cutsAt(sizeRatio)
 	// Every 5% between the two ends: the file count, and with it the skip
 	// rate, need not move one way as the bytes grow.
 	lo, hi := 1-sizeModelError, 1+sizeModelError+s.rowGroupShare(target)
 	steps := int(math.Ceil((hi - lo) / 0.05))
 	for i := 0; i <= steps; i++ {
 		f := lo + (hi-lo)*float64(i)/float64(steps)
-		c := s.cuts(sizeRatio*f, target)
+		c := cutsAt(sizeRatio * f)
 		same := true
 		for i := range c {
-			same = same && c[i].files == base[i].files
+			same = same && c[i].files == base[i].files && len(c[i].leaves) == len(base[i].leaves)
+			for j := range c[i].leaves {
+				same = same && j < len(base[i].leaves) && c[i].leaves[j].files == base[i].leaves[j].files
+			}
 		}
 		if !same {
 			worst = max(worst, math.Abs(skip(c)-est))
@@ -543,13 +558,15 @@ func sizeSensitivity(s *Sample, est, sizeRatio float64, target int64, skip func(
 
 // cutSensitivity is the largest change of the skip rate when every file is cut
 // cutSlack larger or smaller than the target (the file count kept): the part of the
-// error that comes from where the writer closes files, not from the sample.
+// error that comes from where the writer closes files, not from the sample. A tree's
+// files have no such slack: the writer splits each leaf's rows, which it counts, into
+// files of equal rows.
 func cutSensitivity(est float64, cuts []cut, skip func([]cut) float64) float64 {
 	var worst float64
 	for _, f := range []float64{1 - cutSlack, 1 + cutSlack} {
 		c := slices.Clone(cuts)
 		for i := range c {
-			if c[i].files > 1 {
+			if c[i].files > 1 && c[i].leaves == nil {
 				c[i].share = min(c[i].share*f, 1/float64(c[i].files-1))
 			}
 		}
@@ -746,14 +763,16 @@ func (s *Sample) learnTree(l layout.Layout, queries []Query, target int64, opts 
 }
 
 // sortSample returns the sample's row numbers grouped by partition and, within one,
-// ordered by the layout's key (stable: ties and binpack keep arrival order).
-func sortSample(s *Sample, l layout.Layout, tree *layout.Tree, opts ProjectOptions) ([]int32, *layout.Quantiles, error) {
+// ordered by the layout's key (stable: ties and binpack keep arrival order); for a tree,
+// also each row's leaf (by row number), which its key begins with.
+func sortSample(s *Sample, l layout.Layout, tree *layout.Tree, opts ProjectOptions) ([]int32, *layout.Quantiles, []int32, error) {
 	perm := make([]int32, s.Rows)
 	for i := range perm {
 		perm[i] = int32(i)
 	}
 	var keys [][]byte
 	var quantiles *layout.Quantiles
+	var rowLeaf []int32
 	if len(l.Columns) > 0 {
 		schema := s.Records[0].Schema()
 		eo := layout.EncoderOptions{ZOrderMode: opts.ZOrderMode, Tree: tree}
@@ -764,13 +783,13 @@ func sortSample(s *Sample, l layout.Layout, tree *layout.Tree, opts ProjectOptio
 			}
 			q, err := s.fitQuantiles(names, opts.QuantileBuckets)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			eo.Quantiles, quantiles = q, q
 		}
 		enc, err := layout.NewEncoder(l, schema, eo)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		keys = make([][]byte, s.Rows)
 		var buf []byte
@@ -780,7 +799,7 @@ func sortSample(s *Sample, l layout.Layout, tree *layout.Tree, opts ProjectOptio
 				start := len(buf)
 				buf, err = enc.AppendKey(buf, rec, row)
 				if err != nil {
-					return nil, nil, err
+					return nil, nil, nil, err
 				}
 				keys[r] = buf[start:len(buf):len(buf)]
 				r++
@@ -791,6 +810,13 @@ func sortSample(s *Sample, l layout.Layout, tree *layout.Tree, opts ProjectOptio
 		for i, k := range keys {
 			keys[i] = buf[off : off+len(k) : off+len(k)]
 			off += len(k)
+		}
+		if tree != nil {
+			rowLeaf = make([]int32, len(keys))
+			for i, k := range keys {
+				leaf, _ := layout.LeafOfKey(k)
+				rowLeaf[i] = int32(leaf)
+			}
 		}
 	}
 	// Sort entries that carry the partition and the key's first 16 bytes (as two
@@ -844,7 +870,7 @@ func sortSample(s *Sample, l layout.Layout, tree *layout.Tree, opts ProjectOptio
 	for i, e := range ents {
 		perm[i] = e.row
 	}
-	return perm, quantiles, nil
+	return perm, quantiles, rowLeaf, nil
 }
 
 // sortEnt is a sample row being sorted: its partition, its row number and
@@ -942,10 +968,82 @@ func permuteVals(vals []colVals, rowPart []int32, perm []int32) ([]colVals, []in
 
 // cut is how a partition is cut into projected files: files of which every one but the
 // last holds share of the partition's rows (the writer fills each file to the target
-// size before it opens the next, so the last holds the rest).
+// size before it opens the next, so the last holds the rest). A tree's partition is
+// cut leaf by leaf instead (leaves, in leaf order; files is then their sum).
 type cut struct {
+	files  int
+	share  float64
+	leaves []leafCut
+}
+
+// leafCut is how one leaf of a tree, in one partition, is cut: its rows, share of the
+// partition's, written alone into files of equal rows.
+type leafCut struct {
+	leaf  int32
 	files int
 	share float64
+}
+
+// leafRowCount is one leaf's sampled rows in one partition.
+type leafRowCount struct {
+	leaf int32
+	rows int
+}
+
+// leafRows counts the sampled rows of each leaf in each partition, leaves in order, from
+// perm (the layout's order: by partition, then leaf) and each row's leaf.
+func (s *Sample) leafRows(perm, rowLeaf []int32) [][]leafRowCount {
+	out := make([][]leafRowCount, len(s.Partitions))
+	for _, r := range perm {
+		pi, leaf := s.rowPart[r], rowLeaf[r]
+		lc := out[pi]
+		if n := len(lc); n > 0 && lc[n-1].leaf == leaf {
+			lc[n-1].rows++
+			continue
+		}
+		out[pi] = append(lc, leafRowCount{leaf: leaf, rows: 1})
+	}
+	return out
+}
+
+// leafCuts is cuts for a tree, as the rewriter's writer writes one: in each partition
+// every leaf's rows are written alone, into as many files of equal rows as make a file
+// nearest the target ([layout.LeafFilesFor]), its bytes taken as its share of the
+// partition's sampled rows. A partition without sampled rows is cut as cuts cuts it.
+func (s *Sample) leafCuts(dataRatio float64, target int64, leaves [][]leafRowCount) []cut {
+	out := s.cuts(dataRatio, target)
+	room := float64(target) - s.overheadAt(target)
+	for pi, lcs := range leaves {
+		if len(lcs) == 0 || s.PartitionRows[pi] == 0 {
+			continue
+		}
+		total := 0
+		for _, lc := range lcs {
+			total += lc.rows
+		}
+		data := max(float64(s.PartitionBytes[pi])-float64(s.PartitionFiles[pi])*s.overheadAt(target), 1) * dataRatio
+		c := cut{leaves: make([]leafCut, 0, len(lcs))}
+		for _, lc := range lcs {
+			share := float64(lc.rows) / float64(total)
+			n := layout.LeafFilesFor(data*share, room)
+			c.leaves = append(c.leaves, leafCut{leaf: lc.leaf, files: n, share: share})
+			c.files += n
+		}
+		out[pi] = c
+	}
+	return out
+}
+
+// fileShare is the share of a partition's rows file j of c holds.
+func (c cut) fileShare(j int) float64 {
+	for _, lc := range c.leaves {
+		if j < lc.files {
+			return lc.share / float64(lc.files)
+		}
+		j -= lc.files
+	}
+	_, share := c.span(j)
+	return share
 }
 
 // cuts returns each partition's cut for a rewrite that writes dataRatio × the bytes
@@ -1000,7 +1098,11 @@ func (c cut) span(j int) (from, share float64) {
 // statistics, each projected file carrying its partition's tuple for the partition
 // view; widen extends every file's rows by one sorted neighbour on each side within
 // its partition.
-func cutFiles(s *Sample, b *binding, vals []colVals, rowPart []int32, perm []int32, cuts []cut, widen bool) *fileSet {
+//
+// A tree's partition (a cut with leaves) is cut leaf by leaf, by leafOf (the leaf of
+// each row, indexed as vals): each leaf's rows among perm into its files of equal rows,
+// widened within the leaf, since no file holds rows of two leaves.
+func cutFiles(s *Sample, b *binding, vals []colVals, rowPart, leafOf []int32, perm []int32, cuts []cut, widen bool) *fileSet {
 	total := 0
 	for _, c := range cuts {
 		total += c.files
@@ -1010,7 +1112,7 @@ func cutFiles(s *Sample, b *binding, vals []colVals, rowPart []int32, perm []int
 	visited := make([]bool, len(cuts))
 	fi := 0
 	setSize := func(fi, pi, j int) {
-		_, share := cuts[pi].span(j)
+		share := cuts[pi].fileShare(j)
 		fs.size[fi] = int64(math.Round(share * float64(s.PartitionBytes[pi])))
 		fs.records[fi] = max(1, int64(math.Round(share*float64(s.PartitionRows[pi]))))
 		fileParts[fi] = pi
@@ -1025,6 +1127,39 @@ func cutFiles(s *Sample, b *binding, vals []colVals, rowPart []int32, perm []int
 		}
 		visited[pi] = true
 		c := cuts[pi]
+		fill := func(rows []int32) {
+			for ci := range b.cols {
+				trunc := s.metrics(b.cols[ci].name)
+				switch cd := fs.cols[ci].(type) {
+				case *colData[uint64]:
+					fillU64(cd, fi, &vals[ci], rows, fs.records[fi], trunc)
+				case *colData[string]:
+					fillStr(cd, fi, &vals[ci], rows, fs.records[fi], trunc)
+				}
+			}
+		}
+		if c.leaves != nil {
+			i, j := start, 0
+			for _, lc := range c.leaves {
+				a := i
+				for i < end && leafOf[perm[i]] == lc.leaf {
+					i++
+				}
+				m := i - a
+				for k := range lc.files {
+					x, z := a+k*m/lc.files, a+(k+1)*m/lc.files
+					if widen {
+						x, z = max(a, x-1), min(i, z+1)
+					}
+					setSize(fi, pi, j)
+					fill(perm[x:z])
+					fi++
+					j++
+				}
+			}
+			start = end
+			continue
+		}
 		m := float64(end - start)
 		for j := range c.files {
 			from, share := c.span(j)
@@ -1037,15 +1172,7 @@ func cutFiles(s *Sample, b *binding, vals []colVals, rowPart []int32, perm []int
 				a, z = max(start, a-1), min(end, z+1)
 			}
 			setSize(fi, pi, j)
-			for ci := range b.cols {
-				trunc := s.metrics(b.cols[ci].name)
-				switch cd := fs.cols[ci].(type) {
-				case *colData[uint64]:
-					fillU64(cd, fi, &vals[ci], perm[a:z], fs.records[fi], trunc)
-				case *colData[string]:
-					fillStr(cd, fi, &vals[ci], perm[a:z], fs.records[fi], trunc)
-				}
-			}
+			fill(perm[a:z])
 			fi++
 		}
 		start = end

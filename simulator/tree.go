@@ -62,8 +62,6 @@ type treeLearner struct {
 	key   [][]uint64
 	// mark is scratch for splitting a node's rows, one flag per sampled row.
 	mark []bool
-	// rank[c][r] is row r's position in the sample's order on tree column c.
-	rank [][]int32
 	// Set cuts (tree_set.go): dv[c][r] is row r's distinct value on tree column c (an
 	// index into dvKeys[c], -1 for a null or NaN), nil for a column set cuts are not
 	// tried on; sets[c] are the column's candidate sets.
@@ -107,9 +105,10 @@ type learnedNode struct {
 // sample: a rare predicate then reads one leaf of one file. The best cut (first in column
 // then value order on a tie) is taken and its sides are learned in turn; a node with no
 // cut of positive gain, or with fewer than twice MinLeafRows rows, is a leaf, sorted on
-// its sort column. A leaf sorted on the same column as the leaf before it runs in the
-// direction that starts nearest to where that one ended ([layout.TreeNode.Descending]),
-// so that the file the rewrite cuts across both stays narrow on that column.
+// its sort column, ascending: the rewrite writes every leaf into files of its own, split
+// into equal rows, so a leaf run the other way ([layout.TreeNode.Descending], which trees
+// learned before leaves had files of their own alternated) holds the same rows in each
+// file but for a row at a file's edge.
 //
 // The work is bounded: the sample is sorted once per tree column (rows × log rows ×
 // tree columns); each level of the tree then partitions those orders (rows × tree
@@ -163,13 +162,8 @@ func LearnTree(s *Sample, l layout.Layout, queries []Query, opts TreeOptions) (*
 		all[i] = int32(i)
 	}
 	sorted := make([][]int32, len(tl.cols))
-	tl.rank = make([][]int32, len(tl.cols))
 	for c := range tl.cols {
 		sorted[c] = tl.sortedOn(all, c)
-		tl.rank[c] = make([]int32, s.Rows)
-		for i, r := range sorted[c] {
-			tl.rank[c][r] = int32(i)
-		}
 	}
 	tl.mark = make([]bool, s.Rows)
 	root := tl.grow(sorted, 0)
@@ -626,22 +620,14 @@ func (tl *treeLearner) export(n *learnedNode) (*layout.TreeNode, error) {
 		}
 		return "", nil, fmt.Errorf("sample has no column %q: %w", bc.name, layout.ErrColumnNotFound)
 	}
-	prevSort, prevEnd := -1, 0
 	var walk func(n *learnedNode) (*layout.TreeNode, error)
 	walk = func(n *learnedNode) (*layout.TreeNode, error) {
 		if n.col < 0 {
-			// A file the rewrite cuts across this leaf and the one before holds the
-			// other's last rows and this one's first: when both are sorted on the
-			// same column, this leaf starts at whichever of its ends lies nearer
-			// (in the sample's order on the column) to where the other ended.
+			// Ascending: the rewrite writes each leaf into files of its own, so
+			// which way a leaf runs changes no file's rows (see
+			// layout.TreeNode.Descending).
 			col, _, err := name(n.sort)
-			lo, hi := tl.rankRange(n.rows, n.sort)
-			desc := prevSort == n.sort && abs(prevEnd-hi) < abs(prevEnd-lo)
-			prevSort, prevEnd = n.sort, hi
-			if desc {
-				prevEnd = lo
-			}
-			return &layout.TreeNode{SortColumn: col, Descending: desc, Rows: int64(len(n.rows))}, err
+			return &layout.TreeNode{SortColumn: col, Rows: int64(len(n.rows))}, err
 		}
 		col, typ, err := name(n.col)
 		if err != nil {
@@ -699,24 +685,6 @@ func (tl *treeLearner) rowValueKey(col string, r int32) ([]byte, error) {
 		return layout.ValueKey(rec.Column(idx[0]), at)
 	}
 	return nil, fmt.Errorf("sampled row %d out of range", r)
-}
-
-// rankRange is the least and greatest position of rows in the sample's order on tree
-// column c.
-func (tl *treeLearner) rankRange(rows []int32, c int) (lo, hi int) {
-	lo, hi = math.MaxInt, -1
-	for _, r := range rows {
-		p := int(tl.rank[c][r])
-		lo, hi = min(lo, p), max(hi, p)
-	}
-	return lo, hi
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
 }
 
 // literalValueKey encodes a typed literal as a value of Arrow type dt in the sort-key

@@ -20,6 +20,7 @@ import (
 	"github.com/floe-project/floe/internal/testlake"
 	"github.com/floe-project/floe/lake"
 	"github.com/floe-project/floe/layout"
+	"github.com/floe-project/floe/rewriter"
 	"github.com/floe-project/floe/simulator"
 )
 
@@ -141,9 +142,8 @@ func TestLearnTreeFindsTheKnownCuts(t *testing.T) {
 // TestLearnTreeStretchesARareLiteral learns a tree for ranges of n and amount > 890,
 // true of about 1% of the rows, fewer than a file: the cut at 890 would leave a side
 // smaller than MinLeafRows, so the learner cuts where the top MinLeafRows amounts
-// begin, and the query reads that one leaf. The leaf beside it, sorted on n over the
-// same range, runs descending, so that a file cut across both holds the top of n from
-// each.
+// begin, and the query reads that one leaf. Both leaves are sorted on n, ascending: the
+// rewrite writes each into files of its own.
 func TestLearnTreeStretchesARareLiteral(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	rows := randomRows(rng, 4000, 0, 0, 29, false, regions)
@@ -182,7 +182,7 @@ func TestLearnTreeStretchesARareLiteral(t *testing.T) {
 	require.Equal(t, "n", root.Left.SortColumn)
 	require.Equal(t, "n", root.Right.SortColumn)
 	require.False(t, root.Left.Descending)
-	require.True(t, root.Right.Descending, "the second leaf starts where the first ends, at the top of n")
+	require.False(t, root.Right.Descending, "every leaf's files are its own: no leaf need run the other way")
 
 	// Without the rare query, nothing pays for a cut.
 	plain, err := simulator.LearnTree(s, l, qs[:10], simulator.TreeOptions{MinLeafRows: 500})
@@ -224,16 +224,17 @@ func TestLearnTreeErrors(t *testing.T) {
 }
 
 // TestTreeProjectionMatchesRewrite projects a tree learned on one draw of a workload for
-// another draw, rewrites the table in the projected order (rows ordered by the keys of the
-// tree the projection learned, cut into its file count) and requires the projected skip
-// rate within 2 pp of what iceberg-go's planning measures on the rewritten table.
+// another draw, rewrites the table into the tree the projection learned with the
+// rewriter (each leaf's rows in files of their own) and requires the projected skip rate
+// within 2 pp of what iceberg-go's planning measures on the rewritten table, and the
+// projected file count within one a leaf of the files written.
 func TestTreeProjectionMatchesRewrite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes several real tables")
 	}
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(42, 1))
-	w, rows, _, st, total := arrivalTable(t, rng)
+	_, _, _, st, total := arrivalTable(t, rng)
 	sc := testlake.ArrowSchema(t, st.Table)
 	target := total/16 + 1
 	train, eval := accuracyWorkload(rng), accuracyWorkload(rng)
@@ -251,7 +252,13 @@ func TestTreeProjectionMatchesRewrite(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("tree: %d leaves, depth %d; z-order projected %.1f%%", learned.Leaves(), learned.Depth(), projs[1].SkippedPct)
 	require.Greater(t, learned.Leaves(), 4)
-	actual := writeOrderedWith(t, w, "rewritten_tree", rows, tree, layout.EncoderOptions{Tree: learned}, p.FilesAfter)
+	copts := rewriter.CompactOptions{Layout: tree, Tree: learned, TargetFileSizeBytes: target}
+	plan, err := rewriter.PlanCompaction(st, copts)
+	require.NoError(t, err)
+	res, err := rewriter.Compact(ctx, st, plan, copts)
+	require.NoError(t, err)
+	actual := res.Table
+	require.InDelta(t, p.FilesAfter, res.FilesOut, float64(learned.Leaves()), "files projected and written")
 	m, err := simulator.Measure(ctx, actual, eval)
 	require.NoError(t, err)
 	t.Logf("%s projected %5.1f%% ± %.1f (bias %.1f, sample %d rows, bound ratio %.2f) measured %5.1f%% over %d files",
