@@ -382,3 +382,37 @@ func rowGroups(t *testing.T, f iceberg.DataFile) int {
 	defer rdr.Close()
 	return rdr.NumRowGroups()
 }
+
+// A file the check's own read does not take — here one written before a
+// field was added to a struct, which iceberg-go projects — is read by
+// iceberg-go's scan, and readBack's digest of both kinds of file together
+// is the scan's of them all.
+func TestReadBackLeavesEvolvedStructsToTheScan(t *testing.T) {
+	w := testlake.NewLocal(t)
+	sc := iceberg.NewSchema(0,
+		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+		iceberg.NestedField{ID: 2, Name: "low", Type: iceberg.PrimitiveTypes.String},
+		iceberg.NestedField{ID: 3, Name: "st", Type: &iceberg.StructType{FieldList: []iceberg.NestedField{
+			{ID: 4, Name: "a", Type: iceberg.PrimitiveTypes.Int32},
+		}}},
+	)
+	tbl := w.CreateTable(t, "db", "t", sc, nil, iceberg.Properties{table.PropertyFormatVersion: "2"}, nil)
+	tbl = appendRows(t, tbl, 0, 4000)
+	tx := tbl.NewTransaction()
+	u := tx.UpdateSchema(true, false)
+	u.AddColumn([]string{"st", "b"}, iceberg.PrimitiveTypes.String, "", false, nil)
+	require.NoError(t, u.Commit())
+	tbl, err := tx.Commit(t.Context())
+	require.NoError(t, err)
+	tbl = appendRows(t, tbl, 1, 4000)
+	_, files := tableFiles(t, tbl)
+	require.Len(t, files, 2)
+
+	want, err := DigestTasks(t.Context(), tbl, fileTasks(files), 1, 0)
+	require.NoError(t, err)
+	got, own, err := readBack(t.Context(), tbl, files, 2, 2, 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, own, "the own read takes the file of the current schema only")
+	require.Equal(t, want, got)
+	require.Equal(t, int64(8000), got.Rows)
+}
