@@ -137,13 +137,18 @@ func digesting(records iter.Seq2[arrow.RecordBatch, error], d *rowsum.Digest) it
 // to inherit from, and DigestTasks, given tasks without FirstRowID and
 // DataSequenceNumber as here, reads them the same way.
 //
-// Where the check's CPU went before it had its own read (issue 47;
-// bench/rewrite, 2M rows sorted, one CPU profile): of about 0.9 CPU-s,
-// 0.56 was iceberg-go decoding the outputs (0.27 of it materializing the
-// dictionary-coded strings as plain strings, value by value through arrow's
-// BinaryBuilder; 0.14 zstd), and 0.36 hashing (internal/rowsum), 0.24 of
-// it the rows read back and 0.12 the rows read. docs/rewriter-profile.md
-// has the split since.
+// Where the check's CPU goes (issue 47; bench/rewrite, 2M rows sorted,
+// one CPU profile of floe alone before and after, both on a loaded
+// machine): 0.93 CPU-s through iceberg-go's scan, 0.77 with the own read.
+// Of the 0.77, reading back is 0.57: 0.18 zstd, about 0.2 the rest of
+// arrow-go's decoding (the high-cardinality strings, which fall back to
+// plain pages, still go value by value through a BinaryBuilder, as in any
+// Arrow read), 0.18 hashing; the other 0.20 is hashing the rows read.
+// Before, iceberg-go's decode had materialized every dictionary-coded
+// string as a plain string (0.27 CPU-s of 0.9 in an earlier profile) for
+// the digest to hash each again. In the full benchmark (10M rows, make
+// bench-rewrite) the check went from 0.49–0.51 to 0.38–0.41 CPU-s per
+// million rows; docs/rewriter-profile.md has the split of the latest run.
 func readBack(ctx context.Context, tbl *table.Table, files []iceberg.DataFile, workers, par, batchRows int) (rowsum.Sum, int, error) {
 	workers = max(workers, 1)
 	var (
