@@ -60,9 +60,11 @@
 //
 // Content is checked, so nothing is changed silently: every live row read
 // (deletes applied) is digested as the read yields it, before anything else
-// sees it, and once the output files are closed they are read back through
-// iceberg-go's scan, as an engine reads them (columns by field id, on the Go
-// allocator, not the [PagePool]), and digested the same way. The digest
+// sees it, and once the output files are closed they are read back as an
+// engine reads them (columns by field id, on the Go allocator, not the
+// [PagePool]) by the check's own Parquet read, which keeps dictionary-coded
+// strings coded (checkReader; iceberg-go's scan for a file it does not
+// take), and digested the same way. The digest
 // (internal/rowsum) is a row count, the sum and xor of one hash per row and
 // one sum per column, all order independent, so a sort or a clustering
 // changes nothing of it while a changed byte, a lost or duplicated row or

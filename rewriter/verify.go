@@ -85,6 +85,9 @@ type Evidence struct {
 	// to them); Outputs the files written and kept.
 	Inputs  []EvidenceInput  `json:"inputs"`
 	Outputs []EvidenceOutput `json:"outputs"`
+	// OwnReads is how many of the outputs the check read back with its
+	// own Parquet read (see readBack); iceberg-go's scan read the others.
+	OwnReads int `json:"own_reads"`
 }
 
 // EvidenceInput is one input data file of a failed rewrite.
@@ -121,28 +124,58 @@ func digesting(records iter.Seq2[arrow.RecordBatch, error], d *rowsum.Digest) it
 }
 
 // readBack digests the rows of files, read as any Iceberg reader reads
-// them (see [DigestTasks]).
+// them: by the check's own Parquet read ([checkReader]), which keeps
+// dictionary-coded strings coded, and where it does not take a file by
+// iceberg-go's scan ([DigestTasks]); the two digest a file alike (the
+// tests hold them to it). At most workers files are decoded at once, a
+// file's columns on goroutines of their own when that leaves cores of
+// par idle. It returns how many files the check's own read took.
 //
-// Where the check's CPU goes (issue 47; bench/rewrite, 2M rows sorted, one
-// CPU profile): of about 0.9 CPU-s, 0.56 is iceberg-go decoding the outputs
-// here (0.27 of it materializing the dictionary-coded strings as plain
-// strings, value by value through arrow's BinaryBuilder; 0.14 zstd), and
-// 0.36 is hashing (internal/rowsum), 0.24 of it the rows read back and 0.12
-// the rows read. The decode is iceberg-go's own, as it must be for the
-// check to be independent of the rewriter's reader, and iceberg-go's scan
-// offers no dictionary reads (v0.7.0 asks pqarrow for them only on
-// position delete files): reading the strings coded would be the next
-// saving, through iceberg-go.
-func readBack(ctx context.Context, tbl *table.Table, files []iceberg.DataFile, workers, batchRows int) (rowsum.Sum, error) {
-	tasks := make([]table.FileScanTask, len(files))
-	for i, f := range files {
+// On a table with row lineage the files' _row_id and
+// _last_updated_sequence_number are digested as stored, null where a file
+// stores none: the files are not committed, so there is no manifest entry
+// to inherit from, and DigestTasks, given tasks without FirstRowID and
+// DataSequenceNumber as here, reads them the same way.
+//
+// Where the check's CPU goes (issue 47; bench/rewrite, 2M rows sorted,
+// one CPU profile of floe alone before and after, both on a loaded
+// machine): 0.93 CPU-s through iceberg-go's scan, 0.77 with the own read.
+// Of the 0.77, reading back is 0.57: 0.18 zstd, about 0.2 the rest of
+// arrow-go's decoding (the high-cardinality strings, which fall back to
+// plain pages, still go value by value through a BinaryBuilder, as in any
+// Arrow read), 0.18 hashing; the other 0.20 is hashing the rows read.
+// Before, iceberg-go's decode had materialized every dictionary-coded
+// string as a plain string (0.27 CPU-s of 0.9 in an earlier profile) for
+// the digest to hash each again. In the full benchmark (10M rows, make
+// bench-rewrite) the check went from 0.49–0.51 to 0.38–0.41 CPU-s per
+// million rows; docs/rewriter-profile.md has the split of the latest run.
+func readBack(ctx context.Context, tbl *table.Table, files []iceberg.DataFile, workers, par, batchRows int) (rowsum.Sum, int, error) {
+	workers = max(workers, 1)
+	var (
+		s    rowsum.Sum
+		rest = files
+	)
+	r, err := newCheckReader(ctx, tbl, batchRows, workers < par)
+	if err != nil {
+		return s, 0, fmt.Errorf("read back %d output files: %w", len(files), err)
+	}
+	if r != nil {
+		if s, rest, err = r.digest(ctx, files, workers); err != nil {
+			return s, 0, fmt.Errorf("read back %d output files: %w", len(files), err)
+		}
+	}
+	if len(rest) == 0 {
+		return s, len(files), nil
+	}
+	tasks := make([]table.FileScanTask, len(rest))
+	for i, f := range rest {
 		tasks[i] = table.FileScanTask{File: f, Start: 0, Length: f.FileSizeBytes()}
 	}
-	s, err := DigestTasks(ctx, tbl, tasks, workers, batchRows)
+	scanned, err := DigestTasks(ctx, tbl, tasks, workers, batchRows)
 	if err != nil {
-		return s, fmt.Errorf("read back %d output files: %w", len(files), err)
+		return s, 0, fmt.Errorf("read back %d output files: %w", len(rest), err)
 	}
-	return s, nil
+	return s.Plus(scanned), len(files) - len(rest), nil
 }
 
 // DigestTasks digests the live rows of tasks (their deletes applied) as
@@ -204,13 +237,14 @@ func verifyContent(ctx context.Context, tbl *table.Table, tasks []table.FileScan
 	}
 	var (
 		written rowsum.Sum
+		own     int
 		err     error
 	)
 	// Labelled for CPU profiles: the scan's workers that decode the
 	// outputs inherit the label, where their stacks do not show this
 	// function (see [ProfileLabelPhase]).
 	pprof.Do(ctx, pprof.Labels(ProfileLabelPhase, ProfilePhaseVerify), func(ctx context.Context) {
-		written, err = readBack(ctx, tbl, files, readWorkers(maxOut, run.par, opts.MemoryBytes), run.batchRows)
+		written, own, err = readBack(ctx, tbl, files, readWorkers(maxOut, run.par, opts.MemoryBytes), run.par, run.batchRows)
 	})
 	check.Duration = time.Since(start)
 	if err != nil {
@@ -231,7 +265,7 @@ func verifyContent(ctx context.Context, tbl *table.Table, tasks []table.FileScan
 	}
 	err = fmt.Errorf("%s, written from %d inputs, read back as %s, read as %s: %s: %w",
 		where, len(tasks), written, read, diff, ErrContentMismatch)
-	ev := Evidence{Table: tbl.Location(), RunID: opts.RunID, Partition: run.partPath, At: time.Now().UTC(), Error: err.Error(), Check: check}
+	ev := Evidence{Table: tbl.Location(), RunID: opts.RunID, Partition: run.partPath, At: time.Now().UTC(), Error: err.Error(), Check: check, OwnReads: own}
 	for _, t := range tasks {
 		in := EvidenceInput{Path: t.File.FilePath(), Records: t.File.Count()}
 		for _, d := range t.DeleteFiles {

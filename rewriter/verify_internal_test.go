@@ -94,6 +94,7 @@ func TestContentCheckStopsATamperedRewrite(t *testing.T) {
 			require.NoError(t, json.Unmarshal(body, &ev))
 			require.Len(t, ev.Inputs, 6)
 			require.NotEmpty(t, ev.Outputs)
+			require.Equal(t, len(ev.Outputs), ev.OwnReads, "the check's own read took every output")
 			require.False(t, ev.Check.Read.Equal(ev.Check.Written))
 			require.Equal(t, int64(30_000), ev.Check.Read.Rows)
 			for _, o := range ev.Outputs {

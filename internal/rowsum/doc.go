@@ -15,8 +15,10 @@
 // batch read one way and its rows read back another way digest alike:
 //
 //   - a dictionary-encoded column hashes as its values (the rewriter reads
-//     low-cardinality strings as dictionary indices, the writer's files read
-//     back as plain strings);
+//     low-cardinality strings as dictionary indices, and its content check
+//     reads them back so where a file's pages are all dictionary-encoded,
+//     while iceberg-go's scan gives plain strings): the dictionary's values
+//     are hashed once per batch and each row looks its hash up;
 //   - string, large string, binary, large binary and their view types hash
 //     alike, as do the integer widths of one signedness; an extension type
 //     (uuid) hashes as its storage;
