@@ -23,7 +23,8 @@ type Workload struct {
 	Templates []string
 	// Candidates are the layouts evaluated by default on this workload: current, binpack, a
 	// sort on the top column and on the top two, and z-order and Hilbert on the top two
-	// (top by how many templates filter on the column).
+	// (top by how many templates filter on the column); on the lineitem, skewed and fleet
+	// shapes also a tree over the columns the workload filters on.
 	Candidates []string
 	// SQL draws perTemplate rounds of the templates with parameters seeded by seed, as
 	// ';'-separated Trino SQL against bench.<tableName> of a table of rows rows.
@@ -70,6 +71,7 @@ var TPCH = Workload{
 		"sort(l_shipdate, l_quantity)",
 		"zorder(l_shipdate, l_quantity)",
 		"hilbert(l_shipdate, l_quantity)",
+		"tree(l_shipdate, l_quantity, l_discount, l_receiptdate, l_shipmode, l_returnflag, l_shipinstruct)",
 	},
 	SQL:       tpchSQL,
 	schema:    Schema,
@@ -94,6 +96,7 @@ var Mixed = Workload{
 		"sort(l_shipdate, l_partkey)",
 		"zorder(l_shipdate, l_partkey)",
 		"hilbert(l_shipdate, l_partkey)",
+		"tree(l_shipdate, l_partkey, l_orderkey, l_quantity, l_discount, l_receiptdate, l_shipmode)",
 	},
 	SQL:       mixedSQL,
 	schema:    Schema,
