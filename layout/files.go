@@ -24,6 +24,26 @@ func FilesFor(data, room float64) int {
 	return max(1, int(math.Ceil(data/room-TailAllowance-1e-9)))
 }
 
+// LeafPackBelow is the share of a target file below which a leaf of a tree, in one
+// partition, is packed with its neighbours instead of written into files of its own
+// ([LeafPacked]).
+const LeafPackBelow = 0.75
+
+// LeafPacked reports whether a leaf of a tree whose rows in one partition held
+// leafBytes today (their input bytes) is packed: written with the small leaves next to
+// it, in leaf order, into files cut at the target size, rather than alone. A tree is
+// learned on the whole table with leaves of at least a file, but a partitioned table
+// holds a slice of each leaf in each partition: a tree of 18 leaves over 8 days would
+// write 144 files where 42 hold the rows, each far below the target (the small files
+// floe exists to remove). Packed, a file holds several whole small leaves (its min/max
+// spans them, as a sort's file spans its values) and only leaves of three quarters of a
+// file or more get files of their own. The rewriter's writer and the simulator's
+// projection decide it alike, from the bytes the rows held before the rewrite, which
+// both know before a byte is written.
+func LeafPacked(leafBytes, target float64) bool {
+	return leafBytes < LeafPackBelow*target
+}
+
 // LeafFilesFor is how many files a rewrite into a tree writes for one leaf of data
 // bytes, files of room bytes each: the leaf's rows are written alone and split into
 // files of equal rows, as many as make a file's size nearest to room (a leaf of 2.3

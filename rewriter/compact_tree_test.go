@@ -413,3 +413,79 @@ func fileLeaves(t *testing.T, path string, l layout.Layout, tree *layout.Tree) m
 	require.NoError(t, rr.Err())
 	return out
 }
+
+// TestCompactTreePacksSmallLeaves: a tree learned on a whole table slices each leaf by
+// partition, and a leaf's slice may be far below a file. Such leaves are packed with
+// their neighbours into files cut at the target size (layout.LeafPacked), as the
+// simulator projects, instead of one small file each: a tree of leaves a quarter of a
+// file each writes about the files a sort does, most holding several leaves, and no
+// more than one file of each partition is below three quarters of the target.
+func TestCompactTreePacksSmallLeaves(t *testing.T) {
+	ctx := context.Background()
+	tt := fillTwins(t)
+	st := tt.state(t, tt.tbl)
+	l, err := layout.Parse("tree(id, v)")
+	require.NoError(t, err)
+	sc, err := table.SchemaToArrowSchema(st.Metadata.CurrentSchema(), nil, true, false)
+	require.NoError(t, err)
+	const target = 16 << 10
+	var bytes, rows int64
+	for _, f := range st.DataFiles {
+		bytes += f.SizeBytes
+		rows += f.Records
+	}
+	perLeaf := int64(float64(target) / (float64(bytes) / float64(rows)) / 4) // ids a leaf: a quarter of a file
+	var cuts []int64
+	for id := perLeaf; id < 20_000; id += perLeaf {
+		cuts = append(cuts, id)
+	}
+	for id := 100_000 + perLeaf; id < 112_000; id += perLeaf {
+		cuts = append(cuts, id)
+	}
+	key := func(v int64) []byte {
+		b := array.NewInt64Builder(memory.DefaultAllocator)
+		defer b.Release()
+		b.Append(v)
+		arr := b.NewArray()
+		defer arr.Release()
+		k, err := layout.ValueKey(arr, 0)
+		require.NoError(t, err)
+		return k
+	}
+	var build func(cs []int64) *layout.TreeNode
+	build = func(cs []int64) *layout.TreeNode {
+		if len(cs) == 0 {
+			return &layout.TreeNode{SortColumn: "v"}
+		}
+		m := len(cs) / 2
+		return &layout.TreeNode{Cut: &layout.TreeCut{Column: "id", Value: key(cs[m])}, Left: build(cs[:m]), Right: build(cs[m+1:])}
+	}
+	tree, err := layout.NewTree(sc, build(cuts))
+	require.NoError(t, err)
+	t.Logf("%d leaves of about %d ids, %.0f bytes a row today", tree.Leaves(), perLeaf, float64(bytes)/float64(rows))
+	opts := rewriter.CompactOptions{Layout: l, Tree: tree, TargetFileSizeBytes: target, Commit: rewriter.CommitOptions{Sleep: instantSleep}}
+	plan, err := rewriter.PlanCompaction(st, opts)
+	require.NoError(t, err)
+	res, err := rewriter.Compact(ctx, st, plan, opts)
+	require.NoError(t, err)
+	tt.tbl = res.Table
+	tt.requireSameRows(t)
+
+	after := tt.state(t, tt.tbl)
+	files, small, shared := map[string]int{}, map[string]int{}, 0
+	for _, f := range after.DataFiles {
+		files[f.PartitionKey]++
+		if f.SizeBytes < target*3/4 {
+			small[f.PartitionKey]++
+		}
+		if len(fileLeaves(t, f.Path, l, tree)) >= 3 {
+			shared++
+		}
+	}
+	t.Logf("files by partition %v, small %v, %d of %d holding three leaves or more", files, small, shared, len(after.DataFiles))
+	require.Greater(t, tree.Leaves(), 3*len(after.DataFiles), "several leaves a file, not a file a leaf")
+	require.Greater(t, shared, len(after.DataFiles)/2, "most files hold several whole leaves")
+	for part, n := range small {
+		require.LessOrEqual(t, n, 1, "partition %s: only a run's last file is small", part)
+	}
+}

@@ -383,6 +383,21 @@ type groupRun struct {
 	split *specSplitter
 }
 
+// inputPerRow is the bytes a row of tasks' data files holds, on average:
+// what a tree's writer packs small leaves by (layout.LeafPacked), as the
+// simulator does from the partition's bytes.
+func inputPerRow(tasks []table.FileScanTask) float64 {
+	var bytes, rows int64
+	for _, t := range tasks {
+		bytes += t.File.FileSizeBytes()
+		rows += t.File.Count()
+	}
+	if rows == 0 {
+		return 0
+	}
+	return float64(bytes) / float64(rows)
+}
+
 // rewriteGroupOnce reads, sorts and writes the group once, filling stats'
 // sort and writer figures. On error the files written are removed.
 func rewriteGroupOnce(ctx context.Context, tbl *table.Table, tasks []table.FileScanTask, opts GroupOptions, run groupRun, stats *GroupStats) ([]iceberg.DataFile, error) {
@@ -430,6 +445,7 @@ func rewriteGroupOnce(ctx context.Context, tbl *table.Table, tasks []table.FileS
 			// Read once the first sorted rows arrive: the sort has
 			// keyed, and counted, every row by then.
 			cw.leafRows = func() []int64 { return sorter.leafRows }
+			cw.inputPerRow = inputPerRow(tasks)
 		}
 		w = cw
 	}

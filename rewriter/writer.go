@@ -223,6 +223,12 @@ type Writer struct {
 	leafRows func() []int64
 	leaf     int32
 	leafLeft int64
+	// inputPerRow is the bytes a row of the group held in its input files,
+	// by which a leaf too small for files of its own is packed with its
+	// neighbours (layout.LeafPacked); leafPacked says the leaf being
+	// written is.
+	inputPerRow float64
+	leafPacked  bool
 
 	// codes, when set (useCodes), are the columns that reach the writer
 	// as dictionary codes; codedSch is arrowSch with those columns int32.
@@ -254,6 +260,9 @@ type openFile struct {
 	// outside a tree.
 	leafRest int64
 	cap      int64
+	// packed: the file holds small leaves of a tree, packed and cut at
+	// the target size (layout.LeafPacked).
+	packed bool
 }
 
 // NewWriter prepares a writer for tbl. It opens no file until the first
@@ -553,11 +562,6 @@ func (w *Writer) startLeaf(leaf int32) error {
 	if leaf < w.leaf {
 		return fmt.Errorf("%w: rows of leaf %d came after leaf %d", ErrInvariant, leaf, w.leaf)
 	}
-	if w.cur != nil && w.cur.rows > 0 {
-		if err := w.closeFile(); err != nil {
-			return err
-		}
-	}
 	counts := w.leafRows()
 	if int(leaf) >= len(counts) || counts[leaf] <= 0 {
 		return fmt.Errorf("%w: rows of leaf %d, which the sort counted no rows in", ErrInvariant, leaf)
@@ -565,7 +569,15 @@ func (w *Writer) startLeaf(leaf int32) error {
 	if w.leaf >= 0 && w.leafLeft != 0 {
 		return fmt.Errorf("%w: leaf %d ended with %d of the rows the sort counted in it not written", ErrInvariant, w.leaf, w.leafLeft)
 	}
-	w.leaf, w.leafLeft = leaf, counts[leaf]
+	packed := w.inputPerRow > 0 && layout.LeafPacked(float64(counts[leaf])*w.inputPerRow, float64(w.target))
+	// A small leaf after small leaves goes on in their file; every other
+	// leaf starts a file of its own.
+	if w.cur != nil && w.cur.rows > 0 && !(packed && w.cur.packed) {
+		if err := w.closeFile(); err != nil {
+			return err
+		}
+	}
+	w.leaf, w.leafLeft, w.leafPacked = leaf, counts[leaf], packed
 	return nil
 }
 
@@ -798,7 +810,10 @@ func (w *Writer) open() error {
 		return errors.Join(fmt.Errorf("start parquet file %s: %w", p, err), out.Close(), w.remove(p))
 	}
 	w.cur = &openFile{path: p, out: out, counter: cw, pw: pw}
-	if w.leaf >= 0 {
+	switch {
+	case w.leaf >= 0 && w.leafPacked:
+		w.cur.packed = true // cut at the target size, as any layout's file
+	case w.leaf >= 0:
 		w.cur.leafRest = w.leafLeft
 		w.settleCap(w.cur)
 	}

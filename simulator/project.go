@@ -976,12 +976,13 @@ type cut struct {
 	leaves []leafCut
 }
 
-// leafCut is how one leaf of a tree, in one partition, is cut: its rows, share of the
-// partition's, written alone into files of equal rows.
+// leafCut is how one leaf of a tree, in one partition, is cut — or a run of small leaves
+// packed together ([layout.LeafPacked]), leaf to last: their rows, share of the
+// partition's, written into files of equal rows.
 type leafCut struct {
-	leaf  int32
-	files int
-	share float64
+	leaf, last int32
+	files      int
+	share      float64
 }
 
 // leafRowCount is one leaf's sampled rows in one partition.
@@ -1009,7 +1010,10 @@ func (s *Sample) leafRows(perm, rowLeaf []int32) [][]leafRowCount {
 // leafCuts is cuts for a tree, as the rewriter's writer writes one: in each partition
 // every leaf's rows are written alone, into as many files of equal rows as make a file
 // nearest the target ([layout.LeafFilesFor]), its bytes taken as its share of the
-// partition's sampled rows. A partition without sampled rows is cut as cuts cuts it.
+// partition's sampled rows; consecutive leaves too small for a file of their own
+// ([layout.LeafPacked], by their share of the partition's bytes today) are packed into
+// files cut at the target size ([layout.FilesFor]). A partition without sampled rows is
+// cut as cuts cuts it.
 func (s *Sample) leafCuts(dataRatio float64, target int64, leaves [][]leafRowCount) []cut {
 	out := s.cuts(dataRatio, target)
 	room := float64(target) - s.overheadAt(target)
@@ -1023,12 +1027,30 @@ func (s *Sample) leafCuts(dataRatio float64, target int64, leaves [][]leafRowCou
 		}
 		data := max(float64(s.PartitionBytes[pi])-float64(s.PartitionFiles[pi])*s.overheadAt(target), 1) * dataRatio
 		c := cut{leaves: make([]leafCut, 0, len(lcs))}
+		var run *leafCut // the small leaves packed so far
+		endRun := func() {
+			if run != nil {
+				run.files = layout.FilesFor(data*run.share, room)
+				c.leaves = append(c.leaves, *run)
+				c.files += run.files
+				run = nil
+			}
+		}
 		for _, lc := range lcs {
 			share := float64(lc.rows) / float64(total)
+			if layout.LeafPacked(float64(s.PartitionBytes[pi])*share, float64(target)) {
+				if run == nil {
+					run = &leafCut{leaf: lc.leaf}
+				}
+				run.last, run.share = lc.leaf, run.share+share
+				continue
+			}
+			endRun()
 			n := layout.LeafFilesFor(data*share, room)
-			c.leaves = append(c.leaves, leafCut{leaf: lc.leaf, files: n, share: share})
+			c.leaves = append(c.leaves, leafCut{leaf: lc.leaf, last: lc.leaf, files: n, share: share})
 			c.files += n
 		}
+		endRun()
 		out[pi] = c
 	}
 	return out
@@ -1142,7 +1164,7 @@ func cutFiles(s *Sample, b *binding, vals []colVals, rowPart, leafOf []int32, pe
 			i, j := start, 0
 			for _, lc := range c.leaves {
 				a := i
-				for i < end && leafOf[perm[i]] == lc.leaf {
+				for i < end && leafOf[perm[i]] <= lc.last {
 					i++
 				}
 				m := i - a

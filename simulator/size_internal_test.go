@@ -273,12 +273,13 @@ func TestCutsCountOverhead(t *testing.T) {
 
 // TestLeafCutsSplitEachLeaf checks a tree's cut: in a partition of 100,000 bytes of rows
 // (10 sampled rows, files of 40,000) whose leaves hold 2, 5 and 3 of the sampled rows,
-// each leaf is its own files, as many as make a file nearest the target (20,000 bytes:
-// one; 50,000: one of 1.25 targets beats two of 0.63; 30,000: one), each file its leaf's
-// share split equally; a partition without sampled rows is cut as a sort's; the size
-// model's bytes move the counts leaf by leaf (2.5 times the bytes: 50,000 in the first
-// leaf stays one file, 125,000 in the middle one is three of 1.04 targets, 75,000 in the
-// last two of 0.94).
+// the leaves of three quarters of a file or more are their own files, as many as make a
+// file nearest the target (50,000: one of 1.25 targets beats two of 0.63; 30,000: one),
+// each file its leaf's share split equally, and the first (20,000 bytes today, half a
+// file) is packed as small leaves are; a partition without sampled rows is cut as a
+// sort's; the size model's bytes move the counts leaf by leaf (2.5 times the bytes:
+// 50,000 in the packed first leaf is two files cut at the target, 125,000 in the middle
+// one three of 1.04 targets, 75,000 in the last two of 0.94).
 func TestLeafCutsSplitEachLeaf(t *testing.T) {
 	s := &Sample{Partitions: []string{"d=1", "d=2"}, PartitionBytes: []int64{100_000, 90_000}, PartitionRows: []int64{1000, 900},
 		PartitionFiles: []int{4, 3}, Rows: 10, rowPart: make([]int32, 10)}
@@ -287,16 +288,35 @@ func TestLeafCutsSplitEachLeaf(t *testing.T) {
 	leaves := s.leafRows(perm, rowLeaf)
 	require.Equal(t, [][]leafRowCount{{{0, 2}, {1, 5}, {2, 3}}, nil}, leaves)
 	c := s.leafCuts(1, 40_000, leaves)
-	require.Equal(t, []leafCut{{0, 1, 0.2}, {1, 1, 0.5}, {2, 1, 0.3}}, c[0].leaves)
+	require.Equal(t, []leafCut{{0, 0, 1, 0.2}, {1, 1, 1, 0.5}, {2, 2, 1, 0.3}}, c[0].leaves)
 	require.Equal(t, 3, c[0].files)
 	require.Nil(t, c[1].leaves)
 	require.Equal(t, s.cuts(1, 40_000)[1], c[1], "no sampled rows: cut as a sort's")
 	big := s.leafCuts(2.5, 40_000, leaves)[0]
-	require.Equal(t, []int{1, 3, 2}, []int{big.leaves[0].files, big.leaves[1].files, big.leaves[2].files})
-	require.Equal(t, 6, big.files)
+	require.Equal(t, []int{2, 3, 2}, []int{big.leaves[0].files, big.leaves[1].files, big.leaves[2].files})
+	require.Equal(t, 7, big.files)
 	var shares []float64
 	for j := range big.files {
 		shares = append(shares, big.fileShare(j))
 	}
-	require.InDeltaSlice(t, []float64{0.2, 0.5 / 3, 0.5 / 3, 0.5 / 3, 0.15, 0.15}, shares, 1e-12)
+	require.InDeltaSlice(t, []float64{0.1, 0.1, 0.5 / 3, 0.5 / 3, 0.5 / 3, 0.15, 0.15}, shares, 1e-12)
+}
+
+// TestLeafCutsPackSmallLeaves: leaves of less than three quarters of a file in a
+// partition (a tree learned on the whole table, sliced by day) are packed with their
+// neighbours, in leaf order, into files cut at the target size, not written one small
+// file each: of leaves of 10,000, 10,000, 10,000, 50,000 and 20,000 bytes at 40,000 a
+// file, the first three are one file, the fourth its own, the last one more.
+func TestLeafCutsPackSmallLeaves(t *testing.T) {
+	s := &Sample{Partitions: []string{"d=1"}, PartitionBytes: []int64{100_000}, PartitionRows: []int64{1000},
+		PartitionFiles: []int{4}, Rows: 10, rowPart: make([]int32, 10)}
+	rowLeaf := []int32{0, 1, 2, 3, 3, 3, 3, 3, 4, 4}
+	c := s.leafCuts(1, 40_000, s.leafRows(identity(10), rowLeaf))[0]
+	require.Len(t, c.leaves, 3)
+	for i, want := range []leafCut{{0, 2, 1, 0.3}, {3, 3, 1, 0.5}, {4, 4, 1, 0.2}} {
+		got := c.leaves[i]
+		require.Equal(t, [3]int{int(want.leaf), int(want.last), want.files}, [3]int{int(got.leaf), int(got.last), got.files}, "segment %d", i)
+		require.InDelta(t, want.share, got.share, 1e-12, "segment %d", i)
+	}
+	require.Equal(t, 3, c.files)
 }
