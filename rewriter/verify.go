@@ -147,7 +147,7 @@ func digesting(records iter.Seq2[arrow.RecordBatch, error], d *rowsum.Digest) it
 // Before, iceberg-go's decode had materialized every dictionary-coded
 // string as a plain string (0.27 CPU-s of 0.9 in an earlier profile) for
 // the digest to hash each again. In the full benchmark (10M rows, make
-// bench-rewrite) the check went from 0.49–0.51 to 0.38–0.41 CPU-s per
+// bench-rewrite) the check went from 0.49–0.51 to 0.38–0.42 CPU-s per
 // million rows; docs/rewriter-profile.md has the split of the latest run.
 func readBack(ctx context.Context, tbl *table.Table, files []iceberg.DataFile, workers, par, batchRows int) (rowsum.Sum, int, error) {
 	workers = max(workers, 1)
