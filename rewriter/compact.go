@@ -348,15 +348,18 @@ func PlanCompaction(st *lake.State, opts CompactOptions) (CompactPlan, error) {
 		case opts.Layout.Strategy == layout.StrategyTree && nDel == 0:
 			// New rows are routed into the leaves the table's files are
 			// in already: only files not in the tree are rewritten, with
-			// the small ones (two or more) and the oversized, so a table
-			// appended to is re-clustered at the cost of its appends, not
-			// of the whole partition.
+			// the oversized, so a table appended to is re-clustered at the
+			// cost of its appends, not of the whole partition. A small
+			// file in the tree is the tree's own shape (a leaf's slice
+			// below a file, the end of a run of packed leaves): rewritten,
+			// its rows would land in the same small file again, on every
+			// run.
 			var rows, bytes, picked int64
 			for _, f := range files {
 				rows += f.Records
 				bytes += f.SizeBytes
 				in, _ := inLayout(f)
-				if !in || (smallN >= 2 && f.SizeBytes < small) || f.SizeBytes > large {
+				if !in || f.SizeBytes > large {
 					pick = append(pick, f)
 					picked += f.Records
 				} else {

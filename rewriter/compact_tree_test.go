@@ -488,4 +488,22 @@ func TestCompactTreePacksSmallLeaves(t *testing.T) {
 	for part, n := range small {
 		require.LessOrEqual(t, n, 1, "partition %s: only a run's last file is small", part)
 	}
+
+	// Small files in the tree are its own shape: compacted again, their rows would land
+	// in the same small files, run after run. Judged at twice the largest file's size,
+	// every file is small, yet nothing in the tree is picked; a sort would pick them all.
+	var largest int64
+	for _, f := range after.DataFiles {
+		largest = max(largest, f.SizeBytes)
+	}
+	again := opts
+	again.TargetFileSizeBytes = 2 * largest
+	replan, err := rewriter.PlanCompaction(after, again)
+	require.NoError(t, err)
+	require.Empty(t, replan.Groups, "small files in the tree are not rewritten")
+	sortL, err := layout.Parse("sort(id)")
+	require.NoError(t, err)
+	bySort, err := rewriter.PlanCompaction(after, rewriter.CompactOptions{Layout: sortL, TargetFileSizeBytes: 2 * largest})
+	require.NoError(t, err)
+	require.NotEmpty(t, bySort.Groups, "the same small files, not in a sort, are")
 }
