@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
@@ -345,7 +346,7 @@ func TestCompactTreeFilesAtLeaves(t *testing.T) {
 			}
 			files := map[leafKey][]lake.File{}
 			for _, f := range after.DataFiles {
-				leaves := fileLeaves(t, f.Path, l, tree)
+				leaves := fileLeaves(t, tt.tbl, f.Path, l, tree)
 				require.Len(t, leaves, 1, "%s holds rows of leaves %v", f.Path, leaves)
 				for leaf := range leaves {
 					k := leafKey{f.PartitionKey, leaf}
@@ -385,9 +386,15 @@ func TestCompactTreeFilesAtLeaves(t *testing.T) {
 
 // fileLeaves reads the data file at path and returns the tree's leaves its rows are
 // routed to, keyed again by the tree layout's encoder, with their rows.
-func fileLeaves(t *testing.T, path string, l layout.Layout, tree *layout.Tree) map[int]int {
+func fileLeaves(t *testing.T, tbl *table.Table, path string, l layout.Layout, tree *layout.Tree) map[int]int {
 	t.Helper()
-	pf := openParquet(t, strings.TrimPrefix(path, "file://"))
+	fio, err := tbl.FS(t.Context())
+	require.NoError(t, err)
+	in, err := fio.Open(path) // through the table's IO: the warehouse may be on S3
+	require.NoError(t, err)
+	pf, err := file.NewParquetReader(in)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, pf.Close()) }()
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 4096}, memory.DefaultAllocator)
 	require.NoError(t, err)
 	rr, err := fr.GetRecordReader(t.Context(), nil, nil)
@@ -478,7 +485,7 @@ func TestCompactTreePacksSmallLeaves(t *testing.T) {
 		if f.SizeBytes < target*3/4 {
 			small[f.PartitionKey]++
 		}
-		if len(fileLeaves(t, f.Path, l, tree)) >= 3 {
+		if len(fileLeaves(t, tt.tbl, f.Path, l, tree)) >= 3 {
 			shared++
 		}
 	}
