@@ -216,9 +216,25 @@ type treeFixture struct {
 	layout  layout.Layout
 	stmts   []string
 	queries []simulator.Query
+	// plan is the plan that was approved and run; want is DuckDB's checksum of the
+	// table's rows before the run.
+	plan control.Plan
+	want oracle.Sum
 	// rng appends rows like the table's (appendMixed).
 	rng *rand.Rand
 	svc *control.Service
+}
+
+// treeSpec is the table and workload of a [treeFixture].
+type treeSpec struct {
+	name   string // the table, in namespace db
+	schema *iceberg.Schema
+	// fill appends the table's rows, by iceberg-go.
+	fill   func(tbl *table.Table) *table.Table
+	stmts  []string // the workload, Trino SQL
+	layout string
+	// files is how many target files the table's bytes make.
+	files int64
 }
 
 // plannedTree writes 32,000 rows in 8 files by iceberg-go, plans tree(id, k, amount)
@@ -226,30 +242,7 @@ type treeFixture struct {
 // from it, at a sixteenth of the table a file), approves the plan and runs it.
 func plannedTree(t *testing.T) treeFixture {
 	t.Helper()
-	ctx := t.Context()
-	w := testlake.New(t)
-	if c, ok := w.Catalog.(catalog.Closer); ok {
-		t.Cleanup(func() { require.NoError(t, c.Close()) })
-	}
-	schema := iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-		iceberg.NestedField{ID: 2, Name: "k", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-		iceberg.NestedField{ID: 3, Name: "amount", Type: iceberg.PrimitiveTypes.Float64, Required: true})
-	tbl := w.CreateTable(t, "db", "mixed", schema, nil, nil, nil)
-	id := lake.Ident{Catalog: w.Name, Namespace: []string{"db"}, Name: "mixed"}
 	rng := rand.New(rand.NewPCG(46, 3))
-	for f := range 8 {
-		tbl = appendMixed(t, tbl, rng, f*4000, 4000)
-	}
-	st := openStore(t)
-	state, err := lake.LoadState(ctx, id, tbl, lake.LoadOptions{})
-	require.NoError(t, err)
-	var bytes int64
-	for _, f := range state.DataFiles {
-		bytes += f.SizeBytes
-	}
-
-	// The workload: ranges of id, lookups of k, and the largest amounts.
 	qrng := rand.New(rand.NewPCG(7, 46))
 	var stmts []string
 	for range 6 {
@@ -259,13 +252,47 @@ func plannedTree(t *testing.T) treeFixture {
 			fmt.Sprintf("SELECT * FROM db.mixed WHERE k = %d", qrng.IntN(1000)),
 			fmt.Sprintf("SELECT * FROM db.mixed WHERE amount > %d", 985+qrng.IntN(10)))
 	}
+	fx := planTreeTable(t, treeSpec{name: "mixed", layout: "tree(id, k, amount)", files: 16, stmts: stmts,
+		schema: iceberg.NewSchema(0,
+			iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+			iceberg.NestedField{ID: 2, Name: "k", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+			iceberg.NestedField{ID: 3, Name: "amount", Type: iceberg.PrimitiveTypes.Float64, Required: true}),
+		fill: func(tbl *table.Table) *table.Table {
+			for f := range 8 {
+				tbl = appendMixed(t, tbl, rng, f*4000, 4000)
+			}
+			return tbl
+		}})
+	fx.rng = rng
+	return fx
+}
+
+// planTreeTable creates and fills spec's table, plans spec's tree layout for its
+// workload at a target of 1/spec.files of the table's bytes, approves the plan and runs
+// it through control.Service.
+func planTreeTable(t *testing.T, spec treeSpec) treeFixture {
+	t.Helper()
+	ctx := t.Context()
+	w := testlake.New(t)
+	if c, ok := w.Catalog.(catalog.Closer); ok {
+		t.Cleanup(func() { require.NoError(t, c.Close()) })
+	}
+	tbl := spec.fill(w.CreateTable(t, "db", spec.name, spec.schema, nil, nil, nil))
+	id := lake.Ident{Catalog: w.Name, Namespace: []string{"db"}, Name: spec.name}
+	st := openStore(t)
+	state, err := lake.LoadState(ctx, id, tbl, lake.LoadOptions{})
+	require.NoError(t, err)
+	var bytes int64
+	for _, f := range state.DataFiles {
+		bytes += f.SizeBytes
+	}
 	trino, err := extract.ParseDialect("trino")
 	require.NoError(t, err)
-	treeLayout, err := layout.Parse("tree(id, k, amount)")
+	treeLayout, err := layout.Parse(spec.layout)
 	require.NoError(t, err)
 	prop, err := control.PlanBest(ctx, w.Catalog, st, state, control.PlanOptions{By: "ana", Force: true, Project: control.ProjectOptions{
-		Layouts: []layout.Layout{treeLayout}, Seed: 1, TargetFileSizeBytes: bytes/16 + 1,
-		Workload: control.WorkloadOptions{SQL: strings.NewReader(strings.Join(stmts, ";\n")), SQLName: "q.sql", Dialect: trino},
+		Layouts: []layout.Layout{treeLayout}, Seed: 1, TargetFileSizeBytes: bytes/spec.files + 1,
+		Workload: control.WorkloadOptions{SQL: strings.NewReader(strings.Join(spec.stmts, ";\n")), SQLName: "q.sql", Dialect: trino},
 	}})
 	require.NoError(t, err)
 	require.NotNil(t, prop.Plan)
@@ -273,15 +300,18 @@ func plannedTree(t *testing.T) treeFixture {
 	require.NotEmpty(t, prop.Plan.Projection.Tree)
 	require.Nil(t, prop.Plan.Projection.RecordedTree, "the table records no tree yet")
 	queries := prop.Projections.Workload.Queries
-	require.Len(t, queries, len(stmts))
+	require.Len(t, queries, len(spec.stmts))
 	_, err = control.ApprovePlan(ctx, st, prop.Plan.ID, "bo", time.Now())
+	require.NoError(t, err)
+	want, err := oracle.ChecksumPreferDuckDB(ctx, tbl)
 	require.NoError(t, err)
 
 	svc := serviceOf(t, w, st, "default:\n  allow_small_target_file_size: true\n")
 	planned, err := svc.Run(ctx, control.Request{Table: id, PlanID: prop.Plan.ID, Steps: []string{control.StepCompact}})
 	require.NoError(t, err)
-	require.Equal(t, control.StatusDone, stepsOf(planned.Run)[control.StepCompact].Status)
-	return treeFixture{w: w, st: st, id: id, layout: treeLayout, stmts: stmts, queries: queries, rng: rng, svc: svc}
+	compact := stepsOf(planned.Run)[control.StepCompact]
+	require.Equal(t, control.StatusDone, compact.Status, compact.Reason)
+	return treeFixture{w: w, st: st, id: id, layout: treeLayout, stmts: spec.stmts, queries: queries, plan: *prop.Plan, want: want, svc: svc}
 }
 
 // openStore is a state store in memory, closed when the test ends.

@@ -6,21 +6,16 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
 
-	"github.com/floe-project/floe/analyzer/extract"
-	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/internal/oracle"
 	"github.com/floe-project/floe/internal/testlake"
 	"github.com/floe-project/floe/lake"
-	"github.com/floe-project/floe/layout"
 	"github.com/floe-project/floe/rewriter"
 	"github.com/floe-project/floe/simulator"
 )
@@ -62,28 +57,6 @@ func TestTreeSetCutRewritten(t *testing.T) {
 		t.Skip("writes, plans and rewrites a real table")
 	}
 	ctx := t.Context()
-	w := testlake.New(t)
-	if c, ok := w.Catalog.(catalog.Closer); ok {
-		t.Cleanup(func() { require.NoError(t, c.Close()) })
-	}
-	schema := iceberg.NewSchema(0,
-		iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
-		iceberg.NestedField{ID: 2, Name: "code", Type: iceberg.PrimitiveTypes.Int32, Required: true},
-		iceberg.NestedField{ID: 3, Name: "amount", Type: iceberg.PrimitiveTypes.Float64, Required: true})
-	tbl := w.CreateTable(t, "db", "codes", schema, nil, nil, nil)
-	id := lake.Ident{Catalog: w.Name, Namespace: []string{"db"}, Name: "codes"}
-	rng := rand.New(rand.NewPCG(46, 7))
-	for range 8 {
-		tbl = appendCodes(t, tbl, rng, 20_000)
-	}
-	st := openStore(t)
-	state, err := lake.LoadState(ctx, id, tbl, lake.LoadOptions{})
-	require.NoError(t, err)
-	var bytes int64
-	for _, f := range state.DataFiles {
-		bytes += f.SizeBytes
-	}
-
 	// The workload: ranges of id, and the codes around 200, named together and apart.
 	qrng := rand.New(rand.NewPCG(7, 46))
 	var stmts []string
@@ -97,39 +70,30 @@ func TestTreeSetCutRewritten(t *testing.T) {
 			"SELECT count(*) FROM db.codes WHERE code = 100",
 			fmt.Sprintf("SELECT * FROM db.codes WHERE code = 500 AND amount > %d", qrng.IntN(500)))
 	}
-	trino, err := extract.ParseDialect("trino")
-	require.NoError(t, err)
-	treeLayout, err := layout.Parse("tree(id, code)")
-	require.NoError(t, err)
-	prop, err := control.PlanBest(ctx, w.Catalog, st, state, control.PlanOptions{By: "ana", Force: true, Project: control.ProjectOptions{
-		Layouts: []layout.Layout{treeLayout}, Seed: 1, TargetFileSizeBytes: bytes/24 + 1,
-		Workload: control.WorkloadOptions{SQL: strings.NewReader(strings.Join(stmts, ";\n")), SQLName: "q.sql", Dialect: trino},
-	}})
-	require.NoError(t, err)
-	require.NotNil(t, prop.Plan)
-	p := prop.Plan.Projection
+	rng := rand.New(rand.NewPCG(46, 7))
+	fx := planTreeTable(t, treeSpec{name: "codes", layout: "tree(id, code)", files: 24, stmts: stmts,
+		schema: iceberg.NewSchema(0,
+			iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
+			iceberg.NestedField{ID: 2, Name: "code", Type: iceberg.PrimitiveTypes.Int32, Required: true},
+			iceberg.NestedField{ID: 3, Name: "amount", Type: iceberg.PrimitiveTypes.Float64, Required: true}),
+		fill: func(tbl *table.Table) *table.Table {
+			for range 8 {
+				tbl = appendCodes(t, tbl, rng, 20_000)
+			}
+			return tbl
+		}})
+	w, id, treeLayout, queries := fx.w, fx.id, fx.layout, fx.queries
+	p := fx.plan.Projection
 	require.NotNil(t, p.TreeExplanation)
 	require.NotEmpty(t, p.TreeExplanation.Cuts)
 	root := p.TreeExplanation.Cuts[0]
 	require.Equal(t, "code IN (100, 500)", root.Predicate, "%s", strings.Join(p.TreeExplanation.Lines(0), "\n"))
-	queries := prop.Projections.Workload.Queries
-	require.Len(t, queries, len(stmts))
-	_, err = control.ApprovePlan(ctx, st, prop.Plan.ID, "bo", time.Now())
-	require.NoError(t, err)
-	want, err := oracle.ChecksumPreferDuckDB(ctx, tbl)
-	require.NoError(t, err)
 
-	svc := serviceOf(t, w, st, "default:\n  allow_small_target_file_size: true\n")
-	run, err := svc.Run(ctx, control.Request{Table: id, PlanID: prop.Plan.ID, Steps: []string{control.StepCompact}})
-	require.NoError(t, err)
-	compact := stepsOf(run.Run)[control.StepCompact]
-	require.Equal(t, control.StatusDone, compact.Status, compact.Reason)
-
-	tbl, err = lake.LoadTable(ctx, w.Catalog, id)
+	tbl, err := lake.LoadTable(ctx, w.Catalog, id)
 	require.NoError(t, err)
 	got, err := oracle.ChecksumPreferDuckDB(ctx, tbl)
 	require.NoError(t, err)
-	require.Equal(t, want, got, "every row is kept")
+	require.Equal(t, fx.want, got, "every row is kept")
 	recorded, err := rewriter.RecordedTree(tbl.Metadata(), treeLayout)
 	require.NoError(t, err)
 	require.NotNil(t, recorded)

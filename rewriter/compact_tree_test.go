@@ -66,18 +66,24 @@ func TestCompactTree(t *testing.T) {
 	require.Empty(t, again.Groups, "%s", groupSummary(again))
 }
 
+// int64Key is v's sort-key encoding as an int64 column's, as a tree cut holds it.
+func int64Key(t *testing.T, v int64) []byte {
+	t.Helper()
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	defer b.Release()
+	b.Append(v)
+	arr := b.NewArray()
+	defer arr.Release()
+	k, err := layout.ValueKey(arr, 0)
+	require.NoError(t, err)
+	return k
+}
+
 // idTree is the tree that cuts id < at: the rows below sorted by v, the rest by id.
 func idTree(t *testing.T, sc *arrow.Schema, at int64) *layout.Tree {
 	t.Helper()
-	b := array.NewInt64Builder(memory.DefaultAllocator)
-	b.Append(at)
-	arr := b.NewArray()
-	b.Release()
-	cut, err := layout.ValueKey(arr, 0)
-	arr.Release()
-	require.NoError(t, err)
 	tree, err := layout.NewTree(sc, &layout.TreeNode{
-		Cut:   &layout.TreeCut{Column: "id", Value: cut},
+		Cut:   &layout.TreeCut{Column: "id", Value: int64Key(t, at)},
 		Left:  &layout.TreeNode{SortColumn: "v"},
 		Right: &layout.TreeNode{SortColumn: "id"},
 	})
@@ -307,22 +313,12 @@ func TestCompactTreeFilesAtLeaves(t *testing.T) {
 			require.NoError(t, err)
 			sc, err := table.SchemaToArrowSchema(st.Metadata.CurrentSchema(), nil, true, false)
 			require.NoError(t, err)
-			key := func(v int64) []byte {
-				b := array.NewInt64Builder(memory.DefaultAllocator)
-				defer b.Release()
-				b.Append(v)
-				arr := b.NewArray()
-				defer arr.Release()
-				k, err := layout.ValueKey(arr, 0)
-				require.NoError(t, err)
-				return k
-			}
 			// eu holds ids 0-19999 (1200-1299 deleted), us 100000-111999.
 			tree, err := layout.NewTree(sc, &layout.TreeNode{
-				Cut:  &layout.TreeCut{Column: "id", Value: key(6300)},
+				Cut:  &layout.TreeCut{Column: "id", Value: int64Key(t, 6300)},
 				Left: &layout.TreeNode{SortColumn: "v"},
 				Right: &layout.TreeNode{
-					Cut:   &layout.TreeCut{Column: "id", Value: key(100700)},
+					Cut:   &layout.TreeCut{Column: "id", Value: int64Key(t, 100700)},
 					Left:  &layout.TreeNode{SortColumn: "v"},
 					Right: &layout.TreeNode{SortColumn: "id"},
 				},
@@ -449,23 +445,13 @@ func TestCompactTreePacksSmallLeaves(t *testing.T) {
 	for id := 100_000 + perLeaf; id < 112_000; id += perLeaf {
 		cuts = append(cuts, id)
 	}
-	key := func(v int64) []byte {
-		b := array.NewInt64Builder(memory.DefaultAllocator)
-		defer b.Release()
-		b.Append(v)
-		arr := b.NewArray()
-		defer arr.Release()
-		k, err := layout.ValueKey(arr, 0)
-		require.NoError(t, err)
-		return k
-	}
 	var build func(cs []int64) *layout.TreeNode
 	build = func(cs []int64) *layout.TreeNode {
 		if len(cs) == 0 {
 			return &layout.TreeNode{SortColumn: "v"}
 		}
 		m := len(cs) / 2
-		return &layout.TreeNode{Cut: &layout.TreeCut{Column: "id", Value: key(cs[m])}, Left: build(cs[:m]), Right: build(cs[m+1:])}
+		return &layout.TreeNode{Cut: &layout.TreeCut{Column: "id", Value: int64Key(t, cs[m])}, Left: build(cs[:m]), Right: build(cs[m+1:])}
 	}
 	tree, err := layout.NewTree(sc, build(cuts))
 	require.NoError(t, err)
