@@ -205,6 +205,29 @@ func (tl *treeLearner) keys() {
 	}
 }
 
+// eachLeaf calls fn with every predicate leaf of the learning workload's queries (under
+// AND and OR alike) and its query's weight (1 when it has none).
+func (tl *treeLearner) eachLeaf(fn func(lf *leaf, w float64)) {
+	var walk func(e *expr, w float64)
+	walk = func(e *expr, w float64) {
+		switch e.kind {
+		case exAnd, exOr:
+			for _, k := range e.kids {
+				walk(k, w)
+			}
+		case exLeaf:
+			fn(&e.leaf, w)
+		}
+	}
+	for _, q := range tl.qs {
+		w := q.weight
+		if w <= 0 {
+			w = 1
+		}
+		walk(q.e, w)
+	}
+}
+
 // candidates collects each tree column's candidate cuts from the workload's literals,
 // sorted by threshold, one per threshold (the first literal in that order).
 func (tl *treeLearner) candidates() {
@@ -213,19 +236,7 @@ func (tl *treeLearner) candidates() {
 	for c, ci := range tl.cols {
 		colOf[ci] = c
 	}
-	var walk func(e *expr, w float64)
-	walk = func(e *expr, w float64) {
-		switch e.kind {
-		case exAnd, exOr:
-			for _, k := range e.kids {
-				walk(k, w)
-			}
-			return
-		case exLeaf:
-		default:
-			return
-		}
-		lf := &e.leaf
+	tl.eachLeaf(func(lf *leaf, w float64) {
 		c, ok := colOf[lf.col]
 		if !ok {
 			return
@@ -251,14 +262,7 @@ func (tl *treeLearner) candidates() {
 				}
 			}
 		}
-	}
-	for _, q := range tl.qs {
-		w := q.weight
-		if w <= 0 {
-			w = 1
-		}
-		walk(q.e, w)
-	}
+	})
 	for c := range tl.cands {
 		cs := tl.cands[c]
 		slices.SortStableFunc(cs, func(a, b treeCand) int { return cmp.Compare(a.thr, b.thr) })

@@ -110,19 +110,7 @@ func (tl *treeLearner) setCandidates() {
 	}
 	lists := make([][]named, len(tl.cols))
 	union := make([]named, len(tl.cols))
-	var walk func(e *expr, w float64)
-	walk = func(e *expr, w float64) {
-		switch e.kind {
-		case exAnd, exOr:
-			for _, k := range e.kids {
-				walk(k, w)
-			}
-			return
-		case exLeaf:
-		default:
-			return
-		}
-		lf := &e.leaf
+	tl.eachLeaf(func(lf *leaf, w float64) {
 		c, ok := colOf[lf.col]
 		if !ok || (lf.op != opEQ && lf.op != opIn) || len(lf.lits) > layout.MaxTreeSetValues {
 			return
@@ -141,14 +129,7 @@ func (tl *treeLearner) setCandidates() {
 		union[c].keys = append(union[c].keys, keys...)
 		union[c].lits = append(union[c].lits, lf.lits...)
 		union[c].weight += w
-	}
-	for _, q := range tl.qs {
-		w := q.weight
-		if w <= 0 {
-			w = 1
-		}
-		walk(q.e, w)
-	}
+	})
 	for c := range tl.cols {
 		if tl.dv[c] == nil || len(union[c].lits) == 0 {
 			continue
