@@ -247,12 +247,11 @@ func (s *Service) decide(ctx context.Context, req Request, dry bool) (Decision, 
 		// The approval of a layout change nobody makes is moot.
 		d.Approvals = slices.DeleteFunc(d.Approvals, func(a Approval) bool { return a.Step == StepCompact && a.How != "asked" })
 	}
-	if slices.ContainsFunc(d.Steps, func(sd StepDecision) bool { return sd.Step == StepCompact && sd.Run }) {
-		// A tree layout with no plan (the policy's, a typed one, the
-		// table's own) routes rows by the tree the table records.
-		if err := recordedTree(t, &opts.Compact); err != nil {
-			return d, fmt.Errorf("decide %s: %w", id, err)
-		}
+	// A tree layout with no plan (the policy's, a typed one, the table's
+	// own) routes rows by the tree the table records; the options carry it
+	// whether or not the compaction is due, as the run checks them all.
+	if err := recordedTree(t, &opts.Compact); err != nil {
+		return d, fmt.Errorf("decide %s: %w", id, err)
 	}
 	d.Layout = opts.Compact.Layout
 	opts.Decisions = d.Steps
@@ -438,9 +437,11 @@ func (s *Service) decideByPolicy(ctx context.Context, t *Table, p policy.Policy,
 		compact = StepDecision{Step: StepCompact, Run: true, Reason: why}
 		opts.PlanID = act.Plan.ID
 		d.Approvals = append(d.Approvals, planApproval(act, s.now()))
-	case why != "" && l.Strategy != layout.StrategyBinpack && compact.Status != StatusSkipped:
+	case why != "" && l.Strategy != layout.StrategyBinpack && compact.Status != StatusSkipped && p.Layout != policy.LayoutAuto:
 		// A fixed layout the table is not in yet, which the policy
 		// approves (approval.layout: auto): due whatever the file sizes.
+		// (With layout: auto and no plan, the layout is the one the table
+		// declares already: the triggers decide, as for bin-pack.)
 		compact = StepDecision{Step: StepCompact, Run: true, Reason: why}
 		d.Approvals = append(d.Approvals, Approval{Step: StepCompact, What: "layout " + l.String(), By: "policy", How: "policy", At: s.now().UTC()})
 	}
@@ -467,7 +468,7 @@ func replaceDecision(ds []StepDecision, d StepDecision) []StepDecision {
 // policyLayout decides the compaction's layout by the policy's layout key,
 // storing nothing: binpack for none (or compaction off); for auto, the
 // best candidate projected from the collected queries when it gains
-// enough; for a fixed layout, that layout. A layout the table declares
+// enough, else the layout the table declares ([keepDeclared]); for a fixed layout, that layout. A layout the table declares
 // already is simply written; a change is written when the policy approves
 // it (approval.layout: auto), else it becomes a plan that waits for a
 // person (proposed now if it is not stored yet). why says what decided,
@@ -486,13 +487,13 @@ func (s *Service) policyLayout(ctx context.Context, t *Table, p policy.Policy, o
 		}
 		_, c, err := chooseBest(ctx, s.store, t.State, po)
 		if errors.Is(err, ErrNoQueries) {
-			return binpack, "layout: auto, and no queries collected for the table yet", nil, nil
+			return keepDeclared(t.State, "layout: auto, and no queries collected for the table yet")
 		}
 		if err != nil {
 			return binpack, "", nil, err
 		}
 		if c == nil {
-			return binpack, "layout: auto, and no candidate gains enough over the current layout", nil, nil
+			return keepDeclared(t.State, "layout: auto, and no candidate gains enough over the current layout")
 		}
 		cand = c
 	} else {
@@ -537,6 +538,30 @@ func (s *Service) policyLayout(ctx context.Context, t *Table, p policy.Policy, o
 		cand = c
 	}
 	return s.planned(ctx, *cand, p)
+}
+
+// keepDeclared is the compaction's layout when layout: auto finds nothing
+// better (why): the layout a floe rewrite declared on the table, which a
+// person or the policy approved, so that appended rows are sorted or
+// routed into it; bin-pack only for a table that declares none. Bin-pack
+// would merge a sorted table's appends unsorted, and a learned tree's own
+// small files (a leaf's slice, the end of a run of packed leaves) with
+// them, undoing the leaves the table was rewritten into.
+// A tree that no longer fits the schema cannot route rows: bin-pack then,
+// and health says the table needs a new plan.
+func keepDeclared(state *lake.State, why string) (layout.Layout, string, *PlanAction, error) {
+	binpack := layout.Layout{Strategy: layout.StrategyBinpack}
+	l, ok := declaredLayout(state)
+	if !ok {
+		return binpack, why, nil, nil
+	}
+	if l.Strategy == layout.StrategyTree {
+		tree, err := rewriter.RecordedTree(state.Metadata, l)
+		if err != nil || tree == nil {
+			return binpack, fmt.Sprintf("%s; the table declares %s, but its recorded tree cannot route rows (re-plan it: floe plan %s)", why, l, ShellArg(state.Ident.String())), nil, nil
+		}
+	}
+	return l, fmt.Sprintf("%s: keeps the layout the table declares, %s", why, l), nil, nil
 }
 
 // planned turns the candidate plan of a policy's layout into the

@@ -84,9 +84,10 @@ func Health(state *lake.State, opts HealthOptions) (lake.Health, error) {
 		}
 	}
 	now := nowFunc(opts.Now)()
+	drift, inTree := treeDrift(state)
 	return lake.ComputeHealth(state, lake.HealthOptions{TargetFileSizeBytes: opts.TargetFileSizeBytes, TargetOverride: opts.TargetOverride, AllowSmallTarget: opts.AllowSmallTarget,
 		Thresholds: opts.Thresholds, LastCompaction: opts.LastCompaction, Columns: cols, Now: now, Expiry: expiryOf(state, opts.Expire, now),
-		LayoutDrift: treeDrift(state)})
+		LayoutDrift: drift, InTree: inTree})
 }
 
 // expiryOf is what expiring state's table with o would do at now: how

@@ -76,33 +76,42 @@ func recordedTreeOf(state *lake.State) *simulator.RecordedTree {
 // declaredTree is the tree layout state's table declares (floe.layout), if
 // it declares one.
 func declaredTree(state *lake.State) (layout.Layout, bool) {
+	l, ok := declaredLayout(state)
+	return l, ok && l.Strategy == layout.StrategyTree
+}
+
+// declaredLayout is the layout a floe rewrite declared on state's table
+// (floe.layout: a sort, a curve or a tree), if it declares one. Bin-pack
+// declares none.
+func declaredLayout(state *lake.State) (layout.Layout, bool) {
 	if state == nil || state.Metadata == nil {
 		return layout.Layout{}, false
 	}
 	l, err := layout.Parse(state.Metadata.Properties().Get(rewriter.PropLayout, ""))
-	if err != nil || l.Strategy != layout.StrategyTree {
+	if err != nil || l.Strategy == layout.StrategyBinpack || l.Strategy == layout.StrategyCurrent {
 		return layout.Layout{}, false
 	}
 	return l, true
 }
 
 // treeDrift is how far the table in state has drifted from the tree it
-// records: nil when it declares no tree layout or records no tree for it
-// (then there is nothing to measure against); only a Problem when the tree
-// no longer fits the schema.
-func treeDrift(state *lake.State) *lake.LayoutDrift {
+// records, and which of its files that tree wrote: nil and nil when it
+// declares no tree layout or records no tree for it (then there is
+// nothing to measure against); only a Problem when the tree no longer
+// fits the schema.
+func treeDrift(state *lake.State) (*lake.LayoutDrift, func(lake.File) bool) {
 	l, ok := declaredTree(state)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	tree, err := rewriter.RecordedTree(state.Metadata, l)
 	if err != nil {
-		return &lake.LayoutDrift{Layout: l.String(), Problem: fmt.Sprintf("%v: re-plan it: floe plan %s", err, ShellArg(state.Ident.String()))}
+		return &lake.LayoutDrift{Layout: l.String(), Problem: fmt.Sprintf("%v: re-plan it: floe plan %s", err, ShellArg(state.Ident.String()))}, nil
 	}
 	if tree == nil {
-		return nil
+		return nil, nil
 	}
 	d := rewriter.LayoutDrift(state, l, tree)
 	return &lake.LayoutDrift{Layout: l.String(), Files: d.Files, Rows: d.Rows, Bytes: d.Bytes,
-		Command: "floe compact " + ShellArg(state.Ident.String()) + " --layout " + ShellArg(l.String())}
+		Command: "floe compact " + ShellArg(state.Ident.String()) + " --layout " + ShellArg(l.String())}, rewriter.InLayout(state, l, tree)
 }

@@ -235,12 +235,20 @@ type treeSpec struct {
 	layout string
 	// files is how many target files the table's bytes make.
 	files int64
+	// spec partitions the table; nil: unpartitioned.
+	spec *iceberg.PartitionSpec
 }
 
 // plannedTree writes 32,000 rows in 8 files by iceberg-go, plans tree(id, k, amount)
 // for a workload of id ranges, k lookups and the largest amounts (the plan's tree learned
 // from it, at a sixteenth of the table a file), approves the plan and runs it.
 func plannedTree(t *testing.T) treeFixture {
+	t.Helper()
+	return plannedTreeIn(t, nil)
+}
+
+// plannedTreeIn is [plannedTree] on a table partitioned by spec (nil: unpartitioned).
+func plannedTreeIn(t *testing.T, spec *iceberg.PartitionSpec) treeFixture {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(46, 3))
 	qrng := rand.New(rand.NewPCG(7, 46))
@@ -252,7 +260,7 @@ func plannedTree(t *testing.T) treeFixture {
 			fmt.Sprintf("SELECT * FROM db.mixed WHERE k = %d", qrng.IntN(1000)),
 			fmt.Sprintf("SELECT * FROM db.mixed WHERE amount > %d", 985+qrng.IntN(10)))
 	}
-	fx := planTreeTable(t, treeSpec{name: "mixed", layout: "tree(id, k, amount)", files: 16, stmts: stmts,
+	fx := planTreeTable(t, treeSpec{name: "mixed", layout: "tree(id, k, amount)", files: 16, stmts: stmts, spec: spec,
 		schema: iceberg.NewSchema(0,
 			iceberg.NestedField{ID: 1, Name: "id", Type: iceberg.PrimitiveTypes.Int64, Required: true},
 			iceberg.NestedField{ID: 2, Name: "k", Type: iceberg.PrimitiveTypes.Int64, Required: true},
@@ -277,7 +285,7 @@ func planTreeTable(t *testing.T, spec treeSpec) treeFixture {
 	if c, ok := w.Catalog.(catalog.Closer); ok {
 		t.Cleanup(func() { require.NoError(t, c.Close()) })
 	}
-	tbl := spec.fill(w.CreateTable(t, "db", spec.name, spec.schema, nil, nil, nil))
+	tbl := spec.fill(w.CreateTable(t, "db", spec.name, spec.schema, spec.spec, nil, nil))
 	id := lake.Ident{Catalog: w.Name, Namespace: []string{"db"}, Name: spec.name}
 	st := openStore(t)
 	state, err := lake.LoadState(ctx, id, tbl, lake.LoadOptions{})
@@ -321,4 +329,88 @@ func openStore(t *testing.T) *store.Store {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, st.Close()) })
 	return st
+}
+
+// TestTreeOwnSmallFilesAreNotBacklog: a tree writes files below the small-file size by
+// design (in a partitioned table each partition holds a slice of every leaf; slices below
+// a file are packed with their neighbours and a run of them ends in a small file), and a
+// compaction into the tree leaves them as they are. Health does not count them as small,
+// so the daemon's small-file trigger does not start a compaction that has nothing to do.
+// Small files another writer appends still count and fire it; with layout: auto and no
+// collected queries, the compaction keeps the tree the table declares (bin-pack would
+// merge the tree's own files with the appended ones) and routes the new rows into it.
+func TestTreeOwnSmallFilesAreNotBacklog(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes, plans and rewrites a real table")
+	}
+	ctx := t.Context()
+	spec := iceberg.NewPartitionSpec(iceberg.PartitionField{SourceIDs: []int{2}, FieldID: 1000, Name: "k_bucket", Transform: iceberg.BucketTransform{NumBuckets: 3}})
+	fx := plannedTreeIn(t, &spec)
+	tbl, err := lake.LoadTable(ctx, fx.w.Catalog, fx.id)
+	require.NoError(t, err)
+	declared := tbl.Properties()[rewriter.PropLayout]
+	target, err := strconv.ParseInt(tbl.Properties()[lake.PropRewriteTargetFileSize], 10, 64)
+	require.NoError(t, err)
+	// rawSmall counts small files by size alone, the rule health applied before.
+	rawSmall := func(tbl *table.Table) int {
+		t.Helper()
+		state, err := lake.LoadState(ctx, fx.id, tbl, lake.LoadOptions{})
+		require.NoError(t, err)
+		small, _ := lake.SizeCutoffs(target)
+		n := 0
+		for _, f := range state.DataFiles {
+			if f.SizeBytes < small {
+				n++
+			}
+		}
+		return n
+	}
+	inTree := rawSmall(tbl)
+	require.GreaterOrEqual(t, inTree, 2, "the tree writes small files of its own")
+
+	daemon := serviceOf(t, fx.w, fx.st, "default:\n  allow_small_target_file_size: true\n  layout: auto\n  triggers: {small_file_ratio: 0.05, delete_ratio: 0, clustering_depth: 0}\n")
+	h, err := daemon.Health(ctx, fx.id, control.HealthRequest{})
+	require.NoError(t, err)
+	require.Zero(t, h.Metrics.SmallFiles, "%d small files are the tree's own", inTree)
+	require.NotContains(t, strings.Join(h.Reasons, "\n"), "small files")
+	run, err := daemon.Run(ctx, control.Request{Table: fx.id, Trigger: control.TriggerScheduled})
+	require.NoError(t, err)
+	compact := stepsOf(run.Run)[control.StepCompact]
+	require.Equal(t, control.StatusNotDue, compact.Status, compact.Reason)
+	require.Contains(t, compact.Reason, "small-file ratio 0.00")
+
+	// Small files appended by iceberg-go (each append one file per partition) are not
+	// the tree's: they count, and fire the trigger.
+	const appends = 5
+	tbl, err = lake.LoadTable(ctx, fx.w.Catalog, fx.id) // the run rewrote its manifests
+	require.NoError(t, err)
+	for range appends {
+		tbl = appendMixed(t, tbl, fx.rng, -1, 300)
+	}
+	appended := rawSmall(tbl) - inTree
+	require.Equal(t, 3*appends, appended)
+	want, err := oracle.ChecksumPreferDuckDB(ctx, tbl)
+	require.NoError(t, err)
+	h, err = daemon.Health(ctx, fx.id, control.HealthRequest{})
+	require.NoError(t, err)
+	require.Equal(t, appended, h.Metrics.SmallFiles)
+	require.Equal(t, appended, h.Metrics.LayoutDrift.Files)
+	run, err = daemon.Run(ctx, control.Request{Table: fx.id, Trigger: control.TriggerScheduled})
+	require.NoError(t, err)
+	require.Equal(t, declared, run.Decision.Layout.String(), "layout: auto keeps the tree the table declares")
+	require.Contains(t, run.Decision.LayoutReason, "no queries collected for the table yet: keeps the layout the table declares")
+	compact = stepsOf(run.Run)[control.StepCompact]
+	require.Equal(t, control.StatusDone, compact.Status, compact.Reason)
+	require.NotNil(t, compact.Report.Compact)
+
+	tbl, err = lake.LoadTable(ctx, fx.w.Catalog, fx.id)
+	require.NoError(t, err)
+	got, err := oracle.ChecksumPreferDuckDB(ctx, tbl)
+	require.NoError(t, err)
+	require.Equal(t, want, got, "every row is kept")
+	require.Equal(t, declared, tbl.Properties()[rewriter.PropLayout])
+	h, err = daemon.Health(ctx, fx.id, control.HealthRequest{})
+	require.NoError(t, err)
+	require.Zero(t, h.Metrics.LayoutDrift.Files, "the appended rows are routed into the tree")
+	require.Zero(t, h.Metrics.SmallFiles)
 }

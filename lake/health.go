@@ -123,6 +123,16 @@ type HealthOptions struct {
 	// learned tree it records, measured by the caller (which knows which
 	// files are in a layout); nil when the table records none.
 	LayoutDrift *LayoutDrift
+	// InTree reports whether a live data file is one the table's learned
+	// tree wrote (measured by the caller, as LayoutDrift is); nil when the
+	// table records no tree. A tree writes files below the small-file size
+	// by design (a leaf's slice in a partition, a leaf split into files of
+	// two thirds of the target, the end of a run of packed leaves), and
+	// compaction leaves them as they are: rewritten, their rows would land
+	// in the same small files. So they are not counted in
+	// [Metrics.SmallFiles], and a small-file trigger does not start a
+	// compaction that has nothing to do.
+	InTree func(File) bool
 	// LastCompaction is when floe last compacted the table successfully,
 	// from its run records, zero when unknown. A compaction that found
 	// nothing to rewrite commits no snapshot but still counts as fresh, so
@@ -170,8 +180,9 @@ type LayoutDrift struct {
 // Metrics are a table's health figures. SmallFiles counts the data files
 // merging could help: below [SmallFileFraction] of the target (of
 // [MinTargetFileSizeBytes] when the target is below it, see
-// [HealthOptions.AllowSmallTarget]) and sharing their partition with
-// another such file. A partition whose data is one small file is as
+// [HealthOptions.AllowSmallTarget]), not a learned tree's own file
+// ([HealthOptions.InTree]), and sharing their partition with another such
+// file. A partition whose data is one small file is as
 // compact as it can be. Sizes are bytes, ages seconds (JSON) and
 // durations (Go).
 type Metrics struct {
@@ -365,7 +376,7 @@ func ComputeHealth(st *State, opts HealthOptions) (Health, error) {
 		m.DataFiles++
 		m.Records += f.Records
 		m.DataBytes += f.SizeBytes
-		if f.SizeBytes < small {
+		if f.SizeBytes < small && (opts.InTree == nil || !opts.InTree(f)) {
 			smallIn[f.PartitionKey]++
 		}
 		sizes = append(sizes, f.SizeBytes)

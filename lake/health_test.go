@@ -44,6 +44,24 @@ func TestHealthSmallFilesPerPartition(t *testing.T) {
 	require.Equal(t, 15, h.Metrics.DataFiles)
 	require.Equal(t, 4, h.Metrics.SmallFiles)
 	require.InDelta(t, 4.0/15, h.Metrics.SmallFileRatio, 1e-9)
+
+	// Files a learned tree wrote are its own shape, not small: of the first
+	// day's four, the two the caller says are in the tree leave two to merge.
+	state := loadState(t, w, tbl)
+	perDay := map[string]int{}
+	for _, f := range state.DataFiles {
+		perDay[f.PartitionKey]++
+	}
+	inTree := map[string]bool{}
+	for _, f := range state.DataFiles {
+		if perDay[f.PartitionKey] == 4 && len(inTree) < 2 {
+			inTree[f.Path] = true
+		}
+	}
+	require.Len(t, inTree, 2)
+	h, err = lake.ComputeHealth(state, lake.HealthOptions{Now: d0, InTree: func(f lake.File) bool { return inTree[f.Path] }})
+	require.NoError(t, err)
+	require.Equal(t, 2, h.Metrics.SmallFiles)
 }
 
 // TestHealthJudgesSmallFilesByTheFloor: a table whose target is a few

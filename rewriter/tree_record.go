@@ -137,17 +137,29 @@ type Drift struct {
 // layout l (routed by tree, for a tree layout), by the rules
 // [PlanCompaction] knows a file to be in a layout with: metadata only.
 func LayoutDrift(st *lake.State, l layout.Layout, tree *layout.Tree) Drift {
-	in := membership(st, l, tree, st.TargetFileSizeBytes(512<<20))
+	in := InLayout(st, l, tree)
 	var d Drift
 	for _, f := range st.DataFiles {
 		d.DataFiles++
 		d.TotalRows += f.Records
 		d.TotalBytes += f.SizeBytes
-		if ok, _ := in(f); !ok {
+		if !in(f) {
 			d.Files++
 			d.Rows += f.Records
 			d.Bytes += f.SizeBytes
 		}
 	}
 	return d
+}
+
+// InLayout reports whether a live data file of st is in layout l (routed
+// by tree, for a tree layout), by the rules [PlanCompaction] knows a file
+// to be in a layout with: metadata only. Health uses it to leave a tree's
+// own small files out of its small-file count (lake.HealthOptions.InTree).
+func InLayout(st *lake.State, l layout.Layout, tree *layout.Tree) func(lake.File) bool {
+	in := membership(st, l, tree, st.TargetFileSizeBytes(512<<20))
+	return func(f lake.File) bool {
+		ok, _ := in(f)
+		return ok
+	}
 }
