@@ -80,6 +80,9 @@ func TestWriteProfileDoc(t *testing.T) {
 	z := rewrite.Slug("zorder(l_shipdate, l_partkey)")
 	res.Figures[z+".floe.cpu_s_per_mrows"] = 2.9
 	res.Figures[z+".floe.wall_s"] = 17
+	// Walls only, as to say the floor's own throughput against DuckDB's.
+	res.Figures[z+".floor.wall_s"] = 10
+	res.Figures[z+".duckdb.wall_s"] = 18
 
 	var b bytes.Buffer
 	require.NoError(t, rewrite.WriteProfileDoc(&b, res))
@@ -97,8 +100,11 @@ func TestWriteProfileDoc(t *testing.T) {
 		"floe's throughput is 1.07× DuckDB's; its CPU per row 1.18× DuckDB's.",
 		"floe takes 2.60× the floor's CPU per row (above the 1.3× target) and 2.50× its wall time.",
 		"| rows, input files | 10,000,000, 400 |",
-		"| sort(l_shipdate, l_orderkey) | 2.60× | 1.07× |",
-		"| zorder(l_shipdate, l_partkey) | – | – |",
+		"| sort(l_shipdate, l_orderkey) | 2.60× | 1.07× | 2.67× |",
+		"| zorder(l_shipdate, l_partkey) | – | – | 1.80× |",
+		// The floor's throughput over DuckDB's says how near the floor 2× needs floe, or that it cannot.
+		"2× is out of reach here for zorder(l_shipdate, l_partkey) (the floor at 1.80×).",
+		"floe's wall time would have to be within 1.33× of the floor's on sort(l_shipdate, l_orderkey) (the floor at 2.67×).",
 		"| decode | 0.500 | 0.400 | +0.100 |",
 		"| encode | 0.300 | 0.350 | -0.050 |",
 		"| **total** | **2.600** | **1.000** | **+1.600** |",
