@@ -552,7 +552,9 @@ func (s *Service) policyLayout(ctx context.Context, t *Table, p policy.Policy, o
 func keepDeclared(state *lake.State, why string) (layout.Layout, string, *PlanAction, error) {
 	binpack := layout.Layout{Strategy: layout.StrategyBinpack}
 	l, ok := declaredLayout(state)
-	if !ok {
+	if !ok || !declares(state, l) {
+		// None, or a sort whose Iceberg sort order another writer has
+		// changed since: the table's own order is not floe's to revert.
 		return binpack, why, nil, nil
 	}
 	if l.Strategy == layout.StrategyTree {

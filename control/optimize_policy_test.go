@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/table"
 	"github.com/stretchr/testify/require"
@@ -17,6 +20,7 @@ import (
 	"github.com/floe-project/floe/internal/oracle"
 	"github.com/floe-project/floe/internal/testlake"
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
 )
 
 func policyOf(t *testing.T, id lake.Ident, yaml string) policy.Policy {
@@ -288,4 +292,80 @@ func TestPolicyLayoutThatLosesIsNotProposed(t *testing.T) {
 	plans, err := control.ListPlans(ctx, pl.st, control.PlanFilter{Table: pl.id.String()})
 	require.NoError(t, err)
 	require.Empty(t, plans)
+}
+
+// TestAutoKeepsTheDeclaredLayout: with layout: auto and no collected queries, a table a
+// floe rewrite put into sort(id) is compacted into sort(id) again when its small-file
+// trigger fires (bin-pack would merge the appended files unsorted); once another writer
+// changes the table's sort order, that order is the table's own, and auto falls back to
+// bin-pack rather than revert it.
+func TestAutoKeepsTheDeclaredLayout(t *testing.T) {
+	ctx := t.Context()
+	w, id, st := setup(t)
+	typed := serviceOf(t, w, st, "default:\n  layout: none\n")
+	sorted, err := layout.Parse("sort(id)")
+	require.NoError(t, err)
+	pr, err := typed.Run(ctx, control.Request{Table: id, Steps: []string{control.StepCompact}, Layout: &sorted})
+	require.NoError(t, err)
+	require.Equal(t, control.StatusDone, stepsOf(pr.Run)[control.StepCompact].Status)
+
+	auto := serviceOf(t, w, st, "default:\n  layout: auto\n  triggers: {small_file_ratio: 0.1, delete_ratio: 0, clustering_depth: 0}\n  enabled: {orphans: false}\n")
+	appendSmall := func(from int64) *table.Table {
+		t.Helper()
+		tbl, err := lake.LoadTable(ctx, w.Catalog, id)
+		require.NoError(t, err)
+		for i := range int64(5) {
+			b := array.NewRecordBuilder(memory.DefaultAllocator, testlake.ArrowSchema(t, tbl))
+			for j := range int64(20) {
+				b.Field(0).(*array.Int64Builder).Append(from - i*20 - j)
+				b.Field(1).(*array.StringBuilder).Append("late")
+			}
+			rec := b.NewRecordBatch()
+			b.Release()
+			tbl = testlake.Append(t, tbl, rec)
+			rec.Release()
+		}
+		return tbl
+	}
+	tbl := appendSmall(10_000)
+	want, err := oracle.ChecksumIceberg(ctx, tbl)
+	require.NoError(t, err)
+	run, err := auto.Run(ctx, control.Request{Table: id, Trigger: control.TriggerScheduled})
+	require.NoError(t, err)
+	require.Equal(t, "sort", string(run.Decision.Layout.Strategy), run.Decision.LayoutReason)
+	require.Contains(t, run.Decision.LayoutReason, "no queries collected for the table yet: keeps the layout the table declares, sort(id)")
+	compact := stepsOf(run.Run)[control.StepCompact]
+	require.Equal(t, control.StatusDone, compact.Status, compact.Reason)
+	for _, d := range run.Decision.Steps {
+		if d.Step == control.StepCompact {
+			require.Contains(t, d.Reason, "small-file ratio", "the trigger decides when")
+		}
+	}
+	tbl, err = lake.LoadTable(ctx, w.Catalog, id)
+	require.NoError(t, err)
+	got, err := oracle.ChecksumIceberg(ctx, tbl)
+	require.NoError(t, err)
+	require.Equal(t, want, got, "every row is kept")
+	state, err := lake.LoadState(ctx, id, tbl, lake.LoadOptions{})
+	require.NoError(t, err)
+	order := tbl.SortOrder().OrderID()
+	for _, f := range state.DataFiles {
+		require.NotNil(t, f.SortOrderID, f.Path)
+		require.Equal(t, order, *f.SortOrderID, "%s is written in the declared sort order", f.Path)
+	}
+
+	// Another writer sorts the table by name now: not floe's to revert.
+	byName, err := table.NewSortOrder(order+1, []table.SortField{{SourceIDs: []int{2}, Transform: iceberg.IdentityTransform{}, Direction: table.SortASC, NullOrder: table.NullsFirst}})
+	require.NoError(t, err)
+	tx := tbl.NewTransaction()
+	require.NoError(t, tx.ReplaceSortOrder(byName))
+	_, err = tx.Commit(ctx)
+	require.NoError(t, err)
+	appendSmall(20_000)
+	run, err = auto.Run(ctx, control.Request{Table: id, Trigger: control.TriggerScheduled})
+	require.NoError(t, err)
+	require.Equal(t, "binpack", string(run.Decision.Layout.Strategy), run.Decision.LayoutReason)
+	tbl, err = lake.LoadTable(ctx, w.Catalog, id)
+	require.NoError(t, err)
+	require.Equal(t, "name", lake.SortOrderText(tbl.Metadata().SortOrder(), tbl.Metadata().CurrentSchema()))
 }
