@@ -147,6 +147,9 @@ func Decide(h lake.Health, p policy.Policy, hist History) []StepDecision {
 				return due(StepCompact, false, "", fmt.Sprintf("%s, but compaction run %s changed nothing at this snapshot (%d): not again until the table changes", fired, u.RunID, u.SnapshotID))
 			}
 			if c := hist.Compactable; c != nil && c.Partitions == 0 && smallOnly && (p.Layout == policy.LayoutNone || p.Layout == policy.LayoutAuto) {
+				if c.Layout != "" {
+					return due(StepCompact, false, "", fmt.Sprintf("%s, but a compaction into %s, the layout the table declares, would rewrite no file: each partition's files are in it already, with nothing to merge, split or apply; not due until one has", fired, c.Layout))
+				}
 				return due(StepCompact, false, "", fmt.Sprintf("%s, but a compaction would merge no file: no partition has %d small files, an oversized file or a delete file to rewrite; not due until one has", fired, rewriter.DefaultMinInputFiles))
 			}
 			return due(StepCompact, true, fired, "")

@@ -541,27 +541,18 @@ func (s *Service) policyLayout(ctx context.Context, t *Table, p policy.Policy, o
 }
 
 // keepDeclared is the compaction's layout when layout: auto finds nothing
-// better (why): the layout a floe rewrite declared on the table, which a
-// person or the policy approved, so that appended rows are sorted or
-// routed into it; bin-pack only for a table that declares none. Bin-pack
-// would merge a sorted table's appends unsorted, and a learned tree's own
-// small files (a leaf's slice, the end of a run of packed leaves) with
-// them, undoing the leaves the table was rewritten into.
-// A tree that no longer fits the schema cannot route rows: bin-pack then,
-// and health says the table needs a new plan.
+// better (why): the layout the table declares ([keptLayout]), so that
+// appended rows are sorted or routed into it; bin-pack for a table that
+// declares none, and for a tree whose record no longer fits the schema
+// (health says the table needs a new plan).
 func keepDeclared(state *lake.State, why string) (layout.Layout, string, *PlanAction, error) {
 	binpack := layout.Layout{Strategy: layout.StrategyBinpack}
-	l, ok := declaredLayout(state)
-	if !ok || !declares(state, l) {
-		// None, or a sort whose Iceberg sort order another writer has
-		// changed since: the table's own order is not floe's to revert.
+	l, _, err := keptLayout(state)
+	switch {
+	case err != nil:
+		return binpack, fmt.Sprintf("%s; %v (re-plan it: floe plan %s)", why, err, ShellArg(state.Ident.String())), nil, nil
+	case l.Strategy == layout.StrategyBinpack:
 		return binpack, why, nil, nil
-	}
-	if l.Strategy == layout.StrategyTree {
-		tree, err := rewriter.RecordedTree(state.Metadata, l)
-		if err != nil || tree == nil {
-			return binpack, fmt.Sprintf("%s; the table declares %s, but its recorded tree cannot route rows (re-plan it: floe plan %s)", why, l, ShellArg(state.Ident.String())), nil, nil
-		}
 	}
 	return l, fmt.Sprintf("%s: keeps the layout the table declares, %s", why, l), nil, nil
 }

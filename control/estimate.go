@@ -10,14 +10,20 @@ import (
 	"github.com/floe-project/floe/control/policy"
 	"github.com/floe-project/floe/control/store"
 	"github.com/floe-project/floe/lake"
+	"github.com/floe-project/floe/layout"
 	"github.com/floe-project/floe/rewriter"
 )
 
-// Compactable is what a bin-pack compaction of a table would rewrite now,
-// by its planner ([rewriter.PlanCompaction], from metadata alone): the
-// partitions with enough small files (rewriter.CompactOptions.MinInputFiles,
-// 5), an oversized file or a delete file, within max_bytes_per_run.
+// Compactable is what a compaction of a table would rewrite now, by its
+// planner ([rewriter.PlanCompaction], from metadata alone), in the layout
+// the policy keeps the table in without a plan ([keptLayout]): for
+// bin-pack the partitions with enough small files
+// (rewriter.CompactOptions.MinInputFiles, 5), an oversized file or a
+// delete file; for a sort, curve or tree also those with files not in it;
+// within max_bytes_per_run.
 type Compactable struct {
+	// Layout is the layout planned in; empty for bin-pack.
+	Layout string `json:"layout,omitempty"`
 	// Partitions counts the groups the plan rewrites.
 	Partitions int `json:"partitions"`
 	// Files and Deletes are the data files and the deletes they read;
@@ -34,18 +40,29 @@ type Compactable struct {
 // files merged and deletes applied.
 func (c Compactable) Merged() int { return max(c.Files+c.Deletes-c.FilesAfter, 0) }
 
-// CompactableNow is what a bin-pack compaction by policy p would rewrite in
-// the table in state: nil when the table has no metadata or the planner
-// refuses it (the run then says why).
+// CompactableNow is what a compaction by policy p would rewrite in the
+// table in state, in the layout the policy keeps it in (bin-pack for
+// layout: none; for auto, or a fixed layout, the one the table declares
+// already, [keptLayout]): nil when the table has no metadata or the
+// planner refuses it (the run then says why).
 func CompactableNow(state *lake.State, p policy.Policy) *Compactable {
 	if state == nil || state.Metadata == nil {
 		return nil
 	}
-	plan, err := rewriter.PlanCompaction(state, CompactDefaults(p, rewriter.CompactOptions{}))
+	o := CompactDefaults(p, rewriter.CompactOptions{})
+	if p.Layout != policy.LayoutNone && p.Layout != "" && p.Enabled.Compact {
+		if l, tree, err := keptLayout(state); err == nil && l.Strategy != layout.StrategyBinpack && keeps(p, l) {
+			o.Layout, o.Tree = l, tree
+		}
+	}
+	plan, err := rewriter.PlanCompaction(state, o)
 	if err != nil {
 		return nil
 	}
 	c := &Compactable{Partitions: len(plan.Groups)}
+	if o.Layout.Strategy != layout.StrategyBinpack && o.Layout.Strategy != "" {
+		c.Layout = o.Layout.String()
+	}
 	target := max(plan.TargetFileSizeBytes, 1)
 	for _, g := range plan.Groups {
 		c.Files += g.Files
@@ -247,4 +264,15 @@ func (r StepReport) spend() (bytes, cpuMillis int64) {
 		return 0, 0
 	}
 	return in, int64(math.Round(vcpuHours(in+max(out, 0)) * 3600 * 1000))
+}
+
+// keeps reports whether policy p compacts a table that declares l into l
+// with no plan: layout: auto does (it keeps what the table declares), a
+// fixed layout when it is l.
+func keeps(p policy.Policy, l layout.Layout) bool {
+	if p.Layout == policy.LayoutAuto {
+		return true
+	}
+	fixed, err := layout.Parse(p.Layout)
+	return err == nil && strings.EqualFold(fixed.String(), l.String())
 }

@@ -80,6 +80,35 @@ func declaredTree(state *lake.State) (layout.Layout, bool) {
 	return l, ok && l.Strategy == layout.StrategyTree
 }
 
+// keptLayout is the layout a compaction by policy keeps state's table in
+// when no plan changes it: the layout a floe rewrite declared on the table
+// (which a person or the policy approved), with its recorded tree for a
+// tree layout; bin-pack when the table declares none, or declared a sort
+// whose Iceberg sort order another writer has changed since (the table's
+// own order is not floe's to revert). Bin-pack would merge a sorted
+// table's appends unsorted, and a learned tree's own small files (a leaf's
+// slice, the end of a run of packed leaves) with them, undoing the leaves
+// the table was rewritten into. The error says why a declared tree cannot
+// route rows (its record no longer fits the schema, or is missing).
+func keptLayout(state *lake.State) (layout.Layout, *layout.Tree, error) {
+	binpack := layout.Layout{Strategy: layout.StrategyBinpack}
+	l, ok := declaredLayout(state)
+	if !ok || !declares(state, l) {
+		return binpack, nil, nil
+	}
+	if l.Strategy != layout.StrategyTree {
+		return l, nil, nil
+	}
+	tree, err := rewriter.RecordedTree(state.Metadata, l)
+	if err == nil && tree == nil {
+		err = fmt.Errorf("the table declares %s but records no tree for it", l)
+	}
+	if err != nil {
+		return binpack, nil, err
+	}
+	return l, tree, nil
+}
+
 // declaredLayout is the layout a floe rewrite declared on state's table
 // (floe.layout: a sort, a curve or a tree), if it declares one. Bin-pack
 // declares none.

@@ -395,6 +395,10 @@ func TestTreeOwnSmallFilesAreNotBacklog(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, appended, h.Metrics.SmallFiles)
 	require.Equal(t, appended, h.Metrics.LayoutDrift.Files)
+	// The scheduler budgets the run by what the compaction into the tree reads, not by
+	// what a bin-pack would.
+	est, err := daemon.Estimate(ctx, fx.id, "")
+	require.NoError(t, err)
 	run, err = daemon.Run(ctx, control.Request{Table: fx.id, Trigger: control.TriggerScheduled})
 	require.NoError(t, err)
 	require.Equal(t, declared, run.Decision.Layout.String(), "layout: auto keeps the tree the table declares")
@@ -402,6 +406,7 @@ func TestTreeOwnSmallFilesAreNotBacklog(t *testing.T) {
 	compact = stepsOf(run.Run)[control.StepCompact]
 	require.Equal(t, control.StatusDone, compact.Status, compact.Reason)
 	require.NotNil(t, compact.Report.Compact)
+	require.Equal(t, compact.Report.Compact.BytesIn, est.RewriteBytes, "the estimate plans the compaction the run does")
 
 	tbl, err = lake.LoadTable(ctx, fx.w.Catalog, fx.id)
 	require.NoError(t, err)
