@@ -131,7 +131,9 @@
 // files, let the (weighted) queries skip the most rows beyond the node's own files, by
 // the same min/max rules replay applies to files; a node is never cut on its own sort
 // column, and stops when a side would hold fewer rows than one projected file or no cut
-// gains. Each leaf is sorted by the column that lets its files skip the most. [ProjectSample]
+// gains. The one leaf smaller than a file is a tie cut's: rare values beyond a column's
+// dominant one (error codes on 0.5% of the rows, every other row 0), which no cut can
+// fill to a file, go into a leaf of their own, cut first, on any column. Each leaf is sorted by the column that lets its files skip the most. [ProjectSample]
 // then orders the sample by the tree's keys (leaf, then the leaf's column) and cuts it as
 // the rewrite writes a tree: each leaf of each partition alone, into as many files of
 // equal rows as make a file nearest the target ([layout.LeafFilesFor]; a leaf of 2.3

@@ -44,6 +44,9 @@ type treeCand struct {
 	// the literal's small side; row is then the sampled row whose value it cuts at.
 	stretched bool
 	row       int32
+	// small is set for a stretched cut whose small side holds fewer than MinLeafRows
+	// rows because the values next to it tie ([treeLearner.tieCut]).
+	small bool
 }
 
 // treeLearner is the state of one learning run over a sample.
@@ -102,7 +105,12 @@ type learnedNode struct {
 // A node is never cut on its own sort column: that would only move file boundaries onto
 // the learning workload's literals. A literal that leaves fewer than MinLeafRows rows on one side is stretched to the cut
 // that leaves that side exactly MinLeafRows rows (more where values tie), a value of the
-// sample: a rare predicate then reads one leaf of one file. The best cut (first in column
+// sample: a rare predicate then reads one leaf of one file. When the values it would
+// stretch into tie (error_code <> 0 on 0.5% of the rows, every other row 0), the side
+// cannot be filled; the cut then moves to the edge of the tied run instead, its small
+// side a leaf of fewer rows than a file (a small file: the rare rows alone), and such a
+// cut is taken before any other of positive gain, on the node's sort column too (see
+// [treeLearner.tieCut] for why). The best cut (first in column
 // then value order on a tie) is taken and its sides are learned in turn; a node with no
 // cut of positive gain, or with fewer than twice MinLeafRows rows, is a leaf, sorted on
 // its sort column, ascending: the rewrite writes every leaf into files of its own, split
@@ -379,30 +387,42 @@ func (tl *treeLearner) grow(sorted [][]int32, depth int) *learnedNode {
 // positive gain. A side is judged as it will be written: its rows in the order of the
 // node's best sort column ([treeLearner.bestSort]) cut into files of MinLeafRows rows,
 // against the node's own rows so cut. A cut on a column that sort already serves gains
-// little; one that isolates rows no sort would gather (amount > 900) gains much.
+// little; one that isolates rows no sort would gather (amount > 900) gains much. A tie
+// cut ([treeLearner.tieCut]) of positive gain is taken before every other cut.
 func (tl *treeLearner) bestSplit(sortedBy [][]int32, sortCol int) (split, bool) {
 	byS := sortedBy[sortCol]
 	rows := byS
 	base := sum(tl.skippedRows(tl.fileBoxes(nil, byS)))
 	best, bestGain := split{}, 1e-9
 	found := false
+	tie, tieGain := split{}, 1e-9
+	foundTie := false
 	for c := range tl.cols {
-		// A cut on the column the node is sorted by would only move the files'
-		// boundaries onto the learning workload's literals.
-		if len(tl.cands[c])+len(tl.sets[c]) == 0 || c == sortCol {
+		if len(tl.cands[c])+len(tl.sets[c]) == 0 {
 			continue
 		}
+		// A cut on the column the node is sorted by would only move the files'
+		// boundaries onto the learning workload's literals; a tie cut is the one
+		// exception (the rows beyond the tied run, fewer than a file, go into a
+		// leaf of their own).
+		onSort := c == sortCol
 		sorted := sortedBy[c]
-		var valid []treeCand
+		var valid, ties []treeCand
 		for _, cd := range tl.cands[c] {
 			cd.pos = tl.leftCount(sorted, c, cd.thr)
 			if cd.pos < tl.minRows || len(rows)-cd.pos < tl.minRows {
-				var ok bool
-				if cd, ok = tl.stretch(sorted, c, cd); !ok {
+				st, ok := tl.stretch(sorted, c, cd)
+				if !ok {
+					if st, ok = tl.tieCut(sorted, c, cd); ok {
+						ties = append(ties, st)
+					}
 					continue
 				}
+				cd = st
 			}
-			valid = append(valid, cd)
+			if !onSort {
+				valid = append(valid, cd)
+			}
 		}
 		// One candidate per position, in position order: the literal's own cut before a
 		// stretched one.
@@ -414,6 +434,10 @@ func (tl *treeLearner) bestSplit(sortedBy [][]int32, sortCol int) (split, bool) 
 		})
 		valid = slices.CompactFunc(valid, func(a, b treeCand) bool { return a.pos == b.pos })
 		valid = tl.thin(valid, len(rows))
+		// The tie cuts after them, unthinned: every literal beyond a tied run moves to
+		// its edge, so there are at most two, one a side.
+		slices.SortStableFunc(ties, func(a, b treeCand) int { return cmp.Compare(a.pos, b.pos) })
+		valid = append(valid, slices.CompactFunc(ties, func(a, b treeCand) bool { return a.pos == b.pos })...)
 		// Every candidate's sides, each in the sort column's order, cut into files.
 		var boxes [][]int32
 		ends := make([]int, len(valid))
@@ -442,6 +466,9 @@ func (tl *treeLearner) bestSplit(sortedBy [][]int32, sortCol int) (split, bool) 
 		// Then the column's set cuts that leave both sides a file, judged alike.
 		var sets []*setCand
 		for i := range tl.sets[c] {
+			if onSort {
+				break
+			}
 			sc := &tl.sets[c][i]
 			side := make([]int32, len(rows))
 			pos := tl.setSides(side, byS, c, sc)
@@ -463,6 +490,9 @@ func (tl *treeLearner) bestSplit(sortedBy [][]int32, sortCol int) (split, bool) 
 		for i, cd := range valid {
 			gain := sum(skipped[from:ends[i]]) - base
 			from = ends[i]
+			if cd.small && gain > tieGain {
+				tie, tieGain, foundTie = split{col: c, cand: cd, pos: cd.pos}, gain, true
+			}
 			if gain > bestGain {
 				best, bestGain, found = split{col: c, cand: cd, pos: cd.pos}, gain, true
 				if i >= ranges {
@@ -470,6 +500,9 @@ func (tl *treeLearner) bestSplit(sortedBy [][]int32, sortCol int) (split, bool) 
 				}
 			}
 		}
+	}
+	if foundTie {
+		return tie, true
 	}
 	return best, found
 }
@@ -522,6 +555,49 @@ func (tl *treeLearner) stretch(sorted []int32, c int, cd treeCand) (treeCand, bo
 	}
 	cd.pos = tl.leftCount(sorted, c, cd.thr)
 	return cd, cd.pos >= tl.minRows && n-cd.pos >= tl.minRows
+}
+
+// tieCut moves candidate cd, whose literal leaves fewer than MinLeafRows of the node's
+// rows (sorted on c) on one side and which [treeLearner.stretch] cannot fill because the
+// values it would take tie, to the edge of that tied run: the small side then holds
+// every row beyond the run, still fewer than MinLeafRows, a leaf of its own. On the fleet
+// shape 0.5% of the rows have an error code, every other row 0: no cut on error_code
+// leaves a file on the errors' side, so without it the learner sorted every node on
+// error_code (the errors gathered at the end of each leaf, one file an error query
+// reads per leaf) and each device cut below cost the error queries one file more.
+//
+// Such a cut is taken before any other cut of positive gain, at the highest node where
+// it gains: its small side is a leaf wherever it is cut, so cut at a node its rows are
+// one small file for the whole subtree, where cut lower each subtree would cut it again
+// (a small file each) or keep its rows at the end of every leaf; and it moves fewer
+// than a file of rows out of the other side. It fails when the node has fewer than
+// twice MinLeafRows rows, the run's value is a null or NaN, the small side would be
+// empty, or the other side would hold fewer than MinLeafRows rows.
+func (tl *treeLearner) tieCut(sorted []int32, c int, cd treeCand) (treeCand, bool) {
+	n := len(sorted)
+	if n < 2*tl.minRows {
+		return cd, false
+	}
+	cl, k := tl.class[c], tl.key[c]
+	cd.stretched, cd.small = true, true
+	if cd.pos < tl.minRows {
+		// Left: the rows below the value the MinLeafRows-th row ties on.
+		r := sorted[tl.minRows-1]
+		if cl[r] != 1 {
+			return cd, false
+		}
+		cd.row, cd.thr, cd.inclusive = r, k[r], false
+	} else {
+		// Right: the rows above the value the last MinLeafRows rows begin with.
+		r := sorted[n-tl.minRows]
+		if cl[r] != 1 || k[r] == math.MaxUint64 {
+			return cd, false
+		}
+		cd.row, cd.thr, cd.inclusive = r, k[r]+1, true
+	}
+	cd.pos = tl.leftCount(sorted, c, cd.thr)
+	small := min(cd.pos, n-cd.pos)
+	return cd, small > 0 && small < tl.minRows
 }
 
 func boolInt(b bool) int {

@@ -317,3 +317,107 @@ func TestTreeCacheReusesTheLearnedTree(t *testing.T) {
 	}
 	require.Equal(t, simulator.TreeCacheStats{Misses: 3}, small.Stats(), "a cache of one tree forgot the first")
 }
+
+// TestLearnTreeCutsATiedRunsRareRowsIntoALeaf learns trees where a column holds one value
+// on all but 1% of its rows (the fleet's error_code: 0, or here n = 50 on every row but
+// 40) and the workload names the rare values beside ranges of id. No cut on n leaves a
+// file's rows on the rare side, and stretching it would take the tied run, so the
+// learner moves the cut to the run's edge: the rare rows, fewer than a file, become a
+// leaf of their own (a small file), which the rare queries read alone. It is cut at the
+// root even where another cut gains more there (with amount > 890 of weight 20 and the
+// n queries weighing less, id < 2000 would be the root's cut, and n cut on both sides),
+// so that no subtree cuts it again. Without a query on n there is no cut on n, and no leaf is
+// smaller than a file.
+func TestLearnTreeCutsATiedRunsRareRowsIntoALeaf(t *testing.T) {
+	type nq struct {
+		op   string
+		vals []int64
+	}
+	for _, tc := range []struct {
+		name      string
+		rareVals  []int   // the rare rows' values of n, in turn; every other row holds 50
+		queries   []nq    // on n
+		weight    float64 // of each query on n (each id range weighs 1)
+		amount    bool    // add amount > 890 of weight 20
+		wantCut   bool
+		wantValue int64 // the root's cut: n < wantValue, or n <= wantValue when inclusive
+		inclusive bool
+		rareRight bool // the rare rows go right
+	}{
+		{"rare values above the run", []int{60, 70, 80}, []nq{{"in", []int64{60, 80}}, {"=", []int64{70}}}, 2, false, true, 50, true, true},
+		{"rare values below the run", []int{10, 20, 30}, []nq{{"<", []int64{25}}, {"=", []int64{30}}}, 2, false, true, 50, false, false},
+		{"before a cut that gains more", []int{60, 70, 80}, []nq{{"in", []int64{60, 80}}, {"=", []int64{70}}}, 0.5, true, true, 50, true, true},
+		{"no query names the rare values", []int{60, 70, 80}, nil, 2, false, false, 0, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(9, 10))
+			rows := randomRows(rng, 4000, 0, 0, 29, false, regions)
+			rare := 0
+			for i := range rows {
+				v := int32(50)
+				if i%100 == 50 {
+					v = int32(tc.rareVals[rare%len(tc.rareVals)])
+					rare++
+				}
+				rows[i].n = &v
+			}
+			_, s := wholeSample(t, rows, 4)
+			// Ranges of id (arrival order) that a sort on id serves.
+			var qs []simulator.Query
+			for i := range 10 {
+				qs = append(qs, simulator.Query{ID: fmt.Sprint("id", i), Weight: 1, Filter: pred("id", "between", num(int64(i*400)), num(int64(i*400+150)))})
+			}
+			for i, q := range tc.queries {
+				var vals []expr.Value
+				for _, v := range q.vals {
+					vals = append(vals, num(v))
+				}
+				qs = append(qs, simulator.Query{ID: fmt.Sprint("n", i), Weight: tc.weight, Filter: pred("n", q.op, vals...)})
+			}
+			if tc.amount {
+				qs = append(qs, simulator.Query{ID: "amount", Weight: 20, Filter: pred("amount", ">", fnum(890))})
+			}
+			l, err := layout.Parse("tree(id, n, amount)")
+			require.NoError(t, err)
+			tr, err := simulator.LearnTree(s, l, qs, simulator.TreeOptions{MinLeafRows: 500})
+			require.NoError(t, err)
+			root := tr.Root()
+			cutsOnN := 0
+			var walk func(n *layout.TreeNode)
+			walk = func(n *layout.TreeNode) {
+				if n.Cut == nil {
+					if !tc.wantCut {
+						require.GreaterOrEqual(t, n.Rows, int64(500), "no leaf below a file")
+					}
+					return
+				}
+				if n.Cut.Column == "n" {
+					cutsOnN++
+				}
+				walk(n.Left)
+				walk(n.Right)
+			}
+			walk(root)
+			if !tc.wantCut {
+				require.Zero(t, cutsOnN, "nothing asks for a cut on n")
+				return
+			}
+			require.Equal(t, 1, cutsOnN, "n is cut once")
+			require.NotNil(t, root.Cut)
+			require.Equal(t, "n", root.Cut.Column, "the tied run's edge is cut first")
+			require.Equal(t, numKeyOf(t, arrow.PrimitiveTypes.Int32, tc.wantValue), root.Cut.Value, "at the run's value, not at a literal")
+			require.Equal(t, tc.inclusive, root.Cut.Inclusive)
+			small, big := root.Left, root.Right
+			if tc.rareRight {
+				small, big = root.Right, root.Left
+			}
+			require.Equal(t, int64(rare), small.Rows, "the rare rows alone, fewer than a file")
+			require.Less(t, small.Rows, int64(500))
+			require.Nil(t, small.Cut, "a leaf")
+			require.Equal(t, int64(len(rows)-rare), big.Rows)
+			if tc.amount {
+				require.NotNil(t, big.Cut, "the cut of larger gain is made below it")
+			}
+		})
+	}
+}
