@@ -570,9 +570,10 @@ func (tl *treeLearner) stretch(sorted []int32, c int, cd treeCand) (treeCand, bo
 // it gains: its small side is a leaf wherever it is cut, so cut at a node its rows are
 // one small file for the whole subtree, where cut lower each subtree would cut it again
 // (a small file each) or keep its rows at the end of every leaf; and it moves fewer
-// than a file of rows out of the other side. It fails when the node has fewer than
-// twice MinLeafRows rows, the run's value is a null or NaN, the small side would be
-// empty, or the other side would hold fewer than MinLeafRows rows.
+// than a file of rows out of the other side. The run may be one of nulls, the rare
+// values right of it (nulls sort first). It fails when the node has fewer than twice
+// MinLeafRows rows, the run is of NaN, or of nulls with the rare rows left of it, the
+// small side would be empty, or the other side would hold fewer than MinLeafRows rows.
 func (tl *treeLearner) tieCut(sorted []int32, c int, cd treeCand) (treeCand, bool) {
 	n := len(sorted)
 	if n < 2*tl.minRows {
@@ -590,10 +591,25 @@ func (tl *treeLearner) tieCut(sorted []int32, c int, cd treeCand) (treeCand, boo
 	} else {
 		// Right: the rows above the value the last MinLeafRows rows begin with.
 		r := sorted[n-tl.minRows]
-		if cl[r] != 1 || k[r] == math.MaxUint64 {
+		switch {
+		case cl[r] == 0:
+			// A run of nulls (a sparse column: an error message, a refund id):
+			// the values beyond it go right, the cut at the first of them
+			// (x < v), as nulls go left of every range cut.
+			j := n - tl.minRows
+			for j < n && cl[sorted[j]] == 0 {
+				j++
+			}
+			if j == n || cl[sorted[j]] != 1 {
+				return cd, false
+			}
+			r = sorted[j]
+			cd.row, cd.thr, cd.inclusive = r, k[r], false
+		case cl[r] != 1 || k[r] == math.MaxUint64:
 			return cd, false
+		default:
+			cd.row, cd.thr, cd.inclusive = r, k[r]+1, true
 		}
-		cd.row, cd.thr, cd.inclusive = r, k[r]+1, true
 	}
 	cd.pos = tl.leftCount(sorted, c, cd.thr)
 	small := min(cd.pos, n-cd.pos)

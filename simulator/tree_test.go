@@ -343,11 +343,13 @@ func TestLearnTreeCutsATiedRunsRareRowsIntoALeaf(t *testing.T) {
 		wantValue int64 // the root's cut: n < wantValue, or n <= wantValue when inclusive
 		inclusive bool
 		rareRight bool // the rare rows go right
+		nulls     bool // every other row holds a null, not 50
 	}{
-		{"rare values above the run", []int{60, 70, 80}, []nq{{"in", []int64{60, 80}}, {"=", []int64{70}}}, 2, false, true, 50, true, true},
-		{"rare values below the run", []int{10, 20, 30}, []nq{{"<", []int64{25}}, {"=", []int64{30}}}, 2, false, true, 50, false, false},
-		{"before a cut that gains more", []int{60, 70, 80}, []nq{{"in", []int64{60, 80}}, {"=", []int64{70}}}, 0.5, true, true, 50, true, true},
-		{"no query names the rare values", []int{60, 70, 80}, nil, 2, false, false, 0, false, false},
+		{"rare values above the run", []int{60, 70, 80}, []nq{{"in", []int64{60, 80}}, {"=", []int64{70}}}, 2, false, true, 50, true, true, false},
+		{"rare values below the run", []int{10, 20, 30}, []nq{{"<", []int64{25}}, {"=", []int64{30}}}, 2, false, true, 50, false, false, false},
+		{"before a cut that gains more", []int{60, 70, 80}, []nq{{"in", []int64{60, 80}}, {"=", []int64{70}}}, 0.5, true, true, 50, true, true, false},
+		{"no query names the rare values", []int{60, 70, 80}, nil, 2, false, false, 0, false, false, false},
+		{"rare values beside a run of nulls", []int{60, 70, 80}, []nq{{"in", []int64{60, 80}}, {"=", []int64{70}}}, 2, false, true, 60, false, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(9, 10))
@@ -358,6 +360,9 @@ func TestLearnTreeCutsATiedRunsRareRowsIntoALeaf(t *testing.T) {
 				if i%100 == 50 {
 					v = int32(tc.rareVals[rare%len(tc.rareVals)])
 					rare++
+				} else if tc.nulls {
+					rows[i].n = nil
+					continue
 				}
 				rows[i].n = &v
 			}
