@@ -140,7 +140,8 @@ func treeDrift(state *lake.State) (*lake.LayoutDrift, func(lake.File) bool) {
 	if tree == nil {
 		return nil, nil
 	}
-	d := rewriter.LayoutDrift(state, l, tree)
+	in := rewriter.InLayout(state, l, tree)
+	d := rewriter.DriftOf(state, in)
 	return &lake.LayoutDrift{Layout: l.String(), Files: d.Files, Rows: d.Rows, Bytes: d.Bytes,
-		Command: "floe compact " + ShellArg(state.Ident.String()) + " --layout " + ShellArg(l.String())}, rewriter.InLayout(state, l, tree)
+		Command: "floe compact " + ShellArg(state.Ident.String()) + " --layout " + ShellArg(l.String())}, in
 }

@@ -137,7 +137,12 @@ type Drift struct {
 // layout l (routed by tree, for a tree layout), by the rules
 // [PlanCompaction] knows a file to be in a layout with: metadata only.
 func LayoutDrift(st *lake.State, l layout.Layout, tree *layout.Tree) Drift {
-	in := InLayout(st, l, tree)
+	return DriftOf(st, InLayout(st, l, tree))
+}
+
+// DriftOf counts the live data files of st that in says are not in a
+// layout ([InLayout]), for a caller that keeps in for more.
+func DriftOf(st *lake.State, in func(lake.File) bool) Drift {
 	var d Drift
 	for _, f := range st.DataFiles {
 		d.DataFiles++
