@@ -119,6 +119,13 @@
 // weighted mean and [Projection.BoundRatio] files read ÷ bound (1 is the best any layout
 // with that many files could do).
 //
+// The box model. The bound lets each query have the table cut for it alone; a
+// workload on several columns that do not narrow one another cannot have that.
+// [Sample.BoxBound] prices the best grid of min/max files for the whole workload at
+// once, under a model (independent columns, queries falling where the rows are, slabs
+// for thresholds and rare values at a column's end, correlated columns merged): what
+// a layout of that many files can be expected to reach (docs/layouts.md).
+//
 // # Trees
 //
 // A tree layout (`tree(ts, account_id, kind)`, [layout.Tree]) is learned from the workload
