@@ -31,7 +31,11 @@
 // table with the real rewriter first, to one file per partition or a few, the shape
 // most production tables have after routine maintenance. Each Row carries the
 // projection's error bar, its sampling part, whether the measurement fell within it,
-// its basis and files read ÷ the bound. TestLayoutHarnessShapes runs the streaming
+// its basis, files read ÷ the bound and files read ÷ the box model
+// (simulator.BoxBound: the best grid of min/max files under a model of independent
+// columns, with slabs for thresholds and correlated columns merged; docs/layouts.md
+// says why the per-query bound is out of reach for workloads on several columns, and
+// how far the tree is from the model). TestLayoutHarnessShapes runs the streaming
 // shape by day as appended, compacted to one file per day and to a few, and
 // unpartitioned, and the TPC-H shape unpartitioned after compaction, and holds every
 // candidate within 2 pp of the measurement and within its error bar (-short: one file

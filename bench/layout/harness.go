@@ -90,6 +90,14 @@ type Row struct {
 	// BoundPct is the skip the bound allows at the projection's file count: each query
 	// reading only ceil(matching rows ÷ rows per file) files (simulator.Projection.MeanBoundFiles).
 	BoundPct float64 `json:"bound_pct"`
+	// BoxBoundPct is the skip the best grid of boxes allows at the projection's file
+	// count under simulator.BoxBound's model (independent columns), and BoxRatio the
+	// projection's files read ÷ that model's.
+	BoxBoundPct float64 `json:"box_bound_pct"`
+	BoxRatio    float64 `json:"box_ratio"`
+	// BoxSpans are the model's spans at its best (simulator.BoxBound.Spans): 1/span
+	// slices of each column make its grid.
+	BoxSpans map[string]float64 `json:"box_spans"`
 	// TreeLeaves is the leaves of the tree a tree layout learned (0 for the others).
 	TreeLeaves int `json:"tree_leaves,omitempty"`
 	// FilesProjected and FilesActual are the data files after the rewrite, projected and real.
@@ -106,6 +114,9 @@ type Row struct {
 	// (simulator.QueryResult.BoundFiles).
 	QueryFilesRead  []int `json:"query_files_read"`
 	QueryBoundFiles []int `json:"query_bound_files"`
+	// QueryBoxFiles are the files each eval query reads under the box model
+	// (simulator.BoxBound.PerQuery).
+	QueryBoxFiles []float64 `json:"query_box_files"`
 	// RewriteSeconds is the wall time of the real rewrite.
 	RewriteSeconds float64 `json:"rewrite_seconds"`
 }
@@ -179,21 +190,26 @@ func (r Report) TemplateErrors() map[string]float64 {
 }
 
 // TemplateFiles returns, per template of the workload, the mean files row's eval
-// queries of that template read on the rewritten table and the mean of their bounds.
-func (r Report) TemplateFiles(row Row) (read, bound map[string]float64) {
-	read, bound = map[string]float64{}, map[string]float64{}
+// queries of that template read on the rewritten table and the mean of their bounds,
+// per query and under the box model.
+func (r Report) TemplateFiles(row Row) (read, bound, box map[string]float64) {
+	read, bound, box = map[string]float64{}, map[string]float64{}, map[string]float64{}
 	n := map[string]int{}
 	for j, f := range row.QueryFilesRead {
 		t := r.Templates[j]
 		read[t] += float64(f)
 		bound[t] += float64(row.QueryBoundFiles[j])
+		if j < len(row.QueryBoxFiles) {
+			box[t] += row.QueryBoxFiles[j]
+		}
 		n[t]++
 	}
 	for t := range n {
 		read[t] /= float64(n[t])
 		bound[t] /= float64(n[t])
+		box[t] /= float64(n[t])
 	}
-	return read, bound
+	return read, bound, box
 }
 
 // Find returns the row of layout l, or false.
@@ -425,7 +441,7 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 	if err != nil {
 		return Report{}, fmt.Errorf("evaluate layouts: sample: %w", err)
 	}
-	sample.Release()
+	defer sample.Release()
 	rep.SampleSeconds = time.Since(start).Seconds()
 	start = time.Now()
 	// A tree is learned on the train draw and projected for the eval draw: the rewrite
@@ -441,6 +457,18 @@ func Evaluate(ctx context.Context, cat catalog.Catalog, catalogName string, cfg 
 			BoundRatio: evalP[i].BoundRatio, FilesProjected: evalP[i].FilesAfter, SizeRatioProjected: evalP[i].SizeRatio, SizeRatioActual: 1}
 		if f := evalP[i].FilesAfter; f > 0 && evalP[i].MeanBoundFiles > 0 {
 			row.BoundPct = 100 * (1 - evalP[i].MeanBoundFiles/float64(f))
+		}
+		if f := evalP[i].FilesAfter; f > 0 {
+			box, err := sample.BoxBound(eval, f)
+			if err != nil {
+				return Report{}, fmt.Errorf("evaluate layout %s: box bound: %w", l, err)
+			}
+			if box.MeanFiles > 0 {
+				row.BoxBoundPct = 100 * (1 - box.MeanFiles/float64(f))
+				row.BoxRatio = evalP[i].MeanFilesRead / box.MeanFiles
+				row.QueryBoxFiles = box.PerQuery
+				row.BoxSpans = box.Spans
+			}
 		}
 		tbl := states[i].Table
 		start := time.Now()

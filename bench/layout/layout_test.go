@@ -34,9 +34,9 @@ func evaluate(t testing.TB, cfg layout.Config) layout.Report {
 }
 
 func resultTable(rep layout.Report) string {
-	s := fmt.Sprintf("%-32s %10s %10s %8s %8s %6s %6s %6s %6s %6s %8s\n", "layout", "projected", "actual", "|err|", "err_pp", "in_bar", "files", "fproj", "size", "sproj", "rewrite")
+	s := fmt.Sprintf("%-32s %10s %10s %8s %8s %6s %6s %6s %6s %6s %8s %7s %7s\n", "layout", "projected", "actual", "|err|", "err_pp", "in_bar", "files", "fproj", "size", "sproj", "rewrite", "/bound", "/box")
 	for _, r := range rep.Results {
-		s += fmt.Sprintf("%-32s %9.2f%% %9.2f%% %8.2f %8.2f %6v %6d %6d %6.2f %6.2f %7.1fs\n", r.Layout, r.ProjectedPct, r.ActualPct, r.AbsErrorPP(), r.ErrorPP, r.WithinError, r.FilesActual, r.FilesProjected, r.SizeRatioActual, r.SizeRatioProjected, r.RewriteSeconds)
+		s += fmt.Sprintf("%-32s %9.2f%% %9.2f%% %8.2f %8.2f %6v %6d %6d %6.2f %6.2f %7.1fs %7.2f %7.2f\n", r.Layout, r.ProjectedPct, r.ActualPct, r.AbsErrorPP(), r.ErrorPP, r.WithinError, r.FilesActual, r.FilesProjected, r.SizeRatioActual, r.SizeRatioProjected, r.RewriteSeconds, r.BoundRatio, r.BoxRatio)
 	}
 	mean, signed, p95 := rep.ErrorStats()
 	s += fmt.Sprintf("projecting all %d candidates took %.1fs (the sample alone %.1fs)\n", len(rep.Results), rep.ProjectSeconds, rep.SampleSeconds)
@@ -279,20 +279,25 @@ func BenchmarkLayout(b *testing.B) {
 	// Issue 46: a tree candidate reads at most a few times the bound's files and beats
 	// the best sort or curve by 5 pp of files skipped, measured.
 	if tree, best, ok := treeVsBest(rep); ok {
-		out += fmt.Sprintf("tree %s: %d leaves, measured %.2f%% (bound %.2f%%, files read / bound %.2f); best sort or curve %s measured %.2f%% (bound ratio %.2f)\n",
-			tree.Layout, tree.TreeLeaves, tree.ActualPct, tree.BoundPct, tree.BoundRatio, best.Layout, best.ActualPct, best.BoundRatio)
+		out += fmt.Sprintf("tree %s: %d leaves, measured %.2f%% (bound %.2f%%, files read / bound %.2f; box model %.2f%%, files read / box %.2f); best sort or curve %s measured %.2f%% (bound ratio %.2f, box ratio %.2f)\n",
+			tree.Layout, tree.TreeLeaves, tree.ActualPct, tree.BoundPct, tree.BoundRatio, tree.BoxBoundPct, tree.BoxRatio, best.Layout, best.ActualPct, best.BoundRatio, best.BoxRatio)
+		for c, span := range tree.BoxSpans {
+			res.Figures["box_model.span."+c] = span
+		}
 		targets = append(targets,
 			target{"tree reads <= 3x the bound's files", tree.BoundRatio <= 3},
+			target{"tree reads <= 1.25x the box model's files", tree.BoxRatio <= 1.25},
 			target{"tree >= best sort or curve + 5 pp", tree.ActualPct >= best.ActualPct+5})
 		// Per template: where the tree gains and where it trails.
-		treeRead, bound := rep.TemplateFiles(tree)
-		bestRead, _ := rep.TemplateFiles(best)
-		out += fmt.Sprintf("%-22s %12s %12s %12s   (mean files read per query, measured; of %d and %d files)\n", "template", "tree", "best", "tree bound", tree.FilesActual, best.FilesActual)
+		treeRead, bound, box := rep.TemplateFiles(tree)
+		bestRead, _, _ := rep.TemplateFiles(best)
+		out += fmt.Sprintf("%-22s %12s %12s %12s %12s   (mean files read per query, measured; of %d and %d files)\n", "template", "tree", "best", "tree bound", "tree box", tree.FilesActual, best.FilesActual)
 		for _, name := range slices.Compact(slices.Clone(workload.Templates)) {
-			out += fmt.Sprintf("%-22s %12.2f %12.2f %12.2f\n", name, treeRead[name], bestRead[name], bound[name])
+			out += fmt.Sprintf("%-22s %12.2f %12.2f %12.2f %12.2f\n", name, treeRead[name], bestRead[name], bound[name], box[name])
 			res.Figures["tree.template."+name+".files_read"] = treeRead[name]
 			res.Figures["best.template."+name+".files_read"] = bestRead[name]
 			res.Figures["tree.template."+name+".bound_files"] = bound[name]
+			res.Figures["tree.template."+name+".box_files"] = box[name]
 		}
 		res.Notes = append(res.Notes, "best sort or curve: "+best.Layout)
 	}
@@ -334,6 +339,8 @@ func BenchmarkLayout(b *testing.B) {
 		res.Figures[r.Layout+".within_2pp"] = boolFigure(r.AbsErrorPP() <= 2)
 		res.Figures[r.Layout+".bound_pct"] = r.BoundPct
 		res.Figures[r.Layout+".bound_ratio"] = r.BoundRatio
+		res.Figures[r.Layout+".box_bound_pct"] = r.BoxBoundPct
+		res.Figures[r.Layout+".box_ratio"] = r.BoxRatio
 		if r.TreeLeaves > 0 {
 			res.Figures[r.Layout+".tree_leaves"] = float64(r.TreeLeaves)
 		}
