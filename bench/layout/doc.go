@@ -52,10 +52,12 @@
 // TestLayoutHarnessSmallMixed holds Hilbert ≥ rank z-order + 1.5 pp (T4), actual and
 // projected.
 // BenchmarkLayout (FLOE_BENCH_ROWS, default 6M; FLOE_BENCH_FILES, default 240 input
-// files; FLOE_BENCH_FILES_AFTER, default 120; FLOE_BENCH_WORKLOAD, tpch, mixed or
-// stream; FLOE_BENCH_ZORDER; FLOE_BENCH_PARTITIONED, the shape's partition transform —
-// day for stream, month for the lineitem shape — or none; FLOE_BENCH_COMPACTED, one or
-// few, see Config.Compacted) prints and records whether the targets hold: on the
+// files; FLOE_BENCH_FILES_AFTER, default 120; FLOE_BENCH_WORKLOAD, tpch, mixed,
+// stream, skewed or fleet; FLOE_BENCH_ZORDER; FLOE_BENCH_PARTITIONED, the shape's
+// partition transform — day for stream, month for the lineitem shape — or none;
+// FLOE_BENCH_COMPACTED, one or few, see Config.Compacted; FLOE_BENCH_SEEDS, the data,
+// train and eval seeds, default 7,1,2, for a fresh table and workload, named in the
+// result's file) prints and records whether the targets hold: on the
 // lineitem shape as appended, unpartitioned, the research targets sort ≥ 60% at about
 // 120 files per 6M rows (≥ 58% at about 30), arrival ≤ 1%, Hilbert ≥ z-order + 1.5 pp;
 // on every shape mean per-query |error| ≤ 2 pp, p95 ≤ 5 pp, and every candidate within

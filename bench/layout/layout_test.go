@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -223,7 +224,20 @@ func BenchmarkLayout(b *testing.B) {
 	default:
 		b.Fatalf("FLOE_BENCH_COMPACTED=%q: want %q or %q", compacted, layout.CompactedOne, layout.CompactedFew)
 	}
-	cfg := layout.Config{Rows: rows, Files: files, FilesAfter: filesAfter, DataSeed: 7, TrainSeed: 1, EvalSeed: 2, PerTemplate: 10,
+	// FLOE_BENCH_SEEDS=data,train,eval draws a fresh table and workload (default
+	// 7,1,2, the draws the learner was tuned on).
+	seeds := [3]uint64{7, 1, 2}
+	if v := os.Getenv("FLOE_BENCH_SEEDS"); v != "" {
+		parts := strings.Split(v, ",")
+		require.Len(b, parts, 3, "FLOE_BENCH_SEEDS=%q: want data,train,eval", v)
+		for i, p := range parts {
+			n, err := strconv.ParseUint(strings.TrimSpace(p), 10, 64)
+			require.NoError(b, err, "FLOE_BENCH_SEEDS=%q", v)
+			seeds[i] = n
+		}
+		require.NotEqual(b, seeds[1], seeds[2], "FLOE_BENCH_SEEDS: the train and eval draws must differ")
+	}
+	cfg := layout.Config{Rows: rows, Files: files, FilesAfter: filesAfter, DataSeed: seeds[0], TrainSeed: seeds[1], EvalSeed: seeds[2], PerTemplate: 10,
 		Workload: workload.Name, ZOrderMode: zmode, Partitioned: partitioned, Compacted: compacted}
 	b.ReportAllocs()
 	var rep layout.Report
@@ -256,6 +270,9 @@ func BenchmarkLayout(b *testing.B) {
 	}
 	if zmode != floelayout.ZOrderRank {
 		name += "-" + zmode.String()
+	}
+	if seeds != [3]uint64{7, 1, 2} {
+		name += fmt.Sprintf("-seeds-%d-%d-%d", seeds[0], seeds[1], seeds[2])
 	}
 	if partitioned {
 		name += "-by-" + workload.PartitionTransform()
@@ -319,6 +336,7 @@ func BenchmarkLayout(b *testing.B) {
 	res.Params["workload"] = workload.Name
 	res.Params["files_after_target"] = filesAfter
 	res.Params["train_seed"], res.Params["eval_seed"] = cfg.TrainSeed, cfg.EvalSeed
+	res.Params["data_seed"] = cfg.DataSeed
 	res.Params["partitioned"] = partitioned
 	res.Params["partitions"] = rep.Partitions
 	res.Params["compacted"] = compacted
