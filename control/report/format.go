@@ -23,7 +23,8 @@ func pct(v float64) string { return fmt.Sprintf("%.1f%%", v) }
 // BoundText explains a candidate's read/bound figure, under the table of
 // candidates.
 const BoundText = "Read/bound: the files a query reads under the layout ÷ the fewest any layout with as many files could make it read " +
-	"(each query alone, its matching rows packed into the fewest files); 1.00x is the best possible, and a candidate far above it leaves room a better layout could take."
+	"(each query alone, its matching rows packed into the fewest files); 1.00x is the best possible, reached only when one layout suits every query. " +
+	"A workload that filters on several columns that do not narrow one another keeps every layout several times above it (docs/layouts.md, the box model)."
 
 // boundText is a read/bound ratio as the candidate tables print it: "-"
 // when no query matched a row, so nothing bounds it.
