@@ -34,15 +34,7 @@ func (s *Sample) applyBound(p *Projection, queries []Query, files []int) error {
 				w &= w - 1
 			}
 		}
-		bound := 0
-		for pi, n := range counts {
-			if n == 0 || files[pi] == 0 || s.PartitionSampledRows[pi] == 0 {
-				continue
-			}
-			matching := float64(n) * float64(s.PartitionRows[pi]) / float64(s.PartitionSampledRows[pi])
-			perFile := float64(s.PartitionRows[pi]) / float64(files[pi])
-			bound += min(files[pi], int(math.Ceil(matching/perFile-1e-9)))
-		}
+		bound := s.boundFiles(counts, files)
 		if qi < len(p.PerQuery) {
 			p.PerQuery[qi].BoundFiles = bound
 		}
@@ -60,6 +52,21 @@ func (s *Sample) applyBound(p *Projection, queries []Query, files []int) error {
 		p.BoundRatio = p.MeanFilesRead / p.MeanBoundFiles
 	}
 	return nil
+}
+
+// boundFiles is the bound of a query whose sampled matching rows in partition pi
+// are counts[pi], with files[pi] files there: ceil(M / R) in each partition.
+func (s *Sample) boundFiles(counts []int64, files []int) int {
+	bound := 0
+	for pi, n := range counts {
+		if n == 0 || files[pi] == 0 || s.PartitionSampledRows[pi] == 0 {
+			continue
+		}
+		matching := float64(n) * float64(s.PartitionRows[pi]) / float64(s.PartitionSampledRows[pi])
+		perFile := float64(s.PartitionRows[pi]) / float64(files[pi])
+		bound += min(files[pi], int(math.Ceil(matching/perFile-1e-9)))
+	}
+	return bound
 }
 
 // rowSet is a fileSet with one file per sampled row, holding that row's values as

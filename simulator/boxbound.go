@@ -3,6 +3,7 @@ package simulator
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -36,8 +37,9 @@ import (
 // are, let a real layout read less; a tree that learned on the very queries it is
 // judged by can put every cut in a gap between them. For a fresh draw of a workload
 // over independent columns it is the least a grid of equal boxes reads, and no sort,
-// curve or tree reads less (TestBoxBoundHoldsAgainstLayouts): the issue 46 bench
-// reports each layout's files read over it beside the per-query bound.
+// curve or tree reads less (TestBoxBoundHoldsAgainstLayouts). Every projection
+// carries it ([Projection.BoxRatio]), and the issue 46 bench reports each layout's
+// files read over it beside the per-query bound.
 type BoxBound struct {
 	// MeanFiles is the weighted mean over queries of the files each reads.
 	MeanFiles float64 `json:"mean_files"`
@@ -95,15 +97,40 @@ func (t *boxTerm) hit(s float64) float64 {
 // the sampled rows; the files are shared among the partitions by their rows. The zero
 // BoxBound is returned when the sample or the workload is empty.
 func (s *Sample) BoxBound(queries []Query, total int) (BoxBound, error) {
-	if s == nil || s.Rows == 0 || len(s.Partitions) == 0 || len(queries) == 0 || total <= 0 {
-		return BoxBound{}, nil
+	m, err := s.boxModel(queries)
+	if err != nil || m == nil {
+		return BoxBound{}, err
 	}
-	files := shareFiles(s.PartitionRows, total)
+	return m.price(total), nil
+}
+
+// boxModel is the part of the box model that does not depend on the file count: each
+// partition's terms of each query.
+type boxModel struct {
+	s  *Sample
+	b  *binding
+	bq []boundQuery
+	// parts are each query's conjuncts, one per column, nil when it cannot be taken
+	// apart; terms[pi][qi] its terms in partition pi (nil for a partition with no
+	// sampled rows).
+	parts []map[int]*expr
+	terms [][][]boxTerm
+	// counts[qi][pi] are the sampled rows of partition pi query qi matches, for its
+	// per-query bound.
+	counts [][]int64
+}
+
+// boxModel prepares the box model of the workload on the sample: nil when the sample or
+// the workload is empty.
+func (s *Sample) boxModel(queries []Query) (*boxModel, error) {
+	if s == nil || s.Rows == 0 || len(s.Partitions) == 0 || len(queries) == 0 {
+		return nil, nil
+	}
 	b := newBinding(s.Schema)
 	bq := bindQueries(b, queries)
 	vals, err := extractColumns(s, b)
 	if err != nil {
-		return BoxBound{}, err
+		return nil, err
 	}
 	rows := rowSet(s.Rows, b, vals)
 	// Each partition's sampled rows, in each column's order.
@@ -111,71 +138,78 @@ func (s *Sample) BoxBound(queries []Query, total int) (BoxBound, error) {
 	for r := range s.Rows {
 		partRows[s.rowPart[r]] = append(partRows[s.rowPart[r]], int32(r))
 	}
-	order := make([][][]int32, len(s.Partitions)) // [partition][column]
-	keys := make([][][]colKey, len(s.Partitions))
-	for pi := range partRows {
-		order[pi], keys[pi] = make([][]int32, len(b.cols)), make([][]colKey, len(b.cols))
-		for ci := range b.cols {
-			order[pi][ci], keys[pi][ci] = columnOrder(partRows[pi], &vals[ci])
+	m := &boxModel{s: s, b: b, bq: bq, parts: make([]map[int]*expr, len(bq)), terms: make([][][]boxTerm, len(s.Partitions))}
+	m.counts = make([][]int64, len(bq))
+	for qi, q := range bq {
+		m.parts[qi] = splitByColumn(q.e)
+		m.counts[qi] = make([]int64, len(s.Partitions))
+		for wi, w := range rows.replayBits(q.e) {
+			for w != 0 {
+				m.counts[qi][s.rowPart[wi*64+bits.TrailingZeros64(w)]]++
+				w &= w - 1
+			}
 		}
 	}
-	// Each query's conjuncts, one per column, or nil when it cannot be taken apart.
-	parts := make([]map[int]*expr, len(bq))
-	out := BoxBound{Spans: map[string]float64{}}
-	for qi, q := range bq {
-		parts[qi] = splitByColumn(q.e)
-	}
 	matched := make([]map[int][]uint64, len(bq)) // the sampled rows each conjunct matches
-	for qi, cs := range parts {
+	for qi, cs := range m.parts {
 		matched[qi] = map[int][]uint64{}
 		for ci, e := range cs {
 			matched[qi][ci] = rows.replayBits(e)
 		}
 	}
-	widest := -1
-	terms := make([][][]boxTerm, len(files)) // [partition][query]
-	for pi, k := range files {
-		if k <= 0 || s.PartitionSampledRows[pi] == 0 {
+	for pi := range s.Partitions {
+		if len(partRows[pi]) == 0 {
 			continue
 		}
-		lead := correlated(order[pi], keys[pi], s.Rows, bq, parts)
-		terms[pi] = make([][]boxTerm, len(bq))
-		for qi := range parts {
+		order, keys := make([][]int32, len(b.cols)), make([][]colKey, len(b.cols))
+		for ci := range b.cols {
+			order[ci], keys[ci] = columnOrder(partRows[pi], &vals[ci])
+		}
+		lead := correlated(order, keys, s.Rows, bq, m.parts)
+		m.terms[pi] = make([][]boxTerm, len(bq))
+		for qi := range m.parts {
 			// A range on a column that moves with another (l_receiptdate with
 			// l_shipdate) is priced on the other's order, as the rows that range
 			// spans there: a box narrow on one is narrow on both.
+			var ts []boxTerm
 			moved := map[int][]uint64{}
 			for ci, bitsOf := range matched[qi] {
-				t := termOf(ci, order[pi][ci], keys[pi][ci], bitsOf)
+				t := termOf(ci, order[ci], keys[ci], bitsOf)
 				if l := lead[ci]; l != ci && t.ranges == 1 && len(t.points) == 0 {
 					moved[l] = andBits(moved[l], bitsOf)
 					continue
 				}
-				terms[pi][qi] = append(terms[pi][qi], t)
+				ts = append(ts, t)
 			}
 			for l, bitsOf := range moved {
 				if own, ok := matched[qi][l]; ok {
 					bitsOf = andBits(bitsOf, own)
-					terms[pi][qi] = slices.DeleteFunc(terms[pi][qi], func(t boxTerm) bool { return t.col == l })
+					ts = slices.DeleteFunc(ts, func(t boxTerm) bool { return t.col == l })
 				}
-				terms[pi][qi] = append(terms[pi][qi], hullTerm(l, order[pi][l], bitsOf))
+				ts = append(ts, hullTerm(l, order[l], bitsOf))
 			}
-			slices.SortFunc(terms[pi][qi], func(a, b boxTerm) int { return cmp.Compare(a.col, b.col) })
+			slices.SortFunc(ts, func(a, b boxTerm) int { return cmp.Compare(a.col, b.col) })
+			m.terms[pi][qi] = ts
 		}
 	}
-	// The per-query bound: the least any query reads, and what a query the model
-	// cannot take apart counts.
-	var bp Projection
-	bp.PerQuery = make([]QueryResult, len(bq))
-	if err := s.applyBound(&bp, queries, files); err != nil {
-		return BoxBound{}, err
+	return m, nil
+}
+
+// price is the [BoxBound] at total files, shared among the partitions by their rows.
+func (m *boxModel) price(total int) BoxBound {
+	if total <= 0 {
+		return BoxBound{}
 	}
+	s, b, bq := m.s, m.b, m.bq
+	files := shareFiles(s.PartitionRows, total)
+	out := BoxBound{Spans: map[string]float64{}}
 	price := make([]float64, len(bq))
+	widest := -1
 	for pi, k := range files {
-		if terms[pi] == nil {
+		if k <= 0 || m.terms[pi] == nil {
 			continue
 		}
-		pp := priceGrid(terms[pi], parts, bq, len(b.cols), k)
+		pp := priceGrid(m.terms[pi], m.parts, bq, len(b.cols), k)
 		for qi := range bq {
 			price[qi] += pp.files[qi]
 		}
@@ -192,8 +226,10 @@ func (s *Sample) BoxBound(queries []Query, total int) (BoxBound, error) {
 	}
 	var sum, wsum float64
 	for qi, q := range bq {
-		f := float64(bp.PerQuery[qi].BoundFiles)
-		if parts[qi] != nil {
+		// The per-query bound: the least any query reads, and what a query the
+		// model cannot take apart counts.
+		f := float64(s.boundFiles(m.counts[qi], files))
+		if m.parts[qi] != nil {
 			f = max(f, price[qi])
 			out.Modeled++
 		}
@@ -206,7 +242,7 @@ func (s *Sample) BoxBound(queries []Query, total int) (BoxBound, error) {
 		out.PerQuery = append(out.PerQuery, f)
 	}
 	out.MeanFiles = sum / wsum
-	return out, nil
+	return out
 }
 
 // slab is a run of files of their own for the rows at one end of a column: the rows

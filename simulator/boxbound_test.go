@@ -1,6 +1,7 @@
 package simulator_test
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -140,4 +141,27 @@ func TestBoxBoundHoldsAgainstLayouts(t *testing.T) {
 		best = min(best, p.MeanFilesRead/b.MeanFiles)
 	}
 	require.Less(t, best, 1.5, "the best layout comes near the model")
+}
+
+// TestProjectCarriesTheBoxModel: every projection of Project carries the box model
+// at its own file count, the same figure BoxBound gives for the sample it took.
+func TestProjectCarriesTheBoxModel(t *testing.T) {
+	st, _ := wholeSample(t, gridRows(), 4)
+	qs := append(idRanges(8, 333), nLookups(8, 4)...)
+	var ls []layout.Layout
+	for _, spec := range []string{"current", "sort(id)", "hilbert(id, n)"} {
+		l, err := layout.Parse(spec)
+		require.NoError(t, err)
+		l.TargetFileSizeBytes = 4 << 10
+		ls = append(ls, l)
+	}
+	ps, err := simulator.Project(context.Background(), st, ls, qs, simulator.ProjectOptions{})
+	require.NoError(t, err)
+	for _, p := range ps {
+		require.Positive(t, p.MeanBoxFiles, "%s", p.Layout)
+		require.InDelta(t, p.MeanFilesRead/p.MeanBoxFiles, p.BoxRatio, 1e-9, "%s", p.Layout)
+		t.Logf("%-16s %3d files: reads %.2f, box %.2f (%.2fx), bound %.2fx", p.Layout, p.FilesAfter, p.MeanFilesRead, p.MeanBoxFiles, p.BoxRatio, p.BoundRatio)
+	}
+	// Sorting on one of two independent columns reads far more than the grid would.
+	require.Greater(t, ps[1].BoxRatio, 1.5, "sort(id)")
 }

@@ -78,6 +78,15 @@ type Projection struct {
 	// BoundRatio is MeanFilesRead ÷ MeanBoundFiles: 1 is the best any layout with this
 	// many files could do for the workload. Zero when the bound is unknown or zero.
 	BoundRatio float64 `json:"bound_ratio"`
+	// MeanBoxFiles is what the workload's queries read, on the weighted mean, under the
+	// box model at this layout's file count: the best grid of min/max files for the
+	// whole workload at once ([Sample.BoxBound]), where the bound lets each query have
+	// the table cut for it alone. BoxRatio is MeanFilesRead ÷ MeanBoxFiles: near 1 (or
+	// below) the layout does about as well as any grid of as many files would, however
+	// far above 1 its BoundRatio. Zero when not computed: no sample, or more than
+	// maxBoxPartitions partitions.
+	MeanBoxFiles float64 `json:"mean_box_files"`
+	BoxRatio     float64 `json:"box_ratio"`
 	// BiasPP is how much the naive projection (each projected file's range = its sampled
 	// rows' min/max) overstated SkippedPct compared with the reported, widened one, in
 	// percentage points; it shows how optimistic sample-based min/max is for this layout.
@@ -347,7 +356,44 @@ func projectOnce(ctx context.Context, st *lake.State, layouts []layout.Layout, q
 		sample.Release()
 		return nil, nil, err
 	}
+	if err := applyBox(sample, queries, out); err != nil {
+		sample.Release()
+		return nil, nil, fmt.Errorf("project %s: box model: %w", st.Ident, err)
+	}
 	return out, sample, nil
+}
+
+// maxBoxPartitions bounds the partitions the box model prices for a projection: it
+// fits a grid per partition, and a table of thousands of partitions would spend more
+// on it than on the projections.
+const maxBoxPartitions = 64
+
+// applyBox sets each projection's MeanBoxFiles and BoxRatio, pricing the box model
+// once per file count.
+func applyBox(s *Sample, queries []Query, ps []Projection) error {
+	if len(s.Partitions) > maxBoxPartitions {
+		return nil
+	}
+	m, err := s.boxModel(queries)
+	if err != nil || m == nil {
+		return err
+	}
+	byFiles := map[int]float64{}
+	for i := range ps {
+		p := &ps[i]
+		if p.FilesAfter <= 0 {
+			continue
+		}
+		mean, ok := byFiles[p.FilesAfter]
+		if !ok {
+			mean = m.price(p.FilesAfter).MeanFiles
+			byFiles[p.FilesAfter] = mean
+		}
+		if p.MeanBoxFiles = mean; mean > 0 {
+			p.BoxRatio = p.MeanFilesRead / mean
+		}
+	}
+	return nil
 }
 
 func targetSize(l layout.Layout, st *lake.State) int64 {
