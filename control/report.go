@@ -290,7 +290,7 @@ func recommend(t *report.Table, state *lake.State, pr Projections, a Analysis, b
 	eligible := []simulator.Projection{}
 	for _, p := range pr.Projections {
 		c := report.Candidate{
-			Layout: p.Layout, Why: why[untargeted(p.Layout)], SkippedPct: p.SkippedPct, BytesReadPct: p.BytesReadPct, ErrorPP: p.ErrorPP, BoundRatio: p.BoundRatio,
+			Layout: p.Layout, Why: why[untargeted(p.Layout)], SkippedPct: p.SkippedPct, BytesReadPct: p.BytesReadPct, ErrorPP: p.ErrorPP, BoundRatio: p.BoundRatio, BoxRatio: p.BoxRatio,
 			FilesAfter: p.FilesAfter, RewriteBytes: p.RewriteBytes, GainPP: p.SkippedPct - cur.SkippedPct, MeanFilesRead: p.MeanFilesRead,
 			TreeExplanation: p.TreeExplanation, RecordedTree: p.RecordedTree,
 		}

@@ -214,6 +214,9 @@ func printPlan(w io.Writer, p control.Plan) error {
 	if pp.BoundRatio > 0 {
 		t.row("  read/bound", fmt.Sprintf("%.2fx (1.00x: no layout with as many files could read fewer)", pp.BoundRatio))
 	}
+	if pp.BoxRatio > 0 {
+		t.row("  read/box", fmt.Sprintf("%.2fx (1.00x: the best grid of as many files for the whole workload)", pp.BoxRatio))
+	}
 	t.row("  files", fmt.Sprintf("%d → %d", pp.FilesBefore, pp.FilesAfter))
 	t.row("  rewrite", config.FormatSize(pp.RewriteBytes))
 	t.row("  proposed", p.CreatedAt.Local().Format(time.DateTime)+" by "+p.CreatedBy)

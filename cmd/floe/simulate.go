@@ -117,7 +117,7 @@ func renderSimulate(io *IOStreams, format outputFormat, pr control.Projections, 
 	w := io.Out
 	fmt.Fprintf(w, "%s: %d queries replayed against %d files today\n", res.Table, res.Queries, len(pr.State.DataFiles))
 	fmt.Fprintf(w, "target file size: %s, from %s (a layout's own \"target\" wins)\n", config.FormatSize(res.TargetFileSizeBytes), res.TargetSource)
-	t := newTable(w, "  LAYOUT", "FILES AFTER", "FILES SKIPPED", "BYTES READ", "± (pp)", "READ/BOUND", "REWRITE")
+	t := newTable(w, "  LAYOUT", "FILES AFTER", "FILES SKIPPED", "BYTES READ", "± (pp)", "READ/BOUND", "READ/BOX", "REWRITE")
 	var notes []string
 	for _, p := range res.Candidates {
 		errText := fmt.Sprintf("%.1f", p.ErrorPP)
@@ -125,12 +125,8 @@ func renderSimulate(io *IOStreams, format outputFormat, pr control.Projections, 
 			errText = "thin*"
 			notes = append(notes, fmt.Sprintf("  * %s: %s", p.Layout, p.SampleNote))
 		}
-		bound := "-"
-		if p.BoundRatio > 0 {
-			bound = fmt.Sprintf("%.2fx", p.BoundRatio)
-		}
 		t.row("  "+p.Layout.String(), strconv.Itoa(p.FilesAfter), fmt.Sprintf("%.1f%%", p.SkippedPct), fmt.Sprintf("%.1f%%", p.BytesReadPct),
-			errText, bound, config.FormatSize(p.RewriteBytes))
+			errText, ratioText(p.BoundRatio), ratioText(p.BoxRatio), config.FormatSize(p.RewriteBytes))
 	}
 	if err := t.flush(); err != nil {
 		return err
@@ -147,5 +143,14 @@ func renderSimulate(io *IOStreams, format outputFormat, pr control.Projections, 
 		fmt.Fprintln(w, n)
 	}
 	fmt.Fprintln(w, "  READ/BOUND: files each query reads ÷ the fewest it could read at that file count (1.00x is the best possible).")
+	fmt.Fprintln(w, "  READ/BOX: files read ÷ what the best grid of as many files reads for the whole workload (near 1.00x no layout does much better).")
 	return nil
+}
+
+// ratioText prints a read ratio as the candidate tables do: "-" when it is unknown.
+func ratioText(r float64) string {
+	if r <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", r)
 }

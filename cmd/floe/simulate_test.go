@@ -17,7 +17,8 @@ import (
 )
 
 // TestSimulateRenderThinAndBound: a projection whose sample is too thin says so
-// instead of printing ± 0.0, and every projection prints files read ÷ the bound.
+// instead of printing ± 0.0, and every projection prints files read ÷ the bound
+// and ÷ the box model.
 func TestSimulateRenderThinAndBound(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -30,6 +31,8 @@ func TestSimulateRenderThinAndBound(t *testing.T) {
 			[]string{"thin*", "* sort(a): sample too thin: 3.0 sampled rows per projected file"}, []string{" 0.0 "}},
 		{"bound", simulator.Projection{Layout: layout.Layout{Strategy: layout.StrategyCurrent}, FilesAfter: 8, SkippedPct: 21.9, ErrorPP: 0, BoundRatio: 1.25},
 			[]string{"1.25x", "READ/BOUND"}, []string{"thin*"}},
+		{"box", simulator.Projection{Layout: layout.Layout{Strategy: layout.StrategyCurrent}, FilesAfter: 8, SkippedPct: 21.9, BoundRatio: 5.5, BoxRatio: 1.07},
+			[]string{"5.50x", "1.07x", "READ/BOX", "the best grid of as many files"}, []string{"thin*"}},
 		{"no bound", simulator.Projection{Layout: layout.Layout{Strategy: layout.StrategyBinpack}, FilesAfter: 8, ErrorPP: 0.4},
 			[]string{" - ", "0.4"}, []string{"thin*"}},
 	} {

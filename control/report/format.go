@@ -24,10 +24,12 @@ func pct(v float64) string { return fmt.Sprintf("%.1f%%", v) }
 // candidates.
 const BoundText = "Read/bound: the files a query reads under the layout ÷ the fewest any layout with as many files could make it read " +
 	"(each query alone, its matching rows packed into the fewest files); 1.00x is the best possible, reached only when one layout suits every query. " +
-	"A workload that filters on several columns that do not narrow one another keeps every layout several times above it (docs/layouts.md, the box model)."
+	"A workload that filters on several columns that do not narrow one another keeps every layout several times above it. " +
+	"Read/box: the files a query reads ÷ what the best grid of as many files reads for the whole workload (the box model, docs/layouts.md); near 1.00x no layout does much better."
 
-// boundText is a read/bound ratio as the candidate tables print it: "-"
-// when no query matched a row, so nothing bounds it.
+// boundText is a read/bound or read/box ratio as the candidate tables print
+// it: "-" when no query matched a row, so nothing bounds it, or the box model
+// was not computed.
 func boundText(r float64) string {
 	if r <= 0 {
 		return "-"

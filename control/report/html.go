@@ -240,7 +240,7 @@ func (h *htmlWriter) table(t Table) {
 	if len(t.Candidates) == 0 {
 		h.el("p", "No layout projected.")
 	} else {
-		h.head("Layout", "Files skipped", "Bytes read", "Read/bound", "Files after", "Rewrite", "Gain", "Scan saved", "Payback", "Verdict")
+		h.head("Layout", "Files skipped", "Bytes read", "Read/bound", "Read/box", "Files after", "Rewrite", "Gain", "Scan saved", "Payback", "Verdict")
 		for _, c := range t.Candidates {
 			if c.Recommended {
 				h.raw(`<tr class="rec">`)
@@ -251,6 +251,7 @@ func (h *htmlWriter) table(t Table) {
 			h.cell(true, fmt.Sprintf("%s ± %.1f pp", pct(c.SkippedPct), c.ErrorPP))
 			h.cell(true, pct(c.BytesReadPct))
 			h.cell(true, boundText(c.BoundRatio))
+			h.cell(true, boundText(c.BoxRatio))
 			h.cell(true, fmt.Sprint(c.FilesAfter))
 			h.cell(true, FormatBytes(c.RewriteBytes))
 			h.cell(true, FormatPP(c.GainPP))

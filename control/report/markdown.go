@@ -155,14 +155,14 @@ func (m *mdWriter) table(t Table) {
 	if len(t.Candidates) == 0 {
 		m.line("No layout projected.")
 	} else {
-		m.row("Layout", "Files skipped", "Bytes read", "Read/bound", "Files after", "Rewrite", "Gain", "Scan saved", "Payback", "Verdict")
-		m.row("---", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "---")
+		m.row("Layout", "Files skipped", "Bytes read", "Read/bound", "Read/box", "Files after", "Rewrite", "Gain", "Scan saved", "Payback", "Verdict")
+		m.row("---", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "---")
 		for _, c := range t.Candidates {
 			name := "`" + c.Layout.String() + "`"
 			if c.Recommended {
 				name = "**" + name + "**"
 			}
-			m.row(name, fmt.Sprintf("%s ± %.1f pp", pct(c.SkippedPct), c.ErrorPP), pct(c.BytesReadPct), boundText(c.BoundRatio), fmt.Sprint(c.FilesAfter),
+			m.row(name, fmt.Sprintf("%s ± %.1f pp", pct(c.SkippedPct), c.ErrorPP), pct(c.BytesReadPct), boundText(c.BoundRatio), boundText(c.BoxRatio), fmt.Sprint(c.FilesAfter),
 				FormatBytes(c.RewriteBytes), FormatPP(c.GainPP), savedText(c), paybackText(c), c.Verdict)
 		}
 	}

@@ -238,6 +238,10 @@ type Candidate struct {
 	// FilesAfter files could make it read (simulator.Projection.BoundRatio):
 	// 1 is the best possible; 0 when the workload matched no rows.
 	BoundRatio float64 `json:"bound_ratio"`
+	// BoxRatio is the files a query reads ÷ what the best grid of FilesAfter
+	// files reads for the whole workload (simulator.Projection.BoxRatio):
+	// near 1 no layout does much better; 0 when not computed.
+	BoxRatio   float64 `json:"box_ratio"`
 	FilesAfter int     `json:"files_after"`
 	// RewriteBytes is what the rewrite reads once.
 	RewriteBytes int64 `json:"rewrite_bytes"`
