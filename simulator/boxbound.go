@@ -176,14 +176,18 @@ func (s *Sample) boxModel(queries []Query) (*boxModel, error) {
 			for ci, bitsOf := range matched[qi] {
 				t := termOf(ci, order[ci], keys[ci], bitsOf)
 				if l := lead[ci]; l != ci && t.ranges == 1 && len(t.points) == 0 {
-					moved[l] = andBits(moved[l], bitsOf)
+					if moved[l] == nil {
+						moved[l] = slices.Clone(bitsOf)
+					} else {
+						andInto(moved[l], bitsOf)
+					}
 					continue
 				}
 				ts = append(ts, t)
 			}
 			for l, bitsOf := range moved {
 				if own, ok := matched[qi][l]; ok {
-					bitsOf = andBits(bitsOf, own)
+					andInto(bitsOf, own)
 					ts = slices.DeleteFunc(ts, func(t boxTerm) bool { return t.col == l })
 				}
 				ts = append(ts, hullTerm(l, order[l], bitsOf))
@@ -477,17 +481,6 @@ func spearman(a, b []int32, rows []int32) float64 {
 		return 0
 	}
 	return cov / math.Sqrt(va*vb)
-}
-
-// andBits is a ∧ b; a nil a stands for every row.
-func andBits(a, b []uint64) []uint64 {
-	out := slices.Clone(b)
-	if a != nil {
-		for i := range out {
-			out[i] &= a[i]
-		}
-	}
-	return out
 }
 
 // hullTerm is a range on column ci spanning, in ci's order, the rows from the first bits

@@ -11,6 +11,7 @@ import (
 
 	"github.com/floe-project/floe/control"
 	"github.com/floe-project/floe/control/config"
+	"github.com/floe-project/floe/control/report"
 	"github.com/floe-project/floe/simulator"
 )
 
@@ -126,7 +127,7 @@ func renderSimulate(io *IOStreams, format outputFormat, pr control.Projections, 
 			notes = append(notes, fmt.Sprintf("  * %s: %s", p.Layout, p.SampleNote))
 		}
 		t.row("  "+p.Layout.String(), strconv.Itoa(p.FilesAfter), fmt.Sprintf("%.1f%%", p.SkippedPct), fmt.Sprintf("%.1f%%", p.BytesReadPct),
-			errText, ratioText(p.BoundRatio), ratioText(p.BoxRatio), config.FormatSize(p.RewriteBytes))
+			errText, report.RatioText(p.BoundRatio), report.RatioText(p.BoxRatio), config.FormatSize(p.RewriteBytes))
 	}
 	if err := t.flush(); err != nil {
 		return err
@@ -145,12 +146,4 @@ func renderSimulate(io *IOStreams, format outputFormat, pr control.Projections, 
 	fmt.Fprintln(w, "  READ/BOUND: files each query reads ÷ the fewest it could read at that file count (1.00x is the best possible).")
 	fmt.Fprintln(w, "  READ/BOX: files read ÷ what the best grid of as many files reads for the whole workload (near 1.00x no layout does much better).")
 	return nil
-}
-
-// ratioText prints a read ratio as the candidate tables do: "-" when it is unknown.
-func ratioText(r float64) string {
-	if r <= 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.2fx", r)
 }

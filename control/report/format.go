@@ -27,10 +27,10 @@ const BoundText = "Read/bound: the files a query reads under the layout ÷ the f
 	"A workload that filters on several columns that do not narrow one another keeps every layout several times above it. " +
 	"Read/box: the files a query reads ÷ what the best grid of as many files reads for the whole workload (the box model, docs/layouts.md); near 1.00x no layout does much better."
 
-// boundText is a read/bound or read/box ratio as the candidate tables print
+// RatioText is a read/bound or read/box ratio as the candidate tables print
 // it: "-" when no query matched a row, so nothing bounds it, or the box model
 // was not computed.
-func boundText(r float64) string {
+func RatioText(r float64) string {
 	if r <= 0 {
 		return "-"
 	}

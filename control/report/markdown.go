@@ -162,7 +162,7 @@ func (m *mdWriter) table(t Table) {
 			if c.Recommended {
 				name = "**" + name + "**"
 			}
-			m.row(name, fmt.Sprintf("%s ± %.1f pp", pct(c.SkippedPct), c.ErrorPP), pct(c.BytesReadPct), boundText(c.BoundRatio), boundText(c.BoxRatio), fmt.Sprint(c.FilesAfter),
+			m.row(name, fmt.Sprintf("%s ± %.1f pp", pct(c.SkippedPct), c.ErrorPP), pct(c.BytesReadPct), RatioText(c.BoundRatio), RatioText(c.BoxRatio), fmt.Sprint(c.FilesAfter),
 				FormatBytes(c.RewriteBytes), FormatPP(c.GainPP), savedText(c), paybackText(c), c.Verdict)
 		}
 	}
