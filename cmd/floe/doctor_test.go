@@ -68,7 +68,10 @@ func TestDoctor(t *testing.T) {
 				start := time.Now()
 				out, errOut, code := run(t, dir, append([]string{"doctor", "--timeout", timeout.String(), "-o", string(format)}, tc.args...)...)
 				took := time.Since(start)
-				require.Less(t, took, 3*timeout/2, "floe doctor returns at the timeout")
+				// The silent catalog never answers: without the timeout doctor would
+				// hang. The slack is for a loaded machine (a run of the S3 suite
+				// took 4.2 s at a 2 s timeout with every test in parallel).
+				require.Less(t, took, 3*timeout, "floe doctor returns at the timeout")
 				require.Equal(t, tc.code, code, "%s%s", out, errOut)
 				require.Equal(t, tc.errOut, errOut, "the failures are printed once, on their lines")
 				for _, s := range secrets {
